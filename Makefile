@@ -1,0 +1,37 @@
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PYTHON ?= python3
+
+.PHONY: demo test lint types contracts pytest clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+# The gate of the bundled example blocks on purpose (exit 3); only exit 2, a real error, fails.
+demo: $(VENV)/.installed
+	rm -rf demo
+	$(VENV)/bin/oloproof init --example support_rag demo
+	cd demo && ../$(VENV)/bin/oloproof run; code=$$?; [ $$code -ne 2 ] || exit 2; \
+	  echo "(oloproof run exited $$code: the gate's verdict)"; echo; \
+	  ../$(VENV)/bin/oloproof diagnose latest --intervention gold-context --criterion answer_correct
+
+test: $(VENV)/.installed lint types contracts pytest
+
+lint: $(VENV)/.installed
+	$(VENV)/bin/ruff check src tests benchmarks
+	$(VENV)/bin/ruff format --check src tests benchmarks
+
+types: $(VENV)/.installed
+	$(VENV)/bin/mypy
+
+contracts: $(VENV)/.installed
+	$(VENV)/bin/lint-imports
+
+pytest: $(VENV)/.installed
+	$(VENV)/bin/pytest -n 2 -q
+
+clean:
+	rm -rf $(VENV) .oloproof build dist demo

@@ -1,0 +1,70 @@
+"""ledger: an append-only, content-addressed event store on LMDB.
+
+Events are immutable CBOR maps addressed by the SHA-256 of their deterministic encoding; refs
+are movable names; indexes are derived and rebuildable; ``verify`` re-checks all of it; archives
+carry a slice of history between ledgers. The package knows nothing of what the events mean.
+
+    from ledger import Event, open_ledger
+
+    with open_ledger(".oloproof") as ledger:
+        with ledger.batch():
+            address = ledger.put(Event("note", 1, {"text": "hello"}))
+        ledger.set_ref("latest", address)
+        assert ledger.get(ledger.resolve("latest")).body["text"] == "hello"
+"""
+
+from ledger.address import internal_key, new_ulid
+from ledger.archive import ArchiveReader, export_archive, import_archive, open_archive
+from ledger.codec import decode, encode
+from ledger.errors import (
+    AddressError,
+    AmbiguousAddressError,
+    CodecError,
+    CorruptEventError,
+    FormatError,
+    IntegrityError,
+    LedgerError,
+    MissingEventError,
+    RefConflictError,
+    StoreError,
+    UnknownAddressError,
+    UnsupportedFormatError,
+)
+from ledger.event import Event, address_of
+from ledger.protocol import ReadStore
+from ledger.replay import fold
+from ledger.store import ANY, Indexer, Ledger, open_ledger
+from ledger.verify import Problem, VerifyReport
+
+__all__ = [
+    "ANY",
+    "AddressError",
+    "AmbiguousAddressError",
+    "ArchiveReader",
+    "CodecError",
+    "CorruptEventError",
+    "Event",
+    "FormatError",
+    "Indexer",
+    "IntegrityError",
+    "Ledger",
+    "LedgerError",
+    "MissingEventError",
+    "Problem",
+    "ReadStore",
+    "RefConflictError",
+    "StoreError",
+    "UnknownAddressError",
+    "UnsupportedFormatError",
+    "VerifyReport",
+    "address_of",
+    "decode",
+    "encode",
+    "export_archive",
+    "fold",
+    "import_archive",
+    "internal_key",
+    "new_ulid",
+    "open_archive",
+    "open_ledger",
+]

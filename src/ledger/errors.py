@@ -1,0 +1,100 @@
+"""Errors raised by the ledger.
+
+Every error is a ``LedgerError``; its message is one sentence that says what went wrong and
+names the address, ref or path concerned, so a shell can print ``str(exc)`` as it is.
+
+    LedgerError
+    ├── FormatError                 bytes or a record are not in the shape the ledger expects
+    │   └── UnsupportedFormatError  the ledger or archive was written by a newer format
+    ├── IntegrityError              stored content does not match what it claims to be
+    │   ├── CorruptEventError       an event's bytes no longer hash to its address
+    │   └── MissingEventError       an event that something points at is not stored
+    ├── AddressError                text that is not a well-formed address, prefix or ref name
+    │   ├── UnknownAddressError     a well-formed address, prefix or ref name that names nothing
+    │   └── AmbiguousAddressError   a prefix shared by several stored events
+    ├── RefConflictError            a compare-and-swap on a ref lost to another writer
+    ├── StoreError                  the storage below failed (LMDB, the file system)
+    └── CodecError                  a value outside deterministic CBOR's allowed set
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class LedgerError(Exception):
+    """Base class of every error the ledger raises."""
+
+
+class FormatError(LedgerError):
+    """Bytes or a record are not in the shape the ledger expects."""
+
+
+class UnsupportedFormatError(FormatError):
+    """The ledger or archive was written in a format this version cannot read."""
+
+
+class IntegrityError(LedgerError):
+    """Stored content does not match what it claims to be."""
+
+
+class CorruptEventError(IntegrityError):
+    """An event's stored bytes no longer hash to its address."""
+
+    def __init__(self, address: str, detail: str = "its stored bytes no longer match it") -> None:
+        super().__init__(f"event {address} is corrupt: {detail}")
+        self.address = address
+
+
+class MissingEventError(IntegrityError):
+    """An event that is pointed at is not stored."""
+
+    def __init__(self, address: str, context: str = "") -> None:
+        where = f" ({context})" if context else ""
+        super().__init__(f"event {address} is not in the ledger{where}")
+        self.address = address
+
+
+class AddressError(LedgerError):
+    """Text that is not a well-formed address, address prefix or ref name."""
+
+
+class UnknownAddressError(AddressError):
+    """A well-formed address, prefix or ref name that names nothing stored."""
+
+    def __init__(self, text: str, message: str | None = None) -> None:
+        super().__init__(message or f"no event or ref matches {text!r}")
+        self.text = text
+
+
+class AmbiguousAddressError(AddressError):
+    """An address prefix matched by several stored events."""
+
+    def __init__(self, text: str, candidates: Sequence[str], more: int = 0) -> None:
+        shown = ", ".join(candidates)
+        extra = f" and {more} more" if more else ""
+        super().__init__(
+            f"prefix {text!r} is ambiguous: it matches {shown}{extra}; give more digits"
+        )
+        self.text = text
+        self.candidates = list(candidates)
+
+
+class RefConflictError(LedgerError):
+    """A ref did not hold the value a compare-and-swap expected."""
+
+    def __init__(self, name: str, expected: str | None, actual: str | None) -> None:
+        want = expected if expected is not None else "no value"
+        have = actual if actual is not None else "no value"
+        super().__init__(f"ref {name!r} was expected to hold {want} but holds {have}")
+        self.name = name
+        self.expected = expected
+        self.actual = actual
+
+
+class StoreError(LedgerError):
+    """The storage below the ledger (LMDB, the file system) failed."""
+
+
+class CodecError(LedgerError):
+    """A value cannot be encoded, or bytes cannot be decoded, as deterministic CBOR."""

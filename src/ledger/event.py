@@ -1,0 +1,102 @@
+"""The event: an immutable record with a type, a schema version, a body and links.
+
+What is hashed is the canonical CBOR of the map ``{"type", "schema", "body", "refs"}`` (refs
+as a list of address strings), so an event's kind and version are part of its address, and two
+events with equal content have one address whatever the order their dicts were built in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ledger.address import digest_of, format_address, is_address
+from ledger.codec import decode, encode, loads_trusted
+from ledger.errors import AddressError, FormatError
+
+__all__ = ["Event", "address_of"]
+
+_FIELDS = frozenset({"type", "schema", "body", "refs"})
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """One immutable event.
+
+    ``type`` names the kind of event (``"run.started"``), ``schema`` is the version of its body's
+    shape (read old ones through upcasters), ``body`` holds the content (values allowed by
+    ``ledger.encode``) and ``refs`` the addresses of the events it points at.
+    """
+
+    type: str
+    schema: int
+    body: Mapping[str, Any]
+    refs: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type, str) or not self.type:
+            raise FormatError(f"an event's type must be a non-empty string, not {self.type!r}")
+        if isinstance(self.schema, bool) or not isinstance(self.schema, int) or self.schema < 0:
+            raise FormatError(
+                f"an event's schema must be an integer of 0 or more, not {self.schema!r}"
+            )
+        if not isinstance(self.body, Mapping):
+            raise FormatError(f"an event's body must be a mapping, not {type(self.body).__name__}")
+        refs = self.refs
+        if isinstance(refs, str):
+            raise FormatError("an event's refs must be a sequence of addresses, not one string")
+        if type(refs) is not tuple:
+            refs = tuple(refs)
+            object.__setattr__(self, "refs", refs)
+        for ref in refs:
+            if not is_address(ref):
+                raise AddressError(
+                    f"an event's refs must be full addresses ('sha256:' and 64 hex digits), "
+                    f"not {ref!r}"
+                )
+
+    def to_bytes(self) -> bytes:
+        """The canonical CBOR bytes whose SHA-256 is this event's address."""
+        body = self.body if type(self.body) is dict else dict(self.body)
+        # Built in canonical key order already, so the encoder need not reorder it.
+        return encode({"body": body, "refs": self.refs, "type": self.type, "schema": self.schema})
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Event:
+        """Read an event from its canonical bytes, refusing any other encoding or shape."""
+        return _from_map(decode(data))
+
+
+def address_of(event: Event) -> str:
+    """The address of ``event``: ``sha256:`` + the hex SHA-256 of its canonical bytes."""
+    return format_address(digest_of(event.to_bytes()))
+
+
+def _from_map(obj: Any) -> Event:
+    if not isinstance(obj, dict) or obj.keys() != _FIELDS:
+        keys = sorted(obj) if isinstance(obj, dict) else type(obj).__name__
+        raise FormatError(
+            f"bytes are not an event: expected a map of {sorted(_FIELDS)}, got {keys}"
+        )
+    refs = obj["refs"]
+    if not isinstance(refs, list):
+        raise FormatError(f"bytes are not an event: refs must be a list, not {refs!r}")
+    if not isinstance(obj["body"], dict):
+        raise FormatError("bytes are not an event: its body is not a map")
+    return Event(obj["type"], obj["schema"], obj["body"], tuple(refs))
+
+
+def event_from_trusted(data: bytes) -> Event:
+    """Rebuild an event from bytes whose hash was just checked against their address.
+
+    Bytes that hash to a stored address are the bytes that were validated when the event was
+    written, so the strict decode and the field checks are skipped on this read path.
+    """
+    obj = loads_trusted(data)
+    event = object.__new__(Event)
+    object.__setattr__(event, "type", obj["type"])
+    object.__setattr__(event, "schema", obj["schema"])
+    object.__setattr__(event, "body", obj["body"])
+    object.__setattr__(event, "refs", tuple(obj["refs"]))
+    return event

@@ -1,0 +1,3 @@
+from oloproof.cli.main import main
+
+main()

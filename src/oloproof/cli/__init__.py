@@ -1,0 +1,1 @@
+"""The command-line shell over the oloproof library (private: import the library instead)."""

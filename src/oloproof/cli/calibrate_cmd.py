@@ -1,0 +1,106 @@
+"""``oloproof calibrate``: measure a judge against human labels and record the measurement.
+
+The lines are built from the calibration event's body alone, so ``oloproof inspect`` on the
+calibration's address prints exactly what ``calibrate`` printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ledger import Event, Ledger
+from oloproof import events as ev
+from oloproof.calibration import run_calibration
+from oloproof.cli.inspect_cmd import RENDERERS
+from oloproof.cli.main import app
+from oloproof.display import fmt_percent, fmt_percent_interval
+from oloproof.results import Interval
+from oloproof.store import open_project_ledger
+
+SHOWN_IDS = 5
+"""How many example ids a disagreement or missing line names before it says how many more."""
+
+
+@app.command("calibrate")
+def calibrate_command(
+    evaluator: str = typer.Option(
+        ..., "--evaluator", help="The judge to calibrate, named by its criterion."
+    ),
+    labels: Path = typer.Option(
+        ..., "--labels", help="Human-labelled examples, one JSON object a line (see docs/judges.md)."
+    ),
+    config: Path = typer.Option(Path("oloproof.yaml"), "--config", help="The project file."),
+    level: float = typer.Option(
+        0.95, "--level", min=0.5, max=0.999, help="Confidence level of the printed intervals."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
+) -> None:
+    """Run a judge over human-labelled examples and record its agreement, sensitivity and
+    specificity, bound to the judge's exact identity (provider, model, template, parameters).
+
+    A policy rule on a judge metric decides MANUAL_REVIEW until such a calibration exists and
+    clears the rule's minimums.
+
+    Exit code: 0 recorded, 2 bad input.
+
+    Example: oloproof calibrate --evaluator groundedness --labels labels.jsonl
+    """
+    ledger = open_project_ledger(config.resolve().parent)
+    address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
+    _render(ledger, address, ledger.get(address), as_json)
+
+
+def _render(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
+    if as_json:
+        data = {"address": address, **event.body}
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(calibration_lines(address, event.body)))
+    return 0
+
+
+def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
+    """What ``calibrate`` prints, from the event body alone."""
+    judge = body["judge"]
+    template = judge.get("template", {})
+    counts = body["counts"]
+    lines = [
+        f"Calibration of {judge.get('criterion')} ({judge.get('type')}): "
+        f"{judge.get('provider')} {judge.get('model')}, "
+        f"template {template.get('name')} v{template.get('version')}",
+        f"  labels: {body['labels'].get('path', '?')} ({body['labels'].get('n', '?')} examples)",
+    ]
+    for name in ("agreement", "sensitivity", "specificity"):
+        lines.append(f"  {name:<12} {_rate(body[name], float(body['level']))}")
+    human_passes = counts["true_pass"] + counts["false_fail"]
+    human_fails = counts["true_fail"] + counts["false_pass"]
+    lines.append(
+        f"  the judge passed {counts['true_pass']} of {human_passes} human passes and "
+        f"failed {counts['true_fail']} of {human_fails} human fails; "
+        f"{counts['missing']} missing, {counts['excluded']} excluded"
+    )
+    for label in ("disagreements", "missing"):
+        ids = list(body.get(label, []))
+        if ids:
+            shown = ", ".join(ids[:SHOWN_IDS])
+            more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
+            lines.append(f"  {label}: {shown}{more}")
+    lines.append(f"Judge identity: {body['identity']}")
+    lines.append(f"Calibration event: {address}")
+    return lines
+
+
+def _rate(rate: Mapping[str, Any], level: float) -> str:
+    if not rate["n"]:
+        return "no examples (0 / 0)"
+    interval = Interval(rate["lower"], rate["upper"], level, rate["method"])
+    estimate = fmt_percent(rate["estimate"])
+    return f"{estimate:>6} {fmt_percent_interval(interval)}  {rate['k']} / {rate['n']}"
+
+
+RENDERERS[ev.CALIBRATION] = _render

@@ -1,0 +1,190 @@
+"""``oloproof compare``: pair two runs case by case, decide a comparison policy, print it.
+
+The lines are built from the comparison event's body alone, so ``oloproof inspect`` on the
+comparison's address prints exactly what ``compare`` printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ledger import Event, Ledger
+from oloproof import events as ev
+from oloproof.cli.inspect_cmd import RENDERERS
+from oloproof.cli.main import app
+from oloproof.compare import compare_runs
+from oloproof.display import fmt_points, fmt_points_interval
+from oloproof.results import Interval
+from oloproof.store import open_project_ledger
+
+SHOWN_IDS = 5
+"""How many case ids a ``not paired`` line names before it says how many more."""
+
+_TESTS = {
+    "non_inferiority": "non-inferiority",
+    "superiority": "superiority",
+    "equivalence": "equivalence",
+}
+
+
+@app.command("compare")
+def compare_command(
+    candidate: str = typer.Argument(..., help="The candidate run: an id, a ref or an address."),
+    baseline: str = typer.Argument(..., help="The baseline run it is compared against."),
+    policy: Path | None = typer.Option(
+        None, "--policy", help="A comparison policy file (rules on the paired differences)."
+    ),
+    slices: bool = typer.Option(
+        False, "--slices", help="List the exploratory slice differences (they never gate)."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Compare a candidate run with a baseline run, case by case, and decide a policy.
+
+    Exit code: 0 the gate passes (or no policy), 1 a rule FAILed, 3 the gate blocks without a
+    FAIL, 2 bad input.
+
+    Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml
+    """
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
+    if as_json:
+        typer.echo(comparison_json(comparison.address, comparison.body))
+    else:
+        typer.echo("\n".join(comparison_lines(comparison.address, comparison.body, slices)))
+    raise typer.Exit(comparison.exit_code)
+
+
+def _render_comparison(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
+    """``oloproof inspect`` on a comparison: the same text (or JSON) as ``compare`` printed."""
+    if as_json:
+        typer.echo(comparison_json(address, event.body))
+    else:
+        typer.echo("\n".join(comparison_lines(address, event.body)))
+    return 0
+
+
+RENDERERS[ev.COMPARISON] = _render_comparison
+
+
+def comparison_json(address: str, body: Mapping[str, Any]) -> str:
+    """The comparison as JSON: its address and its recorded body."""
+    return json.dumps({"address": address, **body}, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+# ----------------------------------------------------------------------------------- lines
+
+
+def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = False) -> list[str]:
+    """The printed comparison, from the recorded body alone."""
+    paired = int(body["paired_cases"])
+    lines = [
+        f"Comparison {address} of {body['candidate']['run_id']} against "
+        f"{body['baseline']['run_id']} · {paired} paired {_plural(paired, 'case')}"
+    ]
+    lines += [_unpaired_line(u) for u in body["unpaired"]]
+    for row in body["metrics"]:
+        lines += _metric_lines(row)
+    lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
+    lines += _slice_lines(body["slices"], int(body["min_slice_support"]), show_slices)
+    if body["gate"] is not None:
+        lines.append("Decisions")
+        for decision in body["decisions"]:
+            lines += _decision_lines(decision)
+        label = "BLOCK" if body["gate"]["blocked"] else "PASS"
+        lines.append(f"Gate: {label} (exit {body['gate']['exit_code']})")
+    return lines
+
+
+def _plural(count: int, word: str) -> str:
+    return word if count == 1 else word + "s"
+
+
+def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
+    ids: Sequence[str] = unpaired["case_ids"]
+    shown = ", ".join(ids[:SHOWN_IDS])
+    if len(ids) > SHOWN_IDS:
+        shown += f" and {len(ids) - SHOWN_IDS} more"
+    reason = str(unpaired["reason"]).replace("_", " ")
+    return f"not paired {unpaired['count']}: {reason} ({shown})"
+
+
+def _interval(row: Mapping[str, Any]) -> str:
+    return fmt_points_interval(Interval(row["lower"], row["upper"], 0.0, ""))
+
+
+def _metric_lines(row: Mapping[str, Any]) -> list[str]:
+    tail = f"{row['missing']} missing · {row['excluded']} excluded"
+    diff = row["difference"]
+    if diff is None:
+        first = f"{row['metric']}: no paired cases · {tail}"
+    else:
+        first = (
+            f"{row['metric']}: {fmt_points(diff['estimate'])} {_interval(diff)} · "
+            f"{row['paired']} paired · {tail}"
+        )
+    lines = [first]
+    lines += [f"  missing {n}: {r}" for r, n in sorted(row["missing_reasons"].items())]
+    lines += [f"  excluded {n}: {r}" for r, n in sorted(row["excluded_reasons"].items())]
+    if not row["same_evaluator"]:
+        lines.append("  judged differently: the evaluator's settings differ between the runs")
+    return lines
+
+
+def _slice_lines(rows: Sequence[Mapping[str, Any]], support: int, show: bool) -> list[str]:
+    if not rows:
+        return []
+    count = len(rows)
+    noun = _plural(count, "difference")
+    if not show:
+        them = "it" if count == 1 else "them"
+        return [f"{count} exploratory slice {noun} not shown; add --slices to list {them}"]
+    lines = [f"{count} exploratory slice {noun} (they never gate)"]
+    for row in rows:
+        if row["supported"]:
+            spread = _interval(row)
+        else:
+            spread = f"(fewer than {support} paired; no interval)"
+        lines.append(
+            f"  {row['slice']}={row['value']}  {row['metric']}: {fmt_points(row['estimate'])} "
+            f"{spread} · {row['paired']} paired"
+        )
+    return lines
+
+
+def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
+    test = f"{_TESTS[decision['test']]}, margin {_margin(decision['margin_points'])} points"
+    lines = [
+        "  "
+        + "  ".join(
+            [decision["id"], decision["metric"], test, decision["outcome"], decision["reason"]]
+        )
+    ]
+    planning = decision["detail"].get("planning")
+    if planning is not None:
+        lines.append("    " + _planning_text(planning))
+    return lines
+
+
+def _margin(points: float) -> str:
+    """A margin in points: one decimal (``5.0``), more only when the policy gave more."""
+    text = f"{points:.1f}"
+    return text if float(text) == points else repr(float(points))
+
+
+def _planning_text(planning: Mapping[str, Any]) -> str:
+    if planning["beyond_limit"]:
+        return (
+            f"more than {planning['limit']:,} paired cases would be needed to decide it, "
+            "if the difference holds"
+        )
+    more = int(planning["more"])
+    return (
+        f"about {more} more paired {_plural(more, 'case')} would decide it, if the difference "
+        f"holds ({planning['total']} in total at {planning['discordance_percent']}% discordance)"
+    )

@@ -1,0 +1,262 @@
+"""``oloproof diagnose``: re-execute a run's failed cases under an intervention, beside a control.
+
+Also renders a diagnosis for ``oloproof inspect`` (one line per case).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ledger import Event, Ledger
+from oloproof import diagnose as dg
+from oloproof import events as ev
+from oloproof.cli.inspect_cmd import RENDERERS
+from oloproof.cli.main import app
+from oloproof.errors import ConfigError
+from oloproof.store import open_project_ledger
+
+NO_GOLD_CONTEXT_HINT = (
+    "declare the passages that would have answered the case in its `expected.gold_context`, "
+    "as a list of `{doc_id, text}` objects; an intervention needs them to tell a retrieval "
+    "failure from a generation one"
+)
+
+# What each label line says after "LABEL: k of n, ", by reason (a reason has one label).
+PHRASES: dict[str, str] = {
+    dg.RELEVANT_NOT_RETRIEVED: "recovered; no relevant evidence was retrieved",
+    dg.RELEVANT_RANKED_OUT: "recovered; relevant evidence was retrieved below the top-k cut",
+    dg.RELEVANT_DROPPED: "recovered; relevant evidence within top-k was left out of the context",
+    dg.FAILS_WITH_GOLD: "still failed with the gold context",
+    dg.INTERVENTION_UNSUPPORTED: "the system is not staged, so no case was re-executed",
+    dg.PASSES_UNDER_CONTROL: "passed under the control as well, so unstable rather than diagnosed",
+    dg.RECOVERS_ONLY_WITH_GOLD_ALONE: (
+        "recovered, but the relevant evidence had already reached the model; "
+        "only the gold passages alone helped"
+    ),
+    dg.NO_RELEVANCE_LABELS: (
+        "recovered, but without relevance labels the failing stage cannot be told"
+    ),
+    dg.CONTROL_NOT_OBSERVED: "the control gave no verdict (errored or missing)",
+    dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
+}
+
+# How a replay's result for one case reads (the UNRESOLVED reasons print as codes).
+RESULTS = {dg.RECOVERED: "recovered", dg.STILL_FAILED: "still failed"}
+
+
+def _cases(n: int) -> str:
+    return "1 failed case" if n == 1 else f"{n} failed cases"
+
+
+def selection_lines(body: Mapping[str, Any]) -> list[str]:
+    summary = body["summary"]
+    lines = [
+        f"Selected: {_cases(summary['selected'])} with gold context (observed; no population claim)"
+    ]
+    if summary["excluded"]:
+        lines.append(
+            f"Excluded: {_cases(summary['excluded'])}, {dg.NO_GOLD_CONTEXT} - "
+            f"{NO_GOLD_CONTEXT_HINT}"
+        )
+    return lines
+
+
+def label_lines(summary: Mapping[str, Any]) -> list[str]:
+    n = summary["selected"]
+    lines = []
+    for entry in summary["labels"]:
+        phrase = PHRASES.get(entry["reason"], entry["reason"])
+        lines.append(f"{entry['label']}: {entry['count']} of {n}, {phrase}")
+    return lines
+
+
+def implicated_lines(summary: Mapping[str, Any]) -> list[str]:
+    recovered = summary["recovered"]
+    noun = "failure" if recovered == 1 else "failures"
+    lines = [
+        f"Implicated: {f['factor']}, in {f['count']} of the {recovered} recovered {noun}."
+        for f in summary.get("implicated", [])
+    ]
+    experiments: list[str] = []
+    for factor in summary.get("implicated", []):
+        experiments.extend(e for e in factor["experiments"] if e not in experiments)
+    lines.extend(
+        f"Candidate experiment: {e}. This is a hypothesis to test, not an established cause."
+        for e in experiments
+    )
+    return lines
+
+
+def diagnosis_lines(diagnosis: dg.Diagnosis) -> list[str]:
+    """What ``oloproof diagnose`` prints."""
+    body = diagnosis.body
+    summary = body["summary"]
+    n = summary["selected"]
+    lines = selection_lines(body)
+    staged = body["system_kind"] == "rag"
+    if staged and n == 0:
+        lines.append("Nothing was re-executed: no failed case declares gold context.")
+    elif staged and body["intervention"]["kind"] == dg.GOLD_CONTEXT:
+        lines.append(
+            f"Control: {summary['control_passed']} of {n} passed when re-executed "
+            "without the intervention"
+        )
+        lines.append(f"Recovered under gold context: {summary['recovered']} of {n}")
+        lines.extend(label_lines(summary))
+        lines.extend(implicated_lines(summary))
+    elif staged:
+        lines.extend(_replay_lines(diagnosis))
+    else:
+        lines.extend(label_lines(summary))
+    lines.append(f"Diagnosis {diagnosis.address}")
+    children = [*((diagnosis.carried or {}).get("child_runs") or []), *body["child_runs"]]
+    if children:
+        named = ", ".join(f"{c['label']} {c['run_id']}" for c in children)
+        lines.append(f"Child runs: {named}")
+    lines.append(f"Cases: oloproof inspect {diagnosis.address}")
+    return lines
+
+
+def _replay_lines(diagnosis: dg.Diagnosis) -> list[str]:
+    summary = diagnosis.body["summary"]
+    n = summary["selected"]
+    label = dg.intervention_label(diagnosis.body["intervention"])
+    lines = [
+        f"Control: {summary['control_passed']} of {n} passed when re-executed without the "
+        "intervention",
+        f"Recovered under {label}: {summary['recovered']} of {n}",
+    ]
+    if diagnosis.carried is None:
+        lines.append("No gold-context diagnosis of this run yet; run one to label the cases.")
+        return lines
+    carried = diagnosis.carried["summary"]
+    lines.append(
+        f"Confirmed under {label}: {summary['confirmed']} of {summary['ranked_out']} "
+        "RANKED_OUT cases also recovered"
+    )
+    lines.append(
+        f"Labels from gold context (diagnosis {diagnosis.carried_address}): "
+        f"{carried['recovered']} of {carried['selected']} recovered"
+    )
+    lines.extend(label_lines(carried))
+    return lines
+
+
+def case_lines(body: Mapping[str, Any]) -> list[str]:
+    """One line per case, sorted by case id (what ``oloproof inspect DIAGNOSIS`` prints)."""
+    label = dg.intervention_label(body["intervention"])
+    lines = []
+    for case in sorted(body["cases"], key=lambda c: c["case_id"]):
+        where = f"strength {case['strength']}, best relevant position {case['position']}"
+        if "label" in case:
+            lines.append(f"{case['case_id']}: {case['label']}, {case['reason']}, {where}")
+            continue
+        gold = case.get("gold")
+        carried = (
+            f"; gold context: {gold['label']}, {gold['reason']}"
+            if gold
+            else "; no gold-context label"
+        )
+        result = RESULTS.get(case["result"], f"UNRESOLVED, {case['result']}")
+        lines.append(f"{case['case_id']}: under {label}: {result}, {where}{carried}")
+    return lines
+
+
+def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
+    if as_json:
+        data = {
+            "address": address,
+            "type": event.type,
+            "schema": event.schema,
+            "body": dg.load_diagnosis(ledger, address).to_json()["diagnosis"],
+            "refs": list(event.refs),
+        }
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return 0
+    lines = case_lines(event.body)
+    typer.echo("\n".join(lines) if lines else "No case was selected.")
+    return 0
+
+
+RENDERERS[ev.DIAGNOSIS] = _render_diagnosis
+
+
+@app.command("diagnose")
+def diagnose_command(
+    run: str | None = typer.Argument(
+        None, help="The run whose failed cases to diagnose (id, ref or address)."
+    ),
+    intervention: str | None = typer.Option(
+        None, "--intervention", help="gold-context, top-k or reranker."
+    ),
+    criterion: str | None = typer.Option(
+        None, "--criterion", help="The criterion whose failed cases are re-executed."
+    ),
+    top_k: int | None = typer.Option(None, "--top-k", help="The cut to try (top-k only)."),
+    reranker: str | None = typer.Option(
+        None, "--reranker", help="module:function that reorders candidates (reranker only)."
+    ),
+    verify: str | None = typer.Option(
+        None, "--verify", help="Re-derive a stored diagnosis from the ledger and compare."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Re-execute a run's failed cases under an intervention, beside a control.
+
+    Labels each case with the stage its failure is associated with; it never claims a cause.
+    Exit code: 0 whatever the diagnosis finds (with --verify: 1 when the stored diagnosis does
+    not match what the ledger re-derives), 2 bad input.
+
+    Example: oloproof diagnose run_01M3C3R5Y9D18WGSZQFA7N4XRT --intervention gold-context
+    --criterion answer_correct
+    """
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    if verify is not None:
+        if run is not None or intervention is not None or criterion is not None:
+            raise ConfigError("--verify takes a diagnosis id alone")
+        raise typer.Exit(_verify(ledger, verify, as_json))
+    if run is None:
+        raise ConfigError("name the run to diagnose (or use --verify DIAGNOSIS_ID)")
+    if intervention is None:
+        raise ConfigError(f"--intervention is required ({', '.join(dg.INTERVENTIONS)})")
+    if criterion is None:
+        raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
+    diagnosis = dg.diagnose(
+        ledger,
+        run,
+        intervention=intervention,
+        criterion=criterion,
+        top_k=top_k,
+        reranker=reranker,
+    )
+    if as_json:
+        typer.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+    else:
+        typer.echo("\n".join(diagnosis_lines(diagnosis)))
+
+
+def _verify(ledger: Ledger, text: str, as_json: bool) -> int:
+    diagnosis = dg.load_diagnosis(ledger, text)
+    differences = dg.verify_diagnosis(ledger, diagnosis.address)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {"address": diagnosis.address, "ok": not differences, "differences": differences},
+                indent=2,
+            )
+        )
+    elif differences:
+        typer.echo(f"Diagnosis {diagnosis.address} does not match what the ledger re-derives:")
+        for difference in differences:
+            typer.echo(f"  {difference}")
+    else:
+        typer.echo(
+            f"Diagnosis {diagnosis.address}: every label and count re-derives from the "
+            "parent run, the child runs and the carried labels"
+        )
+    return 1 if differences else 0

@@ -1,0 +1,212 @@
+"""``oloproof inspect``, ``runs`` and ``export``: read what the ledger holds."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ledger import Event, Ledger, LedgerError
+from oloproof import events as ev
+from oloproof.cli.main import app
+from oloproof.cli.render import preview, run_report_lines
+from oloproof.errors import UnknownIdError
+from oloproof.inspect import CaseDetail, export_run, failures, find_case
+from oloproof.runner import list_runs, load_run, read_run_report
+from oloproof.store import open_project_ledger
+
+# Other commands add renderers for the event types they own (diagnosis, comparison).
+Renderer = Callable[[Ledger, str, Event, bool], int]
+RENDERERS: dict[str, Renderer] = {}
+
+
+def _resolve(ledger: Ledger, text: str) -> str:
+    try:
+        return ledger.resolve(text)
+    except LedgerError as exc:
+        raise UnknownIdError(str(exc)) from None
+
+
+@app.command("inspect")
+def inspect_command(
+    id: str = typer.Argument(..., help="An address, a unique prefix (≥ 8 hex digits) or a ref."),
+    case: str | None = typer.Option(None, "--case", help="Show one case of a run in full."),
+    show_failures: bool = typer.Option(False, "--failures", help="List a run's failed cases."),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """Show any event by address, prefix or ref, with the addresses it links to.
+
+    Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures
+    """
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    address = _resolve(ledger, id)
+    event = ledger.get(address)
+    if event.type == ev.RUN:
+        raise typer.Exit(_inspect_run(ledger, address, case, show_failures, as_json))
+    if case is not None or show_failures:
+        raise UnknownIdError(f"{id} is a {event.type} event; --case and --failures need a run")
+    renderer = RENDERERS.get(event.type)
+    if renderer is not None:
+        raise typer.Exit(renderer(ledger, address, event, as_json))
+    _print_event(address, event, as_json)
+
+
+def _print_event(address: str, event: Event, as_json: bool) -> None:
+    data = {
+        "address": address,
+        "type": event.type,
+        "schema": event.schema,
+        "body": event.body,
+        "refs": list(event.refs),
+    }
+    if as_json:
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        return
+    typer.echo(f"{event.type} (schema {event.schema}) {address}")
+    typer.echo(json.dumps(event.body, indent=2, ensure_ascii=False))
+    for ref in event.refs:
+        typer.echo(f"links to: {ref}")
+
+
+def _inspect_run(
+    ledger: Ledger, address: str, case: str | None, show_failures: bool, as_json: bool
+) -> int:
+    run = load_run(ledger, address)
+    # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
+    criteria = [e["criterion"] for e in run.body["evaluators"]]
+    if case is not None:
+        detail = find_case(ledger, run, case)
+        if as_json:
+            typer.echo(json.dumps(detail.__dict__, indent=2, ensure_ascii=False, default=dict))
+            return 0
+        _print_case(detail, criteria)
+        return 0
+    if show_failures:
+        failed, unfinished, planned = failures(ledger, run)
+        if as_json:
+            typer.echo(
+                json.dumps(
+                    {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
+                    indent=2,
+                    default=dict,
+                )
+            )
+            return 0
+        count = len(failed) + len(unfinished)
+        typer.echo(f"{count} of {planned} cases failed, errored or did not finish")
+        for detail in failed:
+            typer.echo("")
+            typer.echo(detail.case_id)
+            if detail.status == "errored" and detail.error is not None:
+                typer.echo(f"  errored: {detail.error['type']}: {detail.error['message']}")
+            else:
+                typer.echo(f"  output: {preview(detail.output)}")
+            for criterion in criteria:
+                verdict = detail.verdicts.get(criterion)
+                text = None if verdict is None else _verdict_text(verdict)
+                if text is not None:
+                    typer.echo(f"  {criterion}: {text}")
+        for case_id in unfinished:
+            typer.echo("")
+            typer.echo(case_id)
+            typer.echo("  did not finish")
+        return 0
+    report = read_run_report(ledger, run.run_id)
+    if as_json:
+        typer.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        typer.echo("\n".join(run_report_lines(report)))
+        typer.echo(f"Run event: {address}")
+    return 0
+
+
+def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
+    status = verdict["s"]
+    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
+        return "failed"
+    if status == "missing":
+        return f"missing ({verdict.get('r', 'unknown')})"
+    return None
+
+
+def _print_case(detail: CaseDetail, criteria: list[str]) -> None:
+    typer.echo(f"case {detail.case_id} ({detail.status})")
+    typer.echo(f"  input: {json.dumps(detail.input, ensure_ascii=False)}")
+    typer.echo(f"  expected: {json.dumps(detail.expected, ensure_ascii=False)}")
+    if detail.metadata:
+        typer.echo(f"  metadata: {json.dumps(detail.metadata, ensure_ascii=False)}")
+    if detail.error is not None:
+        typer.echo(f"  error: {detail.error['type']}: {detail.error['message']}")
+        for line in detail.error.get("traceback", "").rstrip().splitlines():
+            typer.echo(f"    {line}")
+    else:
+        typer.echo(f"  output: {json.dumps(detail.output, ensure_ascii=False)}")
+    for kind, items in detail.artifacts.items():
+        for item in items:
+            typer.echo(f"  {kind}: {json.dumps(item, ensure_ascii=False)}")
+    typer.echo("  judgments:")
+    for criterion in criteria:
+        verdict = detail.verdicts.get(criterion)
+        if verdict is None:
+            continue
+        status = verdict["s"]
+        text = {"pass": "passed", "fail": "failed"}.get(status, status)
+        if status == "value":
+            text = f"{verdict['v']:.3f}"
+        if "r" in verdict:
+            text += f" ({verdict['r']})"
+        addr = detail.judgments.get(criterion)
+        typer.echo(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
+    typer.echo(f"  execution: {detail.execution}")
+    typer.echo(f"  case result: {detail.address}")
+
+
+@app.command("runs")
+def runs_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
+    """List the runs in this project's ledger, newest first.
+
+    Example: oloproof runs
+    """
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    rows = []
+    for address, body, end in list_runs(ledger):
+        state = (end or {}).get("state", "interrupted")
+        rows.append(
+            {
+                "run_id": body["run_id"],
+                "address": address,
+                "created_at": body["created_at"],
+                "system": f"{body['system']['name']} {body['system']['version']}",
+                "state": state,
+                "cases": (end or {}).get("cases", 0),
+                "child_of": (body.get("parent") or {}).get("diagnosis_of"),
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    if not rows:
+        typer.echo("no runs yet")
+    for row in rows:
+        extra = f" (child of {row['child_of']})" if row["child_of"] else ""
+        typer.echo(
+            f"{row['run_id']}  {row['created_at']}  {row['system']}  {row['state']}  "
+            f"{row['cases']} cases{extra}"
+        )
+
+
+@app.command("export")
+def export_command(
+    id: str = typer.Argument(..., help="The run to export (id, ref or address)."),
+) -> None:
+    """Write a run's cases, outputs, artifacts and verdicts to .oloproof/bundles/RUN_ID/.
+
+    Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P
+    """
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    run = load_run(ledger, id)
+    folder = export_run(ledger, run, Path.cwd())
+    typer.echo(f"Exported {run.run_id} to {folder}")

@@ -1,0 +1,60 @@
+"""The typer application: registers each command module and maps errors to exit codes."""
+
+from __future__ import annotations
+
+import sys
+from typing import NoReturn
+
+import typer
+
+from ledger import LedgerError
+from oloproof.errors import OloproofError
+
+app = typer.Typer(
+    name="oloproof",
+    help="Evaluate LLM and RAG systems: run, judge, gate, compare and diagnose, on a local ledger.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+_debug = False
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show a traceback for errors."),
+) -> None:
+    global _debug
+    _debug = debug
+
+
+def _register() -> None:
+    # Each command lives in its own module; importing it adds the command to `app`.
+    from oloproof.cli import (  # noqa: F401
+        calibrate_cmd,
+        compare_cmd,
+        diagnose_cmd,
+        init_cmd,
+        inspect_cmd,
+        run_cmd,
+    )
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print one sentence on stderr and exit with ``code``."""
+    sys.stderr.write(f"error: {message}\n")
+    raise SystemExit(code)
+
+
+def main() -> None:
+    _register()
+    try:
+        app()
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+    except (OloproofError, LedgerError) as exc:
+        if _debug:
+            raise
+        fail(str(exc))

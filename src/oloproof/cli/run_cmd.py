@@ -1,0 +1,96 @@
+"""``oloproof run``: execute, judge, decide and print the report."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+from ledger import Ledger
+from oloproof.cli.main import app
+from oloproof.cli.render import run_report_lines
+from oloproof.runner import RunOutcome, RunPlan, execute_run, load_run, plan_run, resume_plan
+from oloproof.store import open_project_ledger
+
+
+@app.command("run")
+def run_command(
+    config: Path = typer.Option(Path("oloproof.yaml"), "--config", help="The project file."),
+    policy: Path | None = typer.Option(None, "--policy", help="A policy file (overrides config)."),
+    concurrency: int | None = typer.Option(
+        None, "--concurrency", min=1, help="Cases at once (default: the config's, else 8)."
+    ),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Execute every case again."),
+    resume: str | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+) -> None:
+    """Run the system over every case, judge the outputs and decide the gate.
+
+    Exit code: 0 the gate passes (or no policy), 1 a rule FAILed, 3 the gate blocks without a
+    FAIL, 2 bad input.
+
+    Example: oloproof run --config oloproof.yaml
+    """
+    if resume is not None:
+        ledger = open_project_ledger(Path.cwd(), create=False)
+        plan, stored = resume_plan(ledger, resume, concurrency=concurrency)
+        resume_args = (stored.run_id, stored.address, stored.body)
+    else:
+        plan = plan_run(config, policy_path=policy, concurrency=concurrency)
+        ledger = open_project_ledger(plan.base_dir)
+        resume_args = None
+    show_progress = sys.stderr.isatty() and not as_json
+    outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
+    if as_json:
+        typer.echo(json.dumps(outcome.report.to_json(), indent=2))
+    else:
+        typer.echo("\n".join(run_report_lines(outcome.report)))
+    raise typer.Exit(outcome.report.exit_code)
+
+
+def _execute(
+    ledger: Ledger,
+    plan: RunPlan,
+    no_cache: bool,
+    resume_args: tuple[str, str, Mapping[str, Any]] | None,
+    show_progress: bool,
+) -> RunOutcome:
+    total = len(plan.dataset.cases)
+    try:
+        if not show_progress:
+            return asyncio.run(
+                execute_run(ledger, plan, use_cache=not no_cache, resume=resume_args)
+            )
+        console = Console(stderr=True)
+        with Progress(
+            "[progress.description]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+        ) as bar:
+            task = bar.add_task("cases", total=total)
+            return asyncio.run(
+                execute_run(
+                    ledger,
+                    plan,
+                    use_cache=not no_cache,
+                    resume=resume_args,
+                    progress=lambda done, _total: bar.update(task, completed=done),
+                )
+            )
+    except KeyboardInterrupt:
+        latest = ledger.get_ref("latest") if resume_args is None else resume_args[1]
+        run_id = load_run(ledger, latest).run_id if latest else "?"
+        sys.stderr.write(
+            f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"
+        )
+        raise typer.Exit(130) from None

@@ -1,0 +1,462 @@
+"""Compare two runs case by case and record the comparison as an event.
+
+Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
+
+1. Cases are paired by case id. A case is *paired* when both runs hold it, neither errored, and
+   its input is the same in both (equal ``input_key``). Every other case is reported as not
+   paired, with its reason, and counts as missing for every compared metric.
+2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
+   or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
+   observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
+3. Each metric both runs have gets the paired betting interval of statistics.md C; a metric
+   only one run has is listed as not compared. Nothing is ever compared silently.
+4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
+   never gated.
+5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
+   on the unrounded interval; an undecided non-inferiority rule on a pass/fail metric carries the
+   planning projection of statistics.md D when there are discordant pairs.
+6. The comparison is one ``oloproof.comparison`` event whose body holds everything needed to
+   print it again; this module builds and records it and returns plain data. It never prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger, LedgerError
+from oloproof import __version__
+from oloproof import events as ev
+from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
+from oloproof.errors import ConfigError, UnknownIdError
+from oloproof.metrics import case_results, slice_value
+from oloproof.policy import RuleDecision, gate
+from oloproof.results import Interval
+from oloproof.runner import StoredRun, load_run
+from oloproof.stats import (
+    PLANNING_LIMIT,
+    Outcome,
+    decide_equivalence,
+    decide_non_inferiority,
+    decide_superiority,
+    paired_binary_difference,
+    paired_difference,
+    planning_total,
+)
+
+__all__ = [
+    "DEFAULT_LEVEL",
+    "UNPAIRED_REASONS",
+    "Comparison",
+    "build_comparison",
+    "compare_runs",
+    "load_comparison",
+]
+
+DEFAULT_LEVEL = 0.95
+"""The confidence level of a comparison made without a policy."""
+
+UNPAIRED_REASONS = (
+    "input_differs",
+    "only_in_candidate",
+    "only_in_baseline",
+    "errored_in_candidate",
+    "errored_in_baseline",
+    "errored_in_both",
+)
+"""Why a case was not paired, in the order a comparison lists them."""
+
+_DECIDERS: dict[str, Callable[[Interval, float], tuple[Outcome, str]]] = {
+    "non_inferiority": decide_non_inferiority,
+    "superiority": decide_superiority,
+    "equivalence": decide_equivalence,
+}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A recorded comparison: its event address and body (plain, CBOR- and JSON-able data)."""
+
+    address: str
+    body: Mapping[str, Any]
+
+    @property
+    def exit_code(self) -> int:
+        """The gate's exit code (0 PASS, 1 a rule FAILed, 3 blocked), 0 without a policy."""
+        gate_body = self.body.get("gate")
+        return int(gate_body["exit_code"]) if gate_body else 0
+
+
+# ------------------------------------------------------------------------------ entry points
+
+
+def compare_runs(
+    ledger: Ledger,
+    candidate: str,
+    baseline: str,
+    *,
+    policy_path: Path | None = None,
+) -> Comparison:
+    """Compare run ``candidate`` with run ``baseline`` (ids, refs or addresses) and record it.
+
+    Raises ``UnknownIdError`` for a name that is not a run, ``ConfigError`` for a policy file
+    that cannot be read or names a metric neither run has.
+    """
+    cand = load_run(ledger, candidate)
+    base = load_run(ledger, baseline)
+    policy = None
+    if policy_path is not None:
+        policy_path = policy_path.resolve()
+        policy = load_compare_policy(policy_path)
+    body = build_comparison(
+        cand,
+        (b for _, b in case_results(ledger, cand.run_id)),
+        base,
+        (b for _, b in case_results(ledger, base.run_id)),
+        policy=policy,
+        policy_path=policy_path,
+    )
+    address = ledger.put(ev.make(ev.COMPARISON, body, refs=[cand.address, base.address]))
+    # Hand back the body as the ledger holds it, so what is printed now is what `inspect`
+    # prints later.
+    return Comparison(address, ledger.get(address).body)
+
+
+def load_comparison(ledger: Ledger, text: str) -> Comparison:
+    """The comparison recorded at an address, prefix or ref."""
+    try:
+        address = ledger.resolve(text)
+    except LedgerError as exc:
+        raise UnknownIdError(str(exc)) from None
+    event = ledger.get(address)
+    if event.type != ev.COMPARISON:
+        raise UnknownIdError(f"{text} is a {event.type} event, not a comparison")
+    return Comparison(address, event.body)
+
+
+def build_comparison(
+    candidate: StoredRun,
+    candidate_cases: Iterable[Mapping[str, Any]],
+    baseline: StoredRun,
+    baseline_cases: Iterable[Mapping[str, Any]],
+    *,
+    policy: ComparePolicy | None = None,
+    policy_path: Path | None = None,
+) -> dict[str, Any]:
+    """The comparison body (pure): pairing, metric rows, slice rows, decisions and gate."""
+    cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
+    base_metrics = [e["criterion"] for e in baseline.body["evaluators"]]
+    compared = [m for m in cand_metrics if m in base_metrics]
+    _check_policy_metrics(policy, policy_path, set(cand_metrics) | set(base_metrics))
+    level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
+    pairing = _pair(candidate_cases, baseline_cases)
+    collected = {m: _collect(m, pairing) for m in compared}
+    specs = _evaluator_specs(candidate.body), _evaluator_specs(baseline.body)
+    support = int(candidate.body.get("min_slice_support", 1))
+    decisions = _decide(policy, collected, level)
+    return {
+        "candidate": {"run_id": candidate.run_id, "address": candidate.address},
+        "baseline": {"run_id": baseline.run_id, "address": baseline.address},
+        "oloproof_version": __version__,
+        "level": level,
+        "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
+        "policy_path": str(policy_path) if policy_path is not None else None,
+        "paired_cases": len(pairing.paired),
+        "unpaired": [
+            {"reason": r, "count": len(ids), "case_ids": ids}
+            for r, ids in pairing.unpaired.items()
+            if ids
+        ],
+        "metrics": [
+            _metric_row(collected[m], level, specs[0].get(m) == specs[1].get(m)) for m in compared
+        ],
+        "not_compared": [
+            *({"metric": m, "only_in": "candidate"} for m in cand_metrics if m not in compared),
+            *({"metric": m, "only_in": "baseline"} for m in base_metrics if m not in compared),
+        ],
+        "min_slice_support": support,
+        "slices": _slice_rows(
+            list(candidate.body.get("slices", [])), compared, collected, pairing, level, support
+        ),
+        "decisions": [_decision_body(d, r) for d, r in decisions],
+        "gate": _gate_body(policy, [d for d, _ in decisions]),
+    }
+
+
+def _check_policy_metrics(
+    policy: ComparePolicy | None, policy_path: Path | None, known: set[str]
+) -> None:
+    """A rule on a metric neither run measures is a typo: refuse it (exit 2)."""
+    if policy is None:
+        return
+    for rule in policy.rules:
+        if rule.metric not in known:
+            names = ", ".join(sorted(known)) or "none"
+            raise ConfigError(
+                f"rule {rule.id!r} reads metric {rule.metric!r}, which neither run measures "
+                f"(metrics: {names})",
+                where=str(policy_path) if policy_path is not None else None,
+            )
+
+
+def _evaluator_specs(run_body: Mapping[str, Any]) -> dict[str, Any]:
+    return {e["criterion"]: e.get("spec") for e in run_body["evaluators"]}
+
+
+# ----------------------------------------------------------------------------------- pairing
+
+
+@dataclass
+class _Pairing:
+    """Paired cases (id, candidate body, baseline body) and the ids of every unpaired case."""
+
+    paired: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=list)
+    unpaired: dict[str, list[str]] = field(
+        default_factory=lambda: {r: [] for r in UNPAIRED_REASONS}
+    )
+
+    @property
+    def unpaired_counts(self) -> Counter[str]:
+        return Counter({r: len(ids) for r, ids in self.unpaired.items() if ids})
+
+
+def _pair(
+    candidate_cases: Iterable[Mapping[str, Any]], baseline_cases: Iterable[Mapping[str, Any]]
+) -> _Pairing:
+    """Pair by case id (candidate order, then the baseline's own cases)."""
+    cand = {b["case_id"]: b for b in candidate_cases}
+    base = {b["case_id"]: b for b in baseline_cases}
+    pairing = _Pairing()
+    for case_id, c in cand.items():
+        b = base.get(case_id)
+        if b is None:
+            pairing.unpaired["only_in_candidate"].append(case_id)
+            continue
+        reason = _unpaired_reason(c, b)
+        if reason is None:
+            pairing.paired.append((case_id, c, b))
+        else:
+            pairing.unpaired[reason].append(case_id)
+    pairing.unpaired["only_in_baseline"] = [i for i in base if i not in cand]
+    return pairing
+
+
+def _unpaired_reason(cand: Mapping[str, Any], base: Mapping[str, Any]) -> str | None:
+    if cand.get("input_key") != base.get("input_key"):
+        return "input_differs"
+    cand_err, base_err = cand["status"] == "errored", base["status"] == "errored"
+    if cand_err and base_err:
+        return "errored_in_both"
+    if cand_err:
+        return "errored_in_candidate"
+    if base_err:
+        return "errored_in_baseline"
+    return None
+
+
+@dataclass
+class _MetricPairs:
+    """One metric's observed pairs (case id, candidate value, baseline value) and the rest."""
+
+    metric: str
+    values: list[tuple[str, float, float]] = field(default_factory=list)
+    missing: Counter[str] = field(default_factory=Counter)
+    excluded: Counter[str] = field(default_factory=Counter)
+
+
+def _collect(metric: str, pairing: _Pairing) -> _MetricPairs:
+    out = _MetricPairs(metric, missing=pairing.unpaired_counts)
+    for case_id, cand, base in pairing.paired:
+        cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
+        if cv is None or bv is None:
+            out.missing["no_verdict"] += 1
+        elif cv["s"] == "missing" or bv["s"] == "missing":
+            source = cv if cv["s"] == "missing" else bv
+            out.missing[source.get("r", "missing")] += 1
+        elif cv["s"] == "excluded" or bv["s"] == "excluded":
+            source = cv if cv["s"] == "excluded" else bv
+            out.excluded[source.get("r", "excluded")] += 1
+        else:
+            out.values.append((case_id, _number(cv), _number(bv)))
+    return out
+
+
+def _number(summary: Mapping[str, Any]) -> float:
+    status = summary["s"]
+    if status == "pass":
+        return 1.0
+    if status == "fail":
+        return 0.0
+    return float(summary["v"])
+
+
+# -------------------------------------------------------------------------------- differences
+
+
+def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str, Any]:
+    """Estimate, interval and (for 0/1 data) the discordant counts b and c of paired values."""
+    binary = all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in pairs)
+    if binary:
+        b = sum(1 for x, y in pairs if x > y)
+        c = sum(1 for x, y in pairs if x < y)
+        estimate, interval = paired_binary_difference(len(pairs), b, c, level)
+        return {
+            "estimate": estimate,
+            "lower": interval.lower,
+            "upper": interval.upper,
+            "method": interval.method,
+            "binary": True,
+            "b": b,
+            "c": c,
+        }
+    estimate, interval = paired_difference([x for x, _ in pairs], [y for _, y in pairs], level)
+    return {
+        "estimate": estimate,
+        "lower": interval.lower,
+        "upper": interval.upper,
+        "method": interval.method,
+        "binary": False,
+        "b": None,
+        "c": None,
+    }
+
+
+def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict[str, Any]:
+    values = [(x, y) for _, x, y in pairs.values]
+    return {
+        "metric": pairs.metric,
+        "paired": len(values),
+        "missing": sum(pairs.missing.values()),
+        "excluded": sum(pairs.excluded.values()),
+        "missing_reasons": dict(sorted(pairs.missing.items())),
+        "excluded_reasons": dict(sorted(pairs.excluded.items())),
+        "same_evaluator": same_evaluator,
+        "difference": _difference(values, level) if values else None,
+    }
+
+
+def _slice_rows(
+    slices: Sequence[str],
+    compared: Sequence[str],
+    collected: Mapping[str, _MetricPairs],
+    pairing: _Pairing,
+    level: float,
+    support: int,
+) -> list[dict[str, Any]]:
+    """One row per candidate slice x value (the candidate's) x compared metric with a pair."""
+    rows: list[dict[str, Any]] = []
+    for name in slices:
+        value_of = {case_id: slice_value(name, cand) for case_id, cand, _ in pairing.paired}
+        groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
+        for metric in compared:
+            for case_id, x, y in collected[metric].values:
+                groups.setdefault((value_of[case_id], metric), []).append((x, y))
+        for value in sorted(set(value_of.values())):
+            for metric in compared:
+                pairs = groups.get((value, metric))
+                if pairs:
+                    rows.append(_slice_row(name, value, metric, pairs, level, support))
+    return rows
+
+
+def _slice_row(
+    name: str,
+    value: str,
+    metric: str,
+    pairs: Sequence[tuple[float, float]],
+    level: float,
+    support: int,
+) -> dict[str, Any]:
+    supported = len(pairs) >= support
+    if supported:
+        diff = _difference(pairs, level)
+        estimate, lower, upper = diff["estimate"], diff["lower"], diff["upper"]
+    else:
+        estimate = sum(x - y for x, y in pairs) / len(pairs)
+        lower = upper = None
+    return {
+        "slice": name,
+        "value": value,
+        "metric": metric,
+        "paired": len(pairs),
+        "supported": supported,
+        "estimate": estimate,
+        "lower": lower,
+        "upper": upper,
+    }
+
+
+# --------------------------------------------------------------------------------- decisions
+
+
+def _decide(
+    policy: ComparePolicy | None, collected: Mapping[str, _MetricPairs], level: float
+) -> list[tuple[RuleDecision, CompareRule]]:
+    if policy is None:
+        return []
+    return [(_decide_rule(rule, collected.get(rule.metric), level), rule) for rule in policy.rules]
+
+
+def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) -> RuleDecision:
+    """One rule; a metric one run lacks, or with no paired case, is never a PASS."""
+    test, margin = rule.test
+    if pairs is None:
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "metric_not_compared")
+    values = [(x, y) for _, x, y in pairs.values]
+    if not values:
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_paired_cases")
+    diff = _difference(values, level)
+    interval = Interval(diff["lower"], diff["upper"], level, diff["method"])
+    outcome, reason = _DECIDERS[test](interval, margin)
+    detail: dict[str, Any] = {
+        "lower": diff["lower"],
+        "upper": diff["upper"],
+        "level": level,
+        "method": diff["method"],
+        "paired": len(values),
+        "b": diff["b"],
+        "c": diff["c"],
+        "planning": None,
+    }
+    if test == "non_inferiority" and outcome == "INSUFFICIENT_EVIDENCE" and diff["binary"]:
+        detail["planning"] = _planning(len(values), diff["b"], diff["c"], margin, level)
+    return RuleDecision(rule.id, rule.metric, outcome, reason, detail)
+
+
+def _planning(n: int, b: int, c: int, margin: float, level: float) -> dict[str, Any] | None:
+    """How many paired cases would decide the rule if the observed discordance held.
+
+    None without discordant pairs (the data say nothing about discordance) or with a margin
+    of 100 points or more (every interval already clears it).
+    """
+    if b + c == 0 or margin >= 1.0:
+        return None
+    total = planning_total(n, b, c, margin, level, PLANNING_LIMIT)
+    assert total is not None  # b + c > 0
+    beyond = total > PLANNING_LIMIT
+    return {
+        "total": None if beyond else total,
+        "more": None if beyond else total - n,
+        "beyond_limit": beyond,
+        "limit": PLANNING_LIMIT,
+        # (b + c) / n as a whole percent, halves rounded up, in exact integer arithmetic.
+        "discordance_percent": (200 * (b + c) + n) // (2 * n),
+    }
+
+
+def _decision_body(decision: RuleDecision, rule: CompareRule) -> dict[str, Any]:
+    test, _ = rule.test
+    margin: Margin = getattr(rule, test)
+    return {**decision.to_body(), "test": test, "margin_points": margin.margin}
+
+
+def _gate_body(
+    policy: ComparePolicy | None, decisions: Sequence[RuleDecision]
+) -> dict[str, Any] | None:
+    if policy is None:
+        return None
+    outcome = gate(decisions, policy.block_on)
+    return {"blocked": outcome.blocked, "exit_code": outcome.exit_code}

@@ -1,0 +1,323 @@
+"""pydantic models of oloproof.yaml and of policy files, and their YAML loader.
+
+Every error names the file, the key and the line, in one sentence. The models are also the
+source of the JSON Schemas under ``schemas/``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from oloproof.errors import ConfigError
+from oloproof.evaluator_config import EvaluatorConfig
+from oloproof.judge_config import JudgeConfig
+
+Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
+_DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class HttpSystem(_Model):
+    """A system reached over HTTP: the case input is POSTed as the JSON body."""
+
+    url: str = Field(description="The endpoint; the case input is sent as the JSON body.")
+    output_path: str | None = Field(
+        default=None, description="Dotted path of the output in the response; none: the whole body."
+    )
+    artifacts: dict[str, str] = Field(
+        default_factory=dict, description="Artifact kind → dotted path of it in the response."
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Request headers; `${NAME}` in a value is read from the environment at call "
+        "time and never stored.",
+    )
+    timeout_s: float = Field(default=30.0, gt=0, description="Seconds to wait for one response.")
+    retries: int = Field(
+        default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
+    )
+    backoff_s: float = Field(default=0.5, ge=0, description="First backoff; doubles each try.")
+
+
+class RagSettings(_Model):
+    """A staged RAG system: a class Oloproof runs stage by stage."""
+
+    object: str = Field(description="`module:Class` decorated with @rag_system.")
+    depth: int | None = Field(default=None, ge=1, description="Candidates to retrieve.")
+    top_k: int | None = Field(default=None, ge=1, description="Candidates kept for the context.")
+    token_budget: int | None = Field(default=None, ge=1, description="Context size limit.")
+    index_version: str | None = Field(default=None, description="Changes when the index changes.")
+
+
+class SystemConfig(_Model):
+    """The system under test: exactly one of callable, http or rag."""
+
+    name: str = Field(min_length=1, description="The system's name.")
+    version: str = Field(min_length=1, description="The system's version, as you name it.")
+    callable: str | None = Field(default=None, description="`module:function` decorated @system.")
+    http: HttpSystem | None = Field(default=None, description="An HTTP endpoint.")
+    rag: RagSettings | None = Field(default=None, description="A staged RAG class.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SystemConfig:
+        given = [k for k in ("callable", "http", "rag") if getattr(self, k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                "give exactly one of callable, http or rag"
+                + (f" (found {', '.join(given)})" if given else "")
+            )
+        return self
+
+
+AnyEvaluatorConfig = Annotated[EvaluatorConfig | JudgeConfig, Field(discriminator="type")]
+
+
+class ProjectConfig(_Model):
+    """oloproof.yaml."""
+
+    system: SystemConfig = Field(description="The system under test.")
+    dataset: str = Field(default="cases.jsonl", description="Path of the cases, one JSON a line.")
+    evaluators: list[AnyEvaluatorConfig] = Field(
+        default_factory=list, description="How each output is judged."
+    )
+    slices: list[str] = Field(
+        default_factory=list,
+        description="Exploratory breakdowns: `metadata.KEY`, `relevant_position`, "
+        "`context_truncated`. They never gate.",
+    )
+    min_slice_support: int = Field(
+        default=5, ge=1, description="A slice value with fewer observed cases shows no interval."
+    )
+    policy: str | None = Field(default=None, description="Path of the release policy file.")
+    concurrency: int = Field(default=8, ge=1, description="Cases executed at once.")
+    timeout_s: float = Field(default=120.0, gt=0, description="Seconds one case may take.")
+
+
+class JudgeRequirement(_Model):
+    """What a judge must have shown in calibration before its metric may decide."""
+
+    min_sensitivity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
+    min_specificity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
+
+
+class Rule(_Model):
+    """One release rule on one metric."""
+
+    id: str = Field(min_length=1, description="The rule's name in the report.")
+    metric: str = Field(min_length=1, description="The metric (criterion) it reads.")
+    kind: Literal["interval", "observed_count"] = Field(
+        default="interval",
+        description="`interval`: decide on the metric's interval; `observed_count`: on the count "
+        "of observed failures, with no interval.",
+    )
+    min: float | None = Field(default=None, ge=0, le=1, description="Floor for the interval.")
+    max: float | None = Field(default=None, ge=0, le=1, description="Ceiling for the interval.")
+    max_failures: int | None = Field(default=None, ge=0, description="For observed_count rules.")
+    judge: JudgeRequirement | None = Field(
+        default=None, description="Calibration a judge metric needs before it may decide."
+    )
+
+    @model_validator(mode="after")
+    def _shape(self) -> Rule:
+        if self.kind == "observed_count":
+            if self.max_failures is None:
+                raise ValueError("an observed_count rule needs max_failures")
+            if self.min is not None or self.max is not None:
+                raise ValueError("an observed_count rule takes max_failures, not min or max")
+        elif self.min is None and self.max is None:
+            raise ValueError("an interval rule needs min or max")
+        elif self.max_failures is not None:
+            raise ValueError("max_failures belongs to kind: observed_count")
+        return self
+
+
+class Policy(_Model):
+    """A release policy: rules on one run's metrics."""
+
+    version: Literal[1] = Field(description="Policy format version.")
+    confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Interval level.")
+    block_on: list[Outcome] = Field(
+        default_factory=lambda: list(_DEFAULT_BLOCK_ON),
+        description="Outcomes that block the gate.",
+    )
+    rules: list[Rule] = Field(default_factory=list, description="The rules.")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> Policy:
+        _check_unique([r.id for r in self.rules])
+        return self
+
+
+class Margin(_Model):
+    margin: float = Field(ge=0, le=100, description="Margin in percentage points.")
+
+
+class CompareRule(_Model):
+    """One comparison rule: non-inferiority, superiority or equivalence, by a margin in points."""
+
+    id: str = Field(min_length=1, description="The rule's name in the report.")
+    metric: str = Field(min_length=1, description="The metric both runs have.")
+    non_inferiority: Margin | None = Field(default=None, description="Not worse by > margin.")
+    superiority: Margin | None = Field(default=None, description="Better by > margin.")
+    equivalence: Margin | None = Field(default=None, description="Within ± margin.")
+
+    @model_validator(mode="after")
+    def _one_test(self) -> CompareRule:
+        given = [k for k in ("non_inferiority", "superiority", "equivalence") if getattr(self, k)]
+        if len(given) != 1:
+            raise ValueError("give exactly one of non_inferiority, superiority or equivalence")
+        return self
+
+    @property
+    def test(self) -> tuple[str, float]:
+        """The test's name and its margin as a fraction."""
+        for name in ("non_inferiority", "superiority", "equivalence"):
+            margin: Margin | None = getattr(self, name)
+            if margin is not None:
+                return name, margin.margin / 100.0
+        raise AssertionError("validated to have one test")
+
+
+class ComparePolicy(_Model):
+    """A comparison policy: rules on the paired differences between two runs."""
+
+    version: Literal[1] = Field(description="Policy format version.")
+    confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Interval level.")
+    block_on: list[Outcome] = Field(
+        default_factory=lambda: list(_DEFAULT_BLOCK_ON),
+        description="Outcomes that block the gate.",
+    )
+    rules: list[CompareRule] = Field(default_factory=list, description="The rules.")
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ComparePolicy:
+        _check_unique([r.id for r in self.rules])
+        return self
+
+
+def _check_unique(ids: list[str]) -> None:
+    seen: set[str] = set()
+    for rule_id in ids:
+        if rule_id in seen:
+            raise ValueError(f"rule id {rule_id!r} appears twice")
+        seen.add(rule_id)
+
+
+# ---------------------------------------------------------------- loading with line numbers
+
+
+class _LineLoader(yaml.SafeLoader):
+    """A safe loader that remembers the line of every mapping key and sequence item."""
+
+
+def _compose_lines(
+    node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]
+) -> None:
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            _compose_lines(value_node, (*path, key), lines)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _compose_lines(item, (*path, index), lines)
+
+
+def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
+    """Parse a YAML file; return the data and the line of each key path."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        node = yaml.compose(text, Loader=_LineLoader)
+        data = yaml.load(text, Loader=_LineLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f", line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}{line}: not valid YAML ({problem})") from None
+    lines: dict[tuple[Any, ...], int] = {}
+    if node is not None:
+        _compose_lines(node, (), lines)
+    return data, lines
+
+
+def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | None:
+    # Walk up from the exact location until a key with a known line is found.
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None
+
+
+def validation_error(
+    path: Path, exc: ValidationError, lines: dict[tuple[Any, ...], int]
+) -> ConfigError:
+    """Turn the first pydantic error into one sentence naming file, key and line."""
+    err = exc.errors()[0]
+    loc = _data_loc(err["loc"], lines)
+    key = ".".join(str(p) for p in loc) or "(top level)"
+    line = _line_for(loc, lines)
+    where = f"{path}, line {line}" if line is not None else str(path)
+    message = err["msg"]
+    if err["type"] == "extra_forbidden":
+        message = "unknown key"
+    elif err["type"] == "missing":
+        message = "required key is missing"
+    message = message.removeprefix("Value error, ")
+    return ConfigError(f"{where}: {key}: {message}")
+
+
+def _data_loc(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
+    """Drop the parts of a pydantic location that are not in the data (union tags)."""
+    kept: list[Any] = []
+    for index, part in enumerate(loc):
+        if (*kept, part) in lines:
+            kept.append(part)
+        elif index == len(loc) - 1 and isinstance(part, str) and "[" not in part:
+            kept.append(part)  # a key that is missing from the data
+    return tuple(kept)
+
+
+def load_config(path: Path) -> ProjectConfig:
+    """Read and validate oloproof.yaml."""
+    data, lines = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+    try:
+        return ProjectConfig.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(path, exc, lines) from None
+
+
+def load_policy(path: Path) -> Policy:
+    """Read and validate a release policy file."""
+    data, lines = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a policy mapping at the top level")
+    try:
+        return Policy.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(path, exc, lines) from None
+
+
+def load_compare_policy(path: Path) -> ComparePolicy:
+    """Read and validate a comparison policy file."""
+    data, lines = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a policy mapping at the top level")
+    try:
+        return ComparePolicy.model_validate(data)
+    except ValidationError as exc:
+        raise validation_error(path, exc, lines) from None

@@ -1,0 +1,159 @@
+"""Load and validate ``cases.jsonl``: one case per line, ``{id, input, expected, metadata}``.
+
+Every error names the file, the line and the field. The whole file is checked before anything
+runs, so a bad dataset never leaves a half-run behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from oloproof.errors import DatasetError
+
+_KEYS = frozenset({"id", "input", "expected", "metadata"})
+
+
+@dataclass(frozen=True)
+class Case:
+    """One case of the dataset."""
+
+    id: str
+    input: dict[str, Any]
+    expected: dict[str, Any]
+    metadata: dict[str, Any]
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """The cases of one file, in file order, and the SHA-256 of the file's bytes."""
+
+    path: Path
+    cases: tuple[Case, ...]
+    digest: str
+
+
+class RelevanceLabel(BaseModel):
+    """A passage that answers the case."""
+
+    model_config = ConfigDict(extra="forbid")
+    doc_id: str = Field(min_length=1, description="The relevant document.")
+    chunk_id: str | None = Field(default=None, description="The relevant chunk, if labelled.")
+    grade: float = Field(default=1, description="Relevance grade; > 0 is relevant.")
+
+
+class GoldPassage(BaseModel):
+    """The passage text that would have answered the case."""
+
+    model_config = ConfigDict(extra="forbid")
+    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
+    chunk_id: str | None = Field(default=None, description="The chunk, if any.")
+    text: str = Field(description="The passage text.")
+
+
+class CaseRecord(BaseModel):
+    """One line of cases.jsonl (the schema of a case)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, description="Unique within the file.")
+    input: dict[str, Any] = Field(description="What the system is called with.")
+    expected: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What evaluators compare against; `relevant` (a list of RelevanceLabel) and "
+        "`gold_context` (a list of GoldPassage) have fixed shapes.",
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form; slices read it.")
+
+
+def load_dataset(path: Path) -> Dataset:
+    """Read and check every line of ``path``; raise ``DatasetError`` at the first bad one."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise DatasetError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    cases: list[Case] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        case = _parse_line(path, number, line)
+        if case.id in first_line:
+            raise DatasetError(
+                f"{path}, line {number}: duplicate case id {case.id!r} "
+                f"(first on line {first_line[case.id]})"
+            )
+        first_line[case.id] = number
+        cases.append(case)
+    if not cases:
+        raise DatasetError(f"{path}: no cases (the file is empty)")
+    return Dataset(path=path, cases=tuple(cases), digest=hashlib.sha256(raw).hexdigest())
+
+
+def _parse_line(path: Path, number: int, line: str) -> Case:
+    where = f"{path}, line {number}"
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise DatasetError(f"{where}: a case must be a JSON object, found {_kind(data)}")
+    unknown = sorted(set(data) - _KEYS)
+    if unknown:
+        raise DatasetError(
+            f"{where}: unknown field {unknown[0]!r} (a case has id, input, expected, metadata)"
+        )
+    case_id = data.get("id")
+    if not isinstance(case_id, str) or not case_id:
+        raise DatasetError(f"{where}: field 'id' must be a non-empty string")
+    if "input" not in data:
+        raise DatasetError(f"{where}: case {case_id!r} has no 'input'")
+    fields: dict[str, dict[str, Any]] = {}
+    for name in ("input", "expected", "metadata"):
+        value = data.get(name, {})
+        if not isinstance(value, dict):
+            raise DatasetError(
+                f"{where}: field {name!r} of case {case_id!r} must be a JSON object, "
+                f"found {_kind(value)}"
+            )
+        fields[name] = value
+    _check_expected(where, case_id, fields["expected"])
+    return Case(case_id, fields["input"], fields["expected"], fields["metadata"], number)
+
+
+def _check_expected(where: str, case_id: str, expected: dict[str, Any]) -> None:
+    for name, required in (("relevant", ("doc_id",)), ("gold_context", ("doc_id", "text"))):
+        if name not in expected:
+            continue
+        entries = expected[name]
+        if not isinstance(entries, list):
+            raise DatasetError(f"{where}: expected.{name} of case {case_id!r} must be a list")
+        for index, entry in enumerate(entries):
+            field = f"expected.{name}[{index}]"
+            if not isinstance(entry, dict):
+                raise DatasetError(f"{where}: {field} of case {case_id!r} must be an object")
+            for key in required:
+                if not isinstance(entry.get(key), str) or not entry[key]:
+                    raise DatasetError(
+                        f"{where}: {field}.{key} of case {case_id!r} must be a non-empty string"
+                    )
+            grade = entry.get("grade", 1)
+            if isinstance(grade, bool) or not isinstance(grade, int | float):
+                raise DatasetError(f"{where}: {field}.grade of case {case_id!r} must be a number")
+
+
+def _kind(value: Any) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )

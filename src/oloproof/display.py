@@ -1,0 +1,115 @@
+"""How numbers and intervals are printed: pure string formatting, no numpy or scipy.
+
+The display rule (``docs/statistics.md``):
+
+- Every quantity is shown to 0.001 of a fraction: 0.1 for percentages and points, 0.001 for
+  means.
+- Point estimates round to the nearest step, halves away from zero (0.6925 -> ``69.3%``,
+  -0.0675 -> ``-6.8 points``).
+- Lower bounds round down and upper bounds round up, so the printed interval always
+  contains the computed one.
+- Rounding works on the decimal value of the float (its shortest ``repr``), and a value
+  within a relative 1e-9 of a step (or, for estimates, of a half step) counts as exactly on
+  it: 0.753 stays ``0.753`` instead of falling to ``0.752`` through float noise such as
+  0.7529999999999999, and exact 0 and 1 print ``0.0%`` and ``100.0%``.
+
+Decisions never use these strings; they use the unrounded bounds.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+
+from oloproof.results import Interval
+
+__all__ = [
+    "fmt_mean",
+    "fmt_mean_interval",
+    "fmt_percent",
+    "fmt_percent_interval",
+    "fmt_points",
+    "fmt_points_interval",
+]
+
+_TOLERANCE = Decimal("1e-9")
+_ONE = Decimal(1)
+
+
+def _steps(x: float) -> Decimal:
+    """``x`` in steps of 0.001, exactly as its shortest decimal representation reads."""
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"cannot display a non-finite value: {x!r}")
+    return Decimal(repr(x)).scaleb(3)
+
+
+def _tolerance(v: Decimal) -> Decimal:
+    return _TOLERANCE * max(_ONE, abs(v))
+
+
+def _nearest(x: float) -> int:
+    """Round to the nearest step, halves away from zero (a near-half counts as a half)."""
+    v = _steps(x)
+    half = (v * 2).to_integral_value(ROUND_HALF_EVEN) / 2
+    if abs(v - half) <= _tolerance(v):
+        v = half
+    return int(v.to_integral_value(ROUND_HALF_UP))
+
+
+def _down(x: float) -> int:
+    """Round down to a step (a value within the tolerance below a step stays on it)."""
+    v = _steps(x)
+    return int((v + _tolerance(v)).to_integral_value(ROUND_FLOOR))
+
+
+def _up(x: float) -> int:
+    """Round up to a step (a value within the tolerance above a step stays on it)."""
+    v = _steps(x)
+    return int((v - _tolerance(v)).to_integral_value(ROUND_CEILING))
+
+
+def _tenths(steps: int) -> str:
+    return f"{Decimal(steps).scaleb(-1):.1f}"
+
+
+def _signed_tenths(steps: int) -> str:
+    sign = "-" if steps < 0 else "+"
+    return sign + _tenths(abs(steps))
+
+
+def _thousandths(steps: int) -> str:
+    return f"{Decimal(steps).scaleb(-3):.3f}"
+
+
+def fmt_percent(x: float) -> str:
+    """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``."""
+    return f"{_tenths(_nearest(x))}%"
+
+
+def fmt_percent_interval(iv: Interval) -> str:
+    """A proportion's interval, rounded outward: ``"[38.5%, 91.0%]"``."""
+    return f"[{_tenths(_down(iv.lower))}%, {_tenths(_up(iv.upper))}%]"
+
+
+def fmt_mean(x: float) -> str:
+    """A mean of a [0, 1] metric to 0.001: ``0.8663`` -> ``"0.866"``."""
+    return _thousandths(_nearest(x))
+
+
+def fmt_mean_interval(iv: Interval) -> str:
+    """A mean's interval, rounded outward: ``"[0.506, 0.990]"``."""
+    return f"[{_thousandths(_down(iv.lower))}, {_thousandths(_up(iv.upper))}]"
+
+
+def fmt_points(d: float) -> str:
+    """A difference of fractions in signed points (x100) to 0.1: ``0.0667`` -> ``"+6.7 points"``.
+
+    Zero, including a negative difference that rounds to zero, prints ``"+0.0 points"``.
+    """
+    return f"{_signed_tenths(_nearest(d))} points"
+
+
+def fmt_points_interval(iv: Interval) -> str:
+    """A difference's interval in signed points, rounded outward: ``"[-26.5, +40.8]"``."""
+    return f"[{_signed_tenths(_down(iv.lower))}, {_signed_tenths(_up(iv.upper))}]"

@@ -1,0 +1,247 @@
+"""The settings of every built-in evaluator, as they appear under ``evaluators:`` in oloproof.yaml.
+
+One pydantic model per evaluator ``type``, joined into ``EvaluatorConfig``, a union discriminated
+on ``type``. Everything that can be checked without reading a case is checked here (a regex
+that does not compile, an inline JSON Schema that is not a schema, ``k < 1``), so a mistake
+stops the run before any case executes. ``oloproof.evaluators.build_evaluator`` turns a config
+into the evaluator that judges cases.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
+
+RelevanceUnit = Literal["document", "chunk"]
+
+_CRITERION_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
+_CRITERION_DOC = (
+    "The metric this evaluator's verdicts feed, as policy rules and reports name it "
+    "(letters, digits, `_`, `.`, `-`)."
+)
+_FIELD_DOC = (
+    "Where to read the output: a key of a mapping output, dotted for nested keys "
+    "(`result.answer`). A plain-string output is read whole when this is left at its default "
+    "or set to null."
+)
+_EXPECTED_FIELD_DOC = (
+    "The key of the case's `expected` object to compare against (dotted paths allowed)."
+)
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- Text checks -----------------------------------------------------------------------------
+
+
+class ContainsConfig(_Config):
+    """Pass when the expected text occurs inside the output text."""
+
+    type: Literal["contains"] = Field(description="Selects this evaluator.")
+    criterion: str = Field(pattern=_CRITERION_PATTERN, description=_CRITERION_DOC)
+    field: str | None = Field(default="answer", min_length=1, description=_FIELD_DOC)
+    expected_field: str = Field(default="answer", min_length=1, description=_EXPECTED_FIELD_DOC)
+    case_sensitive: bool = Field(
+        default=False,
+        description="Compare letter case exactly; by default both sides are casefolded.",
+    )
+
+
+class EqualsConfig(_Config):
+    """Pass when the output text equals the expected text (``exact`` is another name for it)."""
+
+    type: Literal["equals", "exact"] = Field(description="Selects this evaluator.")
+    criterion: str = Field(pattern=_CRITERION_PATTERN, description=_CRITERION_DOC)
+    field: str | None = Field(default="answer", min_length=1, description=_FIELD_DOC)
+    expected_field: str = Field(default="answer", min_length=1, description=_EXPECTED_FIELD_DOC)
+    case_sensitive: bool = Field(
+        default=True, description="Compare letter case exactly; false casefolds both sides."
+    )
+    strip: bool = Field(
+        default=True, description="Remove leading and trailing whitespace on both sides first."
+    )
+
+
+class RegexConfig(_Config):
+    """Pass when a regular expression matches somewhere in the output text."""
+
+    type: Literal["regex"] = Field(description="Selects this evaluator.")
+    criterion: str = Field(pattern=_CRITERION_PATTERN, description=_CRITERION_DOC)
+    field: str | None = Field(default="answer", min_length=1, description=_FIELD_DOC)
+    pattern: str = Field(
+        description="A Python regular expression, searched for anywhere in the text (re.search)."
+    )
+    ignore_case: bool = Field(default=False, description="Match regardless of letter case.")
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(
+                f"pattern {value!r} is not a valid regular expression: {exc}"
+            ) from None
+        return value
+
+
+class JsonSchemaConfig(_Config):
+    """Pass when the output (or one field of it) validates against a JSON Schema."""
+
+    type: Literal["json_schema"] = Field(description="Selects this evaluator.")
+    criterion: str = Field(pattern=_CRITERION_PATTERN, description=_CRITERION_DOC)
+    field: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A dotted key of a mapping output to check; null checks the whole output.",
+    )
+    json_schema: dict[str, Any] | None = Field(
+        default=None,
+        alias="schema",
+        description="The JSON Schema, inline. Give this or `schema_path`, not both.",
+    )
+    schema_path: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A JSON file holding the schema, relative to the directory of the configuration file. "
+            "Give this or `schema`, not both."
+        ),
+    )
+
+    @model_serializer(mode="wrap")
+    def _dump_as_written(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # The attribute cannot be called `schema` (BaseModel has a method of that name); dump
+        # it under the key users write, with or without by_alias, so a dump re-validates.
+        data: dict[str, Any] = handler(self)
+        if "json_schema" in data:
+            data = {("schema" if key == "json_schema" else key): v for key, v in data.items()}
+        return data
+
+    @model_validator(mode="after")
+    def _one_schema(self) -> JsonSchemaConfig:
+        if (self.json_schema is None) == (self.schema_path is None):
+            raise ValueError("give exactly one of `schema` (inline) or `schema_path` (a file)")
+        if self.json_schema is not None:
+            check_json_schema(self.json_schema)
+        return self
+
+
+def check_json_schema(schema: dict[str, Any]) -> None:
+    """Raise ``ValueError`` when ``schema`` is not a valid JSON Schema for its own dialect."""
+    from jsonschema.exceptions import SchemaError
+    from jsonschema.validators import validator_for
+
+    try:
+        validator_for(schema).check_schema(schema)
+    except SchemaError as exc:
+        where = "/".join(str(p) for p in exc.path) or "(root)"
+        raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+
+
+# --- Retrieval metrics -----------------------------------------------------------------------
+
+
+class _RetrievalConfig(_Config):
+    type: str = Field(description="Selects this evaluator.")
+    k: int = Field(ge=1, description="The cut-off: only the first k recorded candidates count.")
+    relevance_unit: RelevanceUnit = Field(
+        default="document",
+        description=(
+            "`document`: a unit is a doc_id, whatever chunk was retrieved; `chunk`: a unit is "
+            "a (doc_id, chunk_id) pair, and every relevance entry must name its chunk_id."
+        ),
+    )
+    criterion: str | None = Field(
+        default=None,
+        pattern=_CRITERION_PATTERN,
+        description="The metric name; by default `<type>_at_<k>`, e.g. `hit_rate_at_2`.",
+    )
+
+    @model_validator(mode="after")
+    def _default_criterion(self) -> _RetrievalConfig:
+        if self.criterion is None:
+            # The model is frozen; filling a default derived from two fields is the one write.
+            object.__setattr__(self, "criterion", default_criterion(self.type, self.k))
+        return self
+
+
+def default_criterion(evaluator_type: str, k: int) -> str:
+    """The name a retrieval metric takes when the config gives none: ``hit_rate_at_2``."""
+    return f"{evaluator_type}_at_{k}"
+
+
+class HitRateConfig(_RetrievalConfig):
+    """Pass when at least one relevant unit is among the first k candidates."""
+
+    type: Literal["hit_rate"] = Field(description="Selects this evaluator.")
+
+
+class RecallConfig(_RetrievalConfig):
+    """The share of relevant units found among the first k candidates."""
+
+    type: Literal["recall"] = Field(description="Selects this evaluator.")
+
+
+class PrecisionConfig(_RetrievalConfig):
+    """The share of the k positions that hold a distinct relevant unit."""
+
+    type: Literal["precision"] = Field(description="Selects this evaluator.")
+
+
+class MrrConfig(_RetrievalConfig):
+    """One over the position of the first relevant unit within the first k, else 0."""
+
+    type: Literal["mrr"] = Field(description="Selects this evaluator.")
+
+
+class NdcgConfig(_RetrievalConfig):
+    """Normalised discounted cumulative gain of the first k candidates, graded labels."""
+
+    type: Literal["ndcg"] = Field(description="Selects this evaluator.")
+
+
+RetrievalConfig = HitRateConfig | RecallConfig | PrecisionConfig | MrrConfig | NdcgConfig
+
+
+# --- Citations -------------------------------------------------------------------------------
+
+
+class CitationValidityConfig(_Config):
+    """Pass when every id the answer cites names a passage of the context it was given."""
+
+    type: Literal["citation_validity"] = Field(description="Selects this evaluator.")
+    criterion: str = Field(
+        default="citations_valid", pattern=_CRITERION_PATTERN, description=_CRITERION_DOC
+    )
+    require_citations: bool = Field(
+        default=False, description="Fail an answer that cites nothing (reason `no_citations`)."
+    )
+
+
+EvaluatorConfig = Annotated[
+    ContainsConfig
+    | EqualsConfig
+    | RegexConfig
+    | JsonSchemaConfig
+    | HitRateConfig
+    | RecallConfig
+    | PrecisionConfig
+    | MrrConfig
+    | NdcgConfig
+    | CitationValidityConfig,
+    Field(discriminator="type"),
+]
+"""Any built-in evaluator's settings, selected by ``type``."""

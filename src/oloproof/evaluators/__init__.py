@@ -1,0 +1,100 @@
+"""The built-in evaluators, and building them from their configs.
+
+``build_evaluator`` turns one ``EvaluatorConfig`` (see ``oloproof.evaluator_config``) into an
+object that keeps the ``Evaluator`` protocol of ``oloproof.evaluators.base``;
+``build_evaluators`` does the same for a whole ``evaluators:`` list and refuses two evaluators
+that feed the same criterion.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from oloproof.errors import ConfigError
+from oloproof.evaluator_config import (
+    CitationValidityConfig,
+    ContainsConfig,
+    EqualsConfig,
+    EvaluatorConfig,
+    HitRateConfig,
+    JsonSchemaConfig,
+    MrrConfig,
+    NdcgConfig,
+    PrecisionConfig,
+    RecallConfig,
+    RegexConfig,
+)
+from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
+from oloproof.evaluators.citations import CitationValidity
+from oloproof.evaluators.retrieval import HitRate, Mrr, Ndcg, Precision, Recall
+from oloproof.evaluators.text import Contains, Equals, JsonSchema, Regex
+
+__all__ = [
+    "AsyncEvaluator",
+    "CaseView",
+    "CitationValidity",
+    "Contains",
+    "Equals",
+    "Evaluator",
+    "HitRate",
+    "JsonSchema",
+    "Mrr",
+    "Ndcg",
+    "Precision",
+    "Recall",
+    "Regex",
+    "build_evaluator",
+    "build_evaluators",
+]
+
+
+def build_evaluator(config: EvaluatorConfig, *, base_dir: Path) -> Evaluator:
+    """The evaluator ``config`` describes.
+
+    ``base_dir`` is the directory of the configuration file; ``json_schema``'s ``schema_path``
+    is resolved against it. Raises ``ConfigError`` when a referenced file cannot be used.
+    """
+    match config:
+        case ContainsConfig():
+            return Contains(config)
+        case EqualsConfig():
+            return Equals(config)
+        case RegexConfig():
+            return Regex(config)
+        case JsonSchemaConfig():
+            return JsonSchema(config, base_dir)
+        case HitRateConfig():
+            return HitRate(config)
+        case RecallConfig():
+            return Recall(config)
+        case PrecisionConfig():
+            return Precision(config)
+        case MrrConfig():
+            return Mrr(config)
+        case NdcgConfig():
+            return Ndcg(config)
+        case CitationValidityConfig():
+            return CitationValidity(config)
+    raise TypeError(f"not an evaluator config: {config!r}")  # unreachable for valid configs
+
+
+def build_evaluators(configs: Iterable[EvaluatorConfig], base_dir: Path) -> list[Evaluator]:
+    """Build every evaluator of an ``evaluators:`` list, in order.
+
+    Raises ``ConfigError`` when two of them claim the same criterion: their verdicts would
+    feed one metric twice.
+    """
+    built: list[Evaluator] = []
+    claimed: dict[str, int] = {}
+    for index, config in enumerate(configs):
+        evaluator = build_evaluator(config, base_dir=base_dir)
+        first = claimed.setdefault(evaluator.criterion, index)
+        if first != index:
+            raise ConfigError(
+                f"evaluators {first} and {index} both name the criterion {evaluator.criterion!r}",
+                where=f"evaluators[{index}]",
+                hint="give one of them another `criterion:`",
+            )
+        built.append(evaluator)
+    return built

@@ -1,0 +1,75 @@
+"""``citation_validity``: every id an answer cites names a passage it was given.
+
+Reads the last ``citations/v1`` artifact (the cited ids) and the last ``context/v1`` artifact
+(the passages that reached the model). The check is about provenance, not support: a cited id
+that is in the context passes whether or not the passage backs the claim (the LLM judges
+``citation_support_judge`` and ``groundedness_judge`` ask that question).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from oloproof.evaluator_config import CitationValidityConfig
+from oloproof.evaluators.base import CaseView
+from oloproof.results import MetricKind, Verdict
+
+CITATIONS_KIND = "citations/v1"
+CONTEXT_KIND = "context/v1"
+
+
+def cited_outside(cited: list[str] | tuple[str, ...], context_doc_ids: set[str]) -> list[str]:
+    """The cited ids that name no passage of the context, once each, in citation order."""
+    outside: list[str] = []
+    for doc_id in cited:
+        if doc_id not in context_doc_ids and doc_id not in outside:
+            outside.append(doc_id)
+    return outside
+
+
+@dataclass(frozen=True)
+class CitationValidity:
+    """Pass when every cited id is the ``doc_id`` of an item of the context.
+
+    * no ``citations/v1`` recorded → excluded ``no_citations_recorded``
+    * no ``context/v1`` recorded → excluded ``no_context_recorded``
+    * an empty citation list → pass, or fail ``no_citations`` with ``require_citations``
+    * any cited id not among the context items' doc ids → fail ``cited_outside_context``, the
+      detail ``cited_outside`` lists those ids (once each, in citation order)
+
+    Passages the context dropped (``context.dropped``) never reached the model, so citing one
+    is citing outside the context.
+    """
+
+    config: CitationValidityConfig
+    VERSION: ClassVar[int] = 1
+
+    @property
+    def criterion(self) -> str:
+        return self.config.criterion
+
+    @property
+    def kind(self) -> MetricKind:
+        return "pass_fail"
+
+    def spec(self) -> dict[str, Any]:
+        return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def judge(self, view: CaseView) -> Verdict:
+        citations = view.artifact(CITATIONS_KIND)
+        if citations is None:
+            return Verdict.excluded("no_citations_recorded")
+        context = view.artifact(CONTEXT_KIND)
+        if context is None:
+            return Verdict.excluded("no_context_recorded")
+        cited = citations.get("ids", ())
+        if not cited:
+            if self.config.require_citations:
+                return Verdict.failed("no_citations")
+            return Verdict.passed()
+        in_context = {item["doc_id"] for item in context.get("items", ())}
+        outside = cited_outside(cited, in_context)
+        if outside:
+            return Verdict.failed("cited_outside_context", cited_outside=outside)
+        return Verdict.passed()

@@ -1,0 +1,67 @@
+"""The event types Oloproof writes, and the only place that builds a ``ledger.Event``.
+
+Every event body is a plain mapping of CBOR-able values. Types and schema versions:
+
+    oloproof.run         a run began: its id, system identity, config, dataset, evaluators
+    oloproof.execution   one case executed by one system identity (output, artifacts, error)
+    oloproof.stage       one stage output of a staged system (retrieve or generate)
+    oloproof.judgment    one evaluator's verdict on one execution
+    oloproof.case_result one case's place in one run: links the execution and its judgments
+    oloproof.run_end     a run finished, was interrupted or was stopped
+    oloproof.decision    a policy applied to a run (rules and gate)
+    oloproof.diagnosis   a diagnosis of a run's failures, linking its child runs
+    oloproof.comparison  a paired comparison of two runs under a policy
+    oloproof.calibration a judge measured against human labels
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ledger import Event, encode, internal_key
+
+RUN = "oloproof.run"
+EXECUTION = "oloproof.execution"
+STAGE = "oloproof.stage"
+JUDGMENT = "oloproof.judgment"
+CASE_RESULT = "oloproof.case_result"
+RUN_END = "oloproof.run_end"
+DECISION = "oloproof.decision"
+DIAGNOSIS = "oloproof.diagnosis"
+COMPARISON = "oloproof.comparison"
+CALIBRATION = "oloproof.calibration"
+
+SCHEMA = 1
+
+
+def identity_key(material: Any) -> str:
+    """A fast internal key (blake3) of CBOR-able ``material``: cache identities, fingerprints."""
+    return internal_key(encode(material))
+
+
+def make(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) -> Event:
+    """Build an event of ``kind`` at the current schema version."""
+    return Event(type=kind, schema=SCHEMA, body=dict(body), refs=tuple(refs))
+
+
+def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
+    """The derived index entries of one event (given to the ledger as its indexer)."""
+    body = event.body
+    kind = event.type
+    if kind == EXECUTION:
+        yield ("exec", body["identity"])
+    elif kind == JUDGMENT:
+        yield ("judgment", body["identity"])
+    elif kind == STAGE:
+        yield ("stage", body["identity"])
+    elif kind == CASE_RESULT:
+        yield ("run_cases", body["run_id"])
+    elif kind in (RUN_END, DECISION):
+        yield ("run_meta", body["run_id"])
+    elif kind == DIAGNOSIS:
+        yield ("diagnoses", body["run_id"])
+    elif kind == COMPARISON:
+        yield ("comparisons", body["candidate"]["run_id"])
+    elif kind == CALIBRATION:
+        yield ("calibration", body["identity"])

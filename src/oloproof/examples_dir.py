@@ -1,0 +1,94 @@
+"""The example projects shipped with Oloproof, and copying one into a new folder.
+
+A wheel carries the repository's top-level ``examples/`` as ``oloproof/examples`` (a hatch
+force-include); a source checkout (an editable install) has them at ``<repo>/examples``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import shutil
+import stat
+import tempfile
+from pathlib import Path
+
+from oloproof.errors import ConfigError
+
+# Never copied: byte code and a ledger left behind by running the example in place.
+_SKIP = ("__pycache__", ".oloproof", "*.pyc", "*.pyo")
+
+
+def examples_root() -> Path:
+    """The folder holding one sub-folder per example."""
+    packaged = importlib.resources.files("oloproof") / "examples"
+    if isinstance(packaged, Path) and packaged.is_dir():
+        return packaged
+    # An editable install: src/oloproof/examples_dir.py → <repo>/examples.
+    repo = Path(__file__).resolve().parents[2]
+    checkout = repo / "examples"
+    if checkout.is_dir() and (repo / "pyproject.toml").is_file():
+        return checkout
+    raise ConfigError(
+        f"no bundled examples found (looked in {packaged} and {checkout}); "
+        "reinstall oloproof from a wheel or a full source checkout"
+    )
+
+
+def list_examples() -> list[str]:
+    """The names of the bundled examples, sorted."""
+    root = examples_root()
+    return sorted(
+        entry.name
+        for entry in root.iterdir()
+        if entry.is_dir() and not entry.name.startswith((".", "_"))
+    )
+
+
+def copy_example(name: str, dest: Path) -> Path:
+    """Copy example ``name`` to the new folder ``dest``; return ``dest``.
+
+    ``dest`` must not exist or be an empty folder. The copy is made in a hidden folder beside
+    ``dest`` and renamed into place, so a failure leaves nothing half-copied.
+    """
+    available = list_examples()
+    if name not in available:
+        raise ConfigError(f"unknown example {name!r} (available: {', '.join(available) or 'none'})")
+    source = examples_root() / name
+    dest = Path(dest)
+    if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
+        raise ConfigError(f"{dest} already exists and is not empty; refusing to overwrite it")
+    parent = dest.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", suffix=".partial", dir=parent))
+    except OSError as exc:
+        raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
+    try:
+        tree = staging / name
+        shutil.copytree(source, tree, ignore=shutil.ignore_patterns(*_SKIP))
+        _make_user_writable(tree)
+        replaced_empty = dest.is_dir()
+        if replaced_empty:
+            dest.rmdir()  # empty, checked above; rename cannot replace a folder everywhere
+        try:
+            os.rename(tree, dest)
+        except OSError:
+            if replaced_empty:
+                dest.mkdir(exist_ok=True)
+            raise
+    except OSError as exc:
+        raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def _make_user_writable(root: Path) -> None:
+    # An installed package may be read-only; the user's copy is theirs to edit.
+    for path in [root, *root.rglob("*")]:
+        if path.is_symlink():
+            continue
+        mode = path.stat().st_mode
+        if not mode & stat.S_IWUSR:
+            path.chmod(mode | stat.S_IWUSR)

@@ -1,0 +1,383 @@
+"""The scheduler: run a system over cases, judge each output, and record it all as events.
+
+Cases run ``concurrency`` at a time (worker coroutines pulling from one queue; sync systems on a
+thread pool). Each finished case becomes an execution event (reused from the cache when the
+system identity and input were seen before), one judgment event per evaluator (reused when the
+evaluator, the execution and the expected values were judged before) and a case_result event
+that ties them to the run. Events are written in batched transactions; a crash or Ctrl-C loses
+at most the cases still in flight, and the run can be resumed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import traceback
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger import Event, Ledger, address_of
+from oloproof import events as ev
+from oloproof.dataset import Case
+from oloproof.errors import OloproofError
+from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
+from oloproof.results import Verdict
+from oloproof.systems.base import ExecContext, Execution, StageRecord, System
+
+Progress = Callable[[int, int], None]
+AnyEvaluator = Evaluator | AsyncEvaluator
+Labeller = Callable[[Case, Execution | None], dict[str, str]]
+
+_FLUSH_EVENTS = 2000
+_FLUSH_SECONDS = 1.0
+
+
+@dataclass
+class CacheCounts:
+    """Cache hits and misses of one run, as the report's Cache and Stages lines print them."""
+
+    execution_hit: int = 0
+    execution_miss: int = 0
+    judgment_hit: int = 0
+    judgment_miss: int = 0
+    stages: dict[str, list[int]] = field(default_factory=dict)
+
+    def add_stage(self, stage: str, hit: bool) -> None:
+        counts = self.stages.setdefault(stage, [0, 0])
+        counts[0 if hit else 1] += 1
+
+
+class LedgerStageCache:
+    """Stage outputs as ``oloproof.stage`` events, found by identity through the index."""
+
+    def __init__(self, ledger: Ledger, writer: EventWriter) -> None:
+        self._ledger = ledger
+        self._writer = writer
+
+    def lookup(self, identity: str) -> dict[str, Any] | None:
+        """The stage body with ``identity`` plus its ``address``, or None."""
+        pending = self._writer.pending_stage(identity)
+        if pending is not None:
+            return pending
+        address = self._ledger.latest("stage", identity)
+        if address is None:
+            return None
+        return {**self._ledger.get(address).body, "address": address}
+
+    def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
+        return self._writer.add(ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result}))
+
+
+class EventWriter:
+    """Buffers events and writes them in batched transactions."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self._pending: list[Event] = []
+        self._stages: dict[str, dict[str, Any]] = {}
+        self._last_flush = time.monotonic()
+
+    def add(self, event: Event) -> str:
+        self._pending.append(event)
+        address = address_of(event)
+        if event.type == ev.STAGE:
+            self._stages[event.body["identity"]] = {**event.body, "address": address}
+        return address
+
+    def pending_stage(self, identity: str) -> dict[str, Any] | None:
+        return self._stages.get(identity)
+
+    def maybe_flush(self) -> None:
+        if (
+            len(self._pending) >= _FLUSH_EVENTS
+            or time.monotonic() - self._last_flush > _FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if self._pending:
+            with self._ledger.batch():
+                for event in self._pending:
+                    self._ledger.put(event)
+            self._pending.clear()
+            self._stages.clear()
+        self._last_flush = time.monotonic()
+
+
+@dataclass
+class RunSpec:
+    """Everything a run needs besides the cases themselves."""
+
+    run_id: str
+    run_address: str
+    system: System
+    evaluators: Sequence[AnyEvaluator]
+    concurrency: int
+    timeout_s: float
+    use_cache: bool = True
+    use_stage_cache: bool = True
+    intervention: dict[str, Any] | None = None
+    replay: dict[str, Any] = field(default_factory=dict)
+    labeller: Labeller | None = None
+
+
+CaseSink = Callable[[dict[str, Any]], None]
+
+
+async def execute_cases(
+    ledger: Ledger,
+    spec: RunSpec,
+    cases: Sequence[Case],
+    *,
+    on_case: CaseSink,
+    progress: Progress | None = None,
+) -> CacheCounts:
+    """Execute and judge ``cases``; every finished case's result body is passed to ``on_case``.
+
+    A malformed artifact (an ``OloproofError``) stops the run: cases in flight are dropped,
+    finished ones are written, and the error propagates. Cancellation (Ctrl-C) does the same.
+    """
+    writer = EventWriter(ledger)
+    counts = CacheCounts()
+    ctx = ExecContext(
+        stage_cache=LedgerStageCache(ledger, writer),
+        use_stage_cache=spec.use_stage_cache,
+        intervention=spec.intervention,
+        replay=spec.replay,
+    )
+    system_key = ev.identity_key(
+        {"system": spec.system.identity(), "intervention": spec.intervention}
+    )
+    queue = iter(cases)
+    done = 0
+    total = len(cases)
+    judge_specs = [(e, e.spec()) for e in spec.evaluators]
+
+    async def worker() -> None:
+        nonlocal done
+        for case in queue:
+            body = await _one_case(ledger, spec, ctx, writer, counts, system_key, judge_specs, case)
+            on_case(body)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+            writer.maybe_flush()
+
+    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]
+    try:
+        await asyncio.gather(*workers)
+    except BaseException:
+        for task in workers:
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+        raise
+    finally:
+        writer.flush()
+    return counts
+
+
+async def _one_case(
+    ledger: Ledger,
+    spec: RunSpec,
+    ctx: ExecContext,
+    writer: EventWriter,
+    counts: CacheCounts,
+    system_key: str,
+    judge_specs: list[tuple[AnyEvaluator, dict[str, Any]]],
+    case: Case,
+) -> dict[str, Any]:
+    identity = ev.identity_key({"system": system_key, "input": case.input})
+    cached = _cached_execution(ledger, identity) if spec.use_cache else None
+    execution: Execution | None
+    if cached is not None:
+        exec_address, exec_body = cached
+        counts.execution_hit += 1
+        execution = Execution(exec_body["output"], exec_body["artifacts"]) if exec_body else None
+    else:
+        counts.execution_miss += 1
+        execution, error = await _run_system(spec, ctx, case)
+        for stage in execution.stages if execution else ():
+            counts.add_stage(stage.stage, stage.hit)
+        exec_address = writer.add(_execution_event(identity, case, execution, error))
+    verdicts: dict[str, dict[str, Any]] = {}
+    judgments: dict[str, str] = {}
+    if execution is None:
+        for evaluator, _ in judge_specs:
+            verdicts[evaluator.criterion] = {"s": "missing", "r": "execution_errored"}
+    else:
+        view = CaseView(
+            case.id,
+            case.input,
+            case.expected,
+            case.metadata,
+            execution.output,
+            execution.artifacts,
+        )
+        for evaluator, (verdict, address, hit) in zip(
+            [e for e, _ in judge_specs],
+            await _judge_all(ledger, writer, judge_specs, view, exec_address, case),
+            strict=True,
+        ):
+            verdicts[evaluator.criterion] = _verdict_summary(verdict)
+            if address is not None:
+                judgments[evaluator.criterion] = address
+                if hit:
+                    counts.judgment_hit += 1
+                else:
+                    counts.judgment_miss += 1
+    body: dict[str, Any] = {
+        "run_id": spec.run_id,
+        "case_id": case.id,
+        "line": case.line,
+        "input_key": ev.identity_key(case.input),
+        "expected": case.expected,
+        "metadata": case.metadata,
+        "execution": exec_address,
+        "status": "errored" if execution is None else "ok",
+        "verdicts": verdicts,
+        "judgments": judgments,
+        "cache": {"execution": cached is not None},
+    }
+    if spec.labeller is not None:
+        body["labels"] = spec.labeller(case, execution)
+    if execution is not None and execution.stages:
+        body["stages"] = {s.stage: s.hit for s in execution.stages}
+    refs = [spec.run_address, exec_address, *judgments.values()]
+    writer.add(ev.make(ev.CASE_RESULT, body, refs))
+    return body
+
+
+def _cached_execution(ledger: Ledger, identity: str) -> tuple[str, dict[str, Any]] | None:
+    address = ledger.latest("exec", identity)
+    if address is None:
+        return None
+    body = ledger.get(address).body
+    if body["status"] != "ok":
+        return None
+    return address, dict(body)
+
+
+async def _run_system(
+    spec: RunSpec, ctx: ExecContext, case: Case
+) -> tuple[Execution | None, dict[str, Any] | None]:
+    try:
+        async with asyncio.timeout(spec.timeout_s):
+            return await spec.system.execute(case, ctx), None
+    except OloproofError:
+        raise
+    except TimeoutError:
+        return None, {
+            "type": "TimeoutError",
+            "message": f"the case took longer than {spec.timeout_s:g} s",
+            "traceback": "",
+        }
+    except Exception as exc:  # the user's code failed: the case is errored, the run goes on
+        return None, {
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": "".join(traceback.format_exception(exc)),
+        }
+
+
+def _execution_event(
+    identity: str, case: Case, execution: Execution | None, error: dict[str, Any] | None
+) -> Event:
+    stages: list[StageRecord] = execution.stages if execution else []
+    body: dict[str, Any] = {
+        "identity": identity,
+        "input": case.input,
+        "status": "ok" if execution is not None else "errored",
+        "output": _plain(execution.output) if execution else None,
+        "artifacts": execution.artifacts if execution else {},
+    }
+    if error is not None:
+        body["error"] = error
+    if stages:
+        body["stages"] = [
+            {"stage": s.stage, "identity": s.identity, "address": s.address} for s in stages
+        ]
+    return ev.make(ev.EXECUTION, body, [s.address for s in stages])
+
+
+def _plain(value: Any) -> Any:
+    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _plain(dump(mode="json"))
+    return repr(value)
+
+
+async def _judge_all(
+    ledger: Ledger,
+    writer: EventWriter,
+    judge_specs: list[tuple[AnyEvaluator, dict[str, Any]]],
+    view: CaseView,
+    exec_address: str,
+    case: Case,
+) -> list[tuple[Verdict, str | None, bool]]:
+    results: list[tuple[Verdict, str | None, bool] | None] = [None] * len(judge_specs)
+    waiting: list[tuple[int, AsyncEvaluator, str, dict[str, Any]]] = []
+    for index, (evaluator, spec) in enumerate(judge_specs):
+        identity = ev.identity_key(
+            {"evaluator": spec, "execution": exec_address, "expected": case.expected}
+        )
+        found = ledger.latest("judgment", identity)
+        if found is not None:
+            body = ledger.get(found).body
+            results[index] = (_verdict_from_body(body), found, True)
+            continue
+        if not isinstance(evaluator, Evaluator):
+            waiting.append((index, evaluator, identity, spec))
+            continue
+        verdict = evaluator.judge(view)
+        results[index] = _record_judgment(writer, evaluator, spec, identity, verdict, exec_address)
+    if waiting:
+        verdicts = await asyncio.gather(*(e.ajudge(view) for _, e, _, _ in waiting))
+        for (index, evaluator, identity, spec), verdict in zip(waiting, verdicts, strict=True):
+            results[index] = _record_judgment(
+                writer, evaluator, spec, identity, verdict, exec_address
+            )
+    return [r for r in results if r is not None]
+
+
+def _record_judgment(
+    writer: EventWriter,
+    evaluator: AnyEvaluator,
+    spec: dict[str, Any],
+    identity: str,
+    verdict: Verdict,
+    exec_address: str,
+) -> tuple[Verdict, str | None, bool]:
+    if verdict.status == "excluded":
+        # An exclusion is decided by the case's labels alone: nothing was judged or cached.
+        return verdict, None, False
+    body = {
+        "criterion": evaluator.criterion,
+        "evaluator": spec,
+        "identity": identity,
+        "status": verdict.status,
+        "value": verdict.value,
+        "reason": verdict.reason,
+        "detail": _plain(verdict.detail),
+    }
+    return verdict, writer.add(ev.make(ev.JUDGMENT, body, [exec_address])), False
+
+
+def _verdict_from_body(body: Any) -> Verdict:
+    return Verdict(body["status"], body["value"], body["reason"], dict(body["detail"]))
+
+
+def _verdict_summary(verdict: Verdict) -> dict[str, Any]:
+    summary: dict[str, Any] = {"s": verdict.status}
+    if verdict.value is not None and verdict.status == "value":
+        summary["v"] = verdict.value
+    if verdict.reason is not None and verdict.status in ("excluded", "missing"):
+        summary["r"] = verdict.reason
+    return summary

@@ -1,0 +1,148 @@
+"""Read a run back: one case in full, the failures, and the export bundle."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger
+from oloproof.dataset import load_dataset
+from oloproof.errors import DatasetError, UnknownIdError
+from oloproof.metrics import case_results
+from oloproof.runner import StoredRun
+
+
+@dataclass(frozen=True)
+class CaseDetail:
+    """One case of a run: what went in, what was expected, what came out, every judgment."""
+
+    case_id: str
+    status: str
+    input: Any
+    expected: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    output: Any
+    artifacts: Mapping[str, Any]
+    error: Mapping[str, Any] | None
+    verdicts: Mapping[str, Mapping[str, Any]]
+    judgments: Mapping[str, str]
+    execution: str
+    address: str
+
+
+def case_detail(ledger: Ledger, address: str, body: Mapping[str, Any]) -> CaseDetail:
+    execution = ledger.get(body["execution"]).body
+    return CaseDetail(
+        case_id=body["case_id"],
+        status=body["status"],
+        input=execution["input"],
+        expected=body["expected"],
+        metadata=body["metadata"],
+        output=execution["output"],
+        artifacts=execution["artifacts"],
+        error=execution.get("error"),
+        verdicts=body["verdicts"],
+        judgments=body["judgments"],
+        execution=body["execution"],
+        address=address,
+    )
+
+
+def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
+    for address, body in case_results(ledger, run.run_id):
+        if body["case_id"] == case_id:
+            return case_detail(ledger, address, body)
+    raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
+
+
+def is_failure(verdicts: Mapping[str, Mapping[str, Any]]) -> bool:
+    return any(v["s"] in ("fail", "missing") or v.get("v") == 0.0 for v in verdicts.values())
+
+
+def failures(ledger: Ledger, run: StoredRun) -> tuple[list[CaseDetail], list[str], int]:
+    """Cases that failed or errored, ids that never finished, and the number of cases planned."""
+    details: list[CaseDetail] = []
+    seen: set[str] = set()
+    for address, body in case_results(ledger, run.run_id):
+        seen.add(body["case_id"])
+        if body["status"] == "errored" or is_failure(body["verdicts"]):
+            details.append(case_detail(ledger, address, body))
+    unfinished: list[str] = []
+    try:
+        dataset = load_dataset(Path(run.body["dataset"]["path"]))
+        planned_ids = [c.id for c in dataset.cases]
+    except DatasetError:
+        planned_ids = []
+    if run.body.get("parent") is None:
+        unfinished = [case_id for case_id in planned_ids if case_id not in seen]
+    order = {case_id: i for i, case_id in enumerate(planned_ids)}
+    details.sort(key=lambda d: order.get(d.case_id, len(order)))
+    planned = int(run.body.get("planned_cases", run.body["dataset"]["cases"]))
+    return details, unfinished, planned
+
+
+ARTIFACT_ORDER = ("retrieval/v1", "context/v1", "citations/v1")
+
+
+def _sorted(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _sorted(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_sorted(v) for v in value]
+    return value
+
+
+def ordered_artifacts(artifacts: Mapping[str, Any]) -> dict[str, Any]:
+    """Artifacts in pipeline order (retrieval, context, citations, then others by name),
+    each with its keys sorted: the stable shape of an export."""
+    rank = {kind: i for i, kind in enumerate(ARTIFACT_ORDER)}
+    kinds = sorted(artifacts, key=lambda k: (rank.get(k, len(rank)), k))
+    return {kind: _sorted(artifacts[kind]) for kind in kinds}
+
+
+def export_run(ledger: Ledger, run: StoredRun, root: Path) -> Path:
+    """Write ``.oloproof/bundles/RUN_ID/`` (cases.jsonl and manifest.json); return the folder.
+
+    Each line of cases.jsonl is one case: id, input, expected, metadata, status, output,
+    artifacts (kind → list, as recorded), verdicts and the addresses behind them. The manifest
+    names the run's address and the SHA-256 of cases.jsonl, so the bundle can be checked
+    against the ledger.
+    """
+    import hashlib
+
+    folder = root / ".oloproof" / "bundles" / run.run_id
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for address, body in case_results(ledger, run.run_id):
+        detail = case_detail(ledger, address, body)
+        record = {
+            "id": detail.case_id,
+            "input": detail.input,
+            "expected": detail.expected,
+            "metadata": detail.metadata,
+            "status": detail.status,
+            "output": detail.output,
+            "artifacts": ordered_artifacts(detail.artifacts),
+            "verdicts": detail.verdicts,
+            "case_result": address,
+            "execution": detail.execution,
+            "judgments": detail.judgments,
+        }
+        if detail.error is not None:
+            record["error"] = detail.error
+        lines.append(json.dumps(record, ensure_ascii=False, sort_keys=False))
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    tmp = folder / "cases.jsonl.tmp"
+    tmp.write_bytes(data)
+    tmp.replace(folder / "cases.jsonl")
+    manifest = {
+        "run_id": run.run_id,
+        "run": run.address,
+        "cases": len(lines),
+        "cases_sha256": hashlib.sha256(data).hexdigest(),
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return folder

@@ -1,0 +1,173 @@
+"""Metrics derived by replaying case results: counts, values and intervals, never stored truth.
+
+A metric is tallied from the verdict summaries of a run's case_result events (each a copy of a
+judgment event's verdict, which ``verify`` checks). Memory grows with the number of distinct
+values, not with the number of cases.
+
+A pass/fail metric is a proportion (k passes of n observed, Clopper-Pearson). A graded metric
+is a mean (betting interval), except that one whose observed values are all exactly 0 or 1 is
+reported as a proportion: for binary data the exact binomial interval is the right one.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ledger import Ledger
+from oloproof.results import Interval, MetricKind
+from oloproof.stats import betting_interval_counts, clopper_pearson
+
+
+@dataclass
+class MetricTally:
+    """The running tally of one criterion over some cases."""
+
+    criterion: str
+    kind: MetricKind
+    passed: int = 0
+    failed: int = 0
+    values: Counter[float] = field(default_factory=Counter)
+    missing: Counter[str] = field(default_factory=Counter)
+    excluded: Counter[str] = field(default_factory=Counter)
+
+    def add(self, summary: Mapping[str, Any]) -> None:
+        status = summary["s"]
+        if status == "pass":
+            self.passed += 1
+        elif status == "fail":
+            self.failed += 1
+        elif status == "value":
+            self.values[float(summary["v"])] += 1
+        elif status == "excluded":
+            self.excluded[summary.get("r", "excluded")] += 1
+        else:
+            self.missing[summary.get("r", "missing")] += 1
+
+    @property
+    def observed(self) -> int:
+        return self.passed + self.failed + sum(self.values.values())
+
+    @property
+    def n_missing(self) -> int:
+        return sum(self.missing.values())
+
+    @property
+    def n_excluded(self) -> int:
+        return sum(self.excluded.values())
+
+    @property
+    def is_proportion(self) -> bool:
+        return self.kind == "pass_fail" or all(v in (0.0, 1.0) for v in self.values)
+
+    @property
+    def successes(self) -> int:
+        """Passes, counting a graded value of exactly 1 as a pass."""
+        return self.passed + self.values.get(1.0, 0)
+
+    @property
+    def failures(self) -> int:
+        """Observed cases that did not fully pass (value below 1)."""
+        return self.observed - self.successes
+
+    @property
+    def estimate(self) -> float | None:
+        n = self.observed
+        if n == 0:
+            return None
+        total = self.passed + sum(v * c for v, c in self.values.items())
+        return total / n
+
+    def interval(self, level: float) -> Interval | None:
+        n = self.observed
+        if n == 0:
+            return None
+        if self.is_proportion:
+            return clopper_pearson(self.successes, n, level)
+        counts = Counter(self.values)
+        counts[1.0] += self.passed
+        counts[0.0] += self.failed
+        return betting_interval_counts(counts, level)
+
+
+@dataclass
+class RunTally:
+    """Every metric of one run, and of each slice value, tallied from case results."""
+
+    criteria: dict[str, MetricKind]
+    slices: list[str]
+    metrics: dict[str, MetricTally] = field(default_factory=dict)
+    slice_tallies: dict[tuple[str, str], dict[str, MetricTally]] = field(default_factory=dict)
+    cases: int = 0
+    errored: int = 0
+
+    def __post_init__(self) -> None:
+        for criterion, kind in self.criteria.items():
+            self.metrics[criterion] = MetricTally(criterion, kind)
+
+    def add(self, body: Mapping[str, Any]) -> None:
+        self.cases += 1
+        if body["status"] == "errored":
+            self.errored += 1
+        verdicts: Mapping[str, Any] = body["verdicts"]
+        for criterion, summary in verdicts.items():
+            tally = self.metrics.get(criterion)
+            if tally is not None:
+                tally.add(summary)
+        for name in self.slices:
+            key = (name, slice_value(name, body))
+            per_metric = self.slice_tallies.get(key)
+            if per_metric is None:
+                per_metric = {c: MetricTally(c, k) for c, k in self.criteria.items()}
+                self.slice_tallies[key] = per_metric
+            for criterion, summary in verdicts.items():
+                if criterion in per_metric:
+                    per_metric[criterion].add(summary)
+
+
+def slice_value(name: str, body: Mapping[str, Any]) -> str:
+    """The value of slice ``name`` for one case result (``(none)`` when it has none)."""
+    if name.startswith("metadata."):
+        value: Any = body["metadata"]
+        for part in name.split(".")[1:]:
+            value = value.get(part) if isinstance(value, Mapping) else None
+    else:
+        value = body.get("labels", {}).get(name)
+    if value is None:
+        return "(none)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The case_result events of a run, latest per case id, in the dataset's line order."""
+    latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for address in ledger.lookup("run_cases", run_id):
+        body = ledger.get(address).body
+        latest[body["case_id"]] = (address, body)
+    yield from sorted(latest.values(), key=lambda item: item[1]["line"])
+
+
+def replay(
+    bodies: Iterable[Mapping[str, Any]], criteria: dict[str, MetricKind], slices: list[str]
+) -> RunTally:
+    """Fold case result bodies into a tally (pure)."""
+    tally = RunTally(criteria, slices)
+    for body in bodies:
+        tally.add(body)
+    return tally
+
+
+def tally_run(
+    ledger: Ledger, run_id: str, criteria: dict[str, MetricKind], slices: list[str]
+) -> RunTally:
+    """Re-derive a run's metrics from the ledger alone."""
+    return replay((body for _, body in case_results(ledger, run_id)), criteria, slices)
+
+
+def criteria_of(run_body: Mapping[str, Any]) -> dict[str, MetricKind]:
+    """The criteria a run's evaluators feed, with their kinds, from the run event."""
+    return {e["criterion"]: e["kind"] for e in run_body["evaluators"]}

@@ -1,0 +1,117 @@
+"""Release rules decided on a run's metrics, and the gate they add up to (statistics.md E)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.config import Policy, Rule
+from oloproof.metrics import MetricTally
+from oloproof.results import DecisionOutcome
+from oloproof.stats import decide_max, decide_min
+
+# Exit codes shared by every command that gates.
+EXIT_PASS = 0
+EXIT_FAIL = 1
+EXIT_BLOCKED = 3
+
+JudgeCheck = Callable[[Rule], tuple[DecisionOutcome, str] | None]
+
+
+@dataclass(frozen=True)
+class RuleDecision:
+    """One rule's outcome and the evidence it was decided on."""
+
+    rule_id: str
+    metric: str
+    outcome: DecisionOutcome
+    reason: str
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "id": self.rule_id,
+            "metric": self.metric,
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True)
+class Gate:
+    """PASS or BLOCK, with the exit code it implies."""
+
+    blocked: bool
+    exit_code: int
+
+    @property
+    def label(self) -> str:
+        return "BLOCK" if self.blocked else "PASS"
+
+
+def decide_rule(
+    rule: Rule, tally: MetricTally | None, level: float, judge_check: JudgeCheck | None = None
+) -> RuleDecision:
+    """Decide one rule. A metric with no observed cases is never a PASS."""
+    if tally is None or tally.observed == 0:
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_observed_cases")
+    if judge_check is not None:
+        verdict = judge_check(rule)
+        if verdict is not None:
+            return RuleDecision(rule.id, rule.metric, verdict[0], verdict[1])
+    if rule.kind == "observed_count":
+        limit = rule.max_failures if rule.max_failures is not None else 0
+        failures = tally.failures
+        detail: dict[str, Any] = {"failures": failures, "observed": tally.observed, "max_failures": limit}
+        if failures <= limit:
+            return RuleDecision(
+                rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail
+            )
+        return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
+    interval = tally.interval(level)
+    assert interval is not None  # observed > 0
+    detail = {
+        "lower": interval.lower,
+        "upper": interval.upper,
+        "level": level,
+        "method": interval.method,
+    }
+    outcomes: list[tuple[str, str]] = []
+    if rule.min is not None:
+        outcomes.append(decide_min(interval, rule.min))
+    if rule.max is not None:
+        outcomes.append(decide_max(interval, rule.max))
+    outcome, reason = _combine(outcomes)
+    return RuleDecision(rule.id, rule.metric, outcome, reason, detail)  # type: ignore[arg-type]
+
+
+def _combine(outcomes: Sequence[tuple[str, str]]) -> tuple[str, str]:
+    for wanted in ("FAIL", "INSUFFICIENT_EVIDENCE"):
+        for outcome in outcomes:
+            if outcome[0] == wanted:
+                return outcome
+    return outcomes[0]
+
+
+def decide_policy(
+    policy: Policy,
+    metrics: Mapping[str, MetricTally],
+    judge_check: JudgeCheck | None = None,
+) -> list[RuleDecision]:
+    """Every rule of ``policy`` decided on ``metrics``, in the policy's order."""
+    return [
+        decide_rule(rule, metrics.get(rule.metric), policy.confidence_level, judge_check)
+        for rule in policy.rules
+    ]
+
+
+def gate(decisions: Sequence[RuleDecision], block_on: Sequence[str]) -> Gate:
+    """BLOCK with exit 1 when a blocking rule FAILed, exit 3 when it blocks without a FAIL."""
+    blocking = [d for d in decisions if d.outcome in block_on]
+    if any(d.outcome == "FAIL" for d in blocking):
+        return Gate(True, EXIT_FAIL)
+    if blocking:
+        return Gate(True, EXIT_BLOCKED)
+    return Gate(False, EXIT_PASS)

@@ -1,0 +1,377 @@
+"""What every provider shares: the reply types, the error, and the HTTP call with retries.
+
+One call is: read the key from its environment variable, POST the protocol's JSON, and on a
+timeout, a connection error, 408, 409, 429 or a 5xx wait and try again, up to ``max_retries``
+more times. The wait doubles each try from ``backoff_s`` (at most ``backoff_max_s``, plus up to a
+quarter more at random so parallel callers spread out); a ``Retry-After`` (or ``retry-after-ms``)
+header is honoured instead when it asks for at most ``max_retry_after_s``. Any other status, and
+a 2xx whose body is not the protocol's reply, fails at once. After the last try a
+``ProviderError`` says what went wrong.
+
+The key goes only into the request header. It is never kept on the error, and every text an
+error carries (its message, the server's reply) has the key replaced by ``[redacted]`` in case a
+server echoes it. Errors are raised outside any ``except`` block, so no httpx exception, whose
+request holds the headers, hangs off them as ``__context__``.
+
+Concurrency: at most ``concurrency`` calls of one provider instance are in flight at once (one
+``asyncio.Semaphore`` per event loop); a call gives up its slot while it waits to retry.
+Connections: inside ``async with provider:`` calls share one pooled ``httpx.AsyncClient``;
+outside it each call opens and closes its own, so nothing is left open if nobody closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import math
+import os
+import random
+import weakref
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
+
+import httpx
+
+ErrorKind = Literal[
+    "missing_key", "timeout", "connection", "http_status", "malformed_response", "request"
+]
+
+RETRY_STATUSES = frozenset({408, 409, 429})
+_RAW_LIMIT = 4000
+_MESSAGE_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens one call used, as the provider reported them (None when it did not)."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The model's reply to one call, with what the provider said about it."""
+
+    text: str
+    usage: Usage
+    reply_id: str | None = None
+    fingerprint: str | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+    attempts: int = 1
+
+
+class ProviderError(Exception):
+    """A call that failed after its last try, or could not be made at all.
+
+    ``kind`` says how: ``missing_key`` (the key's environment variable is unset), ``timeout``,
+    ``connection``, ``http_status`` (``status`` holds it), ``malformed_response`` (a 2xx whose
+    body is not the protocol's reply; ``raw`` holds the body) or ``request`` (httpx refused to
+    send it). The message never contains the key.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind,
+        attempts: int,
+        status: int | None = None,
+        raw: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.attempts = attempts
+        self.status = status
+        self.raw = raw
+
+    def to_detail(self) -> dict[str, Any]:
+        """Plain data for a missing verdict's detail."""
+        detail: dict[str, Any] = {"error": self.message, "error_kind": self.kind}
+        detail["attempts"] = self.attempts
+        if self.status is not None:
+            detail["status"] = self.status
+        if self.raw is not None:
+            detail["raw_reply"] = self.raw
+        return detail
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that turns a system and a user message into a model's reply."""
+
+    async def complete(self, system: str, user: str) -> Completion: ...
+
+
+def redact(text: str, key: str | None) -> str:
+    """``text`` with every occurrence of ``key`` replaced by ``[redacted]``."""
+    return text.replace(key, "[redacted]") if key else text
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """The wait a response asks for: ``retry-after-ms``, or ``Retry-After`` (seconds or a date)."""
+    millis = headers.get("retry-after-ms")
+    if millis is not None:
+        try:
+            return _non_negative(float(millis) / 1000.0)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return _non_negative(float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return _non_negative((when - datetime.now(UTC)).total_seconds())
+
+
+def _non_negative(seconds: float) -> float | None:
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+class HttpProvider:
+    """The retrying HTTP call; a subclass supplies the protocol (path, headers, body, reply)."""
+
+    name: ClassVar[str]
+    protocol: ClassVar[str]
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        base_url: str,
+        api_key_env: str | None,
+        temperature: float = 0.0,
+        max_tokens: int = 1024,
+        timeout_s: float = 60.0,
+        max_retries: int = 4,
+        concurrency: int = 4,
+        backoff_s: float = 0.5,
+        backoff_max_s: float = 30.0,
+        max_retry_after_s: float = 60.0,
+    ) -> None:
+        if concurrency < 1 or max_retries < 0 or timeout_s <= 0:
+            raise ValueError("need concurrency >= 1, max_retries >= 0 and timeout_s > 0")
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.api_key_env = api_key_env
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+        self.max_retry_after_s = max_retry_after_s
+        self._semaphores: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, asyncio.Semaphore
+        ] = weakref.WeakKeyDictionary()
+        self._client: httpx.AsyncClient | None = None
+        self._entered = 0
+
+    # --- what a protocol supplies ------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        raise NotImplementedError
+
+    def auth_headers(self, key: str) -> dict[str, str]:
+        raise NotImplementedError
+
+    def extra_headers(self) -> dict[str, str]:
+        return {}
+
+    def payload(self, system: str, user: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def parse(self, data: Any) -> Completion:
+        """The completion in a 2xx body; raises ValueError, KeyError, TypeError or IndexError."""
+        raise NotImplementedError
+
+    # --- the call ----------------------------------------------------------------------------
+
+    async def complete(self, system: str, user: str) -> Completion:
+        """Send one request, retrying as the module says; raise ``ProviderError`` at the end."""
+        key = self._read_key()
+        headers = {"content-type": "application/json", "accept": "application/json"}
+        headers.update(self.extra_headers())
+        if key is not None:
+            headers.update(self.auth_headers(key))
+        body = self.payload(system, user)
+        failure: ProviderError | None = None
+        for attempt in range(1, self.max_retries + 2):
+            outcome = await self._attempt(headers, body, attempt, key)
+            if isinstance(outcome, Completion):
+                return outcome
+            failure, delay = outcome
+            if delay is None or attempt > self.max_retries:
+                break
+            await asyncio.sleep(delay)
+        if failure is None:  # unreachable: the loop runs at least once
+            raise RuntimeError("no attempt was made")
+        raise failure
+
+    def _read_key(self) -> str | None:
+        if self.api_key_env is None:
+            return None
+        key = os.environ.get(self.api_key_env)
+        if not key:
+            raise ProviderError(
+                f"{self._what()}: the environment variable {self.api_key_env}, which should "
+                "hold the key, is not set",
+                kind="missing_key",
+                attempts=0,
+            )
+        return key
+
+    async def _attempt(
+        self, headers: dict[str, str], body: dict[str, Any], attempt: int, key: str | None
+    ) -> Completion | tuple[ProviderError, float | None]:
+        async with self._semaphore():
+            try:
+                async with asyncio.timeout(self.timeout_s):
+                    response = await self._post(headers, body)
+            except (TimeoutError, httpx.TimeoutException):
+                message = f"{self._what()}: no reply within {self.timeout_s:g} s"
+                return self._error(message, "timeout", attempt), self._backoff(attempt)
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                message = f"{self._what()}: connection failed ({type(exc).__name__})"
+                return self._error(message, "connection", attempt), self._backoff(attempt)
+            except httpx.HTTPError as exc:
+                message = f"{self._what()}: the request could not be sent ({type(exc).__name__})"
+                return self._error(redact(message, key), "request", attempt), None
+        return self._read(response, attempt, key)
+
+    async def _post(self, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+        timeout = httpx.Timeout(self.timeout_s)
+        if self._client is not None:
+            return await self._client.post(self.url, headers=headers, json=body, timeout=timeout)
+        async with httpx.AsyncClient(timeout=timeout) as client:
+            return await client.post(self.url, headers=headers, json=body)
+
+    def _read(
+        self, response: httpx.Response, attempt: int, key: str | None
+    ) -> Completion | tuple[ProviderError, float | None]:
+        status = response.status_code
+        raw = redact(response.text, key)
+        if 200 <= status < 300:
+            try:
+                completion = self.parse(response.json())
+            except (ValueError, KeyError, TypeError, IndexError):
+                message = f"{self._what()}: the reply is not a {self.protocol} response"
+                error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
+                return error, None
+            return _with_attempts(completion, attempt)
+        message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
+        error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
+        if status not in RETRY_STATUSES and status < 500:
+            return error, None
+        asked = retry_after_seconds(response.headers)
+        if asked is not None and asked <= self.max_retry_after_s:
+            return error, asked
+        return error, self._backoff(attempt)
+
+    def _error(
+        self,
+        message: str,
+        kind: ErrorKind,
+        attempt: int,
+        *,
+        status: int | None = None,
+        raw: str | None = None,
+    ) -> ProviderError:
+        tries = f" (after {attempt} tries)" if attempt > 1 else ""
+        return ProviderError(
+            f"{message}{tries}", kind=kind, attempts=attempt, status=status, raw=raw
+        )
+
+    def _backoff(self, attempt: int) -> float:
+        nominal = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
+        return nominal * (1.0 + 0.25 * random.random())
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.concurrency)
+        return semaphore
+
+    def _what(self) -> str:
+        return f"{self.name} model {self.model} at {self.url}"
+
+    # --- pooled connections ------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s))
+        self._entered += 1
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._entered -= 1
+        if self._entered == 0:
+            await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the pooled client, if one is open."""
+        client, self._client = self._client, None
+        self._entered = 0
+        if client is not None:
+            await client.aclose()
+
+
+def _with_attempts(completion: Completion, attempts: int) -> Completion:
+    return Completion(
+        text=completion.text,
+        usage=completion.usage,
+        reply_id=completion.reply_id,
+        fingerprint=completion.fingerprint,
+        model=completion.model,
+        finish_reason=completion.finish_reason,
+        attempts=attempts,
+    )
+
+
+def _server_says(raw: str) -> str:
+    """``: <the server's error message>`` when the body holds one, shortened."""
+    import json
+
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        text = raw.strip()
+    else:
+        error = data.get("error") if isinstance(data, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        text = message.strip() if isinstance(message, str) else ""
+    if not text:
+        return ""
+    text = " ".join(text.split())
+    return ": " + (text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…")
+
+
+def optional_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None

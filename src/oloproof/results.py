@@ -1,0 +1,62 @@
+"""Plain value types shared by the library: judgments, intervals, metric results, decisions."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["pass", "fail", "value", "excluded", "missing"]
+MetricKind = Literal["pass_fail", "mean"]
+DecisionOutcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One evaluator's judgment of one case.
+
+    ``pass``/``fail`` for checks, ``value`` with a number in [0, 1] for graded metrics,
+    ``excluded`` when the case cannot be judged by design (``reason`` says why, e.g.
+    ``no_relevance_labels``), ``missing`` when it should have been judged but could not be
+    (the case errored, a judge call failed). Missing is never a pass or a fail.
+    """
+
+    status: Status
+    value: float | None = None
+    reason: str | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def passed(**detail: Any) -> Verdict:
+        return Verdict("pass", 1.0, None, detail)
+
+    @staticmethod
+    def failed(reason: str | None = None, **detail: Any) -> Verdict:
+        return Verdict("fail", 0.0, reason, detail)
+
+    @staticmethod
+    def scored(value: float, **detail: Any) -> Verdict:
+        if not 0.0 <= value <= 1.0:
+            raise ValueError(f"a scored judgment must lie in [0, 1], got {value!r}")
+        return Verdict("value", value, None, detail)
+
+    @staticmethod
+    def excluded(reason: str, **detail: Any) -> Verdict:
+        return Verdict("excluded", None, reason, detail)
+
+    @staticmethod
+    def missing(reason: str, **detail: Any) -> Verdict:
+        return Verdict("missing", None, reason, detail)
+
+    @property
+    def observed(self) -> bool:
+        return self.status in ("pass", "fail", "value")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A two-sided confidence interval at ``level``, made by ``method``."""
+
+    lower: float
+    upper: float
+    level: float
+    method: str

@@ -1,0 +1,394 @@
+"""Plan, execute, decide and re-read runs: the library behind ``oloproof run`` and ``inspect``.
+
+Planning reads and checks everything (config, cases, system, evaluators, policy) before a
+single event is written, so a user mistake never leaves a half-run in the ledger.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger, LedgerError, new_ulid
+from oloproof import __version__
+from oloproof import events as ev
+from oloproof.config import Policy, ProjectConfig, load_config, load_policy
+from oloproof.dataset import Case, Dataset, load_dataset
+from oloproof.errors import ConfigError, OloproofError, UnknownIdError
+from oloproof.evaluators import build_evaluators
+from oloproof.evaluators.judges import build_judge
+from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
+from oloproof.metrics import RunTally, case_results, criteria_of
+from oloproof.metrics import replay as replay_tally
+from oloproof.policy import decide_policy, gate
+from oloproof.report import RunReport, build_run_report
+from oloproof.systems import build_system
+from oloproof.systems.base import System
+
+STAGED_SLICES = {
+    "relevant_position": "compares relevant positions with top_k",
+    "context_truncated": "reports whether the token budget dropped passages",
+}
+
+
+@dataclass
+class RunPlan:
+    """A checked plan: nothing of it has touched the ledger yet."""
+
+    config: ProjectConfig
+    config_path: Path
+    dataset: Dataset
+    system: System
+    evaluators: list[AnyEvaluator]
+    policy: Policy | None
+    policy_path: Path | None
+
+    @property
+    def base_dir(self) -> Path:
+        return self.config_path.parent
+
+
+def plan_run(
+    config_path: Path,
+    *,
+    policy_path: Path | None = None,
+    concurrency: int | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> RunPlan:
+    """Read oloproof.yaml and everything it names; raise an ``OloproofError`` on any mistake."""
+    config_path = config_path.resolve()
+    config = load_config(config_path)
+    if overrides:
+        config = _apply_overrides(config, overrides, config_path)
+    return _plan(config, config_path, policy_path, concurrency)
+
+
+def plan_from_run(run_body: Mapping[str, Any]) -> RunPlan:
+    """Plan again from the config a run recorded; refuse when the system has changed since."""
+    config_path = Path(run_body["config_path"])
+    config = ProjectConfig.model_validate(run_body["config"])
+    policy_path = Path(run_body["policy_path"]) if run_body.get("policy_path") else None
+    plan = _plan(config, config_path, policy_path, None)
+    if plan.system.identity() != run_body["system"]:
+        raise ConfigError(
+            f"the system changed since {run_body['run_id']} ran (its code or settings differ), "
+            "so its cases cannot be re-executed as they were"
+        )
+    return plan
+
+
+def _plan(
+    config: ProjectConfig, config_path: Path, policy_path: Path | None, concurrency: int | None
+) -> RunPlan:
+    base = config_path.parent
+    where = str(config_path)
+    for name in config.slices:
+        if name in STAGED_SLICES and config.system.rag is None:
+            raise ConfigError(f"slice '{name}' {STAGED_SLICES[name]}, so it needs a staged system.")
+        if name not in STAGED_SLICES and not name.startswith("metadata."):
+            raise ConfigError(
+                f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
+                "or context_truncated)"
+            )
+    dataset = load_dataset(base / config.dataset)
+    evaluators = _build_evaluators(config, base)
+    if policy_path is None and config.policy is not None:
+        policy_path = base / config.policy
+    policy = load_policy(policy_path.resolve()) if policy_path is not None else None
+    if policy is not None and policy_path is not None:
+        known = {e.criterion for e in evaluators}
+        for rule in policy.rules:
+            if rule.metric not in known:
+                raise ConfigError(
+                    f"{policy_path}: rule {rule.id!r} reads metric {rule.metric!r}, which no "
+                    f"evaluator produces (metrics: {', '.join(sorted(known)) or 'none'})"
+                )
+    if concurrency is not None:
+        config = config.model_copy(update={"concurrency": concurrency})
+    system = build_system(config.system, base_dir=base, where=where, concurrency=config.concurrency)
+    return RunPlan(
+        config,
+        config_path,
+        dataset,
+        system,
+        evaluators,
+        policy,
+        policy_path.resolve() if policy_path else None,
+    )
+
+
+def _apply_overrides(
+    config: ProjectConfig, overrides: Mapping[str, Any], path: Path
+) -> ProjectConfig:
+    data = config.model_dump(mode="json", by_alias=True)
+    for dotted, value in overrides.items():
+        target = data
+        *parents, last = dotted.split(".")
+        for part in parents:
+            target = target.setdefault(part, {})
+        target[last] = value
+    try:
+        return ProjectConfig.model_validate(data)
+    except Exception as exc:
+        raise ConfigError(f"{path}: invalid override: {exc}") from None
+
+
+def _build_evaluators(config: ProjectConfig, base: Path) -> list[AnyEvaluator]:
+    plain = [c for c in config.evaluators if not c.type.endswith("_judge")]
+    built: list[AnyEvaluator] = list(build_evaluators(plain, base_dir=base))  # type: ignore[arg-type]
+    for c in config.evaluators:
+        if c.type.endswith("_judge"):
+            built.append(build_judge(c, base_dir=base))  # type: ignore[arg-type]
+    seen: set[str] = set()
+    for evaluator in built:
+        if evaluator.criterion in seen:
+            raise ConfigError(f"two evaluators name the criterion {evaluator.criterion!r}")
+        seen.add(evaluator.criterion)
+    return built
+
+
+@dataclass
+class RunOutcome:
+    run_id: str
+    run_address: str
+    report: RunReport
+
+
+def _run_body(
+    plan: RunPlan, run_id: str, parent: Mapping[str, Any] | None, planned: int
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "oloproof_version": __version__,
+        "config_path": str(plan.config_path),
+        "config": plan.config.model_dump(mode="json", by_alias=True),
+        "system": plan.system.identity(),
+        "dataset": {
+            "path": str(plan.dataset.path),
+            "sha256": plan.dataset.digest,
+            "cases": len(plan.dataset.cases),
+        },
+        "planned_cases": planned,
+        "evaluators": [
+            {"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators
+        ],
+        "slices": list(plan.config.slices),
+        "min_slice_support": plan.config.min_slice_support,
+        "policy": plan.policy.model_dump(mode="json", exclude_none=True) if plan.policy else None,
+        "policy_path": str(plan.policy_path) if plan.policy_path else None,
+        "parent": dict(parent) if parent else None,
+    }
+
+
+async def execute_run(
+    ledger: Ledger,
+    plan: RunPlan,
+    *,
+    use_cache: bool = True,
+    use_stage_cache: bool = True,
+    progress: Progress | None = None,
+    cases: Sequence[Case] | None = None,
+    parent: Mapping[str, Any] | None = None,
+    intervention: dict[str, Any] | None = None,
+    replay: dict[str, Any] | None = None,
+    resume: tuple[str, str, Mapping[str, Any]] | None = None,
+) -> RunOutcome:
+    """Execute a plan (or resume a run) and decide its policy; the run is in the ledger."""
+    if resume is None:
+        run_id = f"run_{new_ulid()}"
+        planned = len(cases) if cases is not None else len(plan.dataset.cases)
+        body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
+        run_event = ev.make(ev.RUN, body)
+        with ledger.batch():
+            run_address = ledger.put(run_event)
+            ledger.set_ref(run_id, run_address, expected=None)
+            if parent is None:
+                ledger.set_ref("latest", run_address)
+        done: list[Mapping[str, Any]] = []
+        prior = CacheCounts()
+    else:
+        run_id, run_address, body = resume
+        done = [b for _, b in case_results(ledger, run_id)]
+        prior = _stored_counts(ledger, run_id)
+    finished = {b["case_id"] for b in done}
+    todo = [c for c in (cases if cases is not None else plan.dataset.cases) if c.id not in finished]
+    tally = replay_tally(done, criteria_of(body), list(body["slices"]))
+    spec = RunSpec(
+        run_id=run_id,
+        run_address=run_address,
+        system=plan.system,
+        evaluators=plan.evaluators,
+        concurrency=plan.config.concurrency,
+        timeout_s=plan.config.timeout_s,
+        use_cache=use_cache,
+        use_stage_cache=use_stage_cache,
+        intervention=intervention,
+        replay=replay or {},
+        labeller=getattr(plan.system, "labels", None),
+    )
+    state = "complete"
+    reason: str | None = None
+    counts = CacheCounts()
+    try:
+        counts = await execute_cases(ledger, spec, todo, on_case=tally.add, progress=progress)
+    except OloproofError as exc:
+        state, reason = "stopped", str(exc)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        state, reason = "interrupted", "interrupted before every case finished"
+        raise
+    finally:
+        await plan.system.aclose()
+        total = _merge_counts(prior, counts)
+        if tally.cases < body["planned_cases"] and state == "complete":
+            state = "interrupted"
+        _finish(ledger, run_id, run_address, body, tally, total, state, reason)
+    return RunOutcome(run_id, run_address, read_run_report(ledger, run_id))
+
+
+def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
+    merged = CacheCounts(
+        a.execution_hit + b.execution_hit,
+        a.execution_miss + b.execution_miss,
+        a.judgment_hit + b.judgment_hit,
+        a.judgment_miss + b.judgment_miss,
+    )
+    for source in (a, b):
+        for stage, (hit, miss) in source.stages.items():
+            merged.stages.setdefault(stage, [0, 0])
+            merged.stages[stage][0] += hit
+            merged.stages[stage][1] += miss
+    return merged
+
+
+def _stored_counts(ledger: Ledger, run_id: str) -> CacheCounts:
+    end = _latest_meta(ledger, run_id, ev.RUN_END)
+    if end is None:
+        return CacheCounts()
+    c = end["cache"]
+    counts = CacheCounts(c["execution"][0], c["execution"][1], c["judgment"][0], c["judgment"][1])
+    counts.stages = {k: list(v) for k, v in c.get("stages", {}).items()}
+    return counts
+
+
+def _finish(
+    ledger: Ledger,
+    run_id: str,
+    run_address: str,
+    body: Mapping[str, Any],
+    tally: RunTally,
+    counts: CacheCounts,
+    state: str,
+    reason: str | None,
+) -> None:
+    end_body = {
+        "run_id": run_id,
+        "state": state,
+        "reason": reason,
+        "cases": tally.cases,
+        "errored": tally.errored,
+        "cache": {
+            "execution": [counts.execution_hit, counts.execution_miss],
+            "judgment": [counts.judgment_hit, counts.judgment_miss],
+            "stages": counts.stages,
+        },
+    }
+    with ledger.batch():
+        end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
+        policy = body.get("policy")
+        if policy is not None:
+            decision = decide_run(body, tally)
+            ledger.put(ev.make(ev.DECISION, decision, [run_address, end_address]))
+
+
+def decide_run(run_body: Mapping[str, Any], tally: RunTally) -> dict[str, Any]:
+    """The decision body for a run with a policy (derived; ``verify`` can recompute it)."""
+    policy = Policy.model_validate(run_body["policy"])
+    decisions = decide_policy(policy, tally.metrics)
+    outcome = gate(decisions, policy.block_on)
+    return {
+        "run_id": run_body["run_id"],
+        "policy": run_body["policy"],
+        "policy_path": run_body.get("policy_path"),
+        "rules": [d.to_body() for d in decisions],
+        "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
+    }
+
+
+def _latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
+    found: Mapping[str, Any] | None = None
+    for address in ledger.lookup("run_meta", run_id):
+        event = ledger.get(address)
+        if event.type == kind:
+            found = event.body
+    return found
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: str
+    address: str
+    body: Mapping[str, Any]
+
+
+def load_run(ledger: Ledger, text: str) -> StoredRun:
+    """The run named by an id, a ref or an address of its run event."""
+    try:
+        address = ledger.resolve(text)
+    except LedgerError as exc:
+        raise UnknownIdError(str(exc)) from None
+    event = ledger.get(address)
+    if event.type != ev.RUN:
+        raise UnknownIdError(f"{text} is a {event.type} event, not a run")
+    return StoredRun(event.body["run_id"], address, event.body)
+
+
+def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
+    """The run's report, re-derived from the ledger alone."""
+    run = load_run(ledger, run_id)
+    tally = replay_tally(
+        (b for _, b in case_results(ledger, run_id)),
+        criteria_of(run.body),
+        list(run.body["slices"]),
+    )
+    return build_run_report(
+        run.body,
+        run.address,
+        tally,
+        _latest_meta(ledger, run_id, ev.RUN_END),
+        _latest_meta(ledger, run_id, ev.DECISION),
+    )
+
+
+def list_runs(ledger: Ledger) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]:
+    """Every run, newest first: (address, run body, latest run_end body or None)."""
+    runs = [(a, e.body) for a, e in ledger.events(ev.RUN)]
+    runs.reverse()
+    return [(a, b, _latest_meta(ledger, b["run_id"], ev.RUN_END)) for a, b in runs]
+
+
+def resume_plan(
+    ledger: Ledger, run_id: str, *, concurrency: int | None = None
+) -> tuple[RunPlan, StoredRun]:
+    """Plan the rest of an interrupted run; refuse when its system, cases or config changed."""
+    run = load_run(ledger, run_id)
+    end = _latest_meta(ledger, run.run_id, ev.RUN_END)
+    if end is not None and end["state"] == "complete":
+        raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
+    policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None
+    plan = plan_run(Path(run.body["config_path"]), policy_path=policy_path, concurrency=concurrency)
+    if plan.system.identity() != run.body["system"]:
+        raise ConfigError(
+            f"the system changed since {run.run_id} started (its code or settings differ); "
+            "start a new run instead"
+        )
+    if plan.dataset.digest != run.body["dataset"]["sha256"]:
+        raise ConfigError(
+            f"{plan.dataset.path} changed since {run.run_id} started; start a new run instead"
+        )
+    return plan, run

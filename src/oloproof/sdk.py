@@ -1,0 +1,218 @@
+"""What a user's code touches: the system decorators, the per-case recorder and artifact types.
+
+Artifacts are the typed records that retrieval and citation evaluators read. Each kind has a
+versioned name (``retrieval/v1``, ``context/v1``, ``citations/v1``) and is stored in the ledger as
+the plain mapping ``Model.model_dump(mode="json", exclude_none=True)``. Positions are 1-based
+and recorded exactly as the system gives them: Oloproof never re-ranks.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from oloproof.errors import ArtifactError
+
+
+class _Artifact(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Passage(_Artifact):
+    """One retrieved candidate, in the retriever's order."""
+
+    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
+    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    score: float | None = Field(default=None, description="The retriever's score, as given.")
+    text: str | None = Field(default=None, description="The passage text.")
+
+
+class Retrieval(_Artifact):
+    """The ranked candidates a retriever returned for one query (``retrieval/v1``)."""
+
+    query: str | None = Field(default=None, description="The query that was searched.")
+    depth: int | None = Field(default=None, ge=0, description="How many candidates were asked for.")
+    candidates: tuple[Passage, ...] = Field(
+        default=(), description="The candidates in the retriever's order; position 1 first."
+    )
+
+
+class ContextItem(_Artifact):
+    """A passage that reached the model."""
+
+    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
+    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    position: int | None = Field(
+        default=None, ge=1, description="Its 1-based position in the retrieval it came from."
+    )
+    tokens: int | None = Field(default=None, ge=0, description="Its size as the system counts it.")
+    text: str | None = Field(default=None, description="The passage text given to the model.")
+
+
+class DroppedItem(_Artifact):
+    """A retrieved passage that was left out of the context, and why."""
+
+    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
+    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    position: int | None = Field(
+        default=None, ge=1, description="Its 1-based position in the retrieval it came from."
+    )
+    tokens: int | None = Field(default=None, ge=0, description="Its size as the system counts it.")
+    reason: str = Field(
+        min_length=1, description="Why it was left out, e.g. `top_k` or `token_budget`."
+    )
+
+
+class Context(_Artifact):
+    """What the model was given (``context/v1``)."""
+
+    items: tuple[ContextItem, ...] = Field(default=(), description="Passages given to the model.")
+    dropped: tuple[DroppedItem, ...] = Field(default=(), description="Passages left out.")
+    token_budget: int | None = Field(default=None, ge=0, description="The budget applied, if any.")
+    source: Literal["retrieval", "gold"] = Field(
+        default="retrieval",
+        description="`retrieval` when assembled from the retrieval, `gold` under diagnosis.",
+    )
+
+
+class Citations(_Artifact):
+    """The passage ids an answer cites (``citations/v1``)."""
+
+    ids: tuple[str, ...] = Field(default=(), description="Cited document ids, in answer order.")
+
+
+ARTIFACT_MODELS: dict[str, type[_Artifact]] = {
+    "retrieval/v1": Retrieval,
+    "context/v1": Context,
+    "citations/v1": Citations,
+}
+
+
+def validate_artifact(kind: str, value: Any) -> dict[str, Any]:
+    """Validate one artifact of ``kind`` and return its stored mapping.
+
+    Raises ``ArtifactError`` naming the kind and the first problem.
+    """
+    model = ARTIFACT_MODELS.get(kind)
+    if model is None:
+        known = ", ".join(sorted(ARTIFACT_MODELS))
+        raise ArtifactError(f"unknown artifact kind {kind!r} (known kinds: {known})")
+    if kind == "citations/v1" and isinstance(value, list | tuple):
+        value = {"ids": value}
+    try:
+        parsed = value if isinstance(value, model) else model.model_validate(value)
+    except ValidationError as exc:
+        raise ArtifactError(f"malformed {kind} artifact: {_first_error(exc)}") from None
+    return parsed.model_dump(mode="json", exclude_none=True)
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+    return f"{loc}: {err['msg']}"
+
+
+class Recorder:
+    """Collects the artifacts one case records; obtained with ``current_case()``."""
+
+    def __init__(self, declared: Iterable[str]) -> None:
+        self._declared = frozenset(declared)
+        self.artifacts: dict[str, list[dict[str, Any]]] = {}
+
+    def record(self, kind: str, value: Any) -> None:
+        """Validate and keep an artifact of ``kind``; it must be declared in ``records``."""
+        if kind not in self._declared:
+            declared = ", ".join(sorted(self._declared)) or "none"
+            raise ArtifactError(
+                f"the system recorded a {kind} artifact but declares records=({declared})"
+            )
+        self.artifacts.setdefault(kind, []).append(validate_artifact(kind, value))
+
+    def retrieval(self, retrieval: Retrieval | Mapping[str, Any]) -> None:
+        self.record("retrieval/v1", retrieval)
+
+    def context(self, context: Context | Mapping[str, Any]) -> None:
+        self.record("context/v1", context)
+
+    def citations(self, ids: Citations | Iterable[str]) -> None:
+        self.record("citations/v1", ids if isinstance(ids, Citations) else list(ids))
+
+
+_current: contextvars.ContextVar[Recorder] = contextvars.ContextVar("oloproof_current_case")
+
+
+def current_case() -> Recorder:
+    """The recorder of the case being executed; only valid inside a system call."""
+    try:
+        return _current.get()
+    except LookupError:
+        raise ArtifactError("current_case() was called outside a running case") from None
+
+
+def _activate(recorder: Recorder) -> contextvars.Token[Recorder]:
+    return _current.set(recorder)
+
+
+def _deactivate(token: contextvars.Token[Recorder]) -> None:
+    _current.reset(token)
+
+
+@dataclass(frozen=True)
+class SystemInfo:
+    """What ``@system`` declares about a callable system."""
+
+    name: str
+    version: str
+    records: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RagInfo:
+    """What ``@rag_system`` declares about a staged system (oloproof.yaml may override it)."""
+
+    name: str
+    version: str
+    depth: int
+    top_k: int
+    token_budget: int | None
+    index_version: str | None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+C = TypeVar("C", bound=type)
+
+
+def system(*, name: str, version: str, records: Iterable[str] = ()) -> Callable[[F], F]:
+    """Declare a callable system: ``fn(case_input) -> output`` (sync or async)."""
+    kinds = tuple(records)
+    for kind in kinds:
+        if kind not in ARTIFACT_MODELS:
+            raise ArtifactError(f"@system(records=...) names unknown artifact kind {kind!r}")
+
+    def mark(fn: F) -> F:
+        fn.__oloproof_system__ = SystemInfo(name, version, kinds)  # type: ignore[attr-defined]
+        return fn
+
+    return mark
+
+
+def rag_system(
+    *,
+    name: str,
+    version: str,
+    depth: int,
+    top_k: int,
+    token_budget: int | None = None,
+    index_version: str | None = None,
+) -> Callable[[C], C]:
+    """Declare a staged RAG system: a class with ``retrieve``, ``generate`` and ``count_tokens``."""
+
+    def mark(cls: C) -> C:
+        cls.__oloproof_rag__ = RagInfo(name, version, depth, top_k, token_budget, index_version)  # type: ignore[attr-defined]
+        return cls
+
+    return mark

@@ -1,0 +1,44 @@
+"""System adapters: a Python callable, an HTTP endpoint, or a staged RAG class."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oloproof.config import SystemConfig
+from oloproof.systems.base import System
+
+
+def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrency: int) -> System:
+    """The adapter for ``config``'s one system kind."""
+    if config.callable is not None:
+        from oloproof.systems.callable import CallableSystem
+
+        return CallableSystem(
+            name=config.name,
+            version=config.version,
+            reference=config.callable,
+            base_dir=base_dir,
+            where=where,
+            threads=concurrency,
+        )
+    if config.http is not None:
+        from oloproof.systems.http import HttpSystemAdapter
+
+        return HttpSystemAdapter(
+            name=config.name,
+            version=config.version,
+            settings=config.http,
+            where=where,
+            concurrency=concurrency,
+        )
+    assert config.rag is not None  # the model allows exactly one kind
+    from oloproof.systems.rag import RagSystem
+
+    return RagSystem(
+        name=config.name,
+        version=config.version,
+        settings=config.rag,
+        base_dir=base_dir,
+        where=where,
+        threads=concurrency,
+    )

@@ -1,0 +1,121 @@
+"""What the engine needs of a system, whichever kind it is."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from oloproof.dataset import Case
+from oloproof.errors import ConfigError
+
+
+@dataclass(frozen=True)
+class StageRecord:
+    """One stage a staged system ran (or took from its cache) for a case."""
+
+    stage: str
+    identity: str
+    address: str
+    hit: bool
+
+
+@dataclass
+class Execution:
+    """What one case's execution produced."""
+
+    output: Any
+    artifacts: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    stages: list[StageRecord] = field(default_factory=list)
+
+
+class StageCache(Protocol):
+    """Stage outputs kept in the ledger, looked up by identity."""
+
+    def lookup(self, identity: str) -> dict[str, Any] | None:
+        """The stored body of the stage with ``identity``, or None."""
+
+    def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
+        """Store a stage output; return its address."""
+
+
+@dataclass
+class ExecContext:
+    """Per-run services and settings the engine hands a system."""
+
+    stage_cache: StageCache
+    use_stage_cache: bool = True
+    # What the run changes, as recorded (part of every execution's identity).
+    intervention: dict[str, Any] | None = None
+    # What an intervention replays: recorded retrievals by case id, a reranker function.
+    replay: dict[str, Any] = field(default_factory=dict)
+
+
+class System(Protocol):
+    """A system under test: called once per case."""
+
+    kind: str
+
+    def identity(self) -> dict[str, Any]:
+        """Name, version, code fingerprint and settings: what makes two executions comparable."""
+
+    async def execute(self, case: Case, ctx: ExecContext) -> Execution:
+        """Run one case. An exception from user code propagates; the engine records it."""
+
+    async def aclose(self) -> None:
+        """Release connections and threads."""
+
+
+def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
+    """Import ``module:attr`` with ``base_dir`` on the import path; errors name the config key."""
+    module_name, sep, attr = reference.partition(":")
+    if not sep or not module_name or not attr:
+        raise ConfigError(f"{where}: {key}: expected `module:name`, found {reference!r}")
+    base = str(base_dir.resolve())
+    if base not in sys.path:
+        sys.path.insert(0, base)
+    try:
+        module = _import_fresh(module_name, base_dir)
+    except ModuleNotFoundError as exc:
+        if exc.name and module_name.startswith(exc.name):
+            raise ConfigError(
+                f"{where}: {key}: no module named {module_name!r} (looked in {base_dir})"
+            ) from None
+        raise ConfigError(f"{where}: {key}: importing {module_name!r} failed: {exc}") from None
+    except Exception as exc:  # user code failed while importing: report it, don't crash
+        raise ConfigError(
+            f"{where}: {key}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ConfigError(f"{where}: {key}: module {module_name!r} has no {attr!r}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
+    # A module imported from another project folder earlier in this process would shadow
+    # this one; drop it when it does not live under base_dir.
+    existing = sys.modules.get(module_name)
+    if existing is not None:
+        origin = getattr(existing, "__file__", None)
+        if origin is None or not Path(origin).resolve().is_relative_to(base_dir.resolve()):
+            del sys.modules[module_name]
+    return importlib.import_module(module_name)
+
+
+def source_fingerprint_material(*objects: Callable[..., Any] | type) -> list[str]:
+    """The source text of each object (its file's text where source is unavailable)."""
+    texts: list[str] = []
+    for obj in objects:
+        try:
+            texts.append(inspect.getsource(obj))
+        except (OSError, TypeError):
+            texts.append(f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}")
+    return texts

@@ -1,0 +1,76 @@
+"""A system that is a Python function decorated with ``@system``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import inspect
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from oloproof.dataset import Case
+from oloproof.errors import ConfigError
+from oloproof.events import identity_key
+from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
+from oloproof.systems.base import ExecContext, Execution, load_object
+
+
+class CallableSystem:
+    """Calls ``fn(case_input)``: async functions on the loop, sync ones on a thread pool."""
+
+    kind = "callable"
+
+    def __init__(
+        self, *, name: str, version: str, reference: str, base_dir: Path, where: str, threads: int
+    ) -> None:
+        fn = load_object(reference, base_dir=base_dir, key="system.callable", where=where)
+        if not callable(fn):
+            raise ConfigError(f"{where}: system.callable: {reference!r} is not callable")
+        info: SystemInfo | None = getattr(fn, "__oloproof_system__", None)
+        self._fn: Callable[..., Any] = fn
+        self._records = info.records if info else ()
+        self._is_async = inspect.iscoroutinefunction(fn)
+        self._pool = None if self._is_async else ThreadPoolExecutor(max_workers=threads)
+        self._identity = {
+            "kind": self.kind,
+            "name": name,
+            "version": version,
+            "callable": reference,
+            "records": list(self._records),
+            "code": _module_fingerprint(fn),
+        }
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    async def execute(self, case: Case, ctx: ExecContext) -> Execution:
+        recorder = Recorder(self._records)
+        if self._is_async:
+            token = _activate(recorder)
+            try:
+                output = await self._fn(case.input)
+            finally:
+                _deactivate(token)
+        else:
+            context = contextvars.copy_context()
+            context.run(_activate, recorder)
+            loop = asyncio.get_running_loop()
+            output = await loop.run_in_executor(self._pool, context.run, self._fn, case.input)
+        return Execution(output=output, artifacts=recorder.artifacts)
+
+    async def aclose(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _module_fingerprint(fn: Callable[..., Any]) -> str:
+    """blake3 of the source file that defines ``fn``: editing that file changes the identity."""
+    path = inspect.getsourcefile(fn)
+    if path is None:
+        return identity_key(f"{fn.__module__}.{fn.__qualname__}")
+    try:
+        return identity_key(Path(path).read_bytes())
+    except OSError:
+        return identity_key(f"{fn.__module__}.{fn.__qualname__}")

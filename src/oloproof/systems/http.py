@@ -1,0 +1,270 @@
+"""A system reached over HTTP: each case input is POSTed as the JSON body.
+
+The response must be a JSON object. The output is read at ``output_path`` (the whole body when
+none is given) and each artifact kind at its dotted path; artifacts are validated like the
+ones a callable system records. A missing field or malformed artifact is an ``ArtifactError``
+(the run stops, exit 2). A server that keeps failing (connection errors, timeouts, 429, 5xx
+after every retry) or refuses the request (another 4xx) raises ``HttpSystemError``, which the
+engine records as that case errored.
+
+Header values may hold ``${NAME}``: the variable is read from the environment at call time.
+Header values are never part of the identity, never stored and never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import os
+import re
+import time
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from oloproof.dataset import Case
+from oloproof.errors import ArtifactError, ConfigError
+from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
+from oloproof.systems.base import ExecContext, Execution
+
+if TYPE_CHECKING:
+    from oloproof.config import HttpSystem
+
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_RETRY_STATUS = 429
+_EXCERPT_CHARS = 200
+
+
+class HttpSystemError(RuntimeError):
+    """The endpoint failed for one case; the engine records the case as errored."""
+
+
+class HttpSystemAdapter:
+    """POSTs ``case.input`` to ``settings.url`` and reads the output and artifacts back."""
+
+    kind = "http"
+
+    def __init__(
+        self, *, name: str, version: str, settings: HttpSystem, where: str, concurrency: int
+    ) -> None:
+        self._settings = settings
+        self._where = where
+        self._concurrency = max(1, concurrency)
+        self._client: httpx.AsyncClient | None = None
+        try:
+            url = httpx.URL(settings.url)
+        except httpx.InvalidURL as exc:
+            raise ConfigError(f"{where}: system.http.url: not a valid URL ({exc})") from None
+        if url.scheme not in ("http", "https") or not url.host:
+            raise ConfigError(
+                f"{where}: system.http.url: expected an http:// or https:// URL, "
+                f"found {settings.url!r}"
+            )
+        for kind in settings.artifacts:
+            if kind not in ARTIFACT_MODELS:
+                known = ", ".join(sorted(ARTIFACT_MODELS))
+                raise ConfigError(
+                    f"{where}: system.http.artifacts: unknown artifact kind {kind!r} "
+                    f"(known kinds: {known})"
+                )
+        for key, path in {"output_path": settings.output_path, **settings.artifacts}.items():
+            if path is not None and not all(path.split(".")):
+                label = "output_path" if key == "output_path" else f"artifacts.{key}"
+                raise ConfigError(
+                    f"{where}: system.http.{label}: {path!r} is not a dotted path like `a.b.c`"
+                )
+        self._identity: dict[str, Any] = {
+            "kind": self.kind,
+            "name": name,
+            "version": version,
+            "url": settings.url,
+            "output_path": settings.output_path,
+            "artifacts": dict(sorted(settings.artifacts.items())),
+        }
+
+    def identity(self) -> dict[str, Any]:
+        return self._identity
+
+    async def execute(self, case: Case, ctx: ExecContext) -> Execution:
+        body = await self._post(case)
+        settings = self._settings
+        if settings.output_path is None:
+            output: Any = body
+        else:
+            output = _read_path(body, settings.output_path, case.id)
+        artifacts: dict[str, list[dict[str, Any]]] = {}
+        for kind, path in settings.artifacts.items():
+            value = _read_path(body, path, case.id)
+            try:
+                artifacts[kind] = [validate_artifact(kind, value)]
+            except ArtifactError as exc:
+                detail = exc.message.removeprefix(f"malformed {kind} artifact: ")
+                raise ArtifactError(
+                    f"case {case.id!r}: {path} is not a valid {kind} artifact: {detail}"
+                ) from None
+        return Execution(output=output, artifacts=artifacts)
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()
+
+    # ------------------------------------------------------------------ request and retries
+
+    def _get_client(self) -> httpx.AsyncClient:
+        # Created on first use so that it belongs to the event loop that runs the cases.
+        if self._client is None:
+            limits = httpx.Limits(
+                max_connections=self._concurrency, max_keepalive_connections=self._concurrency
+            )
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self._settings.timeout_s),
+                limits=limits,
+                follow_redirects=False,
+            )
+        return self._client
+
+    def _headers(self) -> dict[str, str]:
+        """The configured headers with ``${NAME}`` read from the environment, now."""
+        resolved: dict[str, str] = {}
+        for header, template in self._settings.headers.items():
+
+            def substitute(match: re.Match[str], header: str = header) -> str:
+                name = match.group(1)
+                value = os.environ.get(name)
+                if value is None:
+                    raise ConfigError(
+                        f"{self._where}: system.http.headers.{header}: environment variable "
+                        f"{name} is not set"
+                    )
+                return value
+
+            resolved[header] = _ENV_REF.sub(substitute, template)
+        return resolved
+
+    async def _post(self, case: Case) -> dict[str, Any]:
+        settings = self._settings
+        headers = self._headers()
+        client = self._get_client()
+        tries = settings.retries + 1
+        delay = settings.backoff_s
+        problem = ""
+        for attempt in range(tries):
+            wait = delay
+            try:
+                response = await client.post(settings.url, json=case.input, headers=headers)
+            except httpx.TimeoutException:
+                problem = f"no response within {settings.timeout_s:g} s"
+            except httpx.TransportError as exc:
+                problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+            else:
+                status = response.status_code
+                if status == _RETRY_STATUS or status >= 500:
+                    problem = f"HTTP {status}{_excerpt(response)}"
+                    retry_after = _retry_after(response.headers.get("retry-after"))
+                    if retry_after is not None:
+                        wait = retry_after
+                elif status >= 400:
+                    raise HttpSystemError(
+                        f"case {case.id!r}: POST {settings.url} was refused: "
+                        f"HTTP {status}{_excerpt(response)}"
+                    )
+                else:
+                    return _json_object(response, case.id)
+            if attempt + 1 < tries:
+                await asyncio.sleep(wait)
+                delay *= 2
+        raise HttpSystemError(
+            f"case {case.id!r}: POST {settings.url} failed after {tries} "
+            f"{'try' if tries == 1 else 'tries'}: {problem}"
+        )
+
+
+# ---------------------------------------------------------------------------- helpers
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (seconds or an HTTP date), or None."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = when.timestamp() - time.time()
+    if seconds != seconds:  # NaN
+        return None
+    return max(0.0, seconds)
+
+
+def _excerpt(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    if not text:
+        return ""
+    if len(text) > _EXCERPT_CHARS:
+        text = text[:_EXCERPT_CHARS] + "…"
+    return f": {text}"
+
+
+def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        found = " ".join(response.text.split())[:80]
+        raise ArtifactError(
+            f"case {case_id!r}: the response is not JSON (found {found!r})"
+        ) from None
+    if not isinstance(body, dict):
+        raise ArtifactError(
+            f"case {case_id!r}: the response is not a JSON object (found {_describe(body)})"
+        )
+    return body
+
+
+def _read_path(body: dict[str, Any], path: str, case_id: str) -> Any:
+    """The value at dotted ``path`` in ``body``; list items are addressed by index (``a.0.b``)."""
+    current: Any = body
+    walked: list[str] = []
+    for part in path.split("."):
+        if isinstance(current, dict):
+            if part in current:
+                current = current[part]
+                walked.append(part)
+                continue
+            at = f" at '{'.'.join(walked)}'" if walked else ""
+            keys = ", ".join(str(k) for k in current)
+            found = f"found keys{at}: {keys}" if keys else f"found an empty object{at}"
+        elif isinstance(current, list) and part.isdigit():
+            index = int(part)
+            if index < len(current):
+                current = current[index]
+                walked.append(part)
+                continue
+            found = f"found a list of {len(current)} at '{'.'.join(walked)}'"
+        else:
+            found = f"found {_describe(current)} at '{'.'.join(walked)}'"
+        raise ArtifactError(f"case {case_id!r}: response has no field at '{path}' ({found})")
+    return current
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return f"a list of {len(value)}"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

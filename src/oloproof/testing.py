@@ -1,0 +1,438 @@
+"""Stand-ins for the external things a judge talks to, for your tests and ours.
+
+``ScriptedJudgeServer`` is a real HTTP server on 127.0.0.1 that speaks both judge protocols
+(``POST /v1/chat/completions`` and ``POST /v1/messages``) and answers each request with the
+next scripted reply::
+
+    from oloproof.testing import ScriptedJudgeServer, fail, rate_limit, verdict
+
+    with ScriptedJudgeServer(rate_limit(0.05), fail(503), verdict(True)) as server:
+        ...  # point a judge at server.openai_base_url (or server.anthropic_base_url)
+        assert len(server.requests) == 3
+
+Replies: ``answer(text)`` (a well-formed reply carrying ``text``), ``verdict(passed)`` and
+``score(x)`` (answers holding a judgment), ``fail(status)``, ``rate_limit(seconds)`` (429 with
+``Retry-After``), ``hang(seconds)`` (no reply until the time is up: longer than the client's
+timeout), ``nonsense()`` (a well-formed reply whose text is no judgment) and ``raw(body)`` (any
+bytes at all). When the script runs out the server answers with ``default`` (a reply, or a
+function of the request that returns one) or, without one, HTTP 500. Every request is
+recorded with its headers, body and arrival time (``time.monotonic()``), including requests
+to a path the server does not serve (answered 404, consuming no scripted reply).
+
+``ScriptedProvider`` stands in for a provider in-process (no HTTP), and ``ScriptedJudge`` for a
+whole judge: it returns the verdicts you give it, per case id.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from typing import Any, Literal, Self
+
+from oloproof.evaluators.base import CaseView
+from oloproof.providers import Completion, Usage
+from oloproof.results import MetricKind, Verdict
+
+__all__ = [
+    "RecordedRequest",
+    "Reply",
+    "ScriptedJudge",
+    "ScriptedJudgeServer",
+    "ScriptedProvider",
+    "answer",
+    "fail",
+    "hang",
+    "nonsense",
+    "rate_limit",
+    "raw",
+    "score",
+    "verdict",
+]
+
+OPENAI_PATH = "/v1/chat/completions"
+ANTHROPIC_PATH = "/v1/messages"
+
+ReplyKind = Literal["answer", "fail", "rate_limit", "hang", "raw"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted reply; build it with the functions below rather than by hand."""
+
+    kind: ReplyKind
+    text: str = ""
+    status: int = 200
+    headers: tuple[tuple[str, str], ...] = ()
+    seconds: float = 0.0
+    input_tokens: int = 100
+    output_tokens: int = 20
+    reply_id: str | None = None
+    fingerprint: str | None = None
+    body: bytes = b""
+    content_type: str = "application/json"
+
+
+def answer(
+    text: str,
+    *,
+    input_tokens: int = 100,
+    output_tokens: int = 20,
+    reply_id: str | None = None,
+    fingerprint: str | None = None,
+    delay_s: float = 0.0,
+) -> Reply:
+    """A well-formed reply whose text is ``text``, after ``delay_s`` seconds."""
+    return Reply(
+        "answer",
+        text=text,
+        seconds=delay_s,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        reply_id=reply_id,
+        fingerprint=fingerprint,
+    )
+
+
+def verdict(passed: bool, reason: str = "scripted", **options: Any) -> Reply:
+    """A reply holding ``{"verdict": "pass" | "fail", "reason": reason}``."""
+    text = json.dumps({"verdict": "pass" if passed else "fail", "reason": reason})
+    return answer(text, **options)
+
+
+def score(value: float, reason: str = "scripted", **options: Any) -> Reply:
+    """A reply holding ``{"score": value, "reason": reason}``."""
+    return answer(json.dumps({"score": value, "reason": reason}), **options)
+
+
+def nonsense(text: str = "Well, it depends on how you look at it.", **options: Any) -> Reply:
+    """A well-formed reply whose text holds no judgment."""
+    return answer(text, **options)
+
+
+def fail(status: int = 500, message: str = "scripted failure") -> Reply:
+    """An error reply with ``status``, in the protocol's error shape."""
+    return Reply("fail", text=message, status=status)
+
+
+def rate_limit(retry_after: float = 0.05, *, header: str = "retry-after") -> Reply:
+    """429 asking the client to wait ``retry_after`` seconds (``header: retry-after-ms`` too)."""
+    value = f"{retry_after * 1000:g}" if header == "retry-after-ms" else f"{retry_after:g}"
+    return Reply("rate_limit", text="rate limited", status=429, headers=((header, value),))
+
+
+def hang(seconds: float = 5.0) -> Reply:
+    """Say nothing for ``seconds`` (or until the server closes), then drop the connection."""
+    return Reply("hang", seconds=seconds)
+
+
+def raw(body: str | bytes, *, status: int = 200, content_type: str = "text/plain") -> Reply:
+    """Exactly ``body`` with ``status``: for replies that are not the protocol's at all."""
+    data = body.encode("utf-8") if isinstance(body, str) else body
+    return Reply("raw", status=status, body=data, content_type=content_type)
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    received_at: float
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+    @property
+    def user_message(self) -> str:
+        """The user message the request carries, in either protocol ('' when it has none)."""
+        try:
+            messages = self.json().get("messages", [])
+        except (ValueError, AttributeError):
+            return ""
+        texts = [m.get("content") for m in messages if isinstance(m, dict)]
+        return next((t for t in texts[::-1] if isinstance(t, str)), "")
+
+
+Responder = Callable[[RecordedRequest], Reply]
+
+
+class ScriptedJudgeServer:
+    """A scripted judge endpoint on 127.0.0.1 (a free port), run in a background thread."""
+
+    def __init__(self, *replies: Reply, default: Reply | Responder | None = None) -> None:
+        self._replies: deque[Reply] = deque(replies)
+        self.default = default
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._httpd: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        if self._httpd is None:
+            self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
+            self._thread = threading.Thread(
+                target=self._httpd.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name="scripted-judge-server",
+                daemon=True,
+            )
+            self._thread.start()
+        return self
+
+    def close(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # --- addresses -------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        if self._httpd is None:
+            raise RuntimeError("the server is not running; use it as a context manager")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        """The ``base_url`` of a judge with ``provider: openai``."""
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        """The ``base_url`` of a judge with ``provider: anthropic``."""
+        return self.url
+
+    # --- the script and the record --------------------------------------------------------
+
+    def script(self, *replies: Reply) -> None:
+        """Queue more replies, used in order after the ones already queued."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request received so far, in order of arrival."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def pending(self) -> int:
+        """How many scripted replies are left."""
+        with self._lock:
+            return len(self._replies)
+
+    def _record(self, request: RecordedRequest) -> None:
+        with self._lock:
+            self._requests.append(request)
+
+    def _next(self, request: RecordedRequest) -> Reply | None:
+        with self._lock:
+            if self._replies:
+                return self._replies.popleft()
+        if self.default is None or isinstance(self.default, Reply):
+            return self.default
+        return self.default(request)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # a hanging handler must not hold up close()
+
+    def __init__(
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], owner: Any
+    ) -> None:
+        super().__init__(address, handler)
+        self.owner: ScriptedJudgeServer = owner
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass  # keep test output clean
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("content-length") or 0)
+        request = RecordedRequest(
+            method="POST",
+            path=self.path,
+            headers={key.lower(): value for key, value in self.headers.items()},
+            body=self.rfile.read(length),
+            received_at=time.monotonic(),
+        )
+        owner._record(request)
+        if self.path not in (OPENAI_PATH, ANTHROPIC_PATH):
+            self._send(404, _error_body(self.path, "not_found", f"no route {self.path}"))
+            return
+        reply = owner._next(request)
+        if reply is None:
+            self._send(500, _error_body(self.path, "api_error", "no scripted reply left"))
+        elif reply.kind == "hang":
+            owner._stopping.wait(reply.seconds)
+            self.close_connection = True
+        elif reply.kind == "raw":
+            self._send(reply.status, reply.body, content_type=reply.content_type)
+        elif reply.kind == "answer":
+            if reply.seconds:
+                owner._stopping.wait(reply.seconds)
+            self._send(200, _answer_body(self.path, reply, request, len(owner.requests)))
+        else:
+            kind = "rate_limit_error" if reply.status == 429 else "api_error"
+            self._send(reply.status, _error_body(self.path, kind, reply.text), reply.headers)
+
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: Iterable[tuple[str, str]] = (),
+        *,
+        content_type: str = "application/json",
+    ) -> None:
+        try:
+            self.send_response(status)
+            self.send_header("content-type", content_type)
+            self.send_header("content-length", str(len(body)))
+            for name, value in headers:
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except OSError:
+            pass  # the client gave up (timed out); nothing to tell it
+
+
+def _answer_body(path: str, reply: Reply, request: RecordedRequest, number: int) -> bytes:
+    try:
+        model = request.json().get("model", "scripted")
+    except (ValueError, AttributeError):
+        model = "scripted"
+    if path == OPENAI_PATH:
+        data: dict[str, Any] = {
+            "id": reply.reply_id or f"chatcmpl-scripted-{number}",
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": reply.input_tokens,
+                "completion_tokens": reply.output_tokens,
+                "total_tokens": reply.input_tokens + reply.output_tokens,
+            },
+        }
+        if reply.fingerprint is not None:
+            data["system_fingerprint"] = reply.fingerprint
+    else:
+        data = {
+            "id": reply.reply_id or f"msg_scripted_{number}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": reply.text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+        }
+    return json.dumps(data).encode("utf-8")
+
+
+def _error_body(path: str, kind: str, message: str) -> bytes:
+    if path == ANTHROPIC_PATH:
+        data: dict[str, Any] = {"type": "error", "error": {"type": kind, "message": message}}
+    else:
+        data = {"error": {"message": message, "type": kind, "code": None}}
+    return json.dumps(data).encode("utf-8")
+
+
+# --- in-process stand-ins ----------------------------------------------------------------------
+
+
+class ScriptedProvider:
+    """A provider without HTTP: replies with the given texts in order, or ``respond(system, user)``.
+
+    ``calls`` records each ``(system, user)`` pair it was asked.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[str] = (),
+        *,
+        respond: Callable[[str, str], str] | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        self._replies: deque[str] = deque(replies)
+        self._respond = respond
+        self._usage = usage or Usage(input_tokens=100, output_tokens=20)
+        self.calls: list[tuple[str, str]] = []
+
+    async def complete(self, system: str, user: str) -> Completion:
+        self.calls.append((system, user))
+        if self._replies:
+            text = self._replies.popleft()
+        elif self._respond is not None:
+            text = self._respond(system, user)
+        else:
+            raise RuntimeError("ScriptedProvider has no reply left")
+        return Completion(text=text, usage=self._usage, reply_id=f"scripted-{len(self.calls)}")
+
+
+@dataclass
+class ScriptedJudge:
+    """An ``AsyncEvaluator`` that returns the verdict you give it for each case id.
+
+    ``verdicts`` maps case ids to verdicts (or to True/False for pass/fail); a case it does
+    not name gets ``default``, or ``missing: not_scripted``. ``identity`` lands in ``spec()``,
+    so two scripted judges with different identities are different judges.
+    """
+
+    verdicts: Mapping[str, Verdict | bool] = field(default_factory=dict)
+    criterion: str = "scripted"
+    kind: MetricKind = "pass_fail"
+    identity: str = "scripted-judge"
+    default: Verdict | None = None
+    seen: list[str] = field(default_factory=list)
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "scripted_judge", "criterion": self.criterion, "identity": self.identity}
+
+    async def ajudge(self, view: CaseView) -> Verdict:
+        self.seen.append(view.case_id)
+        given = self.verdicts.get(view.case_id)
+        if isinstance(given, bool):
+            return Verdict.passed() if given else Verdict.failed("scripted")
+        if given is not None:
+            return given
+        return self.default or Verdict.missing("not_scripted")

@@ -1,0 +1,78 @@
+"""Route B end to end: the staged support_rag example, its stage caches and slices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.test_run_blackbox import assert_in_order
+from tests.support import normalise, oloproof
+
+RULES_B = [
+    "│ answer-floor    │ answer_correct  │ INSUFFICIENT_EVIDENCE │ interval_overlaps_threshold    │",
+    "│ retrieval-floor │ hit_rate_at_2   │ INSUFFICIENT_EVIDENCE │ interval_overlaps_threshold    │",
+    "│ citations-valid │ citations_valid │ PASS                  │ observed_failures_within_limit │",
+]
+METRICS_B = [
+    "│ answer_correct  │ 69.2%    │ [38.5%, 91.0%]  │ 9 / 13 observed · 0 missing · 0 excluded     │",
+    "│ hit_rate_at_2   │ 92.3%    │ [63.9%, 99.9%]  │ 12 / 13 observed · 0 missing · 0 excluded    │",
+    "│ recall_at_2     │ 92.3%    │ [63.9%, 99.9%]  │ 12 / 13 observed · 0 missing · 0 excluded    │",
+    "│ ndcg_at_6       │ 0.866    │ [0.506, 0.990]  │ mean of 13 observed · 0 missing · 0 excluded │",
+    "│ citations_valid │ 100.0%   │ [75.2%, 100.0%] │ 13 / 13 observed · 0 missing · 0 excluded    │",
+]
+
+
+def test_route_b_run_and_the_budget_experiment(support: Path) -> None:
+    first = oloproof("run", cwd=support)
+    assert first.code == 3, first.err
+    assert normalise(first.lines[0]) == "Run run_… [DECIDED/COMPLETE]"
+    assert first.lines[1] == "Gate: BLOCK (exit 3)"
+    assert_in_order(
+        first.lines,
+        [
+            *RULES_B,
+            *METRICS_B,
+            "Cache: execution 0 hit/13 miss; judgment 0 hit/65 miss",
+            "Stages: retrieve 0 hit/13 miss; generate 0 hit/13 miss",
+        ],
+    )
+    # The staged slices are on: relevant position relative to top_k, and budget truncation.
+    slice_rows = [line for line in first.lines if line.startswith("│ relevant_position")]
+    assert {row.split("│")[2].strip() for row in slice_rows} == {"1", "2", "not_retrieved"}
+    assert any(line.startswith("│ context_truncated │ true") for line in first.lines)
+
+    config = support / "oloproof.yaml"
+    config.write_text(config.read_text().replace("token_budget: 40", "token_budget: 120"))
+    second = oloproof("run", cwd=support)
+    assert second.code == 3
+    assert_in_order(
+        second.lines,
+        [
+            *RULES_B,
+            *METRICS_B,
+            "Cache: execution 0 hit/13 miss; judgment 0 hit/65 miss",
+            "Stages: retrieve 13 hit/0 miss; generate 7 hit/6 miss",
+        ],
+    )
+
+
+def test_staged_slices_need_a_staged_system(blackbox: Path) -> None:
+    config = blackbox / "oloproof.yaml"
+    config.write_text(
+        config.read_text().replace("slices: [metadata.topic]", "slices: [relevant_position]")
+    )
+    result = oloproof("run", cwd=blackbox)
+    assert result.code == 2
+    assert result.err == (
+        "error: slice 'relevant_position' compares relevant positions with top_k, "
+        "so it needs a staged system.\n"
+    )
+    assert not (blackbox / ".oloproof").exists()
+
+
+def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
+    app = support / "app.py"
+    app.write_text(app.read_text().replace("def count_tokens(", "def _not_count_tokens("))
+    result = oloproof("run", cwd=support)
+    assert result.code == 2
+    assert "a token_budget needs" in result.err and "never estimates tokens" in result.err
+    assert "Traceback" not in result.err

@@ -1,0 +1,68 @@
+"""cases.jsonl: every mistake names the file and the line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oloproof.dataset import load_dataset
+from oloproof.errors import DatasetError
+
+GOOD = {"id": "a", "input": {"question": "q"}, "expected": {"answer": "x"}, "metadata": {}}
+
+
+def write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "cases.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(DatasetError) as info:
+        load_dataset(path)
+    return str(info.value)
+
+
+def test_loads_cases_in_order_with_digest(tmp_path: Path) -> None:
+    second = {**GOOD, "id": "b"}
+    path = write(tmp_path, [json.dumps(GOOD), "", json.dumps(second)])
+    dataset = load_dataset(path)
+    assert [c.id for c in dataset.cases] == ["a", "b"]
+    assert [c.line for c in dataset.cases] == [1, 3]
+    assert len(dataset.digest) == 64
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("{not json", "line 2: not valid JSON"),
+        ("[1, 2]", "line 2: a case must be a JSON object, found an array"),
+        (
+            '{"id": "b", "input": "hello"}',
+            "line 2: field 'input' of case 'b' must be a JSON object, found a string",
+        ),
+        ('{"id": "b"}', "line 2: case 'b' has no 'input'"),
+        ('{"id": "", "input": {}}', "line 2: field 'id' must be a non-empty string"),
+        ('{"id": "a", "input": {}}', "line 2: duplicate case id 'a' (first on line 1)"),
+        ('{"id": "b", "input": {}, "extra": 1}', "line 2: unknown field 'extra'"),
+        (
+            '{"id": "b", "input": {}, "expected": {"relevant": [{"grade": 1}]}}',
+            "line 2: expected.relevant[0].doc_id of case 'b' must be a non-empty string",
+        ),
+        (
+            '{"id": "b", "input": {}, "expected": {"gold_context": [{"doc_id": "d"}]}}',
+            "line 2: expected.gold_context[0].text of case 'b' must be a non-empty string",
+        ),
+    ],
+)
+def test_bad_lines_name_the_line(tmp_path: Path, line: str, expected: str) -> None:
+    path = write(tmp_path, [json.dumps(GOOD), line])
+    message = error_of(path)
+    assert message.startswith(f"{path}, {expected}")
+
+
+def test_empty_and_missing_files(tmp_path: Path) -> None:
+    assert error_of(write(tmp_path, [""])).endswith("no cases (the file is empty)")
+    assert error_of(tmp_path / "none.jsonl").endswith("no such file")
