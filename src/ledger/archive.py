@@ -24,6 +24,7 @@ import os
 import struct
 import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -173,8 +174,18 @@ class _Reader:
         return value
 
 
-def _parse(path: Path) -> tuple[dict[str, str], dict[bytes, bytes], dict[bytes, Event]]:
-    """Read and check a whole archive: refs, ``digest -> bytes`` in file order, and events."""
+@dataclass(frozen=True)
+class _Parsed:
+    """A whole archive, checked: where it came from, its refs, its events in file order."""
+
+    where: str
+    refs: dict[str, str]
+    records: dict[bytes, bytes]  # digest -> canonical bytes
+    events: dict[bytes, Event]  # digest -> the decoded event
+
+
+def _parse(path: Path) -> _Parsed:
+    """Read and check a whole archive (see the module docstring for what is checked)."""
     where = str(path)
     try:
         data = path.read_bytes()
@@ -227,32 +238,33 @@ def _parse(path: Path) -> tuple[dict[str, str], dict[bytes, bytes], dict[bytes, 
         check_ref_name(name)
         if not is_address(address) or parse_address(address) not in records:
             raise FormatError(f"the archive {where} has ref {name!r} to an event it lacks")
-    return refs, records, events
+    return _Parsed(where, refs, records, events)
 
 
-def import_archive(ledger: Ledger, path: str | os.PathLike[str]) -> int:
+def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader) -> int:
     """Import an archive into ``ledger``, all or nothing; return how many events were new.
 
     Every event is re-hashed and checked first; links must be satisfied by the archive or the
     ledger, and a ref that already exists must point at the same event. Importing twice is a
-    no-op the second time.
+    no-op the second time. ``path`` may also be an ``ArchiveReader`` already opened (and so
+    already checked).
     """
-    where = Path(path)
-    refs, records, events = _parse(where)
-    for event in events.values():
+    parsed = path._parsed if isinstance(path, ArchiveReader) else _parse(Path(path))
+    where = parsed.where
+    for event in parsed.events.values():
         for ref in event.refs:
-            if parse_address(ref) not in records and not ledger.has(ref):
+            if parse_address(ref) not in parsed.records and not ledger.has(ref):
                 raise MissingEventError(
                     ref, f"the archive {where} links to it but holds neither it nor its ledger"
                 )
     ref_ops: list[tuple[str, str, str | None]] = []
-    for name, address in sorted(refs.items()):
+    for name, address in sorted(parsed.refs.items()):
         current = ledger.get_ref(name)
         if current is None:
             ref_ops.append((name, address, None))
         elif current != address:
             raise RefConflictError(name, address, current)
-    items = [(digest, records[digest], events[digest]) for digest in records]
+    items = [(digest, data, parsed.events[digest]) for digest, data in parsed.records.items()]
     return ledger._import_verified(items, ref_ops)
 
 
@@ -266,13 +278,13 @@ class ArchiveReader:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._refs, self._records, _ = _parse(path)
+        self._parsed = _parse(path)
+        self._refs = self._parsed.refs
+        self._records = self._parsed.records
         self._sorted_hex = sorted(d.hex() for d in self._records)
 
     def close(self) -> None:
-        """Release the archive (kept for symmetry with ``Ledger``)."""
-        self._records = {}
-        self._sorted_hex = []
+        """Nothing to release (the archive is read whole); kept for symmetry with ``Ledger``."""
 
     def __enter__(self) -> ArchiveReader:
         return self
@@ -296,11 +308,13 @@ class ArchiveReader:
         return data
 
     def get(self, address: str) -> Event:
-        return event_from_trusted(self.get_bytes(address))
+        event = self._parsed.events.get(parse_address(address))
+        if event is None:
+            raise UnknownAddressError(address, f"no event with address {address} is in {self.path}")
+        return event
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
-        for digest, data in self._records.items():
-            event = event_from_trusted(data)
+        for digest, event in self._parsed.events.items():
             if type is None or event.type == type:
                 yield format_address(digest), event
 

@@ -27,8 +27,8 @@ import struct
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from hashlib import sha256
 from dataclasses import dataclass
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, TypeVar
 

@@ -78,7 +78,9 @@ class _LabelLine(BaseModel):
     output: Any = Field(description="The system's output the judge reads.")
     context: list[dict[str, Any]] | dict[str, Any] | None = Field(
         default=None,
-        description="The passages given to the model: a list of {doc_id, text} or a context/v1 object.",
+        description=(
+            "The passages given to the model: a list of {doc_id, text} or a context/v1 object."
+        ),
     )
     citations: list[str] | dict[str, Any] | None = Field(
         default=None, description="The ids the answer cites: a list or a citations/v1 object."
@@ -140,7 +142,9 @@ def load_labels(path: Path) -> list[LabelledExample]:
         where = f"{path}, line {number}"
         example = _parse_line(line, where)
         if example.id in seen:
-            raise DatasetError(f"id {example.id!r} already used on line {seen[example.id]}", where=where)
+            raise DatasetError(
+                f"id {example.id!r} already used on line {seen[example.id]}", where=where
+            )
         seen[example.id] = number
         examples.append(example)
     if not examples:

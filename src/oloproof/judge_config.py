@@ -108,7 +108,9 @@ class ProviderSettings(BaseModel):
     price_per_input_token: float | None = Field(
         default=None,
         ge=0,
-        description="Price of one input token, in your currency; with both prices the report shows cost.",
+        description=(
+            "Price of one input token, in your currency; with both prices the report shows cost."
+        ),
     )
     price_per_output_token: float | None = Field(
         default=None, ge=0, description="Price of one output token, in the same currency."
@@ -154,7 +156,8 @@ class _JudgeSettings(ProviderSettings):
         min_length=1,
         description=(
             "Where to read the answer in the output: a key of a mapping output, dotted for "
-            "nested keys. A plain-string output is read whole when this keeps its default or is null."
+            "nested keys. A plain-string output is read whole when this keeps its default or is "
+            "null."
         ),
     )
     input_field: str | None = Field(
@@ -207,7 +210,9 @@ class AnswerJudgeConfig(_JudgeSettings):
     expected_field: str = Field(
         default="answer",
         min_length=1,
-        description="The key of the case's `expected` object holding the reference answer (dotted allowed).",
+        description=(
+            "The key of the case's `expected` object holding the reference answer (dotted allowed)."
+        ),
     )
 
 
@@ -232,7 +237,8 @@ class RubricJudgeConfig(_JudgeSettings):
     scale: Literal["pass_fail", "score"] = Field(
         default="pass_fail",
         description=(
-            "`pass_fail`: a pass/fail metric; `score`: a graded metric, the judge's score in [0, 1]."
+            "`pass_fail`: a pass/fail metric; `score`: a graded metric, the judge's score "
+            "in [0, 1]."
         ),
     )
 

@@ -116,13 +116,13 @@ def make_project(tmp: Path, example: str, change: tuple[str, str, str]) -> Proje
 
 
 @pytest.fixture(scope="module")
-def blackbox(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def blackbox_runs(tmp_path_factory: pytest.TempPathFactory) -> Project:
     change = ("app.py", "EXPAND_QUERY = False", "EXPAND_QUERY = True")
     return make_project(tmp_path_factory.mktemp("compare"), "blackbox_rag", change)
 
 
 @pytest.fixture(scope="module")
-def support(tmp_path_factory: pytest.TempPathFactory) -> Project:
+def support_runs(tmp_path_factory: pytest.TempPathFactory) -> Project:
     change = ("oloproof.yaml", "token_budget: 40", "token_budget: 120")
     return make_project(tmp_path_factory.mktemp("compare"), "support_rag", change)
 
@@ -130,17 +130,17 @@ def support(tmp_path_factory: pytest.TempPathFactory) -> Project:
 # ------------------------------------------------------------------------------- golden
 
 
-def test_blackbox_candidate_against_baseline(blackbox: Project) -> None:
-    done = blackbox.compare("--policy", "compare.yaml")
+def test_blackbox_candidate_against_baseline(blackbox_runs: Project) -> None:
+    done = blackbox_runs.compare("--policy", "compare.yaml")
     assert done.stderr == ""
-    assert blackbox.normalise(done.stdout) == BLACKBOX_GOLDEN
+    assert blackbox_runs.normalise(done.stdout) == BLACKBOX_GOLDEN
     assert done.returncode == 3
 
 
-def test_support_rag_token_budget_experiment(support: Project) -> None:
-    done = support.compare("--policy", "compare.yaml")
+def test_support_rag_token_budget_experiment(support_runs: Project) -> None:
+    done = support_runs.compare("--policy", "compare.yaml")
     assert done.stderr == ""
-    out = support.normalise(done.stdout)
+    out = support_runs.normalise(done.stdout)
     assert out.startswith(SUPPORT_METRICS)
     assert out.endswith(SUPPORT_DECISIONS)
     assert "more paired cases" not in out  # no discordant pair, so no planning line
@@ -151,8 +151,8 @@ def test_support_rag_token_budget_experiment(support: Project) -> None:
     assert done.returncode == 3
 
 
-def test_slices_are_listed_on_request(blackbox: Project) -> None:
-    done = blackbox.compare("--slices")
+def test_slices_are_listed_on_request(blackbox_runs: Project) -> None:
+    done = blackbox_runs.compare("--slices")
     lines = done.stdout.splitlines()
     assert "20 exploratory slice differences (they never gate)" in lines
     assert (
@@ -165,31 +165,31 @@ def test_slices_are_listed_on_request(blackbox: Project) -> None:
     assert sum(line.startswith("  metadata.topic=") for line in lines) == 20
 
 
-def test_without_a_policy_nothing_is_decided(blackbox: Project) -> None:
-    done = blackbox.compare()
+def test_without_a_policy_nothing_is_decided(blackbox_runs: Project) -> None:
+    done = blackbox_runs.compare()
     assert done.returncode == 0
     assert "Decisions" not in done.stdout and "Gate:" not in done.stdout
-    assert blackbox.normalise(done.stdout) == BLACKBOX_GOLDEN.split("Decisions\n")[0]
+    assert blackbox_runs.normalise(done.stdout) == BLACKBOX_GOLDEN.split("Decisions\n")[0]
 
 
 # ----------------------------------------------------------------- the recorded comparison
 
 
-def test_inspect_prints_the_comparison_again(blackbox: Project) -> None:
-    done = blackbox.compare("--policy", "compare.yaml")
+def test_inspect_prints_the_comparison_again(blackbox_runs: Project) -> None:
+    done = blackbox_runs.compare("--policy", "compare.yaml")
     address = ADDRESS.search(done.stdout)
     assert address is not None
-    again = oloproof("inspect", address.group(0)[:20], cwd=blackbox.root)
+    again = oloproof("inspect", address.group(0)[:20], cwd=blackbox_runs.root)
     assert again.returncode == 0, again.stderr
     assert again.stdout == done.stdout
 
 
-def test_json_is_the_recorded_body(blackbox: Project) -> None:
-    done = blackbox.compare("--policy", "compare.yaml", "--json")
+def test_json_is_the_recorded_body(blackbox_runs: Project) -> None:
+    done = blackbox_runs.compare("--policy", "compare.yaml", "--json")
     assert done.returncode == 3
     data = json.loads(done.stdout)
-    assert data["candidate"]["run_id"] == blackbox.candidate
-    assert data["baseline"]["run_id"] == blackbox.baseline
+    assert data["candidate"]["run_id"] == blackbox_runs.candidate
+    assert data["baseline"]["run_id"] == blackbox_runs.baseline
     assert data["paired_cases"] == 15
     assert [r["metric"] for r in data["metrics"]] == [
         "answer_correct",
@@ -198,8 +198,8 @@ def test_json_is_the_recorded_body(blackbox: Project) -> None:
         "citations_valid",
     ]
     assert data["gate"] == {"blocked": True, "exit_code": 3}
-    assert data["policy_path"] == str((blackbox.root / "compare.yaml").resolve())
-    again = oloproof("inspect", data["address"], "--json", cwd=blackbox.root)
+    assert data["policy_path"] == str((blackbox_runs.root / "compare.yaml").resolve())
+    again = oloproof("inspect", data["address"], "--json", cwd=blackbox_runs.root)
     assert again.returncode == 0, again.stderr
     assert json.loads(again.stdout) == data
 
@@ -216,10 +216,10 @@ def test_json_is_the_recorded_body(blackbox: Project) -> None:
     ],
 )
 def test_bad_input_exits_2_with_one_sentence(
-    blackbox: Project, args: tuple[str, ...], needle: str
+    blackbox_runs: Project, args: tuple[str, ...], needle: str
 ) -> None:
-    names = {"CAND": blackbox.candidate, "BASE": blackbox.baseline}
-    done = oloproof("compare", *(names.get(a, a) for a in args), cwd=blackbox.root)
+    names = {"CAND": blackbox_runs.candidate, "BASE": blackbox_runs.baseline}
+    done = oloproof("compare", *(names.get(a, a) for a in args), cwd=blackbox_runs.root)
     assert done.returncode == 2
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1

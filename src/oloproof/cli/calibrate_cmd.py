@@ -32,7 +32,9 @@ def calibrate_command(
         ..., "--evaluator", help="The judge to calibrate, named by its criterion."
     ),
     labels: Path = typer.Option(
-        ..., "--labels", help="Human-labelled examples, one JSON object a line (see docs/judges.md)."
+        ...,
+        "--labels",
+        help="Human-labelled examples, one JSON object a line (see docs/judges.md).",
     ),
     config: Path = typer.Option(Path("oloproof.yaml"), "--config", help="The project file."),
     level: float = typer.Option(

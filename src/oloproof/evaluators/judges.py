@@ -1,4 +1,4 @@
-"""LLM judges: ``groundedness_judge``, ``citation_support_judge``, ``answer_judge``, ``rubric_judge``.
+"""The LLM judges: groundedness, citation support, answer equivalence and rubric.
 
 A judge renders its versioned prompt template with what it reads of one case, sends it to its
 provider, and reads one JSON object out of the reply (``{"verdict": "pass" | "fail", ...}``, or

@@ -60,7 +60,7 @@ def write(tmp_path: Path, *lines: object) -> Path:
     return path
 
 
-GOOD = {
+GOOD: dict[str, Any] = {
     "id": "a",
     "input": {"question": "q"},
     "output": {"answer": "five"},
@@ -72,15 +72,23 @@ GOOD = {
 
 
 def test_load_labels_reads_every_field(tmp_path: Path) -> None:
-    second = {**GOOD, "id": "b", "label": False, "context": {"items": [], "token_budget": 10},
-              "citations": {"ids": []}}
+    second = {
+        **GOOD,
+        "id": "b",
+        "label": False,
+        "context": {"items": [], "token_budget": 10},
+        "citations": {"ids": []},
+    }
     del second["expected"]
     path = write(tmp_path, GOOD, "", second)
     first, other = load_labels(path)
     assert (first.id, first.label, other.label) == ("a", True, False)
     view = first.view()
-    assert view.artifact("context/v1") == {"items": [GOOD["context"][0]], "dropped": [],
-                                           "source": "retrieval"}
+    assert view.artifact("context/v1") == {
+        "items": [GOOD["context"][0]],
+        "dropped": [],
+        "source": "retrieval",
+    }
     assert view.artifact("citations/v1") == {"ids": ["kb-03"]}
     assert view.expected == {"answer": "5"}
     assert other.view().artifact("context/v1")["token_budget"] == 10  # type: ignore[index]
@@ -325,7 +333,10 @@ def test_calibrating_a_real_judge_over_http(secret: str) -> None:
         result = asyncio.run(go())
         assert len(server.requests) == 5
     assert (result.true_pass, result.false_fail, result.false_pass, result.true_fail) == (
-        2, 1, 1, 1,
+        2,
+        1,
+        1,
+        1,
     )
     assert result.identity == judge_identity(judge.spec())
     assert result.labels == {"n": 5, "path": "inline"}

@@ -20,12 +20,22 @@ from oloproof.store import open_project_ledger
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, verdict
 
 LABELS = [
-    {"id": f"ok{i}", "input": {"question": "q"}, "output": {"answer": "grounded"},
-     "context": [{"doc_id": "d", "text": "t"}], "label": True}
+    {
+        "id": f"ok{i}",
+        "input": {"question": "q"},
+        "output": {"answer": "grounded"},
+        "context": [{"doc_id": "d", "text": "t"}],
+        "label": True,
+    }
     for i in range(20)
 ] + [
-    {"id": f"bad{i}", "input": {"question": "q"}, "output": {"answer": "made up"},
-     "context": [{"doc_id": "d", "text": "t"}], "label": False}
+    {
+        "id": f"bad{i}",
+        "input": {"question": "q"},
+        "output": {"answer": "made up"},
+        "context": [{"doc_id": "d", "text": "t"}],
+        "label": False,
+    }
     for i in range(20)
 ]
 
@@ -41,9 +51,14 @@ def project(tmp_path: Path, secret: str) -> Iterator[tuple[Path, ScriptedJudgeSe
             "system": {"name": "s", "version": "1", "callable": "app:answer"},
             "evaluators": [
                 {"type": "contains", "criterion": "answer_correct"},
-                {"type": "groundedness_judge", "provider": "openai", "model": "judge-1",
-                 "base_url": server.openai_base_url, "api_key_env": KEY_ENV,
-                 "max_retries": 0},
+                {
+                    "type": "groundedness_judge",
+                    "provider": "openai",
+                    "model": "judge-1",
+                    "base_url": server.openai_base_url,
+                    "api_key_env": KEY_ENV,
+                    "max_retries": 0,
+                },
             ],
         }
         (tmp_path / "oloproof.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
@@ -91,19 +106,22 @@ def test_run_calibration_refuses_unknown_and_non_judge_ids(
 def test_judge_check_gates_on_the_exact_identity(
     project: tuple[Path, ScriptedJudgeServer],
 ) -> None:
-    root, server = project
+    root, _ = project
     config_path = root / "oloproof.yaml"
     from oloproof.config import load_config
 
     entries = load_config(config_path).evaluators
     judge = build_judge(entries[1], base_dir=root)  # type: ignore[arg-type]
     rule = Rule.model_validate(
-        {"id": "grounded", "metric": "groundedness", "min": 0.9,
-         "judge": {"min_sensitivity": 0.8, "min_specificity": 0.8}}
+        {
+            "id": "grounded",
+            "metric": "groundedness",
+            "min": 0.9,
+            "judge": {"min_sensitivity": 0.8, "min_specificity": 0.8},
+        }
     )
     strict = Rule.model_validate(
-        {"id": "grounded", "metric": "groundedness", "min": 0.9,
-         "judge": {"min_sensitivity": 0.9}}
+        {"id": "grounded", "metric": "groundedness", "min": 0.9, "judge": {"min_sensitivity": 0.9}}
     )
     other = Rule.model_validate({"id": "answers", "metric": "answer_correct", "min": 0.5})
     with open_ledger_in(root) as ledger:
@@ -116,7 +134,7 @@ def test_judge_check_gates_on_the_exact_identity(
         assert after(strict) == ("MANUAL_REVIEW", "judge_below_requirement")
         # Another model is another judge: the calibration does not carry over.
         data = entries[1].model_dump() | {"model": "judge-2"}
-        changed = build_judge(type(entries[1]).model_validate(data), base_dir=root)
+        changed = build_judge(type(entries[1]).model_validate(data), base_dir=root)  # type: ignore[arg-type]
         assert judge_identity(changed.spec()) != judge_identity(judge.spec())
         assert judge_check(ledger, [changed], 0.95)(rule) == (
             "MANUAL_REVIEW",
@@ -133,8 +151,15 @@ def test_the_cli_command_prints_and_records(project: tuple[Path, ScriptedJudgeSe
     root, _ = project
     result = CliRunner().invoke(
         app,
-        ["calibrate", "--evaluator", "groundedness", "--labels", str(root / "labels.jsonl"),
-         "--config", str(root / "oloproof.yaml")],
+        [
+            "calibrate",
+            "--evaluator",
+            "groundedness",
+            "--labels",
+            str(root / "labels.jsonl"),
+            "--config",
+            str(root / "oloproof.yaml"),
+        ],
     )
     assert result.exit_code == 0, result.output
     assert "sensitivity  100.0% [83.1%, 100.0%]  20 / 20" in result.output

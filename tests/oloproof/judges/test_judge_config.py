@@ -49,7 +49,10 @@ def test_answer_judge_defaults() -> None:
 
 def test_explicit_null_key_env_means_no_key() -> None:
     config = parse(
-        type="answer_judge", provider="openai", model="llama", api_key_env=None,
+        type="answer_judge",
+        provider="openai",
+        model="llama",
+        api_key_env=None,
         base_url="http://localhost:8000/v1/",
     )
     assert config.api_key_env is None
@@ -57,16 +60,23 @@ def test_explicit_null_key_env_means_no_key() -> None:
 
 
 def test_rubric_judge_needs_a_criterion_and_exactly_one_rubric() -> None:
-    config = parse(type="rubric_judge", provider="openai", model="m", criterion="tone",
-                   rubric="Polite.")
+    config = parse(
+        type="rubric_judge", provider="openai", model="m", criterion="tone", rubric="Polite."
+    )
     assert isinstance(config, RubricJudgeConfig) and config.scale == "pass_fail"
     with pytest.raises(ValidationError, match="criterion"):
         parse(type="rubric_judge", provider="openai", model="m", rubric="Polite.")
     with pytest.raises(ValidationError, match="exactly one"):
         parse(type="rubric_judge", provider="openai", model="m", criterion="t")
     with pytest.raises(ValidationError, match="exactly one"):
-        parse(type="rubric_judge", provider="openai", model="m", criterion="t", rubric="a",
-              rubric_file="b.md")
+        parse(
+            type="rubric_judge",
+            provider="openai",
+            model="m",
+            criterion="t",
+            rubric="a",
+            rubric_file="b.md",
+        )
 
 
 @pytest.mark.parametrize(
@@ -105,8 +115,16 @@ def test_the_key_is_not_echoed_inside_a_larger_config() -> None:
     key = "sk-ant-THIS-IS-A-REAL-LOOKING-KEY-456"
     with pytest.raises(ValidationError) as info:
         Outer.model_validate(
-            {"evaluators": [{"type": "answer_judge", "provider": "anthropic", "model": "m",
-                             "api_key_env": key}]}
+            {
+                "evaluators": [
+                    {
+                        "type": "answer_judge",
+                        "provider": "anthropic",
+                        "model": "m",
+                        "api_key_env": key,
+                    }
+                ]
+            }
         )
     assert key not in str(info.value)
 
@@ -120,9 +138,15 @@ def test_every_field_has_a_description() -> None:
     ):
         for name, field in model.model_fields.items():
             assert field.description, f"{model.__name__}.{name} has no description"
-    assert {m.model_fields["type"].default for m in (
-        GroundednessJudgeConfig, CitationSupportJudgeConfig, AnswerJudgeConfig, RubricJudgeConfig
-    )} == JUDGE_TYPES
+    assert {
+        m.model_fields["type"].default
+        for m in (
+            GroundednessJudgeConfig,
+            CitationSupportJudgeConfig,
+            AnswerJudgeConfig,
+            RubricJudgeConfig,
+        )
+    } == JUDGE_TYPES
 
 
 def test_the_project_config_accepts_judges() -> None:

@@ -65,8 +65,14 @@ def test_a_pass_carries_the_calls_metadata(
     server: ScriptedJudgeServer, secret: str, judge_type: str, provider: str
 ) -> None:
     server.script(
-        verdict(True, "all supported", input_tokens=321, output_tokens=12, reply_id="rid-1",
-                fingerprint="fp_abc")
+        verdict(
+            True,
+            "all supported",
+            input_tokens=321,
+            output_tokens=12,
+            reply_id="rid-1",
+            fingerprint="fp_abc",
+        )
     )
     judge = judge_for(server, judge_type, provider)
     result = run(judge, full_view())
@@ -311,8 +317,13 @@ def test_rubric_score_gives_a_value(server: ScriptedJudgeServer, secret: str) ->
 def test_rubric_file_is_read_relative_to_base_dir(tmp_path: Path) -> None:
     (tmp_path / "rubric.md").write_text("Cite a source.\n", encoding="utf-8")
     config = ADAPTER.validate_python(
-        {"type": "rubric_judge", "criterion": "cites", "provider": "openai", "model": "m",
-         "rubric_file": "rubric.md"}
+        {
+            "type": "rubric_judge",
+            "criterion": "cites",
+            "provider": "openai",
+            "model": "m",
+            "rubric_file": "rubric.md",
+        }
     )
     judge = build_judge(config, base_dir=tmp_path)
     assert judge.spec()["rubric"] == "Cite a source.\n"
@@ -330,7 +341,7 @@ def test_prices_put_a_cost_in_the_detail(server: ScriptedJudgeServer, secret: st
 
 
 def test_usage_totals() -> None:
-    details = [
+    details: list[dict[str, Any]] = [
         {"usage": {"input_tokens": 10, "output_tokens": 2}, "cost": 0.5},
         {"usage": {"input_tokens": 5, "output_tokens": 1}},
         {"usage": {"input_tokens": None, "output_tokens": None}},
@@ -348,9 +359,7 @@ def test_usage_totals() -> None:
 
 def test_an_injected_provider_replaces_http() -> None:
     provider = ScriptedProvider(['{"verdict": "pass", "reason": "ok"}'])
-    config = ADAPTER.validate_python(
-        {"type": "answer_judge", "provider": "openai", "model": "m"}
-    )
+    config = ADAPTER.validate_python({"type": "answer_judge", "provider": "openai", "model": "m"})
     judge = build_judge(config, base_dir=Path("."), provider=provider)
     assert run(judge, full_view()).status == "pass"
     ((system, user),) = provider.calls
@@ -405,8 +414,15 @@ def test_parse_judgment_scores(text: str, expected: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ['{"score": 1.01}', '{"score": -0.1}', '{"score": "0.5"}', '{"score": true}',
-             '{"score": NaN}', '{"score": 0.2} {"score": 0.3}']
+    "text",
+    [
+        '{"score": 1.01}',
+        '{"score": -0.1}',
+        '{"score": "0.5"}',
+        '{"score": true}',
+        '{"score": NaN}',
+        '{"score": 0.2} {"score": 0.3}',
+    ],
 )
 def test_parse_judgment_refuses_bad_scores(text: str) -> None:
     assert parse_judgment(text, "score") is None

@@ -1,0 +1,189 @@
+"""Run error paths: exit codes, one-sentence messages, and what the ledger keeps."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ledger import open_ledger
+
+from oloproof import events as ev
+from oloproof.metrics import criteria_of, tally_run
+from oloproof.runner import load_run
+from oloproof.store import open_project_ledger
+from tests.support import oloproof
+
+APP = '''
+import os, time
+from oloproof import Retrieval, Passage, current_case, system
+
+@system(name="toy", version="1", records=("retrieval/v1",))
+def run(case):
+    q = case["q"]
+    if q == "boom":
+        raise RuntimeError("the toy system exploded")
+    if q == "bad-artifact":
+        current_case().retrieval({"candidates": [{"score": 1.0}]})
+    if q == "undeclared":
+        current_case().context({"items": []})
+    if q.startswith("slow"):
+        time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
+    current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
+    return {"answer": q.upper()}
+'''
+
+CONFIG = """\
+system:
+  name: toy
+  version: "1"
+  callable: app:run
+dataset: cases.jsonl
+concurrency: 1
+evaluators:
+  - {type: contains, criterion: shouts, field: answer, expected_field: answer}
+  - {type: hit_rate, k: 1}
+policy: policy.yaml
+"""
+
+POLICY = "version: 1\nrules:\n  - {id: floor, metric: shouts, min: 0.5}\n"
+
+
+def project(tmp_path: Path, questions: list[str]) -> Path:
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "oloproof.yaml").write_text(CONFIG)
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    lines = [
+        json.dumps({
+            "id": f"c{i}",
+            "input": {"q": q},
+            "expected": {"answer": q.upper(), "relevant": [{"doc_id": "d1"}]},
+        })
+        for i, q in enumerate(questions)
+    ]
+    (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def stored_types(root: Path) -> list[str]:
+    if not (root / ".oloproof").exists():
+        return []
+    ledger = open_ledger(root / ".oloproof")
+    try:
+        return [event.type for _, event in ledger.events()]
+    finally:
+        ledger.close()
+
+
+def test_an_exception_in_user_code_makes_the_case_errored(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello", "boom", "world"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 3, result.err  # 2 of 3 observed: the floor cannot be shown
+    assert "[DECIDED/PARTIAL]" in result.lines[0]
+    shouts = next(line for line in result.lines if line.startswith("│ shouts "))
+    assert "│ 100.0%   │ [15.8%, 100.0%] │ 2 / 2 observed · 1 missing · 0 excluded │" in shouts
+    run_id = result.lines[0].split()[1]
+    case = oloproof("inspect", run_id, "--case", "c1", cwd=root)
+    assert "error: RuntimeError: the toy system exploded" in case.out
+    assert "Traceback (most recent call last)" in case.out
+    assert "shouts: missing (execution_errored)" in case.out
+    failures = oloproof("inspect", run_id, "--failures", cwd=root)
+    assert failures.lines[0] == "1 of 3 cases failed, errored or did not finish"
+
+
+def test_a_malformed_artifact_stops_the_run_with_exit_2(tmp_path: Path) -> None:
+    root = project(tmp_path, ["bad-artifact"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert result.err.startswith("error: malformed retrieval/v1 artifact: candidates.0.doc_id")
+    assert "Traceback" not in result.err
+    kinds = stored_types(root)
+    assert ev.EXECUTION not in kinds and ev.CASE_RESULT not in kinds
+    assert kinds.count(ev.RUN_END) == 1
+
+
+def test_an_undeclared_artifact_kind_is_refused(tmp_path: Path) -> None:
+    root = project(tmp_path, ["undeclared"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert "recorded a context/v1 artifact but declares records=(retrieval/v1)" in result.err
+    assert ev.EXECUTION not in stored_types(root)
+
+
+def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello"])
+    (root / "cases.jsonl").write_text('{"id": "a", "input": {"q": "x"}}\n{"id": "a", "input": {}}\n')
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert result.err == f"error: {root / 'cases.jsonl'}, line 2: duplicate case id 'a' (first on line 1)\n"
+    (root / "cases.jsonl").write_text('{"id": "a", "input": {"q": "x"}}\n')
+    (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "nowhere:run"))
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert "system.callable: no module named 'nowhere'" in result.err
+    (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "app:missing"))
+    result = oloproof("run", cwd=root)
+    assert "module 'app' has no 'missing'" in result.err
+    assert not (root / ".oloproof").exists()
+
+
+def test_unknown_ids_exit_2(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello"])
+    assert oloproof("run", cwd=root).code != 2
+    for args in (["inspect", "run_NOPE"], ["inspect", "deadbeefdeadbeef"], ["export", "nope"]):
+        result = oloproof(*args, cwd=root)
+        assert result.code == 2, args
+        assert result.err.startswith("error: ") and "Traceback" not in result.err
+
+
+def test_no_cache_executes_again_and_metrics_replay_from_the_ledger(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello", "world", "boom"])
+    first = oloproof("run", cwd=root)
+    assert "Cache: execution 0 hit/3 miss; judgment 0 hit/4 miss" in first.lines
+    cached = oloproof("run", cwd=root)
+    # The errored case is executed again: errors are never reused from the cache.
+    assert "Cache: execution 2 hit/1 miss; judgment 4 hit/0 miss" in cached.lines
+    fresh = oloproof("run", "--no-cache", cwd=root)
+    assert "Cache: execution 0 hit/3 miss; judgment 4 hit/0 miss" in fresh.lines
+    run_id = fresh.lines[0].split()[1]
+    json_report = json.loads(oloproof("inspect", run_id, "--json", cwd=root).out)
+    ledger = open_project_ledger(root, create=False)
+    try:
+        run = load_run(ledger, run_id)
+        tally = tally_run(ledger, run_id, criteria_of(run.body), [])
+    finally:
+        ledger.close()
+    shouts = tally.metrics["shouts"]
+    assert (shouts.passed, shouts.failed, shouts.n_missing) == (2, 0, 1)
+    row = next(m for m in json_report["metrics"] if m["criterion"] == "shouts")
+    assert (row["successes"], row["observed"], row["missing"]) == (2, 2, 1)
+
+
+def test_ctrl_c_keeps_finished_cases_and_resume_completes_the_run(tmp_path: Path) -> None:
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "run"],
+        cwd=root,
+        env={**os.environ, "TOY_SLEEP": "0.2"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(3.0)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, out + err
+    assert "oloproof run --resume run_" in err
+    run_id = err.split("--resume ")[1].split()[0]
+    runs = oloproof("runs", cwd=root)
+    assert f"{run_id}" in runs.out and "interrupted" in runs.out
+    resumed = oloproof("run", "--resume", run_id, cwd=root)
+    assert resumed.code == 0, resumed.err
+    assert resumed.lines[0] == f"Run {run_id} [DECIDED/COMPLETE]"
+    assert "31 / 31 observed · 0 missing · 0 excluded" in resumed.out
+    again = oloproof("run", "--resume", run_id, cwd=root)
+    assert again.code == 2 and "is complete" in again.err
