@@ -34,6 +34,7 @@ TOP_K = "--intervention top-k --top-k 4 --criterion answer_correct".split()
 RERANK = "--intervention reranker --reranker rerank:shortest_first --criterion answer_correct"
 
 SELECTED_4 = "Selected: 4 failed cases with gold context (observed; no population claim)"
+SELECTED_2 = "Selected: 2 failed cases with gold context (observed; no population claim)"
 EXCLUDED_2 = (
     "Excluded: 2 failed cases, no_gold_context - declare the passages that would have answered "
     "the case in its `expected.gold_context`, as a list of `{doc_id, text}` objects; an "
@@ -272,12 +273,20 @@ def test_cases_without_gold_passages_are_excluded_not_dropped(
     )
     # A replay before any gold-context diagnosis has no labels to carry.
     replay = normalise(ok("diagnose", project.run_id, *TOP_K, cwd=project.path))
-    assert replay[3] == "No gold-context diagnosis of this run yet; run one to label the cases."
-    assert not any(line.startswith(("Confirmed", "Labels")) for line in replay)
+    assert replay == [
+        SELECTED_2,
+        EXCLUDED_2,
+        "Control: 0 of 2 passed when re-executed without the intervention",
+        "Recovered under top-k 4: 0 of 2",
+        "No gold-context diagnosis of this run yet; run one to label the cases.",
+        "Diagnosis sha256:…",
+        "Child runs: top-k 4 run_…, replay control run_…",
+        "Cases: oloproof inspect sha256:…",
+    ]
 
     out = normalise(ok("diagnose", project.run_id, *GOLD, cwd=project.path))
     assert out[:5] == [
-        "Selected: 2 failed cases with gold context (observed; no population claim)",
+        SELECTED_2,
         EXCLUDED_2,
         "Control: 0 of 2 passed when re-executed without the intervention",
         "Recovered under gold context: 2 of 2",

@@ -1,0 +1,122 @@
+"""Harness overhead per case, against a bare loop making the same calls, in one process.
+
+    python -P benchmarks/overhead.py [N]   (-P: benchmarks/ledger.py must not shadow the ledger package)
+
+Prints: execute + record per case (one evaluator) beside a bare Python loop; a full run with
+five evaluators, report and gate; the metrics re-derived from the ledger alone; and a run of a
+system that sleeps 20 ms at concurrency 50, beside the ideal (cases x 20 ms / 50).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from oloproof.metrics import criteria_of, tally_run
+from oloproof.runner import execute_run, load_run, plan_run
+from oloproof.store import open_project_ledger
+
+APP = '''
+import asyncio
+from oloproof import Passage, Retrieval, current_case, system
+
+@system(name="trivial", version="1", records=("retrieval/v1", "context/v1", "citations/v1"))
+def answer(case):
+    return {"answer": case["q"]}
+
+@system(name="recorded", version="1", records=("retrieval/v1", "context/v1", "citations/v1"))
+def recorded(case):
+    rec = current_case()
+    rec.retrieval({"candidates": [{"doc_id": "d1", "score": 2.0}, {"doc_id": "d2", "score": 1.0}]})
+    rec.context({"items": [{"doc_id": "d1", "position": 1}]})
+    rec.citations(["d1"])
+    return {"answer": case["q"], "citations": ["d1"]}
+
+@system(name="sleepy", version="1")
+async def sleepy(case):
+    await asyncio.sleep(0.02)
+    return {"answer": case["q"]}
+'''
+
+ONE = "  - {type: contains, criterion: echo, field: answer, expected_field: answer}\n"
+FIVE = ONE + (
+    "  - {type: hit_rate, k: 2}\n  - {type: recall, k: 2}\n  - {type: ndcg, k: 2}\n"
+    "  - {type: citation_validity, require_citations: true}\n"
+)
+
+
+def project(root: Path, n: int, fn: str, evaluators: str, concurrency: int) -> Path:
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(APP)
+    with (root / "cases.jsonl").open("w") as f:
+        for i in range(n):
+            case = {"id": f"c{i}", "input": {"q": f"q{i}"},
+                    "expected": {"answer": f"q{i}", "relevant": [{"doc_id": "d1"}]}}
+            f.write(json.dumps(case) + "\n")
+    (root / "policy.yaml").write_text("version: 1\nrules:\n  - {id: f, metric: echo, min: 0.5}\n")
+    (root / "oloproof.yaml").write_text(
+        f"system: {{name: b, version: '1', callable: 'app:{fn}'}}\n"
+        f"concurrency: {concurrency}\npolicy: policy.yaml\nevaluators:\n{evaluators}"
+    )
+    return root
+
+
+def timed_run(root: Path) -> tuple[float, str]:
+    plan = plan_run(root / "oloproof.yaml")
+    ledger = open_project_ledger(root)
+    start = time.perf_counter()
+    outcome = asyncio.run(execute_run(ledger, plan))
+    elapsed = time.perf_counter() - start
+    ledger.close()
+    return elapsed, outcome.run_id
+
+
+def bare_loop(n: int) -> float:
+    sys.path.insert(0, str(APP_DIR))
+    from app import answer  # type: ignore[import-not-found]
+
+    start = time.perf_counter()
+    out = [answer({"q": f"q{i}"}) for i in range(n)]
+    assert len(out) == n
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    global APP_DIR
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        APP_DIR = project(base / "one", n, "answer", ONE, 8)
+        bare = bare_loop(n)
+        one, _ = timed_run(APP_DIR)
+        print(f"{n} cases, trivial system, one evaluator: {one / n * 1e3:.3f} ms/case "
+              f"(bare loop {bare / n * 1e3:.4f} ms/case; overhead "
+              f"{(one - bare) / n * 1e3:.3f} ms/case)")
+        full_root = project(base / "full", n, "recorded", FIVE, 8)
+        full, run_id = timed_run(full_root)
+        print(f"{n} cases, five evaluators, report and gate: {full / n * 1e3:.3f} ms/case "
+              f"({full / bare:.0f}x the bare loop)")
+        ledger = open_project_ledger(full_root)
+        start = time.perf_counter()
+        body = load_run(ledger, run_id).body
+        tally_run(ledger, run_id, criteria_of(body), [])
+        print(f"metrics re-derived from the ledger: {time.perf_counter() - start:.2f} s")
+        ledger.close()
+        warm, _ = timed_run(full_root)
+        print(f"warm-cache re-run: {warm / n * 1e3:.3f} ms/case ({full / warm:.1f}x faster)")
+        sleepers = min(n, 2_000)
+        sleep_root = project(base / "sleep", sleepers, "sleepy", ONE, 50)
+        slept, _ = timed_run(sleep_root)
+        ideal = sleepers * 0.02 / 50
+        print(f"{sleepers} cases sleeping 20 ms at concurrency 50: {slept:.2f} s "
+              f"(ideal {ideal:.2f} s, {slept / ideal:.2f}x)")
+
+
+APP_DIR = Path()
+
+if __name__ == "__main__":
+    main()
