@@ -31,7 +31,7 @@ contracts: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
 pytest: $(VENV)/.installed
-	$(VENV)/bin/pytest -n 2 -q
+	$(VENV)/bin/pytest -q
 
 clean:
 	rm -rf $(VENV) .oloproof build dist demo

@@ -1,6 +1,8 @@
 """Harness overhead per case, against a bare loop making the same calls, in one process.
 
-    python -P benchmarks/overhead.py [N]   (-P: benchmarks/ledger.py must not shadow the ledger package)
+    python -P benchmarks/overhead.py [N]
+
+(-P keeps benchmarks/ledger.py from shadowing the ledger package.)
 
 Prints: execute + record per case (one evaluator) beside a bare Python loop; a full run with
 five evaluators, report and gate; the metrics re-derived from the ledger alone; and a run of a
@@ -20,7 +22,7 @@ from oloproof.metrics import criteria_of, tally_run
 from oloproof.runner import execute_run, load_run, plan_run
 from oloproof.store import open_project_ledger
 
-APP = '''
+APP = """
 import asyncio
 from oloproof import Passage, Retrieval, current_case, system
 
@@ -40,7 +42,7 @@ def recorded(case):
 async def sleepy(case):
     await asyncio.sleep(0.02)
     return {"answer": case["q"]}
-'''
+"""
 
 ONE = "  - {type: contains, criterion: echo, field: answer, expected_field: answer}\n"
 FIVE = ONE + (
@@ -54,8 +56,11 @@ def project(root: Path, n: int, fn: str, evaluators: str, concurrency: int) -> P
     (root / "app.py").write_text(APP)
     with (root / "cases.jsonl").open("w") as f:
         for i in range(n):
-            case = {"id": f"c{i}", "input": {"q": f"q{i}"},
-                    "expected": {"answer": f"q{i}", "relevant": [{"doc_id": "d1"}]}}
+            case = {
+                "id": f"c{i}",
+                "input": {"q": f"q{i}"},
+                "expected": {"answer": f"q{i}", "relevant": [{"doc_id": "d1"}]},
+            }
             f.write(json.dumps(case) + "\n")
     (root / "policy.yaml").write_text("version: 1\nrules:\n  - {id: f, metric: echo, min: 0.5}\n")
     (root / "oloproof.yaml").write_text(
@@ -93,13 +98,17 @@ def main() -> None:
         APP_DIR = project(base / "one", n, "answer", ONE, 8)
         bare = bare_loop(n)
         one, _ = timed_run(APP_DIR)
-        print(f"{n} cases, trivial system, one evaluator: {one / n * 1e3:.3f} ms/case "
-              f"(bare loop {bare / n * 1e3:.4f} ms/case; overhead "
-              f"{(one - bare) / n * 1e3:.3f} ms/case)")
+        print(
+            f"{n} cases, trivial system, one evaluator: {one / n * 1e3:.3f} ms/case "
+            f"(bare loop {bare / n * 1e3:.4f} ms/case; overhead "
+            f"{(one - bare) / n * 1e3:.3f} ms/case)"
+        )
         full_root = project(base / "full", n, "recorded", FIVE, 8)
         full, run_id = timed_run(full_root)
-        print(f"{n} cases, five evaluators, report and gate: {full / n * 1e3:.3f} ms/case "
-              f"({full / bare:.0f}x the bare loop)")
+        print(
+            f"{n} cases, five evaluators, report and gate: {full / n * 1e3:.3f} ms/case "
+            f"({full / bare:.0f}x the bare loop)"
+        )
         ledger = open_project_ledger(full_root)
         start = time.perf_counter()
         body = load_run(ledger, run_id).body
@@ -112,8 +121,10 @@ def main() -> None:
         sleep_root = project(base / "sleep", sleepers, "sleepy", ONE, 50)
         slept, _ = timed_run(sleep_root)
         ideal = sleepers * 0.02 / 50
-        print(f"{sleepers} cases sleeping 20 ms at concurrency 50: {slept:.2f} s "
-              f"(ideal {ideal:.2f} s, {slept / ideal:.2f}x)")
+        print(
+            f"{sleepers} cases sleeping 20 ms at concurrency 50: {slept:.2f} s "
+            f"(ideal {ideal:.2f} s, {slept / ideal:.2f}x)"
+        )
 
 
 APP_DIR = Path()

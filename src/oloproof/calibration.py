@@ -58,6 +58,7 @@ __all__ = [
     "load_labels",
     "requirement_check",
     "run_calibration",
+    "tally",
 ]
 
 CORRECTED_METHOD = "rogan-gladen-jeffreys-mc"
@@ -242,6 +243,7 @@ class Calibration:
     excluded: tuple[str, ...] = ()
     disagreements: tuple[str, ...] = ()
     labels: dict[str, Any] = field(default_factory=dict)
+    missing_reasons: dict[str, int] = field(default_factory=dict)
 
     @property
     def sensitivity(self) -> Rate:
@@ -279,6 +281,7 @@ class Calibration:
             "specificity": self.specificity.to_body(),
             "disagreements": list(self.disagreements),
             "missing": list(self.missing),
+            "missing_reasons": dict(self.missing_reasons),
             "excluded": list(self.excluded),
         }
 
@@ -298,6 +301,7 @@ class Calibration:
             excluded=tuple(body.get("excluded", ())),
             disagreements=tuple(body.get("disagreements", ())),
             labels=dict(body.get("labels", {})),
+            missing_reasons=dict(body.get("missing_reasons", {})),
         )
 
 
@@ -313,23 +317,41 @@ async def acalibrate(
     ``labels`` describes the labels file (e.g. ``{"path": ..., "sha256": ...}``) for the record.
     Raises ``ConfigError`` for a judge that does not give pass/fail verdicts.
     """
-    from oloproof.evaluators.judges import judge_identity
+    _check_pass_fail(judge)
+    verdicts = await _judge_all(judge, labelled)
+    return tally(judge.spec(), labelled, verdicts, level=level, labels=labels)
 
+
+def _check_pass_fail(judge: AsyncEvaluator) -> None:
     if judge.kind != "pass_fail":
         raise ConfigError(
             f"judge {judge.criterion!r} gives scores, and calibration measures pass/fail judges",
             hint="calibrate a pass_fail judge, or set scale: pass_fail",
         )
-    verdicts = await _judge_all(judge, labelled)
-    spec = judge.spec()
+
+
+def tally(
+    spec: Mapping[str, Any],
+    labelled: Sequence[LabelledExample],
+    verdicts: Sequence[Verdict],
+    *,
+    level: float = 0.95,
+    labels: Mapping[str, Any] | None = None,
+) -> Calibration:
+    """The calibration of the judge with ``spec``, from its ``verdicts`` on ``labelled``."""
+    from oloproof.evaluators.judges import judge_identity
+
     # (human says pass, judge says pass) -> count
     counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
     missing: list[str] = []
+    reasons: dict[str, int] = {}
     excluded: list[str] = []
     disagreements: list[str] = []
     for example, verdict in zip(labelled, verdicts, strict=True):
         if verdict.status == "missing":
             missing.append(example.id)
+            reason = verdict.reason or "unknown"
+            reasons[reason] = reasons.get(reason, 0) + 1
         elif verdict.status == "excluded":
             excluded.append(example.id)
         elif verdict.status in ("pass", "fail"):
@@ -338,10 +360,10 @@ async def acalibrate(
             if judge_passed != example.label:
                 disagreements.append(example.id)
         else:
-            raise ConfigError(f"judge {judge.criterion!r} gave a score, not pass or fail")
+            raise ConfigError(f"the judge gave a score on {example.id!r}, not pass or fail")
     return Calibration(
         identity=judge_identity(spec),
-        judge=spec,
+        judge=dict(spec),
         level=level,
         true_pass=counts[(True, True)],
         false_fail=counts[(True, False)],
@@ -351,6 +373,7 @@ async def acalibrate(
         excluded=tuple(excluded),
         disagreements=tuple(disagreements),
         labels={"n": len(labelled), **(labels or {})},
+        missing_reasons=reasons,
     )
 
 
@@ -393,12 +416,15 @@ def requirement_check(
 
     ``("MANUAL_REVIEW", "judge_not_calibrated")`` without a calibration, or when ``identity``
     is given and the calibration was made for another judge; ``("MANUAL_REVIEW",
-    "judge_below_requirement")`` when the Clopper-Pearson lower bound (at ``level``) of
-    sensitivity or specificity is below its minimum (a rate with no observation has lower bound
-    0); ``(None, None)`` when it clears. A minimum of None is no requirement.
+    "judge_below_requirement")`` when the calibration judged no human pass or no human fail
+    (a rate never measured clears nothing), or when the Clopper-Pearson lower bound (at
+    ``level``) of sensitivity or specificity is below its minimum; ``(None, None)`` when it
+    clears. A minimum of None is no requirement on that rate.
     """
     if calibration is None or (identity is not None and identity != calibration.identity):
         return "MANUAL_REVIEW", NOT_CALIBRATED
+    if calibration.sensitivity.n == 0 or calibration.specificity.n == 0:
+        return "MANUAL_REVIEW", BELOW_REQUIREMENT
     for minimum, rate in (
         (min_sensitivity, calibration.sensitivity),
         (min_specificity, calibration.specificity),
@@ -509,12 +535,28 @@ def run_calibration(
     judge = build_judge(entry, base_dir=config_path.resolve().parent)  # type: ignore[arg-type]
     examples = load_labels(labels_path)
     labels = {"path": str(labels_path), "sha256": labels_digest(labels_path)}
-    calibration = calibrate(judge, examples, level=level, labels=labels)
+    _check_pass_fail(judge)
+    verdicts = asyncio.run(_judge_all(judge, examples))
+    if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
+        raise ConfigError(
+            f"the judge {evaluator_id!r} judged none of the {len(examples)} examples "
+            f"({_first_problem(verdicts)}); nothing was recorded",
+            hint="check the provider, base_url, model and the key's environment variable",
+        )
+    calibration = tally(judge.spec(), examples, verdicts, level=level, labels=labels)
     # The time keeps a repeated, identical calibration a new event, so it becomes the latest.
     recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     body = {**calibration.to_body(), "recorded_at": recorded_at}
     address = ledger.put(events.make(events.CALIBRATION, body))
     return address, calibration
+
+
+def _first_problem(verdicts: Sequence[Verdict]) -> str:
+    for verdict in verdicts:
+        if verdict.status == "missing":
+            error = verdict.detail.get("error")
+            return f"{verdict.reason}: {error}" if isinstance(error, str) else str(verdict.reason)
+    return "every example was excluded"
 
 
 def latest_calibration(ledger: Ledger, identity: str) -> Calibration | None:

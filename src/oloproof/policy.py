@@ -64,7 +64,11 @@ def decide_rule(
     if rule.kind == "observed_count":
         limit = rule.max_failures if rule.max_failures is not None else 0
         failures = tally.failures
-        detail: dict[str, Any] = {"failures": failures, "observed": tally.observed, "max_failures": limit}
+        detail: dict[str, Any] = {
+            "failures": failures,
+            "observed": tally.observed,
+            "max_failures": limit,
+        }
         if failures <= limit:
             return RuleDecision(
                 rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail

@@ -23,10 +23,6 @@ REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
 EXAMPLES = REPO / "examples"
 
-# Imports the compare command before running the CLI, so these tests do not depend on the
-# command list in cli/main.py (test_compare_is_a_registered_command checks that separately).
-BOOTSTRAP = "import oloproof.cli.compare_cmd; from oloproof.cli.main import main; main()"
-
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 
 BLACKBOX_GOLDEN = """\
@@ -63,11 +59,10 @@ Gate: BLOCK (exit 3)
 """
 
 
-def oloproof(*args: str, cwd: Path, bootstrap: bool = True) -> subprocess.CompletedProcess[str]:
+def oloproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(SRC), "PYTHONDONTWRITEBYTECODE": "1"}
-    launcher = ["-c", BOOTSTRAP] if bootstrap else ["-m", "oloproof"]
     return subprocess.run(
-        [sys.executable, *launcher, *args],
+        [sys.executable, "-m", "oloproof", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -77,7 +72,7 @@ def oloproof(*args: str, cwd: Path, bootstrap: bool = True) -> subprocess.Comple
 
 
 def run_id_of(project: Path) -> str:
-    done = oloproof("run", "--json", cwd=project, bootstrap=False)
+    done = oloproof("run", "--json", cwd=project)
     assert done.returncode in (0, 1, 3), done.stderr
     run_id = json.loads(done.stdout)["run_id"]
     assert isinstance(run_id, str)
@@ -227,7 +222,7 @@ def test_bad_input_exits_2_with_one_sentence(
 
 
 def test_compare_is_a_registered_command(tmp_path: Path) -> None:
-    done = oloproof("compare", "--help", cwd=tmp_path, bootstrap=False)
+    done = oloproof("compare", "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "--policy" in done.stdout
 

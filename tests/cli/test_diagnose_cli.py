@@ -15,11 +15,13 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ledger import Event
 from oloproof import events as ev
+from oloproof.diagnose import diagnosis_checks, verify_diagnosis
 from oloproof.store import open_project_ledger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -29,8 +31,8 @@ EXAMPLES = REPO / "examples"
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 RUN_ID = re.compile(r"run_[0-9A-Z]{26}")
 
-GOLD = "--intervention gold-context --criterion answer_correct".split()
-TOP_K = "--intervention top-k --top-k 4 --criterion answer_correct".split()
+GOLD = ["--intervention", "gold-context", "--criterion", "answer_correct"]
+TOP_K = ["--intervention", "top-k", "--top-k", "4", "--criterion", "answer_correct"]
 RERANK = "--intervention reranker --reranker rerank:shortest_first --criterion answer_correct"
 
 SELECTED_4 = "Selected: 4 failed cases with gold context (observed; no population claim)"
@@ -54,8 +56,7 @@ GOLD_LINES = [
     "Implicated: context budget, in 2 of the 3 recovered failures.",
     "Candidate experiment: a larger token budget. This is a hypothesis to test, not an "
     "established cause.",
-    "Candidate experiment: smaller chunks. This is a hypothesis to test, not an established "
-    "cause.",
+    "Candidate experiment: smaller chunks. This is a hypothesis to test, not an established cause.",
     "Diagnosis sha256:…",
     "Child runs: gold context run_…, control run_…",
     "Cases: oloproof inspect sha256:…",
@@ -86,13 +87,16 @@ def replay_lines(label: str) -> list[str]:
     ]
 
 
-def oloproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def environment() -> dict[str, str]:
     path = os.pathsep.join(p for p in (str(SRC), os.environ.get("PYTHONPATH")) if p)
-    env = {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+    return {**os.environ, "PYTHONPATH": path, "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def oloproof(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "oloproof", *args],
         cwd=cwd,
-        env=env,
+        env=environment(),
         capture_output=True,
         text=True,
         timeout=300,
@@ -149,8 +153,8 @@ def blackbox(tmp_path_factory: pytest.TempPathFactory) -> Project:
     return make_project(tmp_path_factory.mktemp("blackbox"), "blackbox_rag")
 
 
-def runs(project: Project) -> list[dict[str, str]]:
-    rows: list[dict[str, str]] = json.loads(ok("runs", "--json", cwd=project.path))
+def runs(project: Project) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = json.loads(ok("runs", "--json", cwd=project.path))
     return rows
 
 
@@ -249,6 +253,9 @@ def test_verify_re_derives_every_diagnosis_and_catches_a_tampered_one(support: P
                 case["label"] = "RANKED_OUT"
         body["summary"]["recovered"] = 4
         forged = ledger.put(Event(event.type, event.schema, body, event.refs))
+        stale = {(p.kind, p.address) for p in diagnosis_checks(ledger)}
+        assert stale == {("StaleDiagnosis", forged)}
+        assert verify_diagnosis(ledger, gold) == []
     finally:
         ledger.close()
     done = oloproof("diagnose", "--verify", forged, cwd=support.path)
@@ -322,6 +329,36 @@ def test_a_black_box_is_never_re_executed(blackbox: Project) -> None:
         )
         ok("diagnose", "--verify", address, cwd=blackbox.path)
     assert len(runs(blackbox)) == before
+
+
+def test_an_http_black_box_is_never_re_executed(tmp_path: Path) -> None:
+    path = tmp_path / "blackbox_rag"
+    shutil.copytree(EXAMPLES / "blackbox_rag", path, ignore=shutil.ignore_patterns(".oloproof"))
+    with subprocess.Popen(
+        [sys.executable, "server.py", "0"],
+        cwd=path,
+        env=environment(),
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as server:
+        try:
+            assert server.stdout is not None
+            found = re.search(r"http://127\.0\.0\.1:\d+/answer", server.stdout.readline())
+            assert found is not None
+            config = path / "oloproof.http.yaml"
+            config.write_text(config.read_text().replace("http://127.0.0.1:8766/answer", found[0]))
+            done = oloproof("run", "--config", "oloproof.http.yaml", cwd=path)
+            assert done.returncode in (0, 1, 3), done.stderr
+            run_id = RUN_ID.findall(done.stdout)[0]
+            out = ok("diagnose", run_id, *GOLD, cwd=path)
+        finally:
+            server.terminate()
+    assert normalise(out) == [
+        SELECTED_4,
+        "UNRESOLVED: 4 of 4, the system is not staged, so no case was re-executed",
+        "Diagnosis sha256:…",
+        "Cases: oloproof inspect sha256:…",
+    ]
 
 
 # -- bad input ----------------------------------------------------------------------------

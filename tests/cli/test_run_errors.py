@@ -10,15 +10,15 @@ import sys
 import time
 from pathlib import Path
 
-from ledger import open_ledger
+from tests.support import oloproof
 
+from ledger import open_ledger
 from oloproof import events as ev
 from oloproof.metrics import criteria_of, tally_run
 from oloproof.runner import load_run
 from oloproof.store import open_project_ledger
-from tests.support import oloproof
 
-APP = '''
+APP = """
 import os, time
 from oloproof import Retrieval, Passage, current_case, system
 
@@ -35,7 +35,7 @@ def run(case):
         time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
     current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
     return {"answer": q.upper()}
-'''
+"""
 
 CONFIG = """\
 system:
@@ -58,11 +58,13 @@ def project(tmp_path: Path, questions: list[str]) -> Path:
     (tmp_path / "oloproof.yaml").write_text(CONFIG)
     (tmp_path / "policy.yaml").write_text(POLICY)
     lines = [
-        json.dumps({
-            "id": f"c{i}",
-            "input": {"q": q},
-            "expected": {"answer": q.upper(), "relevant": [{"doc_id": "d1"}]},
-        })
+        json.dumps(
+            {
+                "id": f"c{i}",
+                "input": {"q": q},
+                "expected": {"answer": q.upper(), "relevant": [{"doc_id": "d1"}]},
+            }
+        )
         for i, q in enumerate(questions)
     ]
     (tmp_path / "cases.jsonl").write_text("\n".join(lines) + "\n")
@@ -116,10 +118,15 @@ def test_an_undeclared_artifact_kind_is_refused(tmp_path: Path) -> None:
 
 def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
     root = project(tmp_path, ["hello"])
-    (root / "cases.jsonl").write_text('{"id": "a", "input": {"q": "x"}}\n{"id": "a", "input": {}}\n')
+    (root / "cases.jsonl").write_text(
+        '{"id": "a", "input": {"q": "x"}}\n{"id": "a", "input": {}}\n'
+    )
     result = oloproof("run", cwd=root)
     assert result.code == 2
-    assert result.err == f"error: {root / 'cases.jsonl'}, line 2: duplicate case id 'a' (first on line 1)\n"
+    assert (
+        result.err
+        == f"error: {root / 'cases.jsonl'}, line 2: duplicate case id 'a' (first on line 1)\n"
+    )
     (root / "cases.jsonl").write_text('{"id": "a", "input": {"q": "x"}}\n')
     (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "nowhere:run"))
     result = oloproof("run", cwd=root)

@@ -92,11 +92,14 @@ def _float(x: float, data: st.DataObject) -> bytes:
     return forms[data.draw(st.integers(0, len(forms) - 1))]
 
 
-def _string(major: int, raw: bytes, data: st.DataObject) -> bytes:
-    if raw and data.draw(st.booleans(), label="indefinite string"):
-        cut = data.draw(st.integers(0, len(raw)))
-        parts = [raw[:cut], raw[cut:]]
-        return bytes([major << 5 | 31]) + b"".join(_head(major, len(p), data) + p for p in parts) + b"\xff"
+def _string(major: int, value: str | bytes, data: st.DataObject) -> bytes:
+    if value and data.draw(st.booleans(), label="indefinite string"):
+        cut = data.draw(st.integers(0, len(value)))  # text is cut between characters
+        parts = [value[:cut], value[cut:]]
+        chunks = [p.encode("utf-8") if isinstance(p, str) else p for p in parts]
+        body = b"".join(_head(major, len(c), data) + c for c in chunks)
+        return bytes([major << 5 | 31]) + body + b"\xff"
+    raw = value.encode("utf-8") if isinstance(value, str) else value
     return _head(major, len(raw), data) + raw
 
 
@@ -113,7 +116,7 @@ def other_encoding(value: Any, data: st.DataObject) -> bytes:
     if isinstance(value, float):
         return _float(value, data)
     if isinstance(value, str):
-        return _string(3, value.encode("utf-8"), data)
+        return _string(3, value, data)
     if isinstance(value, bytes):
         return _string(2, value, data)
     if isinstance(value, list):

@@ -52,9 +52,9 @@ def calibrate_command(
 
     Example: oloproof calibrate --evaluator groundedness --labels labels.jsonl
     """
-    ledger = open_project_ledger(config.resolve().parent)
-    address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
-    _render(ledger, address, ledger.get(address), as_json)
+    with open_project_ledger(config.resolve().parent) as ledger:
+        address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
+        _render(ledger, address, ledger.get(address), as_json)
 
 
 def _render(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
@@ -86,6 +86,10 @@ def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
         f"failed {counts['true_fail']} of {human_fails} human fails; "
         f"{counts['missing']} missing, {counts['excluded']} excluded"
     )
+    reasons = body.get("missing_reasons") or {}
+    if reasons:
+        listed = ", ".join(f"{reason} {count}" for reason, count in sorted(reasons.items()))
+        lines.append(f"  missing because: {listed}")
     for label in ("disagreements", "missing"):
         ids = list(body.get(label, []))
         if ids:

@@ -209,11 +209,11 @@ def diagnose_command(
     """Re-execute a run's failed cases under an intervention, beside a control.
 
     Labels each case with the stage its failure is associated with; it never claims a cause.
-    Exit code: 0 whatever the diagnosis finds (with --verify: 1 when the stored diagnosis does
-    not match what the ledger re-derives), 2 bad input.
 
-    Example: oloproof diagnose run_01M3C3R5Y9D18WGSZQFA7N4XRT --intervention gold-context
-    --criterion answer_correct
+    Exit code: 0 whatever the diagnosis finds, 2 bad input.
+    With --verify: 0 when the ledger re-derives the same, 1 when it does not.
+
+    Example: oloproof diagnose latest --intervention gold-context --criterion answer_correct
     """
     ledger = open_project_ledger(Path.cwd(), create=False)
     if verify is not None:

@@ -37,6 +37,7 @@ def _register() -> None:
         diagnose_cmd,
         init_cmd,
         inspect_cmd,
+        ledger_cmds,
         run_cmd,
     )
 

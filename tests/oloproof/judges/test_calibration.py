@@ -145,6 +145,7 @@ def test_counts_rates_and_lists() -> None:
     assert (result.true_pass, result.false_fail) == (27, 3)
     assert (result.true_fail, result.false_pass) == (16, 4)
     assert result.missing == ("m",) and result.excluded == ("x",)
+    assert result.missing_reasons == {"judge_call_failed": 1}
     assert set(result.disagreements) == {"p0", "p1", "p2", "f0", "f1", "f2", "f3"}
     assert (result.sensitivity.k, result.sensitivity.n) == (27, 30)
     assert (result.specificity.k, result.specificity.n) == (16, 20)
@@ -229,11 +230,14 @@ def test_the_policy_level_is_used_not_the_calibrations() -> None:
     assert requirement_check(result, minimum, None, 0.99)[1] == "judge_below_requirement"
 
 
-def test_no_human_fails_means_specificity_was_never_measured() -> None:
-    result = calibration(50, 0, 0, 0)
-    assert result.specificity.interval is None
-    assert requirement_check(result, 0.5, None, 0.95) == (None, None)
-    assert requirement_check(result, 0.5, 0.01, 0.95)[1] == "judge_below_requirement"
+def test_a_rate_never_measured_clears_nothing() -> None:
+    no_fails = calibration(50, 0, 0, 0)
+    assert no_fails.specificity.interval is None
+    assert requirement_check(no_fails, 0.5, None, 0.95)[1] == "judge_below_requirement"
+    assert requirement_check(no_fails, None, None, 0.95)[1] == "judge_below_requirement"
+    no_passes = calibration(0, 0, 1, 49)
+    assert requirement_check(no_passes, None, None, 0.95)[1] == "judge_below_requirement"
+    assert requirement_check(calibration(1, 0, 0, 1), None, None, 0.95) == (None, None)
 
 
 # --- the corrected metric ----------------------------------------------------------------------

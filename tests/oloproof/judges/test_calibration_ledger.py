@@ -169,3 +169,15 @@ def test_the_cli_command_prints_and_records(project: tuple[Path, ScriptedJudgeSe
         event = ledger.get(address)
         lines = calibrate_cmd.calibration_lines(address, event.body)
     assert "\n".join(lines) in result.output
+
+
+def test_nothing_is_recorded_when_the_judge_judged_nothing(
+    project: tuple[Path, ScriptedJudgeServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, server = project
+    monkeypatch.delenv(KEY_ENV)
+    with open_ledger_in(root) as ledger:
+        with pytest.raises(ConfigError, match=f"judged none of the 40 examples.*{KEY_ENV}"):
+            run_calibration(root / "oloproof.yaml", "groundedness", root / "labels.jsonl", ledger)
+        assert len(ledger) == 0
+    assert server.requests == []

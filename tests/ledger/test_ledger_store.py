@@ -1,0 +1,446 @@
+"""The LMDB ledger: writes, batches, refs, indexes, resolve, format records, map growth."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import lmdb
+import pytest
+
+import ledger.store as store_module
+from ledger import (
+    AddressError,
+    AmbiguousAddressError,
+    CodecError,
+    Event,
+    FormatError,
+    Ledger,
+    MissingEventError,
+    RefConflictError,
+    StoreError,
+    UnknownAddressError,
+    UnsupportedFormatError,
+    address_of,
+    encode,
+    fold,
+    new_ulid,
+    open_ledger,
+)
+from tests.ledger.contract import ambiguous_check
+
+
+def note(i: int, **extra: object) -> Event:
+    return Event("note", 1, {"i": i, **extra})
+
+
+def by_case(address: str, event: Event) -> Iterable[tuple[str, str]]:
+    if "case" in event.body:
+        yield ("case", str(event.body["case"]))
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Iterator[Ledger]:
+    with open_ledger(tmp_path / ".oloproof", indexer=by_case) as opened:
+        yield opened
+
+
+# -- events ----------------------------------------------------------------------------------
+
+
+def test_put_returns_the_address_and_get_returns_the_event(ledger: Ledger) -> None:
+    event = Event("note", 1, {"text": "hello", "n": [1, 2.5, None]})
+    address = ledger.put(event)
+    assert address == address_of(event)
+    assert ledger.get(address) == event
+    assert ledger.get_bytes(address) == event.to_bytes()
+    assert ledger.has(address) and address in ledger
+
+
+def test_put_is_idempotent(ledger: Ledger) -> None:
+    first = ledger.put(note(1))
+    with ledger.batch():
+        assert ledger.put(note(1)) == first
+        assert ledger.put(Event("note", 1, dict(reversed(list(note(1).body.items()))))) == first
+    assert len(ledger) == 1
+    assert ledger.lookup("type", "note") == [first]
+
+
+def test_address_covers_type_schema_and_refs() -> None:
+    base = Event("note", 1, {"a": 1})
+    others = [
+        Event("other", 1, {"a": 1}),
+        Event("note", 2, {"a": 1}),
+        Event("note", 1, {"a": 1}, [address_of(base)]),
+    ]
+    assert len({address_of(e) for e in [base, *others]}) == 4
+
+
+def test_event_refuses_bad_fields() -> None:
+    with pytest.raises(FormatError):
+        Event("", 1, {})
+    with pytest.raises(FormatError):
+        Event("note", -1, {})
+    with pytest.raises(FormatError):
+        Event("note", True, {})
+    with pytest.raises(FormatError):
+        Event("note", 1, [])  # type: ignore[arg-type]
+    with pytest.raises(AddressError):
+        Event("note", 1, {}, ["sha256:abc"])
+    with pytest.raises(FormatError):
+        Event("note", 1, {}, "sha256:" + "0" * 64)  # type: ignore[arg-type]
+    with pytest.raises(CodecError):
+        Event("note", 1, {"when": object()}).to_bytes()
+
+
+def test_event_from_bytes_refuses_other_shapes() -> None:
+    with pytest.raises(FormatError):
+        Event.from_bytes(encode({"type": "x", "schema": 1, "body": {}}))
+    with pytest.raises(FormatError):
+        Event.from_bytes(encode([1, 2]))
+    with pytest.raises(FormatError):
+        Event.from_bytes(encode({"type": "x", "schema": 1, "body": [], "refs": []}))
+    with pytest.raises(CodecError):
+        Event.from_bytes(b"\xa4")
+
+
+def test_events_in_append_order_and_fold(ledger: Ledger) -> None:
+    addresses = [ledger.put(note(i)) for i in range(5)]
+    with ledger.batch():
+        addresses += [ledger.put(note(i)) for i in range(5, 2500)]  # more than one scan chunk
+    assert [a for a, _ in ledger.events()] == addresses
+    total = fold(ledger.events("note"), lambda s, pair: s + pair[1].body["i"], 0)
+    assert total == sum(range(2500))
+
+
+# -- batches ---------------------------------------------------------------------------------
+
+
+def test_batch_commits_at_exit(tmp_path: Path, ledger: Ledger) -> None:
+    with ledger.batch():
+        address = ledger.put(note(1))
+        other = open_ledger(tmp_path / ".oloproof")  # a second handle sees committed state
+        assert not other.has(address)
+    assert other.has(address)
+    other.close()
+
+
+def test_batch_aborts_on_exception(ledger: Ledger) -> None:
+    kept = ledger.put(note(0))
+    with pytest.raises(RuntimeError), ledger.batch():
+        ledger.put(note(1))
+        ledger.set_ref("latest", kept)
+        raise RuntimeError("boom")
+    assert len(ledger) == 1
+    assert ledger.get_ref("latest") is None
+
+
+def test_nested_batch_rolls_back_only_its_own_writes(ledger: Ledger) -> None:
+    with ledger.batch():
+        outer = ledger.put(note(1))
+        try:
+            with ledger.batch():
+                inner = ledger.put(note(2))
+                raise KeyError("inner")
+        except KeyError:
+            pass
+        with ledger.batch():
+            joined = ledger.put(note(3))
+    assert ledger.has(outer) and ledger.has(joined)
+    assert not ledger.has(inner)
+
+
+def test_reads_inside_a_batch_see_its_writes(ledger: Ledger) -> None:
+    before = ledger.put(note(0, case="c"))
+    with ledger.batch():
+        address = ledger.put(note(1, case="c"))
+        ledger.put(note(0, case="c"))  # already committed: not counted twice
+        assert ledger.has(address)
+        assert ledger.get(address) == note(1, case="c")
+        assert len(ledger) == 2
+        assert ledger.lookup("case", "c") == [before, address]
+        assert ledger.latest("case", "c") == address
+        assert [a for a, _ in ledger.events()] == [before, address]
+        assert [a for a, _ in ledger.events("note")] == [before, address]
+        assert ledger.resolve(address[7:20]) == address
+        ledger.set_ref("latest", address)
+        assert ledger.get_ref("latest") == address
+        assert ledger.refs() == [("latest", address)]
+    assert ledger.get_ref("latest") == address
+
+
+def test_long_batches_commit_in_chunks(ledger: Ledger, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(store_module, "CHUNK_EVENTS", 10)
+    with pytest.raises(RuntimeError), ledger.batch():
+        for i in range(25):
+            ledger.put(note(i))
+        raise RuntimeError("after two chunks")
+    # The two full chunks were committed; the five events after them were dropped.
+    assert len(ledger) == 20
+    assert all(ledger.has(address_of(note(i))) for i in range(20))
+
+
+def test_threads_can_share_one_ledger(ledger: Ledger) -> None:
+    def work(start: int) -> None:
+        for i in range(start, start + 50):
+            ledger.put(note(i))
+
+    threads = [threading.Thread(target=work, args=(k * 50,)) for k in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ledger) == 150
+    assert ledger.verify().ok
+
+
+def test_map_grows_by_itself(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / ".oloproof", map_size=64 * 1024) as small:
+        with small.batch():
+            addresses = [small.put(note(i, pad="x" * 1000)) for i in range(400)]
+        addresses.append(small.put(note(-1, pad="y" * 1000)))  # and outside a batch
+        assert len(small) == 401
+        assert all(small.has(a) for a in addresses)
+        assert small.verify().ok
+
+
+# -- refs ------------------------------------------------------------------------------------
+
+
+def test_set_ref_compare_and_swap(ledger: Ledger) -> None:
+    a, b = ledger.put(note(1)), ledger.put(note(2))
+    ledger.set_ref("latest", a, expected=None)
+    with pytest.raises(RefConflictError, match="latest"):
+        ledger.set_ref("latest", b, expected=None)
+    with pytest.raises(RefConflictError):
+        ledger.set_ref("latest", b, expected=b)
+    ledger.set_ref("latest", b, expected=a)
+    assert ledger.get_ref("latest") == b
+    ledger.set_ref("latest", a)  # no expectation: always moves
+    assert ledger.get_ref("latest") == a
+
+
+def test_ref_swap_is_checked_again_at_commit(tmp_path: Path, ledger: Ledger) -> None:
+    a, b = ledger.put(note(1)), ledger.put(note(2))
+    with pytest.raises(RefConflictError), ledger.batch():
+        new = ledger.put(note(3))
+        ledger.set_ref("latest", a, expected=None)
+        with open_ledger(tmp_path / ".oloproof") as rival:
+            rival.set_ref("latest", b)  # another writer gets there first
+    # The whole batch was refused: no event, and the rival's ref stands.
+    assert not ledger.has(new)
+    assert ledger.get_ref("latest") == b
+
+
+def test_ref_target_must_be_stored(ledger: Ledger) -> None:
+    with pytest.raises(MissingEventError):
+        ledger.set_ref("latest", "sha256:" + "1" * 64)
+
+
+@pytest.mark.parametrize("name", ["", "has space", "deadbeef", "DEADBEEF00", "sha256:ab", "-x", "x" * 201])
+def test_ref_names_are_checked(ledger: Ledger, name: str) -> None:
+    address = ledger.put(note(1))
+    with pytest.raises(AddressError):
+        ledger.set_ref(name, address)
+
+
+def test_ref_names_that_are_fine(ledger: Ledger) -> None:
+    address = ledger.put(note(1))
+    names = [f"run_{new_ulid()}", "latest", "runs/main/latest", "a.b-c@d+e=f:g", "beef"]
+    for name in names:
+        ledger.set_ref(name, address)
+        assert ledger.resolve(name) == address
+    assert [n for n, _ in ledger.refs()] == sorted(names)
+
+
+# -- resolve ---------------------------------------------------------------------------------
+
+
+def test_ambiguous_eight_digit_prefix(ledger: Ledger) -> None:
+    # A real 8-hex-digit collision needs ~65,000 events; instead add an addr entry whose key
+    # shares a's first 8 digits (prefix search reads only the addr table).
+    a, b = ledger.put(note(1)), ledger.put(note(2))
+    twin = "sha256:" + a[7:15] + b[15:]
+
+    def body(txn: object) -> None:
+        seq = txn.get(bytes.fromhex(b[7:]), db=ledger._addr)  # type: ignore[attr-defined]
+        txn.put(bytes.fromhex(twin[7:]), seq, db=ledger._addr)  # type: ignore[attr-defined]
+
+    ledger._write(body)
+    ambiguous_check(ledger, [a, twin])
+    with pytest.raises(AmbiguousAddressError, match="give more digits"):
+        ledger.resolve("sha256:" + a[7:15])
+    assert ledger.resolve(a[7:17]) == a
+
+
+def test_ambiguity_in_a_batch(ledger: Ledger) -> None:
+    events = [note(i) for i in range(40)]
+    addresses = [address_of(e) for e in events]
+    groups: dict[str, list[str]] = {}
+    for address in addresses:
+        groups.setdefault(address[7], []).append(address)
+    shared = next(g for g in groups.values() if len(g) > 1)
+    with ledger.batch():
+        for event in events:
+            ledger.put(event)
+        assert sorted(ledger._by_prefix(shared[0][7], 100)) == sorted(shared)
+
+
+def test_unknown_things_are_named_in_the_message(ledger: Ledger) -> None:
+    ledger.put(note(1))
+    with pytest.raises(UnknownAddressError, match="run_nothing"):
+        ledger.resolve("run_nothing")
+    with pytest.raises(UnknownAddressError, match="sha256:" + "0" * 64):
+        ledger.get("sha256:" + "0" * 64)
+
+
+# -- indexes ---------------------------------------------------------------------------------
+
+
+def test_lookup_and_latest(ledger: Ledger) -> None:
+    first = ledger.put(note(1, case="c1"))
+    ledger.put(note(2, case="c2"))
+    third = ledger.put(note(3, case="c1"))
+    assert ledger.lookup("case", "c1") == [first, third]
+    assert ledger.latest("case", "c1") == third
+    assert ledger.latest("case", "nothing") is None
+    assert ledger.lookup("case", "nothing") == []
+    assert ledger.lookup("type", "note") == [first, ledger.resolve(address_of(note(2, case="c2"))), third]
+    assert ledger.latest("nothing", "c1") is None
+
+
+def test_long_index_keys_and_names(tmp_path: Path) -> None:
+    long_key = "k" * 1000
+
+    def indexer(address: str, event: Event) -> Iterable[tuple[str, str]]:
+        yield ("n" * 300, long_key)
+        yield ("plain", "é\x00x")
+
+    with open_ledger(tmp_path / ".oloproof", indexer=indexer) as led:
+        a = led.put(note(1))
+        assert led.lookup("n" * 300, long_key) == [a]
+        assert led.lookup("plain", "é\x00x") == [a]
+        assert led.lookup("plain", "é") == []
+        assert led.verify().ok
+
+
+def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def indexer(address: str, event: Event) -> Iterable[tuple[str, str]]:
+        calls.append(address)
+        return [("all", "x")]
+
+    with open_ledger(tmp_path / ".oloproof", indexer=indexer) as led:
+        a = led.put(note(1))
+        led.put(note(1))
+        assert calls == [a]
+        assert led.lookup("all", "x") == [a]
+
+
+def test_type_index_name_is_reserved(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / ".oloproof", indexer=lambda a, e: [("type", "x")]) as led:
+        with pytest.raises(ValueError, match="reserved"):
+            led.put(note(1))
+
+
+def test_rebuild_indexes_restores_them(ledger: Ledger) -> None:
+    addresses = [ledger.put(note(i, case=f"c{i % 3}")) for i in range(30)]
+
+    def wipe(txn: object) -> None:
+        txn.drop(ledger._index, delete=False)  # type: ignore[attr-defined]
+        txn.drop(ledger._addr, delete=False)  # type: ignore[attr-defined]
+
+    ledger._write(wipe)
+    assert ledger.lookup("case", "c0") == []
+    assert not ledger.verify().ok
+    ledger.rebuild_indexes()
+    assert ledger.verify().ok
+    assert ledger.lookup("case", "c0") == addresses[0::3]
+    assert all(ledger.has(a) for a in addresses)
+
+
+# -- opening, formats, closing ---------------------------------------------------------------
+
+
+def test_missing_ledger_without_create(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="no ledger at"):
+        open_ledger(tmp_path / "nowhere", create=False)
+    with pytest.raises(StoreError, match="no ledger at"):
+        open_ledger(tmp_path / "nowhere", readonly=True)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_readonly_refuses_writes(tmp_path: Path) -> None:
+    open_ledger(tmp_path / ".oloproof").close()
+    with open_ledger(tmp_path / ".oloproof", readonly=True) as led:
+        with pytest.raises(StoreError, match="read-only"):
+            led.put(note(1))
+        with pytest.raises(StoreError, match="read-only"), led.batch():
+            pass
+
+
+def test_closed_ledger_refuses_use(tmp_path: Path) -> None:
+    led = open_ledger(tmp_path / ".oloproof")
+    address = led.put(note(1))
+    led.close()
+    led.close()  # closing twice is fine
+    with pytest.raises(StoreError, match="closed"):
+        led.get(address)
+    with open_ledger(tmp_path / ".oloproof") as again:  # and it reopens with everything there
+        assert again.get(address) == note(1)
+
+
+def _set_format(path: Path, record: bytes) -> None:
+    env = lmdb.open(str(path / "ledger"), max_dbs=8)
+    meta = env.open_db(b"meta")
+    with env.begin(write=True) as txn:
+        txn.put(b"format", record, db=meta)
+    env.close()
+
+
+def test_newer_format_is_refused(tmp_path: Path) -> None:
+    open_ledger(tmp_path / ".oloproof").close()
+    _set_format(tmp_path / ".oloproof", encode({"format": 2, "extensions": []}))
+    with pytest.raises(UnsupportedFormatError, match="ledger format 2.*reads ≤1.*upgrade"):
+        open_ledger(tmp_path / ".oloproof")
+
+
+def test_unknown_extension_is_refused(tmp_path: Path) -> None:
+    open_ledger(tmp_path / ".oloproof").close()
+    _set_format(tmp_path / ".oloproof", encode({"format": 1, "extensions": ["zstd-bodies"]}))
+    with pytest.raises(UnsupportedFormatError, match="zstd-bodies"):
+        open_ledger(tmp_path / ".oloproof")
+
+
+@pytest.mark.parametrize("record", [b"\xff", encode({"format": "one"}), encode({"format": 0, "extensions": []})])
+def test_unreadable_format_record(tmp_path: Path, record: bytes) -> None:
+    open_ledger(tmp_path / ".oloproof").close()
+    _set_format(tmp_path / ".oloproof", record)
+    with pytest.raises(FormatError):
+        open_ledger(tmp_path / ".oloproof")
+
+
+def test_other_lmdb_environment_is_not_a_ledger(tmp_path: Path) -> None:
+    (tmp_path / "x" / "ledger").mkdir(parents=True)
+    env = lmdb.open(str(tmp_path / "x" / "ledger"), max_dbs=2)
+    env.open_db(b"something")
+    env.close()
+    with pytest.raises(FormatError, match="not an oloproof ledger"):
+        open_ledger(tmp_path / "x")
+
+
+def test_one_environment_per_process(tmp_path: Path) -> None:
+    first = open_ledger(tmp_path / ".oloproof")
+    second = open_ledger(tmp_path / ".oloproof")
+    address = first.put(note(1))
+    first.close()  # the shared environment stays open for the second handle
+    assert second.get(address) == note(1)
+    second.close()
+
+
+def test_new_ulid_is_monotonic_and_well_formed() -> None:
+    ids = [new_ulid() for _ in range(2000)]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert all(len(i) == 26 and set(i) <= set("0123456789ABCDEFGHJKMNPQRSTVWXYZ") for i in ids)
