@@ -78,7 +78,9 @@ class ReadStoreContract:
         with pytest.raises(UnknownAddressError):
             store.get_bytes(missing)
 
-    @pytest.mark.parametrize("bad", ["sha256:abc", "abc", "sha256:" + "g" * 64, "", "sha1:" + "0" * 40])
+    @pytest.mark.parametrize(
+        "bad", ["sha256:abc", "abc", "sha256:" + "g" * 64, "", "sha1:" + "0" * 40]
+    )
     def test_malformed_address(self, store: ReadStore, bad: str) -> None:
         with pytest.raises(AddressError):
             store.get(bad)
@@ -114,7 +116,9 @@ class ReadStoreContract:
 
     def test_resolve_unknown_prefix(self, store: ReadStore) -> None:
         absent = next(
-            p for p in ("00000000", "11111111", "22222222") if not any(a[7:].startswith(p) for a in ADDRESSES)
+            p
+            for p in ("00000000", "11111111", "22222222")
+            if not any(a[7:].startswith(p) for a in ADDRESSES)
         )
         with pytest.raises(UnknownAddressError, match=absent):
             store.resolve(absent)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import Ledger, ReadStore, export_archive, open_archive, open_ledger
 from tests.ledger.contract import SAMPLE, SAMPLE_REFS, ReadStoreContract
+
+from ledger import Ledger, ReadStore, export_archive, open_archive, open_ledger
 
 
 def filled_ledger(path: Path) -> Ledger:

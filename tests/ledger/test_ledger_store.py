@@ -8,6 +8,7 @@ from pathlib import Path
 
 import lmdb
 import pytest
+from tests.ledger.contract import ambiguous_check
 
 import ledger.store as store_module
 from ledger import (
@@ -28,7 +29,6 @@ from ledger import (
     new_ulid,
     open_ledger,
 )
-from tests.ledger.contract import ambiguous_check
 
 
 def note(i: int, **extra: object) -> Event:
@@ -238,7 +238,9 @@ def test_ref_target_must_be_stored(ledger: Ledger) -> None:
         ledger.set_ref("latest", "sha256:" + "1" * 64)
 
 
-@pytest.mark.parametrize("name", ["", "has space", "deadbeef", "DEADBEEF00", "sha256:ab", "-x", "x" * 201])
+@pytest.mark.parametrize(
+    "name", ["", "has space", "deadbeef", "DEADBEEF00", "sha256:ab", "-x", "x" * 201]
+)
 def test_ref_names_are_checked(ledger: Ledger, name: str) -> None:
     address = ledger.put(note(1))
     with pytest.raises(AddressError):
@@ -306,7 +308,11 @@ def test_lookup_and_latest(ledger: Ledger) -> None:
     assert ledger.latest("case", "c1") == third
     assert ledger.latest("case", "nothing") is None
     assert ledger.lookup("case", "nothing") == []
-    assert ledger.lookup("type", "note") == [first, ledger.resolve(address_of(note(2, case="c2"))), third]
+    assert ledger.lookup("type", "note") == [
+        first,
+        ledger.resolve(address_of(note(2, case="c2"))),
+        third,
+    ]
     assert ledger.latest("nothing", "c1") is None
 
 
@@ -414,7 +420,9 @@ def test_unknown_extension_is_refused(tmp_path: Path) -> None:
         open_ledger(tmp_path / ".oloproof")
 
 
-@pytest.mark.parametrize("record", [b"\xff", encode({"format": "one"}), encode({"format": 0, "extensions": []})])
+@pytest.mark.parametrize(
+    "record", [b"\xff", encode({"format": "one"}), encode({"format": 0, "extensions": []})]
+)
 def test_unreadable_format_record(tmp_path: Path, record: bytes) -> None:
     open_ledger(tmp_path / ".oloproof").close()
     _set_format(tmp_path / ".oloproof", record)

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
+from tests.ledger.tamper import flip_byte_of
 
 from ledger import (
     CorruptEventError,
@@ -16,7 +17,6 @@ from ledger import (
     open_ledger,
 )
 from ledger.store import index_prefix
-from tests.ledger.tamper import flip_byte_of
 
 MISSING = "sha256:" + "ab" * 32
 
