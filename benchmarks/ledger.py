@@ -142,7 +142,7 @@ def main() -> None:
         with env.begin(db=db) as txn:
             for digest in digests:
                 data = txn.get(digest)
-                if hashlib.sha256(data).digest() != digest:
+                if data is None or hashlib.sha256(data).digest() != digest:
                     raise AssertionError("corrupt")
                 cbor2.loads(data)
         return time.perf_counter() - start

@@ -7,7 +7,7 @@ events with equal content have one address whatever the order their dicts were b
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,21 +20,31 @@ __all__ = ["Event", "address_of"]
 _FIELDS = frozenset({"type", "schema", "body", "refs"})
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Event:
     """One immutable event.
 
     ``type`` names the kind of event (``"run.started"``), ``schema`` is the version of its body's
     shape (read old ones through upcasters), ``body`` holds the content (values allowed by
-    ``ledger.encode``) and ``refs`` the addresses of the events it points at.
+    ``ledger.encode``) and ``refs`` the addresses of the events it points at (any iterable of
+    addresses; kept as a tuple).
     """
 
     type: str
     schema: int
     body: Mapping[str, Any]
-    refs: tuple[str, ...] = ()
+    refs: tuple[str, ...]
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self, type: str, schema: int, body: Mapping[str, Any], refs: Iterable[str] = ()
+    ) -> None:
+        object.__setattr__(self, "type", type)
+        object.__setattr__(self, "schema", schema)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "refs", refs)
+        self._check()
+
+    def _check(self) -> None:
         if not isinstance(self.type, str) or not self.type:
             raise FormatError(f"an event's type must be a non-empty string, not {self.type!r}")
         if isinstance(self.schema, bool) or not isinstance(self.schema, int) or self.schema < 0:

@@ -577,15 +577,19 @@ def judge_check(
 ) -> Callable[[Rule], tuple[Literal["MANUAL_REVIEW"], str] | None]:
     """The policy's per-rule judge check over the run's ``evaluators``.
 
-    For a rule whose metric is an LLM judge's criterion: None when the judge's newest
-    calibration for its exact identity clears the rule's ``judge`` minimums (none given: any
-    calibration clears), else ``("MANUAL_REVIEW", reason)``. None for any other rule.
+    ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
+    them); the LLM judges among them are found by type. For a rule whose metric is a judge's
+    criterion: None when the judge's newest calibration for its exact identity clears the
+    rule's ``judge`` minimums, else ``("MANUAL_REVIEW", reason)``. None for any other rule.
     """
-    from oloproof.evaluators.judges import LLMJudge, judge_identity
+    from oloproof.evaluators.judges import judge_identity
+    from oloproof.judge_config import JUDGE_TYPES
 
-    identities = {
-        e.criterion: judge_identity(e.spec()) for e in evaluators if isinstance(e, LLMJudge)
-    }
+    identities: dict[str, str] = {}
+    for evaluator in evaluators:
+        spec = evaluator if isinstance(evaluator, Mapping) else evaluator.spec()
+        if spec.get("type") in JUDGE_TYPES:
+            identities[spec["criterion"]] = judge_identity(spec)
     found: dict[str, Calibration | None] = {}
 
     def check(rule: Rule) -> tuple[Literal["MANUAL_REVIEW"], str] | None:

@@ -329,8 +329,9 @@ async def _judge_all(
             {"evaluator": spec, "execution": exec_address, "expected": case.expected}
         )
         found = ledger.latest("judgment", identity)
-        if found is not None:
-            body = ledger.get(found).body
+        body = ledger.get(found).body if found is not None else None
+        # A missing judgment (a judge call that failed) is tried again, never reused.
+        if found is not None and body is not None and body["status"] != "missing":
             results[index] = (_verdict_from_body(body), found, True)
             continue
         if not isinstance(evaluator, Evaluator):

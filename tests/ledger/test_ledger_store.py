@@ -89,7 +89,7 @@ def test_event_refuses_bad_fields() -> None:
     with pytest.raises(AddressError):
         Event("note", 1, {}, ["sha256:abc"])
     with pytest.raises(FormatError):
-        Event("note", 1, {}, "sha256:" + "0" * 64)  # type: ignore[arg-type]
+        Event("note", 1, {}, "sha256:" + "0" * 64)
     with pytest.raises(CodecError):
         Event("note", 1, {"when": object()}).to_bytes()
 

@@ -131,6 +131,8 @@ def test_judge_check_gates_on_the_exact_identity(
         run_calibration(config_path, "groundedness", root / "labels.jsonl", ledger)
         after = judge_check(ledger, [judge], 0.95)
         assert after(rule) is None  # 20/20 each way: lower bounds ~0.83
+        from_specs = judge_check(ledger, [{"type": "contains"}, judge.spec()], 0.95)
+        assert from_specs(rule) is None
         assert after(strict) == ("MANUAL_REVIEW", "judge_below_requirement")
         # Another model is another judge: the calibration does not carry over.
         data = entries[1].model_dump() | {"model": "judge-2"}
