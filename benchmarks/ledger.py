@@ -44,7 +44,7 @@ def make_events(n: int, seed: int = 7) -> list[Event]:
     words = ["refund", "annual", "plan", "issued", "within", "days", "approved", "request"]
     events = []
     for i in range(n):
-        text = " ".join(rng.choice(words) for _ in range(75))
+        text = " ".join(rng.choice(words) for _ in range(90))
         body = {
             "case_id": f"case_{i:06d}",
             "input": {"question": " ".join(rng.choice(words) for _ in range(12))},

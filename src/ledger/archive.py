@@ -111,7 +111,7 @@ def export_archive(ledger: Ledger, ids: Iterable[str], to: str | os.PathLike[str
     """
     roots: list[str] = []
     refs: dict[str, str] = {}
-    for text in ids:
+    for text in [ids] if isinstance(ids, str) else ids:
         address = ledger.resolve(text)
         roots.append(address)
         name = _asked_ref(ledger, text.strip())
@@ -130,6 +130,7 @@ def export_archive(ledger: Ledger, ids: Iterable[str], to: str | os.PathLike[str
     except OSError as exc:
         raise StoreError(f"cannot write the archive {target}: {exc.strerror}") from exc
     try:
+        os.fchmod(fd, 0o644)  # mkstemp makes the file private; an archive is for sharing
         with os.fdopen(fd, "wb") as out:
 
             def write(chunk: bytes) -> None:

@@ -26,7 +26,6 @@ byte for byte against ``cbor2.dumps(canonical=True)``.
 
 from __future__ import annotations
 
-import math
 import struct
 from typing import Any
 
@@ -34,12 +33,13 @@ import cbor2
 
 from ledger.errors import CodecError
 
-__all__ = ["decode", "encode", "loads_trusted"]
+__all__ = ["decode", "encode", "encode_event", "loads_trusted"]
 
 _INT_MIN = -(1 << 64)
 _INT_MAX = (1 << 64) - 1
-_MAX_DEPTH = 400  # cbor2's own nesting limit, for encoding and decoding alike
+_MAX_DEPTH = 400  # containers nested deeper are refused: cbor2 decodes no deeper
 
+_dumps = cbor2.dumps
 _pack_half = struct.Struct(">e").pack
 _unpack_half = struct.Struct(">e").unpack
 _pack_single = struct.Struct(">f").pack
@@ -64,7 +64,7 @@ def _write_raw(encoder: cbor2.CBOREncoder, value: object) -> None:
 
 
 def _norm_float(x: float) -> float | _Raw:
-    if not math.isfinite(x):
+    if x - x != 0.0:  # NaN or an infinity (cheaper than calling math.isfinite)
         raise CodecError(f"cannot encode the float {x!r}: only finite floats are allowed")
     try:
         single = _pack_single(x)
@@ -122,59 +122,58 @@ def _too_deep() -> CodecError:
 
 
 def _norm_map(d: dict[Any, Any], depth: int) -> dict[Any, Any]:
-    if depth >= _MAX_DEPTH:
+    if depth > _MAX_DEPTH:
         raise _too_deep()
     shape = tuple(d)
     order = _ORDER_CACHE.get(shape, _MISS)
     if order is _MISS:
         order = _learn_order(shape)
+    if order is not None:
+        # Out of canonical order: build the copy in order while checking the values.
+        out = {}
+        for k in order:
+            v = d[k]
+            tv = type(v)
+            if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
+                out[k] = v
+            else:
+                out[k] = _norm_value(v, tv, depth)
+        return out
     repl: dict[Any, Any] | None = None
     for k, v in d.items():
         tv = type(v)
-        if tv in _SCALARS:
+        if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
             continue
-        # The common cases are dispatched here rather than through _norm, to save a call.
-        nv: Any
-        if tv is int:
-            if _INT_MIN <= v <= _INT_MAX:
-                continue
-            nv = _norm(v, depth)
-        elif tv is dict:
-            nv = _norm_map(v, depth + 1)
-        elif tv is float:
-            nv = _norm_float(v)
-        elif tv is list or tv is tuple:
-            nv = _norm_seq(v, depth + 1)
-        else:
-            nv = _norm(v, depth)
+        nv = _norm_value(v, tv, depth)
         if nv is not v:
             if repl is None:
                 repl = {}
             repl[k] = nv
     if repl is None:
-        return d if order is None else {k: d[k] for k in order}
-    return {k: (repl[k] if k in repl else d[k]) for k in (shape if order is None else order)}
+        return d
+    return {k: (repl[k] if k in repl else d[k]) for k in shape}
+
+
+def _norm_value(v: Any, tv: type, depth: int) -> Any:
+    """``_norm`` for a value inside a container, its type already known not to be a scalar."""
+    if tv is dict:
+        return _norm_map(v, depth + 1)
+    if tv is float:
+        return _norm_float(v)
+    if tv is list or tv is tuple:
+        return _norm_seq(v, depth + 1)
+    return _norm(v, depth)
 
 
 def _norm_seq(s: list[Any] | tuple[Any, ...], depth: int) -> list[Any] | tuple[Any, ...]:
-    if depth >= _MAX_DEPTH:
+    if depth > _MAX_DEPTH:
         raise _too_deep()
     out: list[Any] | None = None
     for i, v in enumerate(s):
         tv = type(v)
-        if tv in _SCALARS:
+        if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
             continue
-        nv: Any
-        if tv is int:
-            if _INT_MIN <= v <= _INT_MAX:
-                continue
-            nv = _norm(v, depth)
-        elif tv is dict:
-            nv = _norm_map(v, depth + 1)
-        elif tv is float:
-            nv = _norm_float(v)
-        else:
-            nv = _norm(v, depth)
+        nv = _norm_value(v, tv, depth)
         if nv is not v:
             if out is None:
                 out = list(s)
@@ -222,13 +221,32 @@ def _norm_subclass(o: Any, depth: int) -> Any:
     )
 
 
+# What the encoder itself may raise (text that is not Unicode, a cycle too deep to walk); the
+# walk raises CodecError for everything else.
+_ENCODE_ERRORS = (UnicodeEncodeError, cbor2.CBOREncodeError, RecursionError)
+
+
 def encode(obj: Any) -> bytes:
     """Encode ``obj`` as deterministic CBOR; raise ``CodecError`` for values outside the set."""
     try:
-        return cbor2.dumps(_norm(obj, 0), default=_write_raw)
-    except CodecError:
-        raise
-    except (UnicodeEncodeError, cbor2.CBOREncodeError, RecursionError) as exc:
+        return _dumps(_norm(obj, 0), default=_write_raw)
+    except _ENCODE_ERRORS as exc:
+        raise CodecError(f"cannot encode value: {exc}") from exc
+
+
+def encode_event(type_: str, schema: int, body: dict[str, Any], refs: tuple[str, ...]) -> bytes:
+    """The canonical bytes of the map ``{"type", "schema", "body", "refs"}``.
+
+    For ``Event``, which has already checked its type (text), schema (an integer in range) and
+    refs (address strings): only the body needs the full walk. The map is built in canonical
+    key order.
+    """
+    try:
+        return _dumps(
+            {"body": _norm_map(body, 2), "refs": refs, "type": type_, "schema": schema},
+            default=_write_raw,
+        )
+    except _ENCODE_ERRORS as exc:
         raise CodecError(f"cannot encode value: {exc}") from exc
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ledger.address import digest_of, format_address, is_address
-from ledger.codec import decode, encode, loads_trusted
+from ledger.codec import decode, encode_event, loads_trusted
 from ledger.errors import AddressError, FormatError
 
 __all__ = ["Event", "address_of"]
@@ -47,9 +47,10 @@ class Event:
     def _check(self) -> None:
         if not isinstance(self.type, str) or not self.type:
             raise FormatError(f"an event's type must be a non-empty string, not {self.type!r}")
-        if isinstance(self.schema, bool) or not isinstance(self.schema, int) or self.schema < 0:
+        schema = self.schema
+        if isinstance(schema, bool) or not isinstance(schema, int) or not 0 <= schema < 2**64:
             raise FormatError(
-                f"an event's schema must be an integer of 0 or more, not {self.schema!r}"
+                f"an event's schema must be an integer from 0 to 2**64-1, not {schema!r}"
             )
         if not isinstance(self.body, Mapping):
             raise FormatError(f"an event's body must be a mapping, not {type(self.body).__name__}")
@@ -69,8 +70,7 @@ class Event:
     def to_bytes(self) -> bytes:
         """The canonical CBOR bytes whose SHA-256 is this event's address."""
         body = self.body if type(self.body) is dict else dict(self.body)
-        # Built in canonical key order already, so the encoder need not reorder it.
-        return encode({"body": body, "refs": self.refs, "type": self.type, "schema": self.schema})
+        return encode_event(self.type, self.schema, body, self.refs)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> Event:

@@ -115,16 +115,17 @@ def index_prefix(name: str, key: str) -> bytes:
     return _LEN.pack(len(n)) + n + _LEN.pack(len(k)) + k
 
 
-_type_prefixes: dict[str, bytes] = {}
+_type_prefixes: dict[str, tuple[bytes]] = {}
 
 
-def _type_prefix(event_type: str) -> bytes:
-    """``index_prefix(TYPE_INDEX, event_type)``, remembered: there are few event types."""
+def _type_prefix(event_type: str) -> tuple[bytes]:
+    """``(index_prefix(TYPE_INDEX, event_type),)``, remembered: there are few event types, and
+    sharing one tuple per type spares the garbage collector a container per event."""
     prefix = _type_prefixes.get(event_type)
     if prefix is None:
         if len(_type_prefixes) > 1024:
             _type_prefixes.clear()
-        prefix = _type_prefixes[event_type] = index_prefix(TYPE_INDEX, event_type)
+        prefix = _type_prefixes[event_type] = (index_prefix(TYPE_INDEX, event_type),)
     return prefix
 
 
@@ -137,14 +138,41 @@ def index_name_of(entry_key: bytes) -> str:
     return comp[1:].decode("utf-8", "replace")
 
 
-_Pending = tuple[bytes, list[bytes]]  # an event waiting in a batch: its bytes, its index prefixes
-
-
 @dataclass(slots=True)
 class _RefOp:
     name: bytes
     digest: bytes
     expected: bytes | Literal[_Whatever.ANY] | None
+
+
+class _Pending:
+    """Events and ref changes waiting for a commit, in the order they were made.
+
+    Events are kept as bytes and tuples of bytes in two dicts rather than one object each, so
+    a batch of many thousands of events gives the garbage collector nothing new to traverse.
+    """
+
+    def __init__(self) -> None:
+        self.data: dict[bytes, bytes] = {}  # digest -> canonical bytes
+        self.prefixes: dict[bytes, tuple[bytes, ...]] = {}  # digest -> index entry prefixes
+        self.size = 0  # bytes of events held
+        self.refs: list[_RefOp] = []
+
+    def add(self, digest: bytes, data: bytes, prefixes: tuple[bytes, ...]) -> None:
+        if digest not in self.data:
+            self.data[digest] = data
+            self.prefixes[digest] = prefixes
+            self.size += len(data)
+
+    def truncate(self, n_events: int, n_refs: int) -> None:
+        """Drop everything added after the first ``n_events`` events and ``n_refs`` refs."""
+        for digest in list(self.data)[n_events:]:
+            self.size -= len(self.data.pop(digest))
+            del self.prefixes[digest]
+        del self.refs[n_refs:]
+
+    def __bool__(self) -> bool:
+        return bool(self.data or self.refs)
 
 
 # LMDB must not be opened twice in one process (closing one handle drops the other's locks),
@@ -288,7 +316,7 @@ def _open_databases(env: lmdb.Environment, root: Path, *, readonly: bool) -> dic
 class Snapshot:
     """A consistent read-only view of the raw tables (one LMDB read transaction).
 
-    Used by ``verify`` and ``archive``; the application should use ``Ledger``'s methods.
+    Used by ``verify``; the application should use ``Ledger``'s methods.
     """
 
     def __init__(self, ledger: Ledger, txn: Any) -> None:
@@ -347,8 +375,9 @@ class Snapshot:
 class Ledger:
     """An open ledger. Use ``open_ledger`` to make one; close it (or use ``with``) when done.
 
-    One ``Ledger`` may be shared by threads; several processes may open the same ledger and
-    append at once (LMDB serialises their commits).
+    Several processes may open the same ledger and append at once (LMDB serialises their
+    commits). One ``Ledger`` may be shared by threads; a batch belongs to the ``Ledger``, not
+    to a thread, so while one is open every thread's writes join it.
     """
 
     def __init__(
@@ -372,9 +401,7 @@ class Ledger:
         self._depth = 0
         self._generation = 0  # counts chunk commits, so a savepoint knows it was overtaken
         self._savepoints: list[tuple[int, int, int]] = []
-        self._pending: dict[bytes, _Pending] = {}
-        self._pending_bytes = 0
-        self._ref_ops: list[_RefOp] = []
+        self._pending = _Pending()
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -383,8 +410,7 @@ class Ledger:
         with self._lock:
             if self._env is not None:
                 env, self._env = self._env, None
-                self._pending.clear()
-                self._ref_ops.clear()
+                self._pending = _Pending()
                 _release_env(env)
 
     def __enter__(self) -> Ledger:
@@ -420,7 +446,7 @@ class Ledger:
 
     @contextmanager
     def snapshot(self) -> Iterator[Snapshot]:
-        """A consistent read-only view of the raw tables, for ``verify`` and ``archive``."""
+        """A consistent read-only view of the raw tables, for ``verify``."""
         txn = self._begin()
         try:
             yield Snapshot(self, txn)
@@ -447,35 +473,39 @@ class Ledger:
 
     # -- writing events --------------------------------------------------------------------
 
-    def _prefixes(self, address: str, event: Event) -> list[bytes]:
-        prefixes = [_type_prefix(event.type)]
+    def _prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
+        """The index entry prefixes of ``event``: its type's, then the indexer's, each once."""
+        prefixes: tuple[bytes, ...] = _type_prefixes.get(event.type) or _type_prefix(event.type)
         if self._indexer is not None:
+            more = []
             for name, key in self._indexer(address, event):
                 if name == TYPE_INDEX:
                     raise ValueError(f"the index name {TYPE_INDEX!r} is reserved by the ledger")
-                prefixes.append(index_prefix(name, key))
-            if len(prefixes) > 2:
-                prefixes = list(dict.fromkeys(prefixes))  # an entry is filed once
+                more.append(index_prefix(name, key))
+            if more:
+                prefixes = tuple(dict.fromkeys((*prefixes, *more)))
         return prefixes
 
     def put(self, event: Event) -> str:
         """Store ``event`` and return its address; storing an event already there is a no-op."""
         data = event.to_bytes()
-        digest = digest_of(data)
-        address = format_address(digest)
+        digest = sha256(data).digest()
+        address = "sha256:" + digest.hex()
         with self._lock:
             if self._depth:
-                if digest not in self._pending:
-                    self._pending[digest] = (data, self._prefixes(address, event))
-                    self._pending_bytes += len(data)
-                    if self._pending_bytes >= CHUNK_BYTES or len(self._pending) >= CHUNK_EVENTS:
+                pending = self._pending
+                if digest not in pending.data:
+                    pending.add(digest, data, self._prefixes(address, event))
+                    if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
                         self._flush()
                 return address
             if self.readonly:
                 raise StoreError(f"the ledger at {self.path} was opened read-only")
             if self._committed(digest):
                 return address
-            self._commit({digest: (data, self._prefixes(address, event))}, [])
+            one = _Pending()
+            one.add(digest, data, self._prefixes(address, event))
+            self._commit(one)
         return address
 
     def _committed(self, digest: bytes) -> bool:
@@ -485,38 +515,44 @@ class Ledger:
         finally:
             txn.abort()
 
-    def _commit(self, pending: dict[bytes, _Pending], ref_ops: list[_RefOp]) -> int:
+    def _commit(self, pending: _Pending) -> int:
+        """Write ``pending`` in one transaction; return how many events were new."""
+
         def body(txn: Any) -> int:
             cursor = txn.cursor(db=self._events)
-            seq = _SEQ.unpack(cursor.key())[0] if cursor.last() else 0
-            records: list[tuple[bytes, bytes]] = []
-            addrs: list[tuple[bytes, bytes]] = []
-            entries: list[tuple[bytes, bytes]] = []
-            get = txn.get
-            addr_db = self._addr
-            for digest, item in pending.items():
-                if get(digest, db=addr_db) is not None:
-                    continue  # already stored (perhaps by another process meanwhile)
-                seq += 1
-                seq_key = _SEQ.pack(seq)
-                records.append((seq_key, digest + item[0]))
-                addrs.append((digest, seq_key))
-                for prefix in item[1]:
-                    entries.append((prefix + seq_key, digest))
-            if records:
-                cursor.putmulti(records, append=True)
-                addrs.sort()
-                txn.cursor(db=addr_db).putmulti(addrs)
-                entries.sort()
-                txn.cursor(db=self._index).putmulti(entries)
-            for op in ref_ops:
+            first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
+            seq = first
+            get, addr_db, prefixes = txn.get, self._addr, pending.prefixes
+            # Kept as single bytes (digest + sequence key; entry key + digest) and split as
+            # they are written: bytes are not tracked by the garbage collector, tuples are.
+            addrs: list[bytes] = []
+            entries: list[bytes] = []
+
+            def records() -> Iterator[tuple[bytes, bytes]]:
+                nonlocal seq
+                for digest, data in pending.data.items():
+                    if get(digest, db=addr_db) is not None:
+                        continue  # already stored (perhaps by another process meanwhile)
+                    seq_key = _SEQ.pack(seq)
+                    seq += 1
+                    addrs.append(digest + seq_key)
+                    for prefix in prefixes[digest]:
+                        entries.append(prefix + seq_key + digest)
+                    yield seq_key, digest + data
+
+            cursor.putmulti(records(), append=True)
+            addrs.sort()
+            txn.cursor(db=addr_db).putmulti((a[:32], a[32:]) for a in addrs)
+            entries.sort()
+            txn.cursor(db=self._index).putmulti((e[:-32], e[-32:]) for e in entries)
+            for op in pending.refs:
                 current = get(op.name, db=self._refs)
                 if op.expected is not ANY and current != op.expected:
                     raise RefConflictError(
                         op.name.decode(), _address_or_none(op.expected), _address_or_none(current)
                     )
                 txn.put(op.name, op.digest, db=self._refs)
-            return len(records)
+            return seq - first
 
         return self._write(body)
 
@@ -532,7 +568,8 @@ class Ledger:
         with self._lock:
             self._environment()
             self._depth += 1
-            self._savepoints.append((self._generation, len(self._pending), len(self._ref_ops)))
+            pending = self._pending
+            self._savepoints.append((self._generation, len(pending.data), len(pending.refs)))
         ok = False
         try:
             yield self
@@ -546,22 +583,13 @@ class Ledger:
                 elif not ok:
                     if generation != self._generation:
                         n_pending = n_refs = 0
-                    self._rollback(n_pending, n_refs)
-
-    def _rollback(self, n_pending: int, n_refs: int) -> None:
-        for digest in list(self._pending)[n_pending:]:
-            self._pending_bytes -= len(self._pending.pop(digest)[0])
-        del self._ref_ops[n_refs:]
+                    self._pending.truncate(n_pending, n_refs)
 
     def _flush(self) -> None:
-        if self._pending or self._ref_ops:
-            pending, ref_ops = self._pending, self._ref_ops
-            try:
-                self._commit(pending, ref_ops)
-            finally:
-                self._pending, self._ref_ops = {}, []
-                self._pending_bytes = 0
-                self._generation += 1
+        if self._pending:
+            pending, self._pending = self._pending, _Pending()
+            self._generation += 1
+            self._commit(pending)
 
     def _import_verified(
         self,
@@ -573,28 +601,27 @@ class Ledger:
         with self._lock:
             if self._depth:
                 raise StoreError("cannot import an archive inside a batch: import it outside")
-            pending = {
-                digest: (data, self._prefixes(format_address(digest), event))
-                for digest, data, event in events
-            }
-            ops = [
-                _RefOp(
-                    check_ref_name(name).encode(),
-                    parse_address(address),
-                    None if expected is None else parse_address(expected),
+            pending = _Pending()
+            for digest, data, event in events:
+                pending.add(digest, data, self._prefixes(format_address(digest), event))
+            for name, address, expected in refs:
+                pending.refs.append(
+                    _RefOp(
+                        check_ref_name(name).encode(),
+                        parse_address(address),
+                        None if expected is None else parse_address(expected),
+                    )
                 )
-                for name, address, expected in refs
-            ]
-            return self._commit(pending, ops)
+            return self._commit(pending)
 
     # -- reading events --------------------------------------------------------------------
 
     def _record(self, digest: bytes) -> bytes | None:
         """The stored event bytes for ``digest`` after checking they still hash to it."""
-        if self._pending:
-            item = self._pending.get(digest)
-            if item is not None:
-                return item[0]
+        if self._pending.data:
+            waiting = self._pending.data.get(digest)
+            if waiting is not None:
+                return waiting
         txn = self._begin()
         try:
             seq_key = txn.get(digest, db=self._addr)
@@ -626,7 +653,7 @@ class Ledger:
     def has(self, address: str) -> bool:
         """Whether an event with this full address is stored."""
         digest = parse_address(address)
-        return digest in self._pending or self._committed(digest)
+        return digest in self._pending.data or self._committed(digest)
 
     def __contains__(self, address: object) -> bool:
         return isinstance(address, str) and self.has(address)
@@ -635,7 +662,7 @@ class Ledger:
         txn = self._begin()
         try:
             count: int = txn.stat(self._events)["entries"]
-            count += sum(1 for d in self._pending if txn.get(d, db=self._addr) is None)
+            count += sum(1 for d in list(self._pending.data) if txn.get(d, db=self._addr) is None)
         finally:
             txn.abort()
         return count
@@ -658,15 +685,16 @@ class Ledger:
             if type is None or index_prefix(TYPE_INDEX, type) in prefixes:
                 yield format_address(digest), event_from_trusted(data)
 
-    def _new_pending(self) -> list[tuple[bytes, bytes, list[bytes]]]:
+    def _new_pending(self) -> list[tuple[bytes, bytes, tuple[bytes, ...]]]:
         """This batch's pending events not already committed, in put order."""
-        if not self._pending:
+        pending = self._pending
+        if not pending.data:
             return []
         txn = self._begin()
         try:
             return [
-                (d, p[0], p[1])
-                for d, p in list(self._pending.items())
+                (d, data, pending.prefixes[d])
+                for d, data in list(pending.data.items())
                 if txn.get(d, db=self._addr) is None
             ]
         finally:
@@ -707,7 +735,7 @@ class Ledger:
                         if not key.startswith(prefix):
                             break
                         value = txn.get(key[-8:], db=self._events)
-                        if value is not None:
+                        if value is not None and value.startswith(digest):  # else stale
                             chunk.append((digest, value[32:]))
                         last = key
                         if len(chunk) >= _SCAN_CHUNK:
@@ -725,13 +753,14 @@ class Ledger:
         """Turn a full address, a unique prefix of ≥ 8 hex digits, or a ref name into an address."""
         return resolve_with(
             text,
-            exact=lambda d: d in self._pending or self._committed(d),
+            exact=lambda d: d in self._pending.data or self._committed(d),
             ref=self.get_ref,
             by_prefix=self._by_prefix,
         )
 
     def _by_prefix(self, hexpart: str, limit: int) -> list[str]:
-        found = {format_address(d) for d in list(self._pending) if d.hex().startswith(hexpart)}
+        pending = list(self._pending.data)
+        found = {format_address(d) for d in pending if d.hex().startswith(hexpart)}
         even = hexpart[: len(hexpart) // 2 * 2]
         txn = self._begin()
         try:
@@ -752,7 +781,7 @@ class Ledger:
     def get_ref(self, name: str) -> str | None:
         """The address a ref points at, or ``None`` when no ref has that name."""
         raw = check_ref_name(name).encode()
-        for op in reversed(self._ref_ops):
+        for op in reversed(self._pending.refs):
             if op.name == raw:
                 return format_address(op.digest)
         txn = self._begin()
@@ -775,7 +804,7 @@ class Ledger:
         digest = parse_address(address)
         want = expected if expected is ANY or expected is None else parse_address(expected)
         with self._lock:
-            if not (digest in self._pending or self._committed(digest)):
+            if not (digest in self._pending.data or self._committed(digest)):
                 raise MissingEventError(address, f"ref {name!r} cannot point at it")
             op = _RefOp(raw, digest, want)
             if self._depth:
@@ -784,9 +813,11 @@ class Ledger:
                     current_digest = None if current is None else parse_address(current)
                     if current_digest != want:
                         raise RefConflictError(name, _address_or_none(want), current)
-                self._ref_ops.append(op)
+                self._pending.refs.append(op)
             else:
-                self._commit({}, [op])
+                one = _Pending()
+                one.refs.append(op)
+                self._commit(one)
 
     def refs(self, prefix: str = "") -> list[tuple[str, str]]:
         """Every ``(name, address)`` ref whose name starts with ``prefix``, sorted by name."""
@@ -802,7 +833,7 @@ class Ledger:
                     found[name.decode()] = format_address(digest)
         finally:
             txn.abort()
-        for op in self._ref_ops:
+        for op in self._pending.refs:
             if op.name.startswith(start):
                 found[op.name.decode()] = format_address(op.digest)
         return sorted(found.items())
@@ -843,7 +874,7 @@ class Ledger:
             txn.abort()
         return None
 
-    def derive_prefixes(self, address: str, event: Event) -> list[bytes]:
+    def derive_prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
         """The index entry prefixes ``put`` files ``event`` under (for verify and rebuild)."""
         return self._prefixes(address, event)
 
@@ -864,8 +895,11 @@ class Ledger:
                 addrs.append((digest, seq_key))
                 if digest_of(data) != digest:
                     continue
-                address = format_address(digest)
-                for prefix in self._prefixes(address, event_from_trusted(data)):
+                try:
+                    event = event_from_trusted(data)
+                except Exception:  # hashes right yet does not decode: verify reports it
+                    continue
+                for prefix in self._prefixes(format_address(digest), event):
                     entries.append((prefix + seq_key, digest))
             addrs.sort()
             entries.sort()

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tests.ledger.strategies import INT_MAX, INT_MIN, other_encoding, values
 
-from ledger import CodecError, decode, encode
+from ledger import CodecError, Event, decode, encode
 
 
 def same(a: Any, b: Any) -> bool:
@@ -172,9 +172,15 @@ def test_deep_nesting_is_refused_by_both_sides_alike() -> None:
             value = [value]
         return value
 
-    assert decode(encode(nested(300))) == nested(300)
+    assert decode(encode(nested(400))) == nested(400)
+    with pytest.raises(CodecError, match="nested deeper than 400"):
+        encode(nested(401))
+    with pytest.raises(CodecError, match="nested deeper than 400"):
+        encode(nested(5000))
+    deep = Event("note", 1, {"x": nested(398)})  # the event map and its body add two levels
+    assert Event.from_bytes(deep.to_bytes()) == deep
     with pytest.raises(CodecError):
-        encode(nested(450))
+        Event("note", 1, {"x": nested(399)}).to_bytes()
 
 
 class Kind(enum.StrEnum):
