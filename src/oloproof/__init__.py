@@ -1,6 +1,13 @@
-"""Oloproof: evaluate LLM and RAG systems with honest intervals, release gates and a ledger."""
+"""Oloproof: evaluate LLM and RAG systems with honest intervals, release gates and a ledger.
 
-__version__ = "0.1.0"
+The public names below load on first use (PEP 562), so importing ``oloproof`` or one of its
+light modules costs almost nothing: ``oloproof --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import (
     ArtifactError,
@@ -10,18 +17,60 @@ from oloproof.errors import (
     OloproofError,
     UnknownIdError,
 )
-from oloproof.sdk import (
-    Citations,
-    Context,
-    ContextItem,
-    DroppedItem,
-    Passage,
-    Recorder,
-    Retrieval,
-    current_case,
-    rag_system,
-    system,
-)
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "Citations": "oloproof.sdk",
+    "Context": "oloproof.sdk",
+    "ContextItem": "oloproof.sdk",
+    "DroppedItem": "oloproof.sdk",
+    "Passage": "oloproof.sdk",
+    "Recorder": "oloproof.sdk",
+    "Retrieval": "oloproof.sdk",
+    "current_case": "oloproof.sdk",
+    "rag_system": "oloproof.sdk",
+    "system": "oloproof.sdk",
+    "Verdict": "oloproof.results",
+    "Interval": "oloproof.results",
+    "load_config": "oloproof.config",
+    "load_dataset": "oloproof.dataset",
+    "open_project_ledger": "oloproof.store",
+    "plan_run": "oloproof.runner",
+    "execute_run": "oloproof.runner",
+    "read_run_report": "oloproof.runner",
+    "compare_runs": "oloproof.compare",
+}
+
+if TYPE_CHECKING:
+    from oloproof.compare import compare_runs
+    from oloproof.config import load_config
+    from oloproof.dataset import load_dataset
+    from oloproof.results import Interval, Verdict
+    from oloproof.runner import execute_run, plan_run, read_run_report
+    from oloproof.sdk import (
+        Citations,
+        Context,
+        ContextItem,
+        DroppedItem,
+        Passage,
+        Recorder,
+        Retrieval,
+        current_case,
+        rag_system,
+        system,
+    )
+    from oloproof.store import open_project_ledger
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'oloproof' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ArtifactError",
@@ -31,13 +80,22 @@ __all__ = [
     "ContextItem",
     "DatasetError",
     "DroppedItem",
+    "Interval",
     "LedgerAccessError",
     "OloproofError",
     "Passage",
     "Recorder",
     "Retrieval",
     "UnknownIdError",
+    "Verdict",
+    "compare_runs",
     "current_case",
+    "execute_run",
+    "load_config",
+    "load_dataset",
+    "open_project_ledger",
+    "plan_run",
     "rag_system",
+    "read_run_report",
     "system",
 ]

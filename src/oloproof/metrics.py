@@ -148,7 +148,7 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str
     for address in ledger.lookup("run_cases", run_id):
         body = ledger.get(address).body
         latest[body["case_id"]] = (address, body)
-    yield from sorted(latest.values(), key=lambda item: item[1]["line"])
+    yield from sorted(latest.values(), key=lambda item: item[1].get("line", 0))
 
 
 def replay(

@@ -15,7 +15,6 @@ import typer
 
 from ledger import Event, Ledger
 from oloproof import events as ev
-from oloproof.calibration import run_calibration
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
 from oloproof.display import fmt_percent, fmt_percent_interval
@@ -53,6 +52,8 @@ def calibrate_command(
     Example: oloproof calibrate --evaluator groundedness --labels labels.jsonl
     """
     with open_project_ledger(config.resolve().parent) as ledger:
+        from oloproof.calibration import run_calibration
+
         address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
         _render(ledger, address, ledger.get(address), as_json)
 

@@ -17,7 +17,6 @@ from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
-from oloproof.compare import compare_runs
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.results import Interval
 from oloproof.store import open_project_ledger
@@ -52,6 +51,8 @@ def compare_command(
     Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml
     """
     ledger = open_project_ledger(Path.cwd(), create=False)
+    from oloproof.compare import compare_runs
+
     comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
     if as_json:
         typer.echo(comparison_json(comparison.address, comparison.body))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -14,9 +14,10 @@ from oloproof import events as ev
 from oloproof.cli.main import app
 from oloproof.cli.render import preview, run_report_lines
 from oloproof.errors import UnknownIdError
-from oloproof.inspect import CaseDetail, export_run, failures, find_case
-from oloproof.runner import list_runs, load_run, read_run_report
 from oloproof.store import open_project_ledger
+
+if TYPE_CHECKING:
+    from oloproof.inspect import CaseDetail
 
 # Other commands add renderers for the event types they own (diagnosis, comparison).
 Renderer = Callable[[Ledger, str, Event, bool], int]
@@ -74,6 +75,10 @@ def _print_event(address: str, event: Event, as_json: bool) -> None:
 def _inspect_run(
     ledger: Ledger, address: str, case: str | None, show_failures: bool, as_json: bool
 ) -> int:
+    # Imported here: run reports need the library's heavier modules; --help does not.
+    from oloproof.inspect import failures, find_case
+    from oloproof.runner import load_run, read_run_report
+
     run = load_run(ledger, address)
     # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
     criteria = [e["criterion"] for e in run.body["evaluators"]]
@@ -170,6 +175,8 @@ def runs_command(as_json: bool = typer.Option(False, "--json", help="Print as JS
 
     Example: oloproof runs
     """
+    from oloproof.runner import list_runs
+
     ledger = open_project_ledger(Path.cwd(), create=False)
     rows = []
     for address, body, end in list_runs(ledger):
@@ -206,6 +213,9 @@ def export_command(
 
     Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P
     """
+    from oloproof.inspect import export_run
+    from oloproof.runner import load_run
+
     ledger = open_project_ledger(Path.cwd(), create=False)
     run = load_run(ledger, id)
     folder = export_run(ledger, run, Path.cwd())

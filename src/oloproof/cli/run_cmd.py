@@ -7,17 +7,17 @@ import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from ledger import Ledger
 from oloproof.cli.main import app
 from oloproof.cli.render import run_report_lines
-from oloproof.runner import RunOutcome, RunPlan, execute_run, load_run, plan_run, resume_plan
 from oloproof.store import open_project_ledger
+
+if TYPE_CHECKING:
+    from oloproof.runner import RunOutcome, RunPlan
 
 
 @app.command("run")
@@ -38,6 +38,8 @@ def run_command(
 
     Example: oloproof run --config oloproof.yaml
     """
+    from oloproof.runner import plan_run, resume_plan
+
     if resume is not None:
         ledger = open_project_ledger(Path.cwd(), create=False)
         plan, stored = resume_plan(ledger, resume, concurrency=concurrency)
@@ -62,6 +64,11 @@ def _execute(
     resume_args: tuple[str, str, Mapping[str, Any]] | None,
     show_progress: bool,
 ) -> RunOutcome:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    from oloproof.runner import execute_run, load_run
+
     total = len(plan.dataset.cases)
     try:
         if not show_progress:
