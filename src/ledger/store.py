@@ -486,9 +486,14 @@ class Ledger:
                 prefixes = tuple(dict.fromkeys((*prefixes, *more)))
         return prefixes
 
-    def put(self, event: Event) -> str:
-        """Store ``event`` and return its address; storing an event already there is a no-op."""
-        data = event.to_bytes()
+    def put(self, event: Event, *, data: bytes | None = None) -> str:
+        """Store ``event`` and return its address; storing an event already there is a no-op.
+
+        ``data``, when given, must be ``event.to_bytes()``: a writer that already encoded the
+        event (to learn its address before storing it) saves encoding it twice.
+        """
+        if data is None:
+            data = event.to_bytes()
         digest = sha256(data).digest()
         address = "sha256:" + digest.hex()
         with self._lock:

@@ -11,13 +11,14 @@ at most the cases still in flight, and the run can be resumed.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger import Event, Ledger, address_of
+from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.dataset import Case
 from oloproof.errors import OloproofError
@@ -70,17 +71,19 @@ class LedgerStageCache:
 
 
 class EventWriter:
-    """Buffers events and writes them in batched transactions."""
+    """Buffers events and writes them in batched transactions, encoding each one once."""
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
-        self._pending: list[Event] = []
+        self._pending: list[tuple[Event, bytes]] = []
         self._stages: dict[str, dict[str, Any]] = {}
         self._last_flush = time.monotonic()
 
     def add(self, event: Event) -> str:
-        self._pending.append(event)
-        address = address_of(event)
+        """Buffer ``event``; return its address."""
+        data = event.to_bytes()
+        address = "sha256:" + hashlib.sha256(data).hexdigest()
+        self._pending.append((event, data))
         if event.type == ev.STAGE:
             self._stages[event.body["identity"]] = {**event.body, "address": address}
         return address
@@ -98,8 +101,8 @@ class EventWriter:
     def flush(self) -> None:
         if self._pending:
             with self._ledger.batch():
-                for event in self._pending:
-                    self._ledger.put(event)
+                for event, data in self._pending:
+                    self._ledger.put(event, data=data)
             self._pending.clear()
             self._stages.clear()
         self._last_flush = time.monotonic()
@@ -152,12 +155,12 @@ async def execute_cases(
     queue = iter(cases)
     done = 0
     total = len(cases)
-    judge_specs = [(e, e.spec()) for e in spec.evaluators]
+    judges = [_Judge.of(e) for e in spec.evaluators]
 
     async def worker() -> None:
         nonlocal done
         for case in queue:
-            body = await _one_case(ledger, spec, ctx, writer, counts, system_key, judge_specs, case)
+            body = await _one_case(ledger, spec, ctx, writer, counts, system_key, judges, case)
             on_case(body)
             done += 1
             if progress is not None:
@@ -184,12 +187,14 @@ async def _one_case(
     writer: EventWriter,
     counts: CacheCounts,
     system_key: str,
-    judge_specs: list[tuple[AnyEvaluator, dict[str, Any]]],
+    judges: list[_Judge],
     case: Case,
 ) -> dict[str, Any]:
     identity = ev.identity_key({"system": system_key, "input": case.input})
     cached = _cached_execution(ledger, identity) if spec.use_cache else None
     execution: Execution | None
+    # Judgments of an execution the ledger has never seen cannot be cached: skip the lookups.
+    fresh = False
     if cached is not None:
         exec_address, exec_body = cached
         counts.execution_hit += 1
@@ -200,11 +205,12 @@ async def _one_case(
         for stage in execution.stages if execution else ():
             counts.add_stage(stage.stage, stage.hit)
         exec_address = writer.add(_execution_event(identity, case, execution, error))
+        fresh = not ledger.has(exec_address)
     verdicts: dict[str, dict[str, Any]] = {}
     judgments: dict[str, str] = {}
     if execution is None:
-        for evaluator, _ in judge_specs:
-            verdicts[evaluator.criterion] = {"s": "missing", "r": "execution_errored"}
+        for judge in judges:
+            verdicts[judge.criterion] = {"s": "missing", "r": "execution_errored"}
     else:
         view = CaseView(
             case.id,
@@ -214,14 +220,11 @@ async def _one_case(
             execution.output,
             execution.artifacts,
         )
-        for evaluator, (verdict, address, hit) in zip(
-            [e for e, _ in judge_specs],
-            await _judge_all(ledger, writer, judge_specs, view, exec_address, case),
-            strict=True,
-        ):
-            verdicts[evaluator.criterion] = _verdict_summary(verdict)
+        judged = await _judge_all(ledger, writer, judges, view, exec_address, case, fresh)
+        for judge, (verdict, address, hit) in zip(judges, judged, strict=True):
+            verdicts[judge.criterion] = _verdict_summary(verdict)
             if address is not None:
-                judgments[evaluator.criterion] = address
+                judgments[judge.criterion] = address
                 if hit:
                     counts.judgment_hit += 1
                 else:
@@ -314,44 +317,64 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
+@dataclass(frozen=True)
+class _Judge:
+    """An evaluator with what every judgment of it shares, computed once per run."""
+
+    evaluator: AnyEvaluator
+    spec: dict[str, Any]
+    spec_key: str
+    is_async: bool
+
+    @property
+    def criterion(self) -> str:
+        return self.evaluator.criterion
+
+    @staticmethod
+    def of(evaluator: AnyEvaluator) -> _Judge:
+        spec = evaluator.spec()
+        is_async = not isinstance(evaluator, Evaluator)
+        return _Judge(evaluator, spec, ev.identity_key(spec), is_async)
+
+
 async def _judge_all(
     ledger: Ledger,
     writer: EventWriter,
-    judge_specs: list[tuple[AnyEvaluator, dict[str, Any]]],
+    judges: list[_Judge],
     view: CaseView,
     exec_address: str,
     case: Case,
+    fresh: bool,
 ) -> list[tuple[Verdict, str | None, bool]]:
-    results: list[tuple[Verdict, str | None, bool] | None] = [None] * len(judge_specs)
-    waiting: list[tuple[int, AsyncEvaluator, str, dict[str, Any]]] = []
-    for index, (evaluator, spec) in enumerate(judge_specs):
-        identity = ev.identity_key(
-            {"evaluator": spec, "execution": exec_address, "expected": case.expected}
-        )
-        found = ledger.latest("judgment", identity)
-        body = ledger.get(found).body if found is not None else None
-        # A missing judgment (a judge call that failed) is tried again, never reused.
-        if found is not None and body is not None and body["status"] != "missing":
-            results[index] = (_verdict_from_body(body), found, True)
+    results: list[tuple[Verdict, str | None, bool] | None] = [None] * len(judges)
+    waiting: list[tuple[int, _Judge, str]] = []
+    expected_key = ev.identity_key(case.expected)
+    for index, judge in enumerate(judges):
+        identity = ev.identity_key([judge.spec_key, exec_address, expected_key])
+        found = None if fresh else ledger.latest("judgment", identity)
+        if found is not None:
+            body = ledger.get(found).body
+            # A missing judgment (a judge call that failed) is tried again, never reused.
+            if body["status"] != "missing":
+                results[index] = (_verdict_from_body(body), found, True)
+                continue
+        if judge.is_async:
+            waiting.append((index, judge, identity))
             continue
-        if not isinstance(evaluator, Evaluator):
-            waiting.append((index, evaluator, identity, spec))
-            continue
-        verdict = evaluator.judge(view)
-        results[index] = _record_judgment(writer, evaluator, spec, identity, verdict, exec_address)
+        verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
+        results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
     if waiting:
-        verdicts = await asyncio.gather(*(e.ajudge(view) for _, e, _, _ in waiting))
-        for (index, evaluator, identity, spec), verdict in zip(waiting, verdicts, strict=True):
-            results[index] = _record_judgment(
-                writer, evaluator, spec, identity, verdict, exec_address
-            )
+        verdicts = await asyncio.gather(
+            *(j.evaluator.ajudge(view) for _, j, _ in waiting)  # type: ignore[union-attr]
+        )
+        for (index, judge, identity), verdict in zip(waiting, verdicts, strict=True):
+            results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
     return [r for r in results if r is not None]
 
 
 def _record_judgment(
     writer: EventWriter,
-    evaluator: AnyEvaluator,
-    spec: dict[str, Any],
+    judge: _Judge,
     identity: str,
     verdict: Verdict,
     exec_address: str,
@@ -360,8 +383,8 @@ def _record_judgment(
         # An exclusion is decided by the case's labels alone: nothing was judged or cached.
         return verdict, None, False
     body = {
-        "criterion": evaluator.criterion,
-        "evaluator": spec,
+        "criterion": judge.criterion,
+        "evaluator": judge.spec,
         "identity": identity,
         "status": verdict.status,
         "value": verdict.value,
