@@ -190,7 +190,8 @@ async def _one_case(
     judges: list[_Judge],
     case: Case,
 ) -> dict[str, Any]:
-    identity = ev.identity_key({"system": system_key, "input": case.input})
+    input_key = ev.identity_key(case.input)
+    identity = ev.identity_key([system_key, input_key])
     cached = _cached_execution(ledger, identity) if spec.use_cache else None
     execution: Execution | None
     # Judgments of an execution the ledger has never seen cannot be cached: skip the lookups.
@@ -233,7 +234,7 @@ async def _one_case(
         "run_id": spec.run_id,
         "case_id": case.id,
         "line": case.line,
-        "input_key": ev.identity_key(case.input),
+        "input_key": input_key,
         "expected": case.expected,
         "metadata": case.metadata,
         "execution": exec_address,
