@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
@@ -81,6 +81,14 @@ AnyEvaluatorConfig = Annotated[EvaluatorConfig | JudgeConfig, Field(discriminato
 
 class ProjectConfig(_Model):
     """oloproof.yaml."""
+
+    # The line of every key, when the config was read from a file (for later errors).
+    _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
+
+    def location(self, *keys: Any, path: Path) -> str:
+        """``FILE, line N`` of a key path, for errors found after loading (e.g. imports)."""
+        line = _line_for(keys, self._lines) if self._lines else None
+        return f"{path}, line {line}" if line is not None else str(path)
 
     system: SystemConfig = Field(description="The system under test.")
     dataset: str = Field(default="cases.jsonl", description="Path of the cases, one JSON a line.")
@@ -296,9 +304,11 @@ def load_config(path: Path) -> ProjectConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     try:
-        return ProjectConfig.model_validate(data)
+        config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
         raise validation_error(path, exc, lines) from None
+    config._lines = lines
+    return config
 
 
 def load_policy(path: Path) -> Policy:

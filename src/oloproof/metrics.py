@@ -151,6 +151,20 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str
     yield from sorted(latest.values(), key=lambda item: item[1].get("line", 0))
 
 
+def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[Mapping[str, Any]]:
+    """A run's case result bodies in write order, one per case id, holding none in memory.
+
+    A run writes each case once (a resumed run skips finished cases), so the first body of a
+    case id is its only one; a repeat is skipped rather than counted twice.
+    """
+    seen: set[str] = set()
+    for address in ledger.lookup("run_cases", run_id):
+        body = ledger.get(address).body
+        if body["case_id"] not in seen:
+            seen.add(body["case_id"])
+            yield body
+
+
 def replay(
     bodies: Iterable[Mapping[str, Any]], criteria: dict[str, MetricKind], slices: list[str]
 ) -> RunTally:
@@ -165,7 +179,7 @@ def tally_run(
     ledger: Ledger, run_id: str, criteria: dict[str, MetricKind], slices: list[str]
 ) -> RunTally:
     """Re-derive a run's metrics from the ledger alone."""
-    return replay((body for _, body in case_results(ledger, run_id)), criteria, slices)
+    return replay(stream_case_results(ledger, run_id), criteria, slices)
 
 
 def criteria_of(run_body: Mapping[str, Any]) -> dict[str, MetricKind]:

@@ -16,13 +16,14 @@ from typing import Any
 from ledger import Ledger, LedgerError, new_ulid
 from oloproof import __version__
 from oloproof import events as ev
+from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.judges import build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
-from oloproof.metrics import RunTally, case_results, criteria_of
+from oloproof.metrics import RunTally, case_results, criteria_of, tally_run
 from oloproof.metrics import replay as replay_tally
 from oloproof.policy import decide_policy, gate
 from oloproof.report import RunReport, build_run_report
@@ -101,15 +102,29 @@ def _plan(
     policy = load_policy(policy_path.resolve()) if policy_path is not None else None
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
+        judged = set(judge_identities(evaluators))
         for rule in policy.rules:
             if rule.metric not in known:
                 raise ConfigError(
                     f"{policy_path}: rule {rule.id!r} reads metric {rule.metric!r}, which no "
                     f"evaluator produces (metrics: {', '.join(sorted(known)) or 'none'})"
                 )
+            if rule.judge is not None and rule.metric not in judged:
+                raise ConfigError(
+                    f"{policy_path}: rule {rule.id!r} sets judge: minimums, but its metric "
+                    f"{rule.metric!r} is not an LLM judge's",
+                    hint="judge: belongs to rules on a groundedness, citation support, answer "
+                    "or rubric judge's metric",
+                )
     if concurrency is not None:
         config = config.model_copy(update={"concurrency": concurrency})
-    system = build_system(config.system, base_dir=base, where=where, concurrency=config.concurrency)
+    kind = next(k for k in ("callable", "http", "rag") if getattr(config.system, k) is not None)
+    system = build_system(
+        config.system,
+        base_dir=base,
+        where=config.location("system", kind, path=config_path),
+        concurrency=config.concurrency,
+    )
     return RunPlan(
         config,
         config_path,
@@ -302,14 +317,23 @@ def _finish(
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
         policy = body.get("policy")
         if policy is not None:
-            decision = decide_run(body, tally)
-            ledger.put(ev.make(ev.DECISION, decision, [run_address, end_address]))
+            decision = decide_run(body, tally, ledger)
+            refs = [run_address, end_address, *_calibrations_relied_on(decision)]
+            ledger.put(ev.make(ev.DECISION, decision, refs))
 
 
-def decide_run(run_body: Mapping[str, Any], tally: RunTally) -> dict[str, Any]:
-    """The decision body for a run with a policy (derived; ``verify`` can recompute it)."""
+def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> dict[str, Any]:
+    """The decision body for a run with a policy (derived; ``verify`` can recompute it).
+
+    A rule on an LLM judge's metric first needs a calibration of that judge's exact identity in
+    ``ledger`` that clears the rule's ``judge`` minimums (``oloproof.calibration.judge_check``);
+    otherwise it is ``MANUAL_REVIEW``. Each such rule's detail records the judge's identity and
+    the address of the calibration it relied on (None without one).
+    """
     policy = Policy.model_validate(run_body["policy"])
-    decisions = decide_policy(policy, tally.metrics)
+    specs = [e["spec"] for e in run_body["evaluators"]]
+    check = judge_check(ledger, specs, policy.confidence_level)
+    decisions = decide_policy(policy, tally.metrics, check)
     outcome = gate(decisions, policy.block_on)
     return {
         "run_id": run_body["run_id"],
@@ -318,6 +342,15 @@ def decide_run(run_body: Mapping[str, Any], tally: RunTally) -> dict[str, Any]:
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }
+
+
+def _calibrations_relied_on(decision: Mapping[str, Any]) -> list[str]:
+    found: list[str] = []
+    for rule in decision["rules"]:
+        address = rule["detail"].get("judge", {}).get("calibration")
+        if isinstance(address, str) and address not in found:
+            found.append(address)
+    return found
 
 
 def _latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
@@ -351,11 +384,7 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
 def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     """The run's report, re-derived from the ledger alone."""
     run = load_run(ledger, run_id)
-    tally = replay_tally(
-        (b for _, b in case_results(ledger, run_id)),
-        criteria_of(run.body),
-        list(run.body["slices"]),
-    )
+    tally = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
     return build_run_report(
         run.body,
         run.address,
