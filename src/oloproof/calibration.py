@@ -16,7 +16,8 @@
 
 With a ledger: ``run_calibration`` (what ``oloproof calibrate`` does) records the calibration as
 an ``oloproof.calibration`` event indexed by the judge's identity key; ``latest_calibration``
-finds it again, and ``judge_check`` gives the policy its per-rule check.
+(or ``find_calibration``, with its address) finds it again, and ``judge_check`` gives the policy
+its per-rule check.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
     from ledger import Ledger
     from oloproof.config import Rule
+    from oloproof.policy import JudgeCheck
 
 __all__ = [
     "CORRECTED_METHOD",
@@ -51,8 +53,11 @@ __all__ = [
     "Rate",
     "acalibrate",
     "calibrate",
+    "calibration_at",
     "corrected_rate",
+    "find_calibration",
     "judge_check",
+    "judge_identities",
     "labels_digest",
     "latest_calibration",
     "load_labels",
@@ -559,53 +564,96 @@ def _first_problem(verdicts: Sequence[Verdict]) -> str:
     return "every example was excluded"
 
 
-def latest_calibration(ledger: Ledger, identity: str) -> Calibration | None:
-    """The newest calibration recorded for the judge with ``identity``, or None."""
-    from oloproof import events
-
+def find_calibration(ledger: Ledger, identity: str) -> tuple[str, Calibration] | None:
+    """The newest calibration recorded for the judge with ``identity``, with its address."""
     address = ledger.latest("calibration", identity)
     if address is None:
         return None
-    event = ledger.get(address)
+    found = calibration_at(ledger, address)
+    return None if found is None else (address, found)
+
+
+def calibration_at(ledger: Ledger, address: str) -> Calibration | None:
+    """The calibration recorded at ``address``, or None when that is no calibration event."""
+    from ledger import LedgerError
+    from oloproof import events
+
+    try:
+        event = ledger.get(address)
+    except LedgerError:
+        return None
     if event.type != events.CALIBRATION:
         return None
     return Calibration.from_body(event.body)
 
 
-def judge_check(
-    ledger: Ledger, evaluators: Iterable[Any], level: float
-) -> Callable[[Rule], tuple[Literal["MANUAL_REVIEW"], str] | None]:
-    """The policy's per-rule judge check over the run's ``evaluators``.
+def latest_calibration(ledger: Ledger, identity: str) -> Calibration | None:
+    """The newest calibration recorded for the judge with ``identity``, or None."""
+    found = find_calibration(ledger, identity)
+    return None if found is None else found[1]
+
+
+def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Criterion -> (identity key, spec) of the LLM judges among ``evaluators``.
 
     ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
-    them); the LLM judges among them are found by type. For a rule whose metric is a judge's
-    criterion: None when the judge's newest calibration for its exact identity clears the
-    rule's ``judge`` minimums, else ``("MANUAL_REVIEW", reason)``. None for any other rule.
+    them); the judges are found by type.
     """
     from oloproof.evaluators.judges import judge_identity
     from oloproof.judge_config import JUDGE_TYPES
 
-    identities: dict[str, str] = {}
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for evaluator in evaluators:
         spec = evaluator if isinstance(evaluator, Mapping) else evaluator.spec()
         if spec.get("type") in JUDGE_TYPES:
-            identities[spec["criterion"]] = judge_identity(spec)
-    found: dict[str, Calibration | None] = {}
+            found[spec["criterion"]] = (judge_identity(spec), spec)
+    return found
 
-    def check(rule: Rule) -> tuple[Literal["MANUAL_REVIEW"], str] | None:
-        identity = identities.get(rule.metric)
-        if identity is None:
+
+def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> JudgeCheck:
+    """The policy's per-rule judge check over the run's ``evaluators``.
+
+    ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
+    them); the LLM judges among them are found by type. For a rule whose metric is a judge's
+    criterion, the judge's ``JudgeStanding``: outcome None when the judge's newest calibration
+    for its exact identity clears the rule's ``judge`` minimums (``requirement_check``), else
+    ``MANUAL_REVIEW`` with its reason. Its detail records the judge's identity, the address of
+    the calibration relied on (None without one), the minimums and the lower bounds at
+    ``level``. None for a rule on any other metric.
+    """
+    from oloproof.policy import JudgeStanding
+
+    identities = judge_identities(evaluators)
+    found: dict[str, tuple[str, Calibration] | None] = {}
+
+    def check(rule: Rule) -> JudgeStanding | None:
+        entry = identities.get(rule.metric)
+        if entry is None:
             return None
+        identity = entry[0]
         if identity not in found:
-            found[identity] = latest_calibration(ledger, identity)
+            found[identity] = find_calibration(ledger, identity)
+        recorded = found[identity]
+        calibration = recorded[1] if recorded is not None else None
         requirement = rule.judge
-        outcome, reason = requirement_check(
-            found[identity],
+        minimums = (
             requirement.min_sensitivity if requirement else None,
             requirement.min_specificity if requirement else None,
-            level,
-            identity=identity,
         )
-        return None if outcome is None or reason is None else (outcome, reason)
+        outcome, reason = requirement_check(calibration, *minimums, level, identity=identity)
+        detail: dict[str, Any] = {
+            "identity": identity,
+            "calibration": recorded[0] if recorded is not None else None,
+            "min_sensitivity": minimums[0],
+            "min_specificity": minimums[1],
+            "level": level,
+        }
+        if calibration is not None:
+            for name, rate in (
+                ("sensitivity", calibration.sensitivity),
+                ("specificity", calibration.specificity),
+            ):
+                detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level)}
+        return JudgeStanding(outcome, reason, detail)
 
     return check

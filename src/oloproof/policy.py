@@ -16,7 +16,26 @@ EXIT_PASS = 0
 EXIT_FAIL = 1
 EXIT_BLOCKED = 3
 
-JudgeCheck = Callable[[Rule], tuple[DecisionOutcome, str] | None]
+
+
+@dataclass(frozen=True)
+class JudgeStanding:
+    """Whether the judge behind a rule's metric may decide it, and the evidence for that.
+
+    ``outcome`` None: the judge's calibration clears the rule's requirements, and the rule goes
+    on to decide on the metric. Otherwise the rule is decided as ``outcome`` with ``reason``
+    (``MANUAL_REVIEW``: ``judge_not_calibrated`` or ``judge_below_requirement``). ``detail``
+    (the judge's identity, the address of the calibration relied on, its lower bounds) is
+    recorded with the rule's decision either way.
+    """
+
+    outcome: DecisionOutcome | None
+    reason: str | None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+JudgeCheck = Callable[[Rule], JudgeStanding | None]
+"""For a rule on a judge's metric, the judge's standing; None for a rule on any other metric."""
 
 
 @dataclass(frozen=True)
@@ -54,13 +73,22 @@ class Gate:
 def decide_rule(
     rule: Rule, tally: MetricTally | None, level: float, judge_check: JudgeCheck | None = None
 ) -> RuleDecision:
-    """Decide one rule. A metric with no observed cases is never a PASS."""
+    """Decide one rule. A metric with no observed cases is never a PASS.
+
+    With ``judge_check``, a rule on a judge's metric first asks whether the judge may decide
+    at all: before the rule looks at the metric, the judge needs a calibration that clears the
+    rule's ``judge`` minimums (else the rule is ``MANUAL_REVIEW``). The judge's standing is
+    kept in the decision's ``detail["judge"]``.
+    """
+    standing = judge_check(rule) if judge_check is not None else None
+    judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
+    if standing is not None and standing.outcome is not None:
+        reason = standing.reason or "judge_not_calibrated"
+        return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     if tally is None or tally.observed == 0:
-        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_observed_cases")
-    if judge_check is not None:
-        verdict = judge_check(rule)
-        if verdict is not None:
-            return RuleDecision(rule.id, rule.metric, verdict[0], verdict[1])
+        return RuleDecision(
+            rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_observed_cases", judged
+        )
     if rule.kind == "observed_count":
         limit = rule.max_failures if rule.max_failures is not None else 0
         failures = tally.failures
@@ -68,6 +96,7 @@ def decide_rule(
             "failures": failures,
             "observed": tally.observed,
             "max_failures": limit,
+            **judged,
         }
         if failures <= limit:
             return RuleDecision(
@@ -81,6 +110,7 @@ def decide_rule(
         "upper": interval.upper,
         "level": level,
         "method": interval.method,
+        **judged,
     }
     outcomes: list[tuple[str, str]] = []
     if rule.min is not None:

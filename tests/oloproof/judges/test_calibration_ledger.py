@@ -126,22 +126,32 @@ def test_judge_check_gates_on_the_exact_identity(
     other = Rule.model_validate({"id": "answers", "metric": "answer_correct", "min": 0.5})
     with open_ledger_in(root) as ledger:
         before = judge_check(ledger, [judge], 0.95)
-        assert before(rule) == ("MANUAL_REVIEW", "judge_not_calibrated")
+        standing = before(rule)
+        assert standing is not None
+        assert (standing.outcome, standing.reason) == ("MANUAL_REVIEW", "judge_not_calibrated")
+        assert standing.detail["calibration"] is None
+        assert standing.detail["identity"] == judge_identity(judge.spec())
         assert before(other) is None
-        run_calibration(config_path, "groundedness", root / "labels.jsonl", ledger)
+        address, _ = run_calibration(config_path, "groundedness", root / "labels.jsonl", ledger)
         after = judge_check(ledger, [judge], 0.95)
-        assert after(rule) is None  # 20/20 each way: lower bounds ~0.83
+        cleared = after(rule)  # 20/20 each way: lower bounds ~0.83
+        assert cleared is not None and cleared.outcome is None and cleared.reason is None
+        assert cleared.detail["calibration"] == address
+        assert cleared.detail["sensitivity"]["k"] == 20
+        assert cleared.detail["sensitivity"]["lower"] == pytest.approx(0.8316, abs=1e-4)
         from_specs = judge_check(ledger, [{"type": "contains"}, judge.spec()], 0.95)
-        assert from_specs(rule) is None
-        assert after(strict) == ("MANUAL_REVIEW", "judge_below_requirement")
+        assert from_specs(rule) == cleared
+        short = after(strict)
+        assert short is not None
+        assert (short.outcome, short.reason) == ("MANUAL_REVIEW", "judge_below_requirement")
+        assert short.detail["calibration"] == address
         # Another model is another judge: the calibration does not carry over.
         data = entries[1].model_dump() | {"model": "judge-2"}
         changed = build_judge(type(entries[1]).model_validate(data), base_dir=root)  # type: ignore[arg-type]
         assert judge_identity(changed.spec()) != judge_identity(judge.spec())
-        assert judge_check(ledger, [changed], 0.95)(rule) == (
-            "MANUAL_REVIEW",
-            "judge_not_calibrated",
-        )
+        moved = judge_check(ledger, [changed], 0.95)(rule)
+        assert moved is not None
+        assert (moved.outcome, moved.reason) == ("MANUAL_REVIEW", "judge_not_calibrated")
 
 
 def test_the_cli_command_prints_and_records(project: tuple[Path, ScriptedJudgeServer]) -> None:
