@@ -40,7 +40,7 @@ from oloproof.sdk import validate_artifact
 from oloproof.stats import clopper_pearson
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Iterable
 
     from ledger import Ledger
     from oloproof.config import Rule

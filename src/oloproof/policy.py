@@ -17,7 +17,6 @@ EXIT_FAIL = 1
 EXIT_BLOCKED = 3
 
 
-
 @dataclass(frozen=True)
 class JudgeStanding:
     """Whether the judge behind a rule's metric may decide it, and the evidence for that.
