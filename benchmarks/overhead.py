@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -90,8 +91,44 @@ def bare_loop(n: int) -> float:
     return time.perf_counter() - start
 
 
+def _rss_kb(field: str) -> int:
+    """A field of /proc/self/status in KB (RssAnon: the heap; RssFile: mapped ledger pages)."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def full_run(n: int) -> dict[str, float]:
+    """Five evaluators, report and gate over n cases; then re-derive; memory of it all."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = project(Path(tmp) / "full", n, "recorded", FIVE, 8)
+        before = _rss_kb("RssAnon")
+        cold, run_id = timed_run(root)
+        after = _rss_kb("RssAnon")
+        ledger = open_project_ledger(root)
+        start = time.perf_counter()
+        body = load_run(ledger, run_id).body
+        tally_run(ledger, run_id, criteria_of(body), [])
+        rederive = time.perf_counter() - start
+        ledger.close()
+        warm, _ = timed_run(root)
+    return {
+        "cold": cold,
+        "warm": warm,
+        "rederive": rederive,
+        "heap_before_mb": before / 1024,
+        "heap_growth_mb": (after - before) / 1024,
+        "mapped_mb": _rss_kb("RssFile") / 1024,
+    }
+
+
 def main() -> None:
     global APP_DIR
+    if len(sys.argv) > 2 and sys.argv[1] == "--full":
+        print(json.dumps(full_run(int(sys.argv[2]))))
+        return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
@@ -100,23 +137,9 @@ def main() -> None:
         one, _ = timed_run(APP_DIR)
         print(
             f"{n} cases, trivial system, one evaluator: {one / n * 1e3:.3f} ms/case "
-            f"(bare loop {bare / n * 1e3:.4f} ms/case; overhead "
+            f"(bare loop {bare / n * 1e3:.4f} ms/case; harness overhead "
             f"{(one - bare) / n * 1e3:.3f} ms/case)"
         )
-        full_root = project(base / "full", n, "recorded", FIVE, 8)
-        full, run_id = timed_run(full_root)
-        print(
-            f"{n} cases, five evaluators, report and gate: {full / n * 1e3:.3f} ms/case "
-            f"({full / bare:.0f}x the bare loop)"
-        )
-        ledger = open_project_ledger(full_root)
-        start = time.perf_counter()
-        body = load_run(ledger, run_id).body
-        tally_run(ledger, run_id, criteria_of(body), [])
-        print(f"metrics re-derived from the ledger: {time.perf_counter() - start:.2f} s")
-        ledger.close()
-        warm, _ = timed_run(full_root)
-        print(f"warm-cache re-run: {warm / n * 1e3:.3f} ms/case ({full / warm:.1f}x faster)")
         sleepers = min(n, 2_000)
         sleep_root = project(base / "sleep", sleepers, "sleepy", ONE, 50)
         slept, _ = timed_run(sleep_root)
@@ -125,6 +148,30 @@ def main() -> None:
             f"{sleepers} cases sleeping 20 ms at concurrency 50: {slept:.2f} s "
             f"(ideal {ideal:.2f} s, {slept / ideal:.2f}x)"
         )
+    sizes = [n, 10 * n]
+    results = {}
+    for size in sizes:
+        # Each size in its own process, so peak memory is that run's alone.
+        out = subprocess.run(
+            [sys.executable, "-P", __file__, "--full", str(size)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        results[size] = json.loads(out.stdout.strip().splitlines()[-1])
+        r = results[size]
+        cold_ms, warm_ms = r["cold"] / size * 1e3, r["warm"] / size * 1e3
+        print(f"{size} cases, five evaluators, report and gate: {cold_ms:.3f} ms/case")
+        print(f"  warm re-run {warm_ms:.3f} ms/case ({r['cold'] / r['warm']:.1f}x faster)")
+        print(f"  metrics re-derived from the ledger in {r['rederive']:.2f} s")
+        print(
+            f"  heap {r['heap_before_mb']:.0f} MB once the cases are loaded and checked, "
+            f"+{r['heap_growth_mb']:.0f} MB during the run; "
+            f"ledger pages mapped {r['mapped_mb']:.0f} MB (page cache)"
+        )
+    small, large = results[sizes[0]], results[sizes[1]]
+    growth = large["heap_growth_mb"] - small["heap_growth_mb"]
+    print(f"heap growth of the run itself from {sizes[0]} to {sizes[1]} cases: {growth:+.0f} MB")
 
 
 APP_DIR = Path()
