@@ -21,7 +21,7 @@ import pytest
 
 from ledger import Event
 from oloproof import events as ev
-from oloproof.diagnose import diagnosis_checks, verify_diagnosis
+from oloproof.diagnosis.audit import diagnosis_checks, verify_diagnosis
 from oloproof.store import open_project_ledger
 
 REPO = Path(__file__).resolve().parents[2]
@@ -254,7 +254,7 @@ def test_verify_re_derives_every_diagnosis_and_catches_a_tampered_one(support: P
         body["summary"]["recovered"] = 4
         forged = ledger.put(Event(event.type, event.schema, body, event.refs))
         stale = {(p.kind, p.address) for p in diagnosis_checks(ledger)}
-        assert stale == {("StaleDiagnosis", forged)}
+        assert stale == {("StaleSummary", forged)}
         assert verify_diagnosis(ledger, gold) == []
     finally:
         ledger.close()

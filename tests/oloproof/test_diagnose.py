@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from oloproof import diagnose as dg
-from oloproof.diagnose import (
+from oloproof.diagnosis import labels as dg
+from oloproof.diagnosis.labels import (
     CONTEXT_ASSEMBLY_LOSS,
     FAILED,
     GENERATION_FAILURE,

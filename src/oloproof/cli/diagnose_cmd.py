@@ -1,6 +1,7 @@
 """``oloproof diagnose``: re-execute a run's failed cases under an intervention, beside a control.
 
-Also renders a diagnosis for ``oloproof inspect`` (one line per case).
+Also renders a diagnosis for ``oloproof inspect`` (one line per case). Only the light label
+module is imported at start-up; the runner and what it needs load when a command runs.
 """
 
 from __future__ import annotations
@@ -8,17 +9,20 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ledger import Event, Ledger
-from oloproof import diagnose as dg
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
+from oloproof.diagnosis import labels as dg
 from oloproof.errors import ConfigError
 from oloproof.store import open_project_ledger
+
+if TYPE_CHECKING:
+    from oloproof.diagnosis.derive import Diagnosis
 
 NO_GOLD_CONTEXT_HINT = (
     "declare the passages that would have answered the case in its `expected.gold_context`, "
@@ -92,12 +96,12 @@ def implicated_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def diagnosis_lines(diagnosis: dg.Diagnosis) -> list[str]:
+def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
     """What ``oloproof diagnose`` prints."""
     body = diagnosis.body
     summary = body["summary"]
     n = summary["selected"]
-    lines = selection_lines(body)
+    lines = selection_lines(body) + stopped_lines(body)
     staged = body["system_kind"] == "rag"
     if staged and n == 0:
         lines.append("Nothing was re-executed: no failed case declares gold context.")
@@ -122,7 +126,7 @@ def diagnosis_lines(diagnosis: dg.Diagnosis) -> list[str]:
     return lines
 
 
-def _replay_lines(diagnosis: dg.Diagnosis) -> list[str]:
+def _replay_lines(diagnosis: Diagnosis) -> list[str]:
     summary = diagnosis.body["summary"]
     n = summary["selected"]
     label = dg.intervention_label(diagnosis.body["intervention"])
@@ -169,18 +173,31 @@ def case_lines(body: Mapping[str, Any]) -> list[str]:
 
 def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
     if as_json:
+        from oloproof.diagnosis.derive import plain
+
         data = {
             "address": address,
             "type": event.type,
             "schema": event.schema,
-            "body": dg.load_diagnosis(ledger, address).to_json()["diagnosis"],
+            "body": plain(event.body),
             "refs": list(event.refs),
         }
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    lines = case_lines(event.body)
+    lines = stopped_lines(event.body) + case_lines(event.body)
     typer.echo("\n".join(lines) if lines else "No case was selected.")
     return 0
+
+
+def stopped_lines(body: Mapping[str, Any]) -> list[str]:
+    """The line a diagnosis whose child runs did not all finish opens with (else none)."""
+    state = body.get("state", dg.COMPLETE)
+    if state == dg.COMPLETE:
+        return []
+    return [
+        f"{state.capitalize()}: {body.get('reason')}; cases it did not reach are UNRESOLVED "
+        "(not observed)"
+    ]
 
 
 RENDERERS[ev.DIAGNOSIS] = _render_diagnosis
@@ -226,7 +243,9 @@ def diagnose_command(
         raise ConfigError(f"--intervention is required ({', '.join(dg.INTERVENTIONS)})")
     if criterion is None:
         raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
-    diagnosis = dg.diagnose(
+    from oloproof.diagnosis.run import diagnose
+
+    diagnosis = diagnose(
         ledger,
         run,
         intervention=intervention,
@@ -241,8 +260,11 @@ def diagnose_command(
 
 
 def _verify(ledger: Ledger, text: str, as_json: bool) -> int:
-    diagnosis = dg.load_diagnosis(ledger, text)
-    differences = dg.verify_diagnosis(ledger, diagnosis.address)
+    from oloproof.diagnosis.audit import verify_diagnosis
+    from oloproof.diagnosis.derive import load_diagnosis
+
+    diagnosis = load_diagnosis(ledger, text)
+    differences = verify_diagnosis(ledger, diagnosis.address)
     if as_json:
         typer.echo(
             json.dumps(

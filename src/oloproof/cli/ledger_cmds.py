@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import typer
 
-from ledger import Ledger, VerifyReport, export_archive, import_archive, open_archive
+from ledger import Ledger, Problem, export_archive, import_archive, open_archive
 from oloproof.cli.main import app
 
 ledger_app = typer.Typer(
@@ -38,34 +40,53 @@ def _open(create: bool) -> Ledger:
 def verify_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
-    """Re-check every event, link, ref and index in this project's ledger.
+    """Re-check every event, link, ref and index, and re-derive every stored summary.
 
-    Lists every problem found and changes nothing. Exit 0 when clean, 1 when problems were
-    found, 2 when there is no ledger here.
+    Besides the ledger's own checks, every verdict copy, decision, diagnosis and comparison
+    must equal what the ledger re-derives from its events (StaleSummary otherwise). Lists
+    every problem found and changes nothing. Exit 0 when clean, 1 when problems were found,
+    2 when there is no ledger here.
 
     Example: oloproof verify --json
     """
+    from oloproof.audit import AuditCounts, application_checks
+
+    counts = AuditCounts()
+
+    def checks(ledger: Ledger) -> Iterator[Problem]:
+        return application_checks(ledger, counts)
+
     with _open(create=False) as ledger:
-        report = _verify_with_progress(ledger) if not as_json else ledger.verify()
+        progress = None if as_json else _progress_bar()
+        if progress is None:
+            report = ledger.verify(extra_checks=[checks])
+        else:
+            with progress as update:
+                report = ledger.verify(update, extra_checks=[checks])
     if as_json:
-        typer.echo(json.dumps(report.to_dict(), indent=2))
+        typer.echo(json.dumps({**report.to_dict(), "summaries": counts.to_dict()}, indent=2))
     else:
-        typer.echo(str(report))
+        *lines, last = str(report).splitlines()
+        typer.echo("\n".join([*lines, str(counts), last]))
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _verify_with_progress(ledger: Ledger) -> VerifyReport:
-    if not sys.stderr.isatty():
-        return ledger.verify()
+@contextmanager
+def _bar() -> Iterator[Callable[[int, int], None]]:
     from rich.progress import Progress
 
     with Progress(transient=True, console=None) as bar:
         task = bar.add_task("verifying", total=None)
 
-        def progress(done: int, total: int) -> None:
+        def update(done: int, total: int) -> None:
             bar.update(task, completed=done, total=total)
 
-        return ledger.verify(progress)
+        yield update
+
+
+def _progress_bar() -> AbstractContextManager[Callable[[int, int], None]] | None:
+    """A progress bar on stderr when it is a terminal, else None."""
+    return _bar() if sys.stderr.isatty() else None
 
 
 @ledger_app.command("export")

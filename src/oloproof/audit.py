@@ -1,0 +1,348 @@
+"""The application's own checks for ``oloproof verify``: every stored summary re-derives.
+
+Metrics, labels and decisions are derived by replaying events; where Oloproof stores a summary
+as a convenience, these checks re-derive it and report each one that no longer matches as a
+``StaleSummary`` problem naming the event's address. Requirements:
+
+1. Verdict copies: every case_result's copy of a verdict (``verdicts[criterion]``) equals the
+   judgment event it points at (``judgments[criterion]``) in status, value and reason; the
+   pointer is a stored judgment of that criterion, among the case_result's links; and a pass,
+   fail or value verdict always has a judgment behind it.
+2. Decisions: every decision equals the one ``runner.decide_run`` re-derives from the run's
+   policy and a tally replayed from the run's case results as they stood when it was made
+   (the first ``cases`` case results its run_end counted, in append order), so a decision of
+   a run that was interrupted and later resumed is checked against its own cases.
+3. Diagnoses: every diagnosis re-derives equal from its parent and child runs
+   (``oloproof.diagnosis.audit``).
+4. Comparisons: every comparison equals ``compare.build_comparison`` over the two runs' case
+   results and the recorded policy (the recording ``oloproof_version`` aside).
+5. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
+   the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
+   Nothing is repaired or written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
+from oloproof import events as ev
+from oloproof.compare import build_comparison
+from oloproof.config import ComparePolicy
+from oloproof.diagnosis.audit import STALE_SUMMARY, verify_diagnosis
+from oloproof.diagnosis.derive import plain
+from oloproof.errors import OloproofError
+from oloproof.metrics import RunTally, case_results, criteria_of
+from oloproof.runner import StoredRun, decide_run, load_run
+
+__all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
+
+_MAX_DETAILS = 5  # differences spelled out per event; the rest are counted
+_JUDGMENT_CACHE = 65536  # judgments remembered between case results (cached ones recur)
+_OBSERVED = ("pass", "fail", "value")
+_CALIBRATION_INDEX = "calibration"  # events.index_entries files calibrations by judge identity
+
+
+@dataclass
+class AuditCounts:
+    """How many stored summaries the checks re-derived (for the verify report)."""
+
+    case_results: int = 0
+    decisions: int = 0
+    diagnoses: int = 0
+    comparisons: int = 0
+
+    def __str__(self) -> str:
+        return (
+            f"re-derived {self.decisions} decision(s), {self.diagnoses} diagnosis(es) and "
+            f"{self.comparisons} comparison(s); checked the verdict copies of "
+            f"{self.case_results} case result(s)"
+        )
+
+    def to_dict(self) -> dict[str, int]:
+        """A plain-data form, for JSON output."""
+        return {
+            "case_results": self.case_results,
+            "decisions": self.decisions,
+            "diagnoses": self.diagnoses,
+            "comparisons": self.comparisons,
+        }
+
+
+def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Iterator[Problem]:
+    """Every ``StaleSummary`` problem in ``ledger`` (give it to ``ledger.verify``)."""
+    counts = counts if counts is not None else AuditCounts()
+    judgments = _Judgments(ledger)
+    for address in ledger.lookup("type", ev.RUN):
+        run = _read(ledger, address)
+        if run is not None:
+            yield from _check_run(
+                ledger, StoredRun(run.body["run_id"], address, run.body), judgments, counts
+            )
+    for address in ledger.lookup("type", ev.DIAGNOSIS):
+        if _read(ledger, address) is not None:
+            counts.diagnoses += 1
+            yield from _stale(address, "diagnosis", verify_diagnosis(ledger, address))
+    for address in ledger.lookup("type", ev.COMPARISON):
+        event = _read(ledger, address)
+        if event is not None:
+            counts.comparisons += 1
+            yield from _stale(address, "comparison", verify_comparison(ledger, event))
+
+
+# -- one run: its case results' verdict copies, and its decisions ---------------------------
+
+
+@dataclass
+class _Decision:
+    address: str
+    body: Mapping[str, Any]
+    cases: int  # the case results the tally held when it was made
+    links: tuple[str, ...]  # its refs: the run, its run_end, the calibrations it relied on
+
+
+def _check_run(
+    ledger: Ledger, run: StoredRun, judgments: _Judgments, counts: AuditCounts
+) -> Iterator[Problem]:
+    decisions, problems = _decisions(ledger, run)
+    yield from problems
+    tally = RunTally(criteria_of(run.body), list(run.body["slices"])) if decisions else None
+    seen: set[str] = set()
+    for address in ledger.lookup("run_cases", run.run_id):
+        event = _read(ledger, address)
+        if event is None:
+            continue
+        counts.case_results += 1
+        yield from _stale(address, "case_result", _copy_differences(event, run, judgments))
+        if tally is None or event.body["case_id"] in seen:
+            continue
+        while decisions and decisions[0].cases == len(seen):
+            counts.decisions += 1
+            yield from _check_decision(ledger, decisions.pop(0), run, tally)
+        seen.add(event.body["case_id"])
+        tally.add(event.body)
+    for decision in decisions:
+        counts.decisions += 1
+        if tally is not None and decision.cases == len(seen):
+            yield from _check_decision(ledger, decision, run, tally)
+        else:
+            detail = (
+                f"decision: its run_end counts {decision.cases} case(s), but the ledger holds "
+                f"{len(seen)} case result(s) of {run.run_id}"
+            )
+            yield Problem(STALE_SUMMARY, decision.address, detail)
+
+
+def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Problem]]:
+    """The run's decisions, ordered by how many cases they were made on; and broken ones."""
+    found: list[_Decision] = []
+    problems: list[Problem] = []
+    for address in ledger.lookup("run_meta", run.run_id):
+        event = _read(ledger, address)
+        if event is None or event.type != ev.DECISION:
+            continue
+        end = _read(ledger, event.refs[1]) if len(event.refs) >= 2 else None
+        if (
+            event.refs[:1] != (run.address,)
+            or end is None
+            or end.type != ev.RUN_END
+            or end.body["run_id"] != run.run_id
+        ):
+            detail = f"decision: its links do not name run {run.run_id} and one of its run_ends"
+            problems.append(Problem(STALE_SUMMARY, address, detail))
+            continue
+        found.append(_Decision(address, event.body, int(end.body["cases"]), event.refs))
+    found.sort(key=lambda d: d.cases)
+    return found, problems
+
+
+def _check_decision(
+    ledger: Ledger, decision: _Decision, run: StoredRun, tally: RunTally
+) -> Iterator[Problem]:
+    try:
+        derived = decide_run(run.body, tally, cast(Ledger, _AsDecided(ledger, decision)))
+    except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
+        differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
+    else:
+        differences = differences_between(plain(decision.body), plain(derived))
+    yield from _stale(decision.address, "decision", differences)
+
+
+class _AsDecided:
+    """The ledger as a decision saw it: of a judge's calibrations, only those it links.
+
+    A decision relies on the newest calibration of each judge at the time it was made, and
+    links it. A calibration recorded later must not change what re-deriving it gives, so the
+    ``calibration`` index answers with the linked calibrations alone; all else is the ledger.
+    """
+
+    def __init__(self, ledger: Ledger, decision: _Decision) -> None:
+        self._ledger = ledger
+        self._linked = set(decision.links)
+
+    def latest(self, index: str, key: str) -> str | None:
+        if index != _CALIBRATION_INDEX:
+            return self._ledger.latest(index, key)
+        found = [a for a in self._ledger.lookup(index, key) if a in self._linked]
+        return found[-1] if found else None
+
+    def lookup(self, index: str, key: str) -> list[str]:
+        found = self._ledger.lookup(index, key)
+        if index != _CALIBRATION_INDEX:
+            return found
+        return [a for a in found if a in self._linked]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ledger, name)
+
+
+def _copy_differences(event: Event, run: StoredRun, judgments: _Judgments) -> list[str]:
+    body = event.body
+    verdicts: Mapping[str, Any] = body.get("verdicts") or {}
+    pointers: Mapping[str, str] = body.get("judgments") or {}
+    differences: list[str] = []
+    if run.address not in event.refs:
+        differences.append(f"its links do not name run {run.run_id}")
+    for criterion, pointer in sorted(pointers.items()):
+        judgment = judgments.get(pointer)
+        if judgment is _CORRUPT:
+            continue  # the ledger's own check names it
+        if pointer not in event.refs:
+            differences.append(f"verdict {criterion}: judgment {pointer} is not among its links")
+        if judgment is None:
+            differences.append(f"verdict {criterion}: judgment {pointer} is not stored")
+        elif judgment[0] != ev.JUDGMENT or judgment[1] != criterion:
+            differences.append(f"verdict {criterion}: {pointer} is not a judgment of {criterion!r}")
+        else:
+            copy = plain(verdicts.get(criterion))
+            expected = verdict_copy(*judgment[2:])
+            if copy != expected:
+                differences.append(
+                    f"verdict {criterion}: stored {copy!r}, judgment {pointer} says {expected!r}"
+                )
+    for criterion, verdict in sorted(verdicts.items()):
+        if criterion not in pointers and verdict.get("s") in _OBSERVED:
+            differences.append(f"verdict {criterion}: {verdict['s']!r} with no judgment behind it")
+    return differences
+
+
+def verdict_copy(status: str, value: Any, reason: str | None) -> dict[str, Any]:
+    """The verdict copy a case_result holds of a judgment: ``{"s", "v"?, "r"?}``.
+
+    ``v`` is there for a graded verdict, ``r`` for an excluded or missing one (as
+    ``oloproof.execute`` writes it).
+    """
+    copy: dict[str, Any] = {"s": status}
+    if status == "value" and value is not None:
+        copy["v"] = value
+    if status in ("excluded", "missing") and reason is not None:
+        copy["r"] = reason
+    return copy
+
+
+_CORRUPT: tuple[Any, ...] = ("corrupt",)
+_Judgment = tuple[Any, ...]
+
+
+class _Judgments:
+    """(type, criterion, status, value, reason) of judgment events, read once and remembered."""
+
+    def __init__(self, ledger: Ledger) -> None:
+        self._ledger = ledger
+        self._seen: dict[str, _Judgment | None] = {}
+
+    def get(self, address: str) -> _Judgment | None:
+        if address in self._seen:
+            return self._seen[address]
+        if len(self._seen) >= _JUDGMENT_CACHE:
+            self._seen.clear()
+        found: _Judgment | None
+        try:
+            event = self._ledger.get(address)
+        except CorruptEventError:
+            found = _CORRUPT
+        except LedgerError:
+            found = None
+        else:
+            body = event.body
+            found = (
+                event.type,
+                body.get("criterion"),
+                body.get("status"),
+                body.get("value"),
+                body.get("reason"),
+            )
+        self._seen[address] = found
+        return found
+
+
+# -- comparisons --------------------------------------------------------------------------
+
+
+def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
+    """Re-derive a comparison from the two runs and its recorded policy; list differences."""
+    body = event.body
+    try:
+        candidate = load_run(ledger, body["candidate"]["address"])
+        baseline = load_run(ledger, body["baseline"]["address"])
+        policy = ComparePolicy.model_validate(body["policy"]) if body.get("policy") else None
+        policy_path = Path(body["policy_path"]) if body.get("policy_path") else None
+        derived = build_comparison(
+            candidate,
+            (b for _, b in case_results(ledger, candidate.run_id)),
+            baseline,
+            (b for _, b in case_results(ledger, baseline.run_id)),
+            policy=policy,
+            policy_path=policy_path,
+        )
+    except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
+        return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
+    # The version that recorded it is an input, not something the runs re-derive.
+    derived["oloproof_version"] = body.get("oloproof_version")
+    differences = differences_between(plain(body), plain(derived))
+    if sorted(event.refs) != sorted([candidate.address, baseline.address]):
+        differences.append("its links differ from the candidate and baseline runs")
+    return differences
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def differences_between(stored: Any, derived: Any, path: str = "") -> list[str]:
+    """Each place two plain values differ, as ``path: stored X, re-derived Y``."""
+    if isinstance(stored, dict) and isinstance(derived, dict):
+        found: list[str] = []
+        for key in sorted(set(stored) | set(derived)):
+            where = f"{path}.{key}" if path else str(key)
+            found.extend(differences_between(stored.get(key), derived.get(key), where))
+        return found
+    if isinstance(stored, list) and isinstance(derived, list) and len(stored) == len(derived):
+        found = []
+        for i, (a, b) in enumerate(zip(stored, derived, strict=True)):
+            found.extend(differences_between(a, b, f"{path}[{i}]"))
+        return found
+    if stored == derived:
+        return []
+    return [f"{path or 'body'}: stored {stored!r}, re-derived {derived!r}"]
+
+
+def _stale(address: str, kind: str, differences: Iterable[str]) -> Iterator[Problem]:
+    """One problem for an event whose stored summary differs, naming the first differences."""
+    found = list(differences)
+    if not found:
+        return
+    detail = "; ".join(found[:_MAX_DETAILS])
+    if len(found) > _MAX_DETAILS:
+        detail += f"; and {len(found) - _MAX_DETAILS} more"
+    yield Problem(STALE_SUMMARY, address, f"{kind}: {detail}")
+
+
+def _read(ledger: Ledger, address: str) -> Event | None:
+    """The event at ``address``, or None when its bytes are corrupt or it is not stored."""
+    try:
+        return ledger.get(address)
+    except LedgerError:
+        return None
