@@ -30,8 +30,10 @@ Progress = Callable[[int, int], None]
 AnyEvaluator = Evaluator | AsyncEvaluator
 Labeller = Callable[[Case, Execution | None], dict[str, str]]
 
-_FLUSH_EVENTS = 2000
-_FLUSH_SECONDS = 1.0
+# Larger commits amortise the ledger's hash-keyed index pages (PERFORMANCE.md: ~110 µs a case
+# at 100k cases with 1,000-event commits, ~45 µs with 10,000); a crash loses at most this tail.
+_FLUSH_EVENTS = 10_000
+_FLUSH_SECONDS = 2.0
 
 
 @dataclass
