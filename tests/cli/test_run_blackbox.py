@@ -148,3 +148,20 @@ def test_http_variant_records_the_same_artifacts(blackbox: Path, http_server: in
         ]
 
     assert exported(http.out) == exported(callable_run.out)
+
+
+def test_http_response_missing_a_field_stops_with_exit_2(blackbox: Path, http_server: int) -> None:
+    config = blackbox / "oloproof.http.yaml"
+    text = config.read_text().replace("8766", str(http_server))
+    config.write_text(text.replace("evidence.retrieval", "evidence.retrieved"))
+    result = oloproof("run", "--config", "oloproof.http.yaml", cwd=blackbox)
+    assert result.code == 2
+    assert "response has no field at 'evidence.retrieved'" in result.err
+    assert result.err.startswith("error: case '")
+    assert "Traceback" not in result.err
+    runs = oloproof("runs", "--json", cwd=blackbox)
+    assert [r["state"] for r in json.loads(runs.out)] == ["stopped"]
+    exported = oloproof("export", json.loads(runs.out)[0]["run_id"], cwd=blackbox)
+    assert exported.code == 0
+    bundle = next((blackbox / ".oloproof" / "bundles").iterdir()) / "cases.jsonl"
+    assert bundle.read_text().strip() == ""
