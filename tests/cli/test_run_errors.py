@@ -131,7 +131,10 @@ def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
     (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "nowhere:run"))
     result = oloproof("run", cwd=root)
     assert result.code == 2
-    assert f"{root / 'oloproof.yaml'}, line 4: system.callable: no module named 'nowhere'" in result.err
+    assert (
+        f"{root / 'oloproof.yaml'}, line 4: system.callable: no module named 'nowhere'"
+        in result.err
+    )
     (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "app:missing"))
     result = oloproof("run", cwd=root)
     assert result.err.startswith(f"error: {root / 'oloproof.yaml'}, line 4: system.callable: ")
