@@ -12,11 +12,14 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.metrics import MetricTally, RunTally
+
+if TYPE_CHECKING:
+    from oloproof.calibration import Calibration
 
 DEFAULT_LEVEL = 0.95
 
@@ -56,6 +59,52 @@ class RuleRow:
 
 
 @dataclass(frozen=True)
+class CorrectedRow:
+    """A pass/fail judge metric corrected for the judge's measured errors (Rogan-Gladen).
+
+    ``estimate`` None: the correction is undefined (nothing observed, or a calibration without
+    human passes or fails, or a judge no better than chance); the interval is then [0, 1].
+    ``calibration`` is the address of the calibration used; ``sensitivity`` and
+    ``specificity`` its ``[k, n]`` counts.
+    """
+
+    criterion: str
+    estimate: float | None
+    lower: float
+    upper: float
+    level: float
+    method: str
+    successes: int
+    observed: int
+    calibration: str
+    sensitivity: list[int]
+    specificity: list[int]
+
+
+@dataclass(frozen=True)
+class JudgeUsageRow:
+    """One LLM judge's calls, tokens and cost in one run.
+
+    ``calls``, the tokens and ``cost`` are this run's own calls (``cost`` None unless both
+    prices per token are configured); ``failed`` counts judgments whose call failed;
+    ``reused`` counts judgments taken from the judgment cache, whose tokens were spent (and
+    reported) by the run that first made them. ``calls_without_usage`` counts replies that
+    reported no token counts.
+    """
+
+    criterion: str
+    provider: str
+    model: str
+    calls: int
+    failed: int
+    reused: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    calls_without_usage: int
+
+
+@dataclass(frozen=True)
 class RunReport:
     """Everything ``oloproof run`` prints about a run."""
 
@@ -77,6 +126,8 @@ class RunReport:
     errored: int
     stop_reason: str | None
     level: float
+    corrected: list[CorrectedRow] = field(default_factory=list)
+    judges: list[JudgeUsageRow] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -99,6 +150,57 @@ def metric_row(tally: MetricTally, level: float, *, with_interval: bool = True) 
     )
 
 
+def corrected_row(
+    tally: MetricTally, calibration: Calibration, address: str, level: float
+) -> CorrectedRow:
+    """``tally`` (a judge's pass/fail metric) corrected with ``calibration`` (at ``address``)."""
+    from oloproof.calibration import corrected_rate
+
+    estimate, interval = corrected_rate(tally.successes, tally.observed, calibration, level)
+    se, sp = calibration.sensitivity, calibration.specificity
+    return CorrectedRow(
+        criterion=tally.criterion,
+        estimate=estimate,
+        lower=interval.lower,
+        upper=interval.upper,
+        level=level,
+        method=interval.method,
+        successes=tally.successes,
+        observed=tally.observed,
+        calibration=address,
+        sensitivity=[se.k, se.n],
+        specificity=[sp.k, sp.n],
+    )
+
+
+def judge_usage_rows(
+    run_body: Mapping[str, Any], end: Mapping[str, Any] | None
+) -> list[JudgeUsageRow]:
+    """Per LLM judge of the run, the totals its latest run_end recorded (none without one)."""
+    recorded: Mapping[str, Any] = (end or {}).get("judges") or {}
+    rows = []
+    for entry in run_body["evaluators"]:
+        totals = recorded.get(entry["criterion"])
+        if totals is None:
+            continue
+        spec = entry["spec"]
+        rows.append(
+            JudgeUsageRow(
+                criterion=entry["criterion"],
+                provider=str(spec.get("provider", "")),
+                model=str(spec.get("model", "")),
+                calls=int(totals["calls"]),
+                failed=int(totals["failed"]),
+                reused=int(totals["reused"]),
+                input_tokens=int(totals["input_tokens"]),
+                output_tokens=int(totals["output_tokens"]),
+                cost=None if totals["cost"] is None else float(totals["cost"]),
+                calls_without_usage=int(totals["calls_without_usage"]),
+            )
+        )
+    return rows
+
+
 def execution_state(end: Mapping[str, Any] | None, tally: RunTally) -> str:
     if end is None or end["state"] == "interrupted":
         return "INTERRUPTED"
@@ -113,8 +215,13 @@ def build_run_report(
     tally: RunTally,
     end: Mapping[str, Any] | None,
     decision: Mapping[str, Any] | None,
+    corrected: Sequence[CorrectedRow] = (),
 ) -> RunReport:
-    """Assemble a run's report from its run event, tally, latest run_end and decision."""
+    """Assemble a run's report from its run event, tally, latest run_end and decision.
+
+    ``corrected`` are the judge metrics corrected with their judges' calibrations (the caller
+    finds those in the ledger; see ``corrected_row``).
+    """
     policy = run_body.get("policy")
     level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
     support = int(run_body["min_slice_support"])
@@ -157,4 +264,6 @@ def build_run_report(
         errored=tally.errored,
         stop_reason=end.get("reason") if end else None,
         level=level,
+        corrected=list(corrected),
+        judges=judge_usage_rows(run_body, end),
     )

@@ -16,17 +16,24 @@ from typing import Any
 from ledger import Ledger, LedgerError, new_ulid
 from oloproof import __version__
 from oloproof import events as ev
-from oloproof.calibration import judge_check, judge_identities
+from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.evaluators import build_evaluators
-from oloproof.evaluators.judges import build_judge
+from oloproof.evaluators.base import Evaluator
+from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
 from oloproof.metrics import RunTally, case_results, criteria_of, tally_run
 from oloproof.metrics import replay as replay_tally
 from oloproof.policy import decide_policy, gate
-from oloproof.report import RunReport, build_run_report
+from oloproof.report import (
+    DEFAULT_LEVEL,
+    CorrectedRow,
+    RunReport,
+    build_run_report,
+    corrected_row,
+)
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 
@@ -226,18 +233,26 @@ async def execute_run(
                 ledger.set_ref("latest", run_address)
         done: list[Mapping[str, Any]] = []
         prior = CacheCounts()
+        prior_usage: Mapping[str, Any] = {}
     else:
         run_id, run_address, body = resume
         done = [b for _, b in case_results(ledger, run_id)]
         prior = _stored_counts(ledger, run_id)
+        prior_usage = (_latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
     finished = {b["case_id"] for b in done}
     todo = [c for c in (cases if cases is not None else plan.dataset.cases) if c.id not in finished]
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
+    meter = UsageMeter(judge_identities(plan.evaluators), prior_usage)
+
+    def on_case(result: dict[str, Any]) -> None:
+        tally.add(result)
+        meter.case_done(result["case_id"], result["judgments"])
+
     spec = RunSpec(
         run_id=run_id,
         run_address=run_address,
         system=plan.system,
-        evaluators=plan.evaluators,
+        evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
         concurrency=plan.config.concurrency,
         timeout_s=plan.config.timeout_s,
         use_cache=use_cache,
@@ -250,7 +265,7 @@ async def execute_run(
     reason: str | None = None
     counts = CacheCounts()
     try:
-        counts = await execute_cases(ledger, spec, todo, on_case=tally.add, progress=progress)
+        counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
     except OloproofError as exc:
         state, reason = "stopped", str(exc)
         raise
@@ -262,7 +277,7 @@ async def execute_run(
         total = _merge_counts(prior, counts)
         if tally.cases < body["planned_cases"] and state == "complete":
             state = "interrupted"
-        _finish(ledger, run_id, run_address, body, tally, total, state, reason)
+        _finish(ledger, run_id, run_address, body, tally, total, state, reason, meter.totals())
     return RunOutcome(run_id, run_address, read_run_report(ledger, run_id))
 
 
@@ -300,8 +315,9 @@ def _finish(
     counts: CacheCounts,
     state: str,
     reason: str | None,
+    judges: Mapping[str, Any] | None = None,
 ) -> None:
-    end_body = {
+    end_body: dict[str, Any] = {
         "run_id": run_id,
         "state": state,
         "reason": reason,
@@ -313,6 +329,9 @@ def _finish(
             "stages": counts.stages,
         },
     }
+    if judges:
+        # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
+        end_body["judges"] = dict(judges)
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
         policy = body.get("policy")
@@ -385,13 +404,48 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     """The run's report, re-derived from the ledger alone."""
     run = load_run(ledger, run_id)
     tally = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
+    decision = _latest_meta(ledger, run_id, ev.DECISION)
     return build_run_report(
         run.body,
         run.address,
         tally,
         _latest_meta(ledger, run_id, ev.RUN_END),
-        _latest_meta(ledger, run_id, ev.DECISION),
+        decision,
+        corrected=_corrected_rows(ledger, run.body, tally, decision),
     )
+
+
+def _corrected_rows(
+    ledger: Ledger,
+    run_body: Mapping[str, Any],
+    tally: RunTally,
+    decision: Mapping[str, Any] | None,
+) -> list[CorrectedRow]:
+    """Each pass/fail judge metric with a calibration, corrected for the judge's errors.
+
+    The calibration is the one the decision relied on, else the newest of the judge's exact
+    identity.
+    """
+    policy = run_body.get("policy")
+    level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
+    relied: dict[str, str] = {}
+    for rule in decision["rules"] if decision else ():
+        address = rule["detail"].get("judge", {}).get("calibration")
+        if isinstance(address, str):
+            relied.setdefault(rule["metric"], address)
+    rows = []
+    judges = judge_identities(e["spec"] for e in run_body["evaluators"])
+    for criterion, (identity, _) in judges.items():
+        metric = tally.metrics.get(criterion)
+        if metric is None or metric.kind != "pass_fail":
+            continue
+        address = relied.get(criterion)
+        found = calibration_at(ledger, address) if address is not None else None
+        chosen = (address, found) if address is not None and found is not None else None
+        chosen = chosen or find_calibration(ledger, identity)
+        if chosen is not None:
+            rows.append(corrected_row(metric, chosen[1], chosen[0], level))
+    return rows
 
 
 def list_runs(ledger: Ledger) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]:

@@ -165,9 +165,15 @@ Responder = Callable[[RecordedRequest], Reply]
 
 
 class ScriptedJudgeServer:
-    """A scripted judge endpoint on 127.0.0.1 (a free port), run in a background thread."""
+    """A scripted judge endpoint on 127.0.0.1, run in a background thread.
 
-    def __init__(self, *replies: Reply, default: Reply | Responder | None = None) -> None:
+    ``port`` 0 (the default) takes a free port; ``url`` says which.
+    """
+
+    def __init__(
+        self, *replies: Reply, default: Reply | Responder | None = None, port: int = 0
+    ) -> None:
+        self._port = port
         self._replies: deque[Reply] = deque(replies)
         self.default = default
         self._requests: list[RecordedRequest] = []
@@ -180,7 +186,7 @@ class ScriptedJudgeServer:
 
     def start(self) -> Self:
         if self._httpd is None:
-            self._httpd = _Server(("127.0.0.1", 0), _Handler, self)
+            self._httpd = _Server(("127.0.0.1", self._port), _Handler, self)
             self._thread = threading.Thread(
                 target=self._httpd.serve_forever,
                 kwargs={"poll_interval": 0.05},

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+import math
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from oloproof.display import fmt_mean, fmt_mean_interval, fmt_percent, fmt_percent_interval
-from oloproof.report import MetricRow, RunReport
+from oloproof.report import CorrectedRow, JudgeUsageRow, MetricRow, RunReport
 from oloproof.results import Interval
+
+if TYPE_CHECKING:
+    from oloproof.dry_run import DryRun, JudgeCalls
 
 OUTPUT_PREVIEW = 160
 
@@ -68,6 +72,11 @@ def run_report_lines(report: RunReport) -> list[str]:
             ["rule", "metric", "decision", "reason"],
             [[r.rule_id, r.metric, r.outcome, r.reason] for r in report.rules],
         )
+        lines += [
+            judge_rule_line(r.rule_id, r.metric, r.detail["judge"])
+            for r in report.rules
+            if isinstance(r.detail.get("judge"), Mapping)
+        ]
         lines.append("")
     lines += table(
         ["metric", "estimate", "interval", "evidence"],
@@ -78,6 +87,12 @@ def run_report_lines(report: RunReport) -> list[str]:
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
+    if report.corrected:
+        lines.append("")
+        lines += corrected_lines(report.corrected)
+    if report.judges:
+        lines.append("")
+        lines += judge_usage_lines(report.judges)
     if report.slices:
         lines.append("")
         lines.append(
@@ -92,6 +107,149 @@ def run_report_lines(report: RunReport) -> list[str]:
             ],
         )
     return lines
+
+
+def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
+    """One line under the rules table: the calibration a judge rule relied on, or its absence."""
+    address = judge.get("calibration")
+    if not isinstance(address, str):
+        return (
+            f"Judge of {rule_id}: no calibration of this exact judge; record one with: "
+            f"oloproof calibrate --evaluator {metric} --labels FILE"
+        )
+    parts = []
+    for name in ("sensitivity", "specificity"):
+        rate = judge.get(name)
+        if not isinstance(rate, Mapping):
+            continue
+        text = f"{name} ≥ {_floor_percent(float(rate['lower']))} ({rate['k']}/{rate['n']})"
+        minimum = judge.get(f"min_{name}")
+        if minimum is not None:
+            text += f", needs {fmt_percent(float(minimum))}"
+        parts.append(text)
+    return f"Judge of {rule_id}: calibration {short_address(address)}: " + "; ".join(parts)
+
+
+def short_address(address: str) -> str:
+    """An address cut to 12 hex digits: enough to name it (``oloproof inspect`` takes it)."""
+    return address[: len("sha256:") + 12]
+
+
+def _floor_percent(x: float) -> str:
+    """A lower bound as a percentage, rounded down to 0.1 (as the display rule rounds bounds)."""
+    return f"{math.floor(round(x * 1000, 6)) / 10:.1f}%"
+
+
+def corrected_lines(rows: Sequence[CorrectedRow]) -> list[str]:
+    """The judge metrics corrected for their judges' measured errors, and their calibrations."""
+    cells = []
+    for row in rows:
+        value = "—" if row.estimate is None else fmt_percent(row.estimate)
+        interval = fmt_percent_interval(Interval(row.lower, row.upper, row.level, row.method))
+        se, sp = row.sensitivity, row.specificity
+        evidence = (
+            f"{row.successes} / {row.observed} judged pass · sensitivity {se[0]}/{se[1]} · "
+            f"specificity {sp[0]}/{sp[1]}"
+        )
+        cells.append([row.criterion, value, interval, evidence])
+    return [
+        "Judge metrics corrected for the judge's measured errors (Rogan-Gladen; the interval "
+        "carries the calibration's own uncertainty)",
+        *table(["metric", "corrected", "interval", "evidence"], cells),
+        *(
+            f"{row.criterion}: corrected with calibration {short_address(row.calibration)}"
+            for row in rows
+        ),
+    ]
+
+
+def judge_usage_lines(rows: Sequence[JudgeUsageRow]) -> list[str]:
+    """Per judge: this run's calls, tokens and cost, and the judgments reused from the cache."""
+    cells = []
+    for row in rows:
+        calls = f"{row.calls:,}" + (f" + {row.failed:,} failed" if row.failed else "")
+        cost = "—" if row.cost is None else format(row.cost, ".6g")
+        cells.append(
+            [
+                row.criterion,
+                f"{row.provider} {row.model}",
+                calls,
+                f"{row.reused:,}",
+                f"{row.input_tokens:,}",
+                f"{row.output_tokens:,}",
+                cost,
+            ]
+        )
+    lines = [
+        "Judges (tokens and cost of this run's calls; a judgment reused from the cache was paid "
+        "for by the run that made it)",
+        *table(
+            ["judge", "model", "calls", "reused", "input tokens", "output tokens", "cost"], cells
+        ),
+    ]
+    for row in rows:
+        if row.calls_without_usage:
+            lines.append(
+                f"{row.criterion}: {row.calls_without_usage} replies reported no token counts"
+            )
+    return lines
+
+
+def dry_run_lines(plan: DryRun) -> list[str]:
+    """What ``oloproof run --dry-run`` prints."""
+    lines = ["Dry run: nothing was executed, judged or recorded."]
+    cache = "" if plan.has_ledger else " (no ledger yet, so nothing is cached)"
+    lines.append(
+        f"Cases: {plan.would_execute} of {plan.cases} would execute; "
+        f"{plan.cached} reused from the execution cache{cache}"
+    )
+    if plan.judges:
+        lines.append("Judge calls after the judgment cache:")
+        lines += [f"  {_judge_calls(judge)}" for judge in plan.judges]
+    else:
+        lines.append("Judge calls: none (no LLM judge is configured)")
+    if plan.judge_rules:
+        lines.append("Judge rules:")
+    for rule in plan.judge_rules:
+        if rule.outcome is None:
+            lines.append(
+                f"  {rule.rule_id} ({rule.metric}): calibration {_short(rule.calibration)} clears "
+                "the rule's minimums; the rule will decide on the metric"
+            )
+        elif rule.calibration is None:
+            lines.append(
+                f"  {rule.rule_id} ({rule.metric}): no calibration of this exact judge; the rule "
+                f"would decide {rule.outcome} ({rule.reason})"
+            )
+        else:
+            lines.append(
+                f"  {rule.rule_id} ({rule.metric}): calibration {_short(rule.calibration)} falls "
+                f"short; the rule would decide {rule.outcome} ({rule.reason})"
+            )
+    return lines
+
+
+def _short(address: str | None) -> str:
+    return "(none)" if address is None else short_address(address)
+
+
+def _judge_calls(judge: JudgeCalls) -> str:
+    who = judge.criterion
+    if judge.provider is not None and judge.model is not None:
+        who += f" ({judge.provider} {judge.model})"
+    if judge.at_most_more == 0:
+        head = f"{judge.calls} call{'' if judge.calls == 1 else 's'}"
+    elif judge.calls == 0:
+        head = f"at most {judge.at_most} calls, one per case that would execute"
+    else:
+        head = (
+            f"at most {judge.at_most} calls ({judge.calls} on cached outputs, at most "
+            f"{judge.at_most_more} for the cases that would execute)"
+        )
+    tail = f"{judge.reused} reused from the judgment cache"
+    if judge.without_call:
+        tail += f", {judge.without_call} decided without a call"
+    return f"{who}: {head}; {tail}"
 
 
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:

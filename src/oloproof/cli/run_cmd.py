@@ -13,7 +13,8 @@ import typer
 
 from ledger import Ledger
 from oloproof.cli.main import app
-from oloproof.cli.render import run_report_lines
+from oloproof.cli.render import dry_run_lines, run_report_lines
+from oloproof.errors import ConfigError
 from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
@@ -30,16 +31,27 @@ def run_command(
     no_cache: bool = typer.Option(False, "--no-cache", help="Execute every case again."),
     resume: str | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    dry_run: bool = typer.Option(
+        False,
+        "--dry-run",
+        help="Plan only: say how many cases would execute and how many calls each judge would "
+        "make after the caches, then exit 0. Nothing runs and nothing is recorded.",
+    ),
 ) -> None:
     """Run the system over every case, judge the outputs and decide the gate.
 
-    Exit code: 0 the gate passes (or no policy), 1 a rule FAILed, 3 the gate blocks without a
-    FAIL, 2 bad input.
+    Exit code: 0 the gate passes (or no policy, or --dry-run), 1 a rule FAILed, 3 the gate
+    blocks without a FAIL, 2 bad input.
 
     Example: oloproof run --config oloproof.yaml
     """
     from oloproof.runner import plan_run, resume_plan
 
+    if dry_run:
+        if resume is not None:
+            raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
+        _dry_run(plan_run(config, policy_path=policy, concurrency=concurrency), no_cache, as_json)
+        return
     if resume is not None:
         ledger = open_project_ledger(Path.cwd(), create=False)
         plan, stored = resume_plan(ledger, resume, concurrency=concurrency)
@@ -55,6 +67,24 @@ def run_command(
     else:
         typer.echo("\n".join(run_report_lines(outcome.report)))
     raise typer.Exit(outcome.report.exit_code)
+
+
+def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
+    from oloproof.dry_run import dry_run, open_ledger_for_reading
+
+    try:
+        ledger = open_ledger_for_reading(plan.base_dir)
+        try:
+            planned = dry_run(ledger, plan, use_cache=not no_cache)
+        finally:
+            if ledger is not None:
+                ledger.close()
+    finally:
+        asyncio.run(plan.system.aclose())
+    if as_json:
+        typer.echo(json.dumps(planned.to_json(), indent=2))
+    else:
+        typer.echo("\n".join(dry_run_lines(planned)))
 
 
 def _execute(
