@@ -532,6 +532,8 @@ class UsageMeter:
 
     def case_done(self, case_id: str, judged: Iterable[str]) -> None:
         """Count one finished case whose result holds a judgment for each of ``judged``."""
+        if not self._totals:
+            return
         judged = set(judged)
         for criterion, totals in self._totals.items():
             verdict = self._seen.pop((case_id, criterion), None)
