@@ -23,7 +23,7 @@ as a convenience, these checks re-derive it and report each one that no longer m
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -32,7 +32,7 @@ from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
 from oloproof import events as ev
 from oloproof.compare import build_comparison
 from oloproof.config import ComparePolicy
-from oloproof.diagnosis.audit import STALE_SUMMARY, verify_diagnosis
+from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.diagnosis.derive import plain
 from oloproof.errors import OloproofError
 from oloproof.metrics import RunTally, case_results, criteria_of
@@ -40,7 +40,6 @@ from oloproof.runner import StoredRun, decide_run, load_run
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 
-_MAX_DETAILS = 5  # differences spelled out per event; the rest are counted
 _JUDGMENT_CACHE = 65536  # judgments remembered between case results (cached ones recur)
 _OBSERVED = ("pass", "fail", "value")
 _CALIBRATION_INDEX = "calibration"  # events.index_entries files calibrations by judge identity
@@ -85,12 +84,12 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
     for address in ledger.lookup("type", ev.DIAGNOSIS):
         if _read(ledger, address) is not None:
             counts.diagnoses += 1
-            yield from _stale(address, "diagnosis", verify_diagnosis(ledger, address))
+            yield from stale_summary(address, "diagnosis", verify_diagnosis(ledger, address))
     for address in ledger.lookup("type", ev.COMPARISON):
         event = _read(ledger, address)
         if event is not None:
             counts.comparisons += 1
-            yield from _stale(address, "comparison", verify_comparison(ledger, event))
+            yield from stale_summary(address, "comparison", verify_comparison(ledger, event))
 
 
 # -- one run: its case results' verdict copies, and its decisions ---------------------------
@@ -116,7 +115,7 @@ def _check_run(
         if event is None:
             continue
         counts.case_results += 1
-        yield from _stale(address, "case_result", _copy_differences(event, run, judgments))
+        yield from stale_summary(address, "case_result", _copy_differences(event, run, judgments))
         if tally is None or event.body["case_id"] in seen:
             continue
         while decisions and decisions[0].cases == len(seen):
@@ -168,7 +167,7 @@ def _check_decision(
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
     else:
         differences = differences_between(plain(decision.body), plain(derived))
-    yield from _stale(decision.address, "decision", differences)
+    yield from stale_summary(decision.address, "decision", differences)
 
 
 class _AsDecided:
@@ -311,13 +310,23 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
 # -- helpers ------------------------------------------------------------------------------
 
 
+class _Absent:
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
+
+
 def differences_between(stored: Any, derived: Any, path: str = "") -> list[str]:
     """Each place two plain values differ, as ``path: stored X, re-derived Y``."""
     if isinstance(stored, dict) and isinstance(derived, dict):
         found: list[str] = []
         for key in sorted(set(stored) | set(derived)):
             where = f"{path}.{key}" if path else str(key)
-            found.extend(differences_between(stored.get(key), derived.get(key), where))
+            found.extend(
+                differences_between(stored.get(key, _ABSENT), derived.get(key, _ABSENT), where)
+            )
         return found
     if isinstance(stored, list) and isinstance(derived, list) and len(stored) == len(derived):
         found = []
@@ -327,17 +336,6 @@ def differences_between(stored: Any, derived: Any, path: str = "") -> list[str]:
     if stored == derived:
         return []
     return [f"{path or 'body'}: stored {stored!r}, re-derived {derived!r}"]
-
-
-def _stale(address: str, kind: str, differences: Iterable[str]) -> Iterator[Problem]:
-    """One problem for an event whose stored summary differs, naming the first differences."""
-    found = list(differences)
-    if not found:
-        return
-    detail = "; ".join(found[:_MAX_DETAILS])
-    if len(found) > _MAX_DETAILS:
-        detail += f"; and {len(found) - _MAX_DETAILS} more"
-    yield Problem(STALE_SUMMARY, address, f"{kind}: {detail}")
 
 
 def _read(ledger: Ledger, address: str) -> Event | None:

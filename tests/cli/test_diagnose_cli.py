@@ -265,6 +265,15 @@ def test_verify_re_derives_every_diagnosis_and_catches_a_tampered_one(support: P
         "  case money_back: label stored 'RANKED_OUT', re-derived 'RETRIEVAL_MISS'",
         "  summary.recovered: stored 4, re-derived 3",
     ]
+    # `oloproof verify` re-derives every diagnosis too, and names the forged one alone.
+    done = oloproof("verify", cwd=support.path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if "problem" in line or "Stale" in line] == [
+        f"StaleSummary {forged}: diagnosis: case money_back: label stored 'RANKED_OUT', "
+        "re-derived 'RETRIEVAL_MISS'; summary.recovered: stored 4, re-derived 3",
+        done.stdout.splitlines()[-1],
+    ]
+    assert done.stdout.splitlines()[-1].endswith(": 1 problem(s)")
 
 
 # -- cases with and without gold passages -------------------------------------------------

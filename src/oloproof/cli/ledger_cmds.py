@@ -1,5 +1,9 @@
 """``oloproof verify`` and ``oloproof ledger export|import``: check the ledger, move slices of it.
 
+``verify`` runs the ledger's own checks with the application's (``oloproof.audit``: every
+stored verdict copy, decision, diagnosis and comparison must re-derive), imported when the
+command runs so that loading the CLI stays light.
+
 Exit codes: 0 clean (or done), 1 ``verify`` found problems (each listed), 2 unusable input
 (no ledger, an unknown id, an unreadable or damaged archive), printed as one sentence by
 ``main``.

@@ -9,13 +9,13 @@ Requirements this module meets:
 2. It never stops at the first difference and never raises for a damaged diagnosis: what
    cannot be re-derived is itself reported.
 3. ``diagnosis_checks`` runs it over every stored diagnosis for ``oloproof verify``, one
-   ``StaleSummary`` problem per difference. An event whose bytes are corrupt is skipped: the
-   ledger's own check already names it.
+   ``StaleSummary`` problem per diagnosis that differs, naming its first differences. An
+   event whose bytes are corrupt is skipped: the ledger's own check already names it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ledger import CorruptEventError, Ledger, LedgerError, Problem
@@ -27,6 +27,9 @@ from oloproof.runner import load_run
 
 STALE_SUMMARY = "StaleSummary"
 """The kind of problem of a stored summary that no longer re-derives from the events."""
+
+MAX_DETAILS = 5
+"""Differences spelled out in one problem's detail; the rest are counted."""
 
 
 def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
@@ -60,14 +63,27 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
 
 
 def diagnosis_checks(ledger: Ledger) -> Iterator[Problem]:
-    """One ``StaleSummary`` problem per difference, over every stored diagnosis (for verify)."""
+    """One ``StaleSummary`` problem per stored diagnosis that differs (for verify)."""
     for address in ledger.lookup("type", ev.DIAGNOSIS):
         try:
             ledger.get(address)
         except CorruptEventError:
             continue  # the ledger's own check names it
-        for difference in verify_diagnosis(ledger, address):
-            yield Problem(kind=STALE_SUMMARY, address=address, detail=f"diagnosis: {difference}")
+        yield from stale_summary(address, "diagnosis", verify_diagnosis(ledger, address))
+
+
+def stale_summary(address: str, kind: str, differences: Iterable[str]) -> Iterator[Problem]:
+    """One ``StaleSummary`` problem for an event whose stored summary differs (else none).
+
+    Its detail names the kind of summary and its first differences; the rest are counted.
+    """
+    found = list(differences)
+    if not found:
+        return
+    detail = "; ".join(found[:MAX_DETAILS])
+    if len(found) > MAX_DETAILS:
+        detail += f"; and {len(found) - MAX_DETAILS} more"
+    yield Problem(STALE_SUMMARY, address, f"{kind}: {detail}")
 
 
 def _check_inputs(ledger: Ledger, body: Mapping[str, Any]) -> list[str]:

@@ -61,10 +61,8 @@ class DiagnosisStoppedError(OloproofError):
     """
 
     def __init__(self, cause: OloproofError, diagnosis: Diagnosis) -> None:
-        super().__init__(
-            f"{cause}; the diagnosis was recorded as stopped: {diagnosis.address} "
-            f"({diagnosis.body.get('reason')})"
-        )
+        why = diagnosis.body.get("reason") or str(cause)
+        super().__init__(f"{why}; the diagnosis is recorded as stopped: {diagnosis.address}")
         self.cause = cause
         self.diagnosis = diagnosis
 

@@ -1,0 +1,174 @@
+"""``oloproof verify`` runs the application's checks: the real CLI over copies of the examples.
+
+A clean ledger made by the examples' own commands verifies with exit 0; an event forged through
+the library (a verdict copy that disagrees with its judgment, a decision with the wrong gate)
+makes ``verify`` exit 1 and name that event's address.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support import EXAMPLES, Result, copy_example, oloproof
+
+from ledger import Event
+from oloproof import events as ev
+from oloproof.store import open_project_ledger
+
+RUN_ID = re.compile(r"run_[0-9A-Z]{26}")
+SUMMARIES = re.compile(
+    r"^re-derived (\d+) decision\(s\), (\d+) diagnosis\(es\) and (\d+) comparison\(s\); "
+    r"checked the verdict copies of (\d+) case result\(s\)$"
+)
+GOLD = ("--intervention", "gold-context", "--criterion", "answer_correct")
+
+
+def ok(*args: str, cwd: Path, codes: tuple[int, ...] = (0,)) -> Result:
+    done = oloproof(*args, cwd=cwd)
+    assert done.code in codes, (args, done.out, done.err)
+    return done
+
+
+def run_id_of(done: Result) -> str:
+    found = RUN_ID.search(done.lines[0])
+    assert found is not None, done.out
+    return found.group(0)
+
+
+def summaries(done: Result) -> tuple[int, ...]:
+    found = SUMMARIES.match(done.lines[-2])
+    assert found is not None, done.out
+    return tuple(int(n) for n in found.groups())
+
+
+def forge(root: Path, kind: str, edit: Any) -> str:
+    """Store an edited copy of the first event of ``kind``, as a second writer could."""
+    with open_project_ledger(root, create=False) as ledger:
+        _, event = next(iter(ledger.events(kind)))
+        body = json.loads(json.dumps(event.body))
+        edit(body)
+        return ledger.put(Event(event.type, event.schema, body, event.refs))
+
+
+@pytest.fixture(scope="module")
+def support(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """support_rag with two runs, a comparison under its policy and two diagnoses."""
+    root = copy_example("support_rag", tmp_path_factory.mktemp("support"))
+    baseline = run_id_of(ok("run", cwd=root, codes=(0, 1, 3)))
+    candidate = run_id_of(ok("run", cwd=root, codes=(0, 1, 3)))
+    ok("compare", candidate, baseline, "--policy", "compare.yaml", cwd=root, codes=(0, 1, 3))
+    ok("diagnose", baseline, *GOLD, cwd=root)
+    ok(
+        "diagnose",
+        baseline,
+        "--intervention",
+        "top-k",
+        "--top-k",
+        "4",
+        "--criterion",
+        "answer_correct",
+        cwd=root,
+    )
+    return root
+
+
+def test_the_support_example_verifies_clean(support: Path) -> None:
+    done = ok("verify", cwd=support)
+    assert done.lines[-1].endswith(": ok")
+    assert summaries(done) == (2, 2, 1, 2 * 13 + 4 * 4)
+    report = json.loads(ok("verify", "--json", cwd=support).out)
+    assert report["ok"] is True and report["problems"] == []
+    assert report["summaries"] == {
+        "case_results": 42,
+        "decisions": 2,
+        "diagnoses": 2,
+        "comparisons": 1,
+    }
+
+
+def test_the_blackbox_example_verifies_clean(blackbox: Path) -> None:
+    run_id = run_id_of(ok("run", cwd=blackbox, codes=(0, 1, 3)))
+    ok("diagnose", run_id, *GOLD, cwd=blackbox)
+    done = ok("verify", cwd=blackbox)
+    assert done.lines[-1].endswith(": ok")
+    _, diagnoses, comparisons, cases = summaries(done)
+    assert (diagnoses, comparisons) == (1, 0) and cases > 0
+
+
+def test_a_forged_verdict_copy_exits_1_naming_it(support: Path, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    copy_ledger(support, root)
+
+    def flip(body: dict[str, Any]) -> None:
+        copy = body["verdicts"]["answer_correct"]
+        body["verdicts"]["answer_correct"] = {"s": "fail" if copy["s"] == "pass" else "pass"}
+
+    forged = forge(root, ev.CASE_RESULT, flip)
+    done = oloproof("verify", cwd=root)
+    assert done.code == 1, done.out + done.err
+    problems = [line for line in done.lines if line.startswith("StaleSummary ")]
+    assert problems[0].startswith(
+        f"StaleSummary {forged}: case_result: verdict answer_correct: stored "
+    )
+    assert done.lines[-1].endswith(f": {len(problems)} problem(s)")
+    report = json.loads(oloproof("verify", "--json", cwd=root).out)
+    assert ("StaleSummary", forged) in {(p["kind"], p["address"]) for p in report["problems"]}
+
+
+def test_a_decision_with_a_wrong_gate_exits_1_naming_it(support: Path, tmp_path: Path) -> None:
+    root = tmp_path / "copy"
+    copy_ledger(support, root)
+
+    def flip(body: dict[str, Any]) -> None:
+        blocked = not body["gate"]["blocked"]
+        body["gate"] = {"blocked": blocked, "exit_code": 1 if blocked else 0}
+
+    forged = forge(root, ev.DECISION, flip)
+    done = oloproof("verify", cwd=root)
+    assert done.code == 1, done.out + done.err
+    assert done.lines[0].startswith(f"StaleSummary {forged}: decision: gate.blocked: stored ")
+    assert done.lines[-1].endswith(": 1 problem(s)")
+
+
+def copy_ledger(source: Path, dest: Path) -> None:
+    """A copy of a project's ledger (no process has it open: the LMDB files copy as they are)."""
+    shutil.copytree(source / ".oloproof", dest / ".oloproof")
+
+
+@pytest.fixture
+def judge_gate(tmp_path: Path) -> Iterator[Path]:
+    if not (EXAMPLES / "judge_gate").exists():
+        pytest.skip("the judge_gate example is not in this checkout")
+    root = copy_example("judge_gate", tmp_path)
+    spec = importlib.util.spec_from_file_location("verify_judge_server", root / "judge_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with module.make_server(0) as server:
+        config = root / "oloproof.yaml"
+        text = config.read_text(encoding="utf-8")
+        config.write_text(text.replace("http://127.0.0.1:8767/v1", server.openai_base_url))
+        yield root
+
+
+def test_decisions_re_derive_with_the_calibrations_they_relied_on(judge_gate: Path) -> None:
+    # A decision made before any calibration, and one made on the first calibration, must both
+    # re-derive after a later calibration was recorded: each relied on what existed then.
+    env = {"JUDGE_GATE_KEY": "any-value"}
+    calibrate = ("calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl")
+    assert oloproof("run", cwd=judge_gate, env=env).code == 3
+    assert oloproof(*calibrate, cwd=judge_gate, env=env).code == 0
+    assert oloproof("run", cwd=judge_gate, env=env).code == 0
+    labels = judge_gate / "labels.jsonl"
+    labels.write_text("".join(labels.read_text().splitlines(keepends=True)[:-1]))
+    assert oloproof(*calibrate, cwd=judge_gate, env=env).code == 0
+    done = oloproof("verify", cwd=judge_gate)
+    assert done.code == 0, done.out
+    assert summaries(done)[0] == 2
