@@ -27,6 +27,7 @@ from oloproof.calibration import judge_check, judge_identities
 from oloproof.dataset import Case
 from oloproof.errors import LedgerAccessError
 from oloproof.evaluators.base import CaseView, Evaluator
+from oloproof.execute import execution_identity, judgment_identity, system_identity
 from oloproof.store import LEDGER_DIR
 
 if TYPE_CHECKING:
@@ -97,7 +98,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
     # Per judge: calls, reused, decided without a call (on cached executions).
     counts = {judge.criterion: [0, 0, 0] for judge in judges}
     would_execute = 0
-    system_key = ev.identity_key({"system": plan.system.identity(), "intervention": None})
+    system_key = system_identity(plan.system.identity(), None)
     for case in plan.dataset.cases:
         cached = _cached_execution(ledger, system_key, case) if use_cache else None
         if ledger is None or cached is None:
@@ -170,7 +171,7 @@ def _cached_execution(
     """The execution a run would reuse for ``case``, found as ``oloproof.execute`` finds it."""
     if ledger is None:
         return None
-    identity = ev.identity_key([system_key, ev.identity_key(case.input)])
+    identity = execution_identity(system_key, ev.identity_key(case.input))
     address = ledger.latest("exec", identity)
     if address is None:
         return None
@@ -179,9 +180,8 @@ def _cached_execution(
 
 
 def _judgment_key(spec: Mapping[str, Any], exec_address: str, expected: Mapping[str, Any]) -> str:
-    """A judgment's cache key, computed as ``oloproof.execute`` computes it (they must agree;
-    ``tests/cli/test_dry_run.py`` checks the dry run's counts against real runs)."""
-    return ev.identity_key([ev.identity_key(spec), exec_address, ev.identity_key(expected)])
+    """A judgment's cache key, as a run computes it."""
+    return judgment_identity(ev.identity_key(spec), exec_address, ev.identity_key(expected))
 
 
 def open_ledger_for_reading(root: Path) -> Ledger | None:

@@ -130,6 +130,23 @@ class RunSpec:
 CaseSink = Callable[[dict[str, Any]], None]
 
 
+# The cache identities. Each part is itself a key, so a case's input or expected values are
+# hashed once however many evaluators read them.
+def system_identity(system: dict[str, Any], intervention: dict[str, Any] | None) -> str:
+    """What makes two executions of one input comparable: the system and any intervention."""
+    return ev.identity_key({"system": system, "intervention": intervention})
+
+
+def execution_identity(system_key: str, input_key: str) -> str:
+    """The execution cache key: the system identity and the case input's key."""
+    return ev.identity_key([system_key, input_key])
+
+
+def judgment_identity(spec_key: str, exec_address: str, expected_key: str) -> str:
+    """The judgment cache key: the evaluator's spec, the execution judged, the expected values."""
+    return ev.identity_key([spec_key, exec_address, expected_key])
+
+
 async def execute_cases(
     ledger: Ledger,
     spec: RunSpec,
@@ -151,9 +168,7 @@ async def execute_cases(
         intervention=spec.intervention,
         replay=spec.replay,
     )
-    system_key = ev.identity_key(
-        {"system": spec.system.identity(), "intervention": spec.intervention}
-    )
+    system_key = system_identity(spec.system.identity(), spec.intervention)
     queue = iter(cases)
     done = 0
     total = len(cases)
@@ -193,7 +208,7 @@ async def _one_case(
     case: Case,
 ) -> dict[str, Any]:
     input_key = ev.identity_key(case.input)
-    identity = ev.identity_key([system_key, input_key])
+    identity = execution_identity(system_key, input_key)
     cached = _cached_execution(ledger, identity) if spec.use_cache else None
     execution: Execution | None
     # Judgments of an execution the ledger has never seen cannot be cached: skip the lookups.
@@ -353,7 +368,7 @@ async def _judge_all(
     waiting: list[tuple[int, _Judge, str]] = []
     expected_key = ev.identity_key(case.expected)
     for index, judge in enumerate(judges):
-        identity = ev.identity_key([judge.spec_key, exec_address, expected_key])
+        identity = judgment_identity(judge.spec_key, exec_address, expected_key)
         found = None if fresh else ledger.latest("judgment", identity)
         if found is not None:
             body = ledger.get(found).body
