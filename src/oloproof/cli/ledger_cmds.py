@@ -26,6 +26,7 @@ ledger_app = typer.Typer(
     name="ledger",
     help="Move slices of the ledger between projects: export to one file, import it elsewhere.",
     no_args_is_help=True,
+    rich_markup_mode=None,
 )
 app.add_typer(ledger_app, name="ledger")
 

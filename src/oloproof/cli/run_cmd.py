@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Mapping
@@ -70,6 +69,8 @@ def run_command(
 
 
 def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
+    import asyncio  # here, not at the top: --help need not load it
+
     from oloproof.dry_run import dry_run, open_ledger_for_reading
 
     try:
@@ -94,6 +95,8 @@ def _execute(
     resume_args: tuple[str, str, Mapping[str, Any]] | None,
     show_progress: bool,
 ) -> RunOutcome:
+    import asyncio  # here, not at the top: --help need not load it
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
