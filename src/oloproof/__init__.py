@@ -40,12 +40,14 @@ _LAZY = {
     "execute_run": "oloproof.runner",
     "read_run_report": "oloproof.runner",
     "compare_runs": "oloproof.compare",
+    "diagnose": "oloproof.diagnosis.run",
 }
 
 if TYPE_CHECKING:
     from oloproof.compare import compare_runs
     from oloproof.config import load_config
     from oloproof.dataset import load_dataset
+    from oloproof.diagnosis.run import diagnose
     from oloproof.results import Interval, Verdict
     from oloproof.runner import execute_run, plan_run, read_run_report
     from oloproof.sdk import (
@@ -90,6 +92,7 @@ __all__ = [
     "Verdict",
     "compare_runs",
     "current_case",
+    "diagnose",
     "execute_run",
     "load_config",
     "load_dataset",
