@@ -1,18 +1,30 @@
 """Ledger throughput beside same-run floors, for ~1.5 KB events.
 
-    python -m benchmarks.ledger [--events N] [--repeat R]     (from the repository root)
-    python benchmarks/ledger.py [--events N] [--repeat R]
+    python -m benchmarks.ledger [--events N] [--repeat R] [--cpu]    (from the repository root)
+    python benchmarks/ledger.py [--events N] [--repeat R] [--cpu]
 
 Each figure is the best of R runs, printed beside a floor measured in the same process on the
 same data: the least work a bare loop does for the same job. Ratios, not absolutes, are what
-carry from one machine to another.
+carry from one machine to another. Times are wall-clock; ``--cpu`` times this process's CPU use
+instead, which holds steadier on a shared machine but leaves out waiting for the disk.
 
 - appends: ``with ledger.batch(): ledger.put(event)`` for N events, against a bare loop of
   ``cbor2.dumps`` + ``hashlib.sha256`` + ``txn.put(digest, bytes)`` in one write transaction.
-- reads: ``ledger.get(address)`` (re-hashes and decodes) and ``ledger.get_bytes(address)``
-  (re-hashes) in random order, against a bare ``txn.get(digest)`` loop in one read transaction
-  on the floor's database; a second floor adds the re-hash and the decode to the bare get.
+- reads: ``ledger.get(address)`` (re-hashes and decodes), ``ledger.get_bytes(address)``
+  (re-hashes) and ``ledger.has(address)`` in random order, against a bare ``txn.get(digest)``
+  loop in one read transaction on the floor's database; a second floor adds the re-hash and
+  the decode to the bare get, which is the work ``get`` must do. ``get_many`` reads the same
+  events 100 addresses at a time.
+- cache lookups: for each event in random order, ``latest(index, key)`` then ``get`` (one
+  event filed under each key), and the fused ``latest_event(index, key)``, against the same
+  get + re-hash + decode floor.
+- replay: every event filed under one key (a run of N cases) by ``lookup`` then ``get`` of
+  each, by ``lookup_events``, and by ``events(type)``, against a bare cursor scan of the
+  floor's database that re-hashes and decodes every value, in one read transaction.
 - verify: ``ledger.verify()`` against a bare cursor scan that re-hashes every value.
+
+The read ledger files every event under two application indexes, ``case`` (its own key)
+and ``run`` (one key for all), as the application's indexer does; ``verify`` checks them.
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ import random
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import cbor2
 import lmdb
@@ -75,15 +87,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="time this process's CPU use instead of the wall clock: steadier while other "
+        "work loads the machine, but it leaves out waiting for the disk (appends' commits)",
+    )
     args = parser.parse_args()
     n, repeat = args.events, args.repeat
+    clock = time.process_time if args.cpu else time.perf_counter
 
     events = make_events(n)
     maps = [{"type": e.type, "schema": e.schema, "body": e.body, "refs": []} for e in events]
     size = sum(len(e.to_bytes()) for e in events) / n
     work = Path(tempfile.mkdtemp(prefix="ledger-bench-"))
     print(
-        f"ledger benchmark: {n} events of {size:.0f} B on average, best of {repeat} "
+        f"ledger benchmark: {n} events of {size:.0f} B on average, best of {repeat}, "
+        f"{'CPU' if args.cpu else 'wall'} time "
         f"(Python {sys.version.split()[0]}, cbor2 {cbor2_version()}, lmdb {lmdb.__version__})"
     )
 
@@ -91,12 +111,12 @@ def main() -> None:
         path = work / f"floor-{time.monotonic_ns()}"
         env = lmdb.open(str(path), map_size=1 << 31, max_dbs=2)
         db = env.open_db(b"events")
-        start = time.perf_counter()
+        start = clock()
         with env.begin(write=True, db=db) as txn:
             for m in maps:
                 data = cbor2.dumps(m)
                 txn.put(hashlib.sha256(data).digest(), data)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         env.close()
         shutil.rmtree(path)
         return elapsed
@@ -104,11 +124,11 @@ def main() -> None:
     def ledger_append() -> float:
         path = work / f"ledger-{time.monotonic_ns()}"
         ledger = open_ledger(path)
-        start = time.perf_counter()
+        start = clock()
         with ledger.batch():
             for event in events:
                 ledger.put(event)
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         ledger.close()
         shutil.rmtree(path)
         return elapsed
@@ -117,7 +137,10 @@ def main() -> None:
     row("appends (batched)", n / t_ledger, n / t_floor, "cbor2.dumps + sha256 + put, one txn")
 
     # A ledger and a floor database with the same events, for reads and verify.
-    ledger = open_ledger(work / "read")
+    def indexer(address: str, event: Event) -> list[tuple[str, str]]:
+        return [("case", event.body["case_id"]), ("run", "run_1")]
+
+    ledger = open_ledger(work / "read", indexer=indexer)
     with ledger.batch():
         addresses = [ledger.put(event) for event in events]
     env = lmdb.open(str(work / "floor-read"), map_size=1 << 31, max_dbs=2)
@@ -129,58 +152,109 @@ def main() -> None:
     order = addresses[:]
     random.Random(3).shuffle(order)
     digests = [bytes.fromhex(a[7:]) for a in order]
+    case_ids = [e.body["case_id"] for e in events]
+    random.Random(5).shuffle(case_ids)
 
     def floor_get() -> float:
-        start = time.perf_counter()
+        start = clock()
         with env.begin(db=db) as txn:
             for digest in digests:
                 txn.get(digest)
-        return time.perf_counter() - start
+        return clock() - start
 
     def floor_get_checked() -> float:
-        start = time.perf_counter()
+        start = clock()
         with env.begin(db=db) as txn:
             for digest in digests:
                 data = txn.get(digest)
                 if data is None or hashlib.sha256(data).digest() != digest:
                     raise AssertionError("corrupt")
                 cbor2.loads(data)
-        return time.perf_counter() - start
+        return clock() - start
 
-    def timed(call: Callable[[str], object]) -> Callable[[], float]:
+    def timed(call: Callable[[str], object], args: list[str]) -> Callable[[], float]:
         def run() -> float:
-            start = time.perf_counter()
-            for address in order:
-                call(address)
-            return time.perf_counter() - start
+            start = clock()
+            for arg in args:
+                call(arg)
+            return clock() - start
 
         return run
 
-    t_bare, t_checked, t_get, t_bytes, t_has = best(
+    def get_many() -> float:
+        start = clock()
+        for i in range(0, n, 100):
+            ledger.get_many(order[i : i + 100])
+        return clock() - start
+
+    def latest_then_get(case_id: str) -> object:
+        address = ledger.latest("case", case_id)
+        return None if address is None else ledger.get(address)
+
+    t_bare, t_checked, t_get, t_bytes, t_has, t_many, t_latest_get, t_latest_event = best(
         repeat,
         floor_get,
         floor_get_checked,
-        timed(ledger.get),
-        timed(ledger.get_bytes),
-        timed(ledger.has),
+        timed(ledger.get, order),
+        timed(ledger.get_bytes, order),
+        timed(ledger.has, order),
+        get_many,
+        timed(latest_then_get, case_ids),
+        timed(lambda case_id: ledger.latest_event("case", case_id), case_ids),
     )
-    row("random get()", n / t_get, n / t_bare, "bare txn.get loop, one txn")
-    row("random get_bytes()", n / t_bytes, n / t_bare, "bare txn.get loop, one txn")
-    row("random has()", n / t_has, n / t_bare, "bare txn.get loop, one txn")
-    row("random get()", n / t_get, n / t_checked, "bare get + sha256 + cbor2.loads, one txn")
+    bare, checked = "bare txn.get loop, one txn", "bare get + sha256 + cbor2.loads, one txn"
+    row("random get()", n / t_get, n / t_bare, bare)
+    row("random get_bytes()", n / t_bytes, n / t_bare, bare)
+    row("random has()", n / t_has, n / t_bare, bare)
+    row("random get()", n / t_get, n / t_checked, checked)
+    row("get_many() by 100", n / t_many, n / t_checked, checked)
+    row("latest() + get()", n / t_latest_get, n / t_checked, checked)
+    row("latest_event()", n / t_latest_event, n / t_checked, checked)
 
-    def floor_verify() -> float:
-        start = time.perf_counter()
+    def floor_scan() -> float:
+        start = clock()
         with env.begin(db=db) as txn:
             for key, value in txn.cursor():
                 if hashlib.sha256(value).digest() != key:
                     raise AssertionError("corrupt")
-        return time.perf_counter() - start
+                cbor2.loads(value)
+        return clock() - start
+
+    def replay(read: Callable[[], Iterable[object]]) -> Callable[[], float]:
+        def run() -> float:
+            start = clock()
+            count = sum(1 for _ in read())
+            elapsed = clock() - start
+            if count != n:
+                raise AssertionError(f"replayed {count} events, not {n}")
+            return elapsed
+
+        return run
+
+    t_scan, t_lookup_get, t_lookup_events, t_events = best(
+        repeat,
+        floor_scan,
+        replay(lambda: (ledger.get(a) for a in ledger.lookup("run", "run_1"))),
+        replay(lambda: ledger.lookup_events("run", "run_1")),
+        replay(lambda: ledger.events("case.executed")),
+    )
+    scan = "cursor scan + sha256 + cbor2.loads, one txn"
+    row("lookup() + get()", n / t_lookup_get, n / t_scan, scan)
+    row("lookup_events()", n / t_lookup_events, n / t_scan, scan)
+    row("events(type)", n / t_events, n / t_scan, scan)
+
+    def floor_verify() -> float:
+        start = clock()
+        with env.begin(db=db) as txn:
+            for key, value in txn.cursor():
+                if hashlib.sha256(value).digest() != key:
+                    raise AssertionError("corrupt")
+        return clock() - start
 
     def ledger_verify() -> float:
-        start = time.perf_counter()
+        start = clock()
         report = ledger.verify()
-        elapsed = time.perf_counter() - start
+        elapsed = clock() - start
         if not report.ok:
             raise AssertionError(str(report))
         return elapsed

@@ -97,6 +97,14 @@ def _from_map(obj: Any) -> Event:
     return Event(obj["type"], obj["schema"], obj["body"], tuple(refs))
 
 
+# The slots' own setters fill in a frozen Event without going through its __setattr__.
+_new = object.__new__
+_set_type = Event.__dict__["type"].__set__
+_set_schema = Event.__dict__["schema"].__set__
+_set_body = Event.__dict__["body"].__set__
+_set_refs = Event.__dict__["refs"].__set__
+
+
 def event_from_trusted(data: bytes) -> Event:
     """Rebuild an event from bytes whose hash was just checked against their address.
 
@@ -104,9 +112,9 @@ def event_from_trusted(data: bytes) -> Event:
     written, so the strict decode and the field checks are skipped on this read path.
     """
     obj = loads_trusted(data)
-    event = object.__new__(Event)
-    object.__setattr__(event, "type", obj["type"])
-    object.__setattr__(event, "schema", obj["schema"])
-    object.__setattr__(event, "body", obj["body"])
-    object.__setattr__(event, "refs", tuple(obj["refs"]))
+    event = _new(Event)
+    _set_type(event, obj["type"])
+    _set_schema(event, obj["schema"])
+    _set_body(event, obj["body"])
+    _set_refs(event, tuple(obj["refs"]))
     return event
