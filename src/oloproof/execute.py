@@ -63,10 +63,11 @@ class LedgerStageCache:
         pending = self._writer.pending_stage(identity)
         if pending is not None:
             return pending
-        address = self._ledger.latest("stage", identity)
-        if address is None:
+        found = self._ledger.latest_event("stage", identity)
+        if found is None:
             return None
-        return {**self._ledger.get(address).body, "address": address}
+        address, event = found
+        return {**event.body, "address": address}
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
         return self._writer.add(ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result}))
@@ -270,13 +271,13 @@ async def _one_case(
 
 
 def _cached_execution(ledger: Ledger, identity: str) -> tuple[str, dict[str, Any]] | None:
-    address = ledger.latest("exec", identity)
-    if address is None:
+    found = ledger.latest_event("exec", identity)
+    if found is None:
         return None
-    body = ledger.get(address).body
-    if body["status"] != "ok":
+    address, event = found
+    if event.body["status"] != "ok":
         return None
-    return address, dict(body)
+    return address, dict(event.body)
 
 
 async def _run_system(
@@ -369,12 +370,12 @@ async def _judge_all(
     expected_key = ev.identity_key(case.expected)
     for index, judge in enumerate(judges):
         identity = judgment_identity(judge.spec_key, exec_address, expected_key)
-        found = None if fresh else ledger.latest("judgment", identity)
+        found = None if fresh else ledger.latest_event("judgment", identity)
         if found is not None:
-            body = ledger.get(found).body
+            address, event = found
             # A missing judgment (a judge call that failed) is tried again, never reused.
-            if body["status"] != "missing":
-                results[index] = (_verdict_from_body(body), found, True)
+            if event.body["status"] != "missing":
+                results[index] = (_verdict_from_body(event.body), address, True)
                 continue
         if judge.is_async:
             waiting.append((index, judge, identity))

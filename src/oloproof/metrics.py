@@ -145,9 +145,8 @@ def slice_value(name: str, body: Mapping[str, Any]) -> str:
 def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """The case_result events of a run, latest per case id, in the dataset's line order."""
     latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for address in ledger.lookup("run_cases", run_id):
-        body = ledger.get(address).body
-        latest[body["case_id"]] = (address, body)
+    for address, event in ledger.lookup_events("run_cases", run_id):
+        latest[event.body["case_id"]] = (address, event.body)
     yield from sorted(latest.values(), key=lambda item: item[1].get("line", 0))
 
 
@@ -158,8 +157,8 @@ def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[Mapping[str, An
     case id is its only one; a repeat is skipped rather than counted twice.
     """
     seen: set[str] = set()
-    for address in ledger.lookup("run_cases", run_id):
-        body = ledger.get(address).body
+    for _, event in ledger.lookup_events("run_cases", run_id):
+        body = event.body
         if body["case_id"] not in seen:
             seen.add(body["case_id"])
             yield body

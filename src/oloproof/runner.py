@@ -374,8 +374,7 @@ def _calibrations_relied_on(decision: Mapping[str, Any]) -> list[str]:
 
 def _latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
     found: Mapping[str, Any] | None = None
-    for address in ledger.lookup("run_meta", run_id):
-        event = ledger.get(address)
+    for _, event in ledger.lookup_events("run_meta", run_id):
         if event.type == kind:
             found = event.body
     return found
