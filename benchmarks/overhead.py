@@ -71,12 +71,21 @@ def project(root: Path, n: int, fn: str, evaluators: str, concurrency: int) -> P
     return root
 
 
-def timed_run(root: Path) -> tuple[float, str]:
+def timed_run(root: Path, heap: list[int] | None = None) -> tuple[float, str]:
+    """Plan (untimed), then execute, judge, decide and report (timed).
+
+    ``heap``, when given, receives RssAnon after planning (the cases loaded) and after the run.
+    """
     plan = plan_run(root / "oloproof.yaml")
     ledger = open_project_ledger(root)
+    if heap is not None:
+        heap.append(_rss_kb("RssAnon"))
     start = time.perf_counter()
     outcome = asyncio.run(execute_run(ledger, plan))
     elapsed = time.perf_counter() - start
+    if heap is not None:
+        heap.append(_rss_kb("RssAnon"))
+        heap.append(_rss_kb("RssFile"))
     ledger.close()
     return elapsed, outcome.run_id
 
@@ -104,9 +113,9 @@ def full_run(n: int) -> dict[str, float]:
     """Five evaluators, report and gate over n cases; then re-derive; memory of it all."""
     with tempfile.TemporaryDirectory() as tmp:
         root = project(Path(tmp) / "full", n, "recorded", FIVE, 8)
-        before = _rss_kb("RssAnon")
-        cold, run_id = timed_run(root)
-        after = _rss_kb("RssAnon")
+        heap: list[int] = []
+        cold, run_id = timed_run(root, heap)
+        before, after, mapped = heap
         ledger = open_project_ledger(root)
         start = time.perf_counter()
         body = load_run(ledger, run_id).body
@@ -120,7 +129,7 @@ def full_run(n: int) -> dict[str, float]:
         "rederive": rederive,
         "heap_before_mb": before / 1024,
         "heap_growth_mb": (after - before) / 1024,
-        "mapped_mb": _rss_kb("RssFile") / 1024,
+        "mapped_mb": mapped / 1024,
     }
 
 
