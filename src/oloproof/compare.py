@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger, LedgerError
+from ledger import Ledger
 from oloproof import __version__
 from oloproof import events as ev
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
-from oloproof.errors import ConfigError, UnknownIdError
+from oloproof.errors import ConfigError
 from oloproof.metrics import case_results, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval
@@ -46,6 +46,7 @@ from oloproof.stats import (
     paired_difference,
     planning_total,
 )
+from oloproof.store import load_event
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -127,13 +128,7 @@ def compare_runs(
 
 def load_comparison(ledger: Ledger, text: str) -> Comparison:
     """The comparison recorded at an address, prefix or ref."""
-    try:
-        address = ledger.resolve(text)
-    except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
-    event = ledger.get(address)
-    if event.type != ev.COMPARISON:
-        raise UnknownIdError(f"{text} is a {event.type} event, not a comparison")
+    address, event = load_event(ledger, text, ev.COMPARISON, "a comparison")
     return Comparison(address, event.body)
 
 

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger, LedgerError, new_ulid
+from ledger import Ledger, new_ulid
 from oloproof import __version__
 from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
-from oloproof.errors import ConfigError, OloproofError, UnknownIdError
+from oloproof.errors import ConfigError, OloproofError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
@@ -34,6 +34,7 @@ from oloproof.report import (
     build_run_report,
     corrected_row,
 )
+from oloproof.store import load_event
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 
@@ -238,7 +239,7 @@ async def execute_run(
         run_id, run_address, body = resume
         done = [b for _, b in case_results(ledger, run_id)]
         prior = _stored_counts(ledger, run_id)
-        prior_usage = (_latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
+        prior_usage = (latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
     finished = {b["case_id"] for b in done}
     todo = [c for c in (cases if cases is not None else plan.dataset.cases) if c.id not in finished]
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
@@ -297,7 +298,7 @@ def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
 
 
 def _stored_counts(ledger: Ledger, run_id: str) -> CacheCounts:
-    end = _latest_meta(ledger, run_id, ev.RUN_END)
+    end = latest_meta(ledger, run_id, ev.RUN_END)
     if end is None:
         return CacheCounts()
     c = end["cache"]
@@ -372,7 +373,8 @@ def _calibrations_relied_on(decision: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
+def latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
+    """The body of a run's latest event of ``kind`` (run_end or decision), or None."""
     found: Mapping[str, Any] | None = None
     for _, event in ledger.lookup_events("run_meta", run_id):
         if event.type == kind:
@@ -389,13 +391,7 @@ class StoredRun:
 
 def load_run(ledger: Ledger, text: str) -> StoredRun:
     """The run named by an id, a ref or an address of its run event."""
-    try:
-        address = ledger.resolve(text)
-    except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
-    event = ledger.get(address)
-    if event.type != ev.RUN:
-        raise UnknownIdError(f"{text} is a {event.type} event, not a run")
+    address, event = load_event(ledger, text, ev.RUN, "a run")
     return StoredRun(event.body["run_id"], address, event.body)
 
 
@@ -403,12 +399,12 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     """The run's report, re-derived from the ledger alone."""
     run = load_run(ledger, run_id)
     tally = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
-    decision = _latest_meta(ledger, run_id, ev.DECISION)
+    decision = latest_meta(ledger, run_id, ev.DECISION)
     return build_run_report(
         run.body,
         run.address,
         tally,
-        _latest_meta(ledger, run_id, ev.RUN_END),
+        latest_meta(ledger, run_id, ev.RUN_END),
         decision,
         corrected=_corrected_rows(ledger, run.body, tally, decision),
     )
@@ -451,7 +447,7 @@ def list_runs(ledger: Ledger) -> list[tuple[str, Mapping[str, Any], Mapping[str,
     """Every run, newest first: (address, run body, latest run_end body or None)."""
     runs = [(a, e.body) for a, e in ledger.events(ev.RUN)]
     runs.reverse()
-    return [(a, b, _latest_meta(ledger, b["run_id"], ev.RUN_END)) for a, b in runs]
+    return [(a, b, latest_meta(ledger, b["run_id"], ev.RUN_END)) for a, b in runs]
 
 
 def resume_plan(
@@ -459,7 +455,7 @@ def resume_plan(
 ) -> tuple[RunPlan, StoredRun]:
     """Plan the rest of an interrupted run; refuse when its system, cases or config changed."""
     run = load_run(ledger, run_id)
-    end = _latest_meta(ledger, run.run_id, ev.RUN_END)
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
     if end is not None and end["state"] == "complete":
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ledger import Ledger, LedgerError
+from ledger import Ledger
 from oloproof import events as ev
 from oloproof.diagnosis.labels import (
     COMPLETE,
@@ -44,9 +44,9 @@ from oloproof.diagnosis.labels import (
     outcome_of,
     replay_result,
 )
-from oloproof.errors import UnknownIdError
 from oloproof.metrics import case_results
-from oloproof.runner import StoredRun
+from oloproof.runner import StoredRun, latest_meta
+from oloproof.store import load_event
 
 # Fields a diagnosis body holds that verify re-derives (the rest are its inputs).
 DERIVED_FIELDS = (
@@ -163,7 +163,7 @@ def _state(
 ) -> tuple[str, str | None]:
     """``complete``, or the state of the first child run that did not finish, and why."""
     for child in child_runs:
-        end = latest_run_end(ledger, child["run_id"])
+        end = latest_meta(ledger, child["run_id"], ev.RUN_END)
         state = end["state"] if end is not None else STOPPED
         if state != COMPLETE:
             why = (end or {}).get("reason") or "it recorded no end"
@@ -173,16 +173,6 @@ def _state(
         if label not in recorded:
             return STOPPED, f"the {label} run was never started"
     return COMPLETE, None
-
-
-def latest_run_end(ledger: Ledger, run_id: str) -> Mapping[str, Any] | None:
-    """The body of a run's latest run_end event, or None."""
-    found: Mapping[str, Any] | None = None
-    for address in ledger.lookup("run_meta", run_id):
-        event = ledger.get(address)
-        if event.type == ev.RUN_END:
-            found = event.body
-    return found
 
 
 def _unsupported(selected: list[str], evidence: Mapping[str, Evidence]) -> Derived:
@@ -358,13 +348,7 @@ class Diagnosis:
 
 def load_diagnosis(ledger: Ledger, text: str) -> Diagnosis:
     """The diagnosis named by an address or prefix, with the diagnosis it carries labels from."""
-    try:
-        address = ledger.resolve(text)
-    except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
-    event = ledger.get(address)
-    if event.type != ev.DIAGNOSIS:
-        raise UnknownIdError(f"{text} is a {event.type} event, not a diagnosis")
+    address, event = load_event(ledger, text, ev.DIAGNOSIS, "a diagnosis")
     carried_from = event.body.get("carried_from")
     carried = ledger.get(carried_from).body if carried_from else None
     return Diagnosis(address, event.body, carried_from, carried)
