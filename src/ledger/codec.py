@@ -26,6 +26,7 @@ byte for byte against ``cbor2.dumps(canonical=True)``.
 
 from __future__ import annotations
 
+import math
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -64,9 +65,28 @@ def _write_raw(encoder: cbor2.CBOREncoder, value: object) -> None:
     raise CodecError(f"cannot encode a value of type {type(value).__name__}")
 
 
+# Floats repeat (a verdict is 1.0 or 0.0, scores recur), so each one's canonical form is
+# remembered. Zero is left out: -0.0 == 0.0 as a key, but they encode differently.
+_FLOAT_CACHE: dict[float, float | _Raw] = {}
+_FLOAT_CACHE_MAX = 4096
+
+
 def _norm_float(x: float) -> float | _Raw:
+    found = _FLOAT_CACHE.get(x)
+    if found is not None:
+        return found
     if x - x != 0.0:  # NaN or an infinity (cheaper than calling math.isfinite)
         raise CodecError(f"cannot encode the float {x!r}: only finite floats are allowed")
+    if x == 0.0:
+        return _ZEROS[math.copysign(1.0, x) < 0]
+    shortest = _shortest_float(x)
+    if len(_FLOAT_CACHE) >= _FLOAT_CACHE_MAX:
+        _FLOAT_CACHE.clear()
+    _FLOAT_CACHE[x] = shortest
+    return shortest
+
+
+def _shortest_float(x: float) -> float | _Raw:
     try:
         single = _pack_single(x)
     except OverflowError:
@@ -80,6 +100,9 @@ def _norm_float(x: float) -> float | _Raw:
     if _unpack_half(half)[0] == x:
         return _Raw(b"\xf9" + half)
     return _Raw(b"\xfa" + single)
+
+
+_ZEROS = (_shortest_float(0.0), _shortest_float(-0.0))
 
 
 def _utf8_order(key: str) -> tuple[int, bytes]:

@@ -240,3 +240,10 @@ def test_known_encodings(value: Any, raw: str) -> None:
 def test_decode_refuses_what_is_not_bytes() -> None:
     with pytest.raises(CodecError):
         decode("a0")  # type: ignore[arg-type]
+
+
+def test_remembered_floats_keep_signed_zeros_and_widths_apart() -> None:
+    values = [0.0, -0.0, 1.0, 1.5, 0.1, 1e300, -0.0, 0.0, 0.1, 1.5]
+    for _ in range(2):  # the second pass reads the remembered forms
+        for value in values:
+            assert encode(value) == cbor2.dumps(value, canonical=True), value
