@@ -80,11 +80,13 @@ class MetricTally:
         total = self.passed + sum(v * c for v, c in self.values.items())
         return total / n
 
-    def interval(self, level: float) -> Interval | None:
+    def interval(self, level: float, *, proportion: bool | None = None) -> Interval | None:
+        """Clopper-Pearson for a proportion, else the betting interval; ``proportion`` overrides
+        what this tally's own values suggest (a slice follows its whole run's metric)."""
         n = self.observed
         if n == 0:
             return None
-        if self.is_proportion:
+        if self.is_proportion if proportion is None else proportion:
             return clopper_pearson(self.successes, n, level)
         counts = Counter(self.values)
         counts[1.0] += self.passed

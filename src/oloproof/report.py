@@ -133,11 +133,19 @@ class RunReport:
         return asdict(self)
 
 
-def metric_row(tally: MetricTally, level: float, *, with_interval: bool = True) -> MetricRow:
-    interval = tally.interval(level) if with_interval else None
+def metric_row(
+    tally: MetricTally,
+    level: float,
+    *,
+    with_interval: bool = True,
+    proportion: bool | None = None,
+) -> MetricRow:
+    """One metric's row; ``proportion`` fixes how it is shown (a slice follows its run)."""
+    as_proportion = tally.is_proportion if proportion is None else proportion
+    interval = tally.interval(level, proportion=as_proportion) if with_interval else None
     return MetricRow(
         criterion=tally.criterion,
-        proportion=tally.is_proportion,
+        proportion=as_proportion,
         estimate=tally.estimate,
         lower=interval.lower if interval else None,
         upper=interval.upper if interval else None,
@@ -230,7 +238,17 @@ def build_run_report(
         for tally_ in per_metric.values():
             supported = tally_.observed >= support
             slices.append(
-                SliceRow(name, value, metric_row(tally_, level, with_interval=supported), supported)
+                SliceRow(
+                    name,
+                    value,
+                    metric_row(
+                        tally_,
+                        level,
+                        with_interval=supported,
+                        proportion=tally.metrics[tally_.criterion].is_proportion,
+                    ),
+                    supported,
+                )
             )
     rules = [
         RuleRow(r["id"], r["metric"], r["outcome"], r["reason"], dict(r["detail"]))

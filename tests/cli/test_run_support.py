@@ -39,6 +39,10 @@ def test_route_b_run_and_the_budget_experiment(support: Path) -> None:
     slice_rows = [line for line in first.lines if line.startswith("│ relevant_position")]
     assert {row.split("│")[2].strip() for row in slice_rows} == {"1", "2", "not_retrieved"}
     assert any(line.startswith("│ context_truncated │ true") for line in first.lines)
+    # A slice shows a metric as its whole run does: ndcg stays a mean even where a slice's
+    # values all happen to be 0 or 1.
+    ndcg_slices = [line for line in first.lines if "│ ndcg_at_6 " in line and "│ 1 " in line]
+    assert ndcg_slices and all("mean of" in line for line in ndcg_slices)
 
     config = support / "oloproof.yaml"
     config.write_text(config.read_text().replace("token_budget: 40", "token_budget: 120"))
