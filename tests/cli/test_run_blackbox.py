@@ -72,6 +72,11 @@ def test_route_a_run_report_failures_and_export(blackbox: Path) -> None:
     assert lines[1] == "Gate: BLOCK (exit 1)"
     assert_in_order(lines, RULES_A + METRICS_A)
     assert "Cache: execution 0 hit/15 miss; judgment 0 hit/56 miss" in lines
+    # A slice value under min_slice_support (4) shows its estimate but no interval.
+    assert (
+        "│ metadata.topic │ account      │ answer_correct  │ 100.0%   │ —              │ "
+        "3 / 3 observed · 0 missing · 0 excluded │"
+    ) in lines
     run_id = run_id_of(result.out)
 
     failures = oloproof("inspect", run_id, "--failures", cwd=blackbox)
@@ -95,10 +100,13 @@ def test_route_a_run_report_failures_and_export(blackbox: Path) -> None:
 
 
 def test_expand_query_candidate_reads_as_the_spec_says(blackbox: Path) -> None:
+    assert oloproof("run", cwd=blackbox).code == 1
     app = blackbox / "app.py"
     app.write_text(app.read_text().replace("EXPAND_QUERY = False", "EXPAND_QUERY = True"))
     result = oloproof("run", cwd=blackbox)
     assert result.code == 3, result.out + result.err
+    # Editing the code changed the system's identity: nothing is reused from the baseline.
+    assert "Cache: execution 0 hit/15 miss; judgment 0 hit/56 miss" in result.lines
     assert (
         "│ hit_rate_at_2   │ 100.0%   │ [75.2%, 100.0%] │ 13 / 13 observed · 0 missing · 2 excluded │"
         in result.lines
@@ -165,3 +173,45 @@ def test_http_response_missing_a_field_stops_with_exit_2(blackbox: Path, http_se
     assert exported.code == 0
     bundle = next((blackbox / ".oloproof" / "bundles").iterdir()) / "cases.jsonl"
     assert bundle.read_text().strip() == ""
+
+
+def test_without_a_policy_the_run_reports_metrics_and_exits_0(blackbox: Path) -> None:
+    config = blackbox / "oloproof.yaml"
+    config.write_text(config.read_text().replace("policy: policy.yaml\n", ""))
+    result = oloproof("run", cwd=blackbox)
+    assert result.code == 0, result.err
+    assert normalise(result.lines[0]) == "Run run_… [NO_POLICY/COMPLETE]"
+    assert not any(line.startswith("Gate:") for line in result.lines)
+    assert_in_order(result.lines, METRICS_A)
+
+
+def test_a_terminal_gets_a_progress_bar(blackbox: Path) -> None:
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "run"],
+        cwd=blackbox,
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        env={**os.environ, "COLUMNS": "100"},
+    )
+    os.close(secondary)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        seen += chunk
+    assert proc.wait(timeout=120) == 1
+    os.close(primary)
+    text = seen.decode("utf-8", "replace")
+    assert "15/15" in text  # the bar's done/total column
+    assert "Gate: BLOCK (exit 1)" in text
