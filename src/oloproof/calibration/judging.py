@@ -1,0 +1,109 @@
+"""Run a pass/fail judge over labelled examples and tally its verdicts into a calibration."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from oloproof.calibration.labels import LabelledExample
+from oloproof.calibration.measure import Calibration
+from oloproof.errors import ConfigError
+from oloproof.evaluators.base import AsyncEvaluator
+from oloproof.results import Verdict
+
+
+async def acalibrate(
+    judge: AsyncEvaluator,
+    labelled: Sequence[LabelledExample],
+    *,
+    level: float = 0.95,
+    labels: Mapping[str, Any] | None = None,
+) -> Calibration:
+    """Run ``judge`` over ``labelled`` (concurrently, as its provider allows) and tally it.
+
+    ``labels`` describes the labels file (e.g. ``{"path": ..., "sha256": ...}``) for the record.
+    Raises ``ConfigError`` for a judge that does not give pass/fail verdicts.
+    """
+    check_pass_fail(judge)
+    verdicts = await judge_all(judge, labelled)
+    return tally(judge.spec(), labelled, verdicts, level=level, labels=labels)
+
+
+def check_pass_fail(judge: AsyncEvaluator) -> None:
+    """Raise ``ConfigError`` unless ``judge`` gives pass/fail verdicts (it cannot be calibrated)."""
+    if judge.kind != "pass_fail":
+        raise ConfigError(
+            f"judge {judge.criterion!r} gives scores, and calibration measures pass/fail judges",
+            hint="calibrate a pass_fail judge, or set scale: pass_fail",
+        )
+
+
+def tally(
+    spec: Mapping[str, Any],
+    labelled: Sequence[LabelledExample],
+    verdicts: Sequence[Verdict],
+    *,
+    level: float = 0.95,
+    labels: Mapping[str, Any] | None = None,
+) -> Calibration:
+    """The calibration of the judge with ``spec``, from its ``verdicts`` on ``labelled``."""
+    from oloproof.evaluators.judges import judge_identity
+
+    # (human says pass, judge says pass) -> count
+    counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
+    missing: list[str] = []
+    reasons: dict[str, int] = {}
+    excluded: list[str] = []
+    disagreements: list[str] = []
+    for example, verdict in zip(labelled, verdicts, strict=True):
+        if verdict.status == "missing":
+            missing.append(example.id)
+            reason = verdict.reason or "unknown"
+            reasons[reason] = reasons.get(reason, 0) + 1
+        elif verdict.status == "excluded":
+            excluded.append(example.id)
+        elif verdict.status in ("pass", "fail"):
+            judge_passed = verdict.status == "pass"
+            counts[(example.label, judge_passed)] += 1
+            if judge_passed != example.label:
+                disagreements.append(example.id)
+        else:
+            raise ConfigError(f"the judge gave a score on {example.id!r}, not pass or fail")
+    return Calibration(
+        identity=judge_identity(spec),
+        judge=dict(spec),
+        level=level,
+        true_pass=counts[(True, True)],
+        false_fail=counts[(True, False)],
+        false_pass=counts[(False, True)],
+        true_fail=counts[(False, False)],
+        missing=tuple(missing),
+        excluded=tuple(excluded),
+        disagreements=tuple(disagreements),
+        labels={"n": len(labelled), **(labels or {})},
+        missing_reasons=reasons,
+    )
+
+
+async def judge_all(judge: AsyncEvaluator, labelled: Sequence[LabelledExample]) -> list[Verdict]:
+    """The judge's verdicts on ``labelled``, in order, judged concurrently inside its context."""
+    enter, leave = getattr(judge, "__aenter__", None), getattr(judge, "__aexit__", None)
+    if enter is not None and leave is not None:
+        await enter()
+        try:
+            return list(await asyncio.gather(*(judge.ajudge(ex.view()) for ex in labelled)))
+        finally:
+            await leave(None, None, None)
+    return list(await asyncio.gather(*(judge.ajudge(ex.view()) for ex in labelled)))
+
+
+def calibrate(
+    judge: AsyncEvaluator,
+    labelled: Sequence[LabelledExample],
+    *,
+    level: float = 0.95,
+    labels: Mapping[str, Any] | None = None,
+) -> Calibration:
+    """``acalibrate`` for code that is not already inside an event loop."""
+    return asyncio.run(acalibrate(judge, labelled, level=level, labels=labels))

@@ -1,0 +1,232 @@
+"""The pure measurement maths of a calibration: no ledger, no judge, no labels file.
+
+``Rate`` is ``k`` of ``n`` with its Clopper-Pearson interval; ``Calibration`` holds a judge's
+confusion counts against human labels (positive means *pass*) and derives its sensitivity,
+specificity and agreement. ``requirement_check`` decides from those whether a judge may gate,
+and ``corrected_rate`` corrects an observed pass rate for the measured errors (Rogan-Gladen),
+with a Monte Carlo interval (numpy, loaded on the call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from oloproof.results import Interval
+from oloproof.stats import clopper_pearson
+
+CORRECTED_METHOD = "rogan-gladen-jeffreys-mc"
+"""``Interval.method`` of a corrected rate's interval."""
+
+NOT_CALIBRATED = "judge_not_calibrated"
+BELOW_REQUIREMENT = "judge_below_requirement"
+
+
+# --- the measurement ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``k`` of ``n``, with its Clopper-Pearson interval (None when ``n`` is 0)."""
+
+    k: int
+    n: int
+    interval: Interval | None
+
+    @property
+    def estimate(self) -> float | None:
+        return self.k / self.n if self.n else None
+
+    def lower_at(self, level: float) -> float:
+        """The exact lower bound at ``level``; 0 when there is no observation."""
+        return clopper_pearson(self.k, self.n, level).lower if self.n else 0.0
+
+    def to_body(self) -> dict[str, Any]:
+        interval = self.interval
+        return {
+            "k": self.k,
+            "n": self.n,
+            "estimate": self.estimate,
+            "lower": None if interval is None else interval.lower,
+            "upper": None if interval is None else interval.upper,
+            "method": None if interval is None else interval.method,
+        }
+
+    @staticmethod
+    def of(k: int, n: int, level: float) -> Rate:
+        return Rate(k, n, clopper_pearson(k, n, level) if n else None)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A judge measured against human labels, bound to the judge's exact identity."""
+
+    identity: str
+    judge: dict[str, Any]
+    level: float
+    true_pass: int
+    false_fail: int
+    false_pass: int
+    true_fail: int
+    missing: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    disagreements: tuple[str, ...] = ()
+    labels: dict[str, Any] = field(default_factory=dict)
+    missing_reasons: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def sensitivity(self) -> Rate:
+        """Of the examples people passed, the share the judge passed."""
+        return Rate.of(self.true_pass, self.true_pass + self.false_fail, self.level)
+
+    @property
+    def specificity(self) -> Rate:
+        """Of the examples people failed, the share the judge failed."""
+        return Rate.of(self.true_fail, self.true_fail + self.false_pass, self.level)
+
+    @property
+    def agreement(self) -> Rate:
+        """Of the examples the judge judged, the share where it agreed with people."""
+        agreed = self.true_pass + self.true_fail
+        return Rate.of(agreed, agreed + self.false_pass + self.false_fail, self.level)
+
+    def to_body(self) -> dict[str, Any]:
+        """Plain data for an ``oloproof.calibration`` event (indexed by ``identity``)."""
+        return {
+            "identity": self.identity,
+            "judge": self.judge,
+            "level": self.level,
+            "labels": dict(self.labels),
+            "counts": {
+                "true_pass": self.true_pass,
+                "false_fail": self.false_fail,
+                "false_pass": self.false_pass,
+                "true_fail": self.true_fail,
+                "missing": len(self.missing),
+                "excluded": len(self.excluded),
+            },
+            "agreement": self.agreement.to_body(),
+            "sensitivity": self.sensitivity.to_body(),
+            "specificity": self.specificity.to_body(),
+            "disagreements": list(self.disagreements),
+            "missing": list(self.missing),
+            "missing_reasons": dict(self.missing_reasons),
+            "excluded": list(self.excluded),
+        }
+
+    @staticmethod
+    def from_body(body: Mapping[str, Any]) -> Calibration:
+        """The calibration an event body records (the inverse of ``to_body``)."""
+        counts = body["counts"]
+        return Calibration(
+            identity=body["identity"],
+            judge=dict(body["judge"]),
+            level=float(body["level"]),
+            true_pass=int(counts["true_pass"]),
+            false_fail=int(counts["false_fail"]),
+            false_pass=int(counts["false_pass"]),
+            true_fail=int(counts["true_fail"]),
+            missing=tuple(body.get("missing", ())),
+            excluded=tuple(body.get("excluded", ())),
+            disagreements=tuple(body.get("disagreements", ())),
+            labels=dict(body.get("labels", {})),
+            missing_reasons=dict(body.get("missing_reasons", {})),
+        )
+
+
+# --- may the judge gate? -----------------------------------------------------------------------
+
+RequirementOutcome = tuple[Literal["MANUAL_REVIEW"], str] | tuple[None, None]
+
+
+def requirement_check(
+    calibration: Calibration | None,
+    min_sensitivity: float | None,
+    min_specificity: float | None,
+    level: float = 0.95,
+    *,
+    identity: str | None = None,
+) -> RequirementOutcome:
+    """Whether a judge metric may decide a rule.
+
+    ``("MANUAL_REVIEW", "judge_not_calibrated")`` without a calibration, or when ``identity``
+    is given and the calibration was made for another judge; ``("MANUAL_REVIEW",
+    "judge_below_requirement")`` when the calibration judged no human pass or no human fail
+    (a rate never measured clears nothing), or when the Clopper-Pearson lower bound (at
+    ``level``) of sensitivity or specificity is below its minimum; ``(None, None)`` when it
+    clears. A minimum of None is no requirement on that rate.
+    """
+    if calibration is None or (identity is not None and identity != calibration.identity):
+        return "MANUAL_REVIEW", NOT_CALIBRATED
+    if calibration.sensitivity.n == 0 or calibration.specificity.n == 0:
+        return "MANUAL_REVIEW", BELOW_REQUIREMENT
+    for minimum, rate in (
+        (min_sensitivity, calibration.sensitivity),
+        (min_specificity, calibration.specificity),
+    ):
+        if minimum is not None and rate.lower_at(level) < minimum:
+            return "MANUAL_REVIEW", BELOW_REQUIREMENT
+    return None, None
+
+
+# --- the corrected metric ----------------------------------------------------------------------
+
+
+def corrected_rate(
+    observed_k: int,
+    observed_n: int,
+    calibration: Calibration,
+    level: float = 0.95,
+    *,
+    draws: int = 10_000,
+    seed: int = 0,
+) -> tuple[float | None, Interval]:
+    """The true pass rate, corrected for the judge's measured errors, with its interval.
+
+    Point estimate (Rogan & Gladen 1978), with p the judge's observed pass rate k/n, Se and Sp
+    the calibration's sensitivity and specificity::
+
+        rate = (p + Sp - 1) / (Se + Sp - 1), clipped to [0, 1]
+
+    None when it is undefined: no observation, a calibration without human passes or human
+    fails, or Se + Sp <= 1 (a judge no better than chance). The interval is then [0, 1].
+
+    Interval: Monte Carlo over the three proportions. Each of p, Se and Sp is drawn ``draws``
+    times from its Jeffreys posterior Beta(k + 1/2, n - k + 1/2) (independent: the suite and the
+    two halves of the labels are disjoint samples); each draw gives a corrected rate, clipped to
+    [0, 1], and the interval is the alpha/2 and 1 - alpha/2 quantiles of those. A draw with
+    Se + Sp <= 1 says nothing about the rate, so it counts as 0 for the lower quantile and 1 for
+    the upper (conservative). The Jeffreys draws never collapse at 0 or 1, so a calibration with
+    no errors still carries its uncertainty. Seeded (``numpy.random.default_rng(seed)``), so the
+    same inputs give the same interval; ``method`` is ``rogan-gladen-jeffreys-mc``.
+    """
+    import numpy as np
+
+    if not 0.0 < level < 1.0:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
+    if not 0 <= observed_k <= observed_n:
+        raise ValueError(f"need 0 <= k <= n, got k={observed_k}, n={observed_n}")
+    positives = calibration.true_pass + calibration.false_fail
+    negatives = calibration.true_fail + calibration.false_pass
+    whole = Interval(0.0, 1.0, level, CORRECTED_METHOD)
+    if observed_n == 0 or positives == 0 or negatives == 0:
+        return None, whole
+    se_hat = calibration.true_pass / positives
+    sp_hat = calibration.true_fail / negatives
+    youden = se_hat + sp_hat - 1.0
+    if youden <= 0.0:
+        return None, whole
+    estimate = float(min(1.0, max(0.0, (observed_k / observed_n + sp_hat - 1.0) / youden)))
+
+    rng = np.random.default_rng(seed)
+    p = rng.beta(observed_k + 0.5, observed_n - observed_k + 0.5, draws)
+    se = rng.beta(calibration.true_pass + 0.5, calibration.false_fail + 0.5, draws)
+    sp = rng.beta(calibration.true_fail + 0.5, calibration.false_pass + 0.5, draws)
+    denominator = se + sp - 1.0
+    usable = denominator > 0.0
+    rate = np.clip((p + sp - 1.0) / np.where(usable, denominator, 1.0), 0.0, 1.0)
+    alpha = 1.0 - level
+    lower = float(np.quantile(np.where(usable, rate, 0.0), alpha / 2))
+    upper = float(np.quantile(np.where(usable, rate, 1.0), 1.0 - alpha / 2))
+    return estimate, Interval(lower, upper, level, CORRECTED_METHOD)

@@ -1,0 +1,183 @@
+"""Calibrations in a ledger: record one, find one again, and check a run's judges for the policy.
+
+``run_calibration`` (what ``oloproof calibrate`` does) records the calibration as an
+``oloproof.calibration`` event indexed by the judge's identity key; ``latest_calibration`` (or
+``find_calibration``, with its address) finds it again, and ``judge_check`` gives the policy its
+per-rule check.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from oloproof.calibration.judging import check_pass_fail, judge_all, tally
+from oloproof.calibration.labels import labels_digest, load_labels
+from oloproof.calibration.measure import Calibration, requirement_check
+from oloproof.errors import ConfigError, UnknownIdError
+from oloproof.results import Verdict
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from ledger import Ledger
+    from oloproof.config import Rule
+    from oloproof.policy import JudgeCheck
+
+
+def run_calibration(
+    config_path: Path,
+    evaluator_id: str,
+    labels_path: Path,
+    ledger: Ledger,
+    *,
+    level: float = 0.95,
+) -> tuple[str, Calibration]:
+    """Calibrate the judge whose criterion is ``evaluator_id`` in ``config_path``; record it.
+
+    Returns the address of the ``oloproof.calibration`` event and the calibration. Raises
+    ``UnknownIdError`` when no judge has that criterion, ``ConfigError`` for a bad config or a
+    score judge, ``DatasetError`` for a bad labels file; nothing is written then.
+    """
+    from oloproof import events
+    from oloproof.config import load_config
+    from oloproof.evaluators.judges import build_judge
+    from oloproof.judge_config import JUDGE_TYPES
+
+    config = load_config(config_path)
+    entries = [e for e in config.evaluators if e.criterion == evaluator_id]
+    judges = [e for e in config.evaluators if e.type in JUDGE_TYPES]
+    if not entries:
+        known = ", ".join(sorted(e.criterion or "" for e in judges)) or "none"
+        raise UnknownIdError(
+            f"{config_path} has no judge with criterion {evaluator_id!r} (judges: {known})"
+        )
+    entry = entries[0]
+    if entry.type not in JUDGE_TYPES:
+        raise ConfigError(
+            f"evaluator {evaluator_id!r} is a {entry.type} check, not an LLM judge; "
+            "only judges are calibrated"
+        )
+    judge = build_judge(entry, base_dir=config_path.resolve().parent)  # type: ignore[arg-type]
+    examples = load_labels(labels_path)
+    labels = {"path": str(labels_path), "sha256": labels_digest(labels_path)}
+    check_pass_fail(judge)
+    verdicts = asyncio.run(judge_all(judge, examples))
+    if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
+        raise ConfigError(
+            f"the judge {evaluator_id!r} judged none of the {len(examples)} examples "
+            f"({_first_problem(verdicts)}); nothing was recorded",
+            hint="check the provider, base_url, model and the key's environment variable",
+        )
+    calibration = tally(judge.spec(), examples, verdicts, level=level, labels=labels)
+    # The time keeps a repeated, identical calibration a new event, so it becomes the latest.
+    recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    body = {**calibration.to_body(), "recorded_at": recorded_at}
+    address = ledger.put(events.make(events.CALIBRATION, body))
+    return address, calibration
+
+
+def _first_problem(verdicts: Sequence[Verdict]) -> str:
+    for verdict in verdicts:
+        if verdict.status == "missing":
+            error = verdict.detail.get("error")
+            return f"{verdict.reason}: {error}" if isinstance(error, str) else str(verdict.reason)
+    return "every example was excluded"
+
+
+def find_calibration(ledger: Ledger, identity: str) -> tuple[str, Calibration] | None:
+    """The newest calibration recorded for the judge with ``identity``, with its address."""
+    address = ledger.latest("calibration", identity)
+    if address is None:
+        return None
+    found = calibration_at(ledger, address)
+    return None if found is None else (address, found)
+
+
+def calibration_at(ledger: Ledger, address: str) -> Calibration | None:
+    """The calibration recorded at ``address``, or None when that is no calibration event."""
+    from ledger import LedgerError
+    from oloproof import events
+
+    try:
+        event = ledger.get(address)
+    except LedgerError:
+        return None
+    if event.type != events.CALIBRATION:
+        return None
+    return Calibration.from_body(event.body)
+
+
+def latest_calibration(ledger: Ledger, identity: str) -> Calibration | None:
+    """The newest calibration recorded for the judge with ``identity``, or None."""
+    found = find_calibration(ledger, identity)
+    return None if found is None else found[1]
+
+
+def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """Criterion -> (identity key, spec) of the LLM judges among ``evaluators``.
+
+    ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
+    them); the judges are found by type.
+    """
+    from oloproof.evaluators.judges import judge_identity
+    from oloproof.judge_config import JUDGE_TYPES
+
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for evaluator in evaluators:
+        spec = evaluator if isinstance(evaluator, Mapping) else evaluator.spec()
+        if spec.get("type") in JUDGE_TYPES:
+            found[spec["criterion"]] = (judge_identity(spec), spec)
+    return found
+
+
+def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> JudgeCheck:
+    """The policy's per-rule judge check over the run's ``evaluators``.
+
+    ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
+    them); the LLM judges among them are found by type. For a rule whose metric is a judge's
+    criterion, the judge's ``JudgeStanding``: outcome None when the judge's newest calibration
+    for its exact identity clears the rule's ``judge`` minimums (``requirement_check``), else
+    ``MANUAL_REVIEW`` with its reason. Its detail records the judge's identity, the address of
+    the calibration relied on (None without one), the minimums and the lower bounds at
+    ``level``. None for a rule on any other metric.
+    """
+    from oloproof.policy import JudgeStanding
+
+    identities = judge_identities(evaluators)
+    found: dict[str, tuple[str, Calibration] | None] = {}
+
+    def check(rule: Rule) -> JudgeStanding | None:
+        entry = identities.get(rule.metric)
+        if entry is None:
+            return None
+        identity = entry[0]
+        if identity not in found:
+            found[identity] = find_calibration(ledger, identity)
+        recorded = found[identity]
+        calibration = recorded[1] if recorded is not None else None
+        requirement = rule.judge
+        minimums = (
+            requirement.min_sensitivity if requirement else None,
+            requirement.min_specificity if requirement else None,
+        )
+        outcome, reason = requirement_check(calibration, *minimums, level, identity=identity)
+        detail: dict[str, Any] = {
+            "identity": identity,
+            "calibration": recorded[0] if recorded is not None else None,
+            "min_sensitivity": minimums[0],
+            "min_specificity": minimums[1],
+            "level": level,
+        }
+        if calibration is not None:
+            for name, rate in (
+                ("sensitivity", calibration.sensitivity),
+                ("specificity", calibration.specificity),
+            ):
+                detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level)}
+        return JudgeStanding(outcome, reason, detail)
+
+    return check
