@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ledger.address import digest_of, format_address, parse_address
 from ledger.event import event_from_trusted
+from ledger.format import TYPE_INDEX, index_name_of
 
 if TYPE_CHECKING:
     from ledger.store import Ledger
@@ -124,7 +125,6 @@ def verify_ledger(
     extra_checks: Iterable[Callable[[Ledger], Iterable[Problem]]] = (),
 ) -> VerifyReport:
     """Check ``ledger`` and return every problem found (see the module docstring)."""
-    from ledger.store import TYPE_INDEX, index_name_of
 
     report = VerifyReport()
     problems = report.problems

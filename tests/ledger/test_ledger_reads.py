@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from tests.ledger.tamper import flip_byte_of
 
-import ledger.store as store_module
+import ledger._reads as store_module
 from ledger import (
     AddressError,
     CorruptEventError,

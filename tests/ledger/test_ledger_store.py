@@ -10,7 +10,7 @@ import lmdb
 import pytest
 from tests.ledger.contract import ambiguous_check
 
-import ledger.store as store_module
+import ledger._writes as store_module
 from ledger import (
     AddressError,
     AmbiguousAddressError,

@@ -1,0 +1,151 @@
+"""Derived secondary indexes: filing events under entries, looking them up, rebuilding them.
+
+Every event is filed under its type (``TYPE_INDEX``) and under each ``(index name, key)`` pair
+the application's ``Indexer`` yields for it, when the event is first stored. The entries, like
+the ``addr`` table, are derived from the events: ``verify`` recomputes them and compares, and
+``rebuild_indexes`` writes them afresh.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from ledger._reads import _checked, _decode, _Reader
+from ledger.address import digest_of, format_address
+from ledger.event import Event, event_from_trusted
+from ledger.format import TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
+
+Indexer = Callable[[str, Event], Iterable[tuple[str, str]]]
+"""Given a new event's address and the event, yield ``(index_name, key)`` pairs."""
+
+
+class _Indexes(_Reader):
+    """Index entries: derived when an event is stored, looked up, rebuilt (see the module)."""
+
+    def _prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
+        """The index entry prefixes of ``event``: its type's, then the indexer's, each once."""
+        prefixes: tuple[bytes, ...] = _type_prefixes.get(event.type) or _type_prefix(event.type)
+        if self._indexer is not None:
+            more = []
+            for name, key in self._indexer(address, event):
+                if name == TYPE_INDEX:
+                    raise ValueError(f"the index name {TYPE_INDEX!r} is reserved by the ledger")
+                more.append(index_prefix(name, key))
+            if more:
+                prefixes = tuple(dict.fromkeys((*prefixes, *more)))
+        return prefixes
+
+    def derive_prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
+        """The index entry prefixes ``put`` files ``event`` under (for verify and rebuild)."""
+        return self._prefixes(address, event)
+
+    def lookup(self, index: str, key: str) -> list[str]:
+        """Addresses of the events filed under ``key`` in ``index``, in append order."""
+        prefix = index_prefix(index, key)
+        found: list[str] = []
+        txn = self._begin()
+        try:
+            cursor = txn.cursor(db=self._index)
+            if cursor.set_range(prefix):
+                for entry, digest in cursor:
+                    if not entry.startswith(prefix):
+                        break
+                    found.append(format_address(digest))
+        finally:
+            txn.abort()
+        found.extend(format_address(digest) for digest, _ in self._new_pending(prefix))
+        return found
+
+    def lookup_events(self, index: str, key: str) -> Iterator[tuple[str, Event]]:
+        """``(address, event)`` of each event filed under ``key`` in ``index``, in append order.
+
+        What ``lookup`` and then ``get`` of each address give, read in one pass: each index
+        entry leads straight to its event's record, one read transaction serves a chunk of
+        events, and each event is checked against its address. For replaying all the events
+        of one key (a run's cases). An index entry whose record no longer matches it is
+        skipped (``verify`` reports the index as stale); a batch's pending events come last.
+        """
+        prefix = index_prefix(index, key)
+        return self._checked_events(self._scan_index(prefix), prefix)
+
+    def latest(self, index: str, key: str) -> str | None:
+        """The address of the last event filed under ``key`` in ``index``, or ``None``."""
+        prefix = index_prefix(index, key)
+        waiting = self._new_pending(prefix)
+        if waiting:
+            return format_address(waiting[-1][0])
+        txn = self._begin()
+        try:
+            last = self._last_entry(txn, prefix)
+        finally:
+            txn.abort()
+        return None if last is None else format_address(last[1])
+
+    def latest_event(self, index: str, key: str) -> tuple[str, Event] | None:
+        """``(address, event)`` of the last event filed under ``key`` in ``index``, or ``None``.
+
+        What ``latest`` and then ``get`` give (a cache lookup), in one read transaction that
+        goes from the index entry straight to the event's record; the event is checked
+        against its address as ``get`` checks it.
+        """
+        prefix = index_prefix(index, key)
+        waiting = self._new_pending(prefix)
+        if waiting:
+            digest, data = waiting[-1]
+            address = format_address(digest)
+            return address, _decode(address, data)
+        txn = self._begin()
+        try:
+            last = self._last_entry(txn, prefix)
+            if last is None:
+                return None
+            entry, digest = last
+            value = txn.get(entry[-8:], db=self._events)
+        finally:
+            txn.abort()
+        address = format_address(digest)
+        if value is None or not value.startswith(digest):
+            return address, self.get(address)  # a stale entry: find the event by its address
+        return address, _decode(address, _checked(digest, value))
+
+    def _last_entry(self, txn: Any, prefix: bytes) -> tuple[bytes, bytes] | None:
+        """The last ``(entry key, digest)`` of the index entries under ``prefix``, if any."""
+        cursor = txn.cursor(db=self._index)
+        positioned = cursor.set_range(prefix + b"\xff" * 9)  # past every entry under prefix
+        if cursor.prev() if positioned else cursor.last():
+            entry, digest = cursor.item()
+            if entry.startswith(prefix):
+                return entry, digest
+        return None
+
+    def rebuild_indexes(self) -> None:
+        """Recompute the ``addr`` table and every index from the events alone.
+
+        An event whose bytes no longer hash to its address keeps its ``addr`` entry but is not
+        indexed (its content cannot be trusted); ``verify`` reports it.
+        """
+
+        def body(txn: Any) -> None:
+            txn.drop(self._addr, delete=False)
+            txn.drop(self._index, delete=False)
+            addrs: list[tuple[bytes, bytes]] = []
+            entries: list[tuple[bytes, bytes]] = []
+            for seq_key, value in txn.cursor(db=self._events):
+                digest, data = value[:32], value[32:]
+                addrs.append((digest, seq_key))
+                if digest_of(data) != digest:
+                    continue
+                try:
+                    event = event_from_trusted(data)
+                except Exception:  # hashes right yet does not decode: verify reports it
+                    continue
+                for prefix in self._prefixes(format_address(digest), event):
+                    entries.append((prefix + seq_key, digest))
+            addrs.sort()
+            entries.sort()
+            txn.cursor(db=self._addr).putmulti(addrs)
+            txn.cursor(db=self._index).putmulti(entries)
+
+        with self._lock:
+            self._write(body)

@@ -1,0 +1,162 @@
+"""The write path: ``put``, and batches that hold their events until one commit.
+
+``put`` outside a batch commits at once. Inside ``with ledger.batch():`` events are encoded and
+hashed as they are put, but held in memory; the batch writes them in one transaction when it
+exits (and drops them if it exits with an exception). Holding them in memory keeps the write
+transaction short, so a second process appending at the same time only waits for the commit
+itself, and it lets a transaction be replayed when the map is full: the map is grown and the
+same transaction run again. A batch that gathers more than ``CHUNK_BYTES`` of new events (or
+``CHUNK_EVENTS`` events) commits what it has as one chunk and goes on; each chunk is atomic, and
+an exception drops only the chunk not yet committed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from hashlib import sha256
+from typing import Any, Final, Self
+
+from ledger._indexes import _Indexes
+from ledger._pending import ANY, _Pending, _RefOp
+from ledger.address import check_ref_name, format_address, parse_address
+from ledger.errors import RefConflictError, StoreError
+from ledger.event import Event
+from ledger.format import _SEQ
+
+CHUNK_BYTES: Final = 32 << 20
+CHUNK_EVENTS: Final = 20_000
+
+
+class _Writer(_Indexes):
+    """``put``, ``batch`` and the one commit they share (see the module)."""
+
+    def put(self, event: Event, *, data: bytes | None = None) -> str:
+        """Store ``event`` and return its address; storing an event already there is a no-op.
+
+        ``data``, when given, must be ``event.to_bytes()``: a writer that already encoded the
+        event (to learn its address before storing it) saves encoding it twice.
+        """
+        if data is None:
+            data = event.to_bytes()
+        digest = sha256(data).digest()
+        address = "sha256:" + digest.hex()
+        with self._lock:
+            if self._depth:
+                pending = self._pending
+                if digest not in pending.data:
+                    pending.add(digest, data, self._prefixes(address, event))
+                    if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
+                        self._flush()
+                return address
+            if self.readonly:
+                raise StoreError(f"the ledger at {self.path} was opened read-only")
+            if self._committed(digest):
+                return address
+            one = _Pending()
+            one.add(digest, data, self._prefixes(address, event))
+            self._commit(one)
+        return address
+
+    def _commit(self, pending: _Pending) -> int:
+        """Write ``pending`` in one transaction; return how many events were new."""
+
+        def body(txn: Any) -> int:
+            cursor = txn.cursor(db=self._events)
+            first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
+            seq = first
+            get, addr_db, prefixes = txn.get, self._addr, pending.prefixes
+            # Kept as single bytes (digest + sequence key; entry key + digest) and split as
+            # they are written: bytes are not tracked by the garbage collector, tuples are.
+            addrs: list[bytes] = []
+            entries: list[bytes] = []
+
+            def records() -> Iterator[tuple[bytes, bytes]]:
+                nonlocal seq
+                for digest, data in pending.data.items():
+                    if get(digest, db=addr_db) is not None:
+                        continue  # already stored (perhaps by another process meanwhile)
+                    seq_key = _SEQ.pack(seq)
+                    seq += 1
+                    addrs.append(digest + seq_key)
+                    for prefix in prefixes[digest]:
+                        entries.append(prefix + seq_key + digest)
+                    yield seq_key, digest + data
+
+            cursor.putmulti(records(), append=True)
+            addrs.sort()
+            txn.cursor(db=addr_db).putmulti((a[:32], a[32:]) for a in addrs)
+            entries.sort()
+            txn.cursor(db=self._index).putmulti((e[:-32], e[-32:]) for e in entries)
+            for op in pending.refs:
+                current = get(op.name, db=self._refs)
+                if op.expected is not ANY and current != op.expected:
+                    raise RefConflictError(
+                        op.name.decode(), _address_or_none(op.expected), _address_or_none(current)
+                    )
+                txn.put(op.name, op.digest, db=self._refs)
+            return seq - first
+
+        return self._write(body)
+
+    @contextmanager
+    def batch(self) -> Iterator[Self]:
+        """Group writes into one transaction, committed when the block exits normally.
+
+        Nested batches join the outermost one; an exception leaving a nested batch drops only
+        what was put inside it (unless a chunk was committed since it began).
+        """
+        if self.readonly:
+            raise StoreError(f"the ledger at {self.path} was opened read-only")
+        with self._lock:
+            self._environment()
+            self._depth += 1
+            pending = self._pending
+            self._savepoints.append((self._generation, len(pending.data), len(pending.refs)))
+        ok = False
+        try:
+            yield self
+            ok = True
+        finally:
+            with self._lock:
+                generation, n_pending, n_refs = self._savepoints.pop()
+                self._depth -= 1
+                if ok and self._depth == 0:
+                    self._flush()
+                elif not ok:
+                    if generation != self._generation:
+                        n_pending = n_refs = 0
+                    self._pending.truncate(n_pending, n_refs)
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, _Pending()
+            self._generation += 1
+            self._commit(pending)
+
+    def _import_verified(
+        self,
+        events: list[tuple[bytes, bytes, Event]],
+        refs: list[tuple[str, str, str | None]],
+    ) -> int:
+        """Write already-verified ``(digest, bytes, event)`` items and ``(name, address,
+        expected)`` refs in one transaction of their own; return how many events were new."""
+        with self._lock:
+            if self._depth:
+                raise StoreError("cannot import an archive inside a batch: import it outside")
+            pending = _Pending()
+            for digest, data, event in events:
+                pending.add(digest, data, self._prefixes(format_address(digest), event))
+            for name, address, expected in refs:
+                pending.refs.append(
+                    _RefOp(
+                        check_ref_name(name).encode(),
+                        parse_address(address),
+                        None if expected is None else parse_address(expected),
+                    )
+                )
+            return self._commit(pending)
+
+
+def _address_or_none(digest: Any) -> str | None:
+    return None if digest is None else format_address(digest)
