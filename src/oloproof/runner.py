@@ -278,8 +278,13 @@ async def execute_run(
         total = _merge_counts(prior, counts)
         if tally.cases < body["planned_cases"] and state == "complete":
             state = "interrupted"
-        _finish(ledger, run_id, run_address, body, tally, total, state, reason, meter.totals())
-    return RunOutcome(run_id, run_address, read_run_report(ledger, run_id))
+        end, decision = _finish(
+            ledger, run_id, run_address, body, tally, total, state, reason, meter.totals()
+        )
+    # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
+    corrected = _corrected_rows(ledger, body, tally, decision)
+    report = build_run_report(body, run_address, tally, end, decision, corrected=corrected)
+    return RunOutcome(run_id, run_address, report)
 
 
 def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
@@ -317,7 +322,8 @@ def _finish(
     state: str,
     reason: str | None,
     judges: Mapping[str, Any] | None = None,
-) -> None:
+) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """Write the run_end event and, with a policy, the decision; return both bodies."""
     end_body: dict[str, Any] = {
         "run_id": run_id,
         "state": state,
@@ -333,6 +339,7 @@ def _finish(
     if judges:
         # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
         end_body["judges"] = dict(judges)
+    decision: dict[str, Any] | None = None
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
         policy = body.get("policy")
@@ -340,6 +347,7 @@ def _finish(
             decision = decide_run(body, tally, ledger)
             refs = [run_address, end_address, *_calibrations_relied_on(decision)]
             ledger.put(ev.make(ev.DECISION, decision, refs))
+    return end_body, decision
 
 
 def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> dict[str, Any]:

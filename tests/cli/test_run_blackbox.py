@@ -215,3 +215,11 @@ def test_a_terminal_gets_a_progress_bar(blackbox: Path) -> None:
     text = seen.decode("utf-8", "replace")
     assert "15/15" in text  # the bar's done/total column
     assert "Gate: BLOCK (exit 1)" in text
+
+
+def test_the_run_report_equals_the_one_replayed_from_the_ledger(blackbox: Path) -> None:
+    ran = oloproof("run", "--json", cwd=blackbox)
+    assert ran.code == 1, ran.err
+    live = json.loads(ran.out)
+    replayed = json.loads(oloproof("inspect", live["run_id"], "--json", cwd=blackbox).out)
+    assert live == replayed
