@@ -27,7 +27,12 @@ from oloproof.calibration import judge_check, judge_identities
 from oloproof.dataset import Case
 from oloproof.errors import LedgerAccessError
 from oloproof.evaluators.base import CaseView, Evaluator
-from oloproof.execute import execution_identity, judgment_identity, system_identity
+from oloproof.execute import (
+    cached_judgments,
+    execution_identity,
+    judgment_identity,
+    system_identity,
+)
 from oloproof.store import LEDGER_DIR
 
 if TYPE_CHECKING:
@@ -108,9 +113,9 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
         view = CaseView(
             case.id, case.input, case.expected, case.metadata, body["output"], body["artifacts"]
         )
+        known = cached_judgments(ledger, exec_address)
         for judge, spec in specs:
-            found = ledger.latest("judgment", _judgment_key(spec, exec_address, case.expected))
-            if found is not None and ledger.get(found).body["status"] != "missing":
+            if _judgment_key(spec, exec_address, case.expected) in known:
                 counts[judge.criterion][1] += 1
             elif getattr(judge, "would_call", _always)(view):
                 counts[judge.criterion][0] += 1

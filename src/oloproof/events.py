@@ -52,7 +52,10 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
     if kind == EXECUTION:
         yield ("exec", body["identity"])
     elif kind == JUDGMENT:
-        yield ("judgment", body["identity"])
+        # Filed under the execution judged (its first ref), not the judgment's own identity:
+        # one execution's judgments then sit together in the index, so a run dirties one index
+        # page per case instead of one per judgment (the keys are otherwise random hashes).
+        yield ("judgment", event.refs[0])
     elif kind == STAGE:
         yield ("stage", body["identity"])
     elif kind == CASE_RESULT:

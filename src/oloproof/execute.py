@@ -14,7 +14,7 @@ import asyncio
 import hashlib
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -146,6 +146,20 @@ def execution_identity(system_key: str, input_key: str) -> str:
 def judgment_identity(spec_key: str, exec_address: str, expected_key: str) -> str:
     """The judgment cache key: the evaluator's spec, the execution judged, the expected values."""
     return ev.identity_key([spec_key, exec_address, expected_key])
+
+
+def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """The reusable judgments of an execution, by judgment identity (the latest of each).
+
+    A missing judgment (a judge call that failed) is never reused: it is tried again.
+    """
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for address, event in ledger.lookup_events("judgment", exec_address):
+        if event.body["status"] != "missing":
+            found[event.body["identity"]] = (address, event.body)
+        else:
+            found.pop(event.body["identity"], None)
+    return found
 
 
 async def execute_cases(
@@ -368,15 +382,14 @@ async def _judge_all(
     results: list[tuple[Verdict, str | None, bool] | None] = [None] * len(judges)
     waiting: list[tuple[int, _Judge, str]] = []
     expected_key = ev.identity_key(case.expected)
+    known = {} if fresh else cached_judgments(ledger, exec_address)
     for index, judge in enumerate(judges):
         identity = judgment_identity(judge.spec_key, exec_address, expected_key)
-        found = None if fresh else ledger.latest_event("judgment", identity)
+        found = known.get(identity)
         if found is not None:
-            address, event = found
-            # A missing judgment (a judge call that failed) is tried again, never reused.
-            if event.body["status"] != "missing":
-                results[index] = (_verdict_from_body(event.body), address, True)
-                continue
+            address, body = found
+            results[index] = (_verdict_from_body(body), address, True)
+            continue
         if judge.is_async:
             waiting.append((index, judge, identity))
             continue
