@@ -22,6 +22,7 @@ outside it each call opens and closes its own, so nothing is left open if nobody
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import email.utils
 import math
 import os
@@ -275,7 +276,7 @@ class HttpProvider:
                 message = f"{self._what()}: the reply is not a {self.protocol} response"
                 error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
                 return error, None
-            return _with_attempts(completion, attempt)
+            return dataclasses.replace(completion, attempts=attempt)
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
         error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
         if status not in RETRY_STATUSES and status < 500:
@@ -337,18 +338,6 @@ class HttpProvider:
         self._entered = 0
         if client is not None:
             await client.aclose()
-
-
-def _with_attempts(completion: Completion, attempts: int) -> Completion:
-    return Completion(
-        text=completion.text,
-        usage=completion.usage,
-        reply_id=completion.reply_id,
-        fingerprint=completion.fingerprint,
-        model=completion.model,
-        finish_reason=completion.finish_reason,
-        attempts=attempts,
-    )
 
 
 def _server_says(raw: str) -> str:
