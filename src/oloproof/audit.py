@@ -14,7 +14,7 @@ as a convenience, these checks re-derive it and report each one that no longer m
    a run that was interrupted and later resumed is checked against its own cases.
 3. Diagnoses: every diagnosis re-derives equal from its parent and child runs
    (``oloproof.diagnosis.audit``).
-4. Comparisons: every comparison equals ``compare.build_comparison`` over the two runs' case
+4. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
    results and the recorded policy (the recording ``oloproof_version`` aside).
 5. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -30,12 +30,12 @@ from typing import Any, cast
 
 from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
 from oloproof import events as ev
-from oloproof.compare import build_comparison
+from oloproof.compare import derive_comparison
 from oloproof.config import ComparePolicy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.diagnosis.derive import plain
 from oloproof.errors import OloproofError
-from oloproof.metrics import RunTally, case_results, criteria_of
+from oloproof.metrics import RunTally, criteria_of
 from oloproof.runner import StoredRun, decide_run, load_run
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
@@ -289,13 +289,8 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
         baseline = load_run(ledger, body["baseline"]["address"])
         policy = ComparePolicy.model_validate(body["policy"]) if body.get("policy") else None
         policy_path = Path(body["policy_path"]) if body.get("policy_path") else None
-        derived = build_comparison(
-            candidate,
-            (b for _, b in case_results(ledger, candidate.run_id)),
-            baseline,
-            (b for _, b in case_results(ledger, baseline.run_id)),
-            policy=policy,
-            policy_path=policy_path,
+        derived = derive_comparison(
+            ledger, candidate, baseline, policy=policy, policy_path=policy_path
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

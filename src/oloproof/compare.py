@@ -112,18 +112,30 @@ def compare_runs(
     if policy_path is not None:
         policy_path = policy_path.resolve()
         policy = load_compare_policy(policy_path)
-    body = build_comparison(
-        cand,
-        (b for _, b in case_results(ledger, cand.run_id)),
-        base,
-        (b for _, b in case_results(ledger, base.run_id)),
-        policy=policy,
-        policy_path=policy_path,
-    )
+    body = derive_comparison(ledger, cand, base, policy=policy, policy_path=policy_path)
     address = ledger.put(ev.make(ev.COMPARISON, body, refs=[cand.address, base.address]))
     # Hand back the body as the ledger holds it, so what is printed now is what `inspect`
     # prints later.
     return Comparison(address, ledger.get(address).body)
+
+
+def derive_comparison(
+    ledger: Ledger,
+    candidate: StoredRun,
+    baseline: StoredRun,
+    *,
+    policy: ComparePolicy | None,
+    policy_path: Path | None,
+) -> dict[str, Any]:
+    """The comparison body of two stored runs, from their case results in the ledger."""
+    return build_comparison(
+        candidate,
+        (b for _, b in case_results(ledger, candidate.run_id)),
+        baseline,
+        (b for _, b in case_results(ledger, baseline.run_id)),
+        policy=policy,
+        policy_path=policy_path,
+    )
 
 
 def load_comparison(ledger: Ledger, text: str) -> Comparison:
