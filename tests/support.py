@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -53,3 +57,23 @@ def copy_example(name: str, dest: Path) -> Path:
         EXAMPLES / name, target, ignore=shutil.ignore_patterns("__pycache__", ".oloproof")
     )
     return target
+
+
+JUDGE_GATE_URL = "http://127.0.0.1:8767/v1"
+
+
+@contextlib.contextmanager
+def serving_judge_gate(dest: Path) -> Iterator[tuple[Path, Any]]:
+    """A copy of the judge_gate example whose config points at its judge server, started on a
+    free port in this process; yields the copy and the server (a ScriptedJudgeServer)."""
+    root = copy_example("judge_gate", dest)
+    spec = importlib.util.spec_from_file_location("judge_gate_server", root / "judge_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    with module.make_server(0) as server:
+        config = root / "oloproof.yaml"
+        text = config.read_text(encoding="utf-8")
+        assert JUDGE_GATE_URL in text
+        config.write_text(text.replace(JUDGE_GATE_URL, server.openai_base_url), encoding="utf-8")
+        yield root, server

@@ -7,13 +7,12 @@ key is set in the environment, and must never be written anywhere.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import Result, copy_example, oloproof
+from tests.support import Result, oloproof, serving_judge_gate
 
 from oloproof.testing import ScriptedJudgeServer
 
@@ -37,17 +36,8 @@ CORRECTED = [
 
 @pytest.fixture
 def project(tmp_path: Path) -> Iterator[tuple[Path, ScriptedJudgeServer]]:
-    root = copy_example("judge_gate", tmp_path)
-    spec = importlib.util.spec_from_file_location("judge_gate_server", root / "judge_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with module.make_server(0) as server:
-        config = root / "oloproof.yaml"
-        text = config.read_text(encoding="utf-8")
-        assert "http://127.0.0.1:8767/v1" in text
-        config.write_text(text.replace("http://127.0.0.1:8767/v1", server.openai_base_url))
-        yield root, server
+    with serving_judge_gate(tmp_path) as served:
+        yield served
 
 
 def run(root: Path, *args: str) -> Result:

@@ -7,7 +7,6 @@ makes ``verify`` exit 1 and name that event's address.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import shutil
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import EXAMPLES, Result, copy_example, oloproof
+from tests.support import Result, copy_example, oloproof, serving_judge_gate
 
 from ledger import Event
 from oloproof import events as ev
@@ -144,17 +143,7 @@ def copy_ledger(source: Path, dest: Path) -> None:
 
 @pytest.fixture
 def judge_gate(tmp_path: Path) -> Iterator[Path]:
-    if not (EXAMPLES / "judge_gate").exists():
-        pytest.skip("the judge_gate example is not in this checkout")
-    root = copy_example("judge_gate", tmp_path)
-    spec = importlib.util.spec_from_file_location("verify_judge_server", root / "judge_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    with module.make_server(0) as server:
-        config = root / "oloproof.yaml"
-        text = config.read_text(encoding="utf-8")
-        config.write_text(text.replace("http://127.0.0.1:8767/v1", server.openai_base_url))
+    with serving_judge_gate(tmp_path) as (root, _):
         yield root
 
 
