@@ -224,9 +224,10 @@ async def _one_case(
 ) -> dict[str, Any]:
     input_key = ev.identity_key(case.input)
     identity = execution_identity(system_key, input_key)
-    cached = _cached_execution(ledger, identity) if spec.use_cache else None
+    seen, cached = _cached_execution(ledger, identity) if spec.use_cache else (True, None)
     execution: Execution | None
     # Judgments of an execution the ledger has never seen cannot be cached: skip the lookups.
+    # An identity never seen means no stored execution has it, so none has this address.
     fresh = False
     if cached is not None:
         exec_address, exec_body = cached
@@ -238,7 +239,7 @@ async def _one_case(
         for stage in execution.stages if execution else ():
             counts.add_stage(stage.stage, stage.hit)
         exec_address = writer.add(_execution_event(identity, case, execution, error))
-        fresh = not ledger.has(exec_address)
+        fresh = not seen or not ledger.has(exec_address)
     verdicts: dict[str, dict[str, Any]] = {}
     judgments: dict[str, str] = {}
     if execution is None:
@@ -284,14 +285,18 @@ async def _one_case(
     return body
 
 
-def _cached_execution(ledger: Ledger, identity: str) -> tuple[str, dict[str, Any]] | None:
+def _cached_execution(
+    ledger: Ledger, identity: str
+) -> tuple[bool, tuple[str, dict[str, Any]] | None]:
+    """Whether an execution of ``identity`` was ever stored, and the latest one if it can be
+    reused (an errored one is not: the case is tried again)."""
     found = ledger.latest_event("exec", identity)
     if found is None:
-        return None
+        return False, None
     address, event = found
     if event.body["status"] != "ok":
-        return None
-    return address, dict(event.body)
+        return True, None
+    return True, (address, dict(event.body))
 
 
 async def _run_system(

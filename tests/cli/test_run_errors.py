@@ -97,6 +97,23 @@ def test_an_exception_in_user_code_makes_the_case_errored(tmp_path: Path) -> Non
     assert failures.lines[0] == "1 of 3 cases failed, errored or did not finish"
 
 
+def test_a_case_over_its_timeout_is_errored_and_the_run_goes_on(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello", "slow one", "world"])
+    config = root / "oloproof.yaml"
+    config.write_text(config.read_text() + "timeout_s: 0.5\n")
+    started = time.monotonic()
+    result = oloproof("run", cwd=root, env={"TOY_SLEEP": "30"})
+    # The call still sleeping on its thread must not hold the process: it exits with the run.
+    assert time.monotonic() - started < 20
+    assert result.code == 3, result.err
+    assert "[DECIDED/PARTIAL]" in result.lines[0]
+    assert "2 / 2 observed · 1 missing · 0 excluded" in result.out
+    run_id = result.lines[0].split()[1]
+    case = oloproof("inspect", run_id, "--case", "c1", cwd=root)
+    assert "error: TimeoutError: the case took longer than 0.5 s" in case.out
+    assert "shouts: missing (execution_errored)" in case.out
+
+
 def test_a_malformed_artifact_stops_the_run_with_exit_2(tmp_path: Path) -> None:
     root = project(tmp_path, ["bad-artifact"])
     result = oloproof("run", cwd=root)

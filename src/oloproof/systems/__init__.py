@@ -19,7 +19,6 @@ def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrenc
             reference=config.callable,
             base_dir=base_dir,
             where=where,
-            threads=concurrency,
         )
     if config.http is not None:
         from oloproof.systems.http import HttpSystemAdapter
@@ -40,5 +39,4 @@ def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrenc
         settings=config.rag,
         base_dir=base_dir,
         where=where,
-        threads=concurrency,
     )

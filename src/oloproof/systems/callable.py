@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from oloproof.errors import ConfigError
 from oloproof.events import identity_key
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
 from oloproof.systems.base import ExecContext, Execution, load_object
+from oloproof.systems.threads import CallPool
 
 
 class CallableSystem:
@@ -23,7 +22,7 @@ class CallableSystem:
     kind = "callable"
 
     def __init__(
-        self, *, name: str, version: str, reference: str, base_dir: Path, where: str, threads: int
+        self, *, name: str, version: str, reference: str, base_dir: Path, where: str
     ) -> None:
         fn = load_object(reference, base_dir=base_dir, key="system.callable", where=where)
         if not callable(fn):
@@ -31,8 +30,8 @@ class CallableSystem:
         info: SystemInfo | None = getattr(fn, "__oloproof_system__", None)
         self._fn: Callable[..., Any] = fn
         self._records = info.records if info else ()
-        self._is_async = inspect.iscoroutinefunction(fn)
-        self._pool = None if self._is_async else ThreadPoolExecutor(max_workers=threads)
+        is_async = inspect.iscoroutinefunction(fn)
+        self._pool = None if is_async else CallPool("oloproof-system")
         self._identity = {
             "kind": self.kind,
             "name": name,
@@ -47,7 +46,7 @@ class CallableSystem:
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         recorder = Recorder(self._records)
-        if self._is_async:
+        if self._pool is None:  # an async function: it runs on the loop
             token = _activate(recorder)
             try:
                 output = await self._fn(case.input)
@@ -56,13 +55,12 @@ class CallableSystem:
         else:
             context = contextvars.copy_context()
             context.run(_activate, recorder)
-            loop = asyncio.get_running_loop()
-            output = await loop.run_in_executor(self._pool, context.run, self._fn, case.input)
+            output = await self._pool.call(context.run, self._fn, case.input)
         return Execution(output=output, artifacts=recorder.artifacts)
 
     async def aclose(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.close()
 
 
 def _module_fingerprint(fn: Callable[..., Any]) -> str:

@@ -18,11 +18,9 @@ Stage identities (each stage output is an ``oloproof.stage`` event found by iden
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import inspect
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +40,7 @@ from oloproof.sdk import (
     validate_artifact,
 )
 from oloproof.systems.base import ExecContext, Execution, StageRecord, load_object
+from oloproof.systems.threads import CallPool
 
 NOT_RETRIEVED = "not_retrieved"
 BELOW_TOP_K = "below_top_k"
@@ -150,7 +149,6 @@ class RagSystem:
         settings: RagSettings,
         base_dir: Path,
         where: str,
-        threads: int,
     ) -> None:
         cls = load_object(settings.object, base_dir=base_dir, key="system.rag.object", where=where)
         info: RagInfo | None = getattr(cls, "__oloproof_rag__", None)
@@ -180,7 +178,7 @@ class RagSystem:
                 f"{where}: system.rag.object: {settings.object}() failed: "
                 f"{type(exc).__name__}: {exc}"
             ) from None
-        self._pool = ThreadPoolExecutor(max_workers=threads)
+        self._pool = CallPool("oloproof-rag")
         count = getattr(self._obj, "count_tokens", None)
         self._count_tokens: Callable[[Passage], int] | None = count if callable(count) else None
         self._retrieve_code = identity_key(_mro_sources(cls, "retrieve"))
@@ -205,7 +203,7 @@ class RagSystem:
         if inspect.iscoroutinefunction(fn):
             return await fn(*args)
         context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, fn, *args)
+        return await self._pool.call(context.run, fn, *args)
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         intervention = ctx.intervention or {}
@@ -316,7 +314,7 @@ class RagSystem:
         }
 
     async def aclose(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool.close()
 
 
 def _citations(case: Case, cited: Any) -> dict[str, Any]:

@@ -1,0 +1,90 @@
+"""Threads that run a system's synchronous calls for the event loop.
+
+``run_in_executor`` wraps every call in a ``concurrent.futures.Future`` (a lock and a condition
+of its own) and then chains it to an asyncio future; for a system that answers in microseconds
+that bookkeeping costs more than the call. Here a call is one queue item and one asyncio future,
+settled on the loop with ``call_soon_threadsafe`` (benchmarks/overhead.py measures a whole run).
+
+A thread is started whenever more calls are unfinished than there are threads, so a call left
+running after its case timed out keeps its thread and another takes its place: one hung call
+never makes the cases after it wait. The threads are daemons, so such a call does not keep the
+process alive once the run is over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import queue
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_Item = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
+
+
+class CallPool:
+    """Runs calls on threads of its own, in submission order (see the module)."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._queue: queue.SimpleQueue[_Item | None] = queue.SimpleQueue()
+        self._threads = 0
+        self._unfinished = 0  # submitted and not yet finished by a thread; loop thread only
+        self._closed = False
+
+    async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` on one of the threads; its result, or its exception raised here."""
+        if self._closed:
+            raise RuntimeError("the call pool is closed")
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._unfinished += 1
+        if self._unfinished > self._threads:
+            self._start_thread(loop)
+        self._queue.put((future, fn, args))
+        return await future
+
+    def close(self) -> None:
+        """Stop the threads once their current call returns; calls still queued are dropped."""
+        self._closed = True
+        for _ in range(self._threads):
+            self._queue.put(None)
+        self._threads = 0
+
+    def _start_thread(self, loop: asyncio.AbstractEventLoop) -> None:
+        thread = threading.Thread(
+            target=self._work, args=(loop,), name=f"{self._name}-{self._threads}", daemon=True
+        )
+        thread.start()
+        self._threads += 1
+
+    def _work(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            future, fn, args = item
+            result: Any = None
+            error: BaseException | None = None
+            if not (self._closed or future.done()):  # not stopped, not timed out while queued
+                try:
+                    result = fn(*args)
+                except StopIteration as exc:  # cannot be set on a future (it ends generators)
+                    error = RuntimeError(f"StopIteration raised: {exc}")
+                except BaseException as exc:  # the awaiting coroutine re-raises it
+                    error = exc
+            try:
+                loop.call_soon_threadsafe(self._finish, future, result, error)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                return
+
+    def _finish(
+        self, future: asyncio.Future[Any], result: Any, error: BaseException | None
+    ) -> None:
+        self._unfinished -= 1
+        if future.done():  # cancelled meanwhile (a timeout or Ctrl-C)
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(result)
