@@ -11,7 +11,6 @@ system that sleeps 20 ms at concurrency 50, beside the ideal (cases x 20 ms / 50
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
@@ -19,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from oloproof import aio
 from oloproof.metrics import criteria_of, tally_run
 from oloproof.runner import execute_run, load_run, plan_run
 from oloproof.store import open_project_ledger
@@ -81,7 +81,7 @@ def timed_run(root: Path, heap: list[int] | None = None) -> tuple[float, str]:
     if heap is not None:
         heap.append(_rss_kb("RssAnon"))
     start = time.perf_counter()
-    outcome = asyncio.run(execute_run(ledger, plan))
+    outcome = aio.run(execute_run(ledger, plan))
     elapsed = time.perf_counter() - start
     if heap is not None:
         heap.append(_rss_kb("RssAnon"))

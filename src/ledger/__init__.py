@@ -33,7 +33,7 @@ from ledger.errors import (
 from ledger.event import Event, address_of
 from ledger.protocol import ReadStore
 from ledger.replay import fold
-from ledger.store import ANY, Indexer, Ledger, open_ledger
+from ledger.store import ANY, Indexer, Ledger, Prepared, open_ledger
 from ledger.verify import Problem, VerifyReport
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "Ledger",
     "LedgerError",
     "MissingEventError",
+    "Prepared",
     "Problem",
     "ReadStore",
     "RefConflictError",

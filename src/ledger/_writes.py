@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from hashlib import sha256
 from typing import Any, Final, Self
 
@@ -28,24 +29,56 @@ CHUNK_BYTES: Final = 32 << 20
 CHUNK_EVENTS: Final = 20_000
 
 
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """An event made ready to store by ``Ledger.prepare``: its address, digest, canonical bytes
+    and index entry prefixes. Only ``prepare`` makes one: ``put_prepared`` trusts its parts."""
+
+    address: str
+    digest: bytes
+    data: bytes
+    prefixes: tuple[bytes, ...]
+
+
 class _Writer(_Indexes):
     """``put``, ``batch`` and the one commit they share (see the module)."""
 
-    def put(self, event: Event, *, data: bytes | None = None) -> str:
-        """Store ``event`` and return its address; storing an event already there is a no-op.
+    def put(self, event: Event) -> str:
+        """Store ``event`` and return its address; storing an event already there is a no-op."""
+        data = event.to_bytes()
+        digest = sha256(data).digest()
+        return self._store("sha256:" + digest.hex(), digest, data, event)
 
-        ``data``, when given, must be ``event.to_bytes()``: a writer that already encoded the
-        event (to learn its address before storing it) saves encoding it twice.
+    def prepare(self, event: Event) -> Prepared:
+        """Encode and hash ``event`` and work out its index entries, without storing it.
+
+        For a writer that needs an event's address long before it stores the event (it refers
+        to it from later events): the work is done once, as the event is made, and
+        ``put_prepared`` later only writes it.
         """
-        if data is None:
-            data = event.to_bytes()
+        data = event.to_bytes()
         digest = sha256(data).digest()
         address = "sha256:" + digest.hex()
+        return Prepared(address, digest, data, self._prefixes(address, event))
+
+    def put_prepared(self, item: Prepared) -> str:
+        """``put`` of an event ``prepare`` made ready; return its address."""
+        return self._store(item.address, item.digest, item.data, item.prefixes)
+
+    def _store(
+        self,
+        address: str,
+        digest: bytes,
+        data: bytes,
+        entries: Event | tuple[bytes, ...],
+    ) -> str:
+        """``put``'s work. ``entries`` is the event's index entry prefixes, or the event to
+        derive them from: the indexer then runs only if the event is not stored already."""
         with self._lock:
             if self._depth:
                 pending = self._pending
                 if digest not in pending.data:
-                    pending.add(digest, data, self._prefixes(address, event))
+                    pending.add(digest, data, self._entries(address, entries))
                     if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
                         self._flush()
                 return address
@@ -54,9 +87,12 @@ class _Writer(_Indexes):
             if self._committed(digest):
                 return address
             one = _Pending()
-            one.add(digest, data, self._prefixes(address, event))
+            one.add(digest, data, self._entries(address, entries))
             self._commit(one)
         return address
+
+    def _entries(self, address: str, entries: Event | tuple[bytes, ...]) -> tuple[bytes, ...]:
+        return entries if isinstance(entries, tuple) else self._prefixes(address, entries)
 
     def _commit(self, pending: _Pending) -> int:
         """Write ``pending`` in one transaction; return how many events were new."""

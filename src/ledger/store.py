@@ -39,7 +39,7 @@ from ledger._lmdb import (
 )
 from ledger._pending import ANY, _Pending
 from ledger._refs import _Refs
-from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS
+from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS, Prepared
 from ledger.errors import StoreError
 from ledger.format import FORMAT
 from ledger.format import KNOWN_EXTENSIONS as KNOWN_EXTENSIONS
@@ -58,6 +58,7 @@ __all__ = [
     "FORMAT",
     "Indexer",
     "Ledger",
+    "Prepared",
     "Snapshot",
     "open_ledger",
 ]

@@ -345,6 +345,31 @@ def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
         assert led.lookup("all", "x") == [a]
 
 
+def test_a_prepared_event_is_stored_only_when_put(tmp_path: Path) -> None:
+    calls: list[str] = []
+
+    def indexer(address: str, event: Event) -> Iterable[tuple[str, str]]:
+        calls.append(address)
+        return [("all", "x")]
+
+    with open_ledger(tmp_path / ".oloproof", indexer=indexer) as led:
+        item = led.prepare(note(7))
+        assert item.address == address_of(note(7))
+        assert item.data == note(7).to_bytes()
+        assert calls == [item.address]  # the index entries are worked out as it is prepared
+        assert not led.has(item.address)
+        assert led.lookup("all", "x") == []
+        with led.batch():
+            assert led.put_prepared(item) == item.address
+            assert led.lookup("all", "x") == [item.address]  # the batch sees it
+        assert led.put_prepared(item) == item.address  # already stored: a no-op
+        assert led.get(item.address) == note(7)
+        assert led.lookup("all", "x") == [item.address]
+        assert len(led) == 1
+        assert calls == [item.address]
+        assert led.verify().ok
+
+
 def test_type_index_name_is_reserved(tmp_path: Path) -> None:
     with open_ledger(tmp_path / ".oloproof", indexer=lambda a, e: [("type", "x")]) as led:
         with pytest.raises(ValueError, match="reserved"):

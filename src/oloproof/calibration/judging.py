@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from oloproof import aio
 from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
 from oloproof.errors import ConfigError
@@ -106,4 +107,4 @@ def calibrate(
     labels: Mapping[str, Any] | None = None,
 ) -> Calibration:
     """``acalibrate`` for code that is not already inside an event loop."""
-    return asyncio.run(acalibrate(judge, labelled, level=level, labels=labels))
+    return aio.run(acalibrate(judge, labelled, level=level, labels=labels))

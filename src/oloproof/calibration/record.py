@@ -8,12 +8,12 @@ per-rule check.
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oloproof import aio
 from oloproof.calibration.judging import check_pass_fail, judge_all, tally
 from oloproof.calibration.labels import labels_digest, load_labels
 from oloproof.calibration.measure import Calibration, requirement_check
@@ -65,7 +65,7 @@ def run_calibration(
     examples = load_labels(labels_path)
     labels = {"path": str(labels_path), "sha256": labels_digest(labels_path)}
     check_pass_fail(judge)
-    verdicts = asyncio.run(judge_all(judge, examples))
+    verdicts = aio.run(judge_all(judge, examples))
     if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
         raise ConfigError(
             f"the judge {evaluator_id!r} judged none of the {len(examples)} examples "

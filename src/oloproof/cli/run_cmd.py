@@ -69,8 +69,7 @@ def run_command(
 
 
 def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
-    import asyncio  # here, not at the top: --help need not load it
-
+    from oloproof import aio  # here, not at the top: --help need not load asyncio
     from oloproof.dry_run import dry_run, open_ledger_for_reading
 
     try:
@@ -81,7 +80,7 @@ def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
             if ledger is not None:
                 ledger.close()
     finally:
-        asyncio.run(plan.system.aclose())
+        aio.run(plan.system.aclose())
     if as_json:
         typer.echo(json.dumps(planned.to_json(), indent=2))
     else:
@@ -95,19 +94,16 @@ def _execute(
     resume_args: tuple[str, str, Mapping[str, Any]] | None,
     show_progress: bool,
 ) -> RunOutcome:
-    import asyncio  # here, not at the top: --help need not load it
-
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    from oloproof import aio  # here, not at the top: --help need not load asyncio
     from oloproof.runner import execute_run, load_run
 
     total = len(plan.dataset.cases)
     try:
         if not show_progress:
-            return asyncio.run(
-                execute_run(ledger, plan, use_cache=not no_cache, resume=resume_args)
-            )
+            return aio.run(execute_run(ledger, plan, use_cache=not no_cache, resume=resume_args))
         console = Console(stderr=True)
         with Progress(
             "[progress.description]{task.description}",
@@ -118,7 +114,7 @@ def _execute(
             transient=True,
         ) as bar:
             task = bar.add_task("cases", total=total)
-            return asyncio.run(
+            return aio.run(
                 execute_run(
                     ledger,
                     plan,

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
+from oloproof import aio
 from oloproof import events as ev
 from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
@@ -103,7 +104,7 @@ def diagnose(
     Raises an ``OloproofError`` (and writes nothing) for an unknown run, a criterion the run
     does not have, or a bad intervention; ``DiagnosisStoppedError`` when a child run stopped.
     """
-    return asyncio.run(
+    return aio.run(
         adiagnose(
             ledger,
             run,

@@ -1,0 +1,69 @@
+"""The run's event loop: timers never fire early, I/O is seen, high descriptors still work."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import resource
+import selectors
+import socket
+import time
+
+from oloproof import aio
+
+
+def test_sleeps_last_at_least_what_was_asked() -> None:
+    async def sleeps() -> list[tuple[float, float]]:
+        measured = []
+        for wanted in (0.0003, 0.0012, 0.0049, 0.0101):
+            start = time.monotonic()
+            await asyncio.sleep(wanted)
+            measured.append((wanted, time.monotonic() - start))
+        return measured
+
+    for wanted, took in aio.run(sleeps()):
+        assert took >= wanted
+
+
+def test_a_wait_under_a_millisecond_still_sees_a_ready_socket() -> None:
+    selector = aio.PreciseEpollSelector()
+    left, right = socket.socketpair()
+    try:
+        selector.register(left, selectors.EVENT_READ, "left")
+        assert selector.select(0.0004) == []
+        right.send(b"x")
+        ready = selector.select(0.0004)
+        assert [(key.data, events) for key, events in ready] == [("left", selectors.EVENT_READ)]
+    finally:
+        selector.close()
+        left.close()
+        right.close()
+
+
+def test_a_descriptor_past_select_s_limit_falls_back_to_epoll() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    high = 1500
+    if soft <= high:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    selector = aio.PreciseEpollSelector()
+    left, right = socket.socketpair()
+    fd = os.dup2(left.fileno(), high)
+    try:
+        selector.register(fd, selectors.EVENT_READ, "high")
+        right.send(b"x")
+        ready = selector.select(0.0004)
+        assert [(key.data, events) for key, events in ready] == [("high", selectors.EVENT_READ)]
+    finally:
+        selector.close()
+        os.close(fd)
+        left.close()
+        right.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_run_returns_the_result_and_uses_the_precise_selector() -> None:
+    async def which() -> type:
+        loop = asyncio.get_running_loop()
+        return type(loop._selector)  # type: ignore[attr-defined]  # the loop's own selector
+
+    assert aio.run(which()) is aio.PreciseEpollSelector
