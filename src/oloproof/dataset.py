@@ -8,15 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ledger import CodecError, encode
 from oloproof.errors import DatasetError
 
 _KEYS = frozenset({"id", "input", "expected", "metadata"})
+_INT_MIN = -(1 << 64)  # the integers the ledger's CBOR holds without bignum tags
+_INT_MAX = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -101,12 +105,46 @@ def load_dataset(path: Path) -> Dataset:
     return Dataset(path=path, cases=tuple(cases), digest=hashlib.sha256(raw).hexdigest())
 
 
+class _Unrecordable(ValueError):
+    """A value JSON parsers accept but the ledger cannot record."""
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise _Unrecordable(f"the number {text} is too large to record")
+    return value
+
+
+def _int_in_range(text: str) -> int:
+    value = int(text)
+    if not _INT_MIN <= value <= _INT_MAX:
+        raise _Unrecordable(f"the integer {text} is outside -2**64 .. 2**64-1")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise _Unrecordable(f"{text} is not a JSON number")
+
+
+# A \uD800-\uDFFF escape may leave a lone surrogate, which is not text the ledger can store;
+# only lines holding one are checked value by value.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _parse_line(path: Path, number: int, line: str) -> Case:
     where = f"{path}, line {number}"
     try:
-        data = json.loads(line)
+        data = json.loads(
+            line,
+            parse_float=_finite_float,
+            parse_int=_int_in_range,
+            parse_constant=_no_constant,
+        )
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except _Unrecordable as exc:
+        raise DatasetError(f"{where}: {exc}") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: a case must be a JSON object, found {_kind(data)}")
     unknown = sorted(set(data) - _KEYS)
@@ -129,6 +167,15 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
             )
         fields[name] = value
     _check_expected(where, case_id, fields["expected"])
+    if _SURROGATE_ESCAPE.search(line):
+        for name, value in fields.items():
+            try:
+                encode(value)
+            except CodecError:
+                raise DatasetError(
+                    f"{where}: field {name!r} of case {case_id!r} holds a lone surrogate "
+                    "escape (\\uD800-\\uDFFF without its pair), which is not text"
+                ) from None
     return Case(case_id, fields["input"], fields["expected"], fields["metadata"], number)
 
 

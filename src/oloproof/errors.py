@@ -6,7 +6,8 @@ else in the library prints or exits.
     OloproofError                 a user mistake: bad input, unknown id (exit 2)
     ├── ConfigError               oloproof.yaml, a policy file, a system reference
     ├── DatasetError              cases.jsonl
-    ├── ArtifactError             a system recorded or returned a malformed artifact
+    ├── ArtifactError             a system recorded a malformed artifact or returned an
+    │                             output the ledger cannot record
     ├── UnknownIdError            an id, prefix or ref that names nothing usable
     └── LedgerAccessError         the ledger refused (format, corruption, lock)
 """
@@ -39,7 +40,8 @@ class DatasetError(OloproofError):
 
 
 class ArtifactError(OloproofError):
-    """A system recorded or returned an artifact that is malformed or undeclared."""
+    """A system recorded an artifact that is malformed or undeclared, or returned an output
+    the ledger cannot record (a NaN, say)."""
 
 
 class UnknownIdError(OloproofError):

@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger import Event, Ledger, Prepared
+from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
 from oloproof.dataset import Case
-from oloproof.errors import OloproofError
+from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.results import Verdict
 from oloproof.systems.base import ExecContext, Execution, StageRecord, System
@@ -245,7 +245,10 @@ async def _one_case(
         execution, error = await _run_system(spec, ctx, case)
         for stage in execution.stages if execution else ():
             counts.add_stage(stage.stage, stage.hit)
-        exec_address = writer.add(_execution_event(identity, case, execution, error))
+        try:
+            exec_address = writer.add(_execution_event(identity, case, execution, error))
+        except CodecError as exc:  # a NaN, say: what the system returned cannot be recorded
+            raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
         fresh = not seen or not ledger.has(exec_address)
     verdicts: dict[str, dict[str, Any]] = {}
     judgments: dict[str, str] = {}

@@ -19,7 +19,8 @@ from oloproof.errors import ArtifactError
 
 
 class _Artifact(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # A NaN or infinite score is refused here: the ledger records finite numbers only.
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Passage(_Artifact):

@@ -31,6 +31,10 @@ def run(case):
         current_case().retrieval({"candidates": [{"score": 1.0}]})
     if q == "undeclared":
         current_case().context({"items": []})
+    if q == "nan-score":
+        current_case().retrieval({"candidates": [{"doc_id": "d1", "score": float("nan")}]})
+    if q == "nan-output":
+        return {"answer": float("inf")}
     if q.startswith("slow"):
         time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
     current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
@@ -118,8 +122,31 @@ def test_a_malformed_artifact_stops_the_run_with_exit_2(tmp_path: Path) -> None:
     root = project(tmp_path, ["bad-artifact"])
     result = oloproof("run", cwd=root)
     assert result.code == 2
-    assert result.err.startswith("error: malformed retrieval/v1 artifact: candidates.0.doc_id")
+    assert result.err.startswith(
+        "error: case 'c0': malformed retrieval/v1 artifact: candidates.0.doc_id"
+    )
     assert "Traceback" not in result.err
+    kinds = stored_types(root)
+    assert ev.EXECUTION not in kinds and ev.CASE_RESULT not in kinds
+    assert kinds.count(ev.RUN_END) == 1
+
+
+def test_what_the_ledger_cannot_record_stops_the_run_naming_the_case(tmp_path: Path) -> None:
+    root = project(tmp_path, ["hello", "nan-score"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert result.err == (
+        "error: case 'c1': malformed retrieval/v1 artifact: candidates.0.score: "
+        "Input should be a finite number\n"
+    )
+    (tmp_path / "output").mkdir()
+    root = project(tmp_path / "output", ["nan-output"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 2
+    assert result.err == (
+        "error: case 'c0': the output cannot be recorded: cannot encode the float inf: "
+        "only finite floats are allowed\n"
+    )
     kinds = stored_types(root)
     assert ev.EXECUTION not in kinds and ev.CASE_RESULT not in kinds
     assert kinds.count(ev.RUN_END) == 1

@@ -55,12 +55,39 @@ def test_loads_cases_in_order_with_digest(tmp_path: Path) -> None:
             '{"id": "b", "input": {}, "expected": {"gold_context": [{"doc_id": "d"}]}}',
             "line 2: expected.gold_context[0].text of case 'b' must be a non-empty string",
         ),
+        # JSON parsers accept these; the ledger cannot record them, so they never reach a run.
+        ('{"id": "b", "input": {"x": NaN}}', "line 2: NaN is not a JSON number"),
+        ('{"id": "b", "input": {"x": -Infinity}}', "line 2: -Infinity is not a JSON number"),
+        ('{"id": "b", "input": {"x": 1e400}}', "line 2: the number 1e400 is too large to record"),
+        (
+            '{"id": "b", "input": {}, "metadata": {"n": 18446744073709551616}}',
+            "line 2: the integer 18446744073709551616 is outside -2**64 .. 2**64-1",
+        ),
+        (
+            '{"id": "b", "input": {}, "expected": {"answer": "\\udc00"}}',
+            "line 2: field 'expected' of case 'b' holds a lone surrogate escape",
+        ),
     ],
 )
 def test_bad_lines_name_the_line(tmp_path: Path, line: str, expected: str) -> None:
     path = write(tmp_path, [json.dumps(GOOD), line])
     message = error_of(path)
     assert message.startswith(f"{path}, {expected}")
+
+
+def test_numbers_at_the_edges_and_paired_surrogates_load(tmp_path: Path) -> None:
+    line = (
+        '{"id": "b", "input": {"big": 18446744073709551615, "low": -18446744073709551616, '
+        '"f": 1.5e308, "smile": "\\ud83d\\ude00", "slash": "\\\\ud800"}}'
+    )
+    case = load_dataset(write(tmp_path, [line])).cases[0]
+    assert case.input == {
+        "big": 2**64 - 1,
+        "low": -(2**64),
+        "f": 1.5e308,
+        "smile": "\N{GRINNING FACE}",
+        "slash": "\\ud800",
+    }
 
 
 def test_empty_and_missing_files(tmp_path: Path) -> None:

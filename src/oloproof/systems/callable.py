@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from oloproof.dataset import Case
-from oloproof.errors import ConfigError
+from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
 from oloproof.systems.base import ExecContext, Execution, load_object
@@ -46,16 +46,19 @@ class CallableSystem:
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         recorder = Recorder(self._records)
-        if self._pool is None:  # an async function: it runs on the loop
-            token = _activate(recorder)
-            try:
-                output = await self._fn(case.input)
-            finally:
-                _deactivate(token)
-        else:
-            context = contextvars.copy_context()
-            context.run(_activate, recorder)
-            output = await self._pool.call(context.run, self._fn, case.input)
+        try:
+            if self._pool is None:  # an async function: it runs on the loop
+                token = _activate(recorder)
+                try:
+                    output = await self._fn(case.input)
+                finally:
+                    _deactivate(token)
+            else:
+                context = contextvars.copy_context()
+                context.run(_activate, recorder)
+                output = await self._pool.call(context.run, self._fn, case.input)
+        except ArtifactError as exc:
+            raise ArtifactError(f"case {case.id!r}: {exc.message}") from None
         return Execution(output=output, artifacts=recorder.artifacts)
 
     async def aclose(self) -> None:
