@@ -40,7 +40,7 @@ _EXPECTED_FIELD_DOC = (
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 # --- Text checks -----------------------------------------------------------------------------

@@ -53,7 +53,9 @@ _URL_PATTERN = r"^https?://\S+$"
 class ProviderSettings(BaseModel):
     """How a judge reaches its model: the provider keys every judge entry shares."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, hide_input_in_errors=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+    )
 
     provider: ProviderName = Field(
         description=(

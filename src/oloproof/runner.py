@@ -241,7 +241,9 @@ async def execute_run(
         prior = _stored_counts(ledger, run_id)
         prior_usage = (latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
     finished = {b["case_id"] for b in done}
-    todo = [c for c in (cases if cases is not None else plan.dataset.cases) if c.id not in finished]
+    source = cases if cases is not None else plan.dataset.cases
+    # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
+    todo = [c for c in source if c.id not in finished] if finished else source
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     meter = UsageMeter(judge_identities(plan.evaluators), prior_usage)
 

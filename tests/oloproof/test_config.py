@@ -113,6 +113,16 @@ def test_policy_loads_and_rejects_bad_rules(tmp_path: Path) -> None:
     assert "rule id 'answer-floor' appears twice" in error_of(twice, load_policy)
 
 
+def test_numbers_that_cannot_be_recorded_are_refused_at_their_line(tmp_path: Path) -> None:
+    config = write(tmp_path, GOOD + "timeout_s: .inf\n")
+    assert error_of(config) == f"{config}, line 12: timeout_s: Input should be a finite number"
+    assert POLICY.count("min: 0.70") == 1
+    policy = write(tmp_path, POLICY.replace("min: 0.70", "min: .nan"), "nan.yaml")
+    assert error_of(policy, load_policy) == (
+        f"{policy}, line 7: rules.0.min: Input should be a finite number"
+    )
+
+
 def test_compare_policy_margin_in_points(tmp_path: Path) -> None:
     text = (
         "version: 1\nrules:\n  - id: answers-not-worse\n    metric: answer_correct\n"

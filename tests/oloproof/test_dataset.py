@@ -90,6 +90,26 @@ def test_numbers_at_the_edges_and_paired_surrogates_load(tmp_path: Path) -> None
     }
 
 
+def test_cases_read_as_a_sequence_and_parse_the_same_every_time(tmp_path: Path) -> None:
+    lines = [json.dumps({**GOOD, "id": f"c{i}", "metadata": {"i": i}}) for i in range(5)]
+    path = tmp_path / "cases.jsonl"
+    # CRLF endings, a blank line, and a U+2028 inside a string, which is not a line break.
+    path.write_bytes(
+        ("\r\n".join(lines[:2]) + "\r\n\r\n" + "\n".join(lines[2:])).encode()
+        + b'\n{"id": "sep", "input": {"q": "a\xe2\x80\xa8b"}}'
+    )
+    cases = load_dataset(path).cases
+    assert len(cases) == 6
+    assert [c.id for c in cases] == ["c0", "c1", "c2", "c3", "c4", "sep"]
+    assert [c.line for c in cases] == [1, 2, 4, 5, 6, 7]
+    assert cases[-1].input == {"q": "a\u2028b"}
+    assert cases[2] == cases[2] and cases[2] is not cases[2]  # parsed again, equal
+    assert [c.metadata for c in cases[1:4]] == [{"i": 1}, {"i": 2}, {"i": 3}]
+    assert list(cases) == list(cases)
+    with pytest.raises(IndexError):
+        cases[6]
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     assert error_of(write(tmp_path, [""])).endswith("no cases (the file is empty)")
     assert error_of(tmp_path / "none.jsonl").endswith("no such file")
