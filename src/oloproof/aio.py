@@ -1,4 +1,5 @@
-"""The event loop Oloproof runs its coroutines on: asyncio's, with timers kept to the microsecond.
+"""The event loop Oloproof runs its coroutines on: asyncio's, with timers kept to the microsecond,
+and SIGTERM handled as Ctrl-C is.
 
 epoll waits in whole milliseconds, rounded up, so on Linux every asyncio timer (a system's
 ``asyncio.sleep``, a retry backoff, a case's timeout) fires up to a millisecond late, and how
@@ -6,6 +7,10 @@ late depends on how the loop's own work happens to fall against millisecond boun
 cases that each wait 20 ms came out 2 to 10% slower than the waits alone, varying with the
 harness's per-case work. ``PreciseEpollSelector`` waits the whole milliseconds in epoll and the
 last fraction in ``select``, which takes microseconds, so timers fire when they are due.
+
+SIGTERM (a CI job cancelled, a container stopped) would otherwise end the process on the spot,
+losing the finished cases not yet written; here it cancels the work as Ctrl-C does, so a run
+writes what it finished and is marked interrupted, and ``run`` raises ``Terminated``.
 """
 
 from __future__ import annotations
@@ -14,8 +19,11 @@ import asyncio
 import math
 import select
 import selectors
+import signal
 from collections.abc import Coroutine
 from typing import Any, TypeVar
+
+from oloproof.errors import Terminated
 
 T = TypeVar("T")
 
@@ -51,6 +59,31 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` on a loop with precise timers (see the module)."""
+    """``asyncio.run(main)`` on a loop with precise timers, stopped by SIGTERM as by Ctrl-C."""
     with asyncio.Runner(loop_factory=_new_loop) as runner:
-        return runner.run(main)
+        return runner.run(_until_terminated(main))
+
+
+async def _until_terminated(main: Coroutine[Any, Any, T]) -> T:
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated = False
+
+    def terminate() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    try:
+        loop.add_signal_handler(signal.SIGTERM, terminate)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        return await main
+    try:
+        return await main
+    except asyncio.CancelledError:
+        if terminated:
+            raise Terminated from None
+        raise
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)

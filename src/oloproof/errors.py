@@ -10,6 +10,8 @@ else in the library prints or exits.
     │                             output the ledger cannot record
     ├── UnknownIdError            an id, prefix or ref that names nothing usable
     └── LedgerAccessError         the ledger refused (format, corruption, lock)
+
+    Terminated (a KeyboardInterrupt) SIGTERM stopped a run; handled as Ctrl-C is (exit 143)
 """
 
 from __future__ import annotations
@@ -50,3 +52,7 @@ class UnknownIdError(OloproofError):
 
 class LedgerAccessError(OloproofError):
     """The ledger refused an operation (unsupported format, corruption, lock)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM stopped the work ``oloproof.aio.run`` was doing: handled wherever Ctrl-C is."""

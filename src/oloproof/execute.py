@@ -4,8 +4,9 @@ Cases run ``concurrency`` at a time (worker coroutines pulling from one queue; s
 thread pool). Each finished case becomes an execution event (reused from the cache when the
 system identity and input were seen before), one judgment event per evaluator (reused when the
 evaluator, the execution and the expected values were judged before) and a case_result event
-that ties them to the run. Events are written in batched transactions; a crash or Ctrl-C loses
-at most the cases still in flight, and the run can be resumed.
+that ties them to the run. Events are written in batched transactions; Ctrl-C, SIGTERM or an
+exception loses only the cases still in flight (the rest is written on the way out), a hard kill
+at most the last unwritten batch too, and the run can be resumed.
 """
 
 from __future__ import annotations

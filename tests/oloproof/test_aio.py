@@ -6,10 +6,14 @@ import asyncio
 import os
 import resource
 import selectors
+import signal
 import socket
 import time
 
+import pytest
+
 from oloproof import aio
+from oloproof.errors import Terminated
 
 
 def test_sleeps_last_at_least_what_was_asked() -> None:
@@ -67,3 +71,21 @@ def test_run_returns_the_result_and_uses_the_precise_selector() -> None:
         return type(loop._selector)  # type: ignore[attr-defined]  # the loop's own selector
 
     assert aio.run(which()) is aio.PreciseEpollSelector
+
+
+def test_sigterm_cancels_the_work_like_ctrl_c_and_raises_terminated() -> None:
+    cleaned_up: list[bool] = []
+
+    async def work() -> None:
+        asyncio.get_running_loop().call_later(0.05, os.kill, os.getpid(), signal.SIGTERM)
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cleaned_up.append(True)  # the work's own finally blocks run, as on Ctrl-C
+
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated):
+        aio.run(work())
+    assert cleaned_up == [True]
+    assert issubclass(Terminated, KeyboardInterrupt)
+    assert signal.getsignal(signal.SIGTERM) == before  # the handler is gone with the loop

@@ -9,7 +9,7 @@ from typing import NoReturn
 import typer
 
 from ledger import LedgerError
-from oloproof.errors import OloproofError
+from oloproof.errors import OloproofError, Terminated
 
 app = typer.Typer(
     name="oloproof",
@@ -57,9 +57,9 @@ def main() -> None:
     _register()
     try:
         app()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
         sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise

@@ -13,7 +13,7 @@ import typer
 from ledger import Ledger
 from oloproof.cli.main import app
 from oloproof.cli.render import dry_run_lines, run_report_lines
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, Terminated
 from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
@@ -123,10 +123,10 @@ def _execute(
                     progress=lambda done, _total: bar.update(task, completed=done),
                 )
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         latest = ledger.get_ref("latest") if resume_args is None else resume_args[1]
         run_id = load_run(ledger, latest).run_id if latest else "?"
         sys.stderr.write(
             f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
