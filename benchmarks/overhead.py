@@ -1,13 +1,14 @@
 """Harness overhead per case, against a bare loop making the same calls, in one process.
 
-    python -P benchmarks/overhead.py [N]
+    python -P benchmarks/overhead.py [N] [--heap]
 
 (-P keeps benchmarks/ledger.py from shadowing the ledger package.)
 
 Prints: execute + record per case (one evaluator) beside a bare Python loop; a full run with
 five evaluators, report and gate; the metrics re-derived from the ledger alone; and a run of a
 system that sleeps 20 ms at concurrency 50, beside the ideal (cases x 20 ms / 50) and beside
-the event loop alone making the same sleeps.
+the event loop alone making the same sleeps. With --heap, also the Python heap's peak during
+full runs of N and 10 N cases (under tracemalloc, which makes those runs slower).
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import tracemalloc
 from pathlib import Path
+from typing import Any
 
 from oloproof import aio
 from oloproof.metrics import criteria_of, tally_run
@@ -149,10 +152,30 @@ def full_run(n: int) -> dict[str, float]:
     }
 
 
+def python_heap(n: int) -> float:
+    """The Python heap's peak during a full run of n cases, above where it stood before (MB).
+
+    tracemalloc sees what Python allocates, not LMDB's own pages, and slows the run: it is
+    measured in a run of its own.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        root = project(Path(tmp) / "heap", n, "recorded", FIVE, 8)
+        plan = plan_run(root / "oloproof.yaml")
+        ledger = open_project_ledger(root)
+        tracemalloc.start()
+        start, _ = tracemalloc.get_traced_memory()
+        aio.run(execute_run(ledger, plan))
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        ledger.close()
+    return (peak - start) / 2**20
+
+
 def main() -> None:
     global APP_DIR
-    if len(sys.argv) > 2 and sys.argv[1] == "--full":
-        print(json.dumps(full_run(int(sys.argv[2]))))
+    if len(sys.argv) > 2 and sys.argv[1] in ("--full", "--python-heap"):
+        measure = full_run if sys.argv[1] == "--full" else python_heap
+        print(json.dumps(measure(int(sys.argv[2]))))
         return
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     with tempfile.TemporaryDirectory() as tmp:
@@ -181,13 +204,7 @@ def main() -> None:
     results = {}
     for size in sizes:
         # Each size in its own process, so peak memory is that run's alone.
-        out = subprocess.run(
-            [sys.executable, "-P", __file__, "--full", str(size)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        results[size] = json.loads(out.stdout.strip().splitlines()[-1])
+        results[size] = _measure("--full", size)
         r = results[size]
         cold_ms, warm_ms = r["cold"] / size * 1e3, r["warm"] / size * 1e3
         print(f"{size} cases, five evaluators, report and gate: {cold_ms:.3f} ms/case")
@@ -201,6 +218,25 @@ def main() -> None:
     small, large = results[sizes[0]], results[sizes[1]]
     growth = large["heap_growth_mb"] - small["heap_growth_mb"]
     print(f"heap growth of the run itself from {sizes[0]} to {sizes[1]} cases: {growth:+.0f} MB")
+    if "--heap" in sys.argv:
+        peaks = [_measure("--python-heap", size) for size in sizes]
+        print(
+            "Python heap peak during the run (tracemalloc): "
+            + ", ".join(
+                f"+{p:.0f} MB at {size} cases" for p, size in zip(peaks, sizes, strict=True)
+            )
+        )
+
+
+def _measure(mode: str, size: int) -> Any:
+    """Run this script in ``mode`` for ``size`` cases in a process of its own; its JSON."""
+    out = subprocess.run(
+        [sys.executable, "-P", __file__, mode, str(size)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 APP_DIR = Path()
