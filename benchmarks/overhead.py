@@ -177,7 +177,8 @@ def main() -> None:
         measure = full_run if sys.argv[1] == "--full" else python_heap
         print(json.dumps(measure(int(sys.argv[2]))))
         return
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    sizes_given = [int(arg) for arg in sys.argv[1:] if arg.isdigit()]
+    n = sizes_given[0] if sizes_given else 10_000
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         APP_DIR = project(base / "one", n, "answer", ONE, 8)
