@@ -53,7 +53,7 @@ class _Indexes(_Reader):
                         break
                     found.append(format_address(digest))
         finally:
-            txn.abort()
+            self._end(txn)
         found.extend(format_address(digest) for digest, _ in self._new_pending(prefix))
         return found
 
@@ -79,7 +79,7 @@ class _Indexes(_Reader):
         try:
             last = self._last_entry(txn, prefix)
         finally:
-            txn.abort()
+            self._end(txn)
         return None if last is None else format_address(last[1])
 
     def latest_event(self, index: str, key: str) -> tuple[str, Event] | None:
@@ -103,7 +103,7 @@ class _Indexes(_Reader):
             entry, digest = last
             value = txn.get(entry[-8:], db=self._events)
         finally:
-            txn.abort()
+            self._end(txn)
         address = format_address(digest)
         if value is None or not value.startswith(digest):
             return address, self.get(address)  # a stale entry: find the event by its address

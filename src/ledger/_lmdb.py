@@ -6,12 +6,16 @@ This is the only module that imports ``lmdb``. The other store modules (``_reads
 
 ``_write`` takes a body to run rather than handing out a transaction: when the map is full it
 grows the map and runs the same body again from the start, and likewise when another process
-has grown the map.
+has grown the map. LMDB allows the map to change size only while no transaction is open in the
+process, and one environment serves every thread and every ``Ledger`` on its path, so each
+transaction passes the environment's ``_Gate`` and a resize waits at it for the others to end.
 """
 
 from __future__ import annotations
 
 import threading
+import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -31,22 +35,105 @@ _DEFAULT_MAP_SIZE = 64 << 20
 T = TypeVar("T")
 
 
+# How long a resize waits for transactions open in other threads to end before giving up.
+_RESIZE_WAIT_S = 60.0
+
+
+class _Count:
+    """One thread's count of the transactions it has open."""
+
+    __slots__ = ("__weakref__", "n")
+
+    def __init__(self) -> None:
+        self.n = 0
+
+
+class _Gate:
+    """Lets an environment's transactions run side by side and a change of its map size run
+    alone: a resize waits until no transaction is open, and none begins until it is done.
+
+    Transactions are counted per thread, so beginning one takes no lock (reads are the hot
+    path): a thread raises its own count and then looks for a resize; a resize raises its flag
+    and then waits for every count to reach zero. Under the GIL one of the two always sees the
+    other, and the thread backs off.
+    """
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._resizing = False
+        self._counts: weakref.WeakSet[_Count] = weakref.WeakSet()  # gone with their threads
+        self._mine = threading.local()
+
+    def enter(self) -> None:
+        count: _Count | None = getattr(self._mine, "count", None)
+        if count is None:
+            count = self._mine.count = _Count()
+            with self._cond:
+                self._counts.add(count)
+        count.n += 1
+        while self._resizing:
+            count.n -= 1
+            with self._cond:
+                self._cond.notify_all()  # the resize may be waiting for this count
+                while self._resizing:
+                    self._cond.wait()
+            count.n += 1
+
+    def leave(self) -> None:
+        self._mine.count.n -= 1
+        if self._resizing:
+            with self._cond:
+                self._cond.notify_all()
+
+    def resize(self, env: lmdb.Environment, *, grow: bool, where: Path) -> None:
+        """Double the map (``grow``), or adopt the size another process gave it."""
+        mine: _Count | None = getattr(self._mine, "count", None)
+        if mine is not None and mine.n:  # waiting for ourselves would never end
+            raise StoreError(
+                f"the ledger at {where} needs a larger map, which cannot be set while this "
+                "thread holds a read transaction (a snapshot) open"
+            )
+        with self._cond:
+            while self._resizing:
+                self._cond.wait()
+            self._resizing = True
+            try:
+                deadline = time.monotonic() + _RESIZE_WAIT_S
+                while any(count.n for count in list(self._counts)):
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        raise StoreError(
+                            f"the ledger at {where} needs a larger map, which cannot be set "
+                            "while a transaction stays open in another thread"
+                        )
+                    self._cond.wait(min(left, 0.05))
+                env.set_mapsize(env.info()["map_size"] * 2 if grow else 0)
+            finally:
+                self._resizing = False
+                self._cond.notify_all()
+
+
 # LMDB must not be opened twice in one process (closing one handle drops the other's locks),
-# so environments are shared by path and counted.
+# so environments are shared by path and counted, each with its gate.
 _shared_lock = threading.Lock()
-_shared: dict[str, tuple[lmdb.Environment, bool, int]] = {}
+_shared: dict[str, tuple[lmdb.Environment, bool, int, _Gate]] = {}
+
+
+def _gate_of(env: lmdb.Environment) -> _Gate:
+    with _shared_lock:
+        return next(gate for shared, _, _, gate in _shared.values() if shared is env)
 
 
 def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Environment:
     key = str(directory.resolve())
     with _shared_lock:
         if key in _shared:
-            env, env_readonly, count = _shared[key]
+            env, env_readonly, count, gate = _shared[key]
             if env_readonly and not readonly:
                 raise StoreError(
                     f"the ledger at {directory} is already open read-only in this process"
                 )
-            _shared[key] = (env, env_readonly, count + 1)
+            _shared[key] = (env, env_readonly, count + 1, gate)
             return env
         try:
             env = lmdb.open(
@@ -63,16 +150,16 @@ def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Envi
             raise StoreError(f"cannot open the ledger at {directory}: {exc}") from exc
         if not readonly:
             env.reader_check()  # clear reader slots left by processes that died
-        _shared[key] = (env, readonly, 1)
+        _shared[key] = (env, readonly, 1, _Gate())
         return env
 
 
 def _release_env(env: lmdb.Environment) -> None:
     with _shared_lock:
-        for key, (shared, readonly, count) in list(_shared.items()):
+        for key, (shared, readonly, count, gate) in list(_shared.items()):
             if shared is env:
                 if count > 1:
-                    _shared[key] = (shared, readonly, count - 1)
+                    _shared[key] = (shared, readonly, count - 1, gate)
                 else:
                     del _shared[key]
                     env.close()
@@ -80,6 +167,15 @@ def _release_env(env: lmdb.Environment) -> None:
 
 
 def _open_databases(env: lmdb.Environment, root: Path, *, readonly: bool) -> dict[bytes, Any]:
+    gate = _gate_of(env)
+    gate.enter()
+    try:
+        return _open_databases_in(env, root, readonly=readonly)
+    finally:
+        gate.leave()
+
+
+def _open_databases_in(env: lmdb.Environment, root: Path, *, readonly: bool) -> dict[bytes, Any]:
     try:
         with env.begin() as txn:
             names = [key for key, _ in txn.cursor()]
@@ -180,6 +276,7 @@ class _Tables:
         self.path = path
         self.readonly = readonly
         self._env: lmdb.Environment | None = env
+        self._gate = _gate_of(env)
         self._events = dbs[b"events"]
         self._addr = dbs[b"addr"]
         self._index = dbs[b"index"]
@@ -199,14 +296,28 @@ class _Tables:
         return self._env
 
     def _begin(self) -> Any:
+        """A read transaction; end it with ``_end``."""
         env = self._environment()
         try:
-            return env.begin()
-        except lmdb.MapResizedError:
-            env.set_mapsize(0)  # another process grew the map: adopt its size
-            return env.begin()
+            try:
+                return self._enter_and_begin(env)
+            except lmdb.MapResizedError:  # another process grew the map: adopt its size
+                self._gate.resize(env, grow=False, where=self.path)
+                return self._enter_and_begin(env)
         except lmdb.Error as exc:
             raise StoreError(f"cannot read the ledger at {self.path}: {exc}") from exc
+
+    def _enter_and_begin(self, env: lmdb.Environment) -> Any:
+        self._gate.enter()
+        try:
+            return env.begin()
+        except BaseException:
+            self._gate.leave()
+            raise
+
+    def _end(self, txn: Any) -> None:
+        txn.abort()
+        self._gate.leave()
 
     @contextmanager
     def snapshot(self) -> Iterator[Snapshot]:
@@ -217,27 +328,32 @@ class _Tables:
         except lmdb.Error as exc:
             raise StoreError(f"cannot read the ledger at {self.path}: {exc}") from exc
         finally:
-            txn.abort()
+            self._end(txn)
 
     def _write(self, body: Callable[[Any], T]) -> T:
         """Run ``body`` in one write transaction, growing the map and retrying when full."""
         env = self._environment()
         if self.readonly:
             raise StoreError(f"the ledger at {self.path} was opened read-only")
+        gate = self._gate
         while True:
+            gate.enter()
             try:
                 with env.begin(write=True) as txn:
                     return body(txn)
             except lmdb.MapFullError:
-                env.set_mapsize(env.info()["map_size"] * 2)
+                grow = True
             except lmdb.MapResizedError:
-                env.set_mapsize(0)
+                grow = False
             except lmdb.Error as exc:
                 raise StoreError(f"cannot write to the ledger at {self.path}: {exc}") from exc
+            finally:
+                gate.leave()
+            gate.resize(env, grow=grow, where=self.path)
 
     def _committed(self, digest: bytes) -> bool:
         txn = self._begin()
         try:
             return txn.get(digest, db=self._addr) is not None
         finally:
-            txn.abort()
+            self._end(txn)

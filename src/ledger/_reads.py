@@ -41,7 +41,7 @@ class _Reader(_Tables):
                     data = None if value is None else _checked(digest, value)
                 found.append(data)
         finally:
-            txn.abort()
+            self._end(txn)
         return found
 
     def get_bytes(self, address: str) -> bytes:
@@ -92,7 +92,7 @@ class _Reader(_Tables):
             count: int = txn.stat(self._events)["entries"]
             count += sum(1 for d in list(self._pending.data) if txn.get(d, db=self._addr) is None)
         finally:
-            txn.abort()
+            self._end(txn)
         return count
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
@@ -139,7 +139,7 @@ class _Reader(_Tables):
             get, addr_db = txn.get, self._addr
             return [(digest, data) for digest, data in waiting if get(digest, db=addr_db) is None]
         finally:
-            txn.abort()
+            self._end(txn)
 
     def _scan_records(self) -> Iterator[tuple[bytes, bytes]]:
         # Short read transactions, one per chunk, so iterating never pins the database and the
@@ -156,7 +156,7 @@ class _Reader(_Tables):
                         if len(chunk) >= _SCAN_CHUNK:
                             break
             finally:
-                txn.abort()
+                self._end(txn)
             for _, value in chunk:
                 yield value[:32], value[32:]
             if len(chunk) < _SCAN_CHUNK:
@@ -182,7 +182,7 @@ class _Reader(_Tables):
                         if len(chunk) >= _SCAN_CHUNK:
                             break
             finally:
-                txn.abort()
+                self._end(txn)
             yield from chunk
             if len(chunk) < _SCAN_CHUNK:
                 return

@@ -44,7 +44,7 @@ class _Refs(_Writer):
                     if hexed.startswith(hexpart):
                         found.add(format_address(digest))
         finally:
-            txn.abort()
+            self._end(txn)
         return sorted(found)[:limit]
 
     # -- refs ------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ class _Refs(_Writer):
         try:
             digest = txn.get(raw, db=self._refs)
         finally:
-            txn.abort()
+            self._end(txn)
         return None if digest is None else format_address(digest)
 
     def set_ref(
@@ -103,7 +103,7 @@ class _Refs(_Writer):
                         break
                     found[name.decode()] = format_address(digest)
         finally:
-            txn.abort()
+            self._end(txn)
         for op in self._pending.refs:
             if op.name.startswith(start):
                 found[op.name.decode()] = format_address(op.digest)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -203,6 +204,62 @@ def test_map_grows_by_itself(tmp_path: Path) -> None:
         assert len(small) == 401
         assert all(small.has(a) for a in addresses)
         assert small.verify().ok
+
+
+def test_map_grows_while_other_threads_read(tmp_path: Path) -> None:
+    # LMDB may change the map size only while no transaction is open in the process: growing it
+    # under a reader in another thread broke that reader (and later ones) until the gate.
+    with open_ledger(tmp_path / ".oloproof", map_size=256 * 1024) as shared:
+        first = [shared.put(note(i, pad="x" * 500)) for i in range(50)]
+        start = shared._env.info()["map_size"]  # type: ignore[union-attr]
+        errors: list[BaseException] = []
+        reads = 0
+        done = threading.Event()
+
+        def read() -> None:
+            nonlocal reads
+            expected = [note(i, pad="x" * 500) for i in range(50)]
+            while not done.is_set():
+                try:
+                    assert [shared.get(a) for a in first] == expected
+                    assert shared.latest("type", "note") is not None
+                    assert next(shared.lookup_events("type", "note"))[0] == first[0]
+                except BaseException as exc:
+                    errors.append(exc)
+                    return
+                reads += 1
+                time.sleep(0.001)  # short reads with gaps: the writer gets the GIL too
+
+        readers = [threading.Thread(target=read) for _ in range(2)]
+        for thread in readers:
+            thread.start()
+        try:
+            for chunk in range(30):
+                with shared.batch():
+                    for i in range(300):
+                        shared.put(note(10_000 + chunk * 300 + i, pad=f"{chunk}-{i}" * 60))
+        finally:
+            done.set()
+            for thread in readers:
+                thread.join()
+        assert errors == []
+        assert reads > 0
+        assert shared._env.info()["map_size"] >= 16 * start  # type: ignore[union-attr]
+        assert len(shared) == 50 + 30 * 300
+        assert shared.verify().ok
+
+
+def test_a_snapshot_held_while_the_map_must_grow_is_refused_not_waited_on(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / ".oloproof", map_size=64 * 1024) as small:
+        small.put(note(0))
+        with small.snapshot():
+            with pytest.raises(StoreError, match="holds a read transaction"):
+                with small.batch():
+                    for i in range(400):
+                        small.put(note(i, pad="x" * 1000))
+        assert len(small) == 1  # the batch was dropped whole
+        small.put(note(1, pad="y" * 100_000))  # with the snapshot closed, the map grows
+        assert len(small) == 2
 
 
 # -- refs ------------------------------------------------------------------------------------
