@@ -29,16 +29,16 @@ from __future__ import annotations
 import math
 import struct
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 import cbor2
 
 from ledger.errors import CodecError
 
-__all__ = ["decode", "encode", "encode_event", "loads_trusted"]
+__all__ = ["INT_MAX", "INT_MIN", "decode", "encode", "encode_event", "loads_trusted"]
 
-_INT_MIN = -(1 << 64)
-_INT_MAX = (1 << 64) - 1
+INT_MIN: Final = -(1 << 64)  # the integers CBOR holds without bignum tags
+INT_MAX: Final = (1 << 64) - 1
 _MAX_DEPTH = 400  # containers nested deeper are refused: cbor2 decodes no deeper
 
 _dumps = cbor2.dumps
@@ -158,7 +158,7 @@ def _norm_map(d: dict[Any, Any], depth: int) -> dict[Any, Any]:
         for k in order:
             v = d[k]
             tv = type(v)
-            if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
+            if tv in _SCALARS or (tv is int and INT_MIN <= v <= INT_MAX):
                 out[k] = v
             else:
                 out[k] = _norm_value(v, tv, depth)
@@ -166,7 +166,7 @@ def _norm_map(d: dict[Any, Any], depth: int) -> dict[Any, Any]:
     repl: dict[Any, Any] | None = None
     for k, v in d.items():
         tv = type(v)
-        if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
+        if tv in _SCALARS or (tv is int and INT_MIN <= v <= INT_MAX):
             continue
         nv = _norm_value(v, tv, depth)
         if nv is not v:
@@ -195,7 +195,7 @@ def _norm_seq(s: list[Any] | tuple[Any, ...], depth: int) -> list[Any] | tuple[A
     out: list[Any] | None = None
     for i, v in enumerate(s):
         tv = type(v)
-        if tv in _SCALARS or (tv is int and _INT_MIN <= v <= _INT_MAX):
+        if tv in _SCALARS or (tv is int and INT_MIN <= v <= INT_MAX):
             continue
         nv = _norm_value(v, tv, depth)
         if nv is not v:
@@ -215,7 +215,7 @@ def _norm(o: Any, depth: int) -> Any:
     if t is float:
         return _norm_float(o)
     if t is int:
-        if _INT_MIN <= o <= _INT_MAX:
+        if INT_MIN <= o <= INT_MAX:
             return o
         raise CodecError(f"cannot encode the integer {o}: it is outside -2**64 .. 2**64-1")
     if t in _SCALARS:

@@ -18,11 +18,10 @@ from typing import Any, overload
 from pydantic import BaseModel, ConfigDict, Field
 
 from ledger import CodecError, encode
+from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import DatasetError
 
 _KEYS = frozenset({"id", "input", "expected", "metadata"})
-_INT_MIN = -(1 << 64)  # the integers the ledger's CBOR holds without bignum tags
-_INT_MAX = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -166,7 +165,7 @@ def _finite_float(text: str) -> float:
 
 def _int_in_range(text: str) -> int:
     value = int(text)
-    if not _INT_MIN <= value <= _INT_MAX:
+    if not INT_MIN <= value <= INT_MAX:
         raise _Unrecordable(f"the integer {text} is outside -2**64 .. 2**64-1")
     return value
 
