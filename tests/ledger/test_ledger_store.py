@@ -18,6 +18,7 @@ from ledger import (
     CodecError,
     Event,
     FormatError,
+    Indexer,
     Ledger,
     MissingEventError,
     RefConflictError,
@@ -388,13 +389,19 @@ def test_long_index_keys_and_names(tmp_path: Path) -> None:
         assert led.verify().ok
 
 
-def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
-    calls: list[str] = []
+def recording_indexer(calls: list[str]) -> Indexer:
+    """An indexer filing every event under ("all", "x") and noting each address it is given."""
 
     def indexer(address: str, event: Event) -> Iterable[tuple[str, str]]:
         calls.append(address)
         return [("all", "x")]
 
+    return indexer
+
+
+def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
+    calls: list[str] = []
+    indexer = recording_indexer(calls)
     with open_ledger(tmp_path / ".oloproof", indexer=indexer) as led:
         a = led.put(note(1))
         led.put(note(1))
@@ -404,11 +411,7 @@ def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
 
 def test_a_prepared_event_is_stored_only_when_put(tmp_path: Path) -> None:
     calls: list[str] = []
-
-    def indexer(address: str, event: Event) -> Iterable[tuple[str, str]]:
-        calls.append(address)
-        return [("all", "x")]
-
+    indexer = recording_indexer(calls)
     with open_ledger(tmp_path / ".oloproof", indexer=indexer) as led:
         item = led.prepare(note(7))
         assert item.address == address_of(note(7))
