@@ -85,6 +85,15 @@ class _Gate:
             with self._cond:
                 self._cond.notify_all()
 
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """``enter`` for the block, ``leave`` after it."""
+        self.enter()
+        try:
+            yield
+        finally:
+            self.leave()
+
     def resize(self, env: lmdb.Environment, *, grow: bool, where: Path) -> None:
         """Double the map (``grow``), or adopt the size another process gave it."""
         mine: _Count | None = getattr(self._mine, "count", None)
@@ -167,34 +176,26 @@ def _release_env(env: lmdb.Environment) -> None:
 
 
 def _open_databases(env: lmdb.Environment, root: Path, *, readonly: bool) -> dict[bytes, Any]:
-    gate = _gate_of(env)
-    gate.enter()
     try:
-        return _open_databases_in(env, root, readonly=readonly)
-    finally:
-        gate.leave()
-
-
-def _open_databases_in(env: lmdb.Environment, root: Path, *, readonly: bool) -> dict[bytes, Any]:
-    try:
-        with env.begin() as txn:
-            names = [key for key, _ in txn.cursor()]
-        if b"meta" not in names:
-            if names or readonly:
-                raise FormatError(f"{root} is not an oloproof ledger: it has no format record")
-            with env.begin(write=True) as txn:
-                meta = env.open_db(b"meta", txn=txn, create=True)
-                if txn.get(b"format", db=meta) is None:
-                    txn.put(b"format", _format_record(), db=meta)
-                for name in _DB_NAMES:
-                    env.open_db(name, txn=txn, create=True)
-        meta = env.open_db(b"meta", create=False)
-        with env.begin() as txn:
-            check_format(txn.get(b"format", db=meta), str(root))
-        try:
-            return {name: env.open_db(name, create=False) for name in _DB_NAMES}
-        except lmdb.NotFoundError as exc:
-            raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
+        with _gate_of(env).held():
+            with env.begin() as txn:
+                names = [key for key, _ in txn.cursor()]
+            if b"meta" not in names:
+                if names or readonly:
+                    raise FormatError(f"{root} is not an oloproof ledger: it has no format record")
+                with env.begin(write=True) as txn:
+                    meta = env.open_db(b"meta", txn=txn, create=True)
+                    if txn.get(b"format", db=meta) is None:
+                        txn.put(b"format", _format_record(), db=meta)
+                    for name in _DB_NAMES:
+                        env.open_db(name, txn=txn, create=True)
+            meta = env.open_db(b"meta", create=False)
+            with env.begin() as txn:
+                check_format(txn.get(b"format", db=meta), str(root))
+            try:
+                return {name: env.open_db(name, create=False) for name in _DB_NAMES}
+            except lmdb.NotFoundError as exc:
+                raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
     except lmdb.Error as exc:
         raise StoreError(f"cannot read the ledger at {root}: {exc}") from exc
 
@@ -335,11 +336,9 @@ class _Tables:
         env = self._environment()
         if self.readonly:
             raise StoreError(f"the ledger at {self.path} was opened read-only")
-        gate = self._gate
         while True:
-            gate.enter()
             try:
-                with env.begin(write=True) as txn:
+                with self._gate.held(), env.begin(write=True) as txn:
                     return body(txn)
             except lmdb.MapFullError:
                 grow = True
@@ -347,9 +346,7 @@ class _Tables:
                 grow = False
             except lmdb.Error as exc:
                 raise StoreError(f"cannot write to the ledger at {self.path}: {exc}") from exc
-            finally:
-                gate.leave()
-            gate.resize(env, grow=grow, where=self.path)
+            self._gate.resize(env, grow=grow, where=self.path)
 
     def _committed(self, digest: bytes) -> bool:
         txn = self._begin()
