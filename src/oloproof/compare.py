@@ -379,14 +379,15 @@ def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str,
 
 def _bounded(pairs: _MetricPairs, level: float) -> dict[str, Any] | None:
     """The difference with the missing pairs counted against the candidate (3a), or None
-    without a paired case. ``lower``/``upper`` are the bounded interval; ``observed_lower``/
-    ``observed_upper`` the paired-only one; estimate, b and c are the paired cases'."""
+    without a paired case. ``lower``/``upper`` are the bounded interval; with missing pairs,
+    ``observed_lower``/``observed_upper`` are the paired-only one (without, the two are one and
+    the row keeps the shape older comparisons have); estimate, b and c are the paired cases'."""
     values = [(x, y) for _, x, y in pairs.values]
     if not values:
         return None
-    observed = _difference(values, level)
-    out = {**observed, "observed_lower": observed["lower"], "observed_upper": observed["upper"]}
+    out = _difference(values, level)
     if pairs.unknown:
+        out["observed_lower"], out["observed_upper"] = out["lower"], out["upper"]
         out["lower"] = _difference(values + _worst(pairs.unknown), level)["lower"]
         out["upper"] = _difference(values + _best(pairs.unknown), level)["upper"]
     return out
@@ -485,12 +486,12 @@ def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) ->
         "level": level,
         "method": diff["method"],
         "paired": len(pairs.values),
-        "missing": missing,
         "b": diff["b"],
         "c": diff["c"],
         "planning": None,
     }
     if missing:
+        detail["missing"] = missing
         observed = Interval(diff["observed_lower"], diff["observed_upper"], level, diff["method"])
         seen, seen_reason = _DECIDERS[test](observed, margin)
         detail["observed_only"] = {

@@ -116,10 +116,12 @@ def decide_rule(
         "upper": bounded_iv.upper,
         "level": level,
         "method": bounded_iv.method,
-        "missing": missing,
         **judged,
     }
     if missing:
+        # Only then: a decision with nothing missing keeps the shape it always had, so the
+        # decisions of older ledgers still re-derive equal under `verify`.
+        detail["missing"] = missing
         seen, seen_reason = _decide_interval(rule, observed_iv)
         detail["observed_only"] = {
             "lower": observed_iv.lower,
@@ -152,9 +154,10 @@ def _decide_count(
         "failures": failures,
         "observed": tally.observed,
         "max_failures": limit,
-        "missing": missing,
         **judged,
     }
+    if missing:
+        detail["missing"] = missing
     if failures > limit:
         return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
     if failures + missing <= limit:

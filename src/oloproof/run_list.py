@@ -167,10 +167,11 @@ def _gate(
 
 
 def code_fingerprint(system: Mapping[str, Any]) -> str | None:
-    """The system's code fingerprints (``code``, ``*_code``), 8 hex digits each, by name."""
-    found = [
-        str(value)[:SHORT]
-        for key, value in sorted(system.items())
-        if (key == "code" or key.endswith("_code")) and isinstance(value, str)
-    ]
+    """The system's code fingerprints (``code``, ``*_code``), 8 hex digits each, by name; one
+    that repeats another (two stages fingerprinted from one file) is shown once."""
+    found: list[str] = []
+    for key, value in sorted(system.items()):
+        named = key == "code" or key.endswith("_code")
+        if named and isinstance(value, str) and value[:SHORT] not in found:
+            found.append(value[:SHORT])
     return "/".join(found) if found else None

@@ -230,7 +230,7 @@ def test_observed_count_counts_every_missing_case_as_a_possible_failure(
     }
     (decision,) = decide_policy(policy(rule), {"answer_correct": tally(10, failed, missing)})
     assert (decision.outcome, decision.reason) == (outcome, reason)
-    assert decision.detail["missing"] == missing
+    assert decision.detail.get("missing", 0) == missing
 
 
 def test_cases_that_never_ran_count_against_the_rules() -> None:
@@ -357,9 +357,27 @@ def test_no_missing_pair_leaves_the_comparison_as_it_was() -> None:
     pairs = [(1.0, 1.0)] * 13
     cand = [result(f"c{i}", summary(c)) for i, (c, _) in enumerate(pairs)]
     base = [result(f"c{i}", summary(b)) for i, (_, b) in enumerate(pairs)]
-    diff = compare(cand, base)["metrics"][0]["difference"]
-    assert (diff["lower"], diff["upper"]) == (diff["observed_lower"], diff["observed_upper"])
+    body = compare(cand, base)
+    diff = body["metrics"][0]["difference"]
+    assert "observed_lower" not in diff and "observed_upper" not in diff
     assert diff["lower"] == pytest.approx(-0.33523, abs=1e-5)  # statistics.md C: ±33.523
+    # The decision keeps the shape older comparisons recorded, so they still verify.
+    assert set(body["decisions"][0]["detail"]) == {
+        "lower",
+        "upper",
+        "level",
+        "method",
+        "paired",
+        "b",
+        "c",
+        "planning",
+    }
+
+
+def test_a_decision_with_nothing_missing_keeps_its_old_shape() -> None:
+    (decision,) = decide_policy(policy(FLOOR), {"answer_correct": tally(200, 0, 0)})
+    assert set(decision.detail) == {"lower", "upper", "level", "method"}
+    assert decision.detail["lower"] == pytest.approx(exact(200, 200)[0])
 
 
 # ------------------------------------------------------------------ judge correction

@@ -178,12 +178,9 @@ def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> Judg
                 ("specificity", calibration.specificity),
             ):
                 missing = len(calibration.missing)  # unanswered examples count against it
-                detail[name] = {
-                    "k": rate.k,
-                    "n": rate.n,
-                    "lower": rate.lower_at(level, missing),
-                    "missing": missing,
-                }
+                detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level, missing)}
+                if missing:
+                    detail[name]["missing"] = missing
         return JudgeStanding(outcome, reason, detail)
 
     return check
