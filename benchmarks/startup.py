@@ -1,4 +1,4 @@
-"""Start-up time of `oloproof --help` and `oloproof inspect`, beside a bare interpreter.
+"""Start-up time of `oloproof --help`, `runs` and `inspect`, beside a bare interpreter.
 
     python -P benchmarks/startup.py [REPEATS]
 
@@ -38,6 +38,7 @@ def main() -> None:
         print(f"python -c pass: {bare:.3f} s")
         for label, args in (
             ("oloproof --help", ["--help"]),
+            ("oloproof runs", ["runs"]),
             ("oloproof inspect ADDRESS", ["inspect", address[:15]]),
         ):
             took = median_seconds([sys.executable, "-m", "oloproof", *args], root, repeats)

@@ -10,11 +10,18 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
 3. Each metric both runs have gets the paired betting interval of statistics.md C; a metric
    only one run has is listed as not compared. Nothing is ever compared silently.
+3a. Missing counts against the candidate: the interval the row shows and the rules decide on
+   has, for its lower bound, every missing pair at its worst for the candidate (an unknown
+   candidate value 0, an unknown baseline value 1) and, for its upper bound, at its best
+   (candidate 1, baseline 0); a value one run did observe is kept (except for a changed input,
+   where neither side is the case's). The paired-only interval is kept beside it. A rule whose
+   outcome the missing pairs changed says ``missing_cases_decide``.
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
    never gated.
 5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
    on the unrounded interval; an undecided non-inferiority rule on a pass/fail metric carries the
-   planning projection of statistics.md D when there are discordant pairs.
+   planning projection of statistics.md D when there are discordant pairs and no missing pair
+   (more paired cases cannot answer the missing ones).
 6. The comparison is one ``oloproof.comparison`` event whose body holds everything needed to
    print it again; this module builds and records it and returns plain data. It never prints.
 """
@@ -34,7 +41,7 @@ from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_pol
 from oloproof.errors import ConfigError
 from oloproof.metrics import case_results, slice_value
 from oloproof.policy import RuleDecision, gate
-from oloproof.results import Interval
+from oloproof.results import MISSING_DECIDES, Interval
 from oloproof.runner import StoredRun, load_run
 from oloproof.stats import (
     PLANNING_LIMIT,
@@ -216,14 +223,19 @@ def _evaluator_specs(run_body: Mapping[str, Any]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------- pairing
 
 
+_Body = Mapping[str, Any]
+
+
 @dataclass
 class _Pairing:
-    """Paired cases (id, candidate body, baseline body) and the ids of every unpaired case."""
+    """Paired cases (id, candidate body, baseline body), the ids of every unpaired case, and
+    each unpaired case's (reason, candidate body or None, baseline body or None)."""
 
-    paired: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = field(default_factory=list)
+    paired: list[tuple[str, _Body, _Body]] = field(default_factory=list)
     unpaired: dict[str, list[str]] = field(
         default_factory=lambda: {r: [] for r in UNPAIRED_REASONS}
     )
+    unpaired_bodies: list[tuple[str, _Body | None, _Body | None]] = field(default_factory=list)
 
     @property
     def unpaired_counts(self) -> Counter[str]:
@@ -239,15 +251,16 @@ def _pair(
     pairing = _Pairing()
     for case_id, c in cand.items():
         b = base.get(case_id)
-        if b is None:
-            pairing.unpaired["only_in_candidate"].append(case_id)
-            continue
-        reason = _unpaired_reason(c, b)
+        reason = "only_in_candidate" if b is None else _unpaired_reason(c, b)
         if reason is None:
-            pairing.paired.append((case_id, c, b))
+            pairing.paired.append((case_id, c, base[case_id]))
         else:
             pairing.unpaired[reason].append(case_id)
-    pairing.unpaired["only_in_baseline"] = [i for i in base if i not in cand]
+            pairing.unpaired_bodies.append((reason, c, b))
+    for case_id, b in base.items():
+        if case_id not in cand:
+            pairing.unpaired["only_in_baseline"].append(case_id)
+            pairing.unpaired_bodies.append(("only_in_baseline", None, b))
     return pairing
 
 
@@ -264,31 +277,64 @@ def _unpaired_reason(cand: Mapping[str, Any], base: Mapping[str, Any]) -> str | 
     return None
 
 
+_Known = tuple[float | None, float | None]
+
+
 @dataclass
 class _MetricPairs:
-    """One metric's observed pairs (case id, candidate value, baseline value) and the rest."""
+    """One metric's observed pairs (case id, candidate value, baseline value) and the rest.
+
+    ``unknown`` has one (candidate value, baseline value) per missing pair, None where that
+    side is unknown: what the worst and best cases of the bounded interval fill in.
+    """
 
     metric: str
     values: list[tuple[str, float, float]] = field(default_factory=list)
     missing: Counter[str] = field(default_factory=Counter)
     excluded: Counter[str] = field(default_factory=Counter)
+    unknown: list[_Known] = field(default_factory=list)
 
 
 def _collect(metric: str, pairing: _Pairing) -> _MetricPairs:
     out = _MetricPairs(metric, missing=pairing.unpaired_counts)
+    for reason, cand_body, base_body in pairing.unpaired_bodies:
+        if reason == "input_differs":  # neither run ran the other's input: both unknown
+            out.unknown.append((None, None))
+        else:
+            out.unknown.append((_known(cand_body, metric), _known(base_body, metric)))
     for case_id, cand, base in pairing.paired:
         cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
         if cv is None or bv is None:
             out.missing["no_verdict"] += 1
+            out.unknown.append((_known(cand, metric), _known(base, metric)))
         elif cv["s"] == "missing" or bv["s"] == "missing":
             source = cv if cv["s"] == "missing" else bv
             out.missing[source.get("r", "missing")] += 1
+            out.unknown.append((_known(cand, metric), _known(base, metric)))
         elif cv["s"] == "excluded" or bv["s"] == "excluded":
             source = cv if cv["s"] == "excluded" else bv
             out.excluded[source.get("r", "excluded")] += 1
         else:
             out.values.append((case_id, _number(cv), _number(bv)))
     return out
+
+
+def _known(body: _Body | None, metric: str) -> float | None:
+    """The observed value of ``metric`` in one run's case result, None when not observed."""
+    summary = body["verdicts"].get(metric) if body is not None else None
+    if summary is None or summary["s"] not in ("pass", "fail", "value"):
+        return None
+    return _number(summary)
+
+
+def _worst(unknown: Sequence[_Known]) -> list[tuple[float, float]]:
+    """Missing pairs at their worst for the candidate: unknown candidate 0, baseline 1."""
+    return [(0.0 if c is None else c, 1.0 if b is None else b) for c, b in unknown]
+
+
+def _best(unknown: Sequence[_Known]) -> list[tuple[float, float]]:
+    """Missing pairs at their best for the candidate: unknown candidate 1, baseline 0."""
+    return [(1.0 if c is None else c, 0.0 if b is None else b) for c, b in unknown]
 
 
 def _number(summary: Mapping[str, Any]) -> float:
@@ -331,6 +377,22 @@ def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str,
     }
 
 
+def _bounded(pairs: _MetricPairs, level: float) -> dict[str, Any] | None:
+    """The difference with the missing pairs counted against the candidate (3a), or None
+    without a paired case. ``lower``/``upper`` are the bounded interval; with missing pairs,
+    ``observed_lower``/``observed_upper`` are the paired-only one (without, the two are one and
+    the row keeps the shape older comparisons have); estimate, b and c are the paired cases'."""
+    values = [(x, y) for _, x, y in pairs.values]
+    if not values:
+        return None
+    out = _difference(values, level)
+    if pairs.unknown:
+        out["observed_lower"], out["observed_upper"] = out["lower"], out["upper"]
+        out["lower"] = _difference(values + _worst(pairs.unknown), level)["lower"]
+        out["upper"] = _difference(values + _best(pairs.unknown), level)["upper"]
+    return out
+
+
 def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict[str, Any]:
     values = [(x, y) for _, x, y in pairs.values]
     return {
@@ -341,7 +403,7 @@ def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict
         "missing_reasons": dict(sorted(pairs.missing.items())),
         "excluded_reasons": dict(sorted(pairs.excluded.items())),
         "same_evaluator": same_evaluator,
-        "difference": _difference(values, level) if values else None,
+        "difference": _bounded(pairs, level),
     }
 
 
@@ -412,24 +474,36 @@ def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) ->
     test, margin = rule.test
     if pairs is None:
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "metric_not_compared")
-    values = [(x, y) for _, x, y in pairs.values]
-    if not values:
+    diff = _bounded(pairs, level)
+    if diff is None:
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_paired_cases")
-    diff = _difference(values, level)
     interval = Interval(diff["lower"], diff["upper"], level, diff["method"])
     outcome, reason = _DECIDERS[test](interval, margin)
+    missing = len(pairs.unknown)
     detail: dict[str, Any] = {
         "lower": diff["lower"],
         "upper": diff["upper"],
         "level": level,
         "method": diff["method"],
-        "paired": len(values),
+        "paired": len(pairs.values),
         "b": diff["b"],
         "c": diff["c"],
         "planning": None,
     }
-    if test == "non_inferiority" and outcome == "INSUFFICIENT_EVIDENCE" and diff["binary"]:
-        detail["planning"] = _planning(len(values), diff["b"], diff["c"], margin, level)
+    if missing:
+        detail["missing"] = missing
+        observed = Interval(diff["observed_lower"], diff["observed_upper"], level, diff["method"])
+        seen, seen_reason = _DECIDERS[test](observed, margin)
+        detail["observed_only"] = {
+            "lower": observed.lower,
+            "upper": observed.upper,
+            "outcome": seen,
+            "reason": seen_reason,
+        }
+        if seen != outcome:
+            reason = MISSING_DECIDES
+    elif test == "non_inferiority" and outcome == "INSUFFICIENT_EVIDENCE" and diff["binary"]:
+        detail["planning"] = _planning(len(pairs.values), diff["b"], diff["c"], margin, level)
     return RuleDecision(rule.id, rule.metric, outcome, reason, detail)
 
 

@@ -7,6 +7,13 @@ values, not with the number of cases.
 A pass/fail metric is a proportion (k passes of n observed, Clopper-Pearson). A graded metric
 is a mean (betting interval), except that one whose observed values are all exactly 0 or 1 is
 reported as a proportion: for binary data the exact binomial interval is the right one.
+
+A case that should have been judged and was not (the case errored or timed out, the judge gave
+no verdict, the case never ran) is *missing*. It never leaves the evidence quietly:
+``bounded_interval`` counts every missing case as failing for the lower bound and as passing for
+the upper bound (``oloproof.stats.bounded_proportion`` / ``bounded_mean_counts``), and that is
+the interval rules decide on. A case result without a verdict for a criterion counts as missing
+(``no_verdict``) for it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,12 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof.results import Interval, MetricKind
-from oloproof.stats import betting_interval_counts, clopper_pearson
+from oloproof.stats import (
+    betting_interval_counts,
+    bounded_mean_counts,
+    bounded_proportion,
+    clopper_pearson,
+)
 
 
 @dataclass
@@ -88,10 +100,32 @@ class MetricTally:
             return None
         if self.is_proportion if proportion is None else proportion:
             return clopper_pearson(self.successes, n, level)
+        return betting_interval_counts(self._value_counts(), level)
+
+    def bounded_interval(
+        self, level: float, *, proportion: bool | None = None, not_run: int = 0
+    ) -> Interval | None:
+        """The interval with every missing case counted against it (see the module docstring).
+
+        ``not_run`` adds cases of the run that never ran (an interrupted run) to the missing
+        ones. With nothing missing it equals ``interval``; None when nothing was observed.
+        """
+        n = self.observed
+        if n == 0:
+            return None
+        missing = self.n_missing + not_run
+        if self.is_proportion if proportion is None else proportion:
+            return bounded_proportion(self.successes, n, missing, level)
+        return bounded_mean_counts(self._value_counts(), missing, level)
+
+    def _value_counts(self) -> Counter[float]:
         counts = Counter(self.values)
         counts[1.0] += self.passed
         counts[0.0] += self.failed
-        return betting_interval_counts(counts, level)
+        return counts
+
+
+_NO_VERDICT: Mapping[str, Any] = {"s": "missing", "r": "no_verdict"}
 
 
 @dataclass
@@ -104,6 +138,8 @@ class RunTally:
     slice_tallies: dict[tuple[str, str], dict[str, MetricTally]] = field(default_factory=dict)
     cases: int = 0
     errored: int = 0
+    errored_cases: list[tuple[int, str, str]] = field(default_factory=list)
+    """(line, case id, execution address) of each errored case, to say why they errored."""
 
     def __post_init__(self) -> None:
         for criterion, kind in self.criteria.items():
@@ -113,20 +149,20 @@ class RunTally:
         self.cases += 1
         if body["status"] == "errored":
             self.errored += 1
+            self.errored_cases.append(
+                (int(body.get("line", 0)), body["case_id"], body["execution"])
+            )
         verdicts: Mapping[str, Any] = body["verdicts"]
-        for criterion, summary in verdicts.items():
-            tally = self.metrics.get(criterion)
-            if tally is not None:
-                tally.add(summary)
+        for criterion, tally in self.metrics.items():
+            tally.add(verdicts.get(criterion, _NO_VERDICT))
         for name in self.slices:
             key = (name, slice_value(name, body))
             per_metric = self.slice_tallies.get(key)
             if per_metric is None:
                 per_metric = {c: MetricTally(c, k) for c, k in self.criteria.items()}
                 self.slice_tallies[key] = per_metric
-            for criterion, summary in verdicts.items():
-                if criterion in per_metric:
-                    per_metric[criterion].add(summary)
+            for criterion, tally in per_metric.items():
+                tally.add(verdicts.get(criterion, _NO_VERDICT))
 
 
 def slice_value(name: str, body: Mapping[str, Any]) -> str:

@@ -1,4 +1,9 @@
-"""Release rules decided on a run's metrics, and the gate they add up to (statistics.md E)."""
+"""Release rules decided on a run's metrics, and the gate they add up to (statistics.md E).
+
+Missing cases count against every rule (docs/gates.md, "Missing cases count against the
+release"): a rule is decided as if each missing case had come out the way that makes the rule
+hardest to pass, and a rule that the missing cases decided says so (``missing_cases_decide``).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from typing import Any
 
 from oloproof.config import Policy, Rule
 from oloproof.metrics import MetricTally
-from oloproof.results import DecisionOutcome
+from oloproof.results import MISSING_DECIDES, DecisionOutcome, Interval
 from oloproof.stats import decide_max, decide_min
 
 # Exit codes shared by every command that gates.
@@ -70,7 +75,12 @@ class Gate:
 
 
 def decide_rule(
-    rule: Rule, tally: MetricTally | None, level: float, judge_check: JudgeCheck | None = None
+    rule: Rule,
+    tally: MetricTally | None,
+    level: float,
+    judge_check: JudgeCheck | None = None,
+    *,
+    not_run: int = 0,
 ) -> RuleDecision:
     """Decide one rule. A metric with no observed cases is never a PASS.
 
@@ -78,6 +88,12 @@ def decide_rule(
     at all: before the rule looks at the metric, the judge needs a calibration that clears the
     rule's ``judge`` minimums (else the rule is ``MANUAL_REVIEW``). The judge's standing is
     kept in the decision's ``detail["judge"]``.
+
+    Missing cases (the tally's, plus ``not_run`` cases of the run that never ran) count
+    against the rule: it is decided on the interval that counts each as failing for its lower
+    bound and as passing for its upper bound, or for ``observed_count`` on failures + missing.
+    When that outcome differs from the one the observed cases alone give, the reason is
+    ``missing_cases_decide`` and ``detail["observed_only"]`` records the observed-only outcome.
     """
     standing = judge_check(rule) if judge_check is not None else None
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
@@ -88,36 +104,66 @@ def decide_rule(
         return RuleDecision(
             rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_observed_cases", judged
         )
+    missing = tally.n_missing + not_run
     if rule.kind == "observed_count":
-        limit = rule.max_failures if rule.max_failures is not None else 0
-        failures = tally.failures
-        detail: dict[str, Any] = {
-            "failures": failures,
-            "observed": tally.observed,
-            "max_failures": limit,
-            **judged,
-        }
-        if failures <= limit:
-            return RuleDecision(
-                rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail
-            )
-        return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
-    interval = tally.interval(level)
-    assert interval is not None  # observed > 0
-    detail = {
-        "lower": interval.lower,
-        "upper": interval.upper,
+        return _decide_count(rule, tally, missing, judged)
+    observed_iv = tally.interval(level)
+    bounded_iv = tally.bounded_interval(level, not_run=not_run)
+    assert observed_iv is not None and bounded_iv is not None  # observed > 0
+    outcome, reason = _decide_interval(rule, bounded_iv)
+    detail: dict[str, Any] = {
+        "lower": bounded_iv.lower,
+        "upper": bounded_iv.upper,
         "level": level,
-        "method": interval.method,
+        "method": bounded_iv.method,
         **judged,
     }
+    if missing:
+        # Only then: a decision with nothing missing keeps the shape it always had, so the
+        # decisions of older ledgers still re-derive equal under `verify`.
+        detail["missing"] = missing
+        seen, seen_reason = _decide_interval(rule, observed_iv)
+        detail["observed_only"] = {
+            "lower": observed_iv.lower,
+            "upper": observed_iv.upper,
+            "outcome": seen,
+            "reason": seen_reason,
+        }
+        if seen != outcome:
+            reason = MISSING_DECIDES
+    return RuleDecision(rule.id, rule.metric, outcome, reason, detail)  # type: ignore[arg-type]
+
+
+def _decide_interval(rule: Rule, interval: Interval) -> tuple[str, str]:
     outcomes: list[tuple[str, str]] = []
     if rule.min is not None:
         outcomes.append(decide_min(interval, rule.min))
     if rule.max is not None:
         outcomes.append(decide_max(interval, rule.max))
-    outcome, reason = _combine(outcomes)
-    return RuleDecision(rule.id, rule.metric, outcome, reason, detail)  # type: ignore[arg-type]
+    return _combine(outcomes)
+
+
+def _decide_count(
+    rule: Rule, tally: MetricTally, missing: int, judged: dict[str, Any]
+) -> RuleDecision:
+    """``max_failures: k``: PASS only when failures + missing <= k (each missing case may hide a
+    failure), FAIL when the observed failures alone exceed k, else INSUFFICIENT_EVIDENCE."""
+    limit = rule.max_failures if rule.max_failures is not None else 0
+    failures = tally.failures
+    detail: dict[str, Any] = {
+        "failures": failures,
+        "observed": tally.observed,
+        "max_failures": limit,
+        **judged,
+    }
+    if missing:
+        detail["missing"] = missing
+    if failures > limit:
+        return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
+    if failures + missing <= limit:
+        return RuleDecision(rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail)
+    detail["observed_only"] = {"outcome": "PASS", "reason": "observed_failures_within_limit"}
+    return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", MISSING_DECIDES, detail)
 
 
 def _combine(outcomes: Sequence[tuple[str, str]]) -> tuple[str, str]:
@@ -132,10 +178,17 @@ def decide_policy(
     policy: Policy,
     metrics: Mapping[str, MetricTally],
     judge_check: JudgeCheck | None = None,
+    *,
+    not_run: int = 0,
 ) -> list[RuleDecision]:
-    """Every rule of ``policy`` decided on ``metrics``, in the policy's order."""
+    """Every rule of ``policy`` decided on ``metrics``, in the policy's order.
+
+    ``not_run``: planned cases of the run that never ran; they count as missing for every rule.
+    """
     return [
-        decide_rule(rule, metrics.get(rule.metric), policy.confidence_level, judge_check)
+        decide_rule(
+            rule, metrics.get(rule.metric), policy.confidence_level, judge_check, not_run=not_run
+        )
         for rule in policy.rules
     ]
 

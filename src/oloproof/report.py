@@ -3,11 +3,16 @@
 Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
 
     DECIDED      a policy was applied and the gate decided
+    UNDECIDED    the run has a policy but no decision: it stopped on bad input, or ended
+                 before a decision was written; no gate is shown
     NO_POLICY    the run has no policy: metrics only, exit 0
     COMPLETE     every case ran and none errored
     PARTIAL      every case ran, but some errored (their judgments are missing)
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
-    STOPPED      a malformed artifact stopped the run; fix the system and run again
+    STOPPED      bad input (a malformed artifact) stopped the run; fix it and run again
+
+Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
+interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored.
 """
 
 from __future__ import annotations
@@ -19,14 +24,32 @@ from typing import TYPE_CHECKING, Any
 from oloproof.metrics import MetricTally, RunTally
 
 if TYPE_CHECKING:
+    from ledger import Ledger
     from oloproof.calibration import Calibration
 
 DEFAULT_LEVEL = 0.95
 
+EXIT_STOPPED = 2
+"""What ``oloproof run`` exited with for a run that bad input stopped."""
+EXIT_UNDECIDED = 3
+"""A run with a policy and no decision blocks: nothing shows the release is safe."""
+
+NOT_RUN = "not_run"
+"""The missing reason of planned cases that never ran (an interrupted run)."""
+
+_MESSAGE_LIMIT = 200  # characters of an error's first line that group errors together
+
 
 @dataclass(frozen=True)
 class MetricRow:
-    """One metric's estimate, interval and evidence counts."""
+    """One metric's estimate, interval and evidence counts.
+
+    ``estimate`` is over the observed cases. ``lower``/``upper`` is the interval rules decide
+    on: every missing case counted as failing for the lower bound and as passing for the upper
+    (the plain interval when nothing is missing). ``observed_lower``/``observed_upper`` is the
+    interval of the observed cases alone. ``missing`` includes planned cases that never ran
+    (reason ``not_run``).
+    """
 
     criterion: str
     proportion: bool
@@ -39,6 +62,19 @@ class MetricRow:
     excluded: int
     excluded_reasons: dict[str, int] = field(default_factory=dict)
     missing_reasons: dict[str, int] = field(default_factory=dict)
+    observed_lower: float | None = None
+    observed_upper: float | None = None
+
+
+@dataclass(frozen=True)
+class ErrorGroup:
+    """Cases that errored the same way: error type, first line of the message, how many, and
+    the first of them in the dataset's order."""
+
+    type: str
+    message: str
+    count: int
+    first: str
 
 
 @dataclass(frozen=True)
@@ -79,6 +115,7 @@ class CorrectedRow:
     calibration: str
     sensitivity: list[int]
     specificity: list[int]
+    missing: int = 0
 
 
 @dataclass(frozen=True)
@@ -128,6 +165,7 @@ class RunReport:
     level: float
     corrected: list[CorrectedRow] = field(default_factory=list)
     judges: list[JudgeUsageRow] = field(default_factory=list)
+    errors: list[ErrorGroup] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,32 +177,78 @@ def metric_row(
     *,
     with_interval: bool = True,
     proportion: bool | None = None,
+    not_run: int = 0,
 ) -> MetricRow:
-    """One metric's row; ``proportion`` fixes how it is shown (a slice follows its run)."""
+    """One metric's row; ``proportion`` fixes how it is shown (a slice follows its run).
+
+    ``not_run`` planned cases that never ran count as missing, with reason ``not_run``.
+    """
     as_proportion = tally.is_proportion if proportion is None else proportion
-    interval = tally.interval(level, proportion=as_proportion) if with_interval else None
+    observed = tally.interval(level, proportion=as_proportion) if with_interval else None
+    bounded = (
+        tally.bounded_interval(level, proportion=as_proportion, not_run=not_run)
+        if with_interval
+        else None
+    )
+    reasons = dict(tally.missing)
+    if not_run:
+        reasons[NOT_RUN] = reasons.get(NOT_RUN, 0) + not_run
     return MetricRow(
         criterion=tally.criterion,
         proportion=as_proportion,
         estimate=tally.estimate,
-        lower=interval.lower if interval else None,
-        upper=interval.upper if interval else None,
+        lower=bounded.lower if bounded else None,
+        upper=bounded.upper if bounded else None,
         successes=tally.successes,
         observed=tally.observed,
-        missing=tally.n_missing,
+        missing=tally.n_missing + not_run,
         excluded=tally.n_excluded,
         excluded_reasons=dict(sorted(tally.excluded.items())),
-        missing_reasons=dict(sorted(tally.missing.items())),
+        missing_reasons=dict(sorted(reasons.items())),
+        observed_lower=observed.lower if observed else None,
+        observed_upper=observed.upper if observed else None,
     )
 
 
+def not_run(run_body: Mapping[str, Any], tally: RunTally) -> int:
+    """Planned cases of the run with no case result (an interrupted run): missing for all."""
+    planned = int(run_body.get("planned_cases", run_body["dataset"]["cases"]))
+    return max(0, planned - tally.cases)
+
+
+def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> list[ErrorGroup]:
+    """Why cases errored: (line, case id, execution address) grouped by error type and the
+    first line of its message, most common first (then by the first case's line)."""
+    groups: dict[tuple[str, str], list[Any]] = {}
+    from ledger import LedgerError
+
+    for line, case_id, execution in sorted(errored):
+        try:
+            error = ledger.get(execution).body.get("error") or {}
+        except LedgerError:  # `verify` names a damaged event; the report still says it errored
+            error = {"type": "error", "message": "its execution record cannot be read"}
+        message = str(error.get("message", "")).strip().splitlines()
+        key = (str(error.get("type", "error")), message[0][:_MESSAGE_LIMIT] if message else "")
+        entry = groups.setdefault(key, [0, case_id, line])
+        entry[0] += 1
+    ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[1][2]))
+    return [ErrorGroup(t, m, count, first) for (t, m), (count, first, _) in ordered]
+
+
 def corrected_row(
-    tally: MetricTally, calibration: Calibration, address: str, level: float
+    tally: MetricTally, calibration: Calibration, address: str, level: float, *, not_run: int = 0
 ) -> CorrectedRow:
-    """``tally`` (a judge's pass/fail metric) corrected with ``calibration`` (at ``address``)."""
+    """``tally`` (a judge's pass/fail metric) corrected with ``calibration`` (at ``address``).
+
+    Its missing cases (and ``not_run`` ones) count against the interval as they do for the
+    metric itself (``corrected_rate``'s ``missing``).
+    """
     from oloproof.calibration import corrected_rate
 
-    estimate, interval = corrected_rate(tally.successes, tally.observed, calibration, level)
+    missing = tally.n_missing + not_run
+    estimate, interval = corrected_rate(
+        tally.successes, tally.observed, calibration, level, missing=missing
+    )
     se, sp = calibration.sensitivity, calibration.specificity
     return CorrectedRow(
         criterion=tally.criterion,
@@ -178,6 +262,7 @@ def corrected_row(
         calibration=address,
         sensitivity=[se.k, se.n],
         specificity=[sp.k, sp.n],
+        missing=missing,
     )
 
 
@@ -224,12 +309,17 @@ def build_run_report(
     end: Mapping[str, Any] | None,
     decision: Mapping[str, Any] | None,
     corrected: Sequence[CorrectedRow] = (),
+    errors: Sequence[ErrorGroup] = (),
 ) -> RunReport:
     """Assemble a run's report from its run event, tally, latest run_end and decision.
 
     ``corrected`` are the judge metrics corrected with their judges' calibrations (the caller
-    finds those in the ledger; see ``corrected_row``).
+    finds those in the ledger; see ``corrected_row``); ``errors`` says why cases errored
+    (``error_groups``). A stopped run shows no decision, even one an older version recorded.
     """
+    state = execution_state(end, tally)
+    if state == "STOPPED":
+        decision = None
     policy = run_body.get("policy")
     level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
     support = int(run_body["min_slice_support"])
@@ -255,6 +345,7 @@ def build_run_report(
         for r in (decision["rules"] if decision else [])
     ]
     gate = decision["gate"] if decision else None
+    decision_state, exit_code = _decision_state(gate, policy, state)
     cache: Mapping[str, Any] = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )
@@ -263,12 +354,14 @@ def build_run_report(
         run_id=run_body["run_id"],
         address=address,
         system=dict(run_body["system"]),
-        decision_state="DECIDED" if gate is not None else "NO_POLICY",
-        execution_state=execution_state(end, tally),
+        decision_state=decision_state,
+        execution_state=state,
         gate_label=("BLOCK" if gate["blocked"] else "PASS") if gate else None,
-        exit_code=int(gate["exit_code"]) if gate else 0,
+        exit_code=exit_code,
         rules=rules,
-        metrics=[metric_row(t, level) for t in tally.metrics.values()],
+        metrics=[
+            metric_row(t, level, not_run=not_run(run_body, tally)) for t in tally.metrics.values()
+        ],
         slices=slices,
         min_slice_support=support,
         cache={"execution": list(cache["execution"]), "judgment": list(cache["judgment"])},
@@ -284,4 +377,18 @@ def build_run_report(
         level=level,
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
+        errors=list(errors),
     )
+
+
+def _decision_state(
+    gate: Mapping[str, Any] | None, policy: Mapping[str, Any] | None, state: str
+) -> tuple[str, int]:
+    """DECIDED, NO_POLICY or UNDECIDED, and the exit code that goes with it."""
+    if gate is not None:
+        return "DECIDED", int(gate["exit_code"])
+    if state == "STOPPED":
+        return ("UNDECIDED" if policy else "NO_POLICY"), EXIT_STOPPED
+    if policy:
+        return "UNDECIDED", EXIT_UNDECIDED
+    return "NO_POLICY", 0

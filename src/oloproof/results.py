@@ -9,6 +9,10 @@ Status = Literal["pass", "fail", "value", "excluded", "missing"]
 MetricKind = Literal["pass_fail", "mean"]
 DecisionOutcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 
+MISSING_DECIDES = "missing_cases_decide"
+"""The reason of a rule whose outcome its missing cases changed: counted against it, it is
+decided otherwise than on the observed cases alone (its detail's ``observed_only`` says how)."""
+
 
 @dataclass(frozen=True)
 class Verdict:

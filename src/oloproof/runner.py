@@ -24,6 +24,7 @@ from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
+from oloproof.latest import FINISHED, LATEST, resolve_latest
 from oloproof.metrics import RunTally, case_results, criteria_of, tally_run
 from oloproof.metrics import replay as replay_tally
 from oloproof.policy import decide_policy, gate
@@ -33,6 +34,8 @@ from oloproof.report import (
     RunReport,
     build_run_report,
     corrected_row,
+    error_groups,
+    not_run,
 )
 from oloproof.store import load_event
 from oloproof.systems import build_system
@@ -230,8 +233,6 @@ async def execute_run(
         with ledger.batch():
             run_address = ledger.put(run_event)
             ledger.set_ref(run_id, run_address, expected=None)
-            if parent is None:
-                ledger.set_ref("latest", run_address)
         done: list[Mapping[str, Any]] = []
         prior = CacheCounts()
         prior_usage: Mapping[str, Any] = {}
@@ -284,8 +285,7 @@ async def execute_run(
             ledger, run_id, run_address, body, tally, total, state, reason, meter.totals()
         )
     # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
-    corrected = _corrected_rows(ledger, body, tally, decision)
-    report = build_run_report(body, run_address, tally, end, decision, corrected=corrected)
+    report = _report(ledger, body, run_address, tally, end, decision)
     return RunOutcome(run_id, run_address, report)
 
 
@@ -344,8 +344,11 @@ def _finish(
     decision: dict[str, Any] | None = None
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
+        if state == FINISHED and not body.get("parent"):
+            ledger.set_ref(LATEST, run_address)  # only a finished top-level run is `latest`
         policy = body.get("policy")
-        if policy is not None:
+        # A run stopped by bad input is not decided: its cases say nothing about the release.
+        if policy is not None and state != "stopped":
             decision = decide_run(body, tally, ledger)
             refs = [run_address, end_address, *_calibrations_relied_on(decision)]
             ledger.put(ev.make(ev.DECISION, decision, refs))
@@ -363,7 +366,8 @@ def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> 
     policy = Policy.model_validate(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
     check = judge_check(ledger, specs, policy.confidence_level)
-    decisions = decide_policy(policy, tally.metrics, check)
+    # Planned cases that never ran (an interrupted run) count as missing for every rule.
+    decisions = decide_policy(policy, tally.metrics, check, not_run=not_run(run_body, tally))
     outcome = gate(decisions, policy.block_on)
     return {
         "run_id": run_body["run_id"],
@@ -400,24 +404,36 @@ class StoredRun:
 
 
 def load_run(ledger: Ledger, text: str) -> StoredRun:
-    """The run named by an id, a ref or an address of its run event."""
+    """The run named by an id, a ref or an address of its run event.
+
+    ``latest`` is the newest top-level run that finished (``oloproof.latest``).
+    """
+    if text == LATEST:
+        text = resolve_latest(ledger)
     address, event = load_event(ledger, text, ev.RUN, "a run")
     return StoredRun(event.body["run_id"], address, event.body)
 
 
 def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
-    """The run's report, re-derived from the ledger alone."""
+    """The report of the run named by ``run_id`` (an id, a ref or an address), from the ledger."""
     run = load_run(ledger, run_id)
-    tally = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
-    decision = latest_meta(ledger, run_id, ev.DECISION)
-    return build_run_report(
-        run.body,
-        run.address,
-        tally,
-        latest_meta(ledger, run_id, ev.RUN_END),
-        decision,
-        corrected=_corrected_rows(ledger, run.body, tally, decision),
-    )
+    tally = tally_run(ledger, run.run_id, criteria_of(run.body), list(run.body["slices"]))
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    decision = latest_meta(ledger, run.run_id, ev.DECISION)
+    return _report(ledger, run.body, run.address, tally, end, decision)
+
+
+def _report(
+    ledger: Ledger,
+    body: Mapping[str, Any],
+    address: str,
+    tally: RunTally,
+    end: Mapping[str, Any] | None,
+    decision: Mapping[str, Any] | None,
+) -> RunReport:
+    corrected = _corrected_rows(ledger, body, tally, decision)
+    errors = error_groups(ledger, tally.errored_cases)
+    return build_run_report(body, address, tally, end, decision, corrected=corrected, errors=errors)
 
 
 def _corrected_rows(
@@ -449,7 +465,9 @@ def _corrected_rows(
         chosen = (address, found) if address is not None and found is not None else None
         chosen = chosen or find_calibration(ledger, identity)
         if chosen is not None:
-            rows.append(corrected_row(metric, chosen[1], chosen[0], level))
+            rows.append(
+                corrected_row(metric, chosen[1], chosen[0], level, not_run=not_run(run_body, tally))
+            )
     return rows
 
 

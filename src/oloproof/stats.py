@@ -13,6 +13,12 @@ Every printed interval comes from one of three methods (see ``docs/statistics.md
 observed discordance held, and the ``decide_*`` functions turn an interval into
 ``PASS``/``FAIL``/``INSUFFICIENT_EVIDENCE`` with a reason code.
 
+Missing cases (errored, timed out, not run, no verdict) count against every decision:
+:func:`bounded_proportion` and :func:`bounded_mean_counts` widen an interval to hold whatever
+the missing cases would have been, by counting each as a fail (0) for the lower bound and as a
+pass (1) for the upper. Both bounds are monotone in every value, so the result is exactly the
+union of the intervals of all possible completions; with nothing missing it is the plain one.
+
 All intervals are at ``level`` (default 0.95, alpha = 1 - level) and are returned as
 :class:`~oloproof.results.Interval` with ``method`` set to one of :data:`CLOPPER_PEARSON`,
 :data:`BETTING` or :data:`PAIRED_BETTING`. Differences are in fraction units (0.05 is five
@@ -45,6 +51,9 @@ __all__ = [
     "PLANNING_LIMIT",
     "Outcome",
     "betting_interval",
+    "betting_interval_counts",
+    "bounded_mean_counts",
+    "bounded_proportion",
     "clopper_pearson",
     "decide_equivalence",
     "decide_max",
@@ -261,6 +270,54 @@ def betting_interval_counts(counts: Mapping[float, int], level: float = 0.95) ->
     values = _unit_array([v for v, _ in kept], "values")
     weights = np.array([float(c) for _, c in kept], dtype=np.float64)
     lower, upper = _betting_bounds(values, weights, level)
+    return Interval(lower, upper, level, BETTING)
+
+
+def _check_missing(missing: int) -> int:
+    return _count(missing, "missing")
+
+
+def bounded_proportion(k: int, n: int, missing: int, level: float = 0.95) -> Interval:
+    """Clopper-Pearson for ``k`` passes of ``n`` observed, with ``missing`` cases unknown.
+
+    Every missing case counts as a fail for the lower bound and as a pass for the upper::
+
+        L = Clopper-Pearson lower of k       of n + missing
+        U = Clopper-Pearson upper of k + missing of n + missing
+
+    The lower bound rises with k and the upper bound too, so [L, U] is the union of the
+    intervals of every way the missing cases could have come out: it holds the rate the run
+    would show with every case answered, whatever made them missing. With ``missing`` 0 it is
+    :func:`clopper_pearson` of k of n. Raises ``ValueError`` as that does (n + missing = 0 has
+    no interval).
+    """
+    missing = _check_missing(missing)
+    if missing == 0:
+        return clopper_pearson(k, n, level)
+    total = _count(n, "n") + missing
+    lower = clopper_pearson(k, total, level).lower
+    upper = clopper_pearson(_count(k, "k") + missing, total, level).upper
+    return Interval(lower, upper, level, CLOPPER_PEARSON)
+
+
+def bounded_mean_counts(counts: Mapping[float, int], missing: int, level: float = 0.95) -> Interval:
+    """The betting interval of observed ``counts`` ({value: times}) with ``missing`` unknown.
+
+    The lower bound is that of the observed values with every missing case set to 0, the
+    upper bound that of the values with every missing case set to 1. K+ grows with each value
+    and K- falls, so each bound is monotone in every value and [L, U] is the union of the
+    intervals over every value in [0, 1] the missing cases could have had. With ``missing`` 0
+    it is :func:`betting_interval_counts` of ``counts``.
+    """
+    missing = _check_missing(missing)
+    if missing == 0:
+        return betting_interval_counts(counts, level)
+    low = {float(v): c for v, c in counts.items()}
+    high = dict(low)
+    low[0.0] = low.get(0.0, 0) + missing
+    high[1.0] = high.get(1.0, 0) + missing
+    lower = betting_interval_counts(low, level).lower
+    upper = betting_interval_counts(high, level).upper
     return Interval(lower, upper, level, BETTING)
 
 

@@ -281,6 +281,8 @@ def test_unpaired_cases_are_listed_and_counted_missing() -> None:
     assert lines[4].startswith("answer_correct: -100.0 points [")
     assert lines[4].endswith(" · 1 paired · 15 missing · 0 excluded")
     assert lines[5:] == [
+        "  the interval counts the 15 missing against the candidate (lower bound) and for it "
+        "(upper bound); the 1 paired alone give [-100.0, +97.5]",
         "  missing 1: input_differs",
         "  missing 7: only_in_baseline",
         "  missing 7: only_in_candidate",

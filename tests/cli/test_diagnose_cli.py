@@ -154,7 +154,7 @@ def blackbox(tmp_path_factory: pytest.TempPathFactory) -> Project:
 
 
 def runs(project: Project) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = json.loads(ok("runs", "--json", cwd=project.path))
+    rows: list[dict[str, Any]] = json.loads(ok("runs", "--all", "--json", cwd=project.path))
     return rows
 
 

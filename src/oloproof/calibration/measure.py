@@ -38,9 +38,13 @@ class Rate:
     def estimate(self) -> float | None:
         return self.k / self.n if self.n else None
 
-    def lower_at(self, level: float) -> float:
-        """The exact lower bound at ``level``; 0 when there is no observation."""
-        return clopper_pearson(self.k, self.n, level).lower if self.n else 0.0
+    def lower_at(self, level: float, missing: int = 0) -> float:
+        """The exact lower bound at ``level``; 0 when there is no observation.
+
+        ``missing`` examples the judge gave no verdict on count as misses: the bound is that
+        of k of n + missing (any of them could have been a disagreement).
+        """
+        return clopper_pearson(self.k, self.n + missing, level).lower if self.n else 0.0
 
     def to_body(self) -> dict[str, Any]:
         interval = self.interval
@@ -156,6 +160,10 @@ def requirement_check(
     (a rate never measured clears nothing), or when the Clopper-Pearson lower bound (at
     ``level``) of sensitivity or specificity is below its minimum; ``(None, None)`` when it
     clears. A minimum of None is no requirement on that rate.
+
+    Examples the judge gave no verdict on count against both rates (``Rate.lower_at`` with
+    ``missing``): each could have been a human pass the judge failed or a human fail it
+    passed, so a judge cannot clear a minimum by failing to answer the hard examples.
     """
     if calibration is None or (identity is not None and identity != calibration.identity):
         return "MANUAL_REVIEW", NOT_CALIBRATED
@@ -165,7 +173,7 @@ def requirement_check(
         (min_sensitivity, calibration.sensitivity),
         (min_specificity, calibration.specificity),
     ):
-        if minimum is not None and rate.lower_at(level) < minimum:
+        if minimum is not None and rate.lower_at(level, len(calibration.missing)) < minimum:
             return "MANUAL_REVIEW", BELOW_REQUIREMENT
     return None, None
 
@@ -179,6 +187,7 @@ def corrected_rate(
     calibration: Calibration,
     level: float = 0.95,
     *,
+    missing: int = 0,
     draws: int = 10_000,
     seed: int = 0,
 ) -> tuple[float | None, Interval]:
@@ -200,6 +209,13 @@ def corrected_rate(
     the upper (conservative). The Jeffreys draws never collapse at 0 or 1, so a calibration with
     no errors still carries its uncertainty. Seeded (``numpy.random.default_rng(seed)``), so the
     same inputs give the same interval; ``method`` is ``rogan-gladen-jeffreys-mc``.
+
+    ``missing`` cases of the run that the judge should have judged and did not count against
+    the interval: the lower quantile is drawn with them as judged fails (p from k of n +
+    missing), the upper with them as judged passes (k + missing of n + missing), each from the
+    same seed. Every draw of the corrected rate rises with p, and the Jeffreys posterior rises
+    with k, so that is the widest the completions of the missing cases can make it. The point
+    estimate stays the observed one. With ``missing`` 0 both draws are the same one.
     """
     import numpy as np
 
@@ -207,6 +223,8 @@ def corrected_rate(
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
     if not 0 <= observed_k <= observed_n:
         raise ValueError(f"need 0 <= k <= n, got k={observed_k}, n={observed_n}")
+    if missing < 0:
+        raise ValueError(f"missing must be >= 0, got {missing}")
     positives = calibration.true_pass + calibration.false_fail
     negatives = calibration.true_fail + calibration.false_pass
     whole = Interval(0.0, 1.0, level, CORRECTED_METHOD)
@@ -219,14 +237,30 @@ def corrected_rate(
         return None, whole
     estimate = float(min(1.0, max(0.0, (observed_k / observed_n + sp_hat - 1.0) / youden)))
 
+    total = observed_n + missing
+    alpha = 1.0 - level
+    low = _corrected_draws(observed_k, total, calibration, draws, seed)
+    lower = float(np.quantile(np.where(low[1], low[0], 0.0), alpha / 2))
+    high = (
+        low
+        if missing == 0
+        else _corrected_draws(observed_k + missing, total, calibration, draws, seed)
+    )
+    upper = float(np.quantile(np.where(high[1], high[0], 1.0), 1.0 - alpha / 2))
+    return estimate, Interval(lower, upper, level, CORRECTED_METHOD)
+
+
+def _corrected_draws(
+    k: int, n: int, calibration: Calibration, draws: int, seed: int
+) -> tuple[Any, Any]:
+    """Monte Carlo draws of the corrected rate for k judged passes of n, and which are usable."""
+    import numpy as np
+
     rng = np.random.default_rng(seed)
-    p = rng.beta(observed_k + 0.5, observed_n - observed_k + 0.5, draws)
+    p = rng.beta(k + 0.5, n - k + 0.5, draws)
     se = rng.beta(calibration.true_pass + 0.5, calibration.false_fail + 0.5, draws)
     sp = rng.beta(calibration.true_fail + 0.5, calibration.false_pass + 0.5, draws)
     denominator = se + sp - 1.0
     usable = denominator > 0.0
     rate = np.clip((p + sp - 1.0) / np.where(usable, denominator, 1.0), 0.0, 1.0)
-    alpha = 1.0 - level
-    lower = float(np.quantile(np.where(usable, rate, 0.0), alpha / 2))
-    upper = float(np.quantile(np.where(usable, rate, 1.0), 1.0 - alpha / 2))
-    return estimate, Interval(lower, upper, level, CORRECTED_METHOD)
+    return rate, usable

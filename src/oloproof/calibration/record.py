@@ -177,7 +177,10 @@ def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> Judg
                 ("sensitivity", calibration.sensitivity),
                 ("specificity", calibration.specificity),
             ):
-                detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level)}
+                missing = len(calibration.missing)  # unanswered examples count against it
+                detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level, missing)}
+                if missing:
+                    detail[name]["missing"] = missing
         return JudgeStanding(outcome, reason, detail)
 
     return check

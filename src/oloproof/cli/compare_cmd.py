@@ -15,10 +15,10 @@ import typer
 
 from ledger import Event, Ledger
 from oloproof import events as ev
-from oloproof.cli.inspect_cmd import RENDERERS
+from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.display import fmt_points, fmt_points_interval
-from oloproof.results import Interval
+from oloproof.results import MISSING_DECIDES, Interval
 from oloproof.store import open_project_ledger
 
 SHOWN_IDS = 5
@@ -52,6 +52,8 @@ def compare_command(
     """
     ledger = open_project_ledger(Path.cwd(), create=False)
     from oloproof.compare import compare_runs
+
+    note_latest(ledger, candidate, baseline)
 
     comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
     if as_json:
@@ -130,6 +132,13 @@ def _metric_lines(row: Mapping[str, Any]) -> list[str]:
             f"{row['paired']} paired · {tail}"
         )
     lines = [first]
+    if diff is not None and row["missing"]:
+        observed = {"lower": diff["observed_lower"], "upper": diff["observed_upper"]}
+        lines.append(
+            f"  the interval counts the {row['missing']} missing against the candidate (lower "
+            f"bound) and for it (upper bound); the {row['paired']} paired alone give "
+            f"{_interval(observed)}"
+        )
     lines += [f"  missing {n}: {r}" for r, n in sorted(row["missing_reasons"].items())]
     lines += [f"  excluded {n}: {r}" for r, n in sorted(row["excluded_reasons"].items())]
     if not row["same_evaluator"]:
@@ -166,9 +175,18 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
             [decision["id"], decision["metric"], test, decision["outcome"], decision["reason"]]
         )
     ]
-    planning = decision["detail"].get("planning")
+    detail = decision["detail"]
+    planning = detail.get("planning")
     if planning is not None:
         lines.append("    " + _planning_text(planning))
+    observed = detail.get("observed_only")
+    if decision["reason"] == MISSING_DECIDES and isinstance(observed, Mapping):
+        lines.append(
+            f"    {detail['missing']} missing "
+            f"{'pair decides' if detail['missing'] == 1 else 'pairs decide'} it: "
+            f"on the {detail['paired']} paired alone it would be {observed['outcome']} "
+            f"({observed['reason']})"
+        )
     return lines
 
 

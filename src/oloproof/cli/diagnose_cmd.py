@@ -15,7 +15,7 @@ import typer
 
 from ledger import Event, Ledger
 from oloproof import events as ev
-from oloproof.cli.inspect_cmd import RENDERERS
+from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.diagnosis import labels as dg
 from oloproof.errors import ConfigError
@@ -245,6 +245,7 @@ def diagnose_command(
         raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
     from oloproof.diagnosis.run import diagnose
 
+    note_latest(ledger, run)
     diagnosis = diagnose(
         ledger,
         run,

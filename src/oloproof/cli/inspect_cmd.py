@@ -1,8 +1,9 @@
-"""``oloproof inspect``, ``runs`` and ``export``: read what the ledger holds."""
+"""``oloproof inspect`` and ``export``: read what the ledger holds."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from oloproof import events as ev
 from oloproof.cli.main import app
 from oloproof.cli.render import preview, run_report_lines
 from oloproof.errors import UnknownIdError
+from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
@@ -25,10 +27,21 @@ RENDERERS: dict[str, Renderer] = {}
 
 
 def _resolve(ledger: Ledger, text: str) -> str:
+    if text == LATEST:
+        note_latest(ledger, text)
+        return resolve_latest(ledger)
     try:
         return ledger.resolve(text)
     except LedgerError as exc:
         raise UnknownIdError(str(exc)) from None
+
+
+def note_latest(ledger: Ledger, *names: str) -> None:
+    """On stderr: when ``latest`` is among ``names`` and the newest run did not finish, say so."""
+    if LATEST in names:
+        note = latest_note(ledger)
+        if note is not None:
+            sys.stderr.write(note + "\n")
 
 
 @app.command("inspect")
@@ -167,42 +180,6 @@ def _print_case(detail: CaseDetail, criteria: list[str]) -> None:
         typer.echo(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
     typer.echo(f"  execution: {detail.execution}")
     typer.echo(f"  case result: {detail.address}")
-
-
-@app.command("runs")
-def runs_command(as_json: bool = typer.Option(False, "--json", help="Print as JSON.")) -> None:
-    """List the runs in this project's ledger, newest first.
-
-    Example: oloproof runs
-    """
-    from oloproof.runner import list_runs
-
-    ledger = open_project_ledger(Path.cwd(), create=False)
-    rows = []
-    for address, body, end in list_runs(ledger):
-        state = (end or {}).get("state", "interrupted")
-        rows.append(
-            {
-                "run_id": body["run_id"],
-                "address": address,
-                "created_at": body["created_at"],
-                "system": f"{body['system']['name']} {body['system']['version']}",
-                "state": state,
-                "cases": (end or {}).get("cases", 0),
-                "child_of": (body.get("parent") or {}).get("diagnosis_of"),
-            }
-        )
-    if as_json:
-        typer.echo(json.dumps(rows, indent=2))
-        return
-    if not rows:
-        typer.echo("no runs yet")
-    for row in rows:
-        extra = f" (child of {row['child_of']})" if row["child_of"] else ""
-        typer.echo(
-            f"{row['run_id']}  {row['created_at']}  {row['system']}  {row['state']}  "
-            f"{row['cases']} cases{extra}"
-        )
 
 
 @app.command("export")

@@ -39,6 +39,7 @@ def _register() -> None:
         "init_cmd",
         "run_cmd",
         "inspect_cmd",
+        "runs_cmd",
         "compare_cmd",
         "diagnose_cmd",
         "calibrate_cmd",

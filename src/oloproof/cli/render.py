@@ -8,13 +8,17 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oloproof.display import fmt_mean, fmt_mean_interval, fmt_percent, fmt_percent_interval
-from oloproof.report import CorrectedRow, JudgeUsageRow, MetricRow, RunReport
-from oloproof.results import Interval
+from oloproof.report import CorrectedRow, ErrorGroup, JudgeUsageRow, MetricRow, RuleRow, RunReport
+from oloproof.results import MISSING_DECIDES, Interval
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
 
 OUTPUT_PREVIEW = 160
+ERROR_KINDS_SHOWN = 2
+"""How many kinds of error the errored-cases line names before it says how many more."""
+ERROR_MESSAGE = 60
+"""Characters of an error message the errored-cases line shows."""
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -44,17 +48,20 @@ def metric_cells(row: MetricRow, level: float) -> list[str]:
         value = fmt_percent(row.estimate)
     else:
         value = fmt_mean(row.estimate)
-    if row.lower is None or row.upper is None:
-        interval = "—"
-    else:
-        iv = Interval(row.lower, row.upper, level, "")
-        interval = fmt_percent_interval(iv) if row.proportion else fmt_mean_interval(iv)
+    interval = _interval_text(row.lower, row.upper, row.proportion, level)
     tail = f"{row.missing} missing · {row.excluded} excluded"
     if row.proportion:
         evidence = f"{row.successes} / {row.observed} observed · {tail}"
     else:
         evidence = f"mean of {row.observed} observed · {tail}"
     return [value, interval, evidence]
+
+
+def _interval_text(lower: float | None, upper: float | None, proportion: bool, level: float) -> str:
+    if lower is None or upper is None:
+        return "—"
+    iv = Interval(lower, upper, level, "")
+    return fmt_percent_interval(iv) if proportion else fmt_mean_interval(iv)
 
 
 def run_report_lines(report: RunReport) -> list[str]:
@@ -66,6 +73,10 @@ def run_report_lines(report: RunReport) -> list[str]:
         )
     if report.execution_state == "STOPPED" and report.stop_reason:
         lines.append(f"Stopped: {report.stop_reason}")
+    if report.decision_state == "UNDECIDED":
+        lines.append(_undecided_line(report))
+    if report.errors:
+        lines.append(errored_line(report.run_id, report.planned_cases, report.errors))
     if report.gate_label is not None:
         lines.append(f"Gate: {report.gate_label} (exit {report.exit_code})")
         lines += table(
@@ -77,11 +88,13 @@ def run_report_lines(report: RunReport) -> list[str]:
             for r in report.rules
             if isinstance(r.detail.get("judge"), Mapping)
         ]
+        lines += [missing_rule_line(r) for r in report.rules if r.reason == MISSING_DECIDES]
         lines.append("")
     lines += table(
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
     )
+    lines += [missing_metric_line(m, report.level) for m in report.metrics if m.missing]
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(f"Cache: execution {ex[0]} hit/{ex[1]} miss; judgment {jd[0]} hit/{jd[1]} miss")
     if report.stages is not None:
@@ -109,6 +122,59 @@ def run_report_lines(report: RunReport) -> list[str]:
     return lines
 
 
+def _undecided_line(report: RunReport) -> str:
+    if report.execution_state == "STOPPED":
+        return "No gate: a stopped run is not decided; fix what stopped it and run again"
+    return "No gate: the run ended before its policy was decided"
+
+
+def errored_line(run_id: str, planned: int, groups: Sequence[ErrorGroup]) -> str:
+    """``100 of 300 cases errored: RuntimeError: boom (first: c0) · oloproof inspect …``.
+
+    The kinds of error are the most common first; past ``ERROR_KINDS_SHOWN`` the line says how
+    many more, and each message is cut at ``ERROR_MESSAGE`` characters, so it stays one line.
+    """
+    total = sum(g.count for g in groups)
+    parts = []
+    for group in groups[:ERROR_KINDS_SHOWN]:
+        message = group.message
+        if len(message) > ERROR_MESSAGE:
+            message = message[: ERROR_MESSAGE - 1] + "…"
+        what = f"{group.type}: {message}" if message else group.type
+        count = f"{group.count}, " if len(groups) > 1 else ""
+        parts.append(f"{what} ({count}first: {group.first})")
+    more = len(groups) - ERROR_KINDS_SHOWN
+    if more > 0:
+        parts.append(f"{more} more {'kind' if more == 1 else 'kinds'}")
+    return (
+        f"{total} of {planned} cases errored: {'; '.join(parts)} · "
+        f"oloproof inspect {run_id} --failures"
+    )
+
+
+def missing_rule_line(rule: RuleRow) -> str:
+    """Under the rules: a rule the missing cases decided, and what the observed ones say."""
+    observed = rule.detail.get("observed_only") or {}
+    missing = int(rule.detail.get("missing", 0))
+    cases = "case decides" if missing == 1 else "cases decide"
+    return (
+        f"{rule.rule_id}: {missing} missing {cases} it: on the observed cases alone it would "
+        f"be {observed.get('outcome')} ({observed.get('reason')})"
+    )
+
+
+def missing_metric_line(row: MetricRow, level: float) -> str:
+    """Under the metrics: how the interval counts the missing cases, and the observed-only one."""
+    reasons = ", ".join(f"{n} {r}" for r, n in row.missing_reasons.items())
+    low, high = ("failing", "passing") if row.proportion else ("0", "1")
+    observed = _interval_text(row.observed_lower, row.observed_upper, row.proportion, level)
+    return (
+        f"{row.criterion}: the interval counts its {row.missing} missing ({reasons}) as {low} "
+        f"for the lower bound and {high} for the upper; the {row.observed} observed alone give "
+        f"{observed}"
+    )
+
+
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
     """One line under the rules table: the calibration a judge rule relied on, or its absence."""
     address = judge.get("calibration")
@@ -122,7 +188,9 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
         rate = judge.get(name)
         if not isinstance(rate, Mapping):
             continue
-        text = f"{name} ≥ {_floor_percent(float(rate['lower']))} ({rate['k']}/{rate['n']})"
+        unanswered = int(rate.get("missing") or 0)
+        counts = f"{rate['k']}/{rate['n']}" + (f", {unanswered} unanswered" if unanswered else "")
+        text = f"{name} ≥ {_floor_percent(float(rate['lower']))} ({counts})"
         minimum = judge.get(f"min_{name}")
         if minimum is not None:
             text += f", needs {fmt_percent(float(minimum))}"
@@ -147,9 +215,10 @@ def corrected_lines(rows: Sequence[CorrectedRow]) -> list[str]:
         value = "—" if row.estimate is None else fmt_percent(row.estimate)
         interval = fmt_percent_interval(Interval(row.lower, row.upper, row.level, row.method))
         se, sp = row.sensitivity, row.specificity
+        missing = f" · {row.missing} missing" if row.missing else ""
         evidence = (
-            f"{row.successes} / {row.observed} judged pass · sensitivity {se[0]}/{se[1]} · "
-            f"specificity {sp[0]}/{sp[1]}"
+            f"{row.successes} / {row.observed} judged pass{missing} · sensitivity "
+            f"{se[0]}/{se[1]} · specificity {sp[0]}/{sp[1]}"
         )
         cells.append([row.criterion, value, interval, evidence])
     return [

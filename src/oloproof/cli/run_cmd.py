@@ -98,6 +98,7 @@ def _execute(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
     from oloproof import aio  # here, not at the top: --help need not load asyncio
+    from oloproof import events as ev
     from oloproof.runner import execute_run, load_run
 
     total = len(plan.dataset.cases)
@@ -124,8 +125,9 @@ def _execute(
                 )
             )
     except KeyboardInterrupt as exc:
-        latest = ledger.get_ref("latest") if resume_args is None else resume_args[1]
-        run_id = load_run(ledger, latest).run_id if latest else "?"
+        # The run just started is the newest run event (`latest` moves only when a run finishes).
+        newest = ledger.latest("type", ev.RUN) if resume_args is None else resume_args[1]
+        run_id = load_run(ledger, newest).run_id if newest else "?"
         sys.stderr.write(
             f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"
         )

@@ -1,0 +1,104 @@
+"""``oloproof runs``: the runs in this project's ledger, what state each is in and how it gated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from oloproof.cli.main import app
+from oloproof.cli.render import short_address
+from oloproof.store import open_project_ledger
+
+if TYPE_CHECKING:
+    from oloproof.run_list import RunRow
+
+
+@app.command("runs")
+def runs_command(
+    show_all: bool = typer.Option(
+        False, "--all", help="Also list diagnosis child runs, each under its diagnosis."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+) -> None:
+    """List the runs in this project's ledger, newest first: state, gate, evidence and code.
+
+    Each line: run id, start time, system, state (COMPLETE, PARTIAL when cases errored,
+    INTERRUPTED, STOPPED), the gate and its exit code (or why there is none), how many cases
+    were observed and how many are missing and why, and the system's code fingerprint.
+    Diagnosis child runs are left out unless --all is given.
+
+    Example: oloproof runs --all
+    """
+    from oloproof.run_list import diagnosis_groups, run_rows
+
+    ledger = open_project_ledger(Path.cwd(), create=False)
+    rows = run_rows(ledger)
+    top = [row for row in rows if row.child_of is None]
+    if as_json:
+        shown = rows if show_all else top
+        typer.echo(json.dumps([row.to_json() for row in shown], indent=2))
+        return
+    if not top and not (show_all and rows):
+        typer.echo("no runs yet")
+        return
+    children: dict[str, dict[str, RunRow]] = {}
+    for row in rows:
+        if row.child_of is not None:
+            children.setdefault(row.child_of, {})[row.run_id] = row
+    for row in top:
+        typer.echo(run_line(row))
+        if not show_all or row.run_id not in children:
+            continue
+        groups, rest = diagnosis_groups(ledger, row.run_id, children.pop(row.run_id))
+        for group in groups:
+            typer.echo(
+                f"  diagnosis {short_address(group.address)}  {group.intervention} on "
+                f"{group.criterion}"
+            )
+            for child in group.runs:
+                typer.echo(f"    {child.label}: {run_line(child)}")
+        if rest:
+            typer.echo("  child runs no recorded diagnosis names")
+            for child in rest:
+                typer.echo(f"    {child.label}: {run_line(child)}")
+    if show_all:  # children whose parent is not in this ledger
+        for parent, orphans in children.items():
+            typer.echo(f"child runs of {parent}, which this ledger does not hold")
+            for child in orphans.values():
+                typer.echo(f"    {child.label}: {run_line(child)}")
+
+
+def run_line(row: RunRow) -> str:
+    """``run_…  2026-…  name version  PARTIAL  BLOCK (exit 3)  200 of 300 observed · …``."""
+    return "  ".join(
+        [
+            row.run_id,
+            row.created_at,
+            row.system,
+            row.execution_state,
+            _gate_text(row),
+            _evidence_text(row),
+            f"code {row.code or 'remote'}",
+        ]
+    )
+
+
+def _gate_text(row: RunRow) -> str:
+    if row.gate is not None:
+        return f"{row.gate} (exit {row.exit_code})"
+    if row.decision_state == "NO_POLICY":
+        return "no policy"
+    return "no gate (not decided)"
+
+
+def _evidence_text(row: RunRow) -> str:
+    text = f"{row.observed} of {row.planned} observed · {row.missing} missing"
+    why = []
+    if row.errored:
+        why.append(f"{row.errored} errored")
+    if row.not_run:
+        why.append(f"{row.not_run} not run")
+    return text + (f" ({', '.join(why)})" if why else "")

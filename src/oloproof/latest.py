@@ -1,0 +1,114 @@
+"""What ``latest`` names: the newest top-level run that finished.
+
+Requirements (``docs/running.md``, "Which run is latest"):
+
+1. A run moves the ``latest`` ref when it finishes: every planned case ran, though some may
+   have errored. A run stopped by bad input, an interrupted run and a diagnosis's child run
+   never become ``latest``, so the commands that decide or diagnose (``compare``,
+   ``diagnose``, ``inspect``'s gate) never take such a run for it.
+2. A ledger written before that rule may hold ``latest`` on a run that did not finish;
+   ``latest_run`` then walks back to the newest top-level run that did.
+3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
+   (which run, why, and which run ``latest`` names instead), so nobody mistakes the run they
+   just started for the one a command read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ledger import Ledger
+from oloproof import events as ev
+from oloproof.errors import UnknownIdError
+
+LATEST = "latest"
+"""The ref a finished top-level run moves."""
+
+FINISHED = "complete"
+"""The run_end state of a run whose every planned case ran."""
+
+_REASON_LIMIT = 160
+
+
+def run_end(ledger: Ledger, run_id: str) -> Mapping[str, Any] | None:
+    """The body of a run's latest run_end event, or None when it has none."""
+    found: Mapping[str, Any] | None = None
+    for _, event in ledger.lookup_events("run_meta", run_id):
+        if event.type == ev.RUN_END:
+            found = event.body
+    return found
+
+
+def _top_level(body: Mapping[str, Any]) -> bool:
+    return not body.get("parent")
+
+
+def _finished(ledger: Ledger, body: Mapping[str, Any]) -> bool:
+    end = run_end(ledger, body["run_id"])
+    return end is not None and end.get("state") == FINISHED
+
+
+def latest_run(ledger: Ledger) -> str | None:
+    """The address of the run ``latest`` names: the newest top-level run that finished."""
+    address = ledger.get_ref(LATEST)
+    if address is not None and ledger.has(address):
+        event = ledger.get(address)
+        if event.type == ev.RUN and _top_level(event.body) and _finished(ledger, event.body):
+            return address
+    for candidate in reversed(ledger.lookup("type", ev.RUN)):
+        body = ledger.get(candidate).body
+        if _top_level(body) and _finished(ledger, body):
+            return candidate
+    return None
+
+
+def resolve_latest(ledger: Ledger) -> str:
+    """``latest_run``, or an ``UnknownIdError`` saying why no run is ``latest`` yet."""
+    address = latest_run(ledger)
+    if address is not None:
+        return address
+    newest = _newest_top_level(ledger)
+    why = f"; the newest run, {_unfinished_text(ledger, newest)}" if newest is not None else ""
+    raise UnknownIdError(f"no run has finished yet, so `latest` names no run{why}")
+
+
+def latest_note(ledger: Ledger) -> str | None:
+    """One sentence when the newest top-level run is not ``latest`` because it did not finish."""
+    newest = _newest_top_level(ledger)
+    if newest is None or _finished(ledger, newest[1]):
+        return None
+    chosen = latest_run(ledger)
+    if chosen is None:
+        return None
+    chosen_id = ledger.get(chosen).body["run_id"]
+    return (
+        f"note: the newest run, {_unfinished_text(ledger, newest)}; `latest` is {chosen_id}, "
+        "the newest run that finished"
+    )
+
+
+def _newest_top_level(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
+    for address in reversed(ledger.lookup("type", ev.RUN)):
+        body = ledger.get(address).body
+        if _top_level(body):
+            return address, body
+    return None
+
+
+def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
+    """``run_… stopped: why`` or ``run_… did not finish (k of n cases; …)``."""
+    body = run[1]
+    run_id = body["run_id"]
+    end = run_end(ledger, run_id)
+    if end is not None and end.get("state") == "stopped":
+        reason = str(end.get("reason") or "no reason recorded")
+        if len(reason) > _REASON_LIMIT:
+            reason = reason[: _REASON_LIMIT - 1] + "…"
+        return f"{run_id}, stopped: {reason}"
+    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    cases = int(end["cases"]) if end is not None else len(ledger.lookup("run_cases", run_id))
+    return (
+        f"{run_id}, did not finish ({cases} of {planned} cases; finish it with: "
+        f"oloproof run --resume {run_id})"
+    )

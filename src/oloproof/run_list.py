@@ -1,0 +1,177 @@
+"""What ``oloproof runs`` lists: each run's state, gate, evidence counts and code fingerprint.
+
+Requirements (``docs/running.md``, "Listing runs"):
+
+1. One row per run, newest first, from its run event, its latest run_end and its latest
+   decision alone (no case is replayed), so listing stays quick on a large ledger.
+2. A row never claims more than the ledger holds: the execution state distinguishes COMPLETE
+   from PARTIAL (some cases errored), INTERRUPTED and STOPPED; the gate is shown only for a
+   decided run (a stopped run has none); the counts say how many cases were observed and how
+   many are missing, and why (errored, never ran).
+3. By default only top-level runs are listed. ``diagnosis_groups`` folds each run's diagnosis
+   child runs under the diagnosis that made them; a child run no recorded diagnosis names is
+   listed under its parent on its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ledger import Ledger
+from oloproof import events as ev
+from oloproof.latest import run_end
+
+SHORT = 8
+"""Hex digits of a code fingerprint a row shows."""
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One run as ``oloproof runs`` shows it.
+
+    ``state`` is the latest run_end's own word (``complete``, ``interrupted``, ``stopped``);
+    ``execution_state`` the report's (COMPLETE, PARTIAL, INTERRUPTED, STOPPED).
+    ``decision_state`` is DECIDED, UNDECIDED or NO_POLICY; ``gate`` the decided gate's label
+    and ``exit_code`` its exit code (None unless DECIDED). ``observed`` cases ran without
+    error; ``missing`` = ``errored`` + ``not_run`` of ``planned``. ``code`` is the system's
+    code fingerprints, shortened (None for a system whose code runs elsewhere, over HTTP).
+    """
+
+    run_id: str
+    address: str
+    created_at: str
+    system: str
+    state: str
+    execution_state: str
+    decision_state: str
+    gate: str | None
+    exit_code: int | None
+    planned: int
+    cases: int
+    observed: int
+    errored: int
+    not_run: int
+    code: str | None
+    child_of: str | None
+    label: str | None = None
+
+    @property
+    def missing(self) -> int:
+        return self.errored + self.not_run
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "missing": self.missing}
+
+
+@dataclass(frozen=True)
+class DiagnosisGroup:
+    """A diagnosis of a run and the child runs it made (in its own order)."""
+
+    address: str
+    criterion: str
+    intervention: str
+    runs: list[RunRow] = field(default_factory=list)
+
+
+def run_rows(ledger: Ledger) -> list[RunRow]:
+    """Every run in the ledger, newest first."""
+    rows = [_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
+    rows.reverse()
+    return rows
+
+
+def diagnosis_groups(
+    ledger: Ledger, run_id: str, children: Mapping[str, RunRow]
+) -> tuple[list[DiagnosisGroup], list[RunRow]]:
+    """The diagnoses of ``run_id`` with their child runs, and its child runs none names.
+
+    ``children`` maps run ids to the rows of the run's child runs.
+    """
+    groups: list[DiagnosisGroup] = []
+    named: set[str] = set()
+    for address, event in ledger.lookup_events("diagnoses", run_id):
+        body = event.body
+        rows = []
+        for child in body.get("child_runs", ()):
+            row = children.get(child["run_id"])
+            if row is not None:
+                rows.append(row)
+                named.add(row.run_id)
+        groups.append(DiagnosisGroup(address, str(body["criterion"]), _intervention(body), rows))
+    rest = [row for row in children.values() if row.run_id not in named]
+    return groups, rest
+
+
+def _intervention(body: Mapping[str, Any]) -> str:
+    from oloproof.diagnosis.labels import intervention_label
+
+    return intervention_label(body["intervention"])
+
+
+def _row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
+    run_id = body["run_id"]
+    end = run_end(ledger, run_id)
+    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    if end is not None:
+        cases, errored = int(end["cases"]), int(end["errored"])
+    else:  # a run that ended with no run_end (a crash): count what it wrote
+        bodies = [e.body for _, e in ledger.lookup_events("run_cases", run_id)]
+        cases = len({b["case_id"] for b in bodies})
+        errored = len({b["case_id"] for b in bodies if b["status"] == "errored"})
+    state = str(end["state"]) if end is not None else "interrupted"
+    execution = _execution_state(state, errored)
+    decision_state, gate, exit_code = _gate(ledger, body, execution)
+    parent = body.get("parent") or {}
+    return RunRow(
+        run_id=run_id,
+        address=address,
+        created_at=str(body["created_at"]),
+        system=f"{body['system']['name']} {body['system']['version']}",
+        state=state,
+        execution_state=execution,
+        decision_state=decision_state,
+        gate=gate,
+        exit_code=exit_code,
+        planned=planned,
+        cases=cases,
+        observed=cases - errored,
+        errored=errored,
+        not_run=max(0, planned - cases),
+        code=code_fingerprint(body["system"]),
+        child_of=parent.get("diagnosis_of"),
+        label=parent.get("label"),
+    )
+
+
+def _execution_state(state: str, errored: int) -> str:
+    if state == "stopped":
+        return "STOPPED"
+    if state != "complete":
+        return "INTERRUPTED"
+    return "PARTIAL" if errored else "COMPLETE"
+
+
+def _gate(
+    ledger: Ledger, body: Mapping[str, Any], execution: str
+) -> tuple[str, str | None, int | None]:
+    decision = None
+    for _, event in ledger.lookup_events("run_meta", body["run_id"]):
+        if event.type == ev.DECISION:
+            decision = event.body
+    if decision is not None and execution != "STOPPED":
+        gate = decision["gate"]
+        return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])
+    return ("UNDECIDED" if body.get("policy") else "NO_POLICY"), None, None
+
+
+def code_fingerprint(system: Mapping[str, Any]) -> str | None:
+    """The system's code fingerprints (``code``, ``*_code``), 8 hex digits each, by name; one
+    that repeats another (two stages fingerprinted from one file) is shown once."""
+    found: list[str] = []
+    for key, value in sorted(system.items()):
+        named = key == "code" or key.endswith("_code")
+        if named and isinstance(value, str) and value[:SHORT] not in found:
+            found.append(value[:SHORT])
+    return "/".join(found) if found else None
