@@ -11,7 +11,6 @@ functions raise an ``OloproofError`` that says so.
 
 from __future__ import annotations
 
-import importlib.util
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,8 +30,10 @@ MISSING_EXTRA = (
 
 
 def _require_extra() -> None:
-    if importlib.util.find_spec("jinja2") is None:
-        raise OloproofError(MISSING_EXTRA)
+    try:
+        import jinja2  # noqa: F401 (only whether it imports)
+    except ImportError:
+        raise OloproofError(MISSING_EXTRA) from None
 
 
 def open_viewer(root: Path) -> Reader:

@@ -1,0 +1,25 @@
+"""Projects and viewers shared by the viewer's tests (made once per test process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tests.view.support import SupportProject, make_hostile, make_support, serving
+
+
+@pytest.fixture(scope="session")
+def support_project(tmp_path_factory: pytest.TempPathFactory) -> SupportProject:
+    return make_support(tmp_path_factory.mktemp("support"))
+
+
+@pytest.fixture(scope="session")
+def support_url(support_project: SupportProject) -> Iterator[str]:
+    with serving(support_project.root) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def hostile_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    return make_hostile(tmp_path_factory.mktemp("hostile"))
