@@ -17,13 +17,13 @@ from tests.support import copy_example, oloproof
 RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 
-HOSTILE_APP = '''
+HOSTILE_APP = """
 from oloproof import system
 
 @system(name="hostile", version="1")
 def run(case):
     return {"answer": case["q"] + " <script>document.title = 'owned'</script>"}
-'''
+"""
 HOSTILE_CASES = (
     '{"id": "xss", "input": {"q": "<img src=x onerror=alert(1)>"}, "expected": {"answer": "nope"}}\n'
     '{"id": "fine", "input": {"q": "nope"}, "expected": {"answer": "nope"}}\n'

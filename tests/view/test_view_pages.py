@@ -158,7 +158,9 @@ def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
     assert "Every event it links to is stored." in text
     rederived = _text(fetch(f"{support_url}/a/{p.diagnosis}?rederive=1")[1])
     assert "Derived again from its inputs, it is the same." in rederived
-    run_event = re.search(r'href="/a/(sha256:[0-9a-f]{64})">sha256', fetch(f"{support_url}/runs/{p.run_id}")[1])
+    run_event = re.search(
+        r'href="/a/(sha256:[0-9a-f]{64})">sha256', fetch(f"{support_url}/runs/{p.run_id}")[1]
+    )
     assert run_event
     linked = _text(fetch(f"{support_url}/a/{run_event.group(1)}")[1])
     assert "Linked from" in linked and p.diagnosis in linked and "13 case result(s)" in linked

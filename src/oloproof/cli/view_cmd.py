@@ -37,8 +37,7 @@ def view_command(
     Example: oloproof view --open
     Example: oloproof view --export site run_01M4FCBPE0G550CKCVGXCNEM2P
     """
-    from oloproof.view import export, make_server, open_viewer
-    from oloproof.view.server import is_loopback
+    from oloproof.view import export, is_loopback, make_server, open_viewer
 
     if export_dir is not None and not runs:
         fail("--export needs at least one run to export (oloproof view --export DIR RUN…)")

@@ -11,6 +11,7 @@ functions raise an ``OloproofError`` that says so.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from oloproof.view.export import Exported
     from oloproof.view.server import ViewServer
 
-__all__ = ["export", "make_server", "open_viewer"]
+__all__ = ["export", "is_loopback", "make_server", "open_viewer"]
 
 MISSING_EXTRA = (
     "the viewer needs the `view` extra, which is not installed: pip install 'oloproof[view]'"
@@ -34,6 +35,16 @@ def _require_extra() -> None:
         import jinja2  # noqa: F401 (only whether it imports)
     except ImportError:
         raise OloproofError(MISSING_EXTRA) from None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is an address only this machine can reach."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def open_viewer(root: Path) -> Reader:

@@ -30,10 +30,10 @@ class Exported:
     pages: int
 
 
-def _page(kind: str, *args: Any, **kwargs: Any) -> tuple[str, str]:
+def _page(maker: str, /, *args: Any, **kwargs: Any) -> tuple[str, str]:
     """(file, served URL) of one page, made by the same link makers the pages use."""
-    served = getattr(Links(), kind)(*args, **kwargs)
-    file = getattr(Links(static=True), kind)(*args, **kwargs)
+    served = getattr(Links(), maker)(*args, **kwargs)
+    file = getattr(Links(static=True), maker)(*args, **kwargs)
     return file, served
 
 

@@ -7,7 +7,6 @@ from stored summaries arrive before the metrics its replay yields.
 
 from __future__ import annotations
 
-import ipaddress
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -19,15 +18,6 @@ from oloproof.view import data, pages
 from oloproof.view.links import Links
 
 _CSS = "static/view.css"
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _Handler(BaseHTTPRequestHandler):
