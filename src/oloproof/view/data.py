@@ -486,6 +486,7 @@ class CasePage:
     judgments: dict[str, Mapping[str, Any]]
     criteria: list[str]
     stages: list[Mapping[str, Any]]
+    diagnosed: list[tuple[str, str, str]]  # (diagnosis, its intervention, this case's label)
 
 
 def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]]:
@@ -523,7 +524,19 @@ def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
         judgments={c: e.body for (c, _), e in zip(judged, events, strict=True)},
         criteria=[e["criterion"] for e in run_body["evaluators"]],
         stages=list(execution.body.get("stages") or []),
+        diagnosed=_diagnosed(reader, run_body["run_id"], case_id),
     )
+
+
+def _diagnosed(reader: Reader, run_id: str, case_id: str) -> list[tuple[str, str, str]]:
+    """Each diagnosis of the run that labels this case, with the label it gives."""
+    found = []
+    for address, event in reader.ledger.lookup_events("diagnoses", run_id):
+        for case in event.body.get("cases", []):
+            if case.get("case_id") == case_id:
+                label = case.get("label") or (case.get("gold") or {}).get("label") or "—"
+                found.append((address, intervention_text(event.body), str(label)))
+    return found
 
 
 def last_artifact(artifacts: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
