@@ -98,6 +98,17 @@ class Reader:
         return end, decision
 
 
+def warm_up() -> None:
+    """Load what a run's report needs (numpy, scipy's special functions and root finder) once,
+    so the first run page a person opens does not also wait for those imports."""
+    from collections import Counter
+
+    from oloproof.stats import betting_interval_counts, clopper_pearson
+
+    clopper_pearson(1, 2, 0.95)
+    betting_interval_counts(Counter({0.5: 2}), 0.95)
+
+
 # ---------------------------------------------------------------------------------- runs
 
 

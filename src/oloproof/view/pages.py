@@ -73,6 +73,14 @@ def environment() -> Environment:
     return _ENV
 
 
+def warm_up() -> None:
+    """Compile every template and load what reports need, before the first request."""
+    env = environment()
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)
+    data.warm_up()
+
+
 # ------------------------------------------------------------------------------ formatting
 
 

@@ -90,9 +90,15 @@ class ViewServer(ThreadingHTTPServer):
 
 
 def make_server(reader: data.Reader, host: str, port: int) -> ViewServer:
-    """A server of ``reader``'s ledger on ``host:port`` (port 0: any free one); not started."""
+    """A server of ``reader``'s ledger on ``host:port`` (port 0: any free one); not started.
+
+    It begins compiling its templates and loading what reports need in the background, so
+    that is done by the time a person has clicked.
+    """
     handler = type("Handler", (_Handler,), {"reader": reader})
-    return ViewServer((host, port), handler)
+    server = ViewServer((host, port), handler)
+    threading.Thread(target=pages.warm_up, name="oloproof-view-warm-up", daemon=True).start()
+    return server
 
 
 def serve_in_thread(server: ViewServer) -> threading.Thread:
