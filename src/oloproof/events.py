@@ -77,7 +77,8 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
     elif kind == CASE_RESULT:
         yield ("run_cases", body["run_id"])
         yield (RUN_CASE, f"{body['run_id']}/{body['case_id']}")
-        yield (LINKED_FROM, body["execution"])
+        if isinstance(body.get("execution"), str):
+            yield (LINKED_FROM, body["execution"])
         yield from _failure_entries(body)
     elif kind == RUN:
         yield (FAILURES_KIND, f"{body['run_id']}/indexed")
