@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: demo test lint types contracts pytest clean
+.PHONY: demo test lint types contracts pytest browser clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,15 @@ types: $(VENV)/.installed
 contracts: $(VENV)/.installed
 	$(VENV)/bin/lint-imports
 
-pytest: $(VENV)/.installed
+# The viewer's browser tests drive Debian's Chromium through Playwright (no browser download).
+CHROMIUM := /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; \
+	  else echo "the browser tests need $(CHROMIUM): sudo apt-get install -y chromium"; exit 1; fi; \
+	fi
+
+pytest: $(VENV)/.installed browser
 	$(VENV)/bin/pytest -q
 
 clean:

@@ -43,6 +43,7 @@ def _register() -> None:
         "compare_cmd",
         "diagnose_cmd",
         "calibrate_cmd",
+        "view_cmd",
         "ledger_cmds",
     ):
         importlib.import_module(f"oloproof.cli.{name}")

@@ -1,0 +1,824 @@
+"""Everything the viewer reads from the ledger, and the only viewer module that reads it.
+
+Requirements this module meets:
+
+1. The ledger is opened read-only, once per viewer; every page reads in fresh read
+   transactions, so events a run is still writing appear on the next request.
+2. Lists are paged in the ledger's indexes: the runs from the run type index; a run's problem
+   cases (errored, or with a failed or missing verdict) from the ``failures`` indexes of
+   ``oloproof.events``, filtered by kind and criterion on index entries alone; a case by
+   ``run_case``. Only the cases of the page shown are read. A run recorded before those
+   indexes existed is read by a scan of its cases instead, and the page says so.
+3. A run's metrics and slices need a replay of its case results (``runner.read_run_report``);
+   the report is kept per run while the run's last case result and last run_end/decision stay
+   the same, so a second look costs nothing and a run in progress is replayed again once it
+   has moved on. What the stored summaries hold (state, gate, rules, cache counts, judge usage)
+   is shown without a replay.
+4. Nothing here renders: every function returns plain values (mappings, dataclasses) that the
+   pages (``oloproof.view.pages``) lay out. Event bodies are read by key here and nowhere else
+   in the viewer, so a change of a body's shape touches this module alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger import Event, Ledger, LedgerError, open_ledger
+from oloproof import events as ev
+from oloproof.errors import UnknownIdError
+from oloproof.inspect import CaseDetail, case_detail
+from oloproof.metrics import slice_value, stream_case_results
+from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
+from oloproof.store import LEDGER_DIR
+
+PAGE_SIZE = 50
+KINDS = ("errored", "failed", "missing")
+
+
+class ViewError(UnknownIdError):
+    """A page names something the ledger does not hold (the viewer answers 404)."""
+
+
+# ----------------------------------------------------------------------------- the ledger
+
+
+class Reader:
+    """The project's ledger, opened read-only, with the caches that make pages fast."""
+
+    def __init__(self, root: Path) -> None:
+        path = root / LEDGER_DIR
+        if not (path / "ledger" / "data.mdb").exists():
+            raise UnknownIdError(f"no ledger in {root} (expected {path}); run `oloproof run` first")
+        try:
+            self.ledger: Ledger = open_ledger(path, indexer=ev.index_entries, readonly=True)
+        except LedgerError as exc:
+            raise UnknownIdError(str(exc)) from None
+        self.root = root
+        self._lock = threading.Lock()
+        self._reports: dict[str, tuple[tuple[str | None, ...], RunReport]] = {}
+        self._flips: dict[str, list[Flip]] = {}
+        # A static export lists only the runs it was asked for, all on one page.
+        self.only_runs: set[str] | None = None
+
+    def close(self) -> None:
+        self.ledger.close()
+
+    def resolve(self, text: str) -> str:
+        try:
+            return self.ledger.resolve(text)
+        except LedgerError as exc:
+            raise ViewError(str(exc)) from None
+
+    def event(self, address: str) -> Event:
+        try:
+            return self.ledger.get(address)
+        except LedgerError as exc:
+            raise ViewError(str(exc)) from None
+
+    def run_event(self, text: str) -> tuple[str, Mapping[str, Any]]:
+        """The address and body of the run named by ``text`` (id, ref or address)."""
+        address = self.resolve(text)
+        event = self.event(address)
+        if event.type != ev.RUN:
+            raise ViewError(f"{text} is a {event.type} event, not a run")
+        return address, event.body
+
+    def run_meta(self, run_id: str) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+        """The latest run_end and decision bodies of a run (either may be None)."""
+        end = decision = None
+        for _, event in self.ledger.lookup_events("run_meta", run_id):
+            if event.type == ev.RUN_END:
+                end = event.body
+            elif event.type == ev.DECISION:
+                decision = event.body
+        return end, decision
+
+
+def warm_up() -> None:
+    """Load what a run's report needs (numpy, scipy's special functions and root finder) once,
+    so the first run page a person opens does not also wait for those imports."""
+    from collections import Counter
+
+    from oloproof.stats import betting_interval_counts, clopper_pearson
+
+    clopper_pearson(1, 2, 0.95)
+    betting_interval_counts(Counter({0.5: 2}), 0.95)
+
+
+# ---------------------------------------------------------------------------------- runs
+
+
+@dataclass
+class RunRow:
+    run_id: str
+    address: str
+    created_at: str
+    system: str
+    version: str
+    fingerprint: str | None
+    state: str
+    gate: str | None
+    exit_code: int | None
+    observed: int
+    missing: int
+    planned: int
+    parent: Mapping[str, Any] | None
+    children: list[DiagnosisRow] = field(default_factory=list)
+
+
+@dataclass
+class DiagnosisRow:
+    address: str
+    intervention: str
+    criterion: str
+    runs: list[RunRow]
+
+
+def execution_state(end: Mapping[str, Any] | None) -> str:
+    """COMPLETE, PARTIAL, STOPPED or INTERRUPTED (no end recorded: it may still be running)."""
+    if end is None or end["state"] == "interrupted":
+        return "INTERRUPTED"
+    if end["state"] == "stopped":
+        return "STOPPED"
+    return "PARTIAL" if end.get("errored") else "COMPLETE"
+
+
+def fingerprint(system: Mapping[str, Any]) -> str | None:
+    """The code fingerprint(s) a system identity records, shortened for a list."""
+    codes = [str(v) for k, v in sorted(system.items()) if k == "code" or k.endswith("_code")]
+    unique = list(dict.fromkeys(codes))
+    return " ".join(c[:12] for c in unique) if unique else None
+
+
+def _run_row(reader: Reader, address: str, body: Mapping[str, Any]) -> RunRow:
+    end, decision = reader.run_meta(body["run_id"])
+    gate = decision["gate"] if decision else None
+    cases = int(end["cases"]) if end else 0
+    errored = int(end.get("errored", 0)) if end else 0
+    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    if end is None:  # no end yet: count what the ledger holds so far
+        cases = len(reader.ledger.lookup("run_cases", body["run_id"]))
+    return RunRow(
+        run_id=body["run_id"],
+        address=address,
+        created_at=body["created_at"],
+        system=str(body["system"].get("name")),
+        version=str(body["system"].get("version")),
+        fingerprint=fingerprint(body["system"]),
+        state=execution_state(end),
+        gate=("BLOCK" if gate["blocked"] else "PASS") if gate else None,
+        exit_code=int(gate["exit_code"]) if gate else None,
+        observed=cases - errored,
+        missing=planned - (cases - errored),
+        planned=planned,
+        parent=body.get("parent"),
+    )
+
+
+@dataclass
+class RunsPage:
+    rows: list[RunRow]
+    total: int
+    page: int
+    pages: int
+    systems: list[str]
+
+
+def runs(
+    reader: Reader,
+    *,
+    system: str | None = None,
+    state: str | None = None,
+    gate: str | None = None,
+    page: int = 1,
+) -> RunsPage:
+    """Top-level runs, newest first, filtered; each with its diagnoses and their child runs."""
+    top: list[tuple[str, Mapping[str, Any]]] = []
+    children: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for address, event in reader.ledger.events(ev.RUN):
+        if event.body.get("parent"):
+            children[event.body["run_id"]] = (address, event.body)
+        else:
+            top.append((address, event.body))
+    top.reverse()
+    if reader.only_runs is not None:
+        top = [(a, b) for a, b in top if b["run_id"] in reader.only_runs]
+    size = PAGE_SIZE if reader.only_runs is None else max(1, len(top))
+    systems = sorted({str(b["system"].get("name")) for _, b in top})
+    rows = []
+    for address, body in top:
+        if system and str(body["system"].get("name")) != system:
+            continue
+        row = _run_row(reader, address, body)
+        if (state and row.state != state) or (gate and (row.gate or "NONE") != gate):
+            continue
+        rows.append(row)
+    total, pages, page = len(rows), max(1, -(-len(rows) // size)), max(1, page)
+    shown = rows[(page - 1) * size : page * size]
+    for row in shown:
+        row.children = _diagnosis_rows(reader, row.run_id, children)
+    return RunsPage(shown, total, page, pages, systems)
+
+
+def _diagnosis_rows(
+    reader: Reader, run_id: str, children: Mapping[str, tuple[str, Mapping[str, Any]]]
+) -> list[DiagnosisRow]:
+    found: list[DiagnosisRow] = []
+    claimed: set[str] = set()
+    for address, event in reader.ledger.lookup_events("diagnoses", run_id):
+        body = event.body
+        child_rows = []
+        for child in body.get("child_runs", []):
+            if child["run_id"] in children:
+                child_rows.append(_run_row(reader, *children[child["run_id"]]))
+                claimed.add(child["run_id"])
+        found.append(DiagnosisRow(address, intervention_text(body), body["criterion"], child_rows))
+    orphans = [
+        _run_row(reader, a, b)
+        for rid, (a, b) in children.items()
+        if (b["parent"] or {}).get("diagnosis_of") == run_id and rid not in claimed
+    ]
+    if orphans:  # child runs whose diagnosis is not recorded (yet)
+        found.append(DiagnosisRow("", "no diagnosis recorded yet", "", orphans))
+    found.reverse()
+    return found
+
+
+def intervention_text(body: Mapping[str, Any]) -> str:
+    intervention = body.get("intervention") or {}
+    kind = str(intervention.get("kind", "?"))
+    extra = [f"{k} {v}" for k, v in sorted(intervention.items()) if k != "kind"]
+    return " ".join([kind, *extra])
+
+
+# ----------------------------------------------------------------------------------- a run
+
+
+@dataclass
+class RunPage:
+    """What the run page shows; ``report`` replays the run on first use (and is cached)."""
+
+    row: RunRow
+    body: Mapping[str, Any]
+    end: Mapping[str, Any] | None
+    decision: Mapping[str, Any] | None
+    problems: int | None
+    indexed: bool
+    diagnoses: list[DiagnosisRow]
+    comparisons: list[tuple[str, str, str]]
+    diagnosis_of: tuple[str, str] | None
+    rules: dict[str, Mapping[str, Any]]
+    thresholds: dict[str, float]
+    criteria: list[str]
+    judges: list[JudgeUsageRow]
+    _reader: Reader
+
+    @property
+    def report(self) -> RunReport:
+        return _cached_report(self._reader, self.row.run_id)
+
+
+def _report_key(reader: Reader, run_id: str) -> tuple[str | None, ...]:
+    return (reader.ledger.latest("run_cases", run_id), reader.ledger.latest("run_meta", run_id))
+
+
+def _cached_report(reader: Reader, run_id: str) -> RunReport:
+    from oloproof.runner import read_run_report
+
+    key = _report_key(reader, run_id)
+    with reader._lock:
+        cached = reader._reports.get(run_id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    report = read_run_report(reader.ledger, run_id)
+    with reader._lock:
+        reader._reports[run_id] = (key, report)
+    return report
+
+
+def run_page(reader: Reader, run_id: str) -> RunPage:
+    address, body = reader.run_event(run_id)
+    run_id = body["run_id"]
+    end, decision = reader.run_meta(run_id)
+    indexed = _indexed(reader, run_id)
+    problems = len(reader.ledger.lookup(ev.FAILURES, run_id)) if indexed else None
+    children = {
+        e.body["run_id"]: (a, e.body)
+        for a, e in reader.ledger.events(ev.RUN)
+        if (e.body.get("parent") or {}).get("diagnosis_of") == run_id
+    }
+    comparisons = [
+        (a, e.body["candidate"]["run_id"], e.body["baseline"]["run_id"])
+        for a, e in reader.ledger.events(ev.COMPARISON)
+        if run_id in (e.body["candidate"]["run_id"], e.body["baseline"]["run_id"])
+    ]
+    rules = {r["id"]: r for r in (body.get("policy") or {}).get("rules", [])}
+    thresholds: dict[str, float] = {}
+    for rule in rules.values():
+        for key in ("min", "max"):
+            if rule.get(key) is not None:
+                thresholds.setdefault(rule["metric"], float(rule[key]))
+    return RunPage(
+        row=_run_row(reader, address, body),
+        body=body,
+        end=end,
+        decision=decision,
+        problems=problems,
+        indexed=indexed,
+        diagnoses=_diagnosis_rows(reader, run_id, children),
+        comparisons=comparisons,
+        diagnosis_of=_diagnosis_of(reader, body),
+        rules=rules,
+        thresholds=thresholds,
+        criteria=[e["criterion"] for e in body["evaluators"]],
+        judges=judge_usage_rows(body, end),
+        _reader=reader,
+    )
+
+
+def _diagnosis_of(reader: Reader, body: Mapping[str, Any]) -> tuple[str, str] | None:
+    """For a child run: (the diagnosis that links it, its parent run id)."""
+    parent = (body.get("parent") or {}).get("diagnosis_of")
+    if not parent:
+        return None
+    for address, event in reader.ledger.lookup_events("diagnoses", parent):
+        if any(c["run_id"] == body["run_id"] for c in event.body.get("child_runs", [])):
+            return address, parent
+    return "", parent
+
+
+def _indexed(reader: Reader, run_id: str) -> bool:
+    return reader.ledger.latest(ev.FAILURES_KIND, f"{run_id}/indexed") is not None
+
+
+# ------------------------------------------------------------------------------ failures
+
+
+@dataclass
+class FailureRow:
+    case_id: str
+    address: str
+    status: str
+    kinds: list[str]
+    failed: list[str]
+    missing: list[str]
+    output: Any
+    error: Mapping[str, Any] | None
+
+
+@dataclass
+class FailuresPage:
+    run_id: str
+    criteria: list[str]
+    slices: list[str]
+    rows: list[FailureRow]
+    total: int
+    page: int
+    pages: int
+    indexed: bool
+    unfinished: int
+
+
+def failures(
+    reader: Reader,
+    run_id: str,
+    *,
+    criterion: str | None = None,
+    kind: str | None = None,
+    slice_: str | None = None,
+    page: int = 1,
+) -> FailuresPage:
+    """One page of a run's problem cases, filtered by criterion, kind and ``slice=value``."""
+    _, body = reader.run_event(run_id)
+    run_id = body["run_id"]
+    criteria = [e["criterion"] for e in body["evaluators"]]
+    if criterion is not None and criterion not in criteria:
+        raise ViewError(f"run {run_id} has no criterion {criterion!r}")
+    if kind is not None and kind not in KINDS:
+        raise ViewError(f"unknown kind {kind!r} (use {', '.join(KINDS)})")
+    indexed = _indexed(reader, run_id)
+    if indexed:
+        addresses = _indexed_problems(reader, run_id, criterion, kind)
+        if slice_:
+            addresses = _in_slice(reader, addresses, slice_)
+    else:
+        addresses = _scanned_problems(reader, run_id, criterion, kind, slice_)
+    total = len(addresses)
+    pages, page = max(1, -(-total // PAGE_SIZE)), max(1, page)
+    chosen = addresses[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    events = reader.ledger.get_many(chosen)
+    executions = reader.ledger.get_many([e.body["execution"] for e in events])
+    rows = []
+    for address, event, execution in zip(chosen, events, executions, strict=True):
+        kinds, failed, missing = ev.problem_kinds(event.body)
+        rows.append(
+            FailureRow(
+                case_id=event.body["case_id"],
+                address=address,
+                status=event.body["status"],
+                kinds=kinds,
+                failed=failed,
+                missing=missing,
+                output=execution.body.get("output"),
+                error=execution.body.get("error"),
+            )
+        )
+    end, _ = reader.run_meta(run_id)
+    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    recorded = int(end["cases"]) if end else len(reader.ledger.lookup("run_cases", run_id))
+    return FailuresPage(
+        run_id, criteria, list(body["slices"]), rows, total, page, pages, indexed,
+        max(0, planned - recorded),
+    )  # fmt: skip
+
+
+def _indexed_problems(
+    reader: Reader, run_id: str, criterion: str | None, kind: str | None
+) -> list[str]:
+    lookup = reader.ledger.lookup
+    everything = lookup(ev.FAILURES, run_id)
+    wanted: set[str] | None = None
+    if kind is not None:
+        wanted = set(lookup(ev.FAILURES_KIND, f"{run_id}/{kind}"))
+    if criterion is not None:
+        failed = lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{criterion}")
+        missing = lookup(ev.FAILURES_CRITERION, f"{run_id}/missing/{criterion}")
+        # "failed on C" and "missing on C" are exact; "errored" on C means missing on C.
+        on = {"failed": failed, "missing": missing, "errored": missing}.get(kind or "")
+        chosen = set(on if on is not None else failed + missing)
+        wanted = chosen if wanted is None else wanted & chosen
+    return everything if wanted is None else [a for a in everything if a in wanted]
+
+
+def _in_slice(reader: Reader, addresses: Sequence[str], slice_: str) -> list[str]:
+    """The addresses whose case result lies in ``name=value`` (their bodies read in chunks)."""
+    name, _, value = slice_.partition("=")
+    kept = []
+    for start in range(0, len(addresses), 1024):
+        chunk = addresses[start : start + 1024]
+        for address, event in zip(chunk, reader.ledger.get_many(chunk), strict=True):
+            if slice_value(name, event.body) == value:
+                kept.append(address)
+    return kept
+
+
+def _scanned_problems(
+    reader: Reader, run_id: str, criterion: str | None, kind: str | None, slice_: str | None
+) -> list[str]:
+    """The same selection as the indexes give, by reading every case of the run."""
+    name, _, value = (slice_ or "").partition("=")
+    found = []
+    for address, event in reader.ledger.lookup_events("run_cases", run_id):
+        kinds, failed, missing = ev.problem_kinds(event.body)
+        if not kinds or (kind is not None and kind not in kinds):
+            continue
+        if criterion is not None:
+            on = {"failed": failed, "missing": missing, "errored": missing}.get(kind or "")
+            if criterion not in (on if on is not None else failed + missing):
+                continue
+        if slice_ and slice_value(name, event.body) != value:
+            continue
+        found.append(address)
+    return found
+
+
+# ----------------------------------------------------------------------------------- cases
+
+
+@dataclass
+class CasePage:
+    run_id: str
+    run_body: Mapping[str, Any]
+    detail: CaseDetail
+    judgments: dict[str, Mapping[str, Any]]
+    criteria: list[str]
+    stages: list[Mapping[str, Any]]
+    diagnosed: list[tuple[str, str, str]]  # (diagnosis, its intervention, this case's label)
+
+
+def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]]:
+    """The address and body of one case of a run (by index, or a scan for older runs)."""
+    _, body = reader.run_event(run_id)
+    found = _case_by_id(reader, body["run_id"], case_id)
+    if found is None:
+        raise ViewError(f"run {body['run_id']} has no case {case_id!r}")
+    return found
+
+
+def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]] | None:
+    address = reader.ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
+    if address is not None:
+        return address, reader.event(address).body
+    if _indexed(reader, run_id):
+        return None
+    for address, event in reader.ledger.lookup_events("run_cases", run_id):
+        if event.body["case_id"] == case_id:
+            return address, event.body
+    return None
+
+
+def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
+    _, run_body = reader.run_event(run_id)
+    address, body = find_case(reader, run_id, case_id)
+    detail = case_detail(reader.ledger, address, body)
+    judged = list(detail.judgments.items())
+    events = reader.ledger.get_many([a for _, a in judged])
+    execution = reader.event(detail.execution)
+    return CasePage(
+        run_id=run_body["run_id"],
+        run_body=run_body,
+        detail=detail,
+        judgments={c: e.body for (c, _), e in zip(judged, events, strict=True)},
+        criteria=[e["criterion"] for e in run_body["evaluators"]],
+        stages=list(execution.body.get("stages") or []),
+        diagnosed=_diagnosed(reader, run_body["run_id"], case_id),
+    )
+
+
+def _diagnosed(reader: Reader, run_id: str, case_id: str) -> list[tuple[str, str, str]]:
+    """Each diagnosis of the run that labels this case, with the label it gives."""
+    found = []
+    for address, event in reader.ledger.lookup_events("diagnoses", run_id):
+        for case in event.body.get("cases", []):
+            if case.get("case_id") == case_id:
+                label = case.get("label") or (case.get("gold") or {}).get("label") or "—"
+                found.append((address, intervention_text(event.body), str(label)))
+    return found
+
+
+def last_artifact(artifacts: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+    items = artifacts.get(kind) or []
+    found: Mapping[str, Any] | None = items[-1] if items else None
+    return found
+
+
+# ------------------------------------------------------------------------------ diagnoses
+
+
+@dataclass
+class DiagnosisPage:
+    address: str
+    body: Mapping[str, Any]
+    carried: Mapping[str, Any] | None
+    outcomes: dict[str, dict[str, str]]
+    parent: RunRow
+
+
+def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
+    from oloproof.diagnosis import load_diagnosis
+
+    try:
+        diagnosis = load_diagnosis(reader.ledger, reader.resolve(text))
+    except UnknownIdError as exc:
+        raise ViewError(str(exc)) from None
+    body = diagnosis.body
+    outcomes: dict[str, dict[str, str]] = {}
+    for child in body.get("child_runs", []):
+        verdicts = {}
+        for case in stream_case_results(reader.ledger, child["run_id"]):
+            verdict = case["verdicts"].get(body["criterion"]) or {}
+            verdicts[case["case_id"]] = (
+                "errored" if case["status"] == "errored" else str(verdict.get("s", "none"))
+            )
+        outcomes[child["run_id"]] = verdicts
+    parent_address, parent_body = reader.run_event(body["run_id"])
+    return DiagnosisPage(
+        diagnosis.address,
+        body,
+        diagnosis.carried,
+        outcomes,
+        _run_row(reader, parent_address, parent_body),
+    )
+
+
+# ---------------------------------------------------------------------------- comparisons
+
+
+@dataclass(frozen=True)
+class Flip:
+    case_id: str
+    metric: str
+    baseline: str
+    candidate: str
+
+
+@dataclass
+class ComparisonPage:
+    address: str
+    body: Mapping[str, Any]
+    flips: list[Flip]
+    flip_metrics: list[str]
+
+
+def comparison_page(reader: Reader, text: str) -> ComparisonPage:
+    address = reader.resolve(text)
+    event = reader.event(address)
+    if event.type != ev.COMPARISON:
+        raise ViewError(f"{text} is a {event.type} event, not a comparison")
+    body = event.body
+    metrics = _pass_fail_metrics(reader, body)
+    with reader._lock:
+        flips = reader._flips.get(address)
+    if flips is None:
+        flips = _flips(reader, body, metrics)
+        with reader._lock:
+            reader._flips[address] = flips
+    return ComparisonPage(address, body, flips, metrics)
+
+
+def _pass_fail_metrics(reader: Reader, body: Mapping[str, Any]) -> list[str]:
+    _, cand = reader.run_event(body["candidate"]["address"])
+    kinds = {e["criterion"]: e["kind"] for e in cand["evaluators"]}
+    return [m["metric"] for m in body["metrics"] if kinds.get(m["metric"]) == "pass_fail"]
+
+
+def _flips(reader: Reader, body: Mapping[str, Any], metrics: Sequence[str]) -> list[Flip]:
+    """Paired cases whose pass/fail verdict changed, read from the failed cases of each run.
+
+    A flip needs a failure in one of the two runs, so only the failed cases of each run (from
+    the ``failures`` index, or a scan for older runs) and their counterparts are read.
+    """
+    cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
+    flips: dict[tuple[str, str], Flip] = {}
+    for metric in metrics:
+        for failing, other, base_failed in ((base_id, cand_id, True), (cand_id, base_id, False)):
+            counterpart = _counterparts(reader, other)
+            for case in _failed_on(reader, failing, metric):
+                found = counterpart(case["case_id"])
+                if found is None or not _paired(case, found):
+                    continue
+                if (found["verdicts"].get(metric) or {}).get("s") != "pass":
+                    continue
+                base, cand = ("fail", "pass") if base_failed else ("pass", "fail")
+                flips[(case["case_id"], metric)] = Flip(case["case_id"], metric, base, cand)
+    return sorted(flips.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
+
+
+def _counterparts(reader: Reader, run_id: str) -> Callable[[str], Mapping[str, Any] | None]:
+    """Find a case of ``run_id`` by id: through the index, or from one scan of an older run."""
+    if _indexed(reader, run_id):
+        return lambda case_id: (_case_by_id(reader, run_id, case_id) or (None, None))[1]
+    cases = {c["case_id"]: c for c in stream_case_results(reader.ledger, run_id)}
+    return cases.get
+
+
+def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[Mapping[str, Any]]:
+    if _indexed(reader, run_id):
+        addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
+        for start in range(0, len(addresses), 1024):
+            for event in reader.ledger.get_many(addresses[start : start + 1024]):
+                if (event.body["verdicts"].get(metric) or {}).get("s") == "fail":
+                    yield event.body
+        return
+    for case in stream_case_results(reader.ledger, run_id):
+        if (case["verdicts"].get(metric) or {}).get("s") == "fail":
+            yield case
+
+
+def _paired(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Paired as ``compare`` pairs: the same input and neither errored."""
+    return (
+        a.get("input_key") == b.get("input_key")
+        and a["status"] != "errored"
+        and b["status"] != "errored"
+    )
+
+
+# -------------------------------------------------------------------------------- address
+
+
+@dataclass
+class AddressPage:
+    address: str
+    event: Event
+    links_out: list[tuple[str, str | None]]
+    links_in: list[tuple[str, str]]
+    links_in_note: str
+    intact: bool
+    missing_refs: list[str]
+    rederived: list[str] | None
+    rederivable: bool
+
+
+def address_page(reader: Reader, text: str, *, rederive: bool = False) -> AddressPage:
+    """The event at an address or prefix, its links both ways, and whether it verifies."""
+    address = reader.resolve(text)
+    try:
+        event = reader.ledger.get(address)  # re-hashes the bytes against the address
+        intact = True
+    except LedgerError as exc:
+        raise ViewError(str(exc)) from None
+    links_out: list[tuple[str, str | None]] = []
+    missing = []
+    for ref in event.refs:
+        if reader.ledger.has(ref):
+            links_out.append((ref, _type_of(reader, ref)))
+        else:
+            links_out.append((ref, None))
+            missing.append(ref)
+    links_in, note = _links_in(reader, address, event)
+    rederivable = event.type in (ev.DIAGNOSIS, ev.COMPARISON)
+    rederived = _rederive(reader, address, event) if rederive and rederivable else None
+    return AddressPage(
+        address, event, links_out, links_in, note, intact, missing, rederived, rederivable
+    )
+
+
+def page_of(address: str, event: Event) -> tuple[str, ...] | None:
+    """The viewer page that shows an event, as (kind, *names), if it has one."""
+    body = event.body
+    if event.type == ev.RUN:
+        return ("run", body["run_id"])
+    if event.type == ev.CASE_RESULT:
+        return ("case", body["run_id"], body["case_id"])
+    if event.type in (ev.RUN_END, ev.DECISION):
+        return ("run", body["run_id"])
+    if event.type == ev.DIAGNOSIS:
+        return ("diagnosis", address)
+    if event.type == ev.COMPARISON:
+        return ("comparison", address)
+    return None
+
+
+def _type_of(reader: Reader, address: str) -> str | None:
+    try:
+        return reader.ledger.get(address).type
+    except LedgerError:
+        return None
+
+
+def _links_in(reader: Reader, address: str, event: Event) -> tuple[list[tuple[str, str]], str]:
+    """Events that link to ``address``, as far as the indexes tell (the note says how far)."""
+    lookup, body = reader.ledger.lookup, event.body
+    found: list[tuple[str, str]] = []
+
+    def add(addresses: Iterable[str], kind: str) -> None:
+        found.extend((a, kind) for a in addresses if a != address)
+
+    note = "found through the ledger's indexes"
+    if event.type == ev.RUN:
+        run_id = body["run_id"]
+        add(lookup("run_meta", run_id), "run_end or decision")
+        add(lookup("diagnoses", run_id), ev.DIAGNOSIS)
+        add(
+            (a for a, e in reader.ledger.events(ev.COMPARISON) if address in e.refs),
+            ev.COMPARISON,
+        )
+        add(
+            (a for a, e in reader.ledger.events(ev.DIAGNOSIS) if address in e.refs[1:]),
+            "diagnosis (as a child run)",
+        )
+        cases = len(lookup("run_cases", run_id))
+        note = f"and {cases} case result(s), listed on the run's page"
+    elif event.type == ev.EXECUTION:
+        add(lookup("judgment", address), ev.JUDGMENT)
+        add(lookup(ev.LINKED_FROM, address), ev.CASE_RESULT)
+    elif event.type == ev.STAGE:
+        add(lookup(ev.LINKED_FROM, address), ev.EXECUTION)
+    elif event.type == ev.RUN_END:
+        add((a for a in lookup("run_meta", body["run_id"]) if a != address), "decision")
+    elif event.type == ev.DIAGNOSIS:
+        add(
+            (a for a, e in reader.ledger.events(ev.DIAGNOSIS) if address in e.refs),
+            ev.DIAGNOSIS,
+        )
+    elif event.type in (ev.JUDGMENT, ev.CASE_RESULT, ev.DECISION, ev.COMPARISON):
+        note = "no index records what links to this kind of event; its own links are above"
+    if event.type in (ev.RUN_END, ev.DECISION):
+        found = [(a, _type_of(reader, a) or kind) for a, kind in found]
+        found = [(a, k) for a, k in found if not (event.type == ev.RUN_END and k == ev.RUN_END)]
+    return found, note
+
+
+def _rederive(reader: Reader, address: str, event: Event) -> list[str]:
+    """Differences between the stored summary and one derived again from its inputs."""
+    if event.type == ev.DIAGNOSIS:
+        from oloproof.diagnosis import verify_diagnosis
+
+        return verify_diagnosis(reader.ledger, address)
+    from oloproof.audit import verify_comparison
+
+    return verify_comparison(reader.ledger, event)
+
+
+def events_of_run(reader: Reader, run_id: str) -> Iterator[str]:
+    """Every address a run's pages link to (for a static export): its run, meta and cases,
+    each case's execution, judgments and stage outputs."""
+    address, _ = reader.run_event(run_id)
+    yield address
+    yield from reader.ledger.lookup("run_meta", run_id)
+    for case_address, event in reader.ledger.lookup_events("run_cases", run_id):
+        yield case_address
+        yield event.body["execution"]
+        yield from event.body["judgments"].values()
+        execution = reader.event(event.body["execution"])
+        yield from (s["address"] for s in execution.body.get("stages") or [])
+
+
+def case_ids(reader: Reader, run_id: str) -> Iterator[str]:
+    for case in stream_case_results(reader.ledger, run_id):
+        yield case["case_id"]

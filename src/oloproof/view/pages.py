@@ -1,0 +1,318 @@
+"""Pages: a path and its query become a rendered page, for the server and the export alike.
+
+Templates are jinja2 with autoescaping on for every page, so each string from the ledger (a
+case's input, a system's output, a traceback) is shown as text, never read as markup. The only
+markup that is not escaped is what this package builds itself (``svg``, ``linked``), and that
+escapes every piece of text it includes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
+
+from oloproof import display
+from oloproof.results import Interval
+from oloproof.view import data, svg
+from oloproof.view.links import Links
+
+FLUSH = "\x00flush\x00"  # a template emits it where the page so far should go out at once
+_LINKABLE = re.compile(r"sha256:[0-9a-f]{64}|run_[0-9A-HJKMNP-TV-Z]{26}")
+
+
+class NotFound(Exception):
+    """The page names nothing the ledger holds."""
+
+
+@dataclass(frozen=True)
+class Route:
+    template: str
+    build: Callable[[data.Reader, list[str], Mapping[str, str]], dict[str, Any]]
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("oloproof.view", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.globals.update(
+        flush=lambda: Markup(FLUSH),
+        svg=svg,
+        value=value_text,
+        interval=interval_text,
+        points=points_text,
+        points_interval=points_interval_text,
+        as_json=lambda v: json.dumps(v, indent=2, ensure_ascii=False, default=str),
+        preview=preview,
+        artifact=data.last_artifact,
+        ranked=ranked_items,
+        citations=checked_citations,
+        rule_threshold=rule_threshold,
+        kinds=data.KINDS,
+    )
+    return env
+
+
+_ENV: Environment | None = None
+
+
+def environment() -> Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV
+
+
+def warm_up() -> None:
+    """Compile every template and load what reports need, before the first request."""
+    env = environment()
+    for name in env.list_templates(extensions=["html"]):
+        env.get_template(name)
+    data.warm_up()
+
+
+# ------------------------------------------------------------------------------ formatting
+
+
+def value_text(estimate: float | None, proportion: bool) -> str:
+    if estimate is None:
+        return "—"
+    return display.fmt_percent(estimate) if proportion else display.fmt_mean(estimate)
+
+
+def interval_text(lower: float | None, upper: float | None, proportion: bool) -> str:
+    if lower is None or upper is None:
+        return "—"
+    iv = Interval(lower, upper, 0.0, "")
+    return display.fmt_percent_interval(iv) if proportion else display.fmt_mean_interval(iv)
+
+
+def points_text(d: float | None) -> str:
+    return "—" if d is None else display.fmt_points(d)
+
+
+def points_interval_text(lower: float | None, upper: float | None) -> str:
+    if lower is None or upper is None:
+        return "—"
+    return display.fmt_points_interval(Interval(lower, upper, 0.0, ""))
+
+
+def preview(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def linked(text: str, links: Links) -> Markup:
+    """``text`` escaped, with every address and run id in it made a link."""
+    out: list[str] = []
+    last = 0
+    for found in _LINKABLE.finditer(text):
+        out.append(str(escape(text[last : found.start()])))
+        token = found.group(0)
+        href = links.address(token) if token.startswith("sha256:") else links.run(token)
+        out.append(f'<a href="{escape(href)}">{token}</a>')
+        last = found.end()
+    out.append(str(escape(text[last:])))
+    return Markup("".join(out))
+
+
+def rule_threshold(rule: Mapping[str, Any]) -> float | None:
+    for key in ("min", "max"):
+        if rule.get(key) is not None:
+            return float(rule[key])
+    return None
+
+
+def ranked_items(artifacts: Mapping[str, Any], expected: Mapping[str, Any]) -> list[svg.Ranked]:
+    """The recorded retrieval in rank order, each marked relevant / in context / dropped."""
+    retrieval = data.last_artifact(artifacts, "retrieval/v1")
+    if retrieval is None:
+        return []
+    context = data.last_artifact(artifacts, "context/v1") or {}
+    relevant = {str(r.get("doc_id")) for r in expected.get("relevant") or []}
+    items = {int(i.get("position", 0)): i for i in context.get("items") or []}
+    dropped = {int(d.get("position", 0)): d for d in context.get("dropped") or []}
+    ranked = []
+    for n, candidate in enumerate(retrieval.get("candidates") or [], start=1):
+        doc_id = str(candidate.get("doc_id"))
+        in_ctx = items.get(n)
+        drop = dropped.get(n)
+        ranked.append(
+            svg.Ranked(
+                position=n,
+                doc_id=doc_id,
+                score=candidate.get("score"),
+                relevant=doc_id in relevant,
+                in_context=in_ctx is not None and str(in_ctx.get("doc_id")) == doc_id,
+                dropped=None if drop is None else str(drop.get("reason")),
+                tokens=None if in_ctx is None else in_ctx.get("tokens"),
+            )
+        )
+    return ranked
+
+
+def checked_citations(artifacts: Mapping[str, Any]) -> list[tuple[str, bool]]:
+    """Each cited id and whether it names a passage of the context the answer was given."""
+    cited = data.last_artifact(artifacts, "citations/v1")
+    if cited is None:
+        return []
+    context = data.last_artifact(artifacts, "context/v1") or {}
+    present = {str(i.get("doc_id")) for i in context.get("items") or []}
+    return [(str(c), str(c) in present) for c in cited.get("ids") or []]
+
+
+# ---------------------------------------------------------------------------------- routes
+
+
+def _int(query: Mapping[str, str], key: str) -> int:
+    try:
+        return max(1, int(query.get(key, "1")))
+    except ValueError:
+        return 1
+
+
+def _runs(reader: data.Reader, _: list[str], q: Mapping[str, str]) -> dict[str, Any]:
+    filters = {k: q.get(k) or None for k in ("system", "state", "gate")}
+    page = data.runs(reader, page=_int(q, "page"), **filters)
+    given = {k: v for k, v in filters.items() if v}
+    return {
+        "page": page,
+        "filters": filters,
+        "prev_query": {**given, "page": page.page - 1},
+        "next_query": {**given, "page": page.page + 1},
+    }
+
+
+def _run(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
+    return {"page": data.run_page(reader, parts[0])}
+
+
+def _failures(reader: data.Reader, parts: list[str], q: Mapping[str, str]) -> dict[str, Any]:
+    filters = {k: q.get(k) or None for k in ("criterion", "kind", "slice")}
+    page = data.failures(
+        reader,
+        parts[0],
+        criterion=filters["criterion"],
+        kind=filters["kind"],
+        slice_=filters["slice"],
+        page=_int(q, "page"),
+    )
+    return {"page": page, "filters": filters}
+
+
+def _case(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
+    return {"page": data.case_page(reader, parts[0], parts[1])}
+
+
+def _diagnosis(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
+    page = data.diagnosis_page(reader, parts[0])
+    return {"page": page, "intervention": data.intervention_text(page.body)}
+
+
+def _comparison(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
+    page = data.comparison_page(reader, parts[0])
+    margins = {d["metric"]: d for d in page.body.get("decisions") or []}
+    rows = []
+    for m in page.body["metrics"]:
+        diff = m.get("difference")
+        if diff is None:
+            continue
+        decision = margins.get(m["metric"])
+        margin = None if decision is None else float(decision["margin_points"])
+        rows.append(
+            svg.ForestRow(
+                m["metric"],
+                diff["estimate"] * 100,
+                diff["lower"] * 100,
+                diff["upper"] * 100,
+                margin,
+                both_sides=decision is not None and decision.get("test") == "equivalence",
+            )
+        )
+    return {"page": page, "forest": rows}
+
+
+def _pair(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
+    page = data.comparison_page(reader, parts[0])
+    case_id = parts[1]
+    sides = [
+        data.case_page(reader, page.body[role]["run_id"], case_id)
+        for role in ("baseline", "candidate")
+    ]
+    flips = [f for f in page.flips if f.case_id == case_id]
+    return {"page": page, "case_id": case_id, "sides": sides, "flips": flips}
+
+
+def _address(reader: data.Reader, parts: list[str], q: Mapping[str, str]) -> dict[str, Any]:
+    page = data.address_page(reader, parts[0], rederive=q.get("rederive") == "1")
+    return {"page": page, "target": data.page_of(page.address, page.event)}
+
+
+_ROUTES: list[tuple[re.Pattern[str], Route]] = [
+    (re.compile(r"/"), Route("runs.html", _runs)),
+    (re.compile(r"/runs/([^/]+)"), Route("run.html", _run)),
+    (re.compile(r"/runs/([^/]+)/failures"), Route("failures.html", _failures)),
+    (re.compile(r"/runs/([^/]+)/cases/([^/]+)"), Route("case.html", _case)),
+    (re.compile(r"/diagnoses/([^/]+)"), Route("diagnosis.html", _diagnosis)),
+    (re.compile(r"/comparisons/([^/]+)"), Route("comparison.html", _comparison)),
+    (re.compile(r"/comparisons/([^/]+)/cases/([^/]+)"), Route("pair.html", _pair)),
+    (re.compile(r"/a/([^/]+)"), Route("address.html", _address)),
+]
+
+
+def render(reader: data.Reader, path: str, query: Mapping[str, str], links: Links) -> Iterator[str]:
+    """The page at ``path`` as a stream of text (``FLUSH`` marks where to send what came so
+    far); ``NotFound`` when the path or what it names does not exist."""
+    for pattern, route in _ROUTES:
+        found = pattern.fullmatch(path)
+        if found is None:
+            continue
+        parts = [unquote(p) for p in found.groups()]
+        try:
+            context = route.build(reader, parts, query)
+        except data.ViewError as exc:
+            raise NotFound(str(exc)) from None
+        return _stream(route.template, context, links)
+    raise NotFound(f"no page at {path}")
+
+
+def page_link(target: tuple[str, ...] | None, links: Links) -> str | None:
+    """The URL of a page named by ``data.page_of``."""
+    if target is None:
+        return None
+    kind, *names = target
+    make: Callable[..., str] = getattr(links, kind)
+    return make(*names)
+
+
+def _stream(template: str, context: dict[str, Any], links: Links) -> Iterator[str]:
+    env = environment()
+    target = context.pop("target", None)
+    generator = env.get_template(template).generate(
+        links=links,
+        linked=lambda text: linked(text, links),
+        view_link=page_link(target, links),
+        **context,
+    )
+    try:
+        yield from generator
+    except data.ViewError as exc:  # a lazily read part of the page names something missing
+        yield f"<p class='error'>{escape(str(exc))}</p>"
+
+
+def error_page(message: str, links: Links, status: int) -> str:
+    return (
+        environment()
+        .get_template("error.html")
+        .render(message=message, status=status, links=links, linked=lambda t: linked(t, links))
+    )

@@ -1,0 +1,107 @@
+"""Helpers of the viewer's tests: projects made with the real CLI, the viewer in a subprocess."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.support import copy_example, oloproof
+
+RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
+ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
+
+HOSTILE_APP = """
+from oloproof import system
+
+@system(name="hostile", version="1")
+def run(case):
+    return {"answer": case["q"] + " <script>document.title = 'owned'</script>"}
+"""
+HOSTILE_CASES = (
+    '{"id": "xss", "input": {"q": "<img src=x onerror=alert(1)>"}, "expected": {"answer": "nope"}}\n'
+    '{"id": "fine", "input": {"q": "nope"}, "expected": {"answer": "nope"}}\n'
+)
+HOSTILE_CONFIG = """system: {name: hostile, version: '1', callable: 'app:run'}
+dataset: cases.jsonl
+evaluators:
+  - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
+"""
+
+
+@dataclass
+class SupportProject:
+    """support_rag run, diagnosed with gold context, and its two child runs compared."""
+
+    root: Path
+    run_id: str
+    diagnosis: str
+    gold_run: str
+    control_run: str
+    comparison: str
+
+
+def make_support(dest: Path) -> SupportProject:
+    root = copy_example("support_rag", dest)
+    run = oloproof("run", cwd=root)
+    assert run.code == 3, run.err
+    run_id = RUN_ID.findall(run.out)[0]
+    diag = oloproof(
+        "diagnose", run_id, "--intervention", "gold-context", "--criterion", "answer_correct",
+        cwd=root,
+    )  # fmt: skip
+    assert diag.code == 0, diag.err
+    diagnosis = ADDRESS.findall(diag.out.split("Diagnosis ", 1)[1])[0]
+    child_line = next(line for line in diag.lines if line.startswith("Child runs:"))
+    gold_run, control_run = RUN_ID.findall(child_line)
+    compared = oloproof("compare", gold_run, control_run, "--policy", "compare.yaml", cwd=root)
+    assert compared.code in (0, 1, 3), compared.err
+    comparison = ADDRESS.findall(compared.out)[0]
+    return SupportProject(root, run_id, diagnosis, gold_run, control_run, comparison)
+
+
+def make_hostile(dest: Path) -> tuple[Path, str]:
+    root = dest / "hostile"
+    root.mkdir()
+    (root / "app.py").write_text(HOSTILE_APP)
+    (root / "cases.jsonl").write_text(HOSTILE_CASES)
+    (root / "oloproof.yaml").write_text(HOSTILE_CONFIG)
+    run = oloproof("run", cwd=root)
+    assert run.code == 0, run.err
+    return root, RUN_ID.findall(run.out)[0]
+
+
+@contextlib.contextmanager
+def serving(root: Path, *args: str) -> Iterator[str]:
+    """`oloproof view --port 0` in ``root``, as a subprocess; yields its base URL."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "view", "--port", "0", *args],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()  # the line naming the address: the server is listening
+        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert found, f"no address in {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
+        yield found.group(0).rstrip("/")
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)  # reaps it and closes both pipes
+
+
+def fetch(url: str, method: str = "GET") -> tuple[int, str]:
+    request = urllib.request.Request(url, method=method)
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode("utf-8")
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode("utf-8")

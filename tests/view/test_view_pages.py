@@ -1,0 +1,192 @@
+"""The viewer's pages over real projects, fetched over HTTP from `oloproof view` (a subprocess).
+
+What each page shows is checked against what the CLI prints for the same ledger (`inspect`,
+`diagnose`, `compare`), an independent path through the library.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from urllib.parse import quote
+
+from tests.support import oloproof
+from tests.view.support import SupportProject, fetch, serving
+
+FAILED = ["money_back", "refund_review", "seat_count", "security_review"]
+
+
+def _text(page: str) -> str:
+    """The page as a reader sees it: tags dropped, entities decoded, spaces squeezed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def _case_ids(page: str, run_id: str) -> list[str]:
+    return re.findall(rf'href="/runs/{run_id}/cases/([^"]+)"', page)
+
+
+def test_runs_page_lists_newest_first_with_child_runs_under_their_diagnosis(
+    support_project: SupportProject, support_url: str
+) -> None:
+    status, page = fetch(support_url + "/")
+    assert status == 200
+    text = _text(page)
+    p = support_project
+    assert p.run_id in text and "support-rag" in text and "slice-b-example" in text
+    assert "BLOCK (exit 3)" in text and "13 observed · 0 missing" in text
+    # The parent row, then its diagnosis, then the two child runs.
+    order = [text.index(x) for x in (p.run_id, "diagnosis gold-context", p.gold_run, p.control_run)]
+    assert order == sorted(order)
+    assert f'href="/diagnoses/{p.diagnosis}"' in page
+
+
+def test_runs_page_filters_by_system_state_and_gate(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    assert p.run_id in fetch(support_url + "/?gate=BLOCK")[1]
+    assert p.run_id not in fetch(support_url + "/?gate=PASS")[1]
+    assert p.run_id in fetch(support_url + "/?state=COMPLETE&system=support-rag")[1]
+    assert p.run_id not in fetch(support_url + "/?state=STOPPED")[1]
+    assert p.run_id not in fetch(support_url + "/?system=other")[1]
+
+
+def test_run_page_shows_rules_metrics_slices_and_cache(
+    support_project: SupportProject, support_url: str
+) -> None:
+    status, page = fetch(f"{support_url}/runs/{support_project.run_id}")
+    assert status == 200
+    text = _text(page)
+    for line in (
+        "answer-floor answer_correct INSUFFICIENT_EVIDENCE interval_overlaps_threshold",
+        "citations-valid citations_valid PASS observed_failures_within_limit",
+        "answer_correct 69.2% [38.5%, 91.0%]",
+        "ndcg_at_6 0.866 [0.506, 0.990]",
+        "citations_valid 100.0% [75.2%, 100.0%]",
+        "Execution 0 hit / 13 miss · judgment 0 hit / 65 miss · generate 0 hit / 13 miss",
+    ):
+        assert line in text, line
+    assert "Slices exploratory" in text and "too few cases" in text
+    assert page.count('class="bar"') >= 5 + 2  # every metric and the two interval rules drawn
+    assert 'class="threshold"' in page
+
+
+def test_failures_page_lists_what_inspect_lists_and_filters(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    cli = oloproof("inspect", p.run_id, "--failures", cwd=p.root)
+    listed = [line for line in cli.lines if line and not line.startswith(" ")][1:]
+    status, page = fetch(f"{support_url}/runs/{p.run_id}/failures")
+    assert status == 200
+    assert sorted(_case_ids(page, p.run_id)) == sorted(listed) == FAILED
+    assert "4 case(s)." in _text(page)
+    hit = fetch(f"{support_url}/runs/{p.run_id}/failures?criterion=hit_rate_at_2")[1]
+    assert _case_ids(hit, p.run_id) == ["money_back"]
+    billing = fetch(f"{support_url}/runs/{p.run_id}/failures?slice=metadata.topic%3Dbilling")[1]
+    assert sorted(_case_ids(billing, p.run_id)) == ["money_back", "refund_review", "seat_count"]
+    errored = fetch(f"{support_url}/runs/{p.run_id}/failures?kind=errored")[1]
+    assert _case_ids(errored, p.run_id) == []
+    both = fetch(f"{support_url}/runs/{p.run_id}/failures?criterion=answer_correct&kind=failed")
+    assert sorted(_case_ids(both[1], p.run_id)) == FAILED
+
+
+def test_case_page_shows_retrieval_context_citations_and_judgments(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    status, page = fetch(f"{support_url}/runs/{p.run_id}/cases/refund_review")
+    assert status == 200
+    text = _text(page)
+    assert "How soon is a refund request on an annual plan reviewed" in text
+    assert "two business days" in text
+    assert "answer_correct failed (not_contained)" not in text  # the reason is its own column
+    assert "answer_correct failed not_contained" in text
+    # The ranked retrieval: kb-01 is relevant, at rank 2, dropped by the token budget.
+    assert "2 kb-01 4.0 yes token_budget" in text
+    assert "top-k 2" in page and 'class="cut"' in page and "token budget 40" in text
+    assert "kb-01 (rank 2, 56 tokens): token_budget" in text
+    assert "kb-09: in the context" in text
+    assert re.search(r'href="/a/sha256:[0-9a-f]{64}"', page)
+
+
+def test_diagnosis_page_shows_labels_child_runs_and_control_beside_intervention(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    status, page = fetch(f"{support_url}/diagnoses/{p.diagnosis}")
+    assert status == 200
+    text = _text(page)
+    assert "Control: 0 of 4 passed when re-executed without the intervention" in text
+    assert "Recovered under gold-context: 3 of 4" in text
+    assert "CONTEXT_ASSEMBLY_LOSS : 2 of 4" in text
+    assert "refund_review CONTEXT_ASSEMBLY_LOSS relevant_dropped_from_context" in text
+    assert "seat_count GENERATION_FAILURE fails_with_gold_context" in text
+    assert f'href="/runs/{p.gold_run}/cases/refund_review"' in page
+    assert f'href="/runs/{p.control_run}/cases/refund_review"' in page
+    # Per case: the intervention's verdict, then the control's.
+    assert re.search(r"refund_review .*? 2 pass fail", text)
+
+
+def test_comparison_page_matrix_agrees_with_the_comparison_counts(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    status, page = fetch(f"{support_url}/comparisons/{p.comparison}")
+    assert status == 200
+    text = _text(page)
+    assert "answer_correct +75.0 points [-51.7, +99.9]" in text
+    assert "3 fail→pass, 0 pass→fail" in text  # the comparison's own b and c
+    flipped = re.findall(rf'href="/comparisons/{p.comparison}/cases/([^"]+)"', page)
+    assert flipped == ["money_back", "refund_review", "security_review"]
+    assert 'class="forest"' in page and 'class="margin"' in page
+    assert "about 5 more paired cases would decide it" in text
+    status, pair = fetch(f"{support_url}/comparisons/{p.comparison}/cases/refund_review")
+    assert status == 200
+    assert f"Baseline: {p.control_run}" in _text(pair) and f"Candidate: {p.gold_run}" in _text(pair)
+
+
+def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
+    support_project: SupportProject, support_url: str
+) -> None:
+    p = support_project
+    status, page = fetch(f"{support_url}/a/{p.diagnosis[:15]}")
+    assert status == 200
+    text = _text(page)
+    assert p.diagnosis in text and "oloproof.diagnosis" in text
+    assert "Its bytes hash to its address." in text
+    assert "Every event it links to is stored." in text
+    rederived = _text(fetch(f"{support_url}/a/{p.diagnosis}?rederive=1")[1])
+    assert "Derived again from its inputs, it is the same." in rederived
+    run_event = re.search(
+        r'href="/a/(sha256:[0-9a-f]{64})">sha256', fetch(f"{support_url}/runs/{p.run_id}")[1]
+    )
+    assert run_event
+    linked = _text(fetch(f"{support_url}/a/{run_event.group(1)}")[1])
+    assert "Linked from" in linked and p.diagnosis in linked and "13 case result(s)" in linked
+
+
+def test_unknown_pages_are_404_and_writes_are_refused(support_url: str) -> None:
+    assert fetch(support_url + "/runs/run_00000000000000000000000000")[0] == 404
+    assert fetch(support_url + "/a/sha256:" + "0" * 64)[0] == 404
+    assert fetch(support_url + "/nothing/here")[0] == 404
+    assert fetch(support_url + "/", method="POST")[0] == 405
+
+
+def test_hostile_output_is_shown_as_text(hostile_project: tuple) -> None:
+    root, run_id = hostile_project
+    with serving(root) as url:
+        for path in (f"/runs/{run_id}/cases/xss", f"/runs/{run_id}/failures"):
+            status, page = fetch(url + path)
+            assert status == 200
+            assert "<script>document.title" not in page and "<img src=x" not in page
+            assert "&lt;script&gt;document.title" in page or "\\u003cscript" in page
+        case = fetch(url + f"/runs/{run_id}/cases/{quote('xss')}")[1]
+        assert "&lt;img src=x onerror=alert(1)&gt;" in case
+
+
+def test_serving_another_address_needs_an_explicit_flag(support_project: SupportProject) -> None:
+    refused = oloproof("view", "--host", "0.0.0.0", cwd=support_project.root)
+    assert refused.code == 2
+    assert "refusing to serve on 0.0.0.0" in refused.err and "--allow-remote" in refused.err
+    assert "Traceback" not in refused.err
