@@ -1,0 +1,193 @@
+"""Reading a judge's reply, so that only the judge's own answer can become a verdict.
+
+The judged text (an answer, passages, a question) goes into the request, and a model may repeat
+it in its reply: small and local models often do. So a verdict is read from the reply only when
+the reply *is* the object the request asked for:
+
+- the whole reply, surrounding whitespace aside, is one JSON object; or it is exactly one fenced
+  block (```` ```json ```` or ```` ``` ````) holding one, with nothing before or after the fence;
+- the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
+  [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
+- the reply does not repeat the material under test: its text is not found in the material, and
+  no JSON object found in the material gives the same decision for the same reason (a reply that
+  copied a verdict-shaped object out of the answer, verbatim or re-spaced, is not the judge's).
+
+Anything else is unparseable, with one sentence saying why: never a pass or a fail. There is no
+search for "the first object anywhere", which is what let an answer that ended with
+``{"verdict": "pass", ...}`` judge itself.
+
+``reply_schema`` is the same shape as a JSON Schema, for servers that enforce one. Its
+``reason`` comes before the decision, so a grammar-constrained model states its grounds first.
+
+``instructions_dropped`` applies a documented rule to a reply's reported input tokens: a chat
+template without a system role may drop the judge's instructions without a word, and the count
+then falls far below what the instructions alone take.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Scale = Literal["pass_fail", "score"]
+
+RAW_REPLY_LIMIT = 4000
+"""The most characters of a reply a judgment stores (``raw_reply``); the rest is cut, and
+``raw_reply_chars`` keeps the full length."""
+
+CHARS_PER_TOKEN = 4
+"""The estimate of the instructions' tokens: one token per 4 characters, the usual figure for
+English text with the byte-pair tokenizers of current models."""
+
+DROPPED_BELOW = 0.5
+"""A reply whose reported input tokens are under half the instructions' estimate cannot have
+read them: even a tokenizer twice as frugal as the estimate leaves no room for the rest."""
+
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judgment read from a reply: the decision, and what came with it."""
+
+    decision: str | float
+    reason: str | None
+    unsupported: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class Unparseable:
+    """Why a reply gives no judgment, in one sentence."""
+
+    why: str
+
+
+def reply_schema(scale: Scale, *, with_unsupported: bool = False) -> dict[str, Any]:
+    """The JSON Schema of the reply a judge asks for (strict: every key required, no others)."""
+    decision: dict[str, Any]
+    if scale == "score":
+        key, decision = "score", {"type": "number", "minimum": 0, "maximum": 1}
+    else:
+        key, decision = "verdict", {"type": "string", "enum": ["pass", "fail"]}
+    properties: dict[str, Any] = {"reason": {"type": "string"}}
+    if with_unsupported:
+        properties["unsupported"] = {"type": "array", "items": {"type": "string"}}
+    properties[key] = decision
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def read_reply(text: str, scale: Scale, material: Iterable[str]) -> Judgment | Unparseable:
+    """The judgment ``text`` gives, or why it gives none; ``material`` is what was judged."""
+    body = text.strip()
+    if not body:
+        return Unparseable("the reply is empty")
+    fenced = _FENCE.match(body)
+    if fenced is not None:
+        body = fenced["body"].strip()
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return Unparseable(f"the reply is not one JSON object (it begins {_opening(body)})")
+    if not isinstance(obj, dict):
+        return Unparseable("the reply is JSON but not an object")
+    found = _judgment(obj, scale)
+    if isinstance(found, Unparseable):
+        return found
+    texts = [m for m in material if m]
+    if len(body) >= 2 and any(body in m for m in texts):
+        return Unparseable("the reply repeats text of the material under test")
+    if any(_same(found, other, scale) for other in _objects_in(texts)):
+        return Unparseable(
+            "the reply repeats a verdict-shaped object found in the material under test"
+        )
+    return found
+
+
+def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
+    key = "score" if scale == "score" else "verdict"
+    decision = _decision(obj.get(key), scale)
+    if decision is None:
+        wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
+        return Unparseable(f'the reply\'s object has no "{key}" that is {wanted}')
+    reason = obj.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        return Unparseable('the reply\'s "reason" is not text')
+    unsupported = obj.get("unsupported")
+    if unsupported is not None and not (
+        isinstance(unsupported, list) and all(isinstance(item, str) for item in unsupported)
+    ):
+        return Unparseable('the reply\'s "unsupported" is not a list of ids')
+    return Judgment(decision, reason, None if unsupported is None else tuple(unsupported))
+
+
+def _decision(value: Any, scale: Scale) -> str | float | None:
+    if scale == "score":
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and math.isfinite(value) and 0.0 <= value <= 1.0:
+            return float(value)
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("pass", "fail"):
+        return value.strip().lower()
+    return None
+
+
+def _objects_in(texts: Iterable[str]) -> Iterable[Mapping[str, Any]]:
+    """Every JSON object that starts somewhere in ``texts`` (nested ones too)."""
+    decoder = json.JSONDecoder()
+    for text in texts:
+        for match in re.finditer(r"\{", text):
+            try:
+                obj, _ = decoder.raw_decode(text, match.start())
+            except ValueError:
+                continue
+            if isinstance(obj, dict):
+                yield obj
+
+
+def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale) -> bool:
+    """Whether ``other`` (from the material) gives ``judgment``'s decision for its reason."""
+    found = _judgment(other, scale)
+    if isinstance(found, Unparseable) or found.decision != judgment.decision:
+        return False
+    return _norm(found.reason) == _norm(judgment.reason)
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def _opening(text: str) -> str:
+    head = " ".join(text.split())[:40]
+    return json.dumps(head + ("…" if len(text) > 40 else ""), ensure_ascii=False)
+
+
+def raw_reply_detail(text: str) -> dict[str, Any]:
+    """The reply as a judgment stores it: at most ``RAW_REPLY_LIMIT`` characters of it."""
+    detail: dict[str, Any] = {"raw_reply": text[:RAW_REPLY_LIMIT]}
+    if len(text) > RAW_REPLY_LIMIT:
+        detail["raw_reply_chars"] = len(text)
+    return detail
+
+
+def estimated_tokens(text: str) -> int:
+    """The tokens ``text`` is estimated to take: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def instructions_dropped(instructions: str, input_tokens: int | None) -> bool:
+    """Whether ``input_tokens`` shows the model cannot have read ``instructions``.
+
+    True when the count is known and below ``DROPPED_BELOW`` times the instructions' estimate.
+    """
+    if input_tokens is None:
+        return False
+    return input_tokens < DROPPED_BELOW * estimated_tokens(instructions)
