@@ -82,6 +82,7 @@ def run_report_lines(report: RunReport) -> list[str]:
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
     )
+    lines += missing_reason_lines(report.metrics)
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(f"Cache: execution {ex[0]} hit/{ex[1]} miss; judgment {jd[0]} hit/{jd[1]} miss")
     if report.stages is not None:
@@ -106,6 +107,21 @@ def run_report_lines(report: RunReport) -> list[str]:
                 for s in report.slices
             ],
         )
+    return lines
+
+
+def missing_reason_lines(rows: Sequence[MetricRow]) -> list[str]:
+    """Under the metrics table: why each metric's missing judgments are missing."""
+    from oloproof.evaluators.judge_reply import REASON_HINTS
+
+    lines = []
+    for row in rows:
+        if not row.missing:
+            continue
+        ranked = sorted(row.missing_reasons.items(), key=lambda item: (-item[1], item[0]))
+        split = ", ".join(f"{count} {reason}" for reason, count in ranked)
+        lines.append(f"{row.criterion}: {row.missing} missing: {split}")
+        lines += [f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS]
     return lines
 
 
@@ -250,6 +266,30 @@ def _judge_calls(judge: JudgeCalls) -> str:
     if judge.without_call:
         tail += f", {judge.without_call} decided without a call"
     return f"{who}: {head}; {tail}"
+
+
+REPLY_PREVIEW = 300
+
+
+def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
+    """What a missing judgment's detail says happened: the error, the parse error, the reply."""
+    lines = []
+    if isinstance(detail.get("error"), str):
+        lines.append(f"error: {detail['error']}")
+    if isinstance(detail.get("parse_error"), str):
+        lines.append(f"parse error: {detail['parse_error']}")
+    usage = detail.get("usage")
+    estimate = detail.get("instructions_tokens_estimate")
+    if isinstance(usage, Mapping) and isinstance(estimate, int):
+        lines.append(
+            f"input tokens: {usage.get('input_tokens')} reported; the instructions alone take "
+            f"about {estimate}"
+        )
+    if isinstance(detail.get("raw_reply"), str):
+        whole = detail.get("raw_reply_chars")
+        size = f" ({whole:,} characters; stored: the first 4,000)" if isinstance(whole, int) else ""
+        lines.append(f"reply{size}: {preview(detail['raw_reply'], REPLY_PREVIEW)}")
+    return lines
 
 
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:

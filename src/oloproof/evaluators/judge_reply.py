@@ -191,3 +191,21 @@ def instructions_dropped(instructions: str, input_tokens: int | None) -> bool:
     if input_tokens is None:
         return False
     return input_tokens < DROPPED_BELOW * estimated_tokens(instructions)
+
+
+REASON_HINTS: dict[str, str] = {
+    "instructions_dropped": (
+        "instructions_dropped: the server reported fewer input tokens than the judge's "
+        "instructions alone take, so the model never read them (a chat template without a "
+        "system role drops them): set instructions: user on the judge"
+    ),
+    "unparseable_reply": (
+        "unparseable_reply: the replies were not the verdict object (see one with oloproof "
+        "inspect RUN --case ID); structured_output: json_schema has the server enforce it"
+    ),
+    "judge_timeout": (
+        "judge_timeout: no reply in time; a local server computing one request at a time needs "
+        "concurrency 1 and a timeout that covers its queue (server: llama.cpp or ollama)"
+    ),
+}
+"""What a report adds under a missing reason that has a usual cause and remedy."""

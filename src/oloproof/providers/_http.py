@@ -318,7 +318,9 @@ class HttpProvider:
                 message = f"{self._what()}: the reply is not a {self.protocol} response"
                 error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
                 return error, None
-            return dataclasses.replace(completion, attempts=attempt)
+            # A reply is stored whole: the key is taken out of it too, in case a server echoes it.
+            text = redact(completion.text, key)
+            return dataclasses.replace(completion, text=text, attempts=attempt)
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
         error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
         if status not in RETRY_STATUSES and status < 500:
