@@ -465,3 +465,63 @@ JUDGE_TYPES: frozenset[str] = frozenset(
     {"groundedness_judge", "citation_support_judge", "answer_judge", "rubric_judge"}
 )
 """The ``type`` values that name an LLM judge."""
+
+
+class ModelSystemSettings(ProviderSettings):
+    """A system that is a prompt template run over the cases by a model (``system: model:``).
+
+    The provider keys are the judges' (``provider``, ``model``, ``server``, ``base_url``, ...);
+    ``structured_output`` does not apply. ``{{ key }}`` in the prompt is the case input's
+    ``key`` (dotted for nested keys; a value that is not text goes in as JSON), and
+    ``{{ context }}`` the passages of ``context_field`` or ``context_file``.
+    """
+
+    prompt: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The user message, with `{{ key }}` placeholders. This or `prompt_file`.",
+    )
+    prompt_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A UTF-8 file holding the prompt, relative to the configuration file; its text, "
+            "not its path, is part of the system's identity."
+        ),
+    )
+    system_prompt: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Instructions sent as the system message (or in the user turn, as set).",
+    )
+    context_field: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "The case input key holding the passages the model is given (a list of "
+            "`{doc_id, text}` or of strings); recorded as the case's `context/v1`."
+        ),
+    )
+    context_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A JSON file of passages (`[{doc_id, text}, ...]`) every case is given, relative "
+            "to the configuration file; recorded as each case's `context/v1`."
+        ),
+    )
+    output: Literal["text", "json"] = Field(
+        default="text",
+        description=(
+            "`text`: the output is the reply's text; `json`: the reply must be a JSON object, "
+            "which becomes the output (else the case errored)."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> ModelSystemSettings:
+        if (self.prompt is None) == (self.prompt_file is None):
+            raise ValueError("give exactly one of `prompt` (inline) or `prompt_file` (a file)")
+        if self.context_field is not None and self.context_file is not None:
+            raise ValueError("give at most one of `context_field` or `context_file`")
+        return self

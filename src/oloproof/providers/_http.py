@@ -229,9 +229,11 @@ class HttpProvider:
         raise NotImplementedError
 
     def messages(self, system: str, user: str) -> tuple[str | None, str]:
-        """The system text (None when the instructions go in the user turn) and the user text."""
+        """The system text (None when there is none, or it goes in the user turn), the user text."""
+        if not system:
+            return None, user
         if self.instructions == "user":
-            return None, f"{system}\n\n{user}" if system else user
+            return None, f"{system}\n\n{user}"
         return system, user
 
     def parse(self, data: Any) -> Completion:
