@@ -145,6 +145,7 @@ def test_a_model_system_runs_the_judge_gate_cases_end_to_end(
         line.startswith("groundedness: +0.0 points") and "12 paired" in line
         for line in compared.lines
     ), compared.out
+    assert len(judge.requests) == 12 + 40 + 12  # the model's 12 new outputs were judged once
     for path in (root / ".oloproof").rglob("*"):
         if path.is_file():
             assert b"sk-model-SECRET-77" not in path.read_bytes()
