@@ -120,7 +120,7 @@ def test_dropped_instructions_are_reported_with_what_to_do(tmp_path: Path) -> No
         assert any("set instructions: user on the judge" in line for line in result.lines)
         shown = run(root, "inspect", "latest", "--case", "c0")
         assert any(
-            line.startswith("      input tokens: ") and "the instructions alone take about" in line
+            line.startswith("      input tokens: ") and "the instructions alone about" in line
             for line in shown.lines
         )
         # With the instructions in the user turn, they arrive, and the verdicts count.

@@ -279,11 +279,11 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
     if isinstance(detail.get("parse_error"), str):
         lines.append(f"parse error: {detail['parse_error']}")
     usage = detail.get("usage")
-    estimate = detail.get("instructions_tokens_estimate")
-    if isinstance(usage, Mapping) and isinstance(estimate, int):
+    whole, alone = detail.get("prompt_tokens_estimate"), detail.get("instructions_tokens_estimate")
+    if isinstance(usage, Mapping) and isinstance(whole, int):
         lines.append(
-            f"input tokens: {usage.get('input_tokens')} reported; the instructions alone take "
-            f"about {estimate}"
+            f"input tokens: {usage.get('input_tokens')} reported; the prompt takes about "
+            f"{whole}, the instructions alone about {alone}"
         )
     if isinstance(detail.get("raw_reply"), str):
         whole = detail.get("raw_reply_chars")

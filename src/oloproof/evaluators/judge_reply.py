@@ -21,7 +21,7 @@ search for "the first object anywhere", which is what let an answer that ended w
 
 ``instructions_dropped`` applies a documented rule to a reply's reported input tokens: a chat
 template without a system role may drop the judge's instructions without a word, and the count
-then falls far below what the instructions alone take.
+then falls far below what the whole prompt takes.
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ CHARS_PER_TOKEN = 4
 English text with the byte-pair tokenizers of current models."""
 
 DROPPED_BELOW = 0.5
-"""A reply whose reported input tokens are under half the instructions' estimate cannot have
-read them: even a tokenizer twice as frugal as the estimate leaves no room for the rest."""
+"""A reply whose reported input tokens are under half the estimate of the whole prompt
+(instructions and material) did not read all of it: a tokenizer twice as frugal as the
+estimate still counts more. Against what the material alone takes, the shortfall is the
+instructions."""
 
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
 
@@ -183,20 +185,22 @@ def estimated_tokens(text: str) -> int:
     return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def instructions_dropped(instructions: str, input_tokens: int | None) -> bool:
+def instructions_dropped(instructions: str, material: str, input_tokens: int | None) -> bool:
     """Whether ``input_tokens`` shows the model cannot have read ``instructions``.
 
-    True when the count is known and below ``DROPPED_BELOW`` times the instructions' estimate.
+    True when the count is known and below ``DROPPED_BELOW`` times the estimated tokens of the
+    instructions and the material together.
     """
     if input_tokens is None:
         return False
-    return input_tokens < DROPPED_BELOW * estimated_tokens(instructions)
+    whole = estimated_tokens(instructions) + estimated_tokens(material)
+    return input_tokens < DROPPED_BELOW * whole
 
 
 REASON_HINTS: dict[str, str] = {
     "instructions_dropped": (
-        "instructions_dropped: the server reported fewer input tokens than the judge's "
-        "instructions alone take, so the model never read them (a chat template without a "
+        "instructions_dropped: the server reported far fewer input tokens than the judge's "
+        "prompt takes, so the model never read the instructions (a chat template without a "
         "system role drops them): set instructions: user on the judge"
     ),
     "unparseable_reply": (

@@ -216,7 +216,8 @@ class LLMJudge:
         """The verdict a reply to ``system`` and ``user`` gives, with the call's metadata."""
         detail = {**raw_reply_detail(completion.text), **self._call_detail(completion)}
         found = read_reply(completion.text, self.scale, (system, user))
-        if instructions_dropped(system, completion.usage.input_tokens):
+        if instructions_dropped(system, user, completion.usage.input_tokens):
+            detail["prompt_tokens_estimate"] = estimated_tokens(system) + estimated_tokens(user)
             detail["instructions_tokens_estimate"] = estimated_tokens(system)
             if isinstance(found, Unparseable):
                 detail["parse_error"] = found.why
