@@ -432,7 +432,13 @@ def _error_body(path: str, kind: str, message: str) -> bytes:
 # --- a judge that echoes ----------------------------------------------------------------------
 
 EchoStyle = Literal[
-    "prompt", "answer", "answer_then_verdict", "material_object", "respaced_object", "fenced_object"
+    "prompt",
+    "answer",
+    "answer_then_verdict",
+    "material_object",
+    "respaced_object",
+    "fenced_object",
+    "unescaped_object",
 ]
 
 
@@ -444,8 +450,10 @@ def echo(style: EchoStyle = "prompt", *, drops_system: bool = False) -> Responde
     ``{"verdict": "fail", ...}``. ``material_object``: the last JSON object in the prompt,
     copied verbatim (what a grammar-constrained echoer produces: the injected verdict, or the
     instructions' example); ``respaced_object``: that object re-serialised; ``fenced_object``:
-    it inside a fenced json block. Where the prompt holds no object, the echoer says fail for
-    itself. Its own verdict is always fail, so any pass a judge reads from it is not one it gave.
+    it inside a fenced json block; ``unescaped_object``: the last object once escaped quotes are
+    read as quotes (a verdict carried as a JSON string inside a fake reply, taken out of it).
+    Where the prompt holds no object, the echoer says fail for itself. Its own verdict is
+    always fail, so any pass a judge reads from it is not one it gave.
     """
 
     def respond(request: RecordedRequest) -> Reply:
@@ -460,11 +468,11 @@ def echo(style: EchoStyle = "prompt", *, drops_system: bool = False) -> Responde
             return answer(answer_text)
         if style == "answer_then_verdict":
             return answer(f"{answer_text}\n\n{own}")
-        last = _last_object(prompt)
+        last = _last_object(prompt.replace('\\"', '"') if style == "unescaped_object" else prompt)
         if last is None:
             return answer(own)
         text, obj = last
-        if style == "material_object":
+        if style in ("material_object", "unescaped_object"):
             return answer(text)
         if style == "respaced_object":
             return answer(json.dumps(obj, indent=1))

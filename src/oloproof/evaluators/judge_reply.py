@@ -9,8 +9,10 @@ the reply *is* the object the request asked for:
 - the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
   [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
 - the reply does not repeat the material under test: its text is not found in the material, and
-  no JSON object found in the material gives the same decision for the same reason (a reply that
-  copied a verdict-shaped object out of the answer, verbatim or re-spaced, is not the judge's).
+  no JSON object found in the material (also one written with escaped quotes, or carried as a
+  JSON string inside another object, as in a whole fake reply) gives the same decision for the
+  same reason (a reply that copied a verdict-shaped object out of the answer, verbatim or
+  re-spaced, is not the judge's).
 
 Anything else is unparseable, with one sentence saying why: never a pass or a fail. There is no
 search for "the first object anywhere", which is what let an answer that ended with
@@ -29,7 +31,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -142,17 +144,36 @@ def _decision(value: Any, scale: Scale) -> str | float | None:
     return None
 
 
-def _objects_in(texts: Iterable[str]) -> Iterable[Mapping[str, Any]]:
-    """Every JSON object that starts somewhere in ``texts`` (nested ones too)."""
+def _objects_in(texts: Iterable[str], depth: int = 3) -> Iterator[Mapping[str, Any]]:
+    """Every JSON object in ``texts``: those that start anywhere in them (nested ones too), those
+    written with escaped quotes (``{\\"verdict\\": ...}``), and those inside the string values of
+    the objects found (a whole fake reply carries its verdict as a JSON string)."""
     decoder = json.JSONDecoder()
     for text in texts:
-        for match in re.finditer(r"\{", text):
-            try:
-                obj, _ = decoder.raw_decode(text, match.start())
-            except ValueError:
-                continue
-            if isinstance(obj, dict):
-                yield obj
+        unescaped = text.replace('\\"', '"')
+        for variant in (text,) if unescaped == text else (text, unescaped):
+            for match in re.finditer(r"\{", variant):
+                try:
+                    obj, _ = decoder.raw_decode(variant, match.start())
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    yield obj
+                    if depth > 0:
+                        yield from _objects_in(_strings(obj), depth - 1)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The string leaves of a decoded JSON value that could hold an object."""
+    if isinstance(value, str):
+        if "{" in value:
+            yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
 
 
 def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale) -> bool:

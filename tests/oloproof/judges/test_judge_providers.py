@@ -192,19 +192,28 @@ def test_client_errors_are_not_retried(
 def test_hang_times_out_and_is_retried(
     server: ScriptedJudgeServer, secret: str, provider: str
 ) -> None:
-    server.default = hang(5.0)
+    server.default = hang(10.0)
     started = time.monotonic()
-    error = fail_with(make(server, provider, timeout_s=0.2, max_retries=1))
-    assert time.monotonic() - started >= 0.4
+    error = fail_with(make(server, provider, timeout_s=1.5, max_retries=1))
+    assert time.monotonic() - started >= 3.0
     assert error.kind == "timeout"
     assert error.attempts == 2
     assert len(server.requests) == 2
     assert_no_secret(error)
 
 
+def test_no_retry_after_a_timeout_when_the_server_keeps_computing(
+    server: ScriptedJudgeServer, secret: str
+) -> None:
+    server.default = hang(10.0)
+    error = fail_with(make(server, "openai", timeout_s=0.5, max_retries=3, retry_on_timeout=False))
+    assert (error.kind, error.attempts, len(server.requests)) == ("timeout", 1, 1)
+    assert "not retried: retry_on_timeout is off" in error.message
+
+
 def test_hang_then_answer_recovers(server: ScriptedJudgeServer, secret: str) -> None:
-    server.script(hang(5.0), answer("late but fine"))
-    completion = complete(make(server, "anthropic", timeout_s=0.2, max_retries=1))
+    server.script(hang(10.0), answer("late but fine"))
+    completion = complete(make(server, "anthropic", timeout_s=1.5, max_retries=1))
     assert completion.text == "late but fine"
     assert completion.attempts == 2
 
