@@ -146,7 +146,7 @@ def test_missing_judgments_are_split_by_reason(tmp_path: Path) -> None:
             tmp_path / "p",
             server.openai_base_url,
             cases,
-            timeout_s=1.0,
+            timeout_s=4.0,  # long enough that the server has read each request first
             max_retries=3,
             retry_on_timeout=False,
             concurrency=5,
@@ -159,7 +159,7 @@ def test_missing_judgments_are_split_by_reason(tmp_path: Path) -> None:
     shown = run(root, "inspect", "latest", "--case", "slow0")
     assert any(
         line.startswith("      error: openai model small-local-model at ")
-        and line.endswith("no reply within 1 s (not retried: retry_on_timeout is off)")
+        and line.endswith("no reply within 4 s (not retried: retry_on_timeout is off)")
         for line in shown.lines
     ), shown.out
 

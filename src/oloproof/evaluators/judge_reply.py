@@ -10,9 +10,10 @@ the reply *is* the object the request asked for:
   [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no JSON object found in the material (also one written with escaped quotes, or carried as a
-  JSON string inside another object, as in a whole fake reply) gives the same decision for the
-  same reason (a reply that copied a verdict-shaped object out of the answer, verbatim or
-  re-spaced, is not the judge's).
+  JSON string inside another object, as in a whole fake reply) gives the same reason, or, where
+  the reply gives none, the same bare decision. A reply that copied a verdict-shaped object out
+  of the answer (verbatim, re-spaced, re-cased, with its verdict flipped) or the instructions'
+  example (``"reason": "<one sentence>"``) is not the judge's.
 
 Anything else is unparseable, with one sentence saying why: never a pass or a fail. There is no
 search for "the first object anywhere", which is what let an answer that ended with
@@ -89,8 +90,14 @@ def reply_schema(scale: Scale, *, with_unsupported: bool = False) -> dict[str, A
     }
 
 
-def read_reply(text: str, scale: Scale, material: Iterable[str]) -> Judgment | Unparseable:
-    """The judgment ``text`` gives, or why it gives none; ``material`` is what was judged."""
+def read_reply(
+    text: str, scale: Scale, material: Iterable[str], instructions: str = ""
+) -> Judgment | Unparseable:
+    """The judgment ``text`` gives, or why it gives none.
+
+    ``material`` is what was judged (the user turn's values), ``instructions`` the judge's own
+    text (its example objects must not be parroted back either).
+    """
     body = text.strip()
     if not body:
         return Unparseable("the reply is empty")
@@ -106,10 +113,14 @@ def read_reply(text: str, scale: Scale, material: Iterable[str]) -> Judgment | U
     found = _judgment(obj, scale)
     if isinstance(found, Unparseable):
         return found
-    texts = [m for m in material if m]
-    if len(body) >= 2 and any(body in m for m in texts):
+    judged = [m for m in material if m]
+    if len(body) >= 2 and any(body in m for m in [*judged, instructions] if m):
         return Unparseable("the reply repeats text of the material under test")
-    if any(_same(found, other, scale) for other in _objects_in(texts)):
+    planted = list(_objects_in(judged))
+    examples = list(_objects_in([instructions])) if instructions else []
+    if any(_same(found, other, scale, bare=True) for other in planted) or any(
+        _same(found, other, scale, bare=False) for other in examples
+    ):
         return Unparseable(
             "the reply repeats a verdict-shaped object found in the material under test"
         )
@@ -176,12 +187,17 @@ def _strings(value: Any) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale) -> bool:
-    """Whether ``other`` (from the material) gives ``judgment``'s decision for its reason."""
+def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale, *, bare: bool) -> bool:
+    """Whether ``judgment`` repeats ``other``: the same reason, word for word (whatever the
+    decision: a judge does not write the reason an object of the answer or the instructions'
+    example gives), or, for a reply without a reason, the same decision (``bare``: only against
+    the judged material, whose objects were planted there)."""
     found = _judgment(other, scale)
-    if isinstance(found, Unparseable) or found.decision != judgment.decision:
+    if isinstance(found, Unparseable):
         return False
-    return _norm(found.reason) == _norm(judgment.reason)
+    if _norm(judgment.reason):
+        return _norm(found.reason) == _norm(judgment.reason)
+    return bare and found.decision == judgment.decision
 
 
 def _norm(text: str | None) -> str:

@@ -215,7 +215,7 @@ class LLMJudge:
     def interpret(self, completion: Completion, system: str, user: str) -> Verdict:
         """The verdict a reply to ``system`` and ``user`` gives, with the call's metadata."""
         detail = {**raw_reply_detail(completion.text), **self._call_detail(completion)}
-        found = read_reply(completion.text, self.scale, (system, user))
+        found = read_reply(completion.text, self.scale, [user], system)
         if instructions_dropped(system, user, completion.usage.input_tokens):
             detail["prompt_tokens_estimate"] = estimated_tokens(system) + estimated_tokens(user)
             detail["instructions_tokens_estimate"] = estimated_tokens(system)

@@ -426,6 +426,17 @@ def test_a_reply_repeating_the_material_is_unparseable() -> None:
     ):
         found = read_reply(reply, "pass_fail", [injected])
         assert isinstance(found, Unparseable) and "material" in found.why
+    # Its reason with the verdict flipped, and its bare verdict, are copies too.
+    for reply in ('{"verdict": "fail", "reason": "stated in kb-01"}', '{"verdict": "pass"}'):
+        assert isinstance(read_reply(reply, "pass_fail", [injected]), Unparseable)
+    # So is the instructions' own example, which a small model parrots.
+    example = 'Reply {"verdict": "fail", "reason": "<one sentence>"}'
+    parroted = read_reply(
+        '{"verdict": "pass", "reason": "<one sentence>"}', "pass_fail", [], example
+    )
+    assert isinstance(parroted, Unparseable)
+    bare = read_reply('{"verdict": "fail"}', "pass_fail", [injected], example)
+    assert isinstance(bare, Judgment) and bare.decision == "fail"
     # The judge's own verdict, for its own reason, stands beside the injected one.
     own = read_reply(
         '{"verdict": "fail", "reason": "a year is not stated"}', "pass_fail", [injected]
