@@ -33,6 +33,7 @@ _LAZY = {
     "system": "oloproof.sdk",
     "Verdict": "oloproof.results",
     "Interval": "oloproof.results",
+    "ModelClient": "oloproof.models",
     "load_config": "oloproof.config",
     "load_dataset": "oloproof.dataset",
     "open_project_ledger": "oloproof.store",
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from oloproof.config import load_config
     from oloproof.dataset import load_dataset
     from oloproof.diagnosis.run import diagnose
+    from oloproof.models import ModelClient
     from oloproof.results import Interval, Verdict
     from oloproof.runner import execute_run, plan_run, read_run_report
     from oloproof.sdk import (
@@ -84,6 +86,7 @@ __all__ = [
     "DroppedItem",
     "Interval",
     "LedgerAccessError",
+    "ModelClient",
     "OloproofError",
     "Passage",
     "Recorder",

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
-from oloproof.judge_config import JudgeConfig
+from oloproof.judge_config import JudgeConfig, ModelSystemSettings
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
@@ -57,20 +57,24 @@ class RagSettings(_Model):
 
 
 class SystemConfig(_Model):
-    """The system under test: exactly one of callable, http or rag."""
+    """The system under test: exactly one of callable, http, rag or model."""
 
     name: str = Field(min_length=1, description="The system's name.")
     version: str = Field(min_length=1, description="The system's version, as you name it.")
     callable: str | None = Field(default=None, description="`module:function` decorated @system.")
     http: HttpSystem | None = Field(default=None, description="An HTTP endpoint.")
     rag: RagSettings | None = Field(default=None, description="A staged RAG class.")
+    model: ModelSystemSettings | None = Field(
+        default=None, description="A prompt template a model runs over the cases."
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SystemConfig:
-        given = [k for k in ("callable", "http", "rag") if getattr(self, k) is not None]
+        kinds = ("callable", "http", "rag", "model")
+        given = [k for k in kinds if getattr(self, k) is not None]
         if len(given) != 1:
             raise ValueError(
-                "give exactly one of callable, http or rag"
+                "give exactly one of callable, http, rag or model"
                 + (f" (found {', '.join(given)})" if given else "")
             )
         return self

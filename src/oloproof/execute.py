@@ -143,9 +143,12 @@ def system_identity(system: dict[str, Any], intervention: dict[str, Any] | None)
     return ev.identity_key({"system": system, "intervention": intervention})
 
 
-def execution_identity(system_key: str, input_key: str) -> str:
-    """The execution cache key: the system identity and the case input's key."""
-    return ev.identity_key([system_key, input_key])
+def execution_identity(system_key: str, input_key: str, repeat: int = 0) -> str:
+    """The execution cache key: the system identity, the case input's key and, for a repeated
+    execution of the same case (a sampled model asked again), its repeat index; repeat 0 is
+    the plain key, so the first execution of every case keeps its cache."""
+    parts = [system_key, input_key] if repeat == 0 else [system_key, input_key, repeat]
+    return ev.identity_key(parts)
 
 
 def judgment_identity(spec_key: str, exec_address: str, expected_key: str) -> str:

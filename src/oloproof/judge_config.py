@@ -24,18 +24,81 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ProviderName = Literal["openai", "anthropic"]
+ServerName = Literal["vllm", "llama.cpp", "ollama"]
+Instructions = Literal["auto", "system", "user"]
+StructuredOutput = Literal["auto", "json_schema", "json_object", "off"]
+TokenLimitField = Literal["max_completion_tokens", "max_tokens"]
 
 DEFAULT_BASE_URLS: dict[str, str] = {
     "openai": "https://api.openai.com/v1",
     "anthropic": "https://api.anthropic.com",
 }
-"""Where each provider is reached when ``base_url`` is not given."""
+"""Where each provider is reached when ``base_url`` is not given (and no ``server`` is named)."""
 
 DEFAULT_KEY_ENVS: dict[str, str] = {
     "openai": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
 }
 """The environment variable each provider's key is read from when ``api_key_env`` is not given."""
+
+HOSTED_DEFAULTS: dict[str, Any] = {
+    "concurrency": 4,
+    "timeout_s": 60.0,
+    "max_retries": 4,
+    "retry_on_timeout": True,
+    "max_tokens_field": "max_completion_tokens",
+}
+"""The call settings of a hosted API (and of a compatible server no ``server`` names)."""
+
+SERVER_PROFILES: dict[str, dict[str, Any]] = {
+    # vLLM batches requests and drops a request whose client went away: parallel calls are
+    # cheap, and a timed-out call may be tried again.
+    "vllm": {
+        "base_url": "http://127.0.0.1:8000/v1",
+        "api_key_env": None,
+        "concurrency": 8,
+        "timeout_s": 300.0,
+        "max_retries": 2,
+        "retry_on_timeout": True,
+        "max_tokens_field": "max_completion_tokens",
+        "temperature": 0.0,
+    },
+    # llama.cpp's server (and llama-cpp-python's) computes one request per slot, queues the
+    # rest, and finishes a request whose client gave up: a retry after a timeout only queues
+    # behind the abandoned attempt. It reads `max_tokens`.
+    "llama.cpp": {
+        "base_url": "http://127.0.0.1:8080/v1",
+        "api_key_env": None,
+        "concurrency": 1,
+        "timeout_s": 600.0,
+        "max_retries": 1,
+        "retry_on_timeout": False,
+        "max_tokens_field": "max_tokens",
+        "temperature": 0.0,
+    },
+    # Ollama runs one request per model at a time unless OLLAMA_NUM_PARALLEL says otherwise,
+    # and finishes processing a prompt whose client went away.
+    "ollama": {
+        "base_url": "http://127.0.0.1:11434/v1",
+        "api_key_env": None,
+        "concurrency": 1,
+        "timeout_s": 600.0,
+        "max_retries": 1,
+        "retry_on_timeout": False,
+        "max_tokens_field": "max_tokens",
+        "temperature": 0.0,
+    },
+}
+"""The defaults a ``server`` profile brings; a key given in the entry wins over them."""
+
+SYSTEMLESS_MODEL_FAMILIES: tuple[str, ...] = ("gemma",)
+"""Model names (lower-cased substrings) whose chat formats have no system role: some servers'
+templates for them drop a system message without a word. ``instructions: auto`` sends these
+models the instructions in the user turn."""
+
+RESERVED_BODY_KEYS: frozenset[str] = frozenset({"model", "messages", "system", "stream"})
+"""Request fields ``extra_body`` may not set: they carry what is judged, or change the reply's
+protocol."""
 
 # The same rule as the other evaluators' criterion names (oloproof.evaluator_config).
 _CRITERION_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$"
@@ -51,7 +114,11 @@ _URL_PATTERN = r"^https?://\S+$"
 
 
 class ProviderSettings(BaseModel):
-    """How a judge reaches its model: the provider keys every judge entry shares."""
+    """How a judge (or a model system) reaches its model: the provider keys they share.
+
+    Defaults depend on ``provider`` and ``server`` and are filled in when the settings are
+    read, so the model holds the values it uses (and a judge's identity records them).
+    """
 
     model_config = ConfigDict(
         extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
@@ -64,6 +131,13 @@ class ProviderSettings(BaseModel):
         )
     )
     model: str = Field(min_length=1, description="The model name the provider knows it by.")
+    server: ServerName | None = Field(
+        default=None,
+        description=(
+            "A local server's profile (`vllm`, `llama.cpp`, `ollama`; openai provider only): "
+            "its default base_url, no key, and call settings that suit it (docs/models.md)."
+        ),
+    )
     base_url: str | None = Field(
         default=None,
         pattern=_URL_PATTERN,
@@ -79,22 +153,77 @@ class ProviderSettings(BaseModel):
         json_schema_extra={"pattern": _ENV_NAME_PATTERN},
         description=(
             "The name of the environment variable holding the key, read at call time (default "
-            "`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`). Null sends no key, for local servers. "
+            "`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`; none with a `server`). Null sends no key. "
             "The key itself never goes in this file."
         ),
     )
-    temperature: float = Field(default=0.0, ge=0.0, le=2.0, description="Sampling temperature.")
-    max_tokens: int = Field(
-        default=1024, ge=1, description="The most tokens the judge's reply may have."
+    instructions: Instructions = Field(
+        default="auto",
+        description=(
+            "Where the instructions go: `system` (a system message; the messages protocol's "
+            "`system` field), `user` (ahead of the material, in the user turn, for chat formats "
+            "without a system role), or `auto` (`user` for model families known to lack one, "
+            "such as gemma; else `system`)."
+        ),
     )
-    timeout_s: float = Field(
-        default=60.0, gt=0, description="Seconds one call may take before it counts as failed."
+    structured_output: StructuredOutput = Field(
+        default="auto",
+        description=(
+            "How a judge asks for its verdict's shape: `json_schema` (the server enforces the "
+            "verdict's JSON Schema), `json_object` (any JSON object), `off` (the prompt alone), "
+            "`auto` (`json_schema`). Model systems ignore it."
+        ),
     )
-    max_retries: int = Field(
-        default=4,
+    temperature: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=2.0,
+        description=(
+            "Sampling temperature; unset sends none (the model's default). A `server` profile "
+            "sets 0. The messages protocol takes none: give it through `extra_body` if a model "
+            "still accepts it."
+        ),
+    )
+    max_tokens: int = Field(default=1024, ge=1, description="The most tokens the reply may have.")
+    max_tokens_field: TokenLimitField | None = Field(
+        default=None,
+        description=(
+            "The request field that carries `max_tokens` (openai provider): "
+            "`max_completion_tokens` (the current API, default) or `max_tokens` (servers that "
+            "read only that: the `llama.cpp` and `ollama` profiles)."
+        ),
+    )
+    extra_body: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Fields added to every request body as they are (`seed`, `top_p`, a server's own "
+            "options...); they win over the fields Oloproof sets, except model, messages, system "
+            "and stream. Part of the identity."
+        ),
+    )
+    timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description=(
+            "Seconds one call may take, from sending to the whole reply, so time spent queued "
+            "inside the server counts (default 60; 300 with vllm, 600 with llama.cpp or ollama)."
+        ),
+    )
+    max_retries: int | None = Field(
+        default=None,
         ge=0,
         le=20,
-        description="Extra tries after a timeout, a connection error, 408, 409, 429 or a 5xx.",
+        description=(
+            "Extra tries after a timeout, a connection error, 408, 409, 429 or a 5xx (default "
+            "4; fewer with a `server` profile)."
+        ),
+    )
+    retry_on_timeout: bool | None = Field(
+        default=None,
+        description=(
+            "Whether a timed-out call is tried again (default true; false with llama.cpp or "
+            "ollama, which keep computing an abandoned request)."
+        ),
     )
     retry_backoff_s: float = Field(
         default=0.5,
@@ -104,8 +233,13 @@ class ProviderSettings(BaseModel):
             "Retry-After waits what the server asks instead (up to 60 s)."
         ),
     )
-    concurrency: int = Field(
-        default=4, ge=1, description="Calls in flight at once to this judge's provider."
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        description=(
+            "Calls in flight at once to this provider (default 4; 8 with vllm, 1 with "
+            "llama.cpp or ollama: match the server's slots)."
+        ),
     )
     price_per_input_token: float | None = Field(
         default=None,
@@ -121,15 +255,10 @@ class ProviderSettings(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _provider_defaults(cls, data: Any) -> Any:
-        # Fill the per-provider defaults in the data, so the model holds the values it uses.
-        # An explicit `api_key_env: null` is kept: it means "send no key".
+        # Fill the per-provider and per-server defaults in the data, so the model holds the
+        # values it uses. An explicit `api_key_env: null` is kept: it means "send no key".
         if isinstance(data, dict) and data.get("provider") in DEFAULT_BASE_URLS:
-            provider = data["provider"]
-            data = dict(data)
-            if data.get("base_url") is None:
-                data["base_url"] = DEFAULT_BASE_URLS[provider]
-            if "api_key_env" not in data:
-                data["api_key_env"] = DEFAULT_KEY_ENVS[provider]
+            data = _with_defaults(dict(data))
         if isinstance(data, dict):
             env = data.get("api_key_env")
             if env is not None and not (isinstance(env, str) and re.match(_ENV_NAME_PATTERN, env)):
@@ -146,10 +275,85 @@ class ProviderSettings(BaseModel):
             )
         return value
 
+    @field_validator("extra_body")
+    @classmethod
+    def _extra_body(cls, value: dict[str, Any]) -> dict[str, Any]:
+        reserved = sorted(RESERVED_BODY_KEYS & set(value))
+        if reserved:
+            raise ValueError(
+                f"{', '.join(reserved)} cannot be set here: Oloproof sets "
+                f"{'it' if len(reserved) == 1 else 'them'} from the rest of the entry"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _fits_the_protocol(self) -> ProviderSettings:
+        if self.provider == "openai":
+            return self
+        if self.server is not None:
+            raise ValueError(
+                f"server: {self.server} speaks the chat-completions protocol: use provider: openai"
+            )
+        if self.temperature is not None:
+            raise ValueError(
+                "the messages protocol takes no temperature; give it in extra_body if your "
+                "model still accepts one"
+            )
+        if self.structured_output == "json_object":
+            raise ValueError("the messages protocol offers json_schema or off, not json_object")
+        return self
+
     @property
     def resolved_base_url(self) -> str:
         """``base_url`` with the provider's default filled in, without a trailing slash."""
         return (self.base_url or DEFAULT_BASE_URLS[self.provider]).rstrip("/")
+
+    @property
+    def resolved_instructions(self) -> Literal["system", "user"]:
+        """Where the instructions go for this model: ``instructions`` with ``auto`` decided."""
+        if self.instructions != "auto":
+            return self.instructions
+        if self.provider == "openai" and any(
+            family in self.model.lower() for family in SYSTEMLESS_MODEL_FAMILIES
+        ):
+            return "user"
+        return "system"
+
+    def call_settings(self) -> dict[str, Any]:
+        """Concurrency, timeout and retries, every one resolved (never None)."""
+        return {
+            "concurrency": self.concurrency or HOSTED_DEFAULTS["concurrency"],
+            "timeout_s": self.timeout_s or HOSTED_DEFAULTS["timeout_s"],
+            "max_retries": (
+                HOSTED_DEFAULTS["max_retries"] if self.max_retries is None else self.max_retries
+            ),
+            "retry_on_timeout": (
+                HOSTED_DEFAULTS["retry_on_timeout"]
+                if self.retry_on_timeout is None
+                else self.retry_on_timeout
+            ),
+            "backoff_s": self.retry_backoff_s,
+        }
+
+
+def _with_defaults(data: dict[str, Any]) -> dict[str, Any]:
+    provider = data["provider"]
+    profile = SERVER_PROFILES.get(data.get("server") or "", {})
+    defaults: dict[str, Any] = {
+        "base_url": DEFAULT_BASE_URLS[provider],
+        "api_key_env": DEFAULT_KEY_ENVS[provider],
+        **HOSTED_DEFAULTS,
+        **profile,
+    }
+    if provider == "anthropic":
+        defaults["max_tokens_field"] = "max_tokens"  # the messages protocol's only field
+    for key, value in defaults.items():
+        if key == "api_key_env":
+            if key not in data:  # an explicit null means "send no key"
+                data[key] = value
+        elif data.get(key) is None:
+            data[key] = value
+    return data
 
 
 class _JudgeSettings(ProviderSettings):
@@ -261,3 +465,63 @@ JUDGE_TYPES: frozenset[str] = frozenset(
     {"groundedness_judge", "citation_support_judge", "answer_judge", "rubric_judge"}
 )
 """The ``type`` values that name an LLM judge."""
+
+
+class ModelSystemSettings(ProviderSettings):
+    """A system that is a prompt template run over the cases by a model (``system: model:``).
+
+    The provider keys are the judges' (``provider``, ``model``, ``server``, ``base_url``, ...);
+    ``structured_output`` does not apply. ``{{ key }}`` in the prompt is the case input's
+    ``key`` (dotted for nested keys; a value that is not text goes in as JSON), and
+    ``{{ context }}`` the passages of ``context_field`` or ``context_file``.
+    """
+
+    prompt: str | None = Field(
+        default=None,
+        min_length=1,
+        description="The user message, with `{{ key }}` placeholders. This or `prompt_file`.",
+    )
+    prompt_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A UTF-8 file holding the prompt, relative to the configuration file; its text, "
+            "not its path, is part of the system's identity."
+        ),
+    )
+    system_prompt: str | None = Field(
+        default=None,
+        min_length=1,
+        description="Instructions sent as the system message (or in the user turn, as set).",
+    )
+    context_field: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "The case input key holding the passages the model is given (a list of "
+            "`{doc_id, text}` or of strings); recorded as the case's `context/v1`."
+        ),
+    )
+    context_file: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "A JSON file of passages (`[{doc_id, text}, ...]`) every case is given, relative "
+            "to the configuration file; recorded as each case's `context/v1`."
+        ),
+    )
+    output: Literal["text", "json"] = Field(
+        default="text",
+        description=(
+            "`text`: the output is the reply's text; `json`: the reply must be a JSON object, "
+            "which becomes the output (else the case errored)."
+        ),
+    )
+
+    @model_validator(mode="after")
+    def _one_prompt(self) -> ModelSystemSettings:
+        if (self.prompt is None) == (self.prompt_file is None):
+            raise ValueError("give exactly one of `prompt` (inline) or `prompt_file` (a file)")
+        if self.context_field is not None and self.context_file is not None:
+            raise ValueError("give at most one of `context_field` or `context_file`")
+        return self

@@ -129,7 +129,9 @@ def _plan(
                 )
     if concurrency is not None:
         config = config.model_copy(update={"concurrency": concurrency})
-    kind = next(k for k in ("callable", "http", "rag") if getattr(config.system, k) is not None)
+    kind = next(
+        k for k in ("callable", "http", "rag", "model") if getattr(config.system, k) is not None
+    )
     system = build_system(
         config.system,
         base_dir=base,

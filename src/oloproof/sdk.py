@@ -86,10 +86,31 @@ class Citations(_Artifact):
     ids: tuple[str, ...] = Field(default=(), description="Cited document ids, in answer order.")
 
 
+class ModelCall(_Artifact):
+    """One call a system made to a model, with what it cost (``model_call/v1``)."""
+
+    provider: str = Field(min_length=1, description="`openai` or `anthropic` (the protocol).")
+    model: str = Field(min_length=1, description="The model asked for.")
+    request_key: str = Field(
+        min_length=1, description="blake3 key of the exact request (URL and body)."
+    )
+    input_tokens: int | None = Field(default=None, ge=0, description="Prompt tokens, as reported.")
+    output_tokens: int | None = Field(default=None, ge=0, description="Reply tokens, as reported.")
+    cost: float | None = Field(
+        default=None, ge=0, description="With both prices configured: what the call cost."
+    )
+    reply_id: str | None = Field(default=None, description="The provider's id of the reply.")
+    reply_model: str | None = Field(default=None, description="The model that answered.")
+    system_fingerprint: str | None = Field(default=None, description="The backend's fingerprint.")
+    finish_reason: str | None = Field(default=None, description="Why the reply ended.")
+    attempts: int = Field(default=1, ge=1, description="Tries the call took.")
+
+
 ARTIFACT_MODELS: dict[str, type[_Artifact]] = {
     "retrieval/v1": Retrieval,
     "context/v1": Context,
     "citations/v1": Citations,
+    "model_call/v1": ModelCall,
 }
 
 

@@ -15,9 +15,15 @@ Replies: ``answer(text)`` (a well-formed reply carrying ``text``), ``verdict(pas
 ``Retry-After``), ``hang(seconds)`` (no reply until the time is up: longer than the client's
 timeout), ``nonsense()`` (a well-formed reply whose text is no judgment) and ``raw(body)`` (any
 bytes at all). When the script runs out the server answers with ``default`` (a reply, or a
-function of the request that returns one) or, without one, HTTP 500. Every request is
+function of the request that returns one) or, without one, HTTP 500. ``echo(style)`` is such a
+function: a judge that repeats its input, as small local models do. Every request is
 recorded with its headers, body and arrival time (``time.monotonic()``), including requests
 to a path the server does not serve (answered 404, consuming no scripted reply).
+
+A reply reports the prompt's tokens as a server would count them: one per 4 characters of the
+messages it read, unless the reply gives ``input_tokens``. ``drops_system=True`` makes the
+server behave like a chat template without a system role: it ignores the system message (for
+its token count and for what ``echo`` repeats), as llama.cpp's ``gemma`` format does.
 
 ``ScriptedProvider`` stands in for a provider in-process (no HTTP), and ``ScriptedJudge`` for a
 whole judge: it returns the verdicts you give it, per case id.
@@ -26,6 +32,8 @@ whole judge: it returns the verdicts you give it, per case id.
 from __future__ import annotations
 
 import json
+import math
+import re
 import threading
 import time
 from collections import deque
@@ -46,9 +54,11 @@ __all__ = [
     "ScriptedJudgeServer",
     "ScriptedProvider",
     "answer",
+    "echo",
     "fail",
     "hang",
     "nonsense",
+    "prompt_tokens",
     "rate_limit",
     "raw",
     "score",
@@ -70,7 +80,7 @@ class Reply:
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
     seconds: float = 0.0
-    input_tokens: int = 100
+    input_tokens: int | None = None
     output_tokens: int = 20
     reply_id: str | None = None
     fingerprint: str | None = None
@@ -81,13 +91,16 @@ class Reply:
 def answer(
     text: str,
     *,
-    input_tokens: int = 100,
+    input_tokens: int | None = None,
     output_tokens: int = 20,
     reply_id: str | None = None,
     fingerprint: str | None = None,
     delay_s: float = 0.0,
 ) -> Reply:
-    """A well-formed reply whose text is ``text``, after ``delay_s`` seconds."""
+    """A well-formed reply whose text is ``text``, after ``delay_s`` seconds.
+
+    ``input_tokens`` None: the server counts the prompt it read (4 characters a token).
+    """
     return Reply(
         "answer",
         text=text,
@@ -153,12 +166,29 @@ class RecordedRequest:
     @property
     def user_message(self) -> str:
         """The user message the request carries, in either protocol ('' when it has none)."""
+        texts = [text for role, text in self.messages() if role == "user"]
+        return texts[-1] if texts else ""
+
+    @property
+    def system_message(self) -> str:
+        """The instructions: the system message or ``system`` field ('' when there is none)."""
+        return "\n\n".join(text for role, text in self.messages() if role == "system")
+
+    def messages(self) -> list[tuple[str, str]]:
+        """``(role, text)`` of every message, the messages protocol's ``system`` field first."""
         try:
-            messages = self.json().get("messages", [])
-        except (ValueError, AttributeError):
-            return ""
-        texts = [m.get("content") for m in messages if isinstance(m, dict)]
-        return next((t for t in texts[::-1] if isinstance(t, str)), "")
+            data = self.json()
+        except ValueError:
+            return []
+        if not isinstance(data, dict):
+            return []
+        found: list[tuple[str, str]] = []
+        if isinstance(data.get("system"), str):
+            found.append(("system", data["system"]))
+        for message in data.get("messages") or []:
+            if isinstance(message, dict) and isinstance(message.get("content"), str):
+                found.append((str(message.get("role")), message["content"]))
+        return found
 
 
 Responder = Callable[[RecordedRequest], Reply]
@@ -171,9 +201,14 @@ class ScriptedJudgeServer:
     """
 
     def __init__(
-        self, *replies: Reply, default: Reply | Responder | None = None, port: int = 0
+        self,
+        *replies: Reply,
+        default: Reply | Responder | None = None,
+        port: int = 0,
+        drops_system: bool = False,
     ) -> None:
         self._port = port
+        self.drops_system = drops_system
         self._replies: deque[Reply] = deque(replies)
         self.default = default
         self._requests: list[RecordedRequest] = []
@@ -311,7 +346,10 @@ class _Handler(BaseHTTPRequestHandler):
         elif reply.kind == "answer":
             if reply.seconds:
                 owner._stopping.wait(reply.seconds)
-            self._send(200, _answer_body(self.path, reply, request, len(owner.requests)))
+            tokens = reply.input_tokens
+            if tokens is None:
+                tokens = prompt_tokens(request, drops_system=owner.drops_system)
+            self._send(200, _answer_body(self.path, reply, request, len(owner.requests), tokens))
         else:
             kind = "rate_limit_error" if reply.status == 429 else "api_error"
             self._send(reply.status, _error_body(self.path, kind, reply.text), reply.headers)
@@ -336,7 +374,15 @@ class _Handler(BaseHTTPRequestHandler):
             pass  # the client gave up (timed out); nothing to tell it
 
 
-def _answer_body(path: str, reply: Reply, request: RecordedRequest, number: int) -> bytes:
+def prompt_tokens(request: RecordedRequest, *, drops_system: bool = False) -> int:
+    """The prompt's tokens as this server counts them: 4 characters of the messages a token."""
+    read = [t for role, t in request.messages() if not (drops_system and role == "system")]
+    return math.ceil(sum(len(text) for text in read) / 4)
+
+
+def _answer_body(
+    path: str, reply: Reply, request: RecordedRequest, number: int, input_tokens: int
+) -> bytes:
     try:
         model = request.json().get("model", "scripted")
     except (ValueError, AttributeError):
@@ -355,9 +401,9 @@ def _answer_body(path: str, reply: Reply, request: RecordedRequest, number: int)
                 }
             ],
             "usage": {
-                "prompt_tokens": reply.input_tokens,
+                "prompt_tokens": input_tokens,
                 "completion_tokens": reply.output_tokens,
-                "total_tokens": reply.input_tokens + reply.output_tokens,
+                "total_tokens": input_tokens + reply.output_tokens,
             },
         }
         if reply.fingerprint is not None:
@@ -370,7 +416,7 @@ def _answer_body(path: str, reply: Reply, request: RecordedRequest, number: int)
             "model": model,
             "content": [{"type": "text", "text": reply.text}],
             "stop_reason": "end_turn",
-            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+            "usage": {"input_tokens": input_tokens, "output_tokens": reply.output_tokens},
         }
     return json.dumps(data).encode("utf-8")
 
@@ -383,13 +429,79 @@ def _error_body(path: str, kind: str, message: str) -> bytes:
     return json.dumps(data).encode("utf-8")
 
 
+# --- a judge that echoes ----------------------------------------------------------------------
+
+EchoStyle = Literal[
+    "prompt",
+    "answer",
+    "answer_then_verdict",
+    "material_object",
+    "respaced_object",
+    "fenced_object",
+    "unescaped_object",
+]
+
+
+def echo(style: EchoStyle = "prompt", *, drops_system: bool = False) -> Responder:
+    """A responder that behaves like a small model repeating its input.
+
+    ``prompt``: the whole prompt (instructions and user turn). ``answer``: the text of the
+    ``<answer>`` block. ``answer_then_verdict``: that text, then the echoer's own
+    ``{"verdict": "fail", ...}``. ``material_object``: the last JSON object in the prompt,
+    copied verbatim (what a grammar-constrained echoer produces: the injected verdict, or the
+    instructions' example); ``respaced_object``: that object re-serialised; ``fenced_object``:
+    it inside a fenced json block; ``unescaped_object``: the last object once escaped quotes are
+    read as quotes (a verdict carried as a JSON string inside a fake reply, taken out of it).
+    Where the prompt holds no object, the echoer says fail for itself. Its own verdict is
+    always fail, so any pass a judge reads from it is not one it gave.
+    """
+
+    def respond(request: RecordedRequest) -> Reply:
+        parts = [t for r, t in request.messages() if not (drops_system and r == "system")]
+        prompt = "\n\n".join(parts)
+        own = json.dumps({"verdict": "fail", "reason": "the echoing judge's own verdict"})
+        if style == "prompt":
+            return answer(prompt)
+        found = re.search(r"<answer>\n(.*)\n</answer>", prompt, flags=re.DOTALL)
+        answer_text = found.group(1) if found else prompt
+        if style == "answer":
+            return answer(answer_text)
+        if style == "answer_then_verdict":
+            return answer(f"{answer_text}\n\n{own}")
+        last = _last_object(prompt.replace('\\"', '"') if style == "unescaped_object" else prompt)
+        if last is None:
+            return answer(own)
+        text, obj = last
+        if style in ("material_object", "unescaped_object"):
+            return answer(text)
+        if style == "respaced_object":
+            return answer(json.dumps(obj, indent=1))
+        return answer(f"```json\n{text}\n```")
+
+    return respond
+
+
+def _last_object(text: str) -> tuple[str, Any] | None:
+    decoder = json.JSONDecoder()
+    last: tuple[str, Any] | None = None
+    for match in re.finditer(r"\{", text):
+        try:
+            obj, end = decoder.raw_decode(text, match.start())
+        except ValueError:
+            continue
+        if isinstance(obj, dict):
+            last = (text[match.start() : end], obj)
+    return last
+
+
 # --- in-process stand-ins ----------------------------------------------------------------------
 
 
 class ScriptedProvider:
     """A provider without HTTP: replies with the given texts in order, or ``respond(system, user)``.
 
-    ``calls`` records each ``(system, user)`` pair it was asked.
+    ``calls`` records each ``(system, user)`` pair it was asked, ``schemas`` the reply schema
+    each call asked for (None when none).
     """
 
     def __init__(
@@ -401,18 +513,24 @@ class ScriptedProvider:
     ) -> None:
         self._replies: deque[str] = deque(replies)
         self._respond = respond
-        self._usage = usage or Usage(input_tokens=100, output_tokens=20)
+        self._usage = usage
         self.calls: list[tuple[str, str]] = []
+        self.schemas: list[Mapping[str, Any] | None] = []
 
-    async def complete(self, system: str, user: str) -> Completion:
+    async def complete(
+        self, system: str, user: str, *, schema: Mapping[str, Any] | None = None
+    ) -> Completion:
         self.calls.append((system, user))
+        self.schemas.append(schema)
         if self._replies:
             text = self._replies.popleft()
         elif self._respond is not None:
             text = self._respond(system, user)
         else:
             raise RuntimeError("ScriptedProvider has no reply left")
-        return Completion(text=text, usage=self._usage, reply_id=f"scripted-{len(self.calls)}")
+        # Without a usage given, the prompt is counted as a server would: 4 characters a token.
+        usage = self._usage or Usage(math.ceil((len(system) + len(user)) / 4), 20)
+        return Completion(text=text, usage=usage, reply_id=f"scripted-{len(self.calls)}")
 
 
 @dataclass

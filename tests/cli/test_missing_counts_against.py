@@ -98,9 +98,9 @@ def test_errored_cases_cannot_pass_a_floor(tmp_path: Path) -> None:
         "├────────────────┼──────────┼─────────────────┼───────────────────────────────────────────────┤",
         f"│ answer_correct │ 100.0%   │ [{low}, 100.0%] │ 200 / 200 observed · 100 missing · 0 excluded │",
         "└────────────────┴──────────┴─────────────────┴───────────────────────────────────────────────┘",
-        "answer_correct: the interval counts its 100 missing (100 execution_errored) as failing "
-        f"for the lower bound and passing for the upper; the 200 observed alone give "
-        f"[{observed_low}, 100.0%]",
+        "answer_correct: 100 missing: 100 execution_errored",
+        "  the interval counts them as failing for the lower bound and passing for the upper; "
+        f"the 200 observed alone give [{observed_low}, 100.0%]",
         "Cache: execution 0 hit/300 miss; judgment 0 hit/200 miss",
     ]
     assert result.lines == expected

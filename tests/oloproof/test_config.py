@@ -74,7 +74,7 @@ def test_two_system_kinds_are_refused(tmp_path: Path) -> None:
     )
     message = error_of(path)
     assert message.startswith(f"{path}, line 1: system: ")
-    assert "exactly one of callable, http or rag (found callable, rag)" in message
+    assert "exactly one of callable, http, rag or model (found callable, rag)" in message
 
 
 def test_bad_yaml_names_line(tmp_path: Path) -> None:

@@ -108,3 +108,48 @@ def calibrate(
 ) -> Calibration:
     """``acalibrate`` for code that is not already inside an event loop."""
     return aio.run(acalibrate(judge, labelled, level=level, labels=labels))
+
+
+SAMPLE_REPLY = 200
+"""How many characters of a sample reply an error shows."""
+
+
+def nothing_judged(
+    evaluator_id: str, labelled: Sequence[LabelledExample], verdicts: Sequence[Verdict]
+) -> ConfigError:
+    """The error for a judge that judged none of ``labelled``: what happened, and a sample.
+
+    It counts the reasons, names the first problem and, when a reply came back, shows the start
+    of one: "check the key" does not help when the model answered in the wrong format.
+    """
+    import json
+
+    reasons: dict[str, int] = {}
+    for verdict in verdicts:
+        if verdict.status == "missing":
+            reasons[verdict.reason or "unknown"] = reasons.get(verdict.reason or "unknown", 0) + 1
+    split = ", ".join(f"{n} {r}" for r, n in sorted(reasons.items(), key=lambda i: (-i[1], i[0])))
+    pairs = list(zip(labelled, verdicts, strict=True))
+    missing = [(example, v) for example, v in pairs if v.status == "missing"]
+    what = f"{split}; " if split else "every example was excluded"
+    if missing:
+        example, first = missing[0]
+        said = first.detail.get("parse_error") or first.detail.get("error") or first.reason
+        what += f"first, on {example.id}: {said}"
+    replied = next((v for _, v in missing if isinstance(v.detail.get("raw_reply"), str)), None)
+    if replied is not None and replied.reason in ("unparseable_reply", "instructions_dropped"):
+        text = replied.detail["raw_reply"]
+        sample = json.dumps(text[:SAMPLE_REPLY] + ("…" if len(text) > SAMPLE_REPLY else ""))
+        hint = f"a reply began: {sample}; " + (
+            "the model did not read the instructions: set instructions: user on the judge"
+            if replied.reason == "instructions_dropped"
+            else "the model does not answer with the verdict object: try structured_output: "
+            "json_schema, a server that enforces it, or a stronger model"
+        )
+    else:
+        hint = "check the provider, base_url, model and the key's environment variable"
+    return ConfigError(
+        f"the judge {evaluator_id!r} judged none of the {len(labelled)} examples ({what}); "
+        "nothing was recorded",
+        hint=hint,
+    )

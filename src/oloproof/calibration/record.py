@@ -9,16 +9,15 @@ per-rule check.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from oloproof import aio
-from oloproof.calibration.judging import check_pass_fail, judge_all, tally
+from oloproof.calibration.judging import check_pass_fail, judge_all, nothing_judged, tally
 from oloproof.calibration.labels import labels_digest, load_labels
 from oloproof.calibration.measure import Calibration, requirement_check
 from oloproof.errors import ConfigError, UnknownIdError
-from oloproof.results import Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -67,25 +66,13 @@ def run_calibration(
     check_pass_fail(judge)
     verdicts = aio.run(judge_all(judge, examples))
     if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
-        raise ConfigError(
-            f"the judge {evaluator_id!r} judged none of the {len(examples)} examples "
-            f"({_first_problem(verdicts)}); nothing was recorded",
-            hint="check the provider, base_url, model and the key's environment variable",
-        )
+        raise nothing_judged(evaluator_id, examples, verdicts)
     calibration = tally(judge.spec(), examples, verdicts, level=level, labels=labels)
     # The time keeps a repeated, identical calibration a new event, so it becomes the latest.
     recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     body = {**calibration.to_body(), "recorded_at": recorded_at}
     address = ledger.put(events.make(events.CALIBRATION, body))
     return address, calibration
-
-
-def _first_problem(verdicts: Sequence[Verdict]) -> str:
-    for verdict in verdicts:
-        if verdict.status == "missing":
-            error = verdict.detail.get("error")
-            return f"{verdict.reason}: {error}" if isinstance(error, str) else str(verdict.reason)
-    return "every example was excluded"
 
 
 def find_calibration(ledger: Ledger, identity: str) -> tuple[str, Calibration] | None:

@@ -13,7 +13,7 @@ import typer
 from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
 from oloproof.cli.main import app
-from oloproof.cli.render import preview, run_report_lines
+from oloproof.cli.render import judgment_lines, preview, run_report_lines
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.store import open_project_ledger
@@ -100,7 +100,7 @@ def _inspect_run(
         if as_json:
             typer.echo(json.dumps(detail.__dict__, indent=2, ensure_ascii=False, default=dict))
             return 0
-        _print_case(detail, criteria)
+        _print_case(detail, criteria, ledger)
         return 0
     if show_failures:
         failed, unfinished, planned = failures(ledger, run)
@@ -150,7 +150,7 @@ def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _print_case(detail: CaseDetail, criteria: list[str]) -> None:
+def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:
     typer.echo(f"case {detail.case_id} ({detail.status})")
     typer.echo(f"  input: {json.dumps(detail.input, ensure_ascii=False)}")
     typer.echo(f"  expected: {json.dumps(detail.expected, ensure_ascii=False)}")
@@ -178,6 +178,9 @@ def _print_case(detail: CaseDetail, criteria: list[str]) -> None:
             text += f" ({verdict['r']})"
         addr = detail.judgments.get(criterion)
         typer.echo(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
+        if addr and status == "missing":
+            for line in judgment_lines(ledger.get(addr).body.get("detail") or {}):
+                typer.echo(f"      {line}")
     typer.echo(f"  execution: {detail.execution}")
     typer.echo(f"  case result: {detail.address}")
 

@@ -94,7 +94,9 @@ def run_report_lines(report: RunReport) -> list[str]:
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
     )
-    lines += [missing_metric_line(m, report.level) for m in report.metrics if m.missing]
+    for row in report.metrics:
+        if row.missing:
+            lines += missing_metric_lines(row, report.level)
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(f"Cache: execution {ex[0]} hit/{ex[1]} miss; judgment {jd[0]} hit/{jd[1]} miss")
     if report.stages is not None:
@@ -163,16 +165,21 @@ def missing_rule_line(rule: RuleRow) -> str:
     )
 
 
-def missing_metric_line(row: MetricRow, level: float) -> str:
-    """Under the metrics: how the interval counts the missing cases, and the observed-only one."""
-    reasons = ", ".join(f"{n} {r}" for r, n in row.missing_reasons.items())
+def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
+    """Under the metrics table, for a metric with missing cases: why they are missing (most
+    common reason first), how its interval counts them, and the usual remedy of each reason."""
+    from oloproof.evaluators.judge_reply import REASON_HINTS
+
+    ranked = sorted(row.missing_reasons.items(), key=lambda item: (-item[1], item[0]))
+    split = ", ".join(f"{count} {reason}" for reason, count in ranked)
     low, high = ("failing", "passing") if row.proportion else ("0", "1")
     observed = _interval_text(row.observed_lower, row.observed_upper, row.proportion, level)
-    return (
-        f"{row.criterion}: the interval counts its {row.missing} missing ({reasons}) as {low} "
-        f"for the lower bound and {high} for the upper; the {row.observed} observed alone give "
-        f"{observed}"
-    )
+    return [
+        f"{row.criterion}: {row.missing} missing: {split}",
+        f"  the interval counts them as {low} for the lower bound and {high} for the upper; "
+        f"the {row.observed} observed alone give {observed}",
+        *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
+    ]
 
 
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
@@ -319,6 +326,30 @@ def _judge_calls(judge: JudgeCalls) -> str:
     if judge.without_call:
         tail += f", {judge.without_call} decided without a call"
     return f"{who}: {head}; {tail}"
+
+
+REPLY_PREVIEW = 300
+
+
+def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
+    """What a missing judgment's detail says happened: the error, the parse error, the reply."""
+    lines = []
+    if isinstance(detail.get("error"), str):
+        lines.append(f"error: {detail['error']}")
+    if isinstance(detail.get("parse_error"), str):
+        lines.append(f"parse error: {detail['parse_error']}")
+    usage = detail.get("usage")
+    whole, alone = detail.get("prompt_tokens_estimate"), detail.get("instructions_tokens_estimate")
+    if isinstance(usage, Mapping) and isinstance(whole, int):
+        lines.append(
+            f"input tokens: {usage.get('input_tokens')} reported; the prompt takes about "
+            f"{whole}, the instructions alone about {alone}"
+        )
+    if isinstance(detail.get("raw_reply"), str):
+        whole = detail.get("raw_reply_chars")
+        size = f" ({whole:,} characters; stored: the first 4,000)" if isinstance(whole, int) else ""
+        lines.append(f"reply{size}: {preview(detail['raw_reply'], REPLY_PREVIEW)}")
+    return lines
 
 
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:

@@ -1,41 +1,61 @@
 """The LLM judges: groundedness, citation support, answer equivalence and rubric.
 
 A judge renders its versioned prompt template with what it reads of one case, sends it to its
-provider, and reads one JSON object out of the reply (``{"verdict": "pass" | "fail", ...}``, or
-``{"score": x, ...}`` for a rubric on the score scale). What can happen:
+provider (asking for the verdict's JSON Schema where the provider enforces one), and reads the
+verdict from the reply only when the reply is that object (``oloproof.evaluators.judge_reply``).
+Judged text is put between tags the instructions declare to be material; a tag of the template
+inside the material is escaped (``&lt;/answer>``), so an answer cannot close its own block.
+What can happen:
 
-- ``pass`` / ``fail`` (or ``value`` for a score): the judge answered. The detail holds the token
-  ``usage``, the provider's ``reply_id``, ``system_fingerprint`` and ``reply_model`` (None when
-  not given), the ``finish_reason``, the number of ``attempts``, the judge's ``explanation``, and
-  ``cost`` when both prices per token are configured.
-- ``missing: judge_call_failed``: the call still failed after its retries (timeout, connection,
-  HTTP status, unset key); the detail says how. Never a pass or a fail.
-- ``missing: unparseable_judgment``: the reply held no usable judgment (or was not even the
-  protocol's reply); the detail keeps ``raw_reply``.
+- ``pass`` / ``fail`` (or ``value`` for a score): the judge answered. The detail holds the
+  ``raw_reply`` (at most 4,000 characters), the token ``usage``, the provider's ``reply_id``,
+  ``system_fingerprint`` and ``reply_model`` (None when not given), the ``finish_reason``, the
+  number of ``attempts``, the judge's ``explanation``, and ``cost`` when both prices per token
+  are configured.
+- ``missing`` because the call failed after its retries: ``judge_timeout``,
+  ``judge_connection_failed``, ``judge_http_error``, ``judge_key_missing``,
+  ``judge_request_failed``, or ``judge_malformed_response`` (a 2xx that is not the protocol's
+  reply); the detail keeps ``error``, ``error_kind``, ``attempts``, the ``status`` and the
+  server's reply as ``raw_reply``. Never a pass or a fail.
+- ``missing: unparseable_reply``: the reply is not the verdict object, or repeats the material
+  under test; ``parse_error`` says which, beside ``raw_reply`` and the call's metadata.
+- ``missing: instructions_dropped``: the reply's input-token count shows the model cannot have
+  read the judge's instructions (``judge_reply.instructions_dropped``); whatever the reply says
+  is not a verdict of this judge.
 - ``excluded``: the case lacks what the judge reads by design: ``no_context_recorded``,
   ``no_context_text``, ``no_citations_recorded``, ``no_citations``, ``no_expected_value``.
 - ``fail: field_missing`` / ``fail: field_not_text``: the output has no answer text where
   ``field`` points, decided without a call, as the text checks decide it.
 
 ``spec()`` is the judge's identity: everything that can change a verdict (type, criterion,
-provider, model, base URL, template name/version/SHA-256, temperature, max_tokens, the fields it
-reads, the rubric and scale, the judge code's version) and nothing secret. ``judge_identity``
-hashes it without the criterion (a name for the metric, which changes no verdict); calibrations
-are bound to that key.
+provider, model, base URL, API version, template name/version/SHA-256, the request's shape:
+where the instructions go, structured output, the token limit and its field, temperature,
+``extra_body``; the fields it reads, the rubric and scale, the judge code's version) and
+nothing secret. ``judge_identity`` hashes it without the criterion (a name for the metric, which
+changes no verdict); calibrations are bound to that key.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, ClassVar, Literal, Self
+from typing import Any, ClassVar, Self
 
 from oloproof.errors import ConfigError
-from oloproof.evaluators.base import AsyncEvaluator, CaseView
+from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.judge_reply import (
+    Scale,
+    Unparseable,
+    estimated_tokens,
+    instructions_dropped,
+    raw_reply_detail,
+    read_reply,
+    reply_schema,
+)
+from oloproof.evaluators.judge_usage import UsageMeter, usage_totals
 from oloproof.evaluators.text import MISSING, parse_path, read_output, read_path
 from oloproof.judge_config import (
     AnswerJudgeConfig,
@@ -57,16 +77,35 @@ __all__ = [
     "UsageMeter",
     "build_judge",
     "judge_identity",
-    "parse_judgment",
     "usage_totals",
 ]
 
 AnyJudgeConfig = (
     GroundednessJudgeConfig | CitationSupportJudgeConfig | AnswerJudgeConfig | RubricJudgeConfig
 )
-Scale = Literal["pass_fail", "score"]
 
 _NOT_GIVEN = "[this id names no passage of the context the model was given]"
+
+# The reason a missing judgment gives for each way a call can fail.
+CALL_FAILURES: dict[str, str] = {
+    "timeout": "judge_timeout",
+    "connection": "judge_connection_failed",
+    "http_status": "judge_http_error",
+    "missing_key": "judge_key_missing",
+    "request": "judge_request_failed",
+    "malformed_response": "judge_malformed_response",
+}
+
+# The templates' own tags: inside the material they are escaped, so no text can close its block.
+_TAGS = re.compile(
+    r"<(/?)(question|passages|passage|cited_passages|cited_ids|answer|reference|rubric)\b",
+    re.IGNORECASE,
+)
+
+
+def escape_material(text: str) -> str:
+    """``text`` with the templates' tags escaped: ``</answer>`` becomes ``&lt;/answer>``."""
+    return _TAGS.sub(lambda m: f"&lt;{m[1]}{m[2]}", text)
 
 
 class LLMJudge:
@@ -78,7 +117,9 @@ class LLMJudge:
 
     TEMPLATE: ClassVar[str]
     FAIL_REASON: ClassVar[str]
-    VERSION: ClassVar[int] = 1
+    # 2: the verdict is read only from a reply that is the object, and the material's tags are
+    # escaped (version 1 took the first verdict-shaped object anywhere in the reply).
+    VERSION: ClassVar[int] = 2
 
     def __init__(
         self,
@@ -116,25 +157,45 @@ class LLMJudge:
             "provider": config.provider,
             "model": config.model,
             "base_url": config.resolved_base_url,
+            "server": config.server,
+            "api_version": _api_version(config.provider),
             "template": self.template.identity(),
+            "instructions": config.resolved_instructions,
+            "structured_output": self.structured_output,
             "temperature": config.temperature,
             "max_tokens": config.max_tokens,
+            "max_tokens_field": config.max_tokens_field,
+            "extra_body": dict(config.extra_body),
             "field": config.field,
             "input_field": config.input_field,
             **self.extra_spec(),
         }
 
+    @property
+    def structured_output(self) -> str:
+        """How the verdict's shape is asked for: ``json_schema``, ``json_object`` or ``off``."""
+        chosen = self.config.structured_output
+        return "json_schema" if chosen == "auto" else chosen
+
+    def reply_schema(self) -> dict[str, Any]:
+        """The JSON Schema of this judge's reply."""
+        return reply_schema(self.scale)
+
     async def ajudge(self, view: CaseView) -> Verdict:
         values = self.prepare(view)
         if isinstance(values, Verdict):
             return values
-        system, user = self.template.render(values)
+        material = {
+            key: value if key == "passages" else escape_material(value)
+            for key, value in values.items()
+        }
+        system, user = self.template.render(material)
+        schema = None if self.structured_output == "off" else self.reply_schema()
         try:
-            completion = await self.provider.complete(system, user)
+            completion = await self.provider.complete(system, user, schema=schema)
         except ProviderError as exc:
-            reason = "unparseable_judgment" if exc.kind == "malformed_response" else None
-            return Verdict.missing(reason or "judge_call_failed", **exc.to_detail())
-        return self.interpret(completion)
+            return Verdict.missing(CALL_FAILURES[exc.kind], **exc.to_detail())
+        return self.interpret(completion, system, user)
 
     # --- what a subclass supplies ------------------------------------------------------------
 
@@ -151,20 +212,27 @@ class LLMJudge:
         """Whether judging ``view`` needs a call (False when it is decided without one)."""
         return not isinstance(self.prepare(view), Verdict)
 
-    def interpret(self, completion: Completion) -> Verdict:
-        """The verdict a reply gives, with the call's metadata in its detail."""
-        detail = self._call_detail(completion)
-        parsed = parse_judgment(completion.text, self.scale)
-        if parsed is None:
-            return Verdict.missing("unparseable_judgment", raw_reply=completion.text, **detail)
-        explanation = parsed.get("reason")
-        detail["explanation"] = explanation if isinstance(explanation, str) else None
-        if self.scale == "score":
-            return Verdict.scored(float(parsed["score"]), **detail)
-        unsupported = parsed.get("unsupported")
-        if isinstance(unsupported, list):
-            detail["unsupported"] = [item for item in unsupported if isinstance(item, str)]
-        if parsed["verdict"].strip().lower() == "pass":
+    def interpret(self, completion: Completion, system: str, user: str) -> Verdict:
+        """The verdict a reply to ``system`` and ``user`` gives, with the call's metadata."""
+        detail = {**raw_reply_detail(completion.text), **self._call_detail(completion)}
+        found = read_reply(completion.text, self.scale, [user], system)
+        if instructions_dropped(system, user, completion.usage.input_tokens):
+            detail["prompt_tokens_estimate"] = estimated_tokens(system) + estimated_tokens(user)
+            detail["instructions_tokens_estimate"] = estimated_tokens(system)
+            if isinstance(found, Unparseable):
+                detail["parse_error"] = found.why
+            return Verdict.missing("instructions_dropped", **detail)
+        if isinstance(found, Unparseable):
+            why = found.why
+            if completion.finish_reason in ("length", "max_tokens"):
+                why += f" (the reply was cut at max_tokens, {self.config.max_tokens})"
+            return Verdict.missing("unparseable_reply", parse_error=why, **detail)
+        detail["explanation"] = found.reason
+        if isinstance(found.decision, float):
+            return Verdict.scored(found.decision, **detail)
+        if found.unsupported is not None:
+            detail["unsupported"] = list(found.unsupported)
+        if found.decision == "pass":
             return Verdict.passed(**detail)
         return Verdict.failed(self.FAIL_REASON, **detail)
 
@@ -254,6 +322,9 @@ class CitationSupportJudge(LLMJudge):
 
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
+
+    def reply_schema(self) -> dict[str, Any]:
+        return reply_schema(self.scale, with_unsupported=True)
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
@@ -398,45 +469,6 @@ def judge_identity(spec: Mapping[str, Any]) -> str:
     return identity_key({key: value for key, value in spec.items() if key != "criterion"})
 
 
-# --- reading the reply -------------------------------------------------------------------------
-
-
-def parse_judgment(text: str, scale: Scale) -> dict[str, Any] | None:
-    """The judgment object in a reply, or None when there is none or the reply contradicts itself.
-
-    Every JSON object in ``text`` (inside a code fence or after a preamble too) is tried; the
-    ones that hold a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number
-    in [0, 1]) count. None when no object counts, or when two disagree.
-    """
-    key = "score" if scale == "score" else "verdict"
-    found: list[dict[str, Any]] = []
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"\{", text):
-        try:
-            obj, _ = decoder.raw_decode(text, match.start())
-        except ValueError:
-            continue
-        if isinstance(obj, dict) and _valid(obj.get(key), scale):
-            found.append(obj)
-    decisions = {_decision(obj[key]) for obj in found}
-    return found[0] if len(decisions) == 1 else None
-
-
-def _valid(value: Any, scale: Scale) -> bool:
-    if scale == "score":
-        return (
-            isinstance(value, int | float)
-            and not isinstance(value, bool)
-            and math.isfinite(value)
-            and 0.0 <= value <= 1.0
-        )
-    return isinstance(value, str) and value.strip().lower() in ("pass", "fail")
-
-
-def _decision(value: Any) -> str | float:
-    return value.strip().lower() if isinstance(value, str) else float(value)
-
-
 # --- reading the case --------------------------------------------------------------------------
 
 
@@ -448,131 +480,11 @@ def _context_items(view: CaseView) -> list[dict[str, Any]] | Verdict:
 
 
 def _passage(doc_id: str, text: str) -> str:
-    return f'<passage id="{doc_id}">\n{text}\n</passage>'
+    ident = escape_material(doc_id).replace('"', "&quot;")
+    return f'<passage id="{ident}">\n{escape_material(text)}\n</passage>'
 
 
-# --- totals for the report ---------------------------------------------------------------------
+def _api_version(provider: str) -> str | None:
+    from oloproof.providers.anthropic_messages import ANTHROPIC_VERSION
 
-
-def usage_totals(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
-    """Calls, tokens and cost summed over judgments' details (``cost`` None when none priced).
-
-    A detail counts as a call when it has ``usage``; a token count the provider did not give
-    adds nothing, and ``calls_without_usage`` counts those calls.
-    """
-    calls = without = input_tokens = output_tokens = 0
-    cost: float | None = None
-    for detail in details:
-        usage = detail.get("usage")
-        if not isinstance(usage, Mapping):
-            continue
-        calls += 1
-        tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
-        if not isinstance(tokens_in, int) or not isinstance(tokens_out, int):
-            without += 1
-        input_tokens += tokens_in if isinstance(tokens_in, int) else 0
-        output_tokens += tokens_out if isinstance(tokens_out, int) else 0
-        if isinstance(detail.get("cost"), int | float):
-            cost = (cost or 0.0) + float(detail["cost"])
-    return {
-        "calls": calls,
-        "calls_without_usage": without,
-        "input_tokens": input_tokens,
-        "output_tokens": output_tokens,
-        "cost": cost,
-    }
-
-
-def _empty_totals() -> dict[str, Any]:
-    return {
-        "calls": 0,
-        "calls_without_usage": 0,
-        "input_tokens": 0,
-        "output_tokens": 0,
-        "cost": None,
-        "failed": 0,
-        "reused": 0,
-    }
-
-
-class UsageMeter:
-    """Per judge: the calls a run made, their tokens and cost, and the judgments it reused.
-
-    ``watch`` wraps a judge, so every verdict it gives is seen as it is given: such a judgment
-    is new, made in this run. ``case_done`` names the criteria a case's result holds a judgment
-    for; one the wrapper did not see came from the judgment cache, and counts as ``reused``
-    (its tokens were spent, and counted, by the run that first made it). ``totals()`` per
-    judge criterion: ``calls`` (replies carrying usage, as ``usage_totals`` counts them),
-    ``calls_without_usage``, ``input_tokens``, ``output_tokens``, ``cost`` (None unless priced),
-    ``failed`` (missing judgments: the call failed or the reply was not the protocol's) and
-    ``reused``. ``prior`` continues totals recorded earlier (a resumed run).
-    """
-
-    def __init__(
-        self, criteria: Iterable[str], prior: Mapping[str, Mapping[str, Any]] | None = None
-    ) -> None:
-        self._totals = {c: {**_empty_totals(), **dict((prior or {}).get(c, {}))} for c in criteria}
-        self._seen: dict[tuple[str, str], Verdict] = {}
-
-    def watch(self, judge: AsyncEvaluator) -> AsyncEvaluator:
-        """``judge``, reporting each verdict it gives to this meter (others pass unchanged)."""
-        totals = self._totals.get(judge.criterion)
-        if totals is None:
-            return judge
-        config = getattr(judge, "config", None)
-        priced = getattr(config, "price_per_input_token", None) is not None and (
-            getattr(config, "price_per_output_token", None) is not None
-        )
-        if priced and totals["cost"] is None:
-            totals["cost"] = 0.0  # priced: a run that makes no call costs nothing
-        return _Watched(judge, self)
-
-    def seen(self, case_id: str, criterion: str, verdict: Verdict) -> None:
-        self._seen[(case_id, criterion)] = verdict
-
-    def case_done(self, case_id: str, judged: Iterable[str]) -> None:
-        """Count one finished case whose result holds a judgment for each of ``judged``."""
-        if not self._totals:
-            return
-        judged = set(judged)
-        for criterion, totals in self._totals.items():
-            verdict = self._seen.pop((case_id, criterion), None)
-            if criterion not in judged:
-                continue
-            if verdict is None:
-                totals["reused"] += 1
-            elif "usage" in verdict.detail:
-                once = usage_totals([verdict.detail])
-                for key in ("calls", "calls_without_usage", "input_tokens", "output_tokens"):
-                    totals[key] += once[key]
-                if once["cost"] is not None:
-                    totals["cost"] = (totals["cost"] or 0.0) + once["cost"]
-            elif verdict.status == "missing":
-                totals["failed"] += 1
-
-    def totals(self) -> dict[str, dict[str, Any]]:
-        return {criterion: dict(totals) for criterion, totals in self._totals.items()}
-
-
-class _Watched:
-    """A judge whose verdicts a ``UsageMeter`` sees (an ``AsyncEvaluator``, as the judge is)."""
-
-    def __init__(self, judge: AsyncEvaluator, meter: UsageMeter) -> None:
-        self._judge = judge
-        self._meter = meter
-
-    @property
-    def criterion(self) -> str:
-        return self._judge.criterion
-
-    @property
-    def kind(self) -> MetricKind:
-        return self._judge.kind
-
-    def spec(self) -> dict[str, Any]:
-        return self._judge.spec()
-
-    async def ajudge(self, view: CaseView) -> Verdict:
-        verdict = await self._judge.ajudge(view)
-        self._meter.seen(view.case_id, self.criterion, verdict)
-        return verdict
+    return ANTHROPIC_VERSION if provider == "anthropic" else None

@@ -1,6 +1,6 @@
 """Clients of the model providers a judge may call.
 
-    Provider                     the protocol: ``async complete(system, user) -> Completion``
+    Provider                     the protocol: ``async complete(system, user, *, schema=None)``
     ├── OpenAIChatProvider       chat completions (OpenAI and compatible servers)
     └── AnthropicMessagesProvider  messages (Anthropic)
     ProviderError                a call that failed after its last try (never holds the key)
@@ -41,15 +41,19 @@ _CLASSES: dict[str, type[HttpProvider]] = {
 
 
 def make_provider(settings: ProviderSettings) -> HttpProvider:
-    """The client for ``settings.provider``, with its model, endpoint, limits and retries."""
+    """The client for ``settings.provider``, with its model, endpoint, request shape and limits."""
     return _CLASSES[settings.provider](
         model=settings.model,
         base_url=settings.resolved_base_url,
         api_key_env=settings.api_key_env,
         temperature=settings.temperature,
         max_tokens=settings.max_tokens,
-        timeout_s=settings.timeout_s,
-        max_retries=settings.max_retries,
-        concurrency=settings.concurrency,
-        backoff_s=settings.retry_backoff_s,
+        max_tokens_field=settings.max_tokens_field or "max_completion_tokens",
+        instructions=settings.resolved_instructions,
+        structured_output=(
+            "json_schema" if settings.structured_output == "auto" else settings.structured_output
+        ),
+        extra_body=settings.extra_body,
+        server=settings.server,
+        **settings.call_settings(),
     )

@@ -1,10 +1,14 @@
 """What every provider shares: the reply types, the error, and the HTTP call with retries.
 
 One call is: read the key from its environment variable, POST the protocol's JSON, and on a
-timeout, a connection error, 408, 409, 429 or a 5xx wait and try again, up to ``max_retries``
-more times. The wait doubles each try from ``backoff_s`` (at most ``backoff_max_s``, plus up to a
-quarter more at random so parallel callers spread out); a ``Retry-After`` (or ``retry-after-ms``)
-header is honoured instead when it asks for at most ``max_retry_after_s``. Any other status, and
+timeout (unless ``retry_on_timeout`` is off: a server that keeps computing an abandoned request
+only gets busier), a connection error, 408, 409, 429 or a 5xx wait and try again, up to
+``max_retries`` more times. The timeout runs from sending the request to the end of the reply,
+so time the request spends queued inside the server counts; time spent waiting for one of this
+client's own ``concurrency`` slots does not. The wait doubles each try from ``backoff_s`` (at
+most ``backoff_max_s``, plus up to a quarter more at random so parallel callers spread out); a
+``Retry-After`` (or ``retry-after-ms``) header is honoured instead when it asks for at most
+``max_retry_after_s``. Any other status, and
 a 2xx whose body is not the protocol's reply, fails at once. After the last try a
 ``ProviderError`` says what went wrong.
 
@@ -28,6 +32,7 @@ import math
 import os
 import random
 import weakref
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from types import TracebackType
@@ -46,7 +51,10 @@ _MESSAGE_LIMIT = 300
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens one call used, as the provider reported them (None when it did not)."""
+    """Tokens one call used, as the provider reported them (None when it did not).
+
+    ``input_tokens`` counts every token of the prompt, cached or not.
+    """
 
     input_tokens: int | None = None
     output_tokens: int | None = None
@@ -106,9 +114,15 @@ class ProviderError(Exception):
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that turns a system and a user message into a model's reply."""
+    """Anything that turns instructions and a user message into a model's reply.
 
-    async def complete(self, system: str, user: str) -> Completion: ...
+    ``schema``, when given, is the JSON Schema the reply must follow; a provider that can have
+    the server enforce it does, and one that cannot ignores it.
+    """
+
+    async def complete(
+        self, system: str, user: str, *, schema: Mapping[str, Any] | None = None
+    ) -> Completion: ...
 
 
 def redact(text: str, key: str | None) -> str:
@@ -156,10 +170,16 @@ class HttpProvider:
         model: str,
         base_url: str,
         api_key_env: str | None,
-        temperature: float = 0.0,
+        temperature: float | None = None,
         max_tokens: int = 1024,
+        max_tokens_field: str = "max_completion_tokens",
+        instructions: Literal["system", "user"] = "system",
+        structured_output: str = "off",
+        extra_body: Mapping[str, Any] | None = None,
+        server: str | None = None,
         timeout_s: float = 60.0,
         max_retries: int = 4,
+        retry_on_timeout: bool = True,
         concurrency: int = 4,
         backoff_s: float = 0.5,
         backoff_max_s: float = 30.0,
@@ -172,8 +192,14 @@ class HttpProvider:
         self.api_key_env = api_key_env
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.max_tokens_field = max_tokens_field
+        self.instructions = instructions
+        self.structured_output = structured_output
+        self.extra_body: dict[str, Any] = dict(extra_body or {})
+        self.server = server
         self.timeout_s = timeout_s
         self.max_retries = max_retries
+        self.retry_on_timeout = retry_on_timeout
         self.concurrency = concurrency
         self.backoff_s = backoff_s
         self.backoff_max_s = backoff_max_s
@@ -196,8 +222,19 @@ class HttpProvider:
     def extra_headers(self) -> dict[str, str]:
         return {}
 
-    def payload(self, system: str, user: str) -> dict[str, Any]:
+    def payload(
+        self, system: str, user: str, schema: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """The request body: the protocol's fields, then ``extra_body`` over them."""
         raise NotImplementedError
+
+    def messages(self, system: str, user: str) -> tuple[str | None, str]:
+        """The system text (None when there is none, or it goes in the user turn), the user text."""
+        if not system:
+            return None, user
+        if self.instructions == "user":
+            return None, f"{system}\n\n{user}"
+        return system, user
 
     def parse(self, data: Any) -> Completion:
         """The completion in a 2xx body; raises ValueError, KeyError, TypeError or IndexError."""
@@ -205,14 +242,16 @@ class HttpProvider:
 
     # --- the call ----------------------------------------------------------------------------
 
-    async def complete(self, system: str, user: str) -> Completion:
+    async def complete(
+        self, system: str, user: str, *, schema: Mapping[str, Any] | None = None
+    ) -> Completion:
         """Send one request, retrying as the module says; raise ``ProviderError`` at the end."""
         key = self._read_key()
         headers = {"content-type": "application/json", "accept": "application/json"}
         headers.update(self.extra_headers())
         if key is not None:
             headers.update(self.auth_headers(key))
-        body = self.payload(system, user)
+        body = self.payload(system, user, schema)
         failure: ProviderError | None = None
         for attempt in range(1, self.max_retries + 2):
             outcome = await self._attempt(headers, body, attempt, key)
@@ -248,6 +287,11 @@ class HttpProvider:
                     response = await self._post(headers, body)
             except (TimeoutError, httpx.TimeoutException):
                 message = f"{self._what()}: no reply within {self.timeout_s:g} s"
+                if not self.retry_on_timeout:
+                    # The server may still be computing the abandoned request: a retry would
+                    # only queue behind it.
+                    message += " (not retried: retry_on_timeout is off)"
+                    return self._error(message, "timeout", attempt), None
                 return self._error(message, "timeout", attempt), self._backoff(attempt)
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 message = f"{self._what()}: connection failed ({type(exc).__name__})"
@@ -276,7 +320,9 @@ class HttpProvider:
                 message = f"{self._what()}: the reply is not a {self.protocol} response"
                 error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
                 return error, None
-            return dataclasses.replace(completion, attempts=attempt)
+            # A reply is stored whole: the key is taken out of it too, in case a server echoes it.
+            text = redact(completion.text, key)
+            return dataclasses.replace(completion, text=text, attempts=attempt)
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
         error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
         if status not in RETRY_STATUSES and status < 500:

@@ -4,10 +4,20 @@
 in ``/v1`` (``https://api.openai.com/v1``, ``http://localhost:8000/v1`` for vLLM,
 ``http://localhost:11434/v1`` for Ollama). The reply's ``id``, ``model`` and
 ``system_fingerprint`` are kept when the server gives them.
+
+The body is the one the official SDK sends for the same call: ``model``, ``messages`` (a system
+message, unless the instructions go in the user turn), the token limit under
+``max_completion_tokens`` (or ``max_tokens`` for servers that read only that), ``temperature``
+only when one is set, and ``response_format`` when a reply schema is asked for:
+``{"type": "json_schema", "json_schema": {"name": ..., "strict": true, "schema": ...}}``, or
+``{"type": "json_object"}`` (with ``server: llama.cpp``, whose servers take no json_schema type,
+``{"type": "json_object", "schema": ...}``). ``extra_body`` goes over it last, as the SDK's
+``extra_body`` does.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from oloproof.providers._http import (
@@ -17,6 +27,9 @@ from oloproof.providers._http import (
     optional_int,
     optional_str,
 )
+
+REPLY_SCHEMA_NAME = "reply"
+"""The name a ``json_schema`` response format gives the reply's schema."""
 
 
 class OpenAIChatProvider(HttpProvider):
@@ -32,15 +45,30 @@ class OpenAIChatProvider(HttpProvider):
     def auth_headers(self, key: str) -> dict[str, str]:
         return {"authorization": f"Bearer {key}"}
 
-    def payload(self, system: str, user: str) -> dict[str, Any]:
+    def payload(
+        self, system: str, user: str, schema: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        system_text, user_text = self.messages(system, user)
+        messages = [{"role": "system", "content": system_text}] if system_text is not None else []
+        messages.append({"role": "user", "content": user_text})
+        body: dict[str, Any] = {"messages": messages, "model": self.model}
+        body[self.max_tokens_field] = self.max_tokens
+        if schema is not None and self.structured_output == "json_schema":
+            body["response_format"] = self._schema_format(schema)
+        elif schema is not None and self.structured_output == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        if self.temperature is not None:
+            body["temperature"] = self.temperature
+        return {**body, **self.extra_body}
+
+    def _schema_format(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        if self.server == "llama.cpp":
+            # llama.cpp's server and llama-cpp-python's both take the schema this way (the
+            # latter refuses the json_schema type).
+            return {"type": "json_object", "schema": dict(schema)}
         return {
-            "model": self.model,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": user},
-            ],
-            "temperature": self.temperature,
-            "max_tokens": self.max_tokens,
+            "type": "json_schema",
+            "json_schema": {"name": REPLY_SCHEMA_NAME, "strict": True, "schema": dict(schema)},
         }
 
     def parse(self, data: Any) -> Completion:

@@ -1,4 +1,4 @@
-"""System adapters: a Python callable, an HTTP endpoint, or a staged RAG class."""
+"""System adapters: a Python callable, an HTTP endpoint, a staged RAG class, or a model."""
 
 from __future__ import annotations
 
@@ -29,6 +29,16 @@ def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrenc
             settings=config.http,
             where=where,
             concurrency=concurrency,
+        )
+    if config.model is not None:
+        from oloproof.systems.model import ModelSystem
+
+        return ModelSystem(
+            name=config.name,
+            version=config.version,
+            settings=config.model,
+            base_dir=base_dir,
+            where=where,
         )
     assert config.rag is not None  # the model allows exactly one kind
     from oloproof.systems.rag import RagSystem

@@ -11,6 +11,7 @@ from typing import Any
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
+from oloproof.models import recording_model_calls
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
 from oloproof.systems.base import ExecContext, Execution, load_object
 from oloproof.systems.threads import CallPool
@@ -46,20 +47,25 @@ class CallableSystem:
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         recorder = Recorder(self._records)
-        try:
-            if self._pool is None:  # an async function: it runs on the loop
-                token = _activate(recorder)
-                try:
-                    output = await self._fn(case.input)
-                finally:
-                    _deactivate(token)
-            else:
-                context = contextvars.copy_context()
-                context.run(_activate, recorder)
-                output = await self._pool.call(context.run, self._fn, case.input)
-        except ArtifactError as exc:
-            raise ArtifactError(f"case {case.id!r}: {exc.message}") from None
-        return Execution(output=output, artifacts=recorder.artifacts)
+        # Calls the function makes through oloproof.models.ModelClient are recorded with it.
+        with recording_model_calls() as calls:
+            try:
+                if self._pool is None:  # an async function: it runs on the loop
+                    token = _activate(recorder)
+                    try:
+                        output = await self._fn(case.input)
+                    finally:
+                        _deactivate(token)
+                else:
+                    context = contextvars.copy_context()
+                    context.run(_activate, recorder)
+                    output = await self._pool.call(context.run, self._fn, case.input)
+            except ArtifactError as exc:
+                raise ArtifactError(f"case {case.id!r}: {exc.message}") from None
+        artifacts = recorder.artifacts
+        if calls:
+            artifacts.setdefault("model_call/v1", []).extend(calls)
+        return Execution(output=output, artifacts=artifacts)
 
     async def aclose(self) -> None:
         if self._pool is not None:

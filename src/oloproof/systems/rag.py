@@ -30,6 +30,7 @@ from oloproof.config import RagSettings
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
+from oloproof.models import recording_model_calls
 from oloproof.sdk import (
     Context,
     ContextItem,
@@ -229,7 +230,9 @@ class RagSystem:
                 count_tokens=self._count_tokens,
             )
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
-        output = await self._generate(case, context, ctx, stages)
+        output, calls = await self._generate(case, context, ctx, stages)
+        if calls:
+            artifacts["model_call/v1"] = calls
         cited = output.get("citations") if isinstance(output, dict) else None
         if cited is not None:
             artifacts["citations/v1"] = [_citations(case, cited)]
@@ -279,7 +282,7 @@ class RagSystem:
 
     async def _generate(
         self, case: Case, context: Context, ctx: ExecContext, stages: list[StageRecord]
-    ) -> Any:
+    ) -> tuple[Any, list[dict[str, Any]]]:
         identity = identity_key(
             {
                 "stage": "generate",
@@ -294,11 +297,16 @@ class RagSystem:
         cached = ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
             stages.append(StageRecord("generate", identity, cached["address"], True))
-            return cached["output"]
-        output = await self._call(self._obj.generate, case.input, context)
-        address = ctx.stage_cache.record("generate", identity, {"output": _plain(output)})
+            return cached["output"], list(cached.get("model_calls", []))
+        # Model calls generate makes through oloproof.models.ModelClient are kept with its output.
+        with recording_model_calls() as calls:
+            output = await self._call(self._obj.generate, case.input, context)
+        body: dict[str, Any] = {"output": _plain(output)}
+        if calls:
+            body["model_calls"] = calls
+        address = ctx.stage_cache.record("generate", identity, body)
         stages.append(StageRecord("generate", identity, address, False))
-        return _plain(output)
+        return _plain(output), calls
 
     def labels(self, case: Case, execution: Execution | None) -> dict[str, str]:
         """The staged slices of one case: relevant_position and context_truncated."""

@@ -30,7 +30,10 @@ def test_openai_defaults() -> None:
     assert config.criterion == "groundedness"
     assert config.base_url == "https://api.openai.com/v1"
     assert config.api_key_env == "OPENAI_API_KEY"
-    assert (config.temperature, config.field, config.input_field) == (0.0, "answer", "question")
+    assert (config.temperature, config.field, config.input_field) == (None, "answer", "question")
+    assert (config.concurrency, config.timeout_s, config.max_retries) == (4, 60.0, 4)
+    assert (config.retry_on_timeout, config.max_tokens_field) == (True, "max_completion_tokens")
+    assert config.resolved_instructions == "system"
 
 
 def test_anthropic_defaults() -> None:

@@ -35,7 +35,14 @@ from oloproof.report import CorrectedRow, JudgeUsageRow, corrected_row
 from oloproof.results import Verdict
 from oloproof.runner import RunOutcome, RunPlan, execute_run, plan_run, read_run_report
 from oloproof.store import open_project_ledger
-from oloproof.testing import RecordedRequest, Reply, ScriptedJudge, ScriptedJudgeServer, verdict
+from oloproof.testing import (
+    RecordedRequest,
+    Reply,
+    ScriptedJudge,
+    ScriptedJudgeServer,
+    prompt_tokens,
+    verdict,
+)
 
 # --- the policy's judge check (pure) -----------------------------------------------------------
 
@@ -420,7 +427,9 @@ def test_judge_usage_is_totalled_per_run(
             "judge-1",
         )
         assert (usage.calls, usage.reused, usage.failed) == (3, 0, 0)
-        assert (usage.input_tokens, usage.output_tokens, usage.cost) == (300, 60, None)
+        # The server counts each prompt it read (4 characters a token), and says so per reply.
+        counted = sum(prompt_tokens(request) for request in server.requests)
+        assert (usage.input_tokens, usage.output_tokens, usage.cost) == (counted, 60, None)
         assert len(server.requests) == 3
         second = execute(ledger, plan_run(root / "oloproof.yaml"))
         (usage,) = second.report.judges
@@ -431,17 +440,21 @@ def test_judge_usage_is_totalled_per_run(
 def test_a_resumed_run_adds_to_the_usage_recorded_before(
     project: tuple[Path, ScriptedJudgeServer],
 ) -> None:
-    root, _ = project
+    root, server = project
     with open_project_ledger(root) as ledger:
         plan = plan_run(root / "oloproof.yaml")
         part = asyncio.run(execute_run(ledger, plan, cases=plan.dataset.cases[:1]))
-        assert [(u.calls, u.input_tokens) for u in part.report.judges] == [(1, 100)]
+        first = prompt_tokens(server.requests[0])
+        assert [(u.calls, u.input_tokens) for u in part.report.judges] == [(1, first)]
         run = ledger.get(part.run_address)
         plan = plan_run(root / "oloproof.yaml")
         rest = asyncio.run(
             execute_run(ledger, plan, resume=(part.run_id, part.run_address, run.body))
         )
-        assert [(u.calls, u.input_tokens, u.reused) for u in rest.report.judges] == [(3, 300, 0)]
+        counted = sum(prompt_tokens(request) for request in server.requests)
+        assert [(u.calls, u.input_tokens, u.reused) for u in rest.report.judges] == [
+            (3, counted, 0)
+        ]
 
 
 def test_the_dry_run_library_call_writes_nothing(

@@ -87,8 +87,19 @@ def test_openai_request_shape_and_bearer_key(server: ScriptedJudgeServer, secret
         "model": "judge-model-1",
         "messages": [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
         "temperature": 0.0,
-        "max_tokens": 99,
+        "max_completion_tokens": 99,
     }
+
+
+def test_openai_sends_no_temperature_unless_one_is_set(
+    server: ScriptedJudgeServer, secret: str
+) -> None:
+    server.script(answer("ok"), answer("ok"))
+    complete(make(server, "openai"), "S", "U")
+    complete(make(server, "openai", max_tokens_field="max_tokens", max_tokens=5), "S", "U")
+    first, second = (r.json() for r in server.requests)
+    assert "temperature" not in first and first["max_completion_tokens"] == 1024
+    assert second["max_tokens"] == 5 and "max_completion_tokens" not in second
 
 
 def test_anthropic_request_shape_and_key_header(server: ScriptedJudgeServer, secret: str) -> None:
@@ -96,14 +107,13 @@ def test_anthropic_request_shape_and_key_header(server: ScriptedJudgeServer, sec
     complete(make(server, "anthropic", max_tokens=77), "S", "U")
     (request,) = server.requests
     assert request.path == "/v1/messages"
-    assert request.headers["x-api-key"] == secret
-    assert request.headers["anthropic-version"] == "2023-06-01"
-    assert "authorization" not in request.headers
+    assert request.headers["authorization"] == f"Bearer {secret}"
+    assert request.headers["anthropic-version"] == "2026-10-21"
+    assert "x-api-key" not in request.headers
     assert request.json() == {
         "model": "judge-model-1",
         "system": "S",
         "messages": [{"role": "user", "content": "U"}],
-        "temperature": 0.0,
         "max_tokens": 77,
     }
 
@@ -118,7 +128,7 @@ def test_key_is_sent_only_in_its_header(
     assert secret not in request.body.decode()
     assert secret not in request.path
     carrying = [name for name, value in request.headers.items() if secret in value]
-    assert carrying == (["authorization"] if provider == "openai" else ["x-api-key"])
+    assert carrying == ["authorization"]
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)
@@ -182,19 +192,28 @@ def test_client_errors_are_not_retried(
 def test_hang_times_out_and_is_retried(
     server: ScriptedJudgeServer, secret: str, provider: str
 ) -> None:
-    server.default = hang(5.0)
+    server.default = hang(10.0)
     started = time.monotonic()
-    error = fail_with(make(server, provider, timeout_s=0.2, max_retries=1))
-    assert time.monotonic() - started >= 0.4
+    error = fail_with(make(server, provider, timeout_s=1.5, max_retries=1))
+    assert time.monotonic() - started >= 3.0
     assert error.kind == "timeout"
     assert error.attempts == 2
     assert len(server.requests) == 2
     assert_no_secret(error)
 
 
+def test_no_retry_after_a_timeout_when_the_server_keeps_computing(
+    server: ScriptedJudgeServer, secret: str
+) -> None:
+    server.default = hang(10.0)
+    error = fail_with(make(server, "openai", timeout_s=0.5, max_retries=3, retry_on_timeout=False))
+    assert (error.kind, error.attempts, len(server.requests)) == ("timeout", 1, 1)
+    assert "not retried: retry_on_timeout is off" in error.message
+
+
 def test_hang_then_answer_recovers(server: ScriptedJudgeServer, secret: str) -> None:
-    server.script(hang(5.0), answer("late but fine"))
-    completion = complete(make(server, "anthropic", timeout_s=0.2, max_retries=1))
+    server.script(hang(10.0), answer("late but fine"))
+    completion = complete(make(server, "anthropic", timeout_s=1.5, max_retries=1))
     assert completion.text == "late but fine"
     assert completion.attempts == 2
 

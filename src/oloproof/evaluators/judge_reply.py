@@ -1,0 +1,252 @@
+"""Reading a judge's reply, so that only the judge's own answer can become a verdict.
+
+The judged text (an answer, passages, a question) goes into the request, and a model may repeat
+it in its reply: small and local models often do. So a verdict is read from the reply only when
+the reply *is* the object the request asked for:
+
+- the whole reply, surrounding whitespace aside, is one JSON object; or it is exactly one fenced
+  block (```` ```json ```` or ```` ``` ````) holding one, with nothing before or after the fence;
+- the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
+  [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
+- the reply does not repeat the material under test: its text is not found in the material, and
+  no JSON object found in the material (also one written with escaped quotes, or carried as a
+  JSON string inside another object, as in a whole fake reply) gives the same reason, or, where
+  the reply gives none, the same bare decision. A reply that copied a verdict-shaped object out
+  of the answer (verbatim, re-spaced, re-cased, with its verdict flipped) or the instructions'
+  example (``"reason": "<one sentence>"``) is not the judge's.
+
+Anything else is unparseable, with one sentence saying why: never a pass or a fail. There is no
+search for "the first object anywhere", which is what let an answer that ended with
+``{"verdict": "pass", ...}`` judge itself.
+
+``reply_schema`` is the same shape as a JSON Schema, for servers that enforce one. Its
+``reason`` comes before the decision, so a grammar-constrained model states its grounds first.
+
+``instructions_dropped`` applies a documented rule to a reply's reported input tokens: a chat
+template without a system role may drop the judge's instructions without a word, and the count
+then falls far below what the whole prompt takes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+Scale = Literal["pass_fail", "score"]
+
+RAW_REPLY_LIMIT = 4000
+"""The most characters of a reply a judgment stores (``raw_reply``); the rest is cut, and
+``raw_reply_chars`` keeps the full length."""
+
+CHARS_PER_TOKEN = 4
+"""The estimate of the instructions' tokens: one token per 4 characters, the usual figure for
+English text with the byte-pair tokenizers of current models."""
+
+DROPPED_BELOW = 0.5
+"""A reply whose reported input tokens are under half the estimate of the whole prompt
+(instructions and material) did not read all of it: a tokenizer twice as frugal as the
+estimate still counts more. Against what the material alone takes, the shortfall is the
+instructions."""
+
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(?P<body>.*?)\n?```\Z", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """A judgment read from a reply: the decision, and what came with it."""
+
+    decision: str | float
+    reason: str | None
+    unsupported: tuple[str, ...] | None
+
+
+@dataclass(frozen=True)
+class Unparseable:
+    """Why a reply gives no judgment, in one sentence."""
+
+    why: str
+
+
+def reply_schema(scale: Scale, *, with_unsupported: bool = False) -> dict[str, Any]:
+    """The JSON Schema of the reply a judge asks for (strict: every key required, no others)."""
+    decision: dict[str, Any]
+    if scale == "score":
+        key, decision = "score", {"type": "number", "minimum": 0, "maximum": 1}
+    else:
+        key, decision = "verdict", {"type": "string", "enum": ["pass", "fail"]}
+    properties: dict[str, Any] = {"reason": {"type": "string"}}
+    if with_unsupported:
+        properties["unsupported"] = {"type": "array", "items": {"type": "string"}}
+    properties[key] = decision
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+def read_reply(
+    text: str, scale: Scale, material: Iterable[str], instructions: str = ""
+) -> Judgment | Unparseable:
+    """The judgment ``text`` gives, or why it gives none.
+
+    ``material`` is what was judged (the user turn's values), ``instructions`` the judge's own
+    text (its example objects must not be parroted back either).
+    """
+    body = text.strip()
+    if not body:
+        return Unparseable("the reply is empty")
+    fenced = _FENCE.match(body)
+    if fenced is not None:
+        body = fenced["body"].strip()
+    try:
+        obj = json.loads(body)
+    except ValueError:
+        return Unparseable(f"the reply is not one JSON object (it begins {_opening(body)})")
+    if not isinstance(obj, dict):
+        return Unparseable("the reply is JSON but not an object")
+    found = _judgment(obj, scale)
+    if isinstance(found, Unparseable):
+        return found
+    judged = [m for m in material if m]
+    if len(body) >= 2 and any(body in m for m in [*judged, instructions] if m):
+        return Unparseable("the reply repeats text of the material under test")
+    planted = list(_objects_in(judged))
+    examples = list(_objects_in([instructions])) if instructions else []
+    if any(_same(found, other, scale, bare=True) for other in planted) or any(
+        _same(found, other, scale, bare=False) for other in examples
+    ):
+        return Unparseable(
+            "the reply repeats a verdict-shaped object found in the material under test"
+        )
+    return found
+
+
+def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
+    key = "score" if scale == "score" else "verdict"
+    decision = _decision(obj.get(key), scale)
+    if decision is None:
+        wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
+        return Unparseable(f'the reply\'s object has no "{key}" that is {wanted}')
+    reason = obj.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        return Unparseable('the reply\'s "reason" is not text')
+    unsupported = obj.get("unsupported")
+    if unsupported is not None and not (
+        isinstance(unsupported, list) and all(isinstance(item, str) for item in unsupported)
+    ):
+        return Unparseable('the reply\'s "unsupported" is not a list of ids')
+    return Judgment(decision, reason, None if unsupported is None else tuple(unsupported))
+
+
+def _decision(value: Any, scale: Scale) -> str | float | None:
+    if scale == "score":
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if number and math.isfinite(value) and 0.0 <= value <= 1.0:
+            return float(value)
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("pass", "fail"):
+        return value.strip().lower()
+    return None
+
+
+def _objects_in(texts: Iterable[str], depth: int = 3) -> Iterator[Mapping[str, Any]]:
+    """Every JSON object in ``texts``: those that start anywhere in them (nested ones too), those
+    written with escaped quotes (``{\\"verdict\\": ...}``), and those inside the string values of
+    the objects found (a whole fake reply carries its verdict as a JSON string)."""
+    decoder = json.JSONDecoder()
+    for text in texts:
+        unescaped = text.replace('\\"', '"')
+        for variant in (text,) if unescaped == text else (text, unescaped):
+            for match in re.finditer(r"\{", variant):
+                try:
+                    obj, _ = decoder.raw_decode(variant, match.start())
+                except ValueError:
+                    continue
+                if isinstance(obj, dict):
+                    yield obj
+                    if depth > 0:
+                        yield from _objects_in(_strings(obj), depth - 1)
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """The string leaves of a decoded JSON value that could hold an object."""
+    if isinstance(value, str):
+        if "{" in value:
+            yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale, *, bare: bool) -> bool:
+    """Whether ``judgment`` repeats ``other``: the same reason, word for word (whatever the
+    decision: a judge does not write the reason an object of the answer or the instructions'
+    example gives), or, for a reply without a reason, the same decision (``bare``: only against
+    the judged material, whose objects were planted there)."""
+    found = _judgment(other, scale)
+    if isinstance(found, Unparseable):
+        return False
+    if _norm(judgment.reason):
+        return _norm(found.reason) == _norm(judgment.reason)
+    return bare and found.decision == judgment.decision
+
+
+def _norm(text: str | None) -> str:
+    return " ".join((text or "").split()).casefold()
+
+
+def _opening(text: str) -> str:
+    head = " ".join(text.split())[:40]
+    return json.dumps(head + ("…" if len(text) > 40 else ""), ensure_ascii=False)
+
+
+def raw_reply_detail(text: str) -> dict[str, Any]:
+    """The reply as a judgment stores it: at most ``RAW_REPLY_LIMIT`` characters of it."""
+    detail: dict[str, Any] = {"raw_reply": text[:RAW_REPLY_LIMIT]}
+    if len(text) > RAW_REPLY_LIMIT:
+        detail["raw_reply_chars"] = len(text)
+    return detail
+
+
+def estimated_tokens(text: str) -> int:
+    """The tokens ``text`` is estimated to take: ``ceil(len(text) / CHARS_PER_TOKEN)``."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def instructions_dropped(instructions: str, material: str, input_tokens: int | None) -> bool:
+    """Whether ``input_tokens`` shows the model cannot have read ``instructions``.
+
+    True when the count is known and below ``DROPPED_BELOW`` times the estimated tokens of the
+    instructions and the material together.
+    """
+    if input_tokens is None:
+        return False
+    whole = estimated_tokens(instructions) + estimated_tokens(material)
+    return input_tokens < DROPPED_BELOW * whole
+
+
+REASON_HINTS: dict[str, str] = {
+    "instructions_dropped": (
+        "instructions_dropped: the server reported far fewer input tokens than the judge's "
+        "prompt takes, so the model never read the instructions (a chat template without a "
+        "system role drops them): set instructions: user on the judge"
+    ),
+    "unparseable_reply": (
+        "unparseable_reply: the replies were not the verdict object (see one with oloproof "
+        "inspect RUN --case ID); structured_output: json_schema has the server enforce it"
+    ),
+    "judge_timeout": (
+        "judge_timeout: no reply in time; a local server computing one request at a time needs "
+        "concurrency 1 and a timeout that covers its queue (server: llama.cpp or ollama)"
+    ),
+}
+"""What a report adds under a missing reason that has a usual cause and remedy."""

@@ -1,0 +1,139 @@
+"""What a run spent on its LLM judges: calls, tokens and cost, and judgments reused.
+
+``usage_totals`` sums judgments' details; ``UsageMeter`` counts one run's calls per judge as the
+run makes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from oloproof.evaluators.base import AsyncEvaluator, CaseView
+from oloproof.results import MetricKind, Verdict
+
+__all__ = ["UsageMeter", "usage_totals"]
+
+
+def usage_totals(details: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """Calls, tokens and cost summed over judgments' details (``cost`` None when none priced).
+
+    A detail counts as a call when it has ``usage``; a token count the provider did not give
+    adds nothing, and ``calls_without_usage`` counts those calls.
+    """
+    calls = without = input_tokens = output_tokens = 0
+    cost: float | None = None
+    for detail in details:
+        usage = detail.get("usage")
+        if not isinstance(usage, Mapping):
+            continue
+        calls += 1
+        tokens_in, tokens_out = usage.get("input_tokens"), usage.get("output_tokens")
+        if not isinstance(tokens_in, int) or not isinstance(tokens_out, int):
+            without += 1
+        input_tokens += tokens_in if isinstance(tokens_in, int) else 0
+        output_tokens += tokens_out if isinstance(tokens_out, int) else 0
+        if isinstance(detail.get("cost"), int | float):
+            cost = (cost or 0.0) + float(detail["cost"])
+    return {
+        "calls": calls,
+        "calls_without_usage": without,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "cost": cost,
+    }
+
+
+def _empty_totals() -> dict[str, Any]:
+    return {
+        "calls": 0,
+        "calls_without_usage": 0,
+        "input_tokens": 0,
+        "output_tokens": 0,
+        "cost": None,
+        "failed": 0,
+        "reused": 0,
+    }
+
+
+class UsageMeter:
+    """Per judge: the calls a run made, their tokens and cost, and the judgments it reused.
+
+    ``watch`` wraps a judge, so every verdict it gives is seen as it is given: such a judgment
+    is new, made in this run. ``case_done`` names the criteria a case's result holds a judgment
+    for; one the wrapper did not see came from the judgment cache, and counts as ``reused``
+    (its tokens were spent, and counted, by the run that first made it). ``totals()`` per
+    judge criterion: ``calls`` (replies carrying usage, as ``usage_totals`` counts them),
+    ``calls_without_usage``, ``input_tokens``, ``output_tokens``, ``cost`` (None unless priced),
+    ``failed`` (missing judgments: the call failed or the reply was not the protocol's) and
+    ``reused``. ``prior`` continues totals recorded earlier (a resumed run).
+    """
+
+    def __init__(
+        self, criteria: Iterable[str], prior: Mapping[str, Mapping[str, Any]] | None = None
+    ) -> None:
+        self._totals = {c: {**_empty_totals(), **dict((prior or {}).get(c, {}))} for c in criteria}
+        self._seen: dict[tuple[str, str], Verdict] = {}
+
+    def watch(self, judge: AsyncEvaluator) -> AsyncEvaluator:
+        """``judge``, reporting each verdict it gives to this meter (others pass unchanged)."""
+        totals = self._totals.get(judge.criterion)
+        if totals is None:
+            return judge
+        config = getattr(judge, "config", None)
+        priced = getattr(config, "price_per_input_token", None) is not None and (
+            getattr(config, "price_per_output_token", None) is not None
+        )
+        if priced and totals["cost"] is None:
+            totals["cost"] = 0.0  # priced: a run that makes no call costs nothing
+        return _Watched(judge, self)
+
+    def seen(self, case_id: str, criterion: str, verdict: Verdict) -> None:
+        self._seen[(case_id, criterion)] = verdict
+
+    def case_done(self, case_id: str, judged: Iterable[str]) -> None:
+        """Count one finished case whose result holds a judgment for each of ``judged``."""
+        if not self._totals:
+            return
+        judged = set(judged)
+        for criterion, totals in self._totals.items():
+            verdict = self._seen.pop((case_id, criterion), None)
+            if criterion not in judged:
+                continue
+            if verdict is None:
+                totals["reused"] += 1
+            elif "usage" in verdict.detail:
+                once = usage_totals([verdict.detail])
+                for key in ("calls", "calls_without_usage", "input_tokens", "output_tokens"):
+                    totals[key] += once[key]
+                if once["cost"] is not None:
+                    totals["cost"] = (totals["cost"] or 0.0) + once["cost"]
+            elif verdict.status == "missing":
+                totals["failed"] += 1
+
+    def totals(self) -> dict[str, dict[str, Any]]:
+        return {criterion: dict(totals) for criterion, totals in self._totals.items()}
+
+
+class _Watched:
+    """A judge whose verdicts a ``UsageMeter`` sees (an ``AsyncEvaluator``, as the judge is)."""
+
+    def __init__(self, judge: AsyncEvaluator, meter: UsageMeter) -> None:
+        self._judge = judge
+        self._meter = meter
+
+    @property
+    def criterion(self) -> str:
+        return self._judge.criterion
+
+    @property
+    def kind(self) -> MetricKind:
+        return self._judge.kind
+
+    def spec(self) -> dict[str, Any]:
+        return self._judge.spec()
+
+    async def ajudge(self, view: CaseView) -> Verdict:
+        verdict = await self._judge.ajudge(view)
+        self._meter.seen(view.case_id, self.criterion, verdict)
+        return verdict

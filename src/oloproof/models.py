@@ -1,0 +1,132 @@
+"""Calling a model from a system: the client model systems use, for your code too.
+
+    from oloproof.models import ModelClient
+
+    client = ModelClient(provider="openai", model="gpt-4o-mini")
+    text = client.complete("Answer from these notes: ...")        # in sync code
+    reply = await client.acomplete("...", system="Be brief.")     # in async code
+
+The client speaks the judges' protocols with the judges' settings (``ProviderSettings``: the
+provider, model, ``server`` profile, ``base_url``, ``api_key_env``, limits, ``extra_body``,
+prices), so a staged system's ``generate`` reaches a real model in one line. Each call is
+recorded as a ``model_call/v1`` artifact of the case being executed: its tokens, its cost when
+both prices are set, the reply's ids, and the blake3 key of the exact request. A model system
+records its own call the same way.
+
+The key is read from ``api_key_env`` at call time and goes only into the request header
+(``oloproof.providers``): ``ModelClient`` is the one place a model system's key is read.
+A failed call raises ``ProviderError`` (the case is then errored, with that sentence).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import contextvars
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
+
+from oloproof.errors import ConfigError
+from oloproof.judge_config import ProviderSettings
+
+if TYPE_CHECKING:  # httpx loads only when a client is made: system adapters import this module
+    from oloproof.providers import Completion, HttpProvider
+
+__all__ = ["ModelClient", "ModelReply", "recording_model_calls"]
+
+_CALLS: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
+    "oloproof_model_calls", default=None
+)
+
+
+@contextlib.contextmanager
+def recording_model_calls() -> Iterator[list[dict[str, Any]]]:
+    """Collect the ``model_call/v1`` records of the calls made inside the block.
+
+    The list is shared by copies of the context (a thread pool's worker sees it too).
+    """
+    calls: list[dict[str, Any]] = []
+    token = _CALLS.set(calls)
+    try:
+        yield calls
+    finally:
+        _CALLS.reset(token)
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    """A model's reply: its text, the ``model_call/v1`` record, the provider's completion."""
+
+    text: str
+    call: dict[str, Any]
+    completion: Completion
+
+
+class ModelClient:
+    """A model reached through one provider's protocol; ``settings`` or the same keys."""
+
+    def __init__(self, settings: ProviderSettings | None = None, **keys: Any) -> None:
+        if settings is None:
+            try:
+                settings = ProviderSettings.model_validate(keys)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                where = ".".join(str(part) for part in err["loc"]) or "settings"
+                raise ConfigError(f"ModelClient: {where}: {err['msg']}") from None
+        from oloproof.providers import make_provider
+
+        self.settings = settings
+        self.provider: HttpProvider = make_provider(settings)
+
+    def request_key(self, prompt: str, system: str = "") -> str:
+        """The blake3 key of the exact request a call with ``prompt`` and ``system`` sends."""
+        from oloproof.events import identity_key
+
+        body = self.provider.payload(system, prompt)
+        return identity_key({"url": self.provider.url, "body": body})
+
+    async def acomplete(self, prompt: str, *, system: str = "") -> ModelReply:
+        """Ask the model; record the call on the case being executed (if one is)."""
+        completion = await self.provider.complete(system, prompt)
+        call = self._record(completion, self.request_key(prompt, system))
+        recorded = _CALLS.get()
+        if recorded is not None:
+            recorded.append(call)
+        return ModelReply(completion.text, call, completion)
+
+    def complete(self, prompt: str, *, system: str = "") -> str:
+        """``acomplete`` for sync code (a sync ``generate``, say): the reply's text."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(self.acomplete(prompt, system=system)).text
+        raise RuntimeError(
+            "ModelClient.complete() was called inside async code: use "
+            "`await client.acomplete(...)` there"
+        )
+
+    def _record(self, completion: Completion, request_key: str) -> dict[str, Any]:
+        usage = completion.usage
+        settings = self.settings
+        cost = None
+        prices = (settings.price_per_input_token, settings.price_per_output_token)
+        known = usage.input_tokens is not None and usage.output_tokens is not None
+        if prices[0] is not None and prices[1] is not None and known:
+            cost = (usage.input_tokens or 0) * prices[0] + (usage.output_tokens or 0) * prices[1]
+        record: Mapping[str, Any] = {
+            "provider": settings.provider,
+            "model": settings.model,
+            "request_key": request_key,
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost": cost,
+            "reply_id": completion.reply_id,
+            "reply_model": completion.model,
+            "system_fingerprint": completion.fingerprint,
+            "finish_reason": completion.finish_reason,
+            "attempts": max(1, completion.attempts),
+        }
+        return {key: value for key, value in record.items() if value is not None}
