@@ -53,6 +53,7 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
             intervention=body["intervention"],
             child_runs=body["child_runs"],
             carried_from=body.get("carried_from"),
+            repeats=body.get("repeats", 1),
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -45,6 +45,8 @@ from oloproof.systems.threads import CallPool
 NOT_RETRIEVED = "not_retrieved"
 BELOW_TOP_K = "below_top_k"
 UNLABELLED = "unlabelled"
+# Interventions that replay the retrieval a run recorded instead of calling retrieve.
+REPLAYED = ("top-k", "reranker", "token-budget", "replay-control")
 
 
 def assemble_context(
@@ -205,27 +207,37 @@ class RagSystem:
         context = contextvars.copy_context()
         return await self._pool.call(context.run, fn, *args)
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether the system measures passages (``count_tokens``), so a budget can apply."""
+        return self._count_tokens is not None
+
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         intervention = ctx.intervention or {}
         kind = intervention.get("kind")
         stages: list[StageRecord] = []
         artifacts: dict[str, list[dict[str, Any]]] = {}
         top_k = int(intervention.get("top_k", self.top_k))
+        budget = intervention["token_budget"] if kind == "token-budget" else self.token_budget
         if kind == "gold-context":
             context = gold_context(case, self._count_tokens)
         else:
-            if kind in ("top-k", "reranker", "replay-control"):
+            if kind in REPLAYED:
                 retrieval = Retrieval.model_validate(ctx.replay["retrievals"][case.id])
             else:
                 retrieval = await self._retrieve(case, ctx, stages)
-            artifacts["retrieval/v1"] = [retrieval.model_dump(mode="json", exclude_none=True)]
+            recorded = [retrieval.model_dump(mode="json", exclude_none=True)]
             ranked = retrieval
             if kind == "reranker":
                 ranked = await self._rerank(ctx.replay["reranker"], case, retrieval)
+                # The reranked order goes after the one it started from: evaluators read the
+                # last retrieval, so every retrieval metric scores the intervention's ranking.
+                recorded.append(ranked.model_dump(mode="json", exclude_none=True))
+            artifacts["retrieval/v1"] = recorded
             context = assemble_context(
                 ranked,
                 top_k=top_k,
-                token_budget=self.token_budget,
+                token_budget=budget,
                 count_tokens=self._count_tokens,
             )
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
