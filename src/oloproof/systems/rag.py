@@ -6,6 +6,13 @@ order and never re-ranked: a candidate past position ``top_k`` is dropped with r
 ``count_tokens`` would take the total past the budget is dropped with reason ``token_budget``
 and the next ones are still tried; the rest are kept.
 
+Under a diagnosis (``ExecContext.intervention``): ``gold-context`` gives generate the case's gold
+passages as its whole context; ``top-k``, ``reranker``, ``token-budget`` and ``replay-control``
+replay the retrieval the parent run recorded (``ExecContext.replay``) instead of calling
+retrieve, and assemble the context with the intervention's cut and budget. A reranker's order
+is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read the last, so
+every retrieval metric scores the ranking the intervention made.
+
 Stage identities (each stage output is an ``oloproof.stage`` event found by identity):
 
 - retrieve: index_version, depth, the case input, and the source of every class from the
