@@ -11,6 +11,13 @@ Requirements this module meets:
    checking one (``diagnosis.audit``) both call ``derive_diagnosis``, so they cannot disagree.
 3. A diagnosis whose child runs did not all finish records ``state`` (``stopped`` or
    ``interrupted``) and a ``reason`` naming the child run; a complete one records neither.
+4. A replay case is read from the intervention's own execution too: the best relevant position
+   in the ranking it made, and the relevant passages it admitted that the budget dropped
+   (``budget_dropped``; not for a ranking criterion, which no context can change).
+5. With repeats, a case's outcome per role combines its repeats (``combine``: any pass is a
+   pass), and each case counts its passes per role.
+6. Nothing per case is held beyond its record: the parent's and the child runs' case results
+   are streamed, and each case's events are read when the case is derived.
 """
 
 from __future__ import annotations

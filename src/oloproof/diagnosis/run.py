@@ -10,6 +10,10 @@ Requirements this module meets:
    run. On a black box, or with nothing selected, nothing is executed.
 3. The diagnosis event links the parent run, every child run and, for a replay, the carried
    gold-context diagnosis; its body comes from ``derive_diagnosis`` alone.
+4. A child run that stops with an error (or is interrupted) still leaves an honest record: the
+   diagnosis is written with ``state`` ``stopped`` (or ``interrupted``), its ``reason``, and
+   links to every child run that was started, so no child run is left without its diagnosis.
+   Then ``DiagnosisStoppedError`` (carrying that diagnosis) is raised, or the interrupt goes on.
 5. An intervention that cannot change the criterion (gold context on a ranking metric), or a
    replay that would assemble the parent's very contexts, is refused before anything is run.
 6. Every control re-executes generation (no stage cache). With ``repeats`` above 1 each role
@@ -17,10 +21,6 @@ Requirements this module meets:
    index, so no repeat's execution or stage output can stand in for another's.
 7. The parent run is streamed: its cases and recorded retrievals are read from the ledger one
    case at a time as the child runs reach them, so memory does not grow with the run.
-4. A child run that stops with an error (or is interrupted) still leaves an honest record: the
-   diagnosis is written with ``state`` ``stopped`` (or ``interrupted``), its ``reason``, and
-   links to every child run that was started, so no child run is left without its diagnosis.
-   Then ``DiagnosisStoppedError`` (carrying that diagnosis) is raised, or the interrupt goes on.
 """
 
 from __future__ import annotations
