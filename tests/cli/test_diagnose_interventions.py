@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from tests.support import oloproof
 
+from ledger import Event
+from oloproof.store import open_project_ledger
+
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 RUN_ID = re.compile(r"run_[0-9A-Z]{26}")
 
@@ -209,6 +212,18 @@ def test_repeats_run_each_role_k_times_and_say_how_often_a_case_recovered(
         "intervention_recovery, best relevant position 2",
     ]
     ok("diagnose", "--verify", address, cwd=path)
+    # A diagnosis that claims fewer repeats than its child runs show does not verify.
+    ledger = open_project_ledger(path, create=False)
+    try:
+        event = ledger.get(address)
+        body = json.loads(json.dumps(event.body))
+        body["repeats"] = 1
+        forged = ledger.put(Event(event.type, event.schema, body, event.refs))
+    finally:
+        ledger.close()
+    done = oloproof("diagnose", "--verify", forged, cwd=path)
+    assert done.code == 1
+    assert "is not one of the runs 1 repeat(s) of this intervention make" in done.out
 
     # A replay with repeats: each repeat of the replay control generates afresh too.
     out = ok(
