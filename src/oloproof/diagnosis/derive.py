@@ -453,9 +453,14 @@ class Diagnosis:
 def load_diagnosis(ledger: Ledger, text: str) -> Diagnosis:
     """The diagnosis named by an address or prefix, with the diagnosis it carries labels from."""
     address, event = load_event(ledger, text, ev.DIAGNOSIS, "a diagnosis")
-    carried_from = event.body.get("carried_from")
+    return with_carried(ledger, address, event.body)
+
+
+def with_carried(ledger: Ledger, address: str, body: Mapping[str, Any]) -> Diagnosis:
+    """The diagnosis ``body`` stored at ``address``, with the diagnosis it carries labels from."""
+    carried_from = body.get("carried_from")
     carried = ledger.get(carried_from).body if carried_from else None
-    return Diagnosis(address, event.body, carried_from, carried)
+    return Diagnosis(address, body, carried_from, carried)
 
 
 def plain(value: Any) -> Any:

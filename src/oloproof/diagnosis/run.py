@@ -43,9 +43,9 @@ from oloproof.diagnosis.derive import (
     derive_diagnosis,
     diagnosis_refs,
     latest_gold_diagnosis,
-    load_diagnosis,
     plain,
     select_cases,
+    with_carried,
 )
 from oloproof.diagnosis.labels import (
     GOLD_CONTEXT,
@@ -200,7 +200,8 @@ def _record(ledger: Ledger, request: _Request, child_runs: list[dict[str, Any]])
         repeats=request.repeats,
     )
     address = ledger.put(ev.make(ev.DIAGNOSIS, body, diagnosis_refs(body)))
-    return load_diagnosis(ledger, address)
+    # The body just stored, not a second copy read back: it is the size of the selection.
+    return with_carried(ledger, address, body)
 
 
 def _note_started(
