@@ -106,11 +106,8 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
     if staged and n == 0:
         lines.append("Nothing was re-executed: no failed case declares gold context.")
     elif staged and body["intervention"]["kind"] == dg.GOLD_CONTEXT:
-        lines.append(
-            f"Control: {summary['control_passed']} of {n} passed when re-executed "
-            "without the intervention"
-        )
-        lines.append(f"Recovered under gold context: {summary['recovered']} of {n}")
+        lines.append(control_line(body))
+        lines.append(recovered_line(body, dg.GOLD_LABEL))
         lines.extend(label_lines(summary))
         lines.extend(implicated_lines(summary))
     elif staged:
@@ -126,23 +123,80 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
     return lines
 
 
-def _replay_lines(diagnosis: Diagnosis) -> list[str]:
-    summary = diagnosis.body["summary"]
+def control_line(body: Mapping[str, Any]) -> str:
+    """How many selected cases passed under the control (in any repeat, with repeats)."""
+    summary = body["summary"]
+    repeats = body.get("repeats", 1)
     n = summary["selected"]
-    label = dg.intervention_label(diagnosis.body["intervention"])
+    if repeats == 1:
+        return (
+            f"Control: {summary['control_passed']} of {n} passed when re-executed without the "
+            "intervention"
+        )
+    return (
+        f"Control: {summary['control_passed']} of {n} passed in at least one of {repeats} "
+        "re-executions without the intervention"
+    )
+
+
+def recovered_line(body: Mapping[str, Any], label: str) -> str:
+    """The recovered count; with repeats, how many repeats each recovered case passed in."""
+    summary = body["summary"]
+    line = f"Recovered under {label}: {summary['recovered']} of {summary['selected']}"
+    repeats = body.get("repeats", 1)
+    spread = summary.get("recovered_in") or []
+    if repeats > 1 and spread:
+        line += "; " + ", ".join(
+            f"{s['cases']} recovered in {s['passes']} of {repeats}" for s in spread
+        )
+    return line
+
+
+def budget_lines(body: Mapping[str, Any], label: str) -> list[str]:
+    """The cases whose admitted relevant passage the budget dropped again (none: no line)."""
+    summary = body["summary"]
+    count = summary.get("budget_dropped") or 0
+    if not count:
+        return []
     lines = [
-        f"Control: {summary['control_passed']} of {n} passed when re-executed without the "
-        "intervention",
-        f"Recovered under {label}: {summary['recovered']} of {n}",
+        f"Undone by the token budget: {count} of {summary['selected']}, a relevant passage "
+        f"admitted under {label} was dropped by token_budget ({dg.BUDGET_DROPPED})"
     ]
+    intervention = body["intervention"]
+    if intervention["kind"] == dg.TOP_K:
+        lines.append(
+            f"Candidate experiment: a larger token budget at top-k {intervention['top_k']} "
+            f"(--intervention token-budget --token-budget N --top-k {intervention['top_k']}). "
+            "This is a hypothesis to test, not an established cause."
+        )
+    else:
+        lines.append(
+            "Candidate experiment: a larger token budget. This is a hypothesis to test, not an "
+            "established cause."
+        )
+    return lines
+
+
+def _replay_lines(diagnosis: Diagnosis) -> list[str]:
+    body = diagnosis.body
+    summary = body["summary"]
+    label = dg.intervention_label(body["intervention"])
+    lines = [control_line(body), recovered_line(body, label)]
+    budget = budget_lines(body, label)
     if diagnosis.carried is None:
+        lines.extend(budget)
         lines.append("No gold-context diagnosis of this run yet; run one to label the cases.")
         return lines
     carried = diagnosis.carried["summary"]
-    lines.append(
+    confirmed = (
         f"Confirmed under {label}: {summary['confirmed']} of {summary['ranked_out']} "
         "RANKED_OUT cases also recovered"
     )
+    undone = summary.get("ranked_out_budget_dropped") or 0
+    if undone:
+        confirmed += f"; the token budget undid {undone} of the {summary['ranked_out']}"
+    lines.append(confirmed)
+    lines.extend(budget)
     lines.append(
         f"Labels from gold context (diagnosis {diagnosis.carried_address}): "
         f"{carried['recovered']} of {carried['selected']} recovered"
@@ -154,11 +208,19 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
 def case_lines(body: Mapping[str, Any]) -> list[str]:
     """One line per case, sorted by case id (what ``oloproof inspect DIAGNOSIS`` prints)."""
     label = dg.intervention_label(body["intervention"])
+    repeats = body.get("repeats", 1)
     lines = []
     for case in sorted(body["cases"], key=lambda c: c["case_id"]):
         where = f"strength {case['strength']}, best relevant position {case['position']}"
+        moved = case.get("intervention_position")
+        if moved is not None and moved != case["position"]:
+            where += f", {moved} under {label}"
+        passes = _passes(case, repeats)
         if "label" in case:
-            lines.append(f"{case['case_id']}: {case['label']}, {case['reason']}, {where}")
+            outcome = f"{case['label']}, {case['reason']}"
+            if passes:
+                outcome += f", {passes}"
+            lines.append(f"{case['case_id']}: {outcome}, {where}")
             continue
         gold = case.get("gold")
         carried = (
@@ -167,8 +229,26 @@ def case_lines(body: Mapping[str, Any]) -> list[str]:
             else "; no gold-context label"
         )
         result = RESULTS.get(case["result"], f"UNRESOLVED, {case['result']}")
+        if passes:
+            result = passes if case["result"] == dg.RECOVERED else f"{result} ({passes})"
+        dropped = case.get("budget_dropped") or []
+        if dropped:
+            at = ", ".join(str(p) for p in dropped)
+            where += f"; {dg.BUDGET_DROPPED} (position {at})"
         lines.append(f"{case['case_id']}: under {label}: {result}, {where}{carried}")
     return lines
+
+
+def _passes(case: Mapping[str, Any], repeats: int) -> str:
+    """With repeats: ``recovered in k of K`` for a recovery, the control's passes for an
+    unstable case (else nothing)."""
+    if repeats == 1 or "intervention_passes" not in case:
+        return ""
+    if case["strength"] == dg.INTERVENTION_RECOVERY:
+        return f"recovered in {case['intervention_passes']} of {repeats}"
+    if case["strength"] == dg.CONTROL_RECOVERY:
+        return f"the control passed in {case['control_passes']} of {repeats}"
+    return ""
 
 
 def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
@@ -209,14 +289,25 @@ def diagnose_command(
         None, help="The run whose failed cases to diagnose (id, ref or address)."
     ),
     intervention: str | None = typer.Option(
-        None, "--intervention", help="gold-context, top-k or reranker."
+        None, "--intervention", help="gold-context, top-k, reranker or token-budget."
     ),
     criterion: str | None = typer.Option(
         None, "--criterion", help="The criterion whose failed cases are re-executed."
     ),
-    top_k: int | None = typer.Option(None, "--top-k", help="The cut to try (top-k only)."),
+    top_k: int | None = typer.Option(
+        None, "--top-k", help="The cut to try (top-k; optional with token-budget)."
+    ),
     reranker: str | None = typer.Option(
         None, "--reranker", help="module:function that reorders candidates (reranker only)."
+    ),
+    token_budget: int | None = typer.Option(
+        None, "--token-budget", help="The token budget to try (token-budget only)."
+    ),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        help="Run the intervention and its control this many times per case (for systems "
+        "that do not answer the same way twice).",
     ),
     verify: str | None = typer.Option(
         None, "--verify", help="Re-derive a stored diagnosis from the ledger and compare."
@@ -253,6 +344,8 @@ def diagnose_command(
         criterion=criterion,
         top_k=top_k,
         reranker=reranker,
+        token_budget=token_budget,
+        repeats=repeats,
     )
     if as_json:
         typer.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))

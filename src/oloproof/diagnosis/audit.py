@@ -21,7 +21,7 @@ from typing import Any
 from ledger import CorruptEventError, Ledger, LedgerError, Problem
 from oloproof import events as ev
 from oloproof.diagnosis.derive import DERIVED_FIELDS, derive_diagnosis, diagnosis_refs, plain
-from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT
+from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
 from oloproof.errors import OloproofError
 from oloproof.runner import load_run
 
@@ -53,6 +53,7 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
             intervention=body["intervention"],
             child_runs=body["child_runs"],
             carried_from=body.get("carried_from"),
+            repeats=body.get("repeats", 1),
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
@@ -88,6 +89,15 @@ def stale_summary(address: str, kind: str, differences: Iterable[str]) -> Iterat
 
 def _check_inputs(ledger: Ledger, body: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
+    repeats = body.get("repeats", 1)
+    # Each child run must be one the intervention and its number of repeats call for.
+    allowed = dict(child_labels(body["intervention"], repeats))
+    for child in body["child_runs"]:
+        if allowed.get(child["label"]) != child.get("role"):
+            problems.append(
+                f"child run {child['label']} ({child['run_id']}) is not one of the runs "
+                f"{repeats} repeat(s) of this intervention make"
+            )
     parent = load_run(ledger, body["run"])
     if parent.run_id != body["run_id"]:
         problems.append(f"run_id: stored {body['run_id']}, the linked run is {parent.run_id}")

@@ -11,10 +11,18 @@ Requirements this module meets:
    checking one (``diagnosis.audit``) both call ``derive_diagnosis``, so they cannot disagree.
 3. A diagnosis whose child runs did not all finish records ``state`` (``stopped`` or
    ``interrupted``) and a ``reason`` naming the child run; a complete one records neither.
+4. A replay case is read from the intervention's own execution too: the best relevant position
+   in the ranking it made, and the relevant passages it admitted that the budget dropped
+   (``budget_dropped``; not for a ranking criterion, which no context can change).
+5. With repeats, a case's outcome per role combines its repeats (``combine``: any pass is a
+   pass), and each case counts its passes per role.
+6. Nothing per case is held beyond its record: the parent's and the child runs' case results
+   are streamed, and each case's events are read when the case is derived.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,11 +39,14 @@ from oloproof.diagnosis.labels import (
     NOT_OBSERVED,
     PASSED,
     RANKED_OUT,
+    RANKING_EVALUATORS,
     RECOVERED,
     STOPPED,
     UNRESOLVED,
     Evidence,
+    budget_dropped,
     child_labels,
+    combine,
     evidence_of,
     gold_label,
     implicated,
@@ -44,7 +55,7 @@ from oloproof.diagnosis.labels import (
     outcome_of,
     replay_result,
 )
-from oloproof.metrics import case_results
+from oloproof.metrics import stream_case_results
 from oloproof.runner import StoredRun, latest_meta
 from oloproof.store import load_event
 
@@ -69,28 +80,38 @@ Derived = tuple[list[dict[str, Any]], dict[str, Any]]
 
 @dataclass(frozen=True)
 class Selection:
-    """The parent's failed cases: the selected ones (by id) and the excluded ones."""
+    """The parent's failed cases: the selected ones (by id), the excluded ones, and the address
+    of each selected case's result event (bodies are read when needed, never all held)."""
 
     selected: list[str]
     excluded: list[dict[str, str]]
-    results: dict[str, Mapping[str, Any]]
+    results: dict[str, str]
+
+    def result(self, ledger: Ledger, case_id: str) -> Mapping[str, Any]:
+        """The parent's case result body of a selected case."""
+        return ledger.get(self.results[case_id]).body
 
 
 def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
-    """Failed cases on ``criterion`` with gold context, and those excluded for lacking it."""
-    selected: list[str] = []
-    excluded: list[dict[str, str]] = []
-    results: dict[str, Mapping[str, Any]] = {}
-    for _, body in case_results(ledger, run_id):
-        if not is_failure(body["verdicts"].get(criterion)):
-            continue
-        case_id = body["case_id"]
-        if body["expected"].get("gold_context"):
-            selected.append(case_id)
-            results[case_id] = body
+    """Failed cases on ``criterion`` with gold context, and those excluded for lacking it.
+
+    The parent's case results are streamed; only the failed ones' ids and addresses are kept
+    (the latest result of a case id decides, as everywhere else).
+    """
+    failed: dict[str, tuple[str, bool]] = {}
+    for address, event in ledger.lookup_events("run_cases", run_id):
+        body = event.body
+        if is_failure(body["verdicts"].get(criterion)):
+            failed[body["case_id"]] = (address, bool(body["expected"].get("gold_context")))
         else:
-            excluded.append({"case_id": case_id, "reason": NO_GOLD_CONTEXT})
-    return Selection(sorted(selected), sorted(excluded, key=lambda e: e["case_id"]), results)
+            failed.pop(body["case_id"], None)
+    selected = sorted(case_id for case_id, (_, gold) in failed.items() if gold)
+    excluded = [
+        {"case_id": case_id, "reason": NO_GOLD_CONTEXT}
+        for case_id in sorted(failed)
+        if not failed[case_id][1]
+    ]
+    return Selection(selected, excluded, {case_id: failed[case_id][0] for case_id in selected})
 
 
 def artifact(execution: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
@@ -98,6 +119,29 @@ def artifact(execution: Mapping[str, Any], kind: str) -> Mapping[str, Any] | Non
     items = execution.get("artifacts", {}).get(kind) or [None]
     found: Mapping[str, Any] | None = items[-1]
     return found
+
+
+@dataclass(frozen=True)
+class _Parent:
+    """What derivation reads of one selected case in the parent run."""
+
+    expected: Mapping[str, Any]
+    retrieval: Mapping[str, Any] | None
+    evidence: Evidence
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    """A diagnosis's inputs, as derivation reads them."""
+
+    ledger: Ledger
+    criterion: str
+    intervention: Mapping[str, Any]
+    top_k: int
+    repeats: int
+    selection: Selection
+    # Whether the criterion scores the ranking alone: then what the budget did cannot matter.
+    ranking_only: bool
 
 
 def derive_diagnosis(
@@ -108,39 +152,34 @@ def derive_diagnosis(
     intervention: Mapping[str, Any],
     child_runs: Sequence[Mapping[str, Any]],
     carried_from: str | None,
+    repeats: int = 1,
 ) -> dict[str, Any]:
-    """Every label and count of a diagnosis, from the parent, child runs and carried labels."""
+    """Every label and count of a diagnosis, from the parent, child runs and carried labels.
+
+    Cases are read one at a time from the ledger: nothing per case is held but its record.
+    """
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
     selection = select_cases(ledger, parent.run_id, criterion)
-    evidence: dict[str, Evidence] = {}
-    for case_id in selection.selected:
-        result = selection.results[case_id]
-        execution = ledger.get(result["execution"]).body
-        evidence[case_id] = evidence_of(
-            artifact(execution, "retrieval/v1"),
-            artifact(execution, "context/v1"),
-            result["expected"],
-            top_k,
-        )
+    evaluator: Mapping[str, Any] = next(
+        (e for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
+    )
+    ranking_only = (evaluator.get("spec") or {}).get("type") in RANKING_EVALUATORS
+    inputs = _Inputs(ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only)
     if not staged:
-        cases, summary = _unsupported(selection.selected, evidence)
+        cases, summary = _unsupported(inputs)
     elif intervention["kind"] == GOLD_CONTEXT:
-        cases, summary = _gold(
-            ledger, criterion, selection.selected, evidence, top_k or 0, child_runs
-        )
+        cases, summary = _gold(inputs, child_runs)
     else:
-        carried = _carried_cases(ledger, carried_from)
-        cases, summary = _replay(
-            ledger, criterion, selection.selected, evidence, child_runs, carried
-        )
+        cases, summary = _replay(inputs, child_runs, _carried_cases(ledger, carried_from))
     summary = {"selected": len(selection.selected), "excluded": len(selection.excluded), **summary}
     body: dict[str, Any] = {
         "run_id": parent.run_id,
         "run": parent.address,
         "criterion": criterion,
         "intervention": dict(intervention),
+        "repeats": repeats,
         "system_kind": system.get("kind"),
         "top_k": top_k,
         "selected": selection.selected,
@@ -150,12 +189,22 @@ def derive_diagnosis(
         "cases": cases,
         "summary": summary,
     }
-    expected = child_labels(intervention) if staged and selection.selected else ()
-    state, reason = _state(ledger, expected, child_runs)
+    expected = child_labels(intervention, repeats) if staged and selection.selected else []
+    state, reason = _state(ledger, [label for label, _ in expected], child_runs)
     if state != COMPLETE:
         body["state"] = state
         body["reason"] = reason
     return body
+
+
+def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
+    result = inputs.selection.result(inputs.ledger, case_id)
+    execution = inputs.ledger.get(result["execution"]).body
+    retrieval = artifact(execution, "retrieval/v1")
+    evidence = evidence_of(
+        retrieval, artifact(execution, "context/v1"), result["expected"], inputs.top_k
+    )
+    return _Parent(result["expected"], retrieval, evidence)
 
 
 def _state(
@@ -175,118 +224,173 @@ def _state(
     return COMPLETE, None
 
 
-def _unsupported(selected: list[str], evidence: Mapping[str, Evidence]) -> Derived:
+def _unsupported(inputs: _Inputs) -> Derived:
     cases = [
         {
             "case_id": case_id,
-            "position": evidence[case_id].position,
+            "position": _parent_case(inputs, case_id).evidence.position,
             "label": UNRESOLVED,
             "reason": INTERVENTION_UNSUPPORTED,
             "strength": NO_STRENGTH,
         }
-        for case_id in selected
+        for case_id in inputs.selection.selected
     ]
     return cases, {"control_passed": None, "recovered": None, "labels": label_counts(cases)}
 
 
-def _gold(
-    ledger: Ledger,
-    criterion: str,
-    selected: list[str],
-    evidence: Mapping[str, Evidence],
-    top_k: int,
-    child_runs: Sequence[Mapping[str, Any]],
-) -> Derived:
-    treated, control = _child_outcomes(ledger, criterion, child_runs)
+@dataclass(frozen=True)
+class _Observed:
+    """A case's outcomes under every repeat of one role, and the first repeat's execution."""
+
+    outcomes: list[str]
+    execution: str | None
+
+    @property
+    def outcome(self) -> str:
+        return combine(self.outcomes)
+
+    @property
+    def passes(self) -> int:
+        return self.outcomes.count(PASSED)
+
+
+class _Outcomes:
+    """Each child run's verdicts on the criterion, by role and case (streamed, small)."""
+
+    def __init__(self, inputs: _Inputs, child_runs: Sequence[Mapping[str, Any]]) -> None:
+        self._repeats = inputs.repeats
+        self._runs: dict[str, list[dict[str, tuple[str, str]]]] = {
+            "intervention": [],
+            "control": [],
+        }
+        for child in child_runs:
+            found: dict[str, tuple[str, str]] = {}
+            for body in stream_case_results(inputs.ledger, child["run_id"]):
+                verdict = body["verdicts"].get(inputs.criterion)
+                found[body["case_id"]] = (outcome_of(verdict), body["execution"])
+            self._runs[child["role"]].append(found)
+
+    def of(self, role: str, case_id: str) -> _Observed:
+        """A case's outcome in each repeat of ``role``; a repeat never run counts as missing."""
+        runs = self._runs[role]
+        seen = [run.get(case_id) for run in runs]
+        outcomes = [s[0] if s else NOT_OBSERVED for s in seen]
+        outcomes += [NOT_OBSERVED] * (self._repeats - len(outcomes))
+        return _Observed(outcomes, seen[0][1] if seen and seen[0] else None)
+
+
+def _repeat_counts(
+    record: dict[str, Any], inputs: _Inputs, control: _Observed, treated: _Observed
+) -> None:
+    if inputs.repeats > 1:
+        record["control_passes"] = control.passes
+        record["intervention_passes"] = treated.passes
+
+
+def _recovered_in(inputs: _Inputs, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, int]]:
+    """How many recovered cases passed in each number of intervention repeats, most first."""
+    counts = Counter(
+        c["intervention_passes"] for c in cases if c["strength"] == INTERVENTION_RECOVERY
+    )
+    return [{"passes": k, "cases": counts[k]} for k in sorted(counts, reverse=True)]
+
+
+def _gold(inputs: _Inputs, child_runs: Sequence[Mapping[str, Any]]) -> Derived:
+    observed = _Outcomes(inputs, child_runs)
     cases: list[dict[str, Any]] = []
-    for case_id in selected:
-        found = evidence[case_id]
-        outcomes = (control.get(case_id, NOT_OBSERVED), treated.get(case_id, NOT_OBSERVED))
+    for case_id in inputs.selection.selected:
+        found = _parent_case(inputs, case_id).evidence
+        control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
         label = gold_label(
-            evidence=found, top_k=top_k, control=outcomes[0], intervention=outcomes[1]
+            evidence=found,
+            top_k=inputs.top_k,
+            control=control.outcome,
+            intervention=treated.outcome,
         )
-        cases.append(
-            {
-                "case_id": case_id,
-                "position": found.position,
-                "in_context": found.in_context,
-                "drop_reasons": list(found.drop_reasons),
-                "control": outcomes[0],
-                "intervention": outcomes[1],
-                "label": label.label,
-                "reason": label.reason,
-                "strength": label.strength,
-            }
-        )
-    summary = {
+        record: dict[str, Any] = {
+            "case_id": case_id,
+            "position": found.position,
+            "in_context": found.in_context,
+            "drop_reasons": list(found.drop_reasons),
+            "control": control.outcome,
+            "intervention": treated.outcome,
+            "label": label.label,
+            "reason": label.reason,
+            "strength": label.strength,
+        }
+        _repeat_counts(record, inputs, control, treated)
+        cases.append(record)
+    summary: dict[str, Any] = {
         "control_passed": sum(c["control"] == PASSED for c in cases),
         "recovered": sum(c["strength"] == INTERVENTION_RECOVERY for c in cases),
         "labels": label_counts(cases),
         "implicated": implicated(cases),
     }
+    if inputs.repeats > 1:
+        summary["recovered_in"] = _recovered_in(inputs, cases)
     return cases, summary
 
 
 def _replay(
-    ledger: Ledger,
-    criterion: str,
-    selected: list[str],
-    evidence: Mapping[str, Evidence],
+    inputs: _Inputs,
     child_runs: Sequence[Mapping[str, Any]],
     carried: Mapping[str, Mapping[str, Any]] | None,
 ) -> Derived:
-    treated, control = _child_outcomes(ledger, criterion, child_runs)
+    observed = _Outcomes(inputs, child_runs)
     cases: list[dict[str, Any]] = []
-    for case_id in selected:
-        outcomes = (control.get(case_id, NOT_OBSERVED), treated.get(case_id, NOT_OBSERVED))
-        result, strength = replay_result(control=outcomes[0], intervention=outcomes[1])
+    for case_id in inputs.selection.selected:
+        parent = _parent_case(inputs, case_id)
+        control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
+        result, strength = replay_result(control=control.outcome, intervention=treated.outcome)
         gold = (carried or {}).get(case_id)
-        cases.append(
-            {
-                "case_id": case_id,
-                "position": evidence[case_id].position,
-                "control": outcomes[0],
-                "intervention": outcomes[1],
-                "result": result,
-                "strength": strength,
-                "gold": None
-                if gold is None
-                else {k: gold[k] for k in ("label", "reason", "strength")},
-            }
-        )
+        record: dict[str, Any] = {
+            "case_id": case_id,
+            "position": parent.evidence.position,
+            "control": control.outcome,
+            "intervention": treated.outcome,
+            "result": result,
+            "strength": strength,
+            "gold": None if gold is None else {k: gold[k] for k in ("label", "reason", "strength")},
+            **_as_replayed(inputs, parent, treated.execution),
+        }
+        _repeat_counts(record, inputs, control, treated)
+        cases.append(record)
     ranked_out = [c for c in cases if (c["gold"] or {}).get("label") == RANKED_OUT]
-    summary = {
+    summary: dict[str, Any] = {
         "control_passed": sum(c["control"] == PASSED for c in cases),
         "recovered": sum(c["result"] == RECOVERED for c in cases),
         "ranked_out": None if carried is None else len(ranked_out),
         "confirmed": None if carried is None else sum(c["result"] == RECOVERED for c in ranked_out),
+        "budget_dropped": None
+        if inputs.ranking_only
+        else sum(bool(c["budget_dropped"]) for c in cases),
+        "ranked_out_budget_dropped": None
+        if carried is None or inputs.ranking_only
+        else sum(bool(c["budget_dropped"]) for c in ranked_out),
     }
+    if inputs.repeats > 1:
+        summary["recovered_in"] = _recovered_in(inputs, cases)
     return cases, summary
 
 
-def _outcomes(ledger: Ledger, run_id: str, criterion: str) -> dict[str, str]:
-    return {
-        body["case_id"]: outcome_of(body["verdicts"].get(criterion))
-        for _, body in case_results(ledger, run_id)
-    }
-
-
-def _child(child_runs: Sequence[Mapping[str, Any]], role: str) -> Mapping[str, Any] | None:
-    for child in child_runs:
-        if child["role"] == role:
-            return child
-    return None
-
-
-def _child_outcomes(
-    ledger: Ledger, criterion: str, child_runs: Sequence[Mapping[str, Any]]
-) -> tuple[dict[str, str], dict[str, str]]:
-    treated = _child(child_runs, "intervention")
-    control = _child(child_runs, "control")
-    return (
-        _outcomes(ledger, treated["run_id"], criterion) if treated else {},
-        _outcomes(ledger, control["run_id"], criterion) if control else {},
+def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dict[str, Any]:
+    """What the intervention made of a case: its ranking's best relevant position and the
+    positions of the relevant passages it admitted that the budget dropped (first repeat)."""
+    body = inputs.ledger.get(execution).body if execution is not None else None
+    if body is None or body.get("status") != "ok":
+        return {"intervention_position": NOT_OBSERVED, "budget_dropped": []}
+    ranking = artifact(body, "retrieval/v1")
+    context = artifact(body, "context/v1")
+    cut = int(inputs.intervention.get("top_k", inputs.top_k))
+    dropped = (
+        []
+        if inputs.ranking_only
+        else budget_dropped(parent.retrieval, inputs.top_k, ranking, context, parent.expected, cut)
     )
+    return {
+        "intervention_position": evidence_of(ranking, None, parent.expected, None).position,
+        "budget_dropped": dropped,
+    }
 
 
 def _carried_cases(ledger: Ledger, carried_from: str | None) -> dict[str, Mapping[str, Any]] | None:
@@ -349,9 +453,14 @@ class Diagnosis:
 def load_diagnosis(ledger: Ledger, text: str) -> Diagnosis:
     """The diagnosis named by an address or prefix, with the diagnosis it carries labels from."""
     address, event = load_event(ledger, text, ev.DIAGNOSIS, "a diagnosis")
-    carried_from = event.body.get("carried_from")
+    return with_carried(ledger, address, event.body)
+
+
+def with_carried(ledger: Ledger, address: str, body: Mapping[str, Any]) -> Diagnosis:
+    """The diagnosis ``body`` stored at ``address``, with the diagnosis it carries labels from."""
+    carried_from = body.get("carried_from")
     carried = ledger.get(carried_from).body if carried_from else None
-    return Diagnosis(address, event.body, carried_from, carried)
+    return Diagnosis(address, body, carried_from, carried)
 
 
 def plain(value: Any) -> Any:

@@ -19,7 +19,7 @@ can load it at start-up to print labels and reasons. Requirements it meets:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +28,13 @@ from oloproof.errors import ConfigError
 GOLD_CONTEXT = "gold-context"
 TOP_K = "top-k"
 RERANKER = "reranker"
-INTERVENTIONS = (GOLD_CONTEXT, TOP_K, RERANKER)
+TOKEN_BUDGET = "token-budget"
+INTERVENTIONS = (GOLD_CONTEXT, TOP_K, RERANKER, TOKEN_BUDGET)
+# The interventions that replay the parent's recorded retrieval (the retriever is not called).
+REPLAYS = (TOP_K, RERANKER, TOKEN_BUDGET)
+
+# Evaluator types that score the ranking alone (retrieval/v1), never the context or answer.
+RANKING_EVALUATORS = frozenset({"hit_rate", "recall", "precision", "mrr", "ndcg"})
 
 RETRIEVAL_MISS = "RETRIEVAL_MISS"
 RANKED_OUT = "RANKED_OUT"
@@ -75,6 +81,10 @@ NOT_OBSERVED = "missing"
 # Replay results per case (besides the UNRESOLVED reasons above).
 RECOVERED = "recovered"
 STILL_FAILED = "still_failed"
+
+# A replay case whose relevant passage the intervention brought within its cut, only for the
+# token budget to drop it again: the replay never showed the model that passage.
+BUDGET_DROPPED = "admitted_then_dropped_by_budget"
 
 # Where the best relevant passage was, besides a 1-based position.
 POSITION_NONE = "none"
@@ -250,40 +260,171 @@ def implicated(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def intervention_body(
-    kind: str, *, top_k: int | None = None, reranker: str | None = None
+    kind: str,
+    *,
+    top_k: int | None = None,
+    reranker: str | None = None,
+    token_budget: int | None = None,
 ) -> dict[str, Any]:
     """The recorded form of an intervention; raise ``ConfigError`` on a bad combination."""
     if kind not in INTERVENTIONS:
         raise ConfigError(f"unknown intervention {kind!r} (use {', '.join(INTERVENTIONS)})")
-    if top_k is not None and kind != TOP_K:
-        raise ConfigError("--top-k applies only to --intervention top-k")
+    if top_k is not None and kind not in (TOP_K, TOKEN_BUDGET):
+        raise ConfigError("--top-k applies only to --intervention top-k or token-budget")
     if reranker is not None and kind != RERANKER:
         raise ConfigError("--reranker applies only to --intervention reranker")
+    if token_budget is not None and kind != TOKEN_BUDGET:
+        raise ConfigError("--token-budget applies only to --intervention token-budget")
+    if top_k is not None and top_k < 1:
+        raise ConfigError(f"--top-k must be 1 or more, not {top_k}")
     if kind == TOP_K:
         if top_k is None:
             raise ConfigError("--intervention top-k needs --top-k N (the wider cut to try)")
-        if top_k < 1:
-            raise ConfigError(f"--top-k must be 1 or more, not {top_k}")
         return {"kind": TOP_K, "top_k": top_k}
     if kind == RERANKER:
         if not reranker:
             raise ConfigError("--intervention reranker needs --reranker module:function")
         return {"kind": RERANKER, "reranker": reranker}
+    if kind == TOKEN_BUDGET:
+        if token_budget is None:
+            raise ConfigError(
+                "--intervention token-budget needs --token-budget N (the budget to try)"
+            )
+        if token_budget < 1:
+            raise ConfigError(f"--token-budget must be 1 or more, not {token_budget}")
+        body: dict[str, Any] = {"kind": TOKEN_BUDGET, "token_budget": token_budget}
+        if top_k is not None:
+            body["top_k"] = top_k
+        return body
     return {"kind": GOLD_CONTEXT}
 
 
 def intervention_label(intervention: Mapping[str, Any]) -> str:
-    """How the output names an intervention: ``gold context``, ``top-k 4``, ``reranker m:f``."""
+    """How the output names an intervention: ``gold context``, ``top-k 4``, ``reranker m:f``,
+    ``token-budget 900`` (``token-budget 900 top-k 20`` with a cut)."""
     kind = intervention["kind"]
     if kind == TOP_K:
         return f"top-k {intervention['top_k']}"
     if kind == RERANKER:
         return f"reranker {intervention['reranker']}"
+    if kind == TOKEN_BUDGET:
+        cut = f" top-k {intervention['top_k']}" if "top_k" in intervention else ""
+        return f"token-budget {intervention['token_budget']}{cut}"
     return GOLD_LABEL
 
 
-def child_labels(intervention: Mapping[str, Any]) -> tuple[str, str]:
-    """The labels of the two child runs of an intervention: (intervention, control)."""
+# Why an intervention cannot move a ranking metric, by intervention.
+_KEEPS_THE_RANKING = {
+    GOLD_CONTEXT: "it replaces the context the model is given and never touches the retrieval",
+    TOP_K: "it changes how many retrieved passages reach the model, never their order",
+    TOKEN_BUDGET: "it changes which retrieved passages fit the context, never their order",
+}
+
+
+def unchangeable(
+    intervention: Mapping[str, Any], criterion: str, evaluator_type: str | None
+) -> str | None:
+    """Why ``intervention`` cannot change ``criterion`` (None when it can).
+
+    A ranking metric reads only the recorded ranking, so only a reranker can move it; every
+    other criterion reads the answer or the context, which each intervention changes.
+    """
+    kind = intervention["kind"]
+    if evaluator_type not in RANKING_EVALUATORS or kind == RERANKER:
+        return None
+    return (
+        f"--intervention {kind} cannot change {criterion}: {_KEEPS_THE_RANKING[kind]}, and "
+        f"{criterion} scores the ranking alone. The intervention that can: reranker "
+        "(--intervention reranker --reranker module:function)"
+    )
+
+
+def changes_nothing(
+    intervention: Mapping[str, Any], *, top_k: int, token_budget: int | None, depth: int | None
+) -> str | None:
+    """Why a replay would assemble exactly the parent's contexts, or cut past what was recorded
+    (None when it is a real change)."""
+    kind = intervention["kind"]
+    cut = intervention.get("top_k")
+    if cut is not None and depth is not None and cut > depth:
+        return (
+            f"--top-k {cut} cuts past the recorded retrievals, which hold at most {depth} "
+            f"candidates (the run's depth); use --top-k {depth} or less"
+        )
+    if kind == TOP_K and cut == top_k:
+        return f"--top-k {cut} is the run's own top_k, so the replay would change nothing"
+    same_budget = intervention.get("token_budget") == token_budget
+    if kind == TOKEN_BUDGET and same_budget and cut in (None, top_k):
+        return (
+            f"--token-budget {token_budget} is the run's own token_budget, so the replay would "
+            "change nothing"
+        )
+    return None
+
+
+def combine(outcomes: Sequence[str]) -> str:
+    """One outcome from a case's repeats: passed when any repeat passed, failed when every
+    repeat failed, otherwise not observed."""
+    if PASSED in outcomes:
+        return PASSED
+    if outcomes and all(o == FAILED for o in outcomes):
+        return FAILED
+    return NOT_OBSERVED
+
+
+def _unit(passage: Mapping[str, Any]) -> tuple[str, str | None]:
+    return passage["doc_id"], passage.get("chunk_id")
+
+
+def budget_dropped(
+    parent: Mapping[str, Any] | None,
+    parent_top_k: int,
+    ranking: Mapping[str, Any] | None,
+    context: Mapping[str, Any] | None,
+    expected: Mapping[str, Any],
+    top_k: int,
+) -> list[int]:
+    """Positions of the relevant passages an intervention admitted and the budget dropped.
+
+    A relevant passage is admitted by the intervention when it is within the intervention's cut
+    (``top_k`` of ``ranking``) but was not within the parent's (``parent_top_k`` of
+    ``parent``). The case counts (a non-empty list) when it has such passages, none of them
+    reached the model, and ``token_budget`` is why: the replay never showed them to the model.
+    """
+    relevant = relevant_ids(expected)
+    if not relevant:
+        return []
+    before = {_unit(c) for c in (parent or {}).get("candidates", [])[:parent_top_k]}
+    admitted = [
+        (position, _unit(c))
+        for position, c in enumerate((ranking or {}).get("candidates", [])[:top_k], start=1)
+        if c["doc_id"] in relevant and _unit(c) not in before
+    ]
+    kept = {_unit(item) for item in (context or {}).get("items", [])}
+    if not admitted or any(unit in kept for _, unit in admitted):
+        return []
+    dropped = {
+        d.get("position")
+        for d in (context or {}).get("dropped", [])
+        if d["reason"] == "token_budget"
+    }
+    return [position for position, _ in admitted if position in dropped]
+
+
+def child_labels(intervention: Mapping[str, Any], repeats: int = 1) -> list[tuple[str, str]]:
+    """``(label, role)`` of each child run of an intervention, in the order they are run.
+
+    One repeat is the intervention then its control; with more, each repeat's pair follows the
+    last (``gold context repeat 1``, ``control repeat 1``, ``gold context repeat 2``, ...), so a
+    drift in the system over time touches both roles alike.
+    """
     if intervention["kind"] == GOLD_CONTEXT:
-        return GOLD_LABEL, CONTROL_LABEL
-    return intervention_label(intervention), REPLAY_CONTROL_LABEL
+        treated, control = GOLD_LABEL, CONTROL_LABEL
+    else:
+        treated, control = intervention_label(intervention), REPLAY_CONTROL_LABEL
+    if repeats == 1:
+        return [(treated, "intervention"), (control, "control")]
+    pairs: list[tuple[str, str]] = []
+    for r in range(1, repeats + 1):
+        pairs += [(f"{treated} repeat {r}", "intervention"), (f"{control} repeat {r}", "control")]
+    return pairs

@@ -14,13 +14,20 @@ Requirements this module meets:
    diagnosis is written with ``state`` ``stopped`` (or ``interrupted``), its ``reason``, and
    links to every child run that was started, so no child run is left without its diagnosis.
    Then ``DiagnosisStoppedError`` (carrying that diagnosis) is raised, or the interrupt goes on.
+5. An intervention that cannot change the criterion (gold context on a ranking metric), or a
+   replay that would assemble the parent's very contexts, is refused before anything is run.
+6. Every control re-executes generation (no stage cache). With ``repeats`` above 1 each role
+   runs that many times, each repeat its own child run whose intervention records the repeat
+   index, so no repeat's execution or stage output can stand in for another's.
+7. The parent run is streamed: its cases and recorded retrievals are read from the ledger one
+   case at a time as the child runs reach them, so memory does not grow with the run.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,17 +43,17 @@ from oloproof.diagnosis.derive import (
     derive_diagnosis,
     diagnosis_refs,
     latest_gold_diagnosis,
-    load_diagnosis,
     plain,
     select_cases,
+    with_carried,
 )
 from oloproof.diagnosis.labels import (
-    CONTROL_LABEL,
     GOLD_CONTEXT,
-    GOLD_LABEL,
-    REPLAY_CONTROL_LABEL,
+    TOKEN_BUDGET,
+    changes_nothing,
+    child_labels,
     intervention_body,
-    intervention_label,
+    unchangeable,
 )
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.metrics import criteria_of
@@ -72,9 +79,10 @@ class DiagnosisStoppedError(OloproofError):
 class _ChildSpec:
     label: str
     role: str
+    repeat: int | None
     intervention: dict[str, Any]
     use_stage_cache: bool
-    replay: dict[str, Any] | None
+    replay: Mapping[str, Any] | None
     plan: RunPlan
 
 
@@ -85,6 +93,7 @@ class _Request:
     parent: StoredRun
     criterion: str
     intervention: dict[str, Any]
+    repeats: int
     selection: Selection
     carried_from: str | None
     specs: list[_ChildSpec]
@@ -98,11 +107,14 @@ def diagnose(
     criterion: str,
     top_k: int | None = None,
     reranker: str | None = None,
+    token_budget: int | None = None,
+    repeats: int = 1,
 ) -> Diagnosis:
     """Diagnose the failed cases of ``run`` on ``criterion``; the diagnosis is in the ledger.
 
     Raises an ``OloproofError`` (and writes nothing) for an unknown run, a criterion the run
-    does not have, or a bad intervention; ``DiagnosisStoppedError`` when a child run stopped.
+    does not have or the intervention cannot change, or a bad intervention;
+    ``DiagnosisStoppedError`` when a child run stopped.
     """
     return aio.run(
         adiagnose(
@@ -112,6 +124,8 @@ def diagnose(
             criterion=criterion,
             top_k=top_k,
             reranker=reranker,
+            token_budget=token_budget,
+            repeats=repeats,
         )
     )
 
@@ -124,10 +138,17 @@ async def adiagnose(
     criterion: str,
     top_k: int | None = None,
     reranker: str | None = None,
+    token_budget: int | None = None,
+    repeats: int = 1,
 ) -> Diagnosis:
     """``diagnose`` for callers already inside an event loop."""
-    request = _prepare(ledger, run, intervention, criterion, top_k, reranker)
-    cases = [_case_of(ledger, request.selection.results[c]) for c in request.selection.selected]
+    chosen = intervention_body(
+        intervention, top_k=top_k, reranker=reranker, token_budget=token_budget
+    )
+    if repeats < 1:
+        raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
+    request = _prepare(ledger, run, chosen, criterion, reranker, repeats)
+    cases = _ParentCases(ledger, request.selection)
     child_runs: list[dict[str, Any]] = []
     for spec in request.specs:
         before = ledger.latest("type", ev.RUN)
@@ -146,15 +167,17 @@ async def adiagnose(
 def _prepare(
     ledger: Ledger,
     run: str,
-    intervention: str,
+    chosen: dict[str, Any],
     criterion: str,
-    top_k: int | None,
     reranker: str | None,
+    repeats: int,
 ) -> _Request:
     parent = load_run(ledger, run)
     _check_parent(parent, criterion)
-    chosen = intervention_body(intervention, top_k=top_k, reranker=reranker)
+    _check_criterion(parent, criterion, chosen)
     staged = parent.body["system"].get("kind") == "rag"
+    if staged:
+        _check_change(parent, chosen)
     function = _load_reranker(parent, reranker) if reranker is not None else None
     selection = select_cases(ledger, parent.run_id, criterion)
     carried_from = None
@@ -162,8 +185,8 @@ def _prepare(
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
-        specs = _child_specs(ledger, parent, selection, chosen, function)
-    return _Request(parent, criterion, chosen, selection, carried_from, specs)
+        specs = _child_specs(ledger, parent, selection, chosen, function, repeats)
+    return _Request(parent, criterion, chosen, repeats, selection, carried_from, specs)
 
 
 def _record(ledger: Ledger, request: _Request, child_runs: list[dict[str, Any]]) -> Diagnosis:
@@ -174,9 +197,11 @@ def _record(ledger: Ledger, request: _Request, child_runs: list[dict[str, Any]])
         intervention=request.intervention,
         child_runs=child_runs,
         carried_from=request.carried_from,
+        repeats=request.repeats,
     )
     address = ledger.put(ev.make(ev.DIAGNOSIS, body, diagnosis_refs(body)))
-    return load_diagnosis(ledger, address)
+    # The body just stored, not a second copy read back: it is the size of the selection.
+    return with_carried(ledger, address, body)
 
 
 def _note_started(
@@ -197,15 +222,20 @@ def _note_started(
             return
         body = ledger.get(address).body
         if plain(body.get("parent")) == wanted:
-            child_runs.append(
-                {
-                    "label": spec.label,
-                    "role": spec.role,
-                    "run_id": body["run_id"],
-                    "address": address,
-                }
-            )
+            child_runs.append(_child_record(spec, body["run_id"], address))
             return
+
+
+def _child_record(spec: _ChildSpec, run_id: str, address: str) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "label": spec.label,
+        "role": spec.role,
+        "run_id": run_id,
+        "address": address,
+    }
+    if spec.repeat is not None:
+        record["repeat"] = spec.repeat
+    return record
 
 
 def _check_parent(parent: StoredRun, criterion: str) -> None:
@@ -220,6 +250,27 @@ def _check_parent(parent: StoredRun, criterion: str) -> None:
             f"run {parent.run_id} has no criterion {criterion!r} "
             f"(its criteria: {', '.join(sorted(criteria)) or 'none'})"
         )
+
+
+def _check_criterion(parent: StoredRun, criterion: str, chosen: Mapping[str, Any]) -> None:
+    """Refuse an intervention that cannot change ``criterion`` (gold context on hit_rate)."""
+    evaluator = next(e for e in parent.body["evaluators"] if e["criterion"] == criterion)
+    why = unchangeable(chosen, criterion, (evaluator.get("spec") or {}).get("type"))
+    if why is not None:
+        raise ConfigError(f"oloproof diagnose: {why}")
+
+
+def _check_change(parent: StoredRun, chosen: Mapping[str, Any]) -> None:
+    """Refuse a replay that would assemble the parent's very contexts, or cut past its depth."""
+    system = parent.body["system"]
+    why = changes_nothing(
+        chosen,
+        top_k=int(system["top_k"]),
+        token_budget=system.get("token_budget"),
+        depth=system.get("depth"),
+    )
+    if why is not None:
+        raise ConfigError(f"oloproof diagnose: {why}")
 
 
 def _load_reranker(parent: StoredRun, reference: str) -> Callable[..., Any]:
@@ -241,38 +292,44 @@ def _child_specs(
     selection: Selection,
     chosen: dict[str, Any],
     function: Callable[..., Any] | None,
+    repeats: int,
 ) -> list[_ChildSpec]:
     # Every plan is made (and every check done) before the first child run is written.
-    if chosen["kind"] == GOLD_CONTEXT:
-        return [
-            _ChildSpec(GOLD_LABEL, "intervention", chosen, True, None, _child_plan(parent)),
+    replay: Mapping[str, Any] | None = None
+    treated: Mapping[str, Any] | None = None
+    if chosen["kind"] != GOLD_CONTEXT:
+        replay = {"retrievals": _Retrievals(ledger, selection)}
+        treated = {**replay, "reranker": function} if function is not None else replay
+    control: dict[str, Any] = {"kind": "control" if replay is None else "replay-control"}
+    specs: list[_ChildSpec] = []
+    for index, (label, role) in enumerate(child_labels(chosen, repeats)):
+        repeat = index // 2 + 1 if repeats > 1 else None
+        body = chosen if role == "intervention" else control
+        # The repeat index is part of the intervention, hence of every execution's identity.
+        intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
+        plan = _child_plan(parent)
+        if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
+            raise ConfigError(
+                "oloproof diagnose: --intervention token-budget needs the system's "
+                "count_tokens(passage); Oloproof never estimates tokens"
+            )
+        specs.append(
             _ChildSpec(
-                CONTROL_LABEL, "control", {"kind": "control"}, False, None, _child_plan(parent)
-            ),
-        ]
-    retrievals: dict[str, Any] = {}
-    for case_id in selection.selected:
-        execution = ledger.get(selection.results[case_id]["execution"]).body
-        retrievals[case_id] = plain(artifact(execution, "retrieval/v1") or {})
-    replay: dict[str, Any] = {"retrievals": retrievals}
-    treated = {**replay, "reranker": function} if function is not None else replay
-    return [
-        _ChildSpec(
-            intervention_label(chosen), "intervention", chosen, True, treated, _child_plan(parent)
-        ),
-        _ChildSpec(
-            REPLAY_CONTROL_LABEL,
-            "control",
-            {"kind": "replay-control"},
-            True,
-            replay,
-            _child_plan(parent),
-        ),
-    ]
+                label,
+                role,
+                repeat,
+                intervention,
+                # Controls always generate afresh; so do repeats, or they would repeat nothing.
+                role == "intervention" and repeats == 1,
+                treated if role == "intervention" else replay,
+                plan,
+            )
+        )
+    return specs
 
 
 async def _run_child(
-    ledger: Ledger, request: _Request, spec: _ChildSpec, cases: list[Case]
+    ledger: Ledger, request: _Request, spec: _ChildSpec, cases: Sequence[Case]
 ) -> dict[str, Any]:
     outcome = await execute_run(
         ledger,
@@ -284,14 +341,9 @@ async def _run_child(
             request.parent.run_id, request.criterion, spec.label, spec.intervention
         ),
         intervention=spec.intervention,
-        replay=spec.replay,
+        replay=dict(spec.replay) if spec.replay is not None else None,
     )
-    return {
-        "label": spec.label,
-        "role": spec.role,
-        "run_id": outcome.run_id,
-        "address": outcome.run_address,
-    }
+    return _child_record(spec, outcome.run_id, outcome.run_address)
 
 
 def child_parent(
@@ -306,12 +358,50 @@ def child_parent(
     }
 
 
-def _case_of(ledger: Ledger, result: Mapping[str, Any]) -> Case:
-    # The case exactly as the parent ran it: its input from the execution, the rest recorded.
-    execution = ledger.get(result["execution"]).body
-    return Case(
-        id=result["case_id"],
-        input=plain(execution["input"]),
-        expected=plain(result["expected"]),
-        metadata=plain(result["metadata"]),
-    )
+class _ParentCases(Sequence[Case]):
+    """The selected cases exactly as the parent ran them, read from the ledger when reached:
+    the input from the execution, the rest as recorded."""
+
+    def __init__(self, ledger: Ledger, selection: Selection) -> None:
+        self._ledger = ledger
+        self._selection = selection
+
+    def __len__(self) -> int:
+        return len(self._selection.selected)
+
+    def __getitem__(self, index: int) -> Case:  # type: ignore[override]  # no slices needed
+        return self._case(self._selection.selected[index])
+
+    def __iter__(self) -> Iterator[Case]:
+        for case_id in self._selection.selected:
+            yield self._case(case_id)
+
+    def _case(self, case_id: str) -> Case:
+        result = self._selection.result(self._ledger, case_id)
+        execution = self._ledger.get(result["execution"]).body
+        return Case(
+            id=result["case_id"],
+            input=plain(execution["input"]),
+            expected=plain(result["expected"]),
+            metadata=plain(result["metadata"]),
+            line=int(result.get("line", 0)),
+        )
+
+
+class _Retrievals(Mapping[str, Any]):
+    """The parent's recorded retrieval of each selected case, read when a replay asks."""
+
+    def __init__(self, ledger: Ledger, selection: Selection) -> None:
+        self._ledger = ledger
+        self._selection = selection
+
+    def __getitem__(self, case_id: str) -> Any:
+        result = self._selection.result(self._ledger, case_id)
+        execution = self._ledger.get(result["execution"]).body
+        return plain(artifact(execution, "retrieval/v1") or {})
+
+    def __len__(self) -> int:
+        return len(self._selection.selected)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._selection.selected)

@@ -6,6 +6,13 @@ order and never re-ranked: a candidate past position ``top_k`` is dropped with r
 ``count_tokens`` would take the total past the budget is dropped with reason ``token_budget``
 and the next ones are still tried; the rest are kept.
 
+Under a diagnosis (``ExecContext.intervention``): ``gold-context`` gives generate the case's gold
+passages as its whole context; ``top-k``, ``reranker``, ``token-budget`` and ``replay-control``
+replay the retrieval the parent run recorded (``ExecContext.replay``) instead of calling
+retrieve, and assemble the context with the intervention's cut and budget. A reranker's order
+is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read the last, so
+every retrieval metric scores the ranking the intervention made.
+
 Stage identities (each stage output is an ``oloproof.stage`` event found by identity):
 
 - retrieve: index_version, depth, the case input, and the source of every class from the
@@ -46,6 +53,8 @@ from oloproof.systems.threads import CallPool
 NOT_RETRIEVED = "not_retrieved"
 BELOW_TOP_K = "below_top_k"
 UNLABELLED = "unlabelled"
+# Interventions that replay the retrieval a run recorded instead of calling retrieve.
+REPLAYED = ("top-k", "reranker", "token-budget", "replay-control")
 
 
 def assemble_context(
@@ -206,27 +215,37 @@ class RagSystem:
         context = contextvars.copy_context()
         return await self._pool.call(context.run, fn, *args)
 
+    @property
+    def counts_tokens(self) -> bool:
+        """Whether the system measures passages (``count_tokens``), so a budget can apply."""
+        return self._count_tokens is not None
+
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         intervention = ctx.intervention or {}
         kind = intervention.get("kind")
         stages: list[StageRecord] = []
         artifacts: dict[str, list[dict[str, Any]]] = {}
         top_k = int(intervention.get("top_k", self.top_k))
+        budget = intervention["token_budget"] if kind == "token-budget" else self.token_budget
         if kind == "gold-context":
             context = gold_context(case, self._count_tokens)
         else:
-            if kind in ("top-k", "reranker", "replay-control"):
+            if kind in REPLAYED:
                 retrieval = Retrieval.model_validate(ctx.replay["retrievals"][case.id])
             else:
                 retrieval = await self._retrieve(case, ctx, stages)
-            artifacts["retrieval/v1"] = [retrieval.model_dump(mode="json", exclude_none=True)]
+            recorded = [retrieval.model_dump(mode="json", exclude_none=True)]
             ranked = retrieval
             if kind == "reranker":
                 ranked = await self._rerank(ctx.replay["reranker"], case, retrieval)
+                # The reranked order goes after the one it started from: evaluators read the
+                # last retrieval, so every retrieval metric scores the intervention's ranking.
+                recorded.append(ranked.model_dump(mode="json", exclude_none=True))
+            artifacts["retrieval/v1"] = recorded
             context = assemble_context(
                 ranked,
                 top_k=top_k,
-                token_budget=self.token_budget,
+                token_budget=budget,
                 count_tokens=self._count_tokens,
             )
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
