@@ -27,7 +27,12 @@ def run_command(
     concurrency: int | None = typer.Option(
         None, "--concurrency", min=1, help="Cases at once (default: the config's, else 8)."
     ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Execute every case again."),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Execute every case again, every stage of a staged system included (judgments of "
+        "an execution identical to a recorded one are still reused).",
+    ),
     resume: str | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     dry_run: bool = typer.Option(
@@ -103,7 +108,15 @@ def _execute(
     total = len(plan.dataset.cases)
     try:
         if not show_progress:
-            return aio.run(execute_run(ledger, plan, use_cache=not no_cache, resume=resume_args))
+            return aio.run(
+                execute_run(
+                    ledger,
+                    plan,
+                    use_cache=not no_cache,
+                    use_stage_cache=not no_cache,
+                    resume=resume_args,
+                )
+            )
         console = Console(stderr=True)
         with Progress(
             "[progress.description]{task.description}",
@@ -119,6 +132,7 @@ def _execute(
                     ledger,
                     plan,
                     use_cache=not no_cache,
+                    use_stage_cache=not no_cache,
                     resume=resume_args,
                     progress=lambda done, _total: bar.update(task, completed=done),
                 )

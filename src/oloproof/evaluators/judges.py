@@ -36,7 +36,8 @@ from typing import Any, ClassVar, Literal, Self
 
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView
-from oloproof.evaluators.text import MISSING, parse_path, read_output, read_path
+from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
+from oloproof.evaluators.reads import PromptReads, ReadDeclaration, Reads, reads_of
 from oloproof.judge_config import (
     AnswerJudgeConfig,
     CitationSupportJudgeConfig,
@@ -79,6 +80,8 @@ class LLMJudge:
     TEMPLATE: ClassVar[str]
     FAIL_REASON: ClassVar[str]
     VERSION: ClassVar[int] = 1
+    # The artifact kinds its prompt shows (besides the answer and the question).
+    ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -123,6 +126,25 @@ class LLMJudge:
             "input_field": config.input_field,
             **self.extra_spec(),
         }
+
+    def reads(self) -> PromptReads:
+        """What the prompt includes: a judgment is reused while these values are the same."""
+        declared = Reads(
+            output=(self.config.field,),
+            expected=self.expected_reads(),
+            input=(self.config.input_field,),
+            artifacts=self.ARTIFACTS,
+        )
+        return PromptReads(declared, self._prompt_material)
+
+    def _prompt_material(self, view: CaseView) -> Any:
+        values = self.prepare(view)
+        if isinstance(values, Verdict):  # decided without a call, from what it read
+            return ["decided", values.status, values.reason, dict(values.detail)]
+        return ["prompt", values]
+
+    def expected_reads(self) -> tuple[str | None, ...]:
+        return ()
 
     async def ajudge(self, view: CaseView) -> Verdict:
         values = self.prepare(view)
@@ -231,6 +253,7 @@ class GroundednessJudge(LLMJudge):
 
     TEMPLATE = "groundedness"
     FAIL_REASON = "not_grounded"
+    ARTIFACTS = ("context/v1",)
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
@@ -254,6 +277,7 @@ class CitationSupportJudge(LLMJudge):
 
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
+    ARTIFACTS = ("citations/v1", "context/v1")
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
@@ -307,6 +331,9 @@ class AnswerJudge(LLMJudge):
 
     def extra_spec(self) -> dict[str, Any]:
         return {"expected_field": self._expected_field}
+
+    def expected_reads(self) -> tuple[str | None, ...]:
+        return (self._expected_field,)
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
@@ -571,6 +598,9 @@ class _Watched:
 
     def spec(self) -> dict[str, Any]:
         return self._judge.spec()
+
+    def reads(self) -> ReadDeclaration:
+        return reads_of(self._judge)
 
     async def ajudge(self, view: CaseView) -> Verdict:
         verdict = await self._judge.ajudge(view)
