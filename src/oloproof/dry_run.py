@@ -105,10 +105,13 @@ class Reason:
 @dataclass(frozen=True)
 class DryRun:
     """What ``oloproof run`` would do: cases to execute and why (``shared``: repeated inputs,
-    executed once for all their cases), stages, judge calls, judge rules' standing. ``compared_with`` is the run the reasons compare with (None: no earlier
-    run of this system). ``retrievals`` (``[would run, reused]``) and ``generations_at_most``
-    are None for a system that is not staged. ``unseen``: what the code fingerprints cannot
-    see (module state too large or of a library's type)."""
+    executed once for all their cases), stages, judge calls, judge rules' standing.
+
+    ``compared_with`` is the run the reasons compare with (None: no earlier run of this
+    system). ``retrievals`` (``[would run, reused]``) and ``generations_at_most`` are None for
+    a system that is not staged. ``unseen``: what the code fingerprints cannot see (module
+    state too large or of a library's type).
+    """
 
     cases: int
     would_execute: int

@@ -80,7 +80,9 @@ def _setting_changes(
     return found
 
 
-def _fingerprint_changes(before: Mapping[str, Any], system: System, entries: Iterable[str]) -> list[str]:
+def _fingerprint_changes(
+    before: Mapping[str, Any], system: System, entries: Iterable[str]
+) -> list[str]:
     recorded = before.get("fingerprints")
     now = system.fingerprints()
     old_keys = _code_keys(before.get("system", {}))

@@ -60,7 +60,9 @@ def test_editing_only_generate_reuses_every_retrieval(support: Path) -> None:
     edit(
         support / "app.py",
         GENERATE_RETURN,
-        GENERATE_RETURN.replace('first_sentence(best.text or "")', 'first_sentence(best.text or "").strip()'),
+        GENERATE_RETURN.replace(
+            'first_sentence(best.text or "")', 'first_sentence(best.text or "").strip()'
+        ),
     )
     assert cache_lines(run(support)) == [
         "Cache: execution 0 hit/13 miss; judgment 0 hit/65 miss",
@@ -307,7 +309,9 @@ def test_removing_relevance_labels_reuses_every_other_judgment(blackbox: Path) -
     # contains and citation_validity read no labels: all 30 reused; hit_rate and recall of the
     # ten labelled cases too; the three unlabelled ones are exclusions, decided without a judge.
     assert "Cache: execution 15 hit/0 miss; judgment 50 hit/0 miss" in second.lines
-    assert any(line.startswith("│ hit_rate_at_2 ") and "5 excluded" in line for line in second.lines)
+    assert any(
+        line.startswith("│ hit_rate_at_2 ") and "5 excluded" in line for line in second.lines
+    )
 
 
 # --- one execution per identity within a run ---------------------------------------------------
@@ -333,7 +337,11 @@ def repeat_case(root: Path, case_id: str, new_id: str) -> None:
 def test_a_repeated_input_is_executed_and_judged_once(blackbox: Path) -> None:
     app = blackbox / "app.py"
     app.write_text(app.read_text(encoding="utf-8") + CALL_LOG, encoding="utf-8")
-    edit(app, "    response = support_api(", "    _log_call(case['question'])\n    response = support_api(")
+    edit(
+        app,
+        "    response = support_api(",
+        "    _log_call(case['question'])\n    response = support_api(",
+    )
     repeat_case(blackbox, "seat_count", "seat_count_again")
     first = run(blackbox)
     # A brand-new ledger: nothing is a hit; the repeat shares the first execution and its four

@@ -38,8 +38,9 @@ def run_command(
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
-        help="Plan only: say how many cases would execute and how many calls each judge would "
-        "make after the caches, then exit 0. Nothing runs and nothing is recorded.",
+        help="Plan only: say how many cases (and retrievals) would execute and why, and how "
+        "many calls each judge would make after the caches, then exit 0. Nothing runs and "
+        "nothing is recorded.",
     ),
 ) -> None:
     """Run the system over every case, judge the outputs and decide the gate.

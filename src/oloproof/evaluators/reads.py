@@ -22,7 +22,6 @@ from typing import Any, Protocol
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
 
-
 # One part of a case an evaluator reads, and its value. Parts with a name are the same for every
 # evaluator that reads them, so a run works out each one's key once per case; None: not shared.
 Part = tuple[str | None, Any]

@@ -37,6 +37,7 @@ through anything the walk can see.
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 from collections.abc import Callable, Mapping
@@ -85,19 +86,22 @@ class Fingerprint:
 def of_callable(obj: Callable[..., Any] | Any, *, base_dir: Path) -> Fingerprint:
     """The fingerprint of a function (or any callable object) called as it is."""
     walk = Walk(base_dir)
-    entry = walk.value(obj, "the entry point", None)
-    return _finish(walk, entry, _name_of(obj))
+    return _finish(walk, lambda: walk.value(obj, "the entry point", None), _name_of(obj))
 
 
 def of_method(cls: type, name: str, *, base_dir: Path) -> Fingerprint:
     """The fingerprint of method ``name`` called on an instance of ``cls``."""
     walk = Walk(base_dir)
-    entry = walk.method_entry(cls, name)
-    return _finish(walk, entry, f"{cls.__module__}:{cls.__qualname__}.{name}")
+    name_of = f"{cls.__module__}:{cls.__qualname__}.{name}"
+    return _finish(walk, lambda: walk.method_entry(cls, name), name_of)
 
 
-def _finish(walk: Walk, entry: bytes, name: str) -> Fingerprint:
-    walk.run()
+def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
+    try:
+        entry = start()
+        walk.run()
+    except Exception as exc:  # an object the walk cannot read: never reuse, rather than guess
+        return _unknown(name, exc)
     python = f"{sys.implementation.name} {platform.python_version()}"
     code = dict(sorted(walk.code.items()))
     constants = dict(sorted(walk.constants.items()))
@@ -112,6 +116,22 @@ def _finish(walk: Walk, entry: bytes, name: str) -> Fingerprint:
         distributions=dists,
         python=python,
         unseen=tuple(walk.unseen),
+    )
+
+
+def _unknown(name: str, exc: Exception) -> Fingerprint:
+    """A fingerprint that matches no other: what the code is could not be worked out."""
+    return Fingerprint(
+        key=os.urandom(DIGEST // 2).hex(),
+        entry=name,
+        code={},
+        constants={},
+        distributions={},
+        python=f"{sys.implementation.name} {platform.python_version()}",
+        unseen=(
+            f"the code could not be fingerprinted ({type(exc).__name__}: {exc}), so nothing "
+            "it produced is reused",
+        ),
     )
 
 

@@ -15,6 +15,7 @@ module's name is one of the standard library's, and is otherwise treated as the 
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import site
 import sys
 import sysconfig
@@ -114,7 +115,7 @@ def distribution_of(module_name: str) -> tuple[str, str]:
         return dist.metadata["Name"] or top, dist.version
     except importlib.metadata.PackageNotFoundError:
         pass
-    filename = file_of_module(top)
+    filename = file_of_module(top) or _origin(top)
     if filename is not None:
         found = _claimed_by(top, _site_dir_of(Path(filename), top))
         if found is not None:
@@ -125,6 +126,15 @@ def distribution_of(module_name: str) -> tuple[str, str]:
             digest = "unreadable"
         return top, f"unversioned {digest}"
     return top, "unknown"
+
+
+def _origin(top: str) -> str | None:
+    # Found without importing it (a top-level name imports nothing to be found).
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def _site_dir_of(filename: Path, top: str) -> Path:

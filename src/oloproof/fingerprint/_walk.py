@@ -31,6 +31,7 @@ import fractions
 import functools
 import importlib.util
 import inspect
+import os
 import re
 import sys
 import uuid
@@ -81,17 +82,7 @@ _REPR_TYPES = (
     complex,
     range,
 )
-_REFERENCES = (
-    FunctionType,
-    MethodType,
-    BuiltinFunctionType,
-    staticmethod,
-    classmethod,
-    property,
-    functools.partial,
-    type,
-    ModuleType,
-)
+_REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
 
 
 class _TooLarge(Exception):
@@ -115,7 +106,11 @@ class _Budget:
 
 
 def is_reference(value: Any) -> bool:
-    """Whether ``value`` is code (followed on its own) rather than data (encoded)."""
+    """Whether ``value`` is code the walk records on its own (a function, a class, a module, a
+    method wrapper), rather than a value whose bytes stand for it (data, and callables that
+    carry data: a partial, a bound method)."""
+    if isinstance(value, BuiltinFunctionType):
+        return value.__self__ is None or isinstance(value.__self__, ModuleType)
     return isinstance(value, _REFERENCES)
 
 
@@ -124,6 +119,8 @@ class Walk:
 
     def __init__(self, base_dir: Path) -> None:
         self.base_dir = base_dir.resolve()
+        self._base = str(self.base_dir)
+        self._labels: dict[str, str] = {}
         self.code: dict[str, tuple[str, str, str]] = {}  # key -> (kind, file, digest)
         self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
         self.dists: dict[str, str] = {}
@@ -174,13 +171,15 @@ class Walk:
             return
         digest = blake3()
         names: dict[str, None] = {}
-        imports: list[tuple[str, int]] = []
+        imports: list[tuple[str, int, tuple[str, ...]]] = []
         _hash_code(fn.__code__, digest, names, imports)
         for value in fn.__defaults__ or ():
             digest.update(self.value(value, "a default", None))
         for name, value in (fn.__kwdefaults__ or {}).items():
             digest.update(name.encode() + self.value(value, "a default", None))
-        for cell in fn.__closure__ or ():
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+            if var == "__class__":  # the class of a method using super(): walked as its owner
+                continue
             try:
                 contents = cell.cell_contents
             except ValueError:  # a cell not yet filled
@@ -200,8 +199,9 @@ class Walk:
             if owner is not None:
                 self.attribute(owner, name)
         package = namespace.get("__package__")
-        for name, level in imports:
-            self.imported(name, level, package if isinstance(package, str) else None, names)
+        for name, level, fromlist in imports:
+            package_name = package if isinstance(package, str) else None
+            self.imported(name, level, package_name, fromlist, names)
 
     def class_reference(self, cls: type) -> bytes:
         place = place_of_class(cls)
@@ -217,7 +217,7 @@ class Walk:
         digest = blake3()
         try:
             digest.update(inspect.getsource(cls).encode())
-        except (OSError, TypeError):  # defined in a notebook or built at run time
+        except Exception:  # defined in a notebook or at run time; a file that no longer parses
             digest.update(b"<no source>")
         for base in cls.__bases__:
             digest.update(self.class_reference(base))
@@ -297,8 +297,15 @@ class Walk:
                 file = self.file_label(file_of_module(klass.__module__), None)
                 self.constant(label, file, material)
 
-    def imported(self, name: str, level: int, package: str | None, names: Iterable[str]) -> None:
-        """A module imported inside a function."""
+    def imported(
+        self,
+        name: str,
+        level: int,
+        package: str | None,
+        fromlist: tuple[str, ...],
+        names: Iterable[str],
+    ) -> None:
+        """A module imported inside a function (``from M import x``: x may be a module too)."""
         try:
             absolute = importlib.util.resolve_name("." * level + name, package) if level else name
         except (ImportError, ValueError):
@@ -308,11 +315,22 @@ class Walk:
             module = sys.modules.get(loaded)
             if module is not None:
                 self.module_attributes(module, names)
-        if absolute in sys.modules:
+        self._import_target(absolute)
+        module = sys.modules.get(absolute)
+        for item in fromlist:
+            if item != "*" and (module is None or not hasattr(module, item)):
+                self._import_target(f"{absolute}.{item}", quiet=True)
+
+    def _import_target(self, absolute: str, quiet: bool = False) -> None:
+        module = sys.modules.get(absolute)
+        if module is not None:
+            if quiet:  # a submodule named in a from-import: what of it is used is unknown
+                self._module_value(module)
             return
         origin = _locate(absolute)
         if origin is None:
-            self.unseen[f"module {absolute} (imported inside a function, not found)"] = None
+            if not quiet:
+                self.unseen[f"module {absolute} (imported inside a function, not found)"] = None
             return
         place = place_of_file(origin)
         if place is Place.USER:
@@ -349,10 +367,13 @@ class Walk:
             filename = file_of_module(module) if module else None
             if filename is None:
                 return "<no file>"
-        path = Path(filename).resolve()
-        if path.is_relative_to(self.base_dir):
-            return path.relative_to(self.base_dir).as_posix()
-        return str(path)
+        label = self._labels.get(filename)
+        if label is None:
+            path = os.path.realpath(filename)
+            inside = path.startswith(self._base + os.sep)
+            label = Path(path[len(self._base) + 1 :]).as_posix() if inside else path
+            self._labels[filename] = label
+        return label
 
     # --- values -----------------------------------------------------------------------------
 
@@ -463,26 +484,27 @@ class Walk:
             self.stand_for(module.__name__, place)
 
     def _instance(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
-        out += self.class_reference(type(v))
+        kind = type(v)
+        out += self.class_reference(kind)
+        user = place_of_class(kind) is Place.USER
         if isinstance(v, enum.Enum):
             out += v.name.encode()
             self._encode(v.value, out, budget, label, owner)
-        elif isinstance(v, re.Pattern):
+        elif kind is re.Pattern:
             self._encode((v.pattern, v.flags), out, budget, label, owner)
-        elif isinstance(v, PurePath | _REPR_TYPES):
+        elif not user and isinstance(v, (PurePath, *_REPR_TYPES)):  # a library repr, no user code
             out += repr(v).encode()
-        elif isinstance(v, dict):
-            self._container(dict(v), out, budget, label, owner)
-        elif isinstance(v, list | tuple | set | frozenset):  # a namedtuple, a subclass
+        elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
             self._container(_builtin_copy(v), out, budget, label, owner)
+            if user:
+                self._state(v, out, budget, label, owner)
+        elif user or _has_fields(v):  # the user's object, or a dataclass or pydantic model
             self._state(v, out, budget, label, owner)
-        elif _wrapped(v) is not None:  # a decorator's object (functools.lru_cache, say)
+        elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
             self._encode(_wrapped(v), out, budget, label, owner)
-        elif place_of_class(type(v)) is Place.USER:
-            self._state(v, out, budget, label, owner)
         else:
             out += b"<opaque>"
-            self.unseen[f"{_display(label)}: a {_class_key(type(v))} object"] = None
+            self.unseen[f"{_display(label)}: a {_class_key(kind)} object"] = None
 
     def _state(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
         """An instance's attributes: its ``__dict__`` and its slots."""
@@ -512,7 +534,12 @@ class Walk:
 # --- helpers ---------------------------------------------------------------------------------
 
 
-def _hash_code(code: CodeType, digest: Any, names: dict[str, None], imports: list[tuple[str, int]]) -> None:
+def _hash_code(
+    code: CodeType,
+    digest: Any,
+    names: dict[str, None],
+    imports: list[tuple[str, int, tuple[str, ...]]],
+) -> None:
     """A code object's behaviour into ``digest``; its names and imports into the lists."""
     digest.update(code.co_code)
     digest.update(getattr(code, "co_exceptiontable", b""))
@@ -543,7 +570,8 @@ def _hash_code(code: CodeType, digest: Any, names: dict[str, None], imports: lis
                 loaded.append(instruction.argval)
             elif instruction.opname == "IMPORT_NAME":
                 level = loaded[-2] if len(loaded) >= 2 and isinstance(loaded[-2], int) else 0
-                imports.append((str(instruction.argval), level))
+                fromlist = loaded[-1] if loaded and isinstance(loaded[-1], tuple) else ()
+                imports.append((str(instruction.argval), level, tuple(map(str, fromlist))))
 
 
 def _const(value: Any) -> bytes:
@@ -558,12 +586,21 @@ def _const(value: Any) -> bytes:
 
 
 def _builtin_copy(value: Any) -> Any:
-    """A list, tuple or set subclass's items as the built-in type (encoded as such)."""
+    """A dict, list, tuple or set subclass's items as the built-in type (encoded as such)."""
+    if isinstance(value, dict):
+        return dict(value)
     if isinstance(value, tuple):
         return tuple(value)
     if isinstance(value, list):
         return list(value)
     return frozenset(value)
+
+
+def _has_fields(value: Any) -> bool:
+    """A dataclass or pydantic model instance: its state is its fields, whoever defined it."""
+    from pydantic import BaseModel
+
+    return dataclasses.is_dataclass(value) or isinstance(value, BaseModel)
 
 
 def _wrapped(value: Any) -> Any:
