@@ -31,7 +31,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ledger import CodecError, Event, Ledger, Prepared
+from blake3 import blake3
+
+from ledger import CodecError, Event, Ledger, Prepared, encode, internal_key
 from oloproof import events as ev
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
@@ -186,32 +188,50 @@ def execution_identity(system_key: str, input_key: str) -> str:
     return ev.identity_key([system_key, input_key])
 
 
-def judgment_identity(spec_key: str, read_keys: Sequence[str]) -> str:
-    """The judgment cache key: the evaluator's spec and the keys of exactly what it reads.
+def judgment_identity(spec_key: str, reads: bytes) -> str:
+    """The judgment cache key: the evaluator's spec and the digests of exactly what it reads
+    (``ReadKeys.of``).
 
     It is looked up among the judgments of the execution judged, so a judgment is reused for
     that execution only.
     """
-    return ev.identity_key([spec_key, list(read_keys)])
+    return internal_key(spec_key.encode() + b"|" + reads)
 
 
 class ReadKeys:
-    """The keys of the parts of one case that evaluators read, each worked out once."""
+    """The digests of the parts of one case that evaluators read, each worked out once."""
 
     def __init__(self, view: CaseView) -> None:
         self._view = view
-        self._keys: dict[str, str] = {}
+        self._digests: dict[str, bytes] = {}
+        self._declared: dict[ReadDeclaration, bytes] = {}
 
-    def of(self, declaration: ReadDeclaration) -> list[str]:
-        keys = []
+    def of(self, declaration: ReadDeclaration) -> bytes:
+        """The digests of the parts ``declaration`` reads, in its order, end to end."""
+        # Evaluators that read the same parts (hit_rate, recall, ndcg...) share one answer.
+        found = self._declared.get(declaration)
+        if found is None:
+            found = self._declared[declaration] = self._of(declaration)
+        return found
+
+    def _of(self, declaration: ReadDeclaration) -> bytes:
+        digests = []
         for name, value in declaration.parts(self._view):
-            key = self._keys.get(name) if name is not None else None
-            if key is None:
-                key = ev.identity_key(_plain(value))
+            digest = self._digests.get(name) if name is not None else None
+            if digest is None:
+                digest = blake3(_encoded(value)).digest()
                 if name is not None:
-                    self._keys[name] = key
-            keys.append(key)
-        return keys
+                    self._digests[name] = digest
+            digests.append(digest)
+        return b"".join(digests)
+
+
+def _encoded(value: Any) -> bytes:
+    """A value's bytes as it would be stored (a tuple as a list, a model as its fields)."""
+    try:
+        return encode(value)
+    except CodecError:  # not plain yet (a raw output holding a model, say)
+        return encode(_plain(value))
 
 
 def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
@@ -386,9 +406,12 @@ def _observe(future: asyncio.Future[_Made]) -> None:
 
 def _made_earlier(run: _Run, identity: str) -> _Made | None:
     """An execution this run made and has already written, read back from the ledger."""
+    memory = run.memory
+    if not memory.executed_fresh and not memory.executed_stale:
+        return None
     bits = _bits(identity)
-    fresh = bits in run.memory.executed_fresh
-    if not fresh and bits not in run.memory.executed_stale:
+    fresh = bits in memory.executed_fresh
+    if not fresh and bits not in memory.executed_stale:
         return None
     found = run.ledger.latest_event("exec", identity)
     if found is None:
@@ -528,7 +551,7 @@ def _execution_event(
 
 def _plain(value: Any) -> Any:
     """The output as plain JSON-like data (tuples become lists; models become dicts)."""
-    if isinstance(value, Mapping):
+    if type(value) is dict or isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
@@ -605,7 +628,8 @@ def _judged_before(
     verdict = _verdict_from_body(body)
     # Every judgment of an execution first written by this run is this run's; of an older
     # execution, only those the run remembers making.
-    here = made.fresh or _bits(*pair) in run.memory.judged_stale
+    stale = run.memory.judged_stale
+    here = made.fresh or (bool(stale) and _bits(*pair) in stale)
     run.memory.judgments[pair] = (verdict, address, MISS if here else HIT)
     return verdict, address, SHARED if here else HIT
 

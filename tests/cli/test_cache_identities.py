@@ -343,6 +343,10 @@ def test_a_repeated_input_is_executed_and_judged_once(blackbox: Path) -> None:
         "    _log_call(case['question'])\n    response = support_api(",
     )
     repeat_case(blackbox, "seat_count", "seat_count_again")
+    assert dry(blackbox)[1] == (
+        "Cases: 15 of 16 would execute; 0 reused from the execution cache; 1 share the "
+        "execution of a repeated input (no ledger yet, so nothing is cached)"
+    )
     first = run(blackbox)
     # A brand-new ledger: nothing is a hit; the repeat shares the first execution and its four
     # judgments instead.
@@ -360,3 +364,14 @@ def test_a_repeated_input_of_a_staged_system_runs_its_stages_once(support: Path)
         "Cache: execution 0 hit/13 miss/1 shared; judgment 0 hit/65 miss/5 shared",
         "Stages: retrieve 0 hit/13 miss; generate 0 hit/13 miss",
     ]
+
+
+def test_the_dry_run_names_what_the_fingerprint_cannot_see(support: Path) -> None:
+    app = support / "app.py"
+    edit(app, "import re\n", "import re\nimport threading\n\nGUARD = threading.Lock()\n")
+    edit(app, "        asked = words(", "        assert GUARD is not None\n        asked = words(")
+    lines = dry(support)
+    assert (
+        "Not seen by the code fingerprint (change system.version when they change): "
+        "app.GUARD: a _thread.lock object"
+    ) in lines, lines

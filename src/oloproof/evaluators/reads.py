@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from oloproof.evaluators.base import CaseView
@@ -51,15 +52,28 @@ class Reads:
 
     def parts(self, view: CaseView) -> list[Part]:
         found: list[Part] = []
-        for p in self.output:
-            found.append((f"output {p!r}", _read(read_output(view.output, parse_path(p)))))
-        for p in self.expected:
-            found.append((f"expected {p!r}", _read(read_path(view.expected, parse_path(p)))))
-        for p in self.input:
-            found.append((f"input {p!r}", _read(read_path(view.input, parse_path(p)))))
+        output, expected, inputs = self._paths
+        for name, path in output:
+            found.append((name, _read(read_output(view.output, path))))
+        for name, path in expected:
+            found.append((name, _read(read_path(view.expected, path))))
+        for name, path in inputs:
+            found.append((name, _read(read_path(view.input, path))))
         for kind in self.artifacts:
             found.append((f"artifact {kind}", view.artifact(kind)))
         return found
+
+    @cached_property
+    def _paths(self) -> tuple[list[tuple[str, tuple[str, ...] | None]], ...]:
+        # Each part's name and parsed path, worked out once (parts() runs for every case).
+        return tuple(
+            [(f"{part} {p!r}", parse_path(p)) for p in paths]
+            for part, paths in (
+                ("output", self.output),
+                ("expected", self.expected),
+                ("input", self.input),
+            )
+        )
 
     def declared(self) -> dict[str, list[str | None]]:
         return {

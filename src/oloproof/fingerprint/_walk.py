@@ -504,7 +504,7 @@ class Walk:
             self._encode(_wrapped(v), out, budget, label, owner)
         else:
             out += b"<opaque>"
-            self.unseen[f"{_display(label)}: a {_class_key(kind)} object"] = None
+            self.unseen[f"{_display(label)}: a {_display(_class_key(kind))} object"] = None
 
     def _state(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
         """An instance's attributes: its ``__dict__`` and its slots."""
