@@ -36,7 +36,7 @@ from oloproof.dataset import Case
 from oloproof.errors import LedgerAccessError
 from oloproof.evaluators.base import CaseView, Evaluator
 from oloproof.evaluators.reads import reads_of
-from oloproof.execute import (
+from oloproof.identities import (
     ReadKeys,
     cached_judgments,
     execution_identity,

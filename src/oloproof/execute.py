@@ -31,14 +31,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from blake3 import blake3
-
-from ledger import CodecError, Event, Ledger, Prepared, encode, internal_key
+from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
+from oloproof.identities import (
+    HIT,
+    MISS,
+    SHARED,
+    Made,
+    ReadKeys,
+    RunMemory,
+    bits,
+    cached_judgments,
+    execution_identity,
+    judgment_identity,
+    plain,
+    reuses_executions,
+    system_identity,
+)
 from oloproof.results import Verdict
 from oloproof.systems.base import ExecContext, Execution, StageRecord, System
 
@@ -51,9 +64,6 @@ Labeller = Callable[[Case, Execution | None], dict[str, str]]
 # 10,000-event ones; 20,000 saved under 10% more); a hard kill loses at most this tail.
 _FLUSH_EVENTS = 10_000
 _FLUSH_SECONDS = 2.0
-
-
-HIT, MISS, SHARED = "hit", "miss", "shared"
 
 
 @dataclass
@@ -176,123 +186,6 @@ class RunSpec:
 CaseSink = Callable[[dict[str, Any]], None]
 
 
-# The cache identities. Each part is itself a key, so a case's input or any value an evaluator
-# reads is hashed once however many evaluators read it.
-def system_identity(system: dict[str, Any], intervention: dict[str, Any] | None) -> str:
-    """What makes two executions of one input comparable: the system and any intervention."""
-    return ev.identity_key({"system": system, "intervention": intervention})
-
-
-def execution_identity(system_key: str, input_key: str) -> str:
-    """The execution cache key: the system identity and the case input's key."""
-    return ev.identity_key([system_key, input_key])
-
-
-def judgment_identity(spec_key: str, reads: bytes) -> str:
-    """The judgment cache key: the evaluator's spec and the digests of exactly what it reads
-    (``ReadKeys.of``).
-
-    It is looked up among the judgments of the execution judged, so a judgment is reused for
-    that execution only.
-    """
-    return internal_key(spec_key.encode() + b"|" + reads)
-
-
-class ReadKeys:
-    """The digests of the parts of one case that evaluators read, each worked out once."""
-
-    def __init__(self, view: CaseView) -> None:
-        self._view = view
-        self._digests: dict[str, bytes] = {}
-        self._declared: dict[ReadDeclaration, bytes] = {}
-
-    def of(self, declaration: ReadDeclaration) -> bytes:
-        """The digests of the parts ``declaration`` reads, in its order, end to end."""
-        # Evaluators that read the same parts (hit_rate, recall, ndcg...) share one answer.
-        found = self._declared.get(declaration)
-        if found is None:
-            found = self._declared[declaration] = self._of(declaration)
-        return found
-
-    def _of(self, declaration: ReadDeclaration) -> bytes:
-        digests = []
-        for name, value in declaration.parts(self._view):
-            digest = self._digests.get(name) if name is not None else None
-            if digest is None:
-                digest = blake3(_encoded(value)).digest()
-                if name is not None:
-                    self._digests[name] = digest
-            digests.append(digest)
-        return b"".join(digests)
-
-
-def _encoded(value: Any) -> bytes:
-    """A value's bytes as it would be stored (a tuple as a list, a model as its fields)."""
-    try:
-        return encode(value)
-    except CodecError:  # not plain yet (a raw output holding a model, say)
-        return encode(_plain(value))
-
-
-def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
-    """The reusable judgments of an execution, by judgment identity (the latest of each).
-
-    A missing judgment (a judge call that failed) is never reused: it is tried again.
-    """
-    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for address, event in ledger.lookup_events("judgment", exec_address):
-        if event.body["status"] != "missing":
-            found[event.body["identity"]] = (address, event.body)
-        else:
-            found.pop(event.body["identity"], None)
-    return found
-
-
-def reuses_executions(system: System) -> bool:
-    """Whether the system lets an execution be reused by a later run (an HTTP endpoint whose
-    project declared no ``reuse`` does not: Oloproof cannot see the code behind it)."""
-    return bool(getattr(system, "reuses_executions", True))
-
-
-@dataclass
-class _Made:
-    """One execution as a run holds it."""
-
-    address: str
-    execution: Execution | None  # None: it errored
-    source: str  # HIT (reused from an earlier run) or MISS (executed by this run)
-    fresh: bool  # its event is new to the ledger, so every judgment of it is this run's
-
-
-class _RunMemory:
-    """What this run has made, so that a repeated input shares it instead of making it again.
-
-    In full while its events wait to be written; once written, only 128 bits of the identity
-    of each execution the run made (about 70 bytes a case executed) and of each judgment it made
-    of an execution whose event existed before the run: the rest is read back from the ledger.
-    """
-
-    def __init__(self) -> None:
-        self.executions: dict[str, asyncio.Future[_Made]] = {}
-        self.judgments: dict[tuple[str, str], tuple[Verdict, str, str]] = {}
-        self.executed_fresh: set[int] = set()
-        self.executed_stale: set[int] = set()
-        self.judged_stale: set[int] = set()
-
-    def forget_written(self) -> None:
-        for identity in [i for i, f in self.executions.items() if f.done()]:
-            del self.executions[identity]
-        self.judgments.clear()
-
-
-def _bits(*keys: str) -> int:
-    """128 bits standing for a key (or a pair of keys: an address and an identity)."""
-    value = 0
-    for key in keys:
-        value ^= int(key.removeprefix("sha256:")[:32], 16)
-    return value
-
-
 @dataclass
 class _Run:
     """One call of ``execute_cases``: its services, counts and memory."""
@@ -305,7 +198,7 @@ class _Run:
     system_key: str
     reuses: bool
     judges: list[_Judge]
-    memory: _RunMemory = field(default_factory=_RunMemory)
+    memory: RunMemory = field(default_factory=RunMemory)
 
 
 async def execute_cases(
@@ -380,7 +273,7 @@ async def _one_case(run: _Run, case: Case) -> dict[str, Any]:
     made_here = _made_earlier(run, identity)
     if made_here is not None:
         return await _finish_case(run, case, input_key, made_here, SHARED)
-    future: asyncio.Future[_Made] = asyncio.get_running_loop().create_future()
+    future: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
     future.add_done_callback(_observe)
     run.memory.executions[identity] = future
     try:
@@ -398,20 +291,20 @@ async def _one_case(run: _Run, case: Case) -> dict[str, Any]:
     return body
 
 
-def _observe(future: asyncio.Future[_Made]) -> None:
+def _observe(future: asyncio.Future[Made]) -> None:
     # Mark an exception as seen: the case that raised it reports it, not the event loop.
     if not future.cancelled():
         future.exception()
 
 
-def _made_earlier(run: _Run, identity: str) -> _Made | None:
+def _made_earlier(run: _Run, identity: str) -> Made | None:
     """An execution this run made and has already written, read back from the ledger."""
     memory = run.memory
     if not memory.executed_fresh and not memory.executed_stale:
         return None
-    bits = _bits(identity)
-    fresh = bits in memory.executed_fresh
-    if not fresh and bits not in memory.executed_stale:
+    key = bits(identity)
+    fresh = key in memory.executed_fresh
+    if not fresh and key not in memory.executed_stale:
         return None
     found = run.ledger.latest_event("exec", identity)
     if found is None:
@@ -419,15 +312,15 @@ def _made_earlier(run: _Run, identity: str) -> _Made | None:
     address, event = found
     body = event.body
     execution = Execution(body["output"], body["artifacts"]) if body["status"] == "ok" else None
-    return _Made(address, execution, MISS, fresh)
+    return Made(address, execution, MISS, fresh)
 
 
-async def _execution(run: _Run, case: Case, identity: str) -> _Made:
+async def _execution(run: _Run, case: Case, identity: str) -> Made:
     """The case's execution: reused from an earlier run when that is allowed, else run now."""
     seen, cached = _cached_execution(run.ledger, identity) if run.reuses else (True, None)
     if cached is not None:
         address, body = cached
-        return _Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
+        return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
     execution, error = await _run_system(run.spec, run.ctx, case)
     for stage in execution.stages if execution else ():
         run.counts.add_stage(stage.stage, stage.hit)
@@ -437,12 +330,12 @@ async def _execution(run: _Run, case: Case, identity: str) -> _Made:
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)
-    (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(_bits(identity))
-    return _Made(address, execution, MISS, fresh)
+    (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(bits(identity))
+    return Made(address, execution, MISS, fresh)
 
 
 async def _finish_case(
-    run: _Run, case: Case, input_key: str, made: _Made, source: str
+    run: _Run, case: Case, input_key: str, made: Made, source: str
 ) -> dict[str, Any]:
     """Judge the case's execution and record its result in the run."""
     run.counts.add_execution(source)
@@ -537,7 +430,7 @@ def _execution_event(
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
-        "output": _plain(execution.output) if execution else None,
+        "output": plain(execution.output) if execution else None,
         "artifacts": execution.artifacts if execution else {},
     }
     if error is not None:
@@ -547,20 +440,6 @@ def _execution_event(
             {"stage": s.stage, "identity": s.identity, "address": s.address} for s in stages
         ]
     return ev.make(ev.EXECUTION, body, [s.address for s in stages])
-
-
-def _plain(value: Any) -> Any:
-    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
-    if type(value) is dict or isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _plain(dump(mode="json"))
-    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -587,7 +466,7 @@ class _Judge:
 Judged = tuple[Verdict, str | None, str]  # the verdict, its judgment's address, where it came from
 
 
-async def _judge_all(run: _Run, view: CaseView, made: _Made, lookup: bool) -> list[Judged]:
+async def _judge_all(run: _Run, view: CaseView, made: Made, lookup: bool) -> list[Judged]:
     judges = run.judges
     results: list[Judged | None] = [None] * len(judges)
     waiting: list[tuple[int, _Judge, str]] = []
@@ -613,7 +492,7 @@ async def _judge_all(run: _Run, view: CaseView, made: _Made, lookup: bool) -> li
 
 
 def _judged_before(
-    run: _Run, made: _Made, identity: str, known: Mapping[str, tuple[str, Mapping[str, Any]]]
+    run: _Run, made: Made, identity: str, known: Mapping[str, tuple[str, Mapping[str, Any]]]
 ) -> Judged | None:
     """A judgment of this identity already made or reused, and where it came from."""
     pair = (made.address, identity)
@@ -629,13 +508,13 @@ def _judged_before(
     # Every judgment of an execution first written by this run is this run's; of an older
     # execution, only those the run remembers making.
     stale = run.memory.judged_stale
-    here = made.fresh or (bool(stale) and _bits(*pair) in stale)
+    here = made.fresh or (bool(stale) and bits(*pair) in stale)
     run.memory.judgments[pair] = (verdict, address, MISS if here else HIT)
     return verdict, address, SHARED if here else HIT
 
 
 def _record_judgment(
-    run: _Run, judge: _Judge, identity: str, verdict: Verdict, made: _Made
+    run: _Run, judge: _Judge, identity: str, verdict: Verdict, made: Made
 ) -> Judged:
     if verdict.status == "excluded":
         # An exclusion is decided by the case's labels alone: nothing was judged or cached.
@@ -647,13 +526,13 @@ def _record_judgment(
         "status": verdict.status,
         "value": verdict.value,
         "reason": verdict.reason,
-        "detail": _plain(verdict.detail),
+        "detail": plain(verdict.detail),
     }
     address = run.writer.add(ev.make(ev.JUDGMENT, body, [made.address]))
     if verdict.status != "missing":  # a failed call is tried again, by a repeat too
         run.memory.judgments[(made.address, identity)] = (verdict, address, MISS)
         if not made.fresh:
-            run.memory.judged_stale.add(_bits(made.address, identity))
+            run.memory.judged_stale.add(bits(made.address, identity))
     return verdict, address, MISS
 
 

@@ -20,8 +20,9 @@ from oloproof.evaluator_config import ContainsConfig
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.reads import WholeCase, reads_of
 from oloproof.evaluators.text import Contains
-from oloproof.execute import CacheCounts, ReadKeys, judgment_identity
+from oloproof.execute import CacheCounts
 from oloproof.fingerprint import _walk
+from oloproof.identities import ReadKeys, judgment_identity
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
 

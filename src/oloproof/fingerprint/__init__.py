@@ -47,7 +47,8 @@ from typing import Any
 
 from blake3 import blake3
 
-from oloproof.fingerprint._walk import DATA_LIMIT, DIGEST, Walk
+from oloproof.fingerprint._values import DATA_LIMIT
+from oloproof.fingerprint._walk import DIGEST, Walk
 
 __all__ = ["DATA_LIMIT", "Fingerprint", "changes", "of_callable", "of_method"]
 
