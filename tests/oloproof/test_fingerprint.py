@@ -632,3 +632,63 @@ def test_code_it_cannot_read_is_never_reused(tmp_path: Path) -> None:
     second = fingerprint(tmp_path / "b", files, "app:entry")
     assert first.key != second.key
     assert first.unseen[0].startswith("the code could not be fingerprinted (TypeError")
+
+
+def test_user_code_held_by_library_objects_still_counts(tmp_path: Path) -> None:
+    files = {
+        "app.py": """
+            import functools
+            import textwrap
+            import types
+
+
+            def shout(text):
+                return text.upper()
+
+
+            textwrap.shout = shout  # the user's function put into a library module
+            HOLDER = types.SimpleNamespace(fn=shout)  # held by a library object
+
+
+            @functools.singledispatch
+            def render(value):
+                return str(value)
+
+
+            @render.register
+            def _(value: int):
+                return f"#{value}"
+
+
+            class Doc:
+                def __init__(self, text):
+                    self.text = text
+
+                @functools.cached_property
+                def words(self):
+                    return self.text.split()
+
+
+            def entry(text, n):
+                return textwrap.shout(text) + HOLDER.fn(text) + render(n) + str(Doc(text).words)
+            """
+    }
+    assert changed(tmp_path / "a", files, "app:entry", "text.upper()", "text.lower()")
+    assert changed(tmp_path / "b", files, "app:entry", 'f"#{value}"', 'f"no. {value}"')
+    assert changed(tmp_path / "c", files, "app:entry", "self.text.split()", "self.text.split(',')")
+
+
+def test_a_library_decorator_wrapping_the_entry_point(tmp_path: Path) -> None:
+    files = {
+        "app.py": """
+            import functools
+
+
+            @functools.lru_cache(maxsize=None)
+            def entry(x):
+                return x * 2
+            """
+    }
+    assert changed(tmp_path, files, "app:entry", "x * 2", "x * 3") == [
+        "code of entry() in app.py changed"
+    ]

@@ -22,7 +22,7 @@ import sysconfig
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
+from types import FunctionType, ModuleType
 
 from blake3 import blake3
 
@@ -92,6 +92,15 @@ def place_of_module(module: ModuleType | None, name: str) -> Place:
 
 def place_of_name(module_name: str) -> Place:
     return place_of_module(sys.modules.get(module_name), module_name)
+
+
+def place_of_function(fn: FunctionType) -> Place:
+    filename = fn.__code__.co_filename
+    if filename.startswith("<frozen"):
+        return Place.STDLIB
+    if filename.startswith("<"):  # exec'd code (a dataclass's __init__): its module says
+        return place_of_name(fn.__module__ or "")
+    return place_of_file(filename)
 
 
 def file_of_module(module_name: str) -> str | None:

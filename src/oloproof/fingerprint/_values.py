@@ -21,11 +21,12 @@ import functools
 import inspect
 import re
 import uuid
+from collections.abc import Iterable, Mapping
 from pathlib import PurePath
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from typing import Any
 
-from oloproof.fingerprint._places import Place, place_of_name
+from oloproof.fingerprint._places import Place, place_of_function, place_of_name
 
 # Plain data a value may hold to be part of a fingerprint: about one megabyte of text and
 # numbers. Larger module state (a corpus, an index) is listed as unseen instead of being
@@ -207,9 +208,30 @@ class Values:
             self._state(v, out, budget, label, owner)
         elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
             self._encode(_wrapped(v), out, budget, label, owner)
+        elif isinstance(v, functools.cached_property | functools.partialmethod):
+            self._encode(v.func, out, budget, label, owner)
         else:
             out += b"<opaque>"
             self.unseen[f"{display(label)}: a {display(class_key(kind))} object"] = None
+            # Its state cannot be seen, but the user's code it holds (a jit-compiled or
+            # otherwise wrapped function) can, and counts.
+            out += self.references(_attributes(v), label, owner)
+
+    def references(self, values: Iterable[Any], label: str, owner: Any) -> bytes:
+        """Only the user's functions and classes among ``values``, as references."""
+        out = bytearray()
+        found = list(values)
+        # One level into mappings: a singledispatch function's registry, say.
+        found += [v for m in found if isinstance(m, Mapping) for v in list(m.values())]
+        for value in found:
+            code = value.__func__ if isinstance(value, MethodType) else value
+            if isinstance(code, FunctionType):
+                user = place_of_function(code) is Place.USER
+            else:
+                user = isinstance(code, type) and place_of_class(code) is Place.USER
+            if user:
+                out += self.value(value, label, owner)
+        return bytes(out)
 
     def _state(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
         """An instance's attributes: its ``__dict__`` and its slots."""
@@ -252,6 +274,15 @@ def _has_fields(value: Any) -> bool:
     from pydantic import BaseModel
 
     return dataclasses.is_dataclass(value) or isinstance(value, BaseModel)
+
+
+def _attributes(value: Any) -> list[Any]:
+    """An object's own attribute values, read without running any of its code."""
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return []
+    return list(found.values()) if isinstance(found, dict) else []
 
 
 def _wrapped(value: Any) -> Any:

@@ -35,8 +35,8 @@ from oloproof.fingerprint._places import (
     distribution_of,
     file_of_module,
     place_of_file,
+    place_of_function,
     place_of_module,
-    place_of_name,
 )
 from oloproof.fingerprint._values import (
     Values,
@@ -116,6 +116,10 @@ class Walk(Values):
         place = place_of_function(fn)
         if place is not Place.USER:
             self.stand_for(fn.__module__ or "", place)
+            # A library's decorator around the user's function (functools.singledispatch,
+            # a retry wrapper): the user's code it holds still counts.
+            cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+            self.references([*cells, *vars(fn).values()], f"{fn.__qualname__}", owner)
             return
         digest = blake3()
         names: dict[str, None] = {}
@@ -217,10 +221,13 @@ class Walk(Values):
     def module_attributes(self, module: ModuleType, names: Iterable[str]) -> None:
         """``module.name`` for every name the code uses that the module has."""
         place = place_of_module(module, module.__name__)
+        namespace = vars(module)
         if place is not Place.USER:
             self.stand_for(module.__name__, place)
+            # The user's code put into a library module (a patched function) still counts.
+            used = [namespace[name] for name in list(names) if name in namespace]
+            self.references(used, module.__name__, None)
             return
-        namespace = vars(module)
         for name in list(names):
             if name in namespace:
                 self.global_value(module.__name__, name, namespace[name], names)
@@ -339,6 +346,14 @@ class Walk(Values):
 # --- helpers ---------------------------------------------------------------------------------
 
 
+def _filled(cell: Any) -> bool:
+    try:
+        _ = cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return False
+    return True
+
+
 def _hash_code(
     code: CodeType,
     digest: Any,
@@ -392,15 +407,6 @@ def _const(value: Any) -> bytes:
 
 def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
-
-
-def place_of_function(fn: FunctionType) -> Place:
-    filename = fn.__code__.co_filename
-    if filename.startswith("<frozen"):
-        return Place.STDLIB
-    if filename.startswith("<"):  # exec'd code (a dataclass's __init__): its module says
-        return place_of_name(fn.__module__ or "")
-    return place_of_file(filename)
 
 
 def _locate(module: str) -> str | None:
