@@ -692,3 +692,23 @@ def test_a_library_decorator_wrapping_the_entry_point(tmp_path: Path) -> None:
     assert changed(tmp_path, files, "app:entry", "x * 2", "x * 3") == [
         "code of entry() in app.py changed"
     ]
+
+
+def test_the_same_code_elsewhere_is_the_same_code(tmp_path: Path) -> None:
+    # A module outside the project folder is named by its absolute path, which differs between
+    # checkouts; the key does not depend on it.
+    files = {"app.py": "import helper\n\ndef entry(t):\n    return helper.clean(t)\n"}
+    keys = []
+    for where in ("one", "two"):
+        shared = tmp_path / where / "shared"
+        shared.mkdir(parents=True)
+        (shared / "helper.py").write_text(textwrap.dedent(HELPER))
+        sys.path.insert(0, str(shared))
+        try:
+            found = fingerprint(tmp_path / where / "project", files, "app:entry")
+        finally:
+            sys.path.remove(str(shared))
+            sys.modules.pop("helper", None)
+        assert found.code["helper:clean"][1] == str(shared / "helper.py")
+        keys.append(found.key)
+    assert keys[0] == keys[1]

@@ -108,8 +108,16 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
     code = dict(sorted(walk.code.items()))
     constants = dict(sorted(walk.constants.items()))
     dists = dict(sorted(walk.dists.items()))
+    # Files are named in the record, for people, but are not part of the key: the same code
+    # checked out elsewhere is the same code.
     digest = blake3(entry)
-    digest.update(repr((python, code, constants, dists)).encode())
+    parts = (
+        python,
+        {key: (kind, hexdigest) for key, (kind, _, hexdigest) in code.items()},
+        {key: hexdigest for key, (_, hexdigest) in constants.items()},
+        dists,
+    )
+    digest.update(repr(parts).encode())
     return Fingerprint(
         key=digest.hexdigest()[:DIGEST],
         entry=name,
@@ -159,7 +167,7 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     if before.get("python") != after.get("python"):
         found.append(f"Python changed ({before.get('python')} → {after.get('python')})")
     old_code, new_code = before.get("code", {}), after.get("code", {})
-    changed = [k for k in new_code if k in old_code and list(old_code[k]) != list(new_code[k])]
+    changed = [k for k in new_code if k in old_code and _what(old_code[k]) != _what(new_code[k])]
     for key in changed:
         if new_code[key][0] == "c" and any(o.startswith(key + ".") for o in changed):
             continue
@@ -172,7 +180,7 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     for key, value in new_data.items():
         if key not in old_data:
             found.append(f"now reads {_constant_name(key, value)}")
-        elif list(old_data[key]) != list(value):
+        elif old_data[key][-1] != value[-1]:
             found.append(f"{_constant_name(key, value)} changed")
     found += [
         f"no longer reads {_constant_name(k, v)}" for k, v in old_data.items() if k not in new_data
@@ -187,6 +195,11 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     if not found and before.get("key") != after.get("key"):
         found.append("the code changed")  # a part the record does not itemise (the class MRO)
     return found
+
+
+def _what(value: Any) -> tuple[Any, Any]:
+    """A code part's kind and digest: what it is, wherever its file is."""
+    return value[0], value[-1]
 
 
 def _entry(record: Mapping[str, Any]) -> str:
