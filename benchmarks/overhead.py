@@ -5,10 +5,13 @@
 (-P keeps benchmarks/ledger.py from shadowing the ledger package.)
 
 Prints: execute + record per case (one evaluator) beside a bare Python loop; a full run with
-five evaluators, report and gate; the metrics re-derived from the ledger alone; and a run of a
+five evaluators, report and gate; the metrics re-derived from the ledger alone; a run of a
 system that sleeps 20 ms at concurrency 50, beside the ideal (cases x 20 ms / 50) and beside
-the event loop alone making the same sleeps. With --heap, also the Python heap's peak during
-full runs of N and 10 N cases (under tracemalloc, which makes those runs slower).
+the event loop alone making the same sleeps; and what the code fingerprint costs: its time for
+the bundled examples and for a larger generated project, how many times a run computes it (once,
+whatever the number of cases) and that time spread over the run's cases, beside the run's own
+time per case. With --heap, also the Python heap's peak during full runs of N and 10 N cases
+(under tracemalloc, which makes those runs slower).
 """
 
 from __future__ import annotations
@@ -171,6 +174,80 @@ def python_heap(n: int) -> float:
     return (peak - start) / 2**20
 
 
+def _generated_project(root: Path, modules: int, functions: int) -> Path:
+    """``modules`` files of ``functions`` functions each, a call chain through all of them, each
+    function reading a module constant and a shared table: a project larger than most."""
+    root.mkdir(parents=True)
+    for m in range(modules):
+        lines = [f"import mod{m + 1}" if m + 1 < modules else "", f"K{m} = {m}"]
+        lines.append(f"TABLE = {{f'k{m}_{{i}}': list(range(10)) for i in range(50)}}")
+        for f in range(functions):
+            if f + 1 < functions:
+                call = f"f{f + 1}(x)"
+            elif m + 1 < modules:
+                call = f"mod{m + 1}.f0(x)"
+            else:
+                call = "x"
+            lines.append(f"def f{f}(x):\n    return {call} + K{m} + len(TABLE)\n")
+        (root / f"mod{m}.py").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def fingerprint_costs(run_ms_per_case: float, n: int) -> None:
+    """The fingerprint's time per run and per case, and how often a run computes it."""
+    from oloproof.fingerprint import _walk, of_callable, of_method
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    timings: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        big = _generated_project(Path(tmp) / "big", 20, 50)
+        sys.path[:0] = [str(examples / "support_rag"), str(examples / "blackbox_rag"), str(big)]
+        for name in ("app", "mod0"):
+            sys.modules.pop(name, None)
+        import app  # type: ignore[import-not-found]  # support_rag's, first on the path
+        import mod0  # type: ignore[import-not-found]
+
+        def support() -> None:
+            for method in ("retrieve", "generate", "count_tokens"):
+                of_method(app.SupportRag, method, base_dir=examples / "support_rag")
+
+        cases = {
+            "support_rag (retrieve, generate, count_tokens)": support,
+            "generated project (1,000 functions in 20 modules)": lambda: of_callable(
+                mod0.f0, base_dir=big
+            ),
+        }
+        for label, compute in cases.items():
+            compute()  # the first call also locates the stdlib and site-packages, once a process
+            timings[label] = statistics.median(_timed(compute) for _ in range(5))
+        walks = [0]
+        original = _walk.Walk.run
+
+        def counted(self: Any) -> None:
+            walks[0] += 1
+            original(self)
+
+        _walk.Walk.run = counted  # type: ignore[method-assign]
+        try:
+            root = project(Path(tmp) / "count", n, "recorded", FIVE, 8)
+            timed_run(root)
+        finally:
+            _walk.Walk.run = original  # type: ignore[method-assign]
+    print(f"code fingerprint, computed {walks[0]} time(s) in a run of {n} cases:")
+    for label, seconds in timings.items():
+        per_case = seconds / n * 1e3
+        print(
+            f"  {label}: {seconds * 1e3:.2f} ms a run = {per_case:.5f} ms/case at {n} cases "
+            f"({per_case / run_ms_per_case:.2%} of the run's {run_ms_per_case:.3f} ms/case)"
+        )
+
+
+def _timed(compute: Any) -> float:
+    start = time.perf_counter()
+    compute()
+    return time.perf_counter() - start
+
+
 def main() -> None:
     global APP_DIR
     if len(sys.argv) > 2 and sys.argv[1] in ("--full", "--python-heap"):
@@ -201,6 +278,7 @@ def main() -> None:
             f"(ideal {ideal:.2f} s, {slept / ideal:.2f}x; the event loop alone making the same "
             f"sleeps {bare_slept:.2f} s, {bare_slept / ideal:.2f}x)"
         )
+    fingerprint_costs(one / n * 1e3, n)
     sizes = [n, 10 * n]
     results = {}
     for size in sizes:

@@ -24,6 +24,17 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
+class HttpReuse(_Model):
+    """Opting in to reuse an HTTP system's executions across runs."""
+
+    version: str = Field(
+        min_length=1,
+        description="What the endpoint serves, as you name it (a deploy tag, a model and index "
+        "release); part of every execution's identity, so change it whenever the service "
+        "changes. Oloproof cannot see the code behind an endpoint.",
+    )
+
+
 class HttpSystem(_Model):
     """A system reached over HTTP: the case input is POSTed as the JSON body."""
 
@@ -44,6 +55,11 @@ class HttpSystem(_Model):
         default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
     )
     backoff_s: float = Field(default=0.5, ge=0, description="First backoff; doubles each try.")
+    reuse: HttpReuse | None = Field(
+        default=None,
+        description="Reuse executions from earlier runs while `version` is unchanged; without "
+        "it the endpoint is called for every case on every run.",
+    )
 
 
 class RagSettings(_Model):

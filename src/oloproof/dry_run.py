@@ -1,7 +1,7 @@
 """What a run would do, planned against the ledger's caches: the library behind ``run --dry-run``.
 
 ``dry_run(ledger, plan)`` executes nothing, calls no judge and writes nothing: it reads the
-execution and judgment caches the way a run would, and counts.
+execution, stage and judgment caches the way a run would, and counts.
 
 - A case whose execution is cached keeps it; each judge's judgment of it is reused when the
   cache holds one that is not missing (a failed call is tried again), else the judge itself
@@ -9,6 +9,13 @@ execution and judgment caches the way a run would, and counts.
   text, is decided without one). These counts are exact.
 - A case that would execute has no output yet, so each judge counts one call for it: *at most*,
   since its output may still turn out to be judged already, or be decided without a call.
+- For a staged system, each case that would execute either finds its retrieval in the stage
+  cache or retrieves again (exact); its generation's identity holds the context, which is only
+  known once the retrieval is, so generations are counted *at most*.
+- Every case and retrieval that would run again comes with why, grouped: compared with the
+  latest run of the same system (``oloproof.why``): ``13 retrievals: code of words() in app.py
+  changed``, ``15 executions: system.version changed``; or ``--no-cache``, an HTTP system that
+  is called on every run, an input never executed before, an execution that errored.
 
 Where the project has no ledger yet, nothing is cached, and ``open_ledger_for_reading`` returns
 None rather than create one.
@@ -16,8 +23,9 @@ None rather than create one.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,18 +35,29 @@ from oloproof.calibration import judge_check, judge_identities
 from oloproof.dataset import Case
 from oloproof.errors import LedgerAccessError
 from oloproof.evaluators.base import CaseView, Evaluator
-from oloproof.execute import (
+from oloproof.evaluators.reads import reads_of
+from oloproof.identities import (
+    ReadKeys,
     cached_judgments,
     execution_identity,
     judgment_identity,
+    reuses_executions,
     system_identity,
 )
 from oloproof.store import LEDGER_DIR
+from oloproof.why import latest_run_of, retrieve_changes, summary, system_changes
 
 if TYPE_CHECKING:
     from oloproof.runner import RunPlan
 
-__all__ = ["DryRun", "JudgeCalls", "JudgeRuleStanding", "dry_run", "open_ledger_for_reading"]
+__all__ = [
+    "DryRun",
+    "JudgeCalls",
+    "JudgeRuleStanding",
+    "Reason",
+    "dry_run",
+    "open_ledger_for_reading",
+]
 
 
 @dataclass(frozen=True)
@@ -76,8 +95,23 @@ class JudgeRuleStanding:
 
 
 @dataclass(frozen=True)
+class Reason:
+    """``count`` executions (or retrievals) would run again, because of ``reason``."""
+
+    count: int
+    reason: str
+
+
+@dataclass(frozen=True)
 class DryRun:
-    """What ``oloproof run`` would do: cases to execute, judge calls, judge rules' standing."""
+    """What ``oloproof run`` would do: cases to execute and why (``shared``: repeated inputs,
+    executed once for all their cases), stages, judge calls, judge rules' standing.
+
+    ``compared_with`` is the run the reasons compare with (None: no earlier run of this
+    system). ``retrievals`` (``[would run, reused]``) and ``generations_at_most`` are None for
+    a system that is not staged. ``unseen``: what the code fingerprints cannot see (module
+    state too large or of a library's type).
+    """
 
     cases: int
     would_execute: int
@@ -85,6 +119,13 @@ class DryRun:
     judges: list[JudgeCalls]
     judge_rules: list[JudgeRuleStanding]
     has_ledger: bool
+    shared: int = 0
+    execution_reasons: list[Reason] = field(default_factory=list)
+    retrievals: list[int] | None = None
+    retrieval_reasons: list[Reason] = field(default_factory=list)
+    generations_at_most: int | None = None
+    compared_with: str | None = None
+    unseen: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -96,31 +137,42 @@ class DryRun:
 def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> DryRun:
     """Count a run's work against ``ledger``'s caches (None: no ledger yet); run nothing.
 
-    ``use_cache=False`` plans ``--no-cache``: every case would execute.
+    ``use_cache=False`` plans ``--no-cache``: every case, and every stage, would execute.
     """
+    system = plan.system
     judges = [e for e in plan.evaluators if not isinstance(e, Evaluator)]
-    specs = [(judge, judge.spec()) for judge in judges]
+    specs = [(judge, judge.spec(), reads_of(judge)) for judge in judges]
     # Per judge: calls, reused, decided without a call (on cached executions).
     counts = {judge.criterion: [0, 0, 0] for judge in judges}
-    would_execute = 0
-    system_key = system_identity(plan.system.identity(), None)
+    system_key = system_identity(system.identity(), None)
+    reuse = use_cache and reuses_executions(system)
+    why = _Why(ledger, plan, use_cache)
+    seen: set[str] = set()
+    shared = 0
     for case in plan.dataset.cases:
-        cached = _cached_execution(ledger, system_key, case) if use_cache else None
+        identity = execution_identity(system_key, ev.identity_key(case.input))
+        if identity in seen:  # a repeated input shares its first occurrence's execution
+            shared += 1
+            continue
+        seen.add(identity)
+        cached = _cached_execution(ledger, identity) if reuse else None
         if ledger is None or cached is None:
-            would_execute += 1
+            why.would_execute(case, identity)
             continue
         exec_address, body = cached
         view = CaseView(
             case.id, case.input, case.expected, case.metadata, body["output"], body["artifacts"]
         )
         known = cached_judgments(ledger, exec_address)
-        for judge, spec in specs:
-            if _judgment_key(spec, exec_address, case.expected) in known:
+        keys = ReadKeys(view)
+        for judge, spec, reads in specs:
+            if judgment_identity(ev.identity_key(spec), keys.of(reads)) in known:
                 counts[judge.criterion][1] += 1
             elif getattr(judge, "would_call", _always)(view):
                 counts[judge.criterion][0] += 1
             else:
                 counts[judge.criterion][2] += 1
+    would_execute = why.executions
     rows = [
         JudgeCalls(
             criterion=judge.criterion,
@@ -131,17 +183,85 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
             reused=counts[judge.criterion][1],
             without_call=counts[judge.criterion][2],
         )
-        for judge, spec in specs
+        for judge, spec, _ in specs
     ]
     total = len(plan.dataset.cases)
+    staged = why.staged
     return DryRun(
         cases=total,
         would_execute=would_execute,
-        cached=total - would_execute,
+        cached=total - would_execute - shared,
+        shared=shared,
         judges=rows,
         judge_rules=_judge_rules(ledger, plan),
         has_ledger=ledger is not None,
+        execution_reasons=why.grouped(why.execution_reasons),
+        retrievals=[why.retrievals, would_execute - why.retrievals] if staged else None,
+        retrieval_reasons=why.grouped(why.retrieval_reasons),
+        generations_at_most=would_execute if staged else None,
+        compared_with=why.previous["run_id"] if why.previous else None,
+        unseen=sorted({u for fp in system.fingerprints().values() for u in fp["unseen"]}),
     )
+
+
+class _Why:
+    """Counts what would run again, and why, case by case."""
+
+    def __init__(self, ledger: Ledger | None, plan: RunPlan, use_cache: bool) -> None:
+        self.ledger = ledger
+        self.system = plan.system
+        self.use_cache = use_cache
+        self.previous = latest_run_of(ledger, self.system) if ledger is not None else None
+        self.staged = callable(getattr(self.system, "retrieve_identity", None))
+        self.executions = 0
+        self.retrievals = 0
+        self.execution_reasons: Counter[str] = Counter()
+        self.retrieval_reasons: Counter[str] = Counter()
+        self._changed = self._system_reason()
+        self._retrieve_changed = (
+            summary(retrieve_changes(self.previous, self.system)) if self.previous else ""
+        )
+
+    def _system_reason(self) -> str:
+        if not self.use_cache:
+            return "--no-cache was given"
+        if not reuses_executions(self.system):
+            return "an HTTP system is called on every run (system.http.reuse is not set)"
+        if self.previous is None:
+            return "no earlier run of this system"
+        return summary(system_changes(self.previous, self.system))
+
+    def would_execute(self, case: Case, identity: str) -> None:
+        self.executions += 1
+        if self.staged:
+            self._retrieval(case)
+        if self.ledger is None:
+            return
+        reason = self._changed
+        if not reason:
+            found = self.ledger.latest_event("exec", identity)
+            reason = "its last execution errored" if found else "a new input (never executed)"
+        self.execution_reasons[reason] += 1
+
+    def _retrieval(self, case: Case) -> None:
+        if self.ledger is None:
+            self.retrievals += 1
+            return
+        identity = self.system.retrieve_identity(case.input)  # type: ignore[attr-defined]
+        if self.use_cache and self.ledger.latest("stage", identity) is not None:
+            return
+        self.retrievals += 1
+        if not self.use_cache:
+            reason = "--no-cache was given"
+        elif self.previous is None:
+            reason = "no earlier run of this system"
+        else:
+            reason = self._retrieve_changed or "a new input (never retrieved)"
+        self.retrieval_reasons[reason] += 1
+
+    @staticmethod
+    def grouped(reasons: Counter[str]) -> list[Reason]:
+        return [Reason(count, reason) for reason, count in reasons.most_common()]
 
 
 def _always(_: CaseView) -> bool:
@@ -170,23 +290,15 @@ def _judge_rules(ledger: Ledger | None, plan: RunPlan) -> list[JudgeRuleStanding
     return found
 
 
-def _cached_execution(
-    ledger: Ledger | None, system_key: str, case: Case
-) -> tuple[str, Mapping[str, Any]] | None:
-    """The execution a run would reuse for ``case``, found as ``oloproof.execute`` finds it."""
+def _cached_execution(ledger: Ledger | None, identity: str) -> tuple[str, Mapping[str, Any]] | None:
+    """The execution a run would reuse, found as ``oloproof.execute`` finds it."""
     if ledger is None:
         return None
-    identity = execution_identity(system_key, ev.identity_key(case.input))
     address = ledger.latest("exec", identity)
     if address is None:
         return None
     body = ledger.get(address).body
     return (address, body) if body["status"] == "ok" else None
-
-
-def _judgment_key(spec: Mapping[str, Any], exec_address: str, expected: Mapping[str, Any]) -> str:
-    """A judgment's cache key, as a run computes it."""
-    return judgment_identity(ev.identity_key(spec), exec_address, ev.identity_key(expected))
 
 
 def open_ledger_for_reading(root: Path) -> Ledger | None:

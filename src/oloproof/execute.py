@@ -1,12 +1,24 @@
 """The scheduler: run a system over cases, judge each output, and record it all as events.
 
 Cases run ``concurrency`` at a time (worker coroutines pulling from one queue; sync systems on a
-thread pool). Each finished case becomes an execution event (reused from the cache when the
-system identity and input were seen before), one judgment event per evaluator (reused when the
-evaluator, the execution and the expected values were judged before) and a case_result event
-that ties them to the run. Events are written in batched transactions; Ctrl-C, SIGTERM or an
-exception loses only the cases still in flight (the rest is written on the way out), a hard kill
-at most the last unwritten batch too, and the run can be resumed.
+thread pool). Each finished case becomes an execution event, one judgment event per evaluator
+and a case_result event that ties them to the run. Events are written in batched transactions;
+Ctrl-C, SIGTERM or an exception loses only the cases still in flight (the rest is written on the
+way out), a hard kill at most the last unwritten batch too, and the run can be resumed.
+
+Caches, and where a result comes from (``CacheCounts``):
+
+- An execution is reused from an earlier run (a *hit*) when one of the same identity (the
+  system's identity, which includes the code fingerprint and ``version``, any intervention, and
+  the case input) is stored and did not error, unless the run is ``--no-cache`` or the system
+  does not let its executions be reused (an HTTP endpoint without ``reuse``).
+- A judgment is reused when the execution it judges holds one of the same identity: the
+  evaluator's spec and the values of exactly what it declares it reads
+  (``oloproof.evaluators.reads``). A failed judge call is never reused.
+- Within one run each execution identity is executed, and each judgment identity judged, once:
+  a repeated input *shares* what its first occurrence made (a repeat of something the first
+  occurrence reused counts as reused). Shared results are counted apart from hits and misses,
+  so a brand-new ledger never shows a hit.
 """
 
 from __future__ import annotations
@@ -24,6 +36,22 @@ from oloproof import events as ev
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
+from oloproof.evaluators.reads import ReadDeclaration, reads_of
+from oloproof.identities import (
+    HIT,
+    MISS,
+    SHARED,
+    Made,
+    ReadKeys,
+    RunMemory,
+    bits,
+    cached_judgments,
+    execution_identity,
+    judgment_identity,
+    plain,
+    reuses_executions,
+    system_identity,
+)
 from oloproof.results import Verdict
 from oloproof.systems.base import ExecContext, Execution, StageRecord, System
 
@@ -40,13 +68,32 @@ _FLUSH_SECONDS = 2.0
 
 @dataclass
 class CacheCounts:
-    """Cache hits and misses of one run, as the report's Cache and Stages lines print them."""
+    """Where a run's results came from: reused from an earlier run (hit), made by this run
+    (miss), or shared within this run by a repeated input; the report's Cache and Stages lines."""
 
     execution_hit: int = 0
     execution_miss: int = 0
     judgment_hit: int = 0
     judgment_miss: int = 0
     stages: dict[str, list[int]] = field(default_factory=dict)
+    execution_shared: int = 0
+    judgment_shared: int = 0
+
+    def add_execution(self, source: str) -> None:
+        if source == HIT:
+            self.execution_hit += 1
+        elif source == MISS:
+            self.execution_miss += 1
+        else:
+            self.execution_shared += 1
+
+    def add_judgment(self, source: str) -> None:
+        if source == HIT:
+            self.judgment_hit += 1
+        elif source == MISS:
+            self.judgment_miss += 1
+        else:
+            self.judgment_shared += 1
 
     def add_stage(self, stage: str, hit: bool) -> None:
         counts = self.stages.setdefault(stage, [0, 0])
@@ -99,12 +146,15 @@ class EventWriter:
     def pending_stage(self, identity: str) -> dict[str, Any] | None:
         return self._stages.get(identity)
 
-    def maybe_flush(self) -> None:
+    def maybe_flush(self) -> bool:
+        """Flush when enough events or time have gathered; whether it did."""
         if (
             len(self._pending) >= _FLUSH_EVENTS
             or time.monotonic() - self._last_flush > _FLUSH_SECONDS
         ):
             self.flush()
+            return True
+        return False
 
     def flush(self) -> None:
         if self._pending:
@@ -136,38 +186,19 @@ class RunSpec:
 CaseSink = Callable[[dict[str, Any]], None]
 
 
-# The cache identities. Each part is itself a key, so a case's input or expected values are
-# hashed once however many evaluators read them.
-def system_identity(system: dict[str, Any], intervention: dict[str, Any] | None) -> str:
-    """What makes two executions of one input comparable: the system and any intervention."""
-    return ev.identity_key({"system": system, "intervention": intervention})
+@dataclass
+class _Run:
+    """One call of ``execute_cases``: its services, counts and memory."""
 
-
-def execution_identity(system_key: str, input_key: str, repeat: int = 0) -> str:
-    """The execution cache key: the system identity, the case input's key and, for a repeated
-    execution of the same case (a sampled model asked again), its repeat index; repeat 0 is
-    the plain key, so the first execution of every case keeps its cache."""
-    parts = [system_key, input_key] if repeat == 0 else [system_key, input_key, repeat]
-    return ev.identity_key(parts)
-
-
-def judgment_identity(spec_key: str, exec_address: str, expected_key: str) -> str:
-    """The judgment cache key: the evaluator's spec, the execution judged, the expected values."""
-    return ev.identity_key([spec_key, exec_address, expected_key])
-
-
-def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
-    """The reusable judgments of an execution, by judgment identity (the latest of each).
-
-    A missing judgment (a judge call that failed) is never reused: it is tried again.
-    """
-    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
-    for address, event in ledger.lookup_events("judgment", exec_address):
-        if event.body["status"] != "missing":
-            found[event.body["identity"]] = (address, event.body)
-        else:
-            found.pop(event.body["identity"], None)
-    return found
+    ledger: Ledger
+    spec: RunSpec
+    ctx: ExecContext
+    writer: EventWriter
+    counts: CacheCounts
+    system_key: str
+    reuses: bool
+    judges: list[_Judge]
+    memory: RunMemory = field(default_factory=RunMemory)
 
 
 async def execute_cases(
@@ -184,28 +215,36 @@ async def execute_cases(
     finished ones are written, and the error propagates. Cancellation (Ctrl-C) does the same.
     """
     writer = EventWriter(ledger)
-    counts = CacheCounts()
     ctx = ExecContext(
         stage_cache=LedgerStageCache(ledger, writer),
         use_stage_cache=spec.use_stage_cache,
         intervention=spec.intervention,
         replay=spec.replay,
     )
-    system_key = system_identity(spec.system.identity(), spec.intervention)
+    run = _Run(
+        ledger,
+        spec,
+        ctx,
+        writer,
+        CacheCounts(),
+        system_identity(spec.system.identity(), spec.intervention),
+        spec.use_cache and reuses_executions(spec.system),
+        [_Judge.of(e) for e in spec.evaluators],
+    )
     queue = iter(cases)
     done = 0
     total = len(cases)
-    judges = [_Judge.of(e) for e in spec.evaluators]
 
     async def worker() -> None:
         nonlocal done
         for case in queue:
-            body = await _one_case(ledger, spec, ctx, writer, counts, system_key, judges, case)
+            body = await _one_case(run, case)
             on_case(body)
             done += 1
             if progress is not None:
                 progress(done, total)
-            writer.maybe_flush()
+            if writer.maybe_flush():
+                run.memory.forget_written()
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]
     # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
@@ -221,44 +260,91 @@ async def execute_cases(
     finally:
         gc.unfreeze()
         writer.flush()
-    return counts
+    return run.counts
 
 
-async def _one_case(
-    ledger: Ledger,
-    spec: RunSpec,
-    ctx: ExecContext,
-    writer: EventWriter,
-    counts: CacheCounts,
-    system_key: str,
-    judges: list[_Judge],
-    case: Case,
-) -> dict[str, Any]:
+async def _one_case(run: _Run, case: Case) -> dict[str, Any]:
     input_key = ev.identity_key(case.input)
-    identity = execution_identity(system_key, input_key)
-    seen, cached = _cached_execution(ledger, identity) if spec.use_cache else (True, None)
-    execution: Execution | None
-    # Judgments of an execution the ledger has never seen cannot be cached: skip the lookups.
-    # An identity never seen means no stored execution has it, so none has this address.
-    fresh = False
+    identity = execution_identity(run.system_key, input_key)
+    waiting = run.memory.executions.get(identity)
+    if waiting is not None:  # a repeat of an input this run is executing or has just executed
+        made = await waiting
+        return await _finish_case(run, case, input_key, made, HIT if made.source == HIT else SHARED)
+    made_here = _made_earlier(run, identity)
+    if made_here is not None:
+        return await _finish_case(run, case, input_key, made_here, SHARED)
+    future: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
+    future.add_done_callback(_observe)
+    run.memory.executions[identity] = future
+    try:
+        made = await _execution(run, case, identity)
+        # Resolved only once it is judged: a repeat then finds the judgments as well.
+        body = await _finish_case(run, case, input_key, made, made.source)
+    except BaseException as exc:
+        run.memory.executions.pop(identity, None)
+        if isinstance(exc, Exception):
+            future.set_exception(exc)  # a repeat waiting on it stops the same way
+        else:
+            future.cancel()
+        raise
+    future.set_result(made)
+    return body
+
+
+def _observe(future: asyncio.Future[Made]) -> None:
+    # Mark an exception as seen: the case that raised it reports it, not the event loop.
+    if not future.cancelled():
+        future.exception()
+
+
+def _made_earlier(run: _Run, identity: str) -> Made | None:
+    """An execution this run made and has already written, read back from the ledger."""
+    memory = run.memory
+    if not memory.executed_fresh and not memory.executed_stale:
+        return None
+    key = bits(identity)
+    fresh = key in memory.executed_fresh
+    if not fresh and key not in memory.executed_stale:
+        return None
+    found = run.ledger.latest_event("exec", identity)
+    if found is None:
+        return None
+    address, event = found
+    body = event.body
+    execution = Execution(body["output"], body["artifacts"]) if body["status"] == "ok" else None
+    return Made(address, execution, MISS, fresh)
+
+
+async def _execution(run: _Run, case: Case, identity: str) -> Made:
+    """The case's execution: reused from an earlier run when that is allowed, else run now."""
+    seen, cached = _cached_execution(run.ledger, identity) if run.reuses else (True, None)
     if cached is not None:
-        exec_address, exec_body = cached
-        counts.execution_hit += 1
-        execution = Execution(exec_body["output"], exec_body["artifacts"]) if exec_body else None
-    else:
-        counts.execution_miss += 1
-        execution, error = await _run_system(spec, ctx, case)
-        for stage in execution.stages if execution else ():
-            counts.add_stage(stage.stage, stage.hit)
-        try:
-            exec_address = writer.add(_execution_event(identity, case, execution, error))
-        except CodecError as exc:  # a NaN, say: what the system returned cannot be recorded
-            raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
-        fresh = not seen or not ledger.has(exec_address)
+        address, body = cached
+        return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
+    execution, error = await _run_system(run.spec, run.ctx, case)
+    for stage in execution.stages if execution else ():
+        run.counts.add_stage(stage.stage, stage.hit)
+    try:
+        address = run.writer.add(_execution_event(identity, case, execution, error))
+    except CodecError as exc:  # a NaN, say: what the system returned cannot be recorded
+        raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+    # An identity never seen means no stored execution has it, so none has this address.
+    fresh = not seen or not run.ledger.has(address)
+    (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(bits(identity))
+    return Made(address, execution, MISS, fresh)
+
+
+async def _finish_case(
+    run: _Run, case: Case, input_key: str, made: Made, source: str
+) -> dict[str, Any]:
+    """Judge the case's execution and record its result in the run."""
+    run.counts.add_execution(source)
+    spec = run.spec
+    execution = made.execution
     verdicts: dict[str, dict[str, Any]] = {}
     judgments: dict[str, str] = {}
     if execution is None:
-        for judge in judges:
+        for judge in run.judges:
             verdicts[judge.criterion] = {"s": "missing", "r": "execution_errored"}
     else:
         view = CaseView(
@@ -269,15 +355,15 @@ async def _one_case(
             execution.output,
             execution.artifacts,
         )
-        judged = await _judge_all(ledger, writer, judges, view, exec_address, case, fresh)
-        for judge, (verdict, address, hit) in zip(judges, judged, strict=True):
+        # The judgments of an execution this run has just made for the first time are all
+        # still to be made: skip the lookup.
+        lookup = not (made.fresh and source == MISS)
+        judged = await _judge_all(run, view, made, lookup)
+        for judge, (verdict, address, judged_from) in zip(run.judges, judged, strict=True):
             verdicts[judge.criterion] = _verdict_summary(verdict)
             if address is not None:
                 judgments[judge.criterion] = address
-                if hit:
-                    counts.judgment_hit += 1
-                else:
-                    counts.judgment_miss += 1
+                run.counts.add_judgment(judged_from)
     body: dict[str, Any] = {
         "run_id": spec.run_id,
         "case_id": case.id,
@@ -285,18 +371,18 @@ async def _one_case(
         "input_key": input_key,
         "expected": case.expected,
         "metadata": case.metadata,
-        "execution": exec_address,
+        "execution": made.address,
         "status": "errored" if execution is None else "ok",
         "verdicts": verdicts,
         "judgments": judgments,
-        "cache": {"execution": cached is not None},
+        "cache": {"execution": source},
     }
     if spec.labeller is not None:
         body["labels"] = spec.labeller(case, execution)
     if execution is not None and execution.stages:
         body["stages"] = {s.stage: s.hit for s in execution.stages}
-    refs = [spec.run_address, exec_address, *judgments.values()]
-    writer.add(ev.make(ev.CASE_RESULT, body, refs))
+    refs = [spec.run_address, made.address, *judgments.values()]
+    run.writer.add(ev.make(ev.CASE_RESULT, body, refs))
     return body
 
 
@@ -344,7 +430,7 @@ def _execution_event(
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
-        "output": _plain(execution.output) if execution else None,
+        "output": plain(execution.output) if execution else None,
         "artifacts": execution.artifacts if execution else {},
     }
     if error is not None:
@@ -356,20 +442,6 @@ def _execution_event(
     return ev.make(ev.EXECUTION, body, [s.address for s in stages])
 
 
-def _plain(value: Any) -> Any:
-    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _plain(dump(mode="json"))
-    return repr(value)
-
-
 @dataclass(frozen=True)
 class _Judge:
     """An evaluator with what every judgment of it shares, computed once per run."""
@@ -377,6 +449,7 @@ class _Judge:
     evaluator: AnyEvaluator
     spec: dict[str, Any]
     spec_key: str
+    reads: ReadDeclaration
     is_async: bool
 
     @property
@@ -387,53 +460,65 @@ class _Judge:
     def of(evaluator: AnyEvaluator) -> _Judge:
         spec = evaluator.spec()
         is_async = not isinstance(evaluator, Evaluator)
-        return _Judge(evaluator, spec, ev.identity_key(spec), is_async)
+        return _Judge(evaluator, spec, ev.identity_key(spec), reads_of(evaluator), is_async)
 
 
-async def _judge_all(
-    ledger: Ledger,
-    writer: EventWriter,
-    judges: list[_Judge],
-    view: CaseView,
-    exec_address: str,
-    case: Case,
-    fresh: bool,
-) -> list[tuple[Verdict, str | None, bool]]:
-    results: list[tuple[Verdict, str | None, bool] | None] = [None] * len(judges)
+Judged = tuple[Verdict, str | None, str]  # the verdict, its judgment's address, where it came from
+
+
+async def _judge_all(run: _Run, view: CaseView, made: Made, lookup: bool) -> list[Judged]:
+    judges = run.judges
+    results: list[Judged | None] = [None] * len(judges)
     waiting: list[tuple[int, _Judge, str]] = []
-    expected_key = ev.identity_key(case.expected)
-    known = {} if fresh else cached_judgments(ledger, exec_address)
+    keys = ReadKeys(view)
+    known = cached_judgments(run.ledger, made.address) if lookup else {}
     for index, judge in enumerate(judges):
-        identity = judgment_identity(judge.spec_key, exec_address, expected_key)
-        found = known.get(identity)
-        if found is not None:
-            address, body = found
-            results[index] = (_verdict_from_body(body), address, True)
+        identity = judgment_identity(judge.spec_key, keys.of(judge.reads))
+        results[index] = _judged_before(run, made, identity, known)
+        if results[index] is not None:
             continue
         if judge.is_async:
             waiting.append((index, judge, identity))
             continue
         verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
-        results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
+        results[index] = _record_judgment(run, judge, identity, verdict, made)
     if waiting:
         verdicts = await asyncio.gather(
             *(j.evaluator.ajudge(view) for _, j, _ in waiting)  # type: ignore[union-attr]
         )
         for (index, judge, identity), verdict in zip(waiting, verdicts, strict=True):
-            results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
+            results[index] = _record_judgment(run, judge, identity, verdict, made)
     return [r for r in results if r is not None]
 
 
+def _judged_before(
+    run: _Run, made: Made, identity: str, known: Mapping[str, tuple[str, Mapping[str, Any]]]
+) -> Judged | None:
+    """A judgment of this identity already made or reused, and where it came from."""
+    pair = (made.address, identity)
+    mine = run.memory.judgments.get(pair)
+    if mine is not None:
+        verdict, address, first = mine
+        return verdict, address, HIT if first == HIT else SHARED
+    found = known.get(identity)
+    if found is None:
+        return None
+    address, body = found
+    verdict = _verdict_from_body(body)
+    # Every judgment of an execution first written by this run is this run's; of an older
+    # execution, only those the run remembers making.
+    stale = run.memory.judged_stale
+    here = made.fresh or (bool(stale) and bits(*pair) in stale)
+    run.memory.judgments[pair] = (verdict, address, MISS if here else HIT)
+    return verdict, address, SHARED if here else HIT
+
+
 def _record_judgment(
-    writer: EventWriter,
-    judge: _Judge,
-    identity: str,
-    verdict: Verdict,
-    exec_address: str,
-) -> tuple[Verdict, str | None, bool]:
+    run: _Run, judge: _Judge, identity: str, verdict: Verdict, made: Made
+) -> Judged:
     if verdict.status == "excluded":
         # An exclusion is decided by the case's labels alone: nothing was judged or cached.
-        return verdict, None, False
+        return verdict, None, MISS
     body = {
         "criterion": judge.criterion,
         "evaluator": judge.spec,
@@ -441,9 +526,14 @@ def _record_judgment(
         "status": verdict.status,
         "value": verdict.value,
         "reason": verdict.reason,
-        "detail": _plain(verdict.detail),
+        "detail": plain(verdict.detail),
     }
-    return verdict, writer.add(ev.make(ev.JUDGMENT, body, [exec_address])), False
+    address = run.writer.add(ev.make(ev.JUDGMENT, body, [made.address]))
+    if verdict.status != "missing":  # a failed call is tried again, by a repeat too
+        run.memory.judgments[(made.address, identity)] = (verdict, address, MISS)
+        if not made.fresh:
+            run.memory.judged_stale.add(bits(made.address, identity))
+    return verdict, address, MISS
 
 
 def _verdict_from_body(body: Any) -> Verdict:

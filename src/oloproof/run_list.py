@@ -171,7 +171,11 @@ def code_fingerprint(system: Mapping[str, Any]) -> str | None:
     that repeats another (two stages fingerprinted from one file) is shown once."""
     found: list[str] = []
     for key, value in sorted(system.items()):
-        named = key == "code" or key.endswith("_code")
-        if named and isinstance(value, str) and value[:SHORT] not in found:
-            found.append(value[:SHORT])
+        if not (key == "code" or key.endswith("_code")):
+            continue
+        # A staged system keeps one fingerprint per method, by name.
+        values = [v for _, v in sorted(value.items())] if isinstance(value, Mapping) else [value]
+        for one in values:
+            if isinstance(one, str) and one[:SHORT] not in found:
+                found.append(one[:SHORT])
     return "/".join(found) if found else None

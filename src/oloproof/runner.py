@@ -196,6 +196,9 @@ def _run_body(
         "config_path": str(plan.config_path),
         "config": plan.config.model_dump(mode="json", by_alias=True),
         "system": plan.system.identity(),
+        # What each code fingerprint in the identity was made of: `run --dry-run` says from it
+        # what changed since.
+        "fingerprints": plan.system.fingerprints(),
         "dataset": {
             "path": str(plan.dataset.path),
             "sha256": plan.dataset.digest,
@@ -297,6 +300,8 @@ def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
         a.execution_miss + b.execution_miss,
         a.judgment_hit + b.judgment_hit,
         a.judgment_miss + b.judgment_miss,
+        execution_shared=a.execution_shared + b.execution_shared,
+        judgment_shared=a.judgment_shared + b.judgment_shared,
     )
     for source in (a, b):
         for stage, (hit, miss) in source.stages.items():
@@ -311,7 +316,8 @@ def _stored_counts(ledger: Ledger, run_id: str) -> CacheCounts:
     if end is None:
         return CacheCounts()
     c = end["cache"]
-    counts = CacheCounts(c["execution"][0], c["execution"][1], c["judgment"][0], c["judgment"][1])
+    (eh, em, *es), (jh, jm, *js) = c["execution"], c["judgment"]
+    counts = CacheCounts(eh, em, jh, jm, execution_shared=sum(es), judgment_shared=sum(js))
     counts.stages = {k: list(v) for k, v in c.get("stages", {}).items()}
     return counts
 
@@ -335,8 +341,9 @@ def _finish(
         "cases": tally.cases,
         "errored": tally.errored,
         "cache": {
-            "execution": [counts.execution_hit, counts.execution_miss],
-            "judgment": [counts.judgment_hit, counts.judgment_miss],
+            # reused from an earlier run, made by this run, shared within this run
+            "execution": [counts.execution_hit, counts.execution_miss, counts.execution_shared],
+            "judgment": [counts.judgment_hit, counts.judgment_miss, counts.judgment_shared],
             "stages": counts.stages,
         },
     }

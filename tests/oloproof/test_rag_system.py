@@ -338,7 +338,9 @@ def test_async_stages_run_exactly_like_sync_ones(tmp_path: Path) -> None:
 # --- stage caches -----------------------------------------------------------------------------
 
 
-def test_subclasses_sharing_one_retrieve_search_again_and_a_rerun_hits(tmp_path: Path) -> None:
+def test_subclasses_sharing_one_retrieve_search_again_and_no_cache_runs_every_stage(
+    tmp_path: Path,
+) -> None:
     root = write_project(tmp_path / "p", "Left")
     left = oloproof("run", cwd=root)
     assert left.code == 0, left.err
@@ -352,13 +354,18 @@ def test_subclasses_sharing_one_retrieve_search_again_and_a_rerun_hits(tmp_path:
     assert "Stages: retrieve 0 hit/5 miss; generate 0 hit/5 miss" in right.lines
     assert calls(root) == Counter({"retrieve": 5, "generate": 5, "count_tokens": 10})
 
-    # The same class again, executed again (--no-cache skips the whole-execution cache):
-    # both stages come from the stage cache; only the context is assembled (and counted) again.
+    # The same class again: every execution is reused whole, and no stage runs.
     set_system(root, "Left")
-    again = oloproof("run", "--no-cache", cwd=root)
+    again = oloproof("run", cwd=root)
     assert again.code == 0, again.err
-    assert "Stages: retrieve 5 hit/0 miss; generate 5 hit/0 miss" in again.lines
-    assert calls(root) == Counter({"count_tokens": 10})
+    assert "Stages: retrieve 0 hit/0 miss; generate 0 hit/0 miss" in again.lines
+    assert calls(root) == Counter()
+
+    # --no-cache executes every case again, each of its stages included.
+    fresh = oloproof("run", "--no-cache", cwd=root)
+    assert fresh.code == 0, fresh.err
+    assert "Stages: retrieve 0 hit/5 miss; generate 0 hit/5 miss" in fresh.lines
+    assert calls(root) == Counter({"retrieve": 5, "generate": 5, "count_tokens": 10})
 
 
 def test_a_new_index_version_searches_again_but_reuses_generations(tmp_path: Path) -> None:

@@ -98,7 +98,7 @@ def run_report_lines(report: RunReport) -> list[str]:
         if row.missing:
             lines += missing_metric_lines(row, report.level)
     ex, jd = report.cache["execution"], report.cache["judgment"]
-    lines.append(f"Cache: execution {ex[0]} hit/{ex[1]} miss; judgment {jd[0]} hit/{jd[1]} miss")
+    lines.append(f"Cache: execution {cache_counts(ex)}; judgment {cache_counts(jd)}")
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
@@ -180,6 +180,13 @@ def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
         f"the {row.observed} observed alone give {observed}",
         *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
     ]
+
+
+def cache_counts(counts: Sequence[int]) -> str:
+    """``H hit/M miss``, and ``/S shared`` when a repeated input shared results within the run."""
+    text = f"{counts[0]} hit/{counts[1]} miss"
+    shared = sum(counts[2:])
+    return text + f"/{shared} shared" if shared else text
 
 
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
@@ -275,10 +282,28 @@ def dry_run_lines(plan: DryRun) -> list[str]:
     """What ``oloproof run --dry-run`` prints."""
     lines = ["Dry run: nothing was executed, judged or recorded."]
     cache = "" if plan.has_ledger else " (no ledger yet, so nothing is cached)"
+    shared = f"; {plan.shared} share the execution of a repeated input" if plan.shared else ""
     lines.append(
         f"Cases: {plan.would_execute} of {plan.cases} would execute; "
-        f"{plan.cached} reused from the execution cache{cache}"
+        f"{plan.cached} reused from the execution cache{shared}{cache}"
     )
+    lines += [f"  {r.count} executions: {r.reason}" for r in plan.execution_reasons]
+    if plan.retrievals is not None:
+        run, reused = plan.retrievals
+        lines.append(
+            f"Retrievals: {run} of {plan.would_execute} would run; {reused} reused from the "
+            "stage cache"
+        )
+        lines += [f"  {r.count} retrievals: {r.reason}" for r in plan.retrieval_reasons]
+        lines.append(
+            f"Generations: at most {plan.generations_at_most} would run (a generation is keyed "
+            "on its context, known only once its retrieval is)"
+        )
+    if plan.unseen:
+        lines.append(
+            "Not seen by the code fingerprint (change system.version when they change): "
+            + "; ".join(plan.unseen)
+        )
     if plan.judges:
         lines.append("Judge calls after the judgment cache:")
         lines += [f"  {_judge_calls(judge)}" for judge in plan.judges]

@@ -27,14 +27,20 @@ def run_command(
     concurrency: int | None = typer.Option(
         None, "--concurrency", min=1, help="Cases at once (default: the config's, else 8)."
     ),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Execute every case again."),
+    no_cache: bool = typer.Option(
+        False,
+        "--no-cache",
+        help="Execute every case again, every stage of a staged system included (judgments of "
+        "an execution identical to a recorded one are still reused).",
+    ),
     resume: str | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     dry_run: bool = typer.Option(
         False,
         "--dry-run",
-        help="Plan only: say how many cases would execute and how many calls each judge would "
-        "make after the caches, then exit 0. Nothing runs and nothing is recorded.",
+        help="Plan only: say how many cases (and retrievals) would execute and why, and how "
+        "many calls each judge would make after the caches, then exit 0. Nothing runs and "
+        "nothing is recorded.",
     ),
 ) -> None:
     """Run the system over every case, judge the outputs and decide the gate.
@@ -104,7 +110,15 @@ def _execute(
     total = len(plan.dataset.cases)
     try:
         if not show_progress:
-            return aio.run(execute_run(ledger, plan, use_cache=not no_cache, resume=resume_args))
+            return aio.run(
+                execute_run(
+                    ledger,
+                    plan,
+                    use_cache=not no_cache,
+                    use_stage_cache=not no_cache,
+                    resume=resume_args,
+                )
+            )
         console = Console(stderr=True)
         with Progress(
             "[progress.description]{task.description}",
@@ -120,6 +134,7 @@ def _execute(
                     ledger,
                     plan,
                     use_cache=not no_cache,
+                    use_stage_cache=not no_cache,
                     resume=resume_args,
                     progress=lambda done, _total: bar.update(task, completed=done),
                 )

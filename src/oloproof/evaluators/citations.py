@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from oloproof.evaluator_config import CitationValidityConfig
 from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.reads import Reads
 from oloproof.results import MetricKind, Verdict
 
 CITATIONS_KIND = "citations/v1"
@@ -55,6 +56,9 @@ class CitationValidity:
 
     def spec(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(artifacts=(CITATIONS_KIND, CONTEXT_KIND))
 
     def judge(self, view: CaseView) -> Verdict:
         citations = view.artifact(CITATIONS_KIND)

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from oloproof.evaluators.base import AsyncEvaluator, CaseView
+from oloproof.evaluators.reads import ReadDeclaration, reads_of
 from oloproof.results import MetricKind, Verdict
 
 __all__ = ["UsageMeter", "usage_totals"]
@@ -132,6 +133,9 @@ class _Watched:
 
     def spec(self) -> dict[str, Any]:
         return self._judge.spec()
+
+    def reads(self) -> ReadDeclaration:
+        return reads_of(self._judge)
 
     async def ajudge(self, view: CaseView) -> Verdict:
         verdict = await self._judge.ajudge(view)

@@ -46,6 +46,7 @@ from typing import Any, ClassVar, Self
 
 from oloproof.errors import ConfigError
 from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
 from oloproof.evaluators.judge_reply import (
     Scale,
     Unparseable,
@@ -56,7 +57,7 @@ from oloproof.evaluators.judge_reply import (
     reply_schema,
 )
 from oloproof.evaluators.judge_usage import UsageMeter, usage_totals
-from oloproof.evaluators.text import MISSING, parse_path, read_output, read_path
+from oloproof.evaluators.reads import PromptReads, Reads
 from oloproof.judge_config import (
     AnswerJudgeConfig,
     CitationSupportJudgeConfig,
@@ -120,6 +121,8 @@ class LLMJudge:
     # 2: the verdict is read only from a reply that is the object, and the material's tags are
     # escaped (version 1 took the first verdict-shaped object anywhere in the reply).
     VERSION: ClassVar[int] = 2
+    # The artifact kinds its prompt shows (besides the answer and the question).
+    ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self,
@@ -180,6 +183,25 @@ class LLMJudge:
     def reply_schema(self) -> dict[str, Any]:
         """The JSON Schema of this judge's reply."""
         return reply_schema(self.scale)
+
+    def reads(self) -> PromptReads:
+        """What the prompt includes: a judgment is reused while these values are the same."""
+        declared = Reads(
+            output=(self.config.field,),
+            expected=self.expected_reads(),
+            input=(self.config.input_field,),
+            artifacts=self.ARTIFACTS,
+        )
+        return PromptReads(declared, self._prompt_material)
+
+    def _prompt_material(self, view: CaseView) -> Any:
+        values = self.prepare(view)
+        if isinstance(values, Verdict):  # decided without a call, from what it read
+            return ["decided", values.status, values.reason, dict(values.detail)]
+        return ["prompt", values]
+
+    def expected_reads(self) -> tuple[str | None, ...]:
+        return ()
 
     async def ajudge(self, view: CaseView) -> Verdict:
         values = self.prepare(view)
@@ -299,6 +321,7 @@ class GroundednessJudge(LLMJudge):
 
     TEMPLATE = "groundedness"
     FAIL_REASON = "not_grounded"
+    ARTIFACTS = ("context/v1",)
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
@@ -322,6 +345,7 @@ class CitationSupportJudge(LLMJudge):
 
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
+    ARTIFACTS = ("citations/v1", "context/v1")
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_schema(self.scale, with_unsupported=True)
@@ -378,6 +402,9 @@ class AnswerJudge(LLMJudge):
 
     def extra_spec(self) -> dict[str, Any]:
         return {"expected_field": self._expected_field}
+
+    def expected_reads(self) -> tuple[str | None, ...]:
+        return (self._expected_field,)
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)

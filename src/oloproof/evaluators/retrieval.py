@@ -39,6 +39,7 @@ from typing import Any, ClassVar, TypeVar
 from oloproof.errors import DatasetError
 from oloproof.evaluator_config import RetrievalConfig, default_criterion
 from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.reads import Reads
 from oloproof.results import MetricKind, Verdict
 
 U = TypeVar("U", bound=Hashable)
@@ -224,6 +225,9 @@ class _RetrievalEvaluator:
 
     def spec(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(expected=("relevant",), artifacts=(RETRIEVAL_KIND,))
 
     def judge(self, view: CaseView) -> Verdict:
         grades = relevance_grades(view, self._unit)

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Final
+from typing import Any, ClassVar
 
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluator_config import (
@@ -30,52 +29,9 @@ from oloproof.evaluator_config import (
     check_json_schema,
 )
 from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
+from oloproof.evaluators.reads import Reads
 from oloproof.results import MetricKind, Verdict
-
-DEFAULT_FIELD: Final = "answer"
-
-
-class _Missing:
-    """The marker ``read_path`` returns when a path names nothing."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Final = _Missing()
-
-
-def parse_path(path: str | None) -> tuple[str, ...] | None:
-    """Split a dotted field path once, at build time; None means "the whole value"."""
-    return None if path is None else tuple(path.split("."))
-
-
-def read_path(value: Any, path: tuple[str, ...] | None) -> Any:
-    """Follow ``path`` through nested mappings (and lists, by index); ``MISSING`` when absent."""
-    if path is None:
-        return value
-    for key in path:
-        if isinstance(value, (dict, Mapping)):  # dict first: the common, fast case
-            if key not in value:
-                return MISSING
-            value = value[key]
-        elif isinstance(value, Sequence) and not isinstance(value, str) and key.isdigit():
-            index = int(key)
-            if index >= len(value):
-                return MISSING
-            value = value[index]
-        else:
-            return MISSING
-    return value
-
-
-def read_output(output: Any, path: tuple[str, ...] | None) -> Any:
-    """The output field an evaluator judges; a plain-string output is read whole by default."""
-    if isinstance(output, str) and path == (DEFAULT_FIELD,):
-        return output
-    return read_path(output, path)
 
 
 def _output_text(view: CaseView, path: tuple[str, ...] | None, name: str | None) -> str | Verdict:
@@ -129,6 +85,9 @@ class Contains:
     def spec(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
 
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
+
     def judge(self, view: CaseView) -> Verdict:
         text = _output_text(view, self._field, self.config.field)
         if isinstance(text, Verdict):
@@ -168,6 +127,9 @@ class Equals:
 
     def spec(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
 
     def judge(self, view: CaseView) -> Verdict:
         text = _output_text(view, self._field, self.config.field)
@@ -211,6 +173,9 @@ class Regex:
 
     def spec(self) -> dict[str, Any]:
         return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,))
 
     def judge(self, view: CaseView) -> Verdict:
         text = _output_text(view, self._field, self.config.field)
@@ -266,6 +231,9 @@ class JsonSchema:
     def spec(self) -> dict[str, Any]:
         spec = self.config.model_dump(mode="json", by_alias=True)
         return {**spec, "schema": self._schema, "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,))
 
     def judge(self, view: CaseView) -> Verdict:
         value = read_output(view.output, self._field)

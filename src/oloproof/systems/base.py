@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import inspect
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -60,9 +58,14 @@ class System(Protocol):
     """A system under test: called once per case."""
 
     kind: str
+    # Whether a later run may reuse an execution instead of calling the system again.
+    reuses_executions: bool
 
     def identity(self) -> dict[str, Any]:
         """Name, version, code fingerprint and settings: what makes two executions comparable."""
+
+    def fingerprints(self) -> dict[str, dict[str, Any]]:
+        """The recorded parts of each code fingerprint in the identity, by entry point."""
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         """Run one case. An exception from user code propagates; the engine records it."""
@@ -108,14 +111,3 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
         if origin is None or not Path(origin).resolve().is_relative_to(base_dir.resolve()):
             del sys.modules[module_name]
     return importlib.import_module(module_name)
-
-
-def source_fingerprint_material(*objects: Callable[..., Any] | type) -> list[str]:
-    """The source text of each object (its file's text where source is unavailable)."""
-    texts: list[str] = []
-    for obj in objects:
-        try:
-            texts.append(inspect.getsource(obj))
-        except (OSError, TypeError):
-            texts.append(f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', '?')}")
-    return texts

@@ -1,4 +1,10 @@
-"""A system that is a Python function decorated with ``@system``."""
+"""A system that is a Python function decorated with ``@system``.
+
+Its identity is its name, version, reference and declared artifact kinds, and the fingerprint of
+the function's code closure (``oloproof.fingerprint``): the function, every function, class and
+module of the project it reaches, the constants they read and the versions of the packages they
+import. Editing any of them, in any module, makes every case execute again.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,7 @@ from typing import Any
 
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
-from oloproof.events import identity_key
+from oloproof.fingerprint import of_callable
 from oloproof.models import recording_model_calls
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
 from oloproof.systems.base import ExecContext, Execution, load_object
@@ -33,17 +39,26 @@ class CallableSystem:
         self._records = info.records if info else ()
         is_async = inspect.iscoroutinefunction(fn)
         self._pool = None if is_async else CallPool("oloproof-system")
+        # Computed once, here: a run fingerprints its system once, never per case.
+        self._fingerprint = of_callable(fn, base_dir=base_dir)
         self._identity = {
             "kind": self.kind,
             "name": name,
             "version": version,
             "callable": reference,
             "records": list(self._records),
-            "code": _module_fingerprint(fn),
+            "code": self._fingerprint.key,
         }
+
+    reuses_executions = True
 
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    def fingerprints(self) -> dict[str, dict[str, Any]]:
+        """The parts of the code fingerprint, recorded with a run so a later one can say what
+        changed."""
+        return {"callable": self._fingerprint.record()}
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         recorder = Recorder(self._records)
@@ -70,14 +85,3 @@ class CallableSystem:
     async def aclose(self) -> None:
         if self._pool is not None:
             self._pool.close()
-
-
-def _module_fingerprint(fn: Callable[..., Any]) -> str:
-    """blake3 of the source file that defines ``fn``: editing that file changes the identity."""
-    path = inspect.getsourcefile(fn)
-    if path is None:
-        return identity_key(f"{fn.__module__}.{fn.__qualname__}")
-    try:
-        return identity_key(Path(path).read_bytes())
-    except OSError:
-        return identity_key(f"{fn.__module__}.{fn.__qualname__}")

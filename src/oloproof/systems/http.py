@@ -9,6 +9,11 @@ engine records as that case errored.
 
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
 Header values are never part of the identity, never stored and never printed.
+
+Oloproof cannot see the code behind an endpoint, so by default no run reuses another's
+executions: every case calls the endpoint on every run (judgments of an unchanged output are
+still reused). A project that declares ``reuse: {version: ...}`` opts in: executions are then
+reused while the name, version, URL, paths and that declared version stay the same.
 """
 
 from __future__ import annotations
@@ -82,9 +87,15 @@ class HttpSystemAdapter:
             "output_path": settings.output_path,
             "artifacts": dict(sorted(settings.artifacts.items())),
         }
+        self.reuses_executions = settings.reuse is not None
+        if settings.reuse is not None:
+            self._identity["reuse"] = settings.reuse.version
 
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    def fingerprints(self) -> dict[str, dict[str, Any]]:
+        return {}  # the code behind an endpoint cannot be seen
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         body = await self._post(case)

@@ -40,6 +40,9 @@ class ModelSystem:
     """Renders the prompt for each case, asks the model, records the call."""
 
     kind = "model"
+    # The identity is the exact request (model, prompt, parameters): the same request asked
+    # again is reused, as the guide of model systems promises.
+    reuses_executions = True
 
     def __init__(
         self,
@@ -95,6 +98,10 @@ class ModelSystem:
 
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    def fingerprints(self) -> dict[str, dict[str, Any]]:
+        """No project code runs in a model system: its identity is the request itself."""
+        return {}
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
         passages = self._passages(case)

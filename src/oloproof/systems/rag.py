@@ -13,14 +13,19 @@ retrieve, and assemble the context with the intervention's cut and budget. A rer
 is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read the last, so
 every retrieval metric scores the ranking the intervention made.
 
-Stage identities (each stage output is an ``oloproof.stage`` event found by identity):
+Stage identities (each stage output is an ``oloproof.stage`` event found by identity), each
+with the code fingerprint of its own method (``oloproof.fingerprint.of_method``: the method, not
+the rest of the class; what it reaches in the project; the constants and class attributes it
+reads; the class it is called on, so two subclasses never share a stage output):
 
-- retrieve: index_version, depth, the case input, and the source of every class from the
-  system's own class down to the one that defines ``retrieve``. top_k and token_budget are
-  outside it, so changing them reuses every retrieval.
-- generate: the case input, the exact passages assembled into the context (not the budget or
-  the dropped ones, which the model never sees), the system's name and version, and
-  the source of every class from the system's class down to the one that defines ``generate``.
+- retrieve: the system's version, index_version, depth, the case input and retrieve's
+  fingerprint. top_k and token_budget are outside it, so changing them reuses every retrieval;
+  editing generate (or anything only generate reads) does too.
+- generate: the system's version, the case input, the exact passages assembled into the context
+  (not the budget or the dropped ones, which the model never sees) and generate's fingerprint.
+
+The system's identity (the execution cache's) holds every setting and all three fingerprints
+(retrieve, generate, count_tokens).
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from oloproof.config import RagSettings
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
+from oloproof.fingerprint import Fingerprint, of_method
 from oloproof.models import recording_model_calls
 from oloproof.sdk import (
     Context,
@@ -133,19 +139,6 @@ def relevant_position(
     return NOT_RETRIEVED
 
 
-def _mro_sources(cls: type, method: str) -> list[str]:
-    """Source of each class from ``cls`` down to the one that defines ``method``."""
-    sources = []
-    for klass in cls.__mro__:
-        try:
-            sources.append(inspect.getsource(klass))
-        except (OSError, TypeError):
-            sources.append(f"{klass.__module__}.{klass.__qualname__}")
-        if method in vars(klass):
-            break
-    return sources
-
-
 class RagSystem:
     """Runs a ``@rag_system`` class stage by stage, with a cache per stage."""
 
@@ -191,8 +184,13 @@ class RagSystem:
         self._pool = CallPool("oloproof-rag")
         count = getattr(self._obj, "count_tokens", None)
         self._count_tokens: Callable[[Passage], int] | None = count if callable(count) else None
-        self._retrieve_code = identity_key(_mro_sources(cls, "retrieve"))
-        self._generate_code = identity_key(_mro_sources(cls, "generate"))
+        # Computed once, here: a run fingerprints its stages once, never per case.
+        self._fingerprints: dict[str, Fingerprint] = {
+            method: of_method(cls, method, base_dir=base_dir)
+            for method in ("retrieve", "generate", "count_tokens")
+            if method != "count_tokens" or self._count_tokens is not None
+        }
+        self.version = version
         self._identity = {
             "kind": self.kind,
             "name": name,
@@ -202,12 +200,29 @@ class RagSystem:
             "top_k": self.top_k,
             "token_budget": self.token_budget,
             "index_version": self.index_version,
-            "retrieve_code": self._retrieve_code,
-            "generate_code": self._generate_code,
+            "code": {method: fp.key for method, fp in self._fingerprints.items()},
         }
+
+    reuses_executions = True
 
     def identity(self) -> dict[str, Any]:
         return self._identity
+
+    def fingerprints(self) -> dict[str, dict[str, Any]]:
+        return {method: fp.record() for method, fp in self._fingerprints.items()}
+
+    def retrieve_identity(self, case_input: Mapping[str, Any]) -> str:
+        """The retrieve stage's cache key for one input."""
+        return identity_key(
+            {
+                "stage": "retrieve",
+                "version": self.version,
+                "index_version": self.index_version,
+                "depth": self.depth,
+                "input": case_input,
+                "code": self._fingerprints["retrieve"].key,
+            }
+        )
 
     async def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         if inspect.iscoroutinefunction(fn):
@@ -258,15 +273,7 @@ class RagSystem:
         return Execution(output=output, artifacts=artifacts, stages=stages)
 
     async def _retrieve(self, case: Case, ctx: ExecContext, stages: list[StageRecord]) -> Retrieval:
-        identity = identity_key(
-            {
-                "stage": "retrieve",
-                "index_version": self.index_version,
-                "depth": self.depth,
-                "input": case.input,
-                "code": self._retrieve_code,
-            }
-        )
+        identity = self.retrieve_identity(case.input)
         cached = ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
             retrieval = Retrieval.model_validate(cached["retrieval"])
@@ -309,8 +316,8 @@ class RagSystem:
                 # What generate is given: the kept passages. The budget and the dropped passages
                 # are how the context was made, not what the model sees.
                 "context": [i.model_dump(mode="json", exclude_none=True) for i in context.items],
-                "system": [self._identity["name"], self._identity["version"]],
-                "code": self._generate_code,
+                "version": self.version,
+                "code": self._fingerprints["generate"].key,
             }
         )
         cached = ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None

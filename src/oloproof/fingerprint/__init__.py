@@ -1,0 +1,221 @@
+"""Code fingerprints: what the code behind an entry point is, so a cache can tell it changed.
+
+A fingerprint is the *code closure* of one entry point (a function, or a method called on a
+given class), computed once per run:
+
+1. the code of the function or method itself, not of the rest of its class;
+2. every function, method and class of the user's own code it reaches, transitively: calls and
+   other global names, values captured by closures, defaults, attributes of imported user
+   modules (``helper.f``), modules imported inside a function, what a decorator wraps
+   (``__wrapped__``), the getter and setter of a property, the function of a staticmethod or
+   classmethod, the base classes and metaclass of a class it uses, the user's functions held by
+   a library's objects (a decorator's wrapper, a dispatch registry, a patched library module);
+   cycles and recursion are visited once;
+3. for a method, the class it is called on (its MRO, by name), every definition along that MRO
+   of each name the method's code uses (``self.helper()``, ``self.prompt``, ``super().f()``),
+   and what runs on every instance (``__init__``, ``__new__``, ``__post_init__``,
+   ``__getattr__``...), because those set the state the method reads;
+4. the values of the module-level names and class attributes it reads, when they are plain
+   data of at most ``DATA_LIMIT`` bytes (numbers, text, bytes, and containers of them; instances
+   of the user's own classes by their attributes);
+5. the version of each installed distribution it imports (and Oloproof's own version), and the
+   Python version.
+
+The user's own code is everything outside the standard library, the installed packages
+(site-packages) and Oloproof; see ``oloproof.fingerprint._places``.
+
+What it cannot see, and what covers it: module state larger than ``DATA_LIMIT`` or held in
+objects of library types (a search index, a model client: listed in ``unseen``), files,
+databases and services read at run time, environment variables, and attributes looked up by a
+computed name (``getattr(self, name)``). A system's ``version`` (and a staged system's
+``index_version``) is part of every identity for that reason: change it when any of those
+changes.
+
+Being conservative is the rule: a name that might be read is followed, so an edit to something
+the entry point never actually calls can still count as a change; a real change is never missed
+through anything the walk can see.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from blake3 import blake3
+
+from oloproof.fingerprint._values import DATA_LIMIT
+from oloproof.fingerprint._walk import DIGEST, Walk
+
+__all__ = ["DATA_LIMIT", "Fingerprint", "changes", "of_callable", "of_method"]
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """The code closure of one entry point, and the one key that stands for all of it.
+
+    ``code``: per function or class reached, ``module:qualname`` → (kind ``f`` function, ``c``
+    class, ``m`` whole module file; the file; a digest). ``constants``: per value read,
+    ``module:name`` (or ``module:Class.attr``) → (file, digest). ``distributions``: name →
+    version. ``unseen``: what was read but cannot be part of the fingerprint.
+    """
+
+    key: str
+    entry: str
+    code: Mapping[str, tuple[str, str, str]]
+    constants: Mapping[str, tuple[str, str]]
+    distributions: Mapping[str, str]
+    python: str
+    unseen: tuple[str, ...]
+
+    def record(self) -> dict[str, Any]:
+        """The compact form kept in a run's event, which ``changes`` reads back."""
+        return {
+            "key": self.key,
+            "entry": self.entry,
+            "python": self.python,
+            "code": {k: list(v) for k, v in self.code.items()},
+            "constants": {k: list(v) for k, v in self.constants.items()},
+            "dists": dict(self.distributions),
+            "unseen": list(self.unseen),
+        }
+
+
+def of_callable(obj: Callable[..., Any] | Any, *, base_dir: Path) -> Fingerprint:
+    """The fingerprint of a function (or any callable object) called as it is."""
+    walk = Walk(base_dir)
+    return _finish(walk, lambda: walk.value(obj, "the entry point", None), _name_of(obj))
+
+
+def of_method(cls: type, name: str, *, base_dir: Path) -> Fingerprint:
+    """The fingerprint of method ``name`` called on an instance of ``cls``."""
+    walk = Walk(base_dir)
+    name_of = f"{cls.__module__}:{cls.__qualname__}.{name}"
+    return _finish(walk, lambda: walk.method_entry(cls, name), name_of)
+
+
+def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
+    try:
+        entry = start()
+        walk.run()
+    except Exception as exc:  # an object the walk cannot read: never reuse, rather than guess
+        return _unknown(name, exc)
+    python = f"{sys.implementation.name} {platform.python_version()}"
+    code = dict(sorted(walk.code.items()))
+    constants = dict(sorted(walk.constants.items()))
+    dists = dict(sorted(walk.dists.items()))
+    # Files are named in the record, for people, but are not part of the key: the same code
+    # checked out elsewhere is the same code.
+    digest = blake3(entry)
+    parts = (
+        python,
+        {key: (kind, hexdigest) for key, (kind, _, hexdigest) in code.items()},
+        {key: hexdigest for key, (_, hexdigest) in constants.items()},
+        dists,
+    )
+    digest.update(repr(parts).encode())
+    return Fingerprint(
+        key=digest.hexdigest()[:DIGEST],
+        entry=name,
+        code=code,
+        constants=constants,
+        distributions=dists,
+        python=python,
+        unseen=tuple(walk.unseen),
+    )
+
+
+def _unknown(name: str, exc: Exception) -> Fingerprint:
+    """A fingerprint that matches no other: what the code is could not be worked out."""
+    return Fingerprint(
+        key=os.urandom(DIGEST // 2).hex(),
+        entry=name,
+        code={},
+        constants={},
+        distributions={},
+        python=f"{sys.implementation.name} {platform.python_version()}",
+        unseen=(
+            f"the code could not be fingerprinted ({type(exc).__name__}: {exc}), so nothing "
+            "it produced is reused",
+        ),
+    )
+
+
+def _name_of(obj: Any) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
+    return f"{module}:{qualname}"
+
+
+# --- what changed between two fingerprints -----------------------------------------------------
+
+
+def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+    """What differs between two recorded fingerprints (``Fingerprint.record()``), in words.
+
+    ``code of words() in app.py changed``, ``constant MIN_SHARED_WORDS in app.py changed``,
+    ``installed numpy changed (2.4.5 → 2.4.6)``... Empty when they are the same. A class
+    whose member changed is named through the member only.
+    """
+    found: list[str] = []
+    if before.get("entry") != after.get("entry"):
+        found.append(f"the entry point changed ({_entry(before)} → {_entry(after)})")
+    if before.get("python") != after.get("python"):
+        found.append(f"Python changed ({before.get('python')} → {after.get('python')})")
+    old_code, new_code = before.get("code", {}), after.get("code", {})
+    changed = [k for k in new_code if k in old_code and _what(old_code[k]) != _what(new_code[k])]
+    for key in changed:
+        if new_code[key][0] == "c" and any(o.startswith(key + ".") for o in changed):
+            continue
+        found.append(f"code of {_code_name(key, new_code[key])} changed")
+    found += [f"now reaches {_code_name(k, v)}" for k, v in new_code.items() if k not in old_code]
+    found += [
+        f"no longer reaches {_code_name(k, v)}" for k, v in old_code.items() if k not in new_code
+    ]
+    old_data, new_data = before.get("constants", {}), after.get("constants", {})
+    for key, value in new_data.items():
+        if key not in old_data:
+            found.append(f"now reads {_constant_name(key, value)}")
+        elif old_data[key][-1] != value[-1]:
+            found.append(f"{_constant_name(key, value)} changed")
+    found += [
+        f"no longer reads {_constant_name(k, v)}" for k, v in old_data.items() if k not in new_data
+    ]
+    old_dists, new_dists = before.get("dists", {}), after.get("dists", {})
+    for name, version in new_dists.items():
+        if name not in old_dists:
+            found.append(f"now uses installed {name} {version}")
+        elif old_dists[name] != version:
+            found.append(f"installed {name} changed ({old_dists[name]} → {version})")
+    found += [f"no longer uses installed {name}" for name in old_dists if name not in new_dists]
+    if not found and before.get("key") != after.get("key"):
+        found.append("the code changed")  # a part the record does not itemise (the class MRO)
+    return found
+
+
+def _what(value: Any) -> tuple[Any, Any]:
+    """A code part's kind and digest: what it is, wherever its file is."""
+    return value[0], value[-1]
+
+
+def _entry(record: Mapping[str, Any]) -> str:
+    return str(record.get("entry", "?")).replace(":", ".", 1)
+
+
+def _code_name(key: str, value: Any) -> str:
+    module, _, qualname = key.partition(":")
+    kind, file = value[0], value[1]
+    if kind == "m":
+        return f"module {module} ({file})"
+    name = f"class {qualname}" if kind == "c" else f"{qualname.split('#')[0]}()"
+    return f"{name} in {file}"
+
+
+def _constant_name(key: str, value: Any) -> str:
+    _, _, name = key.partition(":")
+    what = "class attribute" if "." in name else "constant"
+    return f"{what} {name} in {value[0]}"

@@ -1,0 +1,306 @@
+"""How a value the code reads becomes bytes in a fingerprint.
+
+Plain data is encoded as it is: numbers, text, bytes, and lists, tuples, dicts (in their order)
+and sets (sorted, since their order differs between processes) of them, plus a few library value
+types whose state is their repr (dates, decimals, paths, compiled patterns, enum members). A
+function, method, class or module inside a value is a reference, which the walk follows on its
+own. An instance of a user class, a dataclass or a pydantic model is its class plus its
+attributes. A value whose encoding passes ``DATA_LIMIT`` bytes, or an object of a library type
+(a search index, a model client), cannot be seen: it is listed as unseen, and only its type (so
+its distribution's version) counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import decimal
+import enum
+import fractions
+import functools
+import inspect
+import re
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import PurePath
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from typing import Any
+
+from oloproof.fingerprint._places import Place, place_of_function, place_of_name
+
+# Plain data a value may hold to be part of a fingerprint: about one megabyte of text and
+# numbers. Larger module state (a corpus, an index) is listed as unseen instead of being
+# walked on every run.
+DATA_LIMIT = 1_000_000
+_DEPTH_LIMIT = 200
+
+_REPR_TYPES = (
+    dt.date,
+    dt.time,
+    dt.timedelta,
+    decimal.Decimal,
+    fractions.Fraction,
+    uuid.UUID,
+    complex,
+    range,
+)
+_REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+class _Budget:
+    """What is left of ``DATA_LIMIT`` for one value, and the containers being encoded."""
+
+    __slots__ = ("active", "depth", "left")
+
+    def __init__(self) -> None:
+        self.left = DATA_LIMIT
+        self.active: set[int] = set()
+        self.depth = 0
+
+    def spend(self, size: int) -> None:
+        self.left -= size
+        if self.left < 0:
+            raise _TooLarge
+
+
+def is_reference(value: Any) -> bool:
+    """Whether ``value`` is code the walk records on its own (a function, a class, a module, a
+    method wrapper), rather than a value whose bytes stand for it (data, and callables that
+    carry data: a partial, a bound method)."""
+    if isinstance(value, BuiltinFunctionType):
+        return value.__self__ is None or isinstance(value.__self__, ModuleType)
+    return isinstance(value, _REFERENCES)
+
+
+class Values:
+    """Encoding values; a ``Walk`` supplies what a reference does (the hooks below)."""
+
+    unseen: dict[str, None]
+
+    def function_reference(self, fn: FunctionType, owner: type | None) -> bytes:
+        raise NotImplementedError
+
+    def class_reference(self, cls: type) -> bytes:
+        raise NotImplementedError
+
+    def stand_for(self, module: str, place: Place) -> None:
+        raise NotImplementedError
+
+    def module_value(self, module: ModuleType) -> None:
+        raise NotImplementedError
+
+    def value(self, value: Any, label: str, owner: type | None) -> bytes:
+        """The bytes a value contributes; references in it are scheduled for a visit."""
+        budget = _Budget()
+        out = bytearray()
+        try:
+            self._encode(value, out, budget, label, owner)
+        except _TooLarge:
+            self.unseen[f"{display(label)}: more than {DATA_LIMIT:,} bytes of data"] = None
+            return b"L" + class_key(type(value)).encode()
+        return bytes(out)
+
+    def _encode(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
+        kind = type(v)
+        budget.spend(8)
+        if v is None or v is Ellipsis or kind is bool:
+            out += repr(v).encode()
+        elif kind is int:
+            out += b"i%x;" % v
+        elif kind is float:
+            out += b"f" + v.hex().encode() + b";"
+        elif kind is str:
+            data = v.encode("utf-8", "surrogatepass")
+            budget.spend(len(data))
+            out += b"s%d:" % len(data) + data
+        elif kind is bytes or kind is bytearray:
+            budget.spend(len(v))
+            out += b"b%d:" % len(v) + bytes(v)
+        elif kind is tuple or kind is list or kind is dict or kind is set or kind is frozenset:
+            self._container(v, out, budget, label, owner)
+        else:
+            self._object(v, out, budget, label, owner)
+
+    def _container(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
+        if id(v) in budget.active:  # a list that contains itself
+            out += b"<cycle>"
+            return
+        budget.depth += 1
+        if budget.depth > _DEPTH_LIMIT:
+            raise _TooLarge
+        budget.active.add(id(v))
+        try:
+            if isinstance(v, dict):
+                out += b"{%d:" % len(v)
+                for key, item in v.items():
+                    self._encode(key, out, budget, label, owner)
+                    self._encode(item, out, budget, label, owner)
+                out += b"}"
+            elif isinstance(v, set | frozenset):
+                parts = []
+                for item in v:  # set order varies between runs: sort the encodings
+                    part = bytearray()
+                    self._encode(item, part, budget, label, owner)
+                    parts.append(bytes(part))
+                out += b"<%d:" % len(parts) + b",".join(sorted(parts)) + b">"
+            else:
+                out += (b"(" if isinstance(v, tuple) else b"[") + b"%d:" % len(v)
+                for item in v:
+                    self._encode(item, out, budget, label, owner)
+                    out += b","
+        finally:
+            budget.active.discard(id(v))
+            budget.depth -= 1
+
+    def _object(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
+        if isinstance(v, FunctionType):
+            out += self.function_reference(v, owner)
+        elif isinstance(v, MethodType):  # a bound method: its function and what it is bound to
+            bound = v.__self__
+            on = bound if isinstance(bound, type) else type(bound)
+            self._encode(v.__func__, out, budget, label, on)
+            self._encode(bound, out, budget, label, owner)
+        elif isinstance(v, BuiltinFunctionType):
+            bound = v.__self__
+            out += b"B" + f"{v.__module__}.{v.__qualname__}".encode()
+            if bound is None or isinstance(bound, ModuleType):
+                module = v.__module__ or getattr(bound, "__name__", "")
+                self.stand_for(module, place_of_name(module))
+            else:  # a method of a value (``TABLE.get``): the value is what it reads
+                self._encode(bound, out, budget, label, owner)
+        elif isinstance(v, staticmethod | classmethod):
+            out += b"S" if isinstance(v, staticmethod) else b"K"
+            self._encode(v.__func__, out, budget, label, owner)
+        elif isinstance(v, property):
+            for accessor in (v.fget, v.fset, v.fdel):
+                self._encode(accessor, out, budget, label, owner)
+        elif isinstance(v, functools.partial):
+            for part in (v.func, v.args, v.keywords):
+                self._encode(part, out, budget, label, owner)
+        elif isinstance(v, type):
+            out += self.class_reference(v)
+        elif isinstance(v, ModuleType):
+            self.module_value(v)
+            out += b"M" + v.__name__.encode()
+        else:
+            self._instance(v, out, budget, label, owner)
+
+    def _instance(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
+        kind = type(v)
+        out += self.class_reference(kind)
+        user = place_of_class(kind) is Place.USER
+        if isinstance(v, enum.Enum):
+            out += v.name.encode()
+            self._encode(v.value, out, budget, label, owner)
+        elif kind is re.Pattern:
+            self._encode((v.pattern, v.flags), out, budget, label, owner)
+        elif not user and isinstance(v, (PurePath, *_REPR_TYPES)):  # a library repr, no user code
+            out += repr(v).encode()
+        elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
+            self._container(_builtin_copy(v), out, budget, label, owner)
+            if user:
+                self._state(v, out, budget, label, owner)
+        elif user or _has_fields(v):  # the user's object, or a dataclass or pydantic model
+            self._state(v, out, budget, label, owner)
+        elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
+            self._encode(_wrapped(v), out, budget, label, owner)
+        elif isinstance(v, functools.cached_property | functools.partialmethod):
+            self._encode(v.func, out, budget, label, owner)
+        else:
+            out += b"<opaque>"
+            self.unseen[f"{display(label)}: a {display(class_key(kind))} object"] = None
+            # Its state cannot be seen, but the user's code it holds (a jit-compiled or
+            # otherwise wrapped function) can, and counts.
+            out += self.references(_attributes(v), label, owner)
+
+    def references(self, values: Iterable[Any], label: str, owner: Any) -> bytes:
+        """Only the user's functions and classes among ``values``, as references."""
+        out = bytearray()
+        found = list(values)
+        # One level into mappings: a singledispatch function's registry, say.
+        found += [v for m in found if isinstance(m, Mapping) for v in list(m.values())]
+        for value in found:
+            code = value.__func__ if isinstance(value, MethodType) else value
+            if isinstance(code, FunctionType):
+                user = place_of_function(code) is Place.USER
+            else:
+                user = isinstance(code, type) and place_of_class(code) is Place.USER
+            if user:
+                out += self.value(value, label, owner)
+        return bytes(out)
+
+    def _state(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
+        """An instance's attributes: its ``__dict__`` and its slots."""
+        if id(v) in budget.active:
+            out += b"<cycle>"
+            return
+        state: dict[str, Any] = {}
+        try:
+            found = object.__getattribute__(v, "__dict__")
+            state.update(found if isinstance(found, dict) else {})
+        except AttributeError:
+            pass
+        for klass in type(v).__mro__:
+            slots = vars(klass).get("__slots__", ())
+            for slot in (slots,) if isinstance(slots, str) else slots:
+                try:
+                    state[f"slot {slot}"] = object.__getattribute__(v, slot)
+                except AttributeError:
+                    continue
+        budget.active.add(id(v))
+        try:
+            self._container(state, out, budget, label, owner)
+        finally:
+            budget.active.discard(id(v))
+
+
+def _builtin_copy(value: Any) -> Any:
+    """A dict, list, tuple or set subclass's items as the built-in type (encoded as such)."""
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, tuple):
+        return tuple(value)
+    if isinstance(value, list):
+        return list(value)
+    return frozenset(value)
+
+
+def _has_fields(value: Any) -> bool:
+    """A dataclass or pydantic model instance: its state is its fields, whoever defined it."""
+    from pydantic import BaseModel
+
+    return dataclasses.is_dataclass(value) or isinstance(value, BaseModel)
+
+
+def _attributes(value: Any) -> list[Any]:
+    """An object's own attribute values, read without running any of its code."""
+    try:
+        found = object.__getattribute__(value, "__dict__")
+    except AttributeError:
+        return []
+    return list(found.values()) if isinstance(found, dict) else []
+
+
+def _wrapped(value: Any) -> Any:
+    try:
+        return inspect.getattr_static(value, "__wrapped__", None)
+    except Exception:  # an object whose attribute lookup itself fails
+        return None
+
+
+def class_key(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def display(label: str) -> str:
+    return label.replace(":", ".", 1)
+
+
+def place_of_class(cls: type) -> Place:
+    if cls.__module__ == "builtins":
+        return Place.STDLIB
+    return place_of_name(cls.__module__)

@@ -1,0 +1,428 @@
+"""The walk behind a fingerprint: from an entry point through the user's code it reaches.
+
+Each function reached contributes its code object (bytecode, constants, names, nested code such
+as lambdas and inner functions, the exception table; never line numbers, so an edit elsewhere in
+its file does not touch it), its default values, the values its closure captured and what it
+wraps (``__wrapped__``). The names its code uses are then resolved, conservatively: any name
+that is a global of its module is followed, whether the code reads it as a global or as an
+attribute of something else; an attribute of an imported user module (``helper.f``) is followed
+when the code names it; a method reached through the entry class resolves every name it uses
+against that class's whole MRO (so ``self.x``, ``type(self).x`` and ``super().x`` are all
+covered); an import inside a function is followed to the module it loads.
+
+The values it reads (module-level names, class attributes, defaults, captured cells) are
+encoded by ``oloproof.fingerprint._values``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import dis
+import importlib.util
+import inspect
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from types import CodeType, FunctionType, ModuleType
+from typing import Any
+
+from blake3 import blake3
+
+from oloproof.fingerprint._places import (
+    Place,
+    distribution_of,
+    file_of_module,
+    place_of_file,
+    place_of_function,
+    place_of_module,
+)
+from oloproof.fingerprint._values import (
+    Values,
+    class_key,
+    is_reference,
+    place_of_class,
+)
+
+DIGEST = 32  # hex digits kept of each part's blake3 (128 bits)
+
+# What runs on an instance besides the method itself, and can change what the method reads.
+LIFECYCLE = (
+    "__init__",
+    "__new__",
+    "__post_init__",
+    "__init_subclass__",
+    "__getattr__",
+    "__getattribute__",
+    "__setattr__",
+)
+# Class attributes that are bookkeeping, or derived from the source the class walk hashes.
+_NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"})
+_IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+
+
+class Walk(Values):
+    """One fingerprint's walk. ``run()`` drains the queue of functions and classes to visit."""
+
+    def __init__(self, base_dir: Path) -> None:
+        self.base_dir = base_dir.resolve()
+        self._base = str(self.base_dir)
+        self._labels: dict[str, str] = {}
+        self.code: dict[str, tuple[str, str, str]] = {}  # key -> (kind, file, digest)
+        self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
+        self.dists: dict[str, str] = {}
+        self.unseen: dict[str, None] = {}
+        self._queue: deque[Callable[[], None]] = deque()
+        self._scheduled: set[tuple[int, int]] = set()
+        self._done: set[tuple[str, str, int]] = set()
+        self._keep: list[Any] = []  # keeps what was scheduled alive, so ids stay unique
+
+    def run(self) -> None:
+        while self._queue:
+            self._queue.popleft()()
+
+    # --- entry points ----------------------------------------------------------------------
+
+    def method_entry(self, cls: type, name: str) -> bytes:
+        """A method called on ``cls``: the class's MRO by name, and what the method reads."""
+        material = bytearray(b"method:" + name.encode())
+        for klass in cls.__mro__:
+            material += b"|" + class_key(klass).encode()
+            place = place_of_class(klass)
+            if place is not Place.USER:
+                self.stand_for(klass.__module__, place)
+        if type(cls) is not type:
+            material += self.class_reference(type(cls))
+        for attribute in (name, *LIFECYCLE):
+            self.attribute(cls, attribute)
+        material += self._dataclass_fields(cls, owner=cls)
+        return bytes(material)
+
+    # --- functions and classes -------------------------------------------------------------
+
+    def _schedule(self, obj: Any, owner: type | None, task: Callable[[], None]) -> None:
+        token = (id(obj), id(owner))
+        if token not in self._scheduled:
+            self._scheduled.add(token)
+            self._keep.append((obj, owner))
+            self._queue.append(task)
+
+    def function_reference(self, fn: FunctionType, owner: type | None) -> bytes:
+        self._schedule(fn, owner, lambda: self._function(fn, owner))
+        return b"F" + f"{fn.__module__}:{fn.__qualname__}".encode()
+
+    def _function(self, fn: FunctionType, owner: type | None) -> None:
+        place = place_of_function(fn)
+        if place is not Place.USER:
+            self.stand_for(fn.__module__ or "", place)
+            # A library's decorator around the user's function (functools.singledispatch,
+            # a retry wrapper): the user's code it holds still counts.
+            cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+            self.references([*cells, *vars(fn).values()], f"{fn.__qualname__}", owner)
+            return
+        digest = blake3()
+        names: dict[str, None] = {}
+        imports: list[tuple[str, int, tuple[str, ...]]] = []
+        _hash_code(fn.__code__, digest, names, imports)
+        for value in fn.__defaults__ or ():
+            digest.update(self.value(value, "a default", None))
+        for name, value in (fn.__kwdefaults__ or {}).items():
+            digest.update(name.encode() + self.value(value, "a default", None))
+        for var, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True):
+            if var == "__class__":  # the class of a method using super(): walked as its owner
+                continue
+            try:
+                contents = cell.cell_contents
+            except ValueError:  # a cell not yet filled
+                digest.update(b"<empty>")
+                continue
+            digest.update(self.value(contents, f"{fn.__qualname__} closure", owner))
+        wrapped = fn.__dict__.get("__wrapped__")
+        if wrapped is not None:
+            digest.update(self.value(wrapped, f"{fn.__qualname__}.__wrapped__", owner))
+        key = f"{fn.__module__}:{fn.__qualname__}"
+        self._record_code(key, "f", self.file_label(fn.__code__.co_filename, fn.__module__), digest)
+        namespace = fn.__globals__
+        module = fn.__module__ or str(namespace.get("__name__", ""))
+        for name in names:
+            if name in namespace:
+                self.global_value(module, name, namespace[name], names)
+            if owner is not None:
+                self.attribute(owner, name)
+        package = namespace.get("__package__")
+        for name, level, fromlist in imports:
+            package_name = package if isinstance(package, str) else None
+            self.imported(name, level, package_name, fromlist, names)
+
+    def class_reference(self, cls: type) -> bytes:
+        place = place_of_class(cls)
+        if place is Place.USER:
+            self._schedule(cls, None, lambda: self._whole_class(cls))
+        else:
+            self.stand_for(cls.__module__, place)
+        return b"C" + class_key(cls).encode()
+
+    def _whole_class(self, cls: type) -> None:
+        """A class the code uses (not the entry class): its source, bases and every member."""
+        key = class_key(cls)
+        digest = blake3()
+        try:
+            digest.update(inspect.getsource(cls).encode())
+        except Exception:  # defined in a notebook or at run time; a file that no longer parses
+            digest.update(b"<no source>")
+        for base in cls.__bases__:
+            digest.update(self.class_reference(base))
+        if type(cls) is not type:
+            digest.update(self.class_reference(type(cls)))
+        for name, attr in list(vars(cls).items()):
+            if name in _NOISE or (_is_dunder(name) and not is_reference(attr)):
+                continue
+            digest.update(name.encode() + self.value(attr, f"{key}.{name}", cls))
+        digest.update(self._dataclass_fields(cls, owner=cls))
+        self._record_code(key, "c", self.file_label(file_of_module(cls.__module__), None), digest)
+
+    def _dataclass_fields(self, cls: type, owner: type | None) -> bytes:
+        if not dataclasses.is_dataclass(cls):
+            return b""
+        material = bytearray()
+        for f in dataclasses.fields(cls):
+            material += f.name.encode()
+            material += self.value(f.default, f"{cls.__qualname__}.{f.name}", owner)
+            material += self.value(f.default_factory, f"{cls.__qualname__}.{f.name}", owner)
+        return bytes(material)
+
+    def _record_code(self, key: str, kind: str, file: str, digest: Any) -> None:
+        hexdigest = digest.hexdigest()[:DIGEST]
+        # Two different objects with one qualified name (a redefinition, lambdas made in a
+        # loop): keep both, numbered in the order the walk met them.
+        number, unique = 1, key
+        while unique in self.code and self.code[unique][2] != hexdigest:
+            number += 1
+            unique = f"{key}#{number}"
+        self.code[unique] = (kind, file, hexdigest)
+
+    # --- names a function uses --------------------------------------------------------------
+
+    def global_value(self, module: str, name: str, value: Any, names: Iterable[str]) -> None:
+        """A module-level name the code reads: a module, code to follow, or a constant."""
+        token = (module, name, 0)
+        if token in self._done:
+            return
+        self._done.add(token)
+        if isinstance(value, ModuleType):
+            self.module_attributes(value, names)
+            return
+        label = f"{module}:{name}"
+        material = self.value(value, label, None)
+        if not is_reference(value):
+            self.constant(label, self.file_label(file_of_module(module), module), material)
+
+    def module_attributes(self, module: ModuleType, names: Iterable[str]) -> None:
+        """``module.name`` for every name the code uses that the module has."""
+        place = place_of_module(module, module.__name__)
+        namespace = vars(module)
+        if place is not Place.USER:
+            self.stand_for(module.__name__, place)
+            # The user's code put into a library module (a patched function) still counts.
+            used = [namespace[name] for name in list(names) if name in namespace]
+            self.references(used, module.__name__, None)
+            return
+        for name in list(names):
+            if name in namespace:
+                self.global_value(module.__name__, name, namespace[name], names)
+
+    def attribute(self, owner: type, name: str) -> None:
+        """Every definition of ``name`` along ``owner``'s MRO (``self.name``, ``super().name``)."""
+        for klass in owner.__mro__:
+            if name not in vars(klass):
+                continue
+            place = place_of_class(klass)
+            if place is not Place.USER:
+                self.stand_for(klass.__module__, place)
+                continue
+            token = (class_key(klass), name, id(owner))
+            if token in self._done:
+                continue
+            self._done.add(token)
+            attr = vars(klass)[name]
+            label = f"{class_key(klass)}.{name}"
+            material = self.value(attr, label, owner)
+            if not is_reference(attr):
+                file = self.file_label(file_of_module(klass.__module__), None)
+                self.constant(label, file, material)
+
+    def imported(
+        self,
+        name: str,
+        level: int,
+        package: str | None,
+        fromlist: tuple[str, ...],
+        names: Iterable[str],
+    ) -> None:
+        """A module imported inside a function (``from M import x``: x may be a module too)."""
+        try:
+            absolute = importlib.util.resolve_name("." * level + name, package) if level else name
+        except (ImportError, ValueError):
+            self.unseen[f"an import of {name!r} that could not be resolved"] = None
+            return
+        for loaded in {absolute, absolute.partition(".")[0]}:
+            module = sys.modules.get(loaded)
+            if module is not None:
+                self.module_attributes(module, names)
+        self._import_target(absolute)
+        module = sys.modules.get(absolute)
+        for item in fromlist:
+            if item != "*" and (module is None or not hasattr(module, item)):
+                self._import_target(f"{absolute}.{item}", quiet=True)
+
+    def _import_target(self, absolute: str, quiet: bool = False) -> None:
+        module = sys.modules.get(absolute)
+        if module is not None:
+            if quiet:  # a submodule named in a from-import: what of it is used is unknown
+                self.module_value(module)
+            return
+        origin = _locate(absolute)
+        if origin is None:
+            if not quiet:
+                self.unseen[f"module {absolute} (imported inside a function, not found)"] = None
+            return
+        place = place_of_file(origin)
+        if place is Place.USER:
+            self._module_file(absolute, origin)
+        else:
+            self.stand_for(absolute, place)
+
+    def _module_file(self, module: str, filename: str) -> None:
+        """A user module that is not loaded yet: the whole of its file."""
+        try:
+            digest = blake3(Path(filename).read_bytes())
+        except OSError:
+            digest = blake3(b"<unreadable>")
+        self._record_code(f"{module}:", "m", self.file_label(filename, None), digest)
+
+    def module_value(self, module: ModuleType) -> None:
+        # A module held as data (in a dict, say): what of it is used cannot be told, so a user
+        # module counts whole.
+        place = place_of_module(module, module.__name__)
+        filename = getattr(module, "__file__", None)
+        if place is Place.USER and isinstance(filename, str):
+            self._module_file(module.__name__, filename)
+        else:
+            self.stand_for(module.__name__, place)
+
+    def stand_for(self, module: str, place: Place) -> None:
+        """Code outside the user's: a distribution's version (the stdlib: Python's)."""
+        if place is Place.STDLIB or not module:
+            return
+        if place is Place.USER:  # user code without Python source (a compiled extension)
+            filename = file_of_module(module)
+            if filename is not None:
+                self._module_file(module, filename)
+            return
+        dist, version = distribution_of(module)
+        self.dists[dist] = version
+
+    def constant(self, label: str, file: str, material: bytes) -> None:
+        self.constants[label] = (file, blake3(material).hexdigest()[:DIGEST])
+
+    def file_label(self, filename: str | None, module: str | None) -> str:
+        """A file as the fingerprint names it: relative to the project folder when inside it."""
+        if filename is None or filename.startswith("<"):
+            filename = file_of_module(module) if module else None
+            if filename is None:
+                return "<no file>"
+        label = self._labels.get(filename)
+        if label is None:
+            path = os.path.realpath(filename)
+            inside = path.startswith(self._base + os.sep)
+            label = Path(path[len(self._base) + 1 :]).as_posix() if inside else path
+            self._labels[filename] = label
+        return label
+
+    # --- values -----------------------------------------------------------------------------
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        _ = cell.cell_contents
+    except ValueError:  # a cell not yet filled
+        return False
+    return True
+
+
+def _hash_code(
+    code: CodeType,
+    digest: Any,
+    names: dict[str, None],
+    imports: list[tuple[str, int, tuple[str, ...]]],
+) -> None:
+    """A code object's behaviour into ``digest``; its names and imports into the lists."""
+    digest.update(code.co_code)
+    digest.update(getattr(code, "co_exceptiontable", b""))
+    header = (
+        code.co_name,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+        code.co_names,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+    )
+    digest.update(repr(header).encode())
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            digest.update(b"<code>")
+            _hash_code(const, digest, names, imports)
+        else:
+            digest.update(_const(const) + b",")
+    for name in code.co_names:
+        names.setdefault(name)
+    if _IMPORT_NAME in code.co_code:
+        loaded: list[Any] = []
+        for instruction in dis.get_instructions(code):
+            if instruction.opname == "LOAD_CONST":
+                loaded.append(instruction.argval)
+            elif instruction.opname == "IMPORT_NAME":
+                level = loaded[-2] if len(loaded) >= 2 and isinstance(loaded[-2], int) else 0
+                fromlist = loaded[-1] if loaded and isinstance(loaded[-1], tuple) else ()
+                imports.append((str(instruction.argval), level, tuple(map(str, fromlist))))
+
+
+def _const(value: Any) -> bytes:
+    """A code constant (always plain: numbers, text, bytes, tuples, frozensets, None)."""
+    if isinstance(value, tuple):
+        return b"(" + b",".join(_const(v) for v in value) + b")"
+    if isinstance(value, frozenset):
+        return b"<" + b",".join(sorted(_const(v) for v in value)) + b">"
+    if isinstance(value, float):
+        return b"f" + value.hex().encode()
+    return f"{type(value).__name__}:{value!r}".encode("utf-8", "surrogatepass")
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _locate(module: str) -> str | None:
+    """The file of a module that is not loaded, found without importing anything."""
+    top, _, rest = module.partition(".")
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if not rest:
+        return spec.origin
+    for location in spec.submodule_search_locations or ():
+        base = Path(location, *rest.split("."))
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return str(candidate)
+    return None

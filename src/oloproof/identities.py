@@ -1,0 +1,162 @@
+"""The cache identities of a run, and what a run remembers so each identity is made once.
+
+- An execution's identity: the system's identity (its kind, name, ``version``, settings and code
+  fingerprint), any intervention, and the case input's key.
+- A judgment's identity: the evaluator's spec and the digests of exactly the parts of the case it
+  declares it reads (``oloproof.evaluators.reads``). It is looked up among the judgments of the
+  execution judged.
+- ``RunMemory``: what a run has made so far, so a repeated input shares it.
+
+Where a result comes from is one of ``HIT`` (reused from an earlier run), ``MISS`` (made by this
+run) and ``SHARED`` (a repeat within this run taking what an earlier case of it made).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from blake3 import blake3
+
+from ledger import CodecError, Ledger, encode, internal_key
+from oloproof import events as ev
+from oloproof.evaluators.base import CaseView
+from oloproof.evaluators.reads import ReadDeclaration
+from oloproof.results import Verdict
+from oloproof.systems.base import Execution, System
+
+HIT, MISS, SHARED = "hit", "miss", "shared"
+
+
+def system_identity(system: dict[str, Any], intervention: dict[str, Any] | None) -> str:
+    """What makes two executions of one input comparable: the system and any intervention."""
+    return ev.identity_key({"system": system, "intervention": intervention})
+
+
+def execution_identity(system_key: str, input_key: str, repeat: int = 0) -> str:
+    """The execution cache key: the system identity, the case input's key and, for a repeated
+    execution of the same case (a sampled model asked again), its repeat index; repeat 0 is
+    the plain key, so the first execution of every case keeps its cache."""
+    parts = [system_key, input_key] if repeat == 0 else [system_key, input_key, repeat]
+    return ev.identity_key(parts)
+
+
+def judgment_identity(spec_key: str, reads: bytes) -> str:
+    """The judgment cache key: the evaluator's spec and the digests of exactly what it reads
+    (``ReadKeys.of``).
+
+    It is looked up among the judgments of the execution judged, so a judgment is reused for
+    that execution only.
+    """
+    return internal_key(spec_key.encode() + b"|" + reads)
+
+
+class ReadKeys:
+    """The digests of the parts of one case that evaluators read, each worked out once."""
+
+    def __init__(self, view: CaseView) -> None:
+        self._view = view
+        self._digests: dict[str, bytes] = {}
+        self._declared: dict[ReadDeclaration, bytes] = {}
+
+    def of(self, declaration: ReadDeclaration) -> bytes:
+        """The digests of the parts ``declaration`` reads, in its order, end to end."""
+        # Evaluators that read the same parts (hit_rate, recall, ndcg...) share one answer.
+        found = self._declared.get(declaration)
+        if found is None:
+            found = self._declared[declaration] = self._of(declaration)
+        return found
+
+    def _of(self, declaration: ReadDeclaration) -> bytes:
+        digests = []
+        for name, value in declaration.parts(self._view):
+            digest = self._digests.get(name) if name is not None else None
+            if digest is None:
+                digest = blake3(_encoded(value)).digest()
+                if name is not None:
+                    self._digests[name] = digest
+            digests.append(digest)
+        return b"".join(digests)
+
+
+def _encoded(value: Any) -> bytes:
+    """A value's bytes as it would be stored (a tuple as a list, a model as its fields)."""
+    try:
+        return encode(value)
+    except CodecError:  # not plain yet (a raw output holding a model, say)
+        return encode(plain(value))
+
+
+def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
+    """The reusable judgments of an execution, by judgment identity (the latest of each).
+
+    A missing judgment (a judge call that failed) is never reused: it is tried again.
+    """
+    found: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for address, event in ledger.lookup_events("judgment", exec_address):
+        if event.body["status"] != "missing":
+            found[event.body["identity"]] = (address, event.body)
+        else:
+            found.pop(event.body["identity"], None)
+    return found
+
+
+def reuses_executions(system: System) -> bool:
+    """Whether the system lets an execution be reused by a later run (an HTTP endpoint whose
+    project declared no ``reuse`` does not: Oloproof cannot see the code behind it)."""
+    return bool(getattr(system, "reuses_executions", True))
+
+
+@dataclass
+class Made:
+    """One execution as a run holds it."""
+
+    address: str
+    execution: Execution | None  # None: it errored
+    source: str  # HIT (reused from an earlier run) or MISS (executed by this run)
+    fresh: bool  # its event is new to the ledger, so every judgment of it is this run's
+
+
+class RunMemory:
+    """What this run has made, so that a repeated input shares it instead of making it again.
+
+    In full while its events wait to be written; once written, only 128 bits of the identity
+    of each execution the run made (about 70 bytes a case executed) and of each judgment it made
+    of an execution whose event existed before the run: the rest is read back from the ledger.
+    """
+
+    def __init__(self) -> None:
+        self.executions: dict[str, asyncio.Future[Made]] = {}
+        self.judgments: dict[tuple[str, str], tuple[Verdict, str, str]] = {}
+        self.executed_fresh: set[int] = set()
+        self.executed_stale: set[int] = set()
+        self.judged_stale: set[int] = set()
+
+    def forget_written(self) -> None:
+        for identity in [i for i, f in self.executions.items() if f.done()]:
+            del self.executions[identity]
+        self.judgments.clear()
+
+
+def bits(*keys: str) -> int:
+    """128 bits standing for a key (or a pair of keys: an address and an identity)."""
+    value = 0
+    for key in keys:
+        value ^= int(key.removeprefix("sha256:")[:32], 16)
+    return value
+
+
+def plain(value: Any) -> Any:
+    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
+    if type(value) is dict or isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return plain(dump(mode="json"))
+    return repr(value)
