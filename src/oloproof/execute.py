@@ -25,7 +25,9 @@ from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.results import Verdict
+from oloproof.sdk import malformed_artifact
 from oloproof.systems.base import ExecContext, Execution, StageRecord, System
+from oloproof.usercode import received
 
 Progress = Callable[[int, int], None]
 AnyEvaluator = Evaluator | AsyncEvaluator
@@ -314,23 +316,48 @@ def _cached_execution(
 async def _run_system(
     spec: RunSpec, ctx: ExecContext, case: Case
 ) -> tuple[Execution | None, dict[str, Any] | None]:
+    timeout = asyncio.timeout(spec.timeout_s)
     try:
-        async with asyncio.timeout(spec.timeout_s):
+        async with timeout:
             return await spec.system.execute(case, ctx), None
     except OloproofError:
         raise
-    except TimeoutError:
-        return None, {
-            "type": "TimeoutError",
-            "message": f"the case took longer than {spec.timeout_s:g} s",
-            "traceback": "",
-        }
-    except Exception as exc:  # the user's code failed: the case is errored, the run goes on
-        return None, {
-            "type": type(exc).__name__,
-            "message": str(exc),
-            "traceback": "".join(traceback.format_exception(exc)),
-        }
+    except BaseException as exc:  # whatever user code raised, sys.exit included: case errored
+        if interrupts_the_run(exc):
+            raise
+        malformed = malformed_artifact(exc)
+        if malformed is not None:  # the SDK's own types, built wrongly: the adapter's contract
+            raise ArtifactError(f"case {case.id!r}: {malformed}") from None
+        if isinstance(exc, TimeoutError) and timeout.expired():
+            return None, {
+                "type": "TimeoutError",
+                "message": f"the case took longer than {spec.timeout_s:g} s",
+                "traceback": "",
+            }
+        return None, _error_record(exc)
+
+
+def interrupts_the_run(exc: BaseException) -> bool:
+    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task) rather
+    than something user code raised.
+
+    A cancellation is real when the task running the case was cancelled; a
+    ``CancelledError`` raised by user code leaves the task uncancelled. A
+    ``KeyboardInterrupt`` is real only once a signal reached the process
+    (``oloproof.usercode``).
+    """
+    if isinstance(exc, asyncio.CancelledError):
+        task = asyncio.current_task()
+        return task is None or task.cancelling() > 0
+    return isinstance(exc, KeyboardInterrupt) and received()
+
+
+def _error_record(exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
 
 
 def _execution_event(
@@ -410,15 +437,39 @@ async def _judge_all(
         if judge.is_async:
             waiting.append((index, judge, identity))
             continue
-        verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
+        verdict = _judge_sync(judge, view)
         results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
     if waiting:
-        verdicts = await asyncio.gather(
-            *(j.evaluator.ajudge(view) for _, j, _ in waiting)  # type: ignore[union-attr]
-        )
+        verdicts = await asyncio.gather(*(_judge_async(j, view) for _, j, _ in waiting))
         for (index, judge, identity), verdict in zip(waiting, verdicts, strict=True):
             results[index] = _record_judgment(writer, judge, identity, verdict, exec_address)
     return [r for r in results if r is not None]
+
+
+def _judge_sync(judge: _Judge, view: CaseView) -> Verdict:
+    try:
+        return judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
+    except OloproofError:
+        raise
+    except BaseException as exc:  # an evaluator that breaks costs its judgment, not the run
+        if interrupts_the_run(exc):
+            raise
+        return _evaluator_raised(exc)
+
+
+async def _judge_async(judge: _Judge, view: CaseView) -> Verdict:
+    try:
+        return await judge.evaluator.ajudge(view)  # type: ignore[union-attr]  # is_async
+    except OloproofError:
+        raise
+    except BaseException as exc:  # as in _judge_sync
+        if interrupts_the_run(exc):
+            raise
+        return _evaluator_raised(exc)
+
+
+def _evaluator_raised(exc: BaseException) -> Verdict:
+    return Verdict.missing("evaluator_raised", **_error_record(exc))
 
 
 def _record_judgment(

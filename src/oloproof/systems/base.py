@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from oloproof.dataset import Case
 from oloproof.errors import ConfigError
+from oloproof.usercode import describe, received
 
 
 @dataclass(frozen=True)
@@ -87,9 +88,11 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
                 f"{where}: {key}: no module named {module_name!r} (looked in {base_dir})"
             ) from None
         raise ConfigError(f"{where}: {key}: importing {module_name!r} failed: {exc}") from None
-    except Exception as exc:  # user code failed while importing: report it, don't crash
+    except BaseException as exc:  # user code failed or exited while importing: report it
+        if isinstance(exc, KeyboardInterrupt) and received():
+            raise  # a real Ctrl-C during the import
         raise ConfigError(
-            f"{where}: {key}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+            f"{where}: {key}: importing {module_name!r} failed: {describe(exc)}"
         ) from None
     obj: Any = module
     for part in attr.split("."):

@@ -41,6 +41,7 @@ from oloproof.sdk import (
 )
 from oloproof.systems.base import ExecContext, Execution, StageRecord, load_object
 from oloproof.systems.threads import CallPool
+from oloproof.usercode import describe, received
 
 NOT_RETRIEVED = "not_retrieved"
 BELOW_TOP_K = "below_top_k"
@@ -173,10 +174,11 @@ class RagSystem:
             )
         try:
             self._obj = cls()
-        except Exception as exc:  # the user's constructor failed: report it, don't crash
+        except BaseException as exc:  # the user's constructor failed or exited: report it
+            if isinstance(exc, KeyboardInterrupt) and received():
+                raise  # a real Ctrl-C while it ran
             raise ConfigError(
-                f"{where}: system.rag.object: {settings.object}() failed: "
-                f"{type(exc).__name__}: {exc}"
+                f"{where}: system.rag.object: {settings.object}() failed: {describe(exc)}"
             ) from None
         self._pool = CallPool("oloproof-rag")
         count = getattr(self._obj, "count_tokens", None)
