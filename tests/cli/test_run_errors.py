@@ -37,7 +37,7 @@ def run(case):
     if q == "nan-output":
         return {"answer": float("inf")}
     if q.startswith("slow"):
-        sys.stderr.write("sleeping\n")
+        sys.stderr.write("sleeping\\n")
         sys.stderr.flush()
         time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
     current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
