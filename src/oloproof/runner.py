@@ -337,8 +337,8 @@ def _finish_stopped(
     if isinstance(exc, LedgerError):
         stored = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
         message = (
-            f"run {run_id} stopped: {exc}; the {stored.cases} cases written before are kept: "
-            f"once that is fixed, finish it with: oloproof run --resume {run_id}"
+            f"run {run_id} stopped: {exc}; {stored.cases} of its {run.body['planned_cases']} "
+            f"cases are stored; once that is fixed, finish it with: oloproof run --resume {run_id}"
         )
         try:
             finish(
