@@ -25,7 +25,13 @@ from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
-from oloproof.metrics import RunTally, case_results, criteria_of, tally_run
+from oloproof.metrics import (
+    RunTally,
+    case_results,
+    criteria_of,
+    stream_case_results,
+    tally_run,
+)
 from oloproof.metrics import replay as replay_tally
 from oloproof.policy import decide_policy, gate
 from oloproof.report import (
@@ -478,10 +484,52 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
     return StoredRun(event.body["run_id"], address, event.body)
 
 
+def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
+    """Refuse to read a run whose index disagrees with what the run recorded.
+
+    The case results a read finds come through the ledger's index; a damaged index page
+    hides some of them, and a report on the rest would look complete. So the cases (and the
+    errored ones) the index finds must be what the run's latest end record counts, and a
+    decision needs an end record beside it. A run still being resumed has found more than its
+    last end record counted, which is not damage. ``tally`` saves a pass over the cases when
+    the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
+    rebuild-indexes``.
+    """
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    if end is None:
+        if latest_meta(ledger, run.run_id, ev.DECISION) is None:
+            return  # not finished yet (or never will be): nothing recorded to check against
+        problem = "it has a decision but its index finds no end record"
+    else:
+        found = (tally.cases, tally.errored) if tally is not None else _count(ledger, run.run_id)
+        if found == (end["cases"], end["errored"]):
+            return
+        if end["state"] != "complete" and found[0] > end["cases"]:
+            return  # a resume has written more cases since
+        problem = (
+            f"its end record counts {end['cases']} cases ({end['errored']} errored), "
+            f"its index finds {found[0]} ({found[1]} errored)"
+        )
+    raise LedgerAccessError(
+        f"the ledger's indexes disagree with run {run.run_id}: {problem}; "
+        "rebuild them with: oloproof ledger rebuild-indexes"
+    )
+
+
+def _count(ledger: Ledger, run_id: str) -> tuple[int, int]:
+    """The case results of a run, and the errored ones among them."""
+    cases = errored = 0
+    for body in stream_case_results(ledger, run_id):
+        cases += 1
+        errored += body["status"] == "errored"
+    return cases, errored
+
+
 def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
-    """The run's report, re-derived from the ledger alone."""
+    """The run's report, re-derived from the ledger alone (its indexes checked first)."""
     run = load_run(ledger, run_id)
     tally = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
+    check_run_indexes(ledger, run, tally)
     decision = latest_meta(ledger, run_id, ev.DECISION)
     return build_run_report(
         run.body,

@@ -50,7 +50,14 @@ from oloproof.diagnosis.labels import (
 )
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.metrics import criteria_of
-from oloproof.runner import RunPlan, StoredRun, execute_run, load_run, plan_from_run
+from oloproof.runner import (
+    RunPlan,
+    StoredRun,
+    check_run_indexes,
+    execute_run,
+    load_run,
+    plan_from_run,
+)
 from oloproof.systems.base import load_object
 
 
@@ -152,6 +159,7 @@ def _prepare(
     reranker: str | None,
 ) -> _Request:
     parent = load_run(ledger, run)
+    check_run_indexes(ledger, parent)
     _check_parent(parent, criterion)
     chosen = intervention_body(intervention, top_k=top_k, reranker=reranker)
     staged = parent.body["system"].get("kind") == "rag"
