@@ -26,7 +26,14 @@ from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.results import Verdict
 from oloproof.sdk import malformed_artifact
-from oloproof.systems.base import ExecContext, Execution, StageRecord, System
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    StageRecord,
+    System,
+    UnrecordableOutput,
+    plain_output,
+)
 from oloproof.usercode import received
 
 Progress = Callable[[int, int], None]
@@ -251,7 +258,7 @@ async def _one_case(
             counts.add_stage(stage.stage, stage.hit)
         try:
             exec_address = writer.add(_execution_event(identity, case, execution, error))
-        except CodecError as exc:  # a NaN, say: what the system returned cannot be recorded
+        except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
             raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
         fresh = not seen or not ledger.has(exec_address)
     verdicts: dict[str, dict[str, Any]] = {}
@@ -368,7 +375,7 @@ def _execution_event(
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
-        "output": _plain(execution.output) if execution else None,
+        "output": plain_output(execution.output) if execution else None,
         "artifacts": execution.artifacts if execution else {},
     }
     if error is not None:
@@ -378,20 +385,6 @@ def _execution_event(
             {"stage": s.stage, "identity": s.identity, "address": s.address} for s in stages
         ]
     return ev.make(ev.EXECUTION, body, [s.address for s in stages])
-
-
-def _plain(value: Any) -> Any:
-    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _plain(dump(mode="json"))
-    return repr(value)
 
 
 @dataclass(frozen=True)
@@ -489,7 +482,7 @@ def _record_judgment(
         "status": verdict.status,
         "value": verdict.value,
         "reason": verdict.reason,
-        "detail": _plain(verdict.detail),
+        "detail": plain_output(verdict.detail),
     }
     return verdict, writer.add(ev.make(ev.JUDGMENT, body, [exec_address])), False
 

@@ -53,8 +53,9 @@ _URL_PATTERN = r"^https?://\S+$"
 class ProviderSettings(BaseModel):
     """How a judge reaches its model: the provider keys every judge entry shares."""
 
+    # Strict, as oloproof.config's models are: `temperature: true` is not 1.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False, strict=True
     )
 
     provider: ProviderName = Field(

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,7 @@ from oloproof.metrics import (
     RunTally,
     case_results,
     criteria_of,
+    slice_value,
     stream_case_results,
     tally_run,
 )
@@ -112,6 +114,8 @@ def _plan(
                 "or context_truncated)"
             )
     dataset = load_dataset(base / config.dataset)
+    _check_slices(config, config_path, dataset)
+    _check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
     if policy_path is None and config.policy is not None:
         policy_path = base / config.policy
@@ -150,6 +154,40 @@ def _plan(
         policy,
         policy_path.resolve() if policy_path else None,
     )
+
+
+def _check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
+    """Refuse a ``metadata.KEY`` slice no case can fill: a misspelt key is an empty slice."""
+    for index, name in enumerate(config.slices):
+        if not name.startswith("metadata."):
+            continue
+        where = config.location("slices", index, path=config_path)
+        parts = name.split(".")[1:]
+        if parts[0] not in dataset.metadata_keys:
+            keys = ", ".join(sorted(dataset.metadata_keys))
+            found = f"the cases' metadata keys: {keys}" if keys else "no case has metadata"
+            raise ConfigError(
+                f"{where}: slices: {name}: no case has the metadata key {parts[0]!r} ({found})"
+            )
+        if len(parts) > 1 and all(
+            slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
+        ):
+            raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
+
+
+def _check_header_variables(config: ProjectConfig, config_path: Path) -> None:
+    """Refuse an HTTP header that reads an environment variable which is not set."""
+    if config.system.http is None:
+        return
+    from oloproof.systems.http import header_variables
+
+    for header, template in config.system.http.headers.items():
+        for name in header_variables(template):
+            if name not in os.environ:
+                where = config.location("system", "http", "headers", header, path=config_path)
+                raise ConfigError(
+                    f"{where}: system.http.headers.{header}: environment variable {name} is not set"
+                )
 
 
 def _apply_overrides(

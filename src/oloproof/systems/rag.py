@@ -39,7 +39,14 @@ from oloproof.sdk import (
     Retrieval,
     validate_artifact,
 )
-from oloproof.systems.base import ExecContext, Execution, StageRecord, load_object
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    StageRecord,
+    UnrecordableOutput,
+    load_object,
+    plain_output,
+)
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
 
@@ -298,9 +305,13 @@ class RagSystem:
             stages.append(StageRecord("generate", identity, cached["address"], True))
             return cached["output"]
         output = await self._call(self._obj.generate, case.input, context)
-        address = ctx.stage_cache.record("generate", identity, {"output": _plain(output)})
+        try:
+            output = plain_output(output)
+        except UnrecordableOutput as exc:
+            raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+        address = ctx.stage_cache.record("generate", identity, {"output": output})
         stages.append(StageRecord("generate", identity, address, False))
-        return _plain(output)
+        return output
 
     def labels(self, case: Case, execution: Execution | None) -> dict[str, str]:
         """The staged slices of one case: relevant_position and context_truncated."""
@@ -324,11 +335,3 @@ def _citations(case: Case, cited: Any) -> dict[str, Any]:
         return validate_artifact("citations/v1", cited)
     except ArtifactError as exc:
         raise ArtifactError(f"case {case.id!r}: output citations: {exc.message}") from None
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
