@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger, LedgerError, new_ulid
+from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__
 from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
@@ -373,12 +373,12 @@ def _finish_stopped(
 
     Interrupted runs (Ctrl-C, SIGTERM, an error in Oloproof) are decided on what they
     finished, all of it committed on the way out. A stopped run (a malformed artifact, a
-    failed commit) gets no decision. After a failed commit only what is stored counts, so the
-    tally is read back from the ledger.
+    failed commit) gets no decision. After a failed commit (a ``StoreError``) only what is
+    stored counts, so the tally is read back from the ledger.
     """
     run_id = run.run_id
     counts = prior  # a run that raised reports the cache counts it had before it started
-    if isinstance(exc, LedgerError):
+    if isinstance(exc, StoreError):
         stored = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
         message = (
             f"run {run_id} stopped: {exc}; {stored.cases} of its {run.body['planned_cases']} "
@@ -396,7 +396,7 @@ def _finish_stopped(
         except LedgerError:
             message += " (its end record could not be written either)"
         raise LedgerAccessError(message) from None
-    if isinstance(exc, OloproofError):
+    if isinstance(exc, OloproofError | LedgerError):
         finish(tally, counts, "stopped", str(exc), judges, decide=False)
     elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         finish(tally, counts, "interrupted", "interrupted before every case finished", judges)
