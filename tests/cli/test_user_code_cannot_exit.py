@@ -13,10 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import copy_example, oloproof
 
 from ledger import open_ledger
 from oloproof import events as ev
+from oloproof.metrics import case_results
 
 # Each kind of BaseException user code can raise, and how the case's error names it.
 RAISERS = {
@@ -262,3 +263,30 @@ def test_a_user_keyboard_interrupt_is_not_a_ctrl_c_but_a_real_one_still_is(
     assert proc.returncode == 130, out + err
     assert "oloproof run --resume run_" in err
     assert _end_states(root) == ["interrupted"]
+
+
+def test_a_reranker_that_exits_errors_only_its_cases(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    (root / "exiting.py").write_text(
+        "import sys\n\ndef rerank(input, candidates):\n    sys.exit(9)\n"
+    )
+    parent = oloproof("run", cwd=root)
+    assert parent.code in (0, 1, 3), parent.err
+    run_id = parent.lines[0].split()[1]
+    gold = ["--intervention", "gold-context", "--criterion", "answer_correct"]
+    assert oloproof("diagnose", run_id, *gold, cwd=root).code == 0
+    rerank = ["--intervention", "reranker", "--reranker", "exiting:rerank"]
+    result = oloproof("diagnose", run_id, *rerank, "--criterion", "answer_correct", cwd=root)
+    assert result.code == 0, result.out + result.err
+    assert "Traceback" not in result.err
+    with open_ledger(root / ".oloproof") as ledger:
+        children = [
+            e.body["run_id"]
+            for _, e in ledger.events(ev.RUN)
+            if (e.body.get("parent") or {}).get("intervention", {}).get("kind") == "reranker"
+        ]
+        assert len(children) == 1
+        results = [b for _, b in case_results(ledger, children[0])]
+        errors = {ledger.get(b["execution"]).body["error"]["type"] for b in results}
+    assert results and {b["status"] for b in results} == {"errored"}
+    assert errors == {"SystemExit"}
