@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import functools
-import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,11 +29,11 @@ from oloproof.metrics import (
     RunTally,
     case_results,
     criteria_of,
-    slice_value,
     stream_case_results,
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
+from oloproof.plancheck import check_header_variables, check_slices
 from oloproof.policy import decide_policy, gate
 from oloproof.report import (
     DEFAULT_LEVEL,
@@ -114,8 +113,8 @@ def _plan(
                 "or context_truncated)"
             )
     dataset = load_dataset(base / config.dataset)
-    _check_slices(config, config_path, dataset)
-    _check_header_variables(config, config_path)
+    check_slices(config, config_path, dataset)
+    check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
     if policy_path is None and config.policy is not None:
         policy_path = base / config.policy
@@ -154,40 +153,6 @@ def _plan(
         policy,
         policy_path.resolve() if policy_path else None,
     )
-
-
-def _check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
-    """Refuse a ``metadata.KEY`` slice no case can fill: a misspelt key is an empty slice."""
-    for index, name in enumerate(config.slices):
-        if not name.startswith("metadata."):
-            continue
-        where = config.location("slices", index, path=config_path)
-        parts = name.split(".")[1:]
-        if parts[0] not in dataset.metadata_keys:
-            keys = ", ".join(sorted(dataset.metadata_keys))
-            found = f"the cases' metadata keys: {keys}" if keys else "no case has metadata"
-            raise ConfigError(
-                f"{where}: slices: {name}: no case has the metadata key {parts[0]!r} ({found})"
-            )
-        if len(parts) > 1 and all(
-            slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
-        ):
-            raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
-
-
-def _check_header_variables(config: ProjectConfig, config_path: Path) -> None:
-    """Refuse an HTTP header that reads an environment variable which is not set."""
-    if config.system.http is None:
-        return
-    from oloproof.systems.http import header_variables
-
-    for header, template in config.system.http.headers.items():
-        for name in header_variables(template):
-            if name not in os.environ:
-                where = config.location("system", "http", "headers", header, path=config_path)
-                raise ConfigError(
-                    f"{where}: system.http.headers.{header}: environment variable {name} is not set"
-                )
 
 
 def _apply_overrides(
@@ -324,20 +289,7 @@ async def _execute(
         tally.add(result)
         meter.case_done(result["case_id"], result["judgments"])
 
-    use_cache, use_stage_cache, intervention, replay = options
-    spec = RunSpec(
-        run_id=run_id,
-        run_address=run.run_address,
-        system=plan.system,
-        evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
-        concurrency=plan.config.concurrency,
-        timeout_s=plan.config.timeout_s,
-        use_cache=use_cache,
-        use_stage_cache=use_stage_cache,
-        intervention=intervention,
-        replay=replay,
-        labeller=getattr(plan.system, "labels", None),
-    )
+    spec = _run_spec(plan, run, meter, options)
     finish = functools.partial(_finish, ledger, run_id, run.run_address, body)
     try:
         counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
@@ -358,6 +310,28 @@ async def _execute(
     corrected = _corrected_rows(ledger, body, tally, decision)
     report = build_run_report(body, run.run_address, tally, end, decision, corrected=corrected)
     return RunOutcome(run_id, run.run_address, report)
+
+
+def _run_spec(
+    plan: RunPlan,
+    run: _Started,
+    meter: UsageMeter,
+    options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+) -> RunSpec:
+    use_cache, use_stage_cache, intervention, replay = options
+    return RunSpec(
+        run_id=run.run_id,
+        run_address=run.run_address,
+        system=plan.system,
+        evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
+        concurrency=plan.config.concurrency,
+        timeout_s=plan.config.timeout_s,
+        use_cache=use_cache,
+        use_stage_cache=use_stage_cache,
+        intervention=intervention,
+        replay=replay,
+        labeller=getattr(plan.system, "labels", None),
+    )
 
 
 def _finish_stopped(
