@@ -345,18 +345,25 @@ async def _run_system(
 
 
 def interrupts_the_run(exc: BaseException) -> bool:
-    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task) rather
-    than something user code raised.
+    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task, a
+    coroutine closed from outside) rather than something user code raised.
 
     A cancellation is real when the task running the case was cancelled; a
-    ``CancelledError`` raised by user code leaves the task uncancelled. A
-    ``KeyboardInterrupt`` is real only once a signal reached the process
-    (``oloproof.usercode``).
+    ``CancelledError`` raised by user code leaves the task uncancelled. A ``GeneratorExit``
+    with no task running is the coroutine being closed. A ``KeyboardInterrupt`` is real only
+    once a signal reached the process (``oloproof.usercode``).
     """
-    if isinstance(exc, asyncio.CancelledError):
+    if isinstance(exc, KeyboardInterrupt):
+        return received()
+    if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return False
+    try:
         task = asyncio.current_task()
-        return task is None or task.cancelling() > 0
-    return isinstance(exc, KeyboardInterrupt) and received()
+    except RuntimeError:  # no loop is running: the coroutine is being closed
+        return True
+    if task is None:
+        return True
+    return isinstance(exc, asyncio.CancelledError) and task.cancelling() > 0
 
 
 def _error_record(exc: BaseException) -> dict[str, Any]:
