@@ -4,10 +4,11 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
 
     DECIDED      a policy was applied and the gate decided
     NO_POLICY    the run has no policy: metrics only, exit 0
+    UNDECIDED    the run has a policy but no decision: it stopped, or has not finished
     COMPLETE     every case ran and none errored
     PARTIAL      every case ran, but some errored (their judgments are missing)
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
-    STOPPED      a malformed artifact stopped the run; fix the system and run again
+    STOPPED      a malformed artifact, an unrecordable output or a failed write stopped the run
 """
 
 from __future__ import annotations
@@ -263,7 +264,13 @@ def build_run_report(
         run_id=run_body["run_id"],
         address=address,
         system=dict(run_body["system"]),
-        decision_state="DECIDED" if gate is not None else "NO_POLICY",
+        decision_state=(
+            "DECIDED"
+            if gate is not None
+            else "UNDECIDED"
+            if run_body.get("policy")
+            else "NO_POLICY"
+        ),
         execution_state=execution_state(end, tally),
         gate_label=("BLOCK" if gate["blocked"] else "PASS") if gate else None,
         exit_code=int(gate["exit_code"]) if gate else 0,

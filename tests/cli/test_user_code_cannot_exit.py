@@ -232,6 +232,9 @@ def test_an_sdk_artifact_built_wrongly_in_user_code_stops_the_run(
         assert not list(ledger.events(ev.DECISION))
         errored = [e for _, e in ledger.events(ev.EXECUTION) if e.body["status"] != "ok"]
     assert errored == []  # the case is not recorded as errored: the run stopped on it
+    shown = oloproof("inspect", "latest", cwd=root)
+    assert shown.lines[0].endswith("[UNDECIDED/STOPPED]")  # a policy, and no gate claimed
+    assert not any(line.startswith("Gate:") for line in shown.lines)
 
 
 def test_a_user_keyboard_interrupt_is_not_a_ctrl_c_but_a_real_one_still_is(
