@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import lmdb
 
+from ledger._failures import write_failure
 from ledger._pending import _Pending
 from ledger.errors import FormatError, StoreError
 from ledger.format import _DB_NAMES, _format_record, check_format
@@ -345,7 +346,8 @@ class _Tables:
             except lmdb.MapResizedError:
                 grow = False
             except lmdb.Error as exc:
-                raise StoreError(f"cannot write to the ledger at {self.path}: {exc}") from exc
+                data_file = Path(env.path()) / "data.mdb"
+                raise StoreError(write_failure(self.path, data_file, str(exc))) from exc
             self._gate.resize(env, grow=grow, where=self.path)
 
     def _committed(self, digest: bytes) -> bool:

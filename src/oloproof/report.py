@@ -9,7 +9,7 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
     COMPLETE     every case ran and none errored
     PARTIAL      every case ran, but some errored (their judgments are missing)
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
-    STOPPED      bad input (a malformed artifact) stopped the run; fix it and run again
+    STOPPED      a malformed artifact, an unrecordable output or a failed write stopped the run
 
 Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
 interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored.

@@ -90,9 +90,11 @@ def _inspect_run(
 ) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
     from oloproof.inspect import failures, find_case
-    from oloproof.runner import load_run, read_run_report
+    from oloproof.runner import check_run_indexes, load_run, read_run_report
 
     run = load_run(ledger, address)
+    if case is not None or show_failures:
+        check_run_indexes(ledger, run)  # the report checks them as it tallies
     # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
     criteria = [e["criterion"] for e in run.body["evaluators"]]
     if case is not None:
@@ -194,9 +196,10 @@ def export_command(
     Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P
     """
     from oloproof.inspect import export_run
-    from oloproof.runner import load_run
+    from oloproof.runner import check_run_indexes, load_run
 
     ledger = open_project_ledger(Path.cwd(), create=False)
     run = load_run(ledger, id)
+    check_run_indexes(ledger, run)
     folder = export_run(ledger, run, Path.cwd())
     typer.echo(f"Exported {run.run_id} to {folder}")

@@ -1,4 +1,5 @@
-"""``oloproof verify`` and ``oloproof ledger export|import``: check the ledger, move slices of it.
+"""``oloproof verify`` and ``oloproof ledger export|import|rebuild-indexes``: check the ledger,
+move slices of it, mend its derived indexes.
 
 ``verify`` runs the ledger's own checks with the application's (``oloproof.audit``: every
 stored verdict copy, decision, diagnosis and comparison must re-derive), imported when the
@@ -20,11 +21,13 @@ from pathlib import Path
 import typer
 
 from ledger import Ledger, Problem, export_archive, import_archive, open_archive
+from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
 
 ledger_app = typer.Typer(
     name="ledger",
-    help="Move slices of the ledger between projects: export to one file, import it elsewhere.",
+    help="Move slices of the ledger between projects (export to one file, import it "
+    "elsewhere) and rebuild its derived indexes.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -72,8 +75,35 @@ def verify_command(
         typer.echo(json.dumps({**report.to_dict(), "summaries": counts.to_dict()}, indent=2))
     else:
         *lines, last = str(report).splitlines()
+        if any(p.kind == STALE_INDEX for p in report.problems):
+            lines.append(f"the indexes are derived from the events: {REBUILD_HINT}")
         typer.echo("\n".join([*lines, str(counts), last]))
     raise typer.Exit(0 if report.ok else 1)
+
+
+REBUILD_HINT = "rebuild them with: oloproof ledger rebuild-indexes"
+
+
+@ledger_app.command("rebuild-indexes")
+def rebuild_indexes_command() -> None:
+    """Rebuild the ledger's indexes from its events alone.
+
+    The indexes (events by run, by type, by case, by address) are derived data: a damaged
+    index page makes reads miss events, and the read commands refuse a run whose index
+    disagrees with what it recorded. Rebuilding writes every index afresh from the stored
+    events and changes no event. An event whose bytes no longer match its address is left
+    out of the indexes; `oloproof verify` still names it.
+
+    Example: oloproof ledger rebuild-indexes
+    """
+    with _open(create=False) as ledger:
+        ledger.rebuild_indexes()
+        with ledger.snapshot() as snapshot:
+            events, entries = snapshot.count_events(), snapshot.count_index()
+    typer.echo(
+        f"rebuilt the indexes from {events} event{'s' if events != 1 else ''}: "
+        f"{entries} entr{'y' if entries == 1 else 'ies'}; check them with: oloproof verify"
+    )
 
 
 @contextmanager

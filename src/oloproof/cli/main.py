@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
 from typing import NoReturn
 
@@ -10,6 +11,7 @@ import typer
 
 from ledger import LedgerError
 from oloproof.errors import OloproofError, Terminated
+from oloproof.usercode import on_sigint
 
 app = typer.Typer(
     name="oloproof",
@@ -56,6 +58,13 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def main() -> None:
+    # Ctrl-C is noted as it arrives, so a KeyboardInterrupt raised by user code (at import
+    # time, or in a case) is never mistaken for one (oloproof.usercode).
+    signal.signal(signal.SIGINT, on_sigint)
+    if hasattr(signal, "SIGXFSZ"):
+        # Past a file size limit (ulimit -f) a write then fails and is reported as such,
+        # rather than the signal ending the process before the finished cases are written.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     _register()
     try:
         app()

@@ -195,6 +195,11 @@ class HttpSystemAdapter:
 # ---------------------------------------------------------------------------- helpers
 
 
+def header_variables(template: str) -> list[str]:
+    """The environment variables a header value reads (``${NAME}``), in order."""
+    return _ENV_REF.findall(template)
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP date), or None."""
     if value is None:
@@ -227,6 +232,10 @@ def _excerpt(response: httpx.Response) -> str:
 def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
     try:
         body = json.loads(response.content)
+    except RecursionError:
+        raise ArtifactError(
+            f"case {case_id!r}: the response is nested deeper than JSON can be read here"
+        ) from None
     except ValueError:
         found = " ".join(response.text.split())[:80]
         raise ArtifactError(
