@@ -128,6 +128,9 @@ class RunReport:
     level: float
     corrected: list[CorrectedRow] = field(default_factory=list)
     judges: list[JudgeUsageRow] = field(default_factory=list)
+    # Occurrences of configured secrets replaced in what the run stored; None for a run
+    # recorded before redaction was counted.
+    redacted: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -284,4 +287,5 @@ def build_run_report(
         level=level,
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
+        redacted=(end or {}).get("redacted"),
     )

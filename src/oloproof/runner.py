@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger, new_ulid
-from oloproof import __version__
+from oloproof import __version__, redaction
 from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
@@ -222,6 +222,7 @@ async def execute_run(
     resume: tuple[str, str, Mapping[str, Any]] | None = None,
 ) -> RunOutcome:
     """Execute a plan (or resume a run) and decide its policy; the run is in the ledger."""
+    redacted_before = redaction.stored_count()
     if resume is None:
         run_id = f"run_{new_ulid()}"
         planned = len(cases) if cases is not None else len(plan.dataset.cases)
@@ -235,11 +236,14 @@ async def execute_run(
         done: list[Mapping[str, Any]] = []
         prior = CacheCounts()
         prior_usage: Mapping[str, Any] = {}
+        prior_redacted = 0
     else:
         run_id, run_address, body = resume
         done = [b for _, b in case_results(ledger, run_id)]
         prior = _stored_counts(ledger, run_id)
-        prior_usage = (latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
+        prior_end = latest_meta(ledger, run_id, ev.RUN_END) or {}
+        prior_usage = prior_end.get("judges") or {}
+        prior_redacted = prior_end.get("redacted") or 0
     finished = {b["case_id"] for b in done}
     source = cases if cases is not None else plan.dataset.cases
     # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
@@ -280,8 +284,9 @@ async def execute_run(
         total = _merge_counts(prior, counts)
         if tally.cases < body["planned_cases"] and state == "complete":
             state = "interrupted"
+        redacted = prior_redacted + redaction.stored_count() - redacted_before
         end, decision = _finish(
-            ledger, run_id, run_address, body, tally, total, state, reason, meter.totals()
+            ledger, run_id, run_address, body, tally, total, state, reason, meter.totals(), redacted
         )
     # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
     corrected = _corrected_rows(ledger, body, tally, decision)
@@ -324,14 +329,19 @@ def _finish(
     state: str,
     reason: str | None,
     judges: Mapping[str, Any] | None = None,
+    redacted: int = 0,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Write the run_end event and, with a policy, the decision; return both bodies."""
+    """Write the run_end event and, with a policy, the decision; return both bodies.
+
+    ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
+    """
     end_body: dict[str, Any] = {
         "run_id": run_id,
         "state": state,
         "reason": reason,
         "cases": tally.cases,
         "errored": tally.errored,
+        "redacted": redacted,
         "cache": {
             "execution": [counts.execution_hit, counts.execution_miss],
             "judgment": [counts.judgment_hit, counts.judgment_miss],

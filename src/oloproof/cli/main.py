@@ -9,7 +9,10 @@ from typing import NoReturn
 import typer
 
 from ledger import LedgerError
+from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
+from oloproof.redaction import RedactingStream
+from oloproof.store import LEDGER_DIR
 
 app = typer.Typer(
     name="oloproof",
@@ -54,7 +57,17 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def main() -> None:
+    # Every line printed passes the redactor: configured secrets never reach the terminal.
+    sys.stdout = RedactingStream(sys.stdout)
+    sys.stderr = RedactingStream(sys.stderr)
     _register()
+    if command_of(sys.argv[1:]) in GUARDED:
+        run_guarded(_run, where=LEDGER_DIR)  # a damaged ledger ends in a sentence, not a signal
+    else:
+        _run()
+
+
+def _run() -> None:
     try:
         app()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
