@@ -41,10 +41,13 @@ def chain(ledger: Ledger) -> dict[str, str]:
     return {"root": root, "a": a, "b": b, "other": other}
 
 
-def write_archive(path: Path, events: list[bytes], refs: dict[str, str], fmt: int = 1) -> None:
-    """Write an archive by hand, to make ones export never would."""
+def write_archive(
+    path: Path, events: list[bytes], refs: dict[str, str], fmt: int = 1, magic: bytes = MAGIC
+) -> None:
+    """Write a format-1 archive by hand (as the format-1 code wrote them), to make ones export
+    never would."""
     header = encode({"format": fmt, "extensions": [], "events": len(events), "refs": refs})
-    body = MAGIC + struct.pack(">I", len(header)) + header
+    body = magic + struct.pack(">I", len(header)) + header
     for data in events:
         body += hashlib.sha256(data).digest() + struct.pack(">I", len(data)) + data
     path.write_bytes(body + hashlib.sha256(body).digest())

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import typer
 
-from ledger import LedgerError
+from ledger import DamagedStoreError, LedgerError
 from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
 from oloproof.redaction import RedactingStream
-from oloproof.store import LEDGER_DIR
+from oloproof.store import DAMAGE_HINT, LEDGER_DIR
 
 app = typer.Typer(
     name="oloproof",
@@ -62,7 +63,8 @@ def main() -> None:
     sys.stderr = RedactingStream(sys.stderr)
     _register()
     if command_of(sys.argv[1:]) in GUARDED:
-        run_guarded(_run, where=LEDGER_DIR)  # a damaged ledger ends in a sentence, not a signal
+        # A damaged ledger ends in a sentence, not a signal.
+        run_guarded(_run, where=str(Path.cwd() / LEDGER_DIR))
     else:
         _run()
 
@@ -76,4 +78,4 @@ def _run() -> None:
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
-        fail(str(exc))
+        fail(f"{exc} ({DAMAGE_HINT})" if isinstance(exc, DamagedStoreError) else str(exc))
