@@ -77,6 +77,8 @@ __all__ = [
 ]
 
 
+_IN_MEMORY = 200_000  # digests an archive check keeps in memory before a scratch file
+
 # -- export -------------------------------------------------------------------------------
 
 
@@ -238,7 +240,7 @@ def check_archive(
         stream = open(path, "rb")  # noqa: SIM115 - closed below, after the whole read
     except OSError as exc:
         raise StoreError(f"cannot read the archive {where}: {exc.strerror}") from exc
-    with stream, DigestSet() as seen, DigestSet() as unresolved:
+    with stream, DigestSet(_IN_MEMORY) as seen, DigestSet(_IN_MEMORY) as unresolved:
         reader = Reader(stream, where, app.archive_magic, app.name)
         header = reader.header()
         order = hashlib.sha256()

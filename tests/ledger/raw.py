@@ -18,8 +18,7 @@ RECORD = struct.Struct(">32sQQ")
 
 def type_prefix(event_type: str) -> bytes:
     """The ``index`` key prefix of the ``type`` index entry for ``event_type``."""
-    name, key = b"\x00type", b"\x00" + event_type.encode()
-    return struct.pack(">H", len(name)) + name + struct.pack(">H", len(key)) + key
+    return index_key("type", event_type)
 
 
 @contextmanager
@@ -35,10 +34,22 @@ def tables(project_ledger: Path) -> Iterator[tuple[Any, dict[bytes, Any]]]:
         env.close()
 
 
-def append_raw(project_ledger: Path, data: bytes, event_type: str | None = None) -> str:
+def index_key(name: str, key: str) -> bytes:
+    """The ``index`` key prefix of one (index name, key) pair (for short names and keys)."""
+    n, k = b"\x00" + name.encode(), b"\x00" + key.encode()
+    return struct.pack(">H", len(n)) + n + struct.pack(">H", len(k)) + k
+
+
+def append_raw(
+    project_ledger: Path,
+    data: bytes,
+    event_type: str | None = None,
+    entries: tuple[tuple[str, str], ...] = (),
+) -> str:
     """Append ``data`` as the next event record, with its ``addr`` entry, its ``type`` index
-    entry (when ``event_type`` is given) and a chain record of its own, so that only what is
-    wrong with the bytes themselves remains to be found. Returns its address."""
+    entry (when ``event_type`` is given) and the application's ``entries``, and a chain record
+    of its own, so that only what is wrong with the bytes themselves remains to be found.
+    Returns its address."""
     digest = hashlib.sha256(data).digest()
     with tables(project_ledger) as (txn, dbs):
         cursor = txn.cursor(db=dbs[b"events"])
@@ -47,6 +58,8 @@ def append_raw(project_ledger: Path, data: bytes, event_type: str | None = None)
         txn.put(digest, SEQ.pack(seq), db=dbs[b"addr"])
         if event_type is not None:
             txn.put(type_prefix(event_type) + SEQ.pack(seq), digest, db=dbs[b"index"])
+        for name, key in entries:
+            txn.put(index_key(name, key) + SEQ.pack(seq), digest, db=dbs[b"index"])
         chain = txn.cursor(db=dbs[b"chain"])
         number, previous = 1, bytes(32)
         if chain.last():
