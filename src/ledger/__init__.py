@@ -7,7 +7,7 @@ knows nothing of what the events mean: a program says who it is with an ``Applic
 
     from ledger import Event, open_ledger
 
-    with open_ledger(".oloproof") as ledger:
+    with open_ledger("history") as ledger:
         with ledger.batch():
             address = ledger.put(Event("note", 1, {"text": "hello"}))
         ledger.set_ref("latest", address)

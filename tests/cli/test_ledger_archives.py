@@ -240,7 +240,7 @@ def test_judge_gate_with_its_calibration_round_trips(
     judged: tuple[Path, str], tmp_path: Path
 ) -> None:
     root, run = judged
-    commands = [("verify",), *run_reads(run, "grounded-01")]
+    commands = [("verify",), *run_reads(run, "sync_interval")]
     before = reads(root, commands)
     assert "Judge metrics corrected for the judge's measured errors" in before[("inspect", run)][1]
 
