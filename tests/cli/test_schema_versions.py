@@ -111,3 +111,21 @@ def test_import_refuses_an_event_newer_than_the_code(tmp_path: Path) -> None:
         assert "upgrade oloproof" in str(exc)
     else:
         raise AssertionError("the archive was accepted")
+
+
+def test_an_archive_written_by_the_format_1_code_still_imports(tmp_path: Path) -> None:
+    run = (V1 / "run_id.txt").read_text().strip()
+    target = tmp_path / "target"
+    target.mkdir()
+    done = oloproof("ledger", "import", str(V1 / "run.oloarchive"), cwd=target)
+    assert done.code == 0, done.err
+    assert (
+        done.lines[0]
+        == f"imported 27 new events from {V1 / 'run.oloarchive'} (0 already present, 2 ref(s))"
+    )
+    # A format-1 archive carries no chain: its events arrive as this ledger's own commit.
+    assert done.lines[1].startswith("chain: 1 commit(s) (1 new), head sha256:")
+    printed = oloproof("inspect", run, cwd=target)
+    old = (V1 / "inspect.txt").read_text().splitlines()
+    assert all(row in printed.lines for row in old if row.startswith("│"))
+    assert oloproof("verify", cwd=target).lines[-1] == "checked 27 event(s) and 2 ref(s): ok"
