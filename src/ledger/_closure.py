@@ -68,7 +68,7 @@ def select_all(snap: Snapshot) -> Selection:
     """Every stored event, and every ref."""
     last = snap.last_seq()
     selection = Selection(bytearray(last // 8 + 1))
-    for key, _, _ in snap.records():
+    for key in snap.seq_keys():
         selection.mark(_SEQ.unpack(key)[0])
     selection.refs = {name: format_address(digest) for name, digest in snap.refs()}
     return selection

@@ -305,6 +305,10 @@ class Snapshot:
             for key, value in cursor:
                 yield key, value[:32], value[32:]
 
+    def seq_keys(self) -> Iterator[bytes]:
+        """The sequence key of every event record, in order (the records are not read)."""
+        yield from self._txn.cursor(db=self._ledger._events).iternext(keys=True, values=False)
+
     def record_at(self, seq_key: bytes) -> tuple[bytes, bytes] | None:
         value = self._txn.get(seq_key, db=self._ledger._events)
         return None if value is None else (value[:32], value[32:])

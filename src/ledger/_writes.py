@@ -178,16 +178,17 @@ class _Writer(_Indexes):
             self._commit(pending)
 
     def _commit_imported(
-        self, events: list[tuple[bytes, bytes, Event]], refs: list[tuple[str, str]]
+        self, events: list[tuple[bytes, bytes, tuple[bytes, ...]]], refs: list[tuple[str, str]]
     ) -> int:
-        """Write already-checked ``(digest, bytes, event)`` items and new ``(name, address)``
-        refs in one transaction of their own (one commit); return how many events were new."""
+        """Write already-checked ``(digest, bytes, index entry prefixes)`` items and new
+        ``(name, address)`` refs in one transaction of their own (one commit); return how many
+        events were new."""
         with self._lock:
             if self._depth:
                 raise StoreError("cannot import an archive inside a batch: import it outside")
             pending = _Pending()
-            for digest, data, event in events:
-                pending.add(digest, data, self.derive_prefixes(format_address(digest), event))
+            for digest, data, prefixes in events:
+                pending.add(digest, data, prefixes)
             for name, address in refs:
                 pending.refs.append(
                     _RefOp(check_ref_name(name).encode(), parse_address(address), None)

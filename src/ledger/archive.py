@@ -393,34 +393,34 @@ def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader)
 
 def _chunks(
     ledger: Ledger, source: Path, info: ArchiveInfo, sizes: list[int] | None
-) -> Iterator[list[tuple[bytes, bytes, Event]]]:
-    """The archive's events in the commits they are to be written in: the archive's own
-    commits when the ledger's history is the one they continue (``sizes``), else chunks."""
+) -> Iterator[list[tuple[bytes, bytes, tuple[bytes, ...]]]]:
+    """The archive's events, each with its index entries, in the commits they are to be
+    written in: the archive's own commits when the ledger's history is the one they continue
+    (``sizes``), else chunks. Only bytes are held, never decoded events."""
     sizes = None if sizes is None else list(sizes)
     app = ledger.app
     with open(source, "rb") as stream:
         reader = Reader(stream, info.where, app.archive_magic, app.name)
         header = reader.header()
-        chunk: list[tuple[bytes, bytes, Event]] = []
+        chunk: list[tuple[bytes, bytes, tuple[bytes, ...]]] = []
         size = 0
         for digest, data in reader.events(header.events):
+            address = format_address(digest)
             if digest_of(data) != digest:  # the file changed since it was checked
-                raise CorruptEventError(format_address(digest), f"in the archive {info.where}")
+                raise CorruptEventError(address, f"in the archive {info.where}")
+            if sizes is not None and sizes[0] < 0:  # a commit the ledger already has
+                sizes[0] += 1
+                if sizes[0] == 0:
+                    sizes.pop(0)
+                continue
+            chunk.append((digest, data, ledger.derive_prefixes(address, event_from_trusted(data))))
+            size += len(data)
             if sizes is not None:
-                if sizes[0] < 0:  # a commit the ledger already has
-                    sizes[0] += 1
-                    if sizes[0] == 0:
-                        sizes.pop(0)
-                    continue
-                chunk.append((digest, data, event_from_trusted(data)))
                 if len(chunk) == sizes[0]:
                     sizes.pop(0)
                     yield chunk
                     chunk = []
-                continue
-            chunk.append((digest, data, event_from_trusted(data)))
-            size += len(data)
-            if len(chunk) >= CHUNK_EVENTS or size >= CHUNK_BYTES:
+            elif len(chunk) >= CHUNK_EVENTS or size >= CHUNK_BYTES:
                 yield chunk
                 chunk, size = [], 0
         if chunk:

@@ -34,7 +34,7 @@ from ledger.address import format_address
 from ledger.application import Application, Links
 from ledger.codec import encode
 from ledger.errors import IntegrityError, StoreError
-from ledger.event import Event, event_from_trusted
+from ledger.event import event_from_trusted
 from ledger.format import _SEQ
 from ledger.store import STORE_DIR, Ledger, open_ledger
 
@@ -155,14 +155,15 @@ def _write(
     """Write the selected events, in their order, and ``refs`` into a new store in ``scratch``."""
     written = 0
     with open_ledger(scratch, app=app) as fresh:
-        chunk: list[tuple[bytes, bytes, Event]] = []
+        chunk: list[tuple[bytes, bytes, tuple[bytes, ...]]] = []
         size = 0
         for seq in selection.seqs():
             stored = snap.record_at(_SEQ.pack(seq))
             if stored is None:  # pragma: no cover - the selection was read from this snapshot
                 continue
             digest, data = stored
-            chunk.append((digest, data, event_from_trusted(data)))
+            event = event_from_trusted(data)
+            chunk.append((digest, data, fresh.derive_prefixes(format_address(digest), event)))
             size += len(data)
             if len(chunk) >= CHUNK_EVENTS or size >= CHUNK_BYTES:
                 written += fresh._commit_imported(chunk, [])
