@@ -26,6 +26,7 @@ from ledger.archive import (
     open_archive,
 )
 from ledger.codec import decode, encode
+from ledger.compact import CompactSummary, compact_ledger
 from ledger.errors import (
     AddressError,
     AmbiguousAddressError,
@@ -56,6 +57,7 @@ __all__ = [
     "ArchiveReader",
     "ChainSummary",
     "CodecError",
+    "CompactSummary",
     "CorruptEventError",
     "DamagedStoreError",
     "Event",
@@ -77,6 +79,7 @@ __all__ = [
     "VerifyReport",
     "address_of",
     "check_archive",
+    "compact_ledger",
     "decode",
     "encode",
     "export_archive",

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from ledger._lmdb import LMDB_ERROR, _error
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
 from ledger.event import Event, event_from_trusted
@@ -75,8 +76,13 @@ class _Indexes(_Reader):
         waiting = self._new_pending(prefix)
         if waiting:
             return format_address(waiting[-1][0])
-        with self._reading() as txn:
+        txn = self._begin()  # inline rather than _reading(): a cache lookup per case
+        try:
             last = self._last_entry(txn, prefix)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
+        finally:
+            self._end(txn)
         return None if last is None else format_address(last[1])
 
     def latest_event(self, index: str, key: str) -> tuple[str, Event] | None:
@@ -92,12 +98,17 @@ class _Indexes(_Reader):
             digest, data = waiting[-1]
             address = format_address(digest)
             return address, self._event(address, data)
-        with self._reading() as txn:
+        txn = self._begin()  # inline rather than _reading(): a cache lookup per case
+        try:
             last = self._last_entry(txn, prefix)
             if last is None:
                 return None
             entry, digest = last
             value = txn.get(entry[-8:], db=self._events)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
+        finally:
+            self._end(txn)
         address = format_address(digest)
         if value is None or not value.startswith(digest):
             return address, self.get(address)  # a stale entry: find the event by its address

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from hashlib import sha256
 
-from ledger._lmdb import _Tables
+from ledger._lmdb import LMDB_ERROR, _error, _Tables
 from ledger.address import format_address, parse_address
 from ledger.errors import CorruptEventError, UnknownAddressError
 from ledger.event import Event, event_from_trusted
@@ -30,7 +30,8 @@ class _Reader(_Tables):
         stored), all read in one transaction."""
         pending = self._pending.data
         found: list[bytes | None] = []
-        with self._reading() as txn:
+        txn = self._begin()  # not _reading(): this is get() and get_bytes(), the hot path
+        try:
             get, addr_db, events_db = txn.get, self._addr, self._events
             for digest in digests:
                 data = pending.get(digest) if pending else None
@@ -39,6 +40,10 @@ class _Reader(_Tables):
                     value = None if seq_key is None else get(seq_key, db=events_db)
                     data = None if value is None else _checked(digest, value)
                 found.append(data)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
+        finally:
+            self._end(txn)
         return found
 
     def _event(self, address: str, data: bytes) -> Event:

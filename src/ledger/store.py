@@ -21,6 +21,11 @@ see the open batch, writes file events under their index entries, and refs commi
 the write path. They are base classes rather than objects a ``Ledger`` delegates to, so the
 hot paths (``get``, ``has``, ``put``) stay one method call on the ledger.
 
+Around the store, each over a ``Snapshot`` or the ``Ledger``'s methods: ``verify`` (with
+``_deepscan``, the page-level scan in a child process), ``archive`` (with ``_closure``, what
+travels together, and ``_archive_file``, the bytes of an archive) and ``compact``. What the
+program says about itself is an ``application.Application``.
+
 Module constants are read where they are defined: ``CHUNK_BYTES`` and ``CHUNK_EVENTS`` in
 ``ledger._writes``, ``_SCAN_CHUNK`` in ``ledger._reads``; the names here are re-exports.
 """

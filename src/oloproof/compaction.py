@@ -22,8 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ledger import Event, Ledger, LedgerError, Problem
-from ledger.compact import CompactSummary, compact_ledger
+from ledger import CompactSummary, Event, Ledger, LedgerError, Problem, compact_ledger
 from oloproof import events as ev
 from oloproof.archiving import LINKS
 from oloproof.audit import application_checks
