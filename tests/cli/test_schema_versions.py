@@ -60,7 +60,7 @@ def test_a_format_1_project_reads_as_the_code_that_wrote_it_printed_it(tmp_path:
 
 
 def test_the_upcaster_is_what_reads_the_old_shape(tmp_path: Path) -> None:
-    root, run = v1_project(tmp_path)
+    root, _ = v1_project(tmp_path)
     with open_ledger(root / ".oloproof", app=APPLICATION, readonly=True) as ledger:
         (address,) = [a for a, e in ledger.events(ev.RUN_END)]
         stored = Event.from_bytes(ledger.get_bytes(address))
