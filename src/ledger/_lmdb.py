@@ -314,6 +314,8 @@ class Snapshot:
         yield from self._txn.cursor(db=self._ledger._events).iternext(keys=True, values=False)
 
     def record_at(self, seq_key: bytes) -> tuple[bytes, bytes] | None:
+        if len(seq_key) != 8:  # an addr entry no write made: verify counts it stale
+            return None
         value = self._txn.get(seq_key, db=self._ledger._events)
         return None if value is None else (value[:32], value[32:])
 
@@ -343,8 +345,10 @@ class Snapshot:
             yield key, digest
 
     def refs(self) -> Iterator[tuple[str, bytes]]:
+        """Every ``(name, digest)`` ref; a name that is not UTF-8 comes back with its bad
+        bytes escaped (``verify`` reports it)."""
         for name, digest in self._txn.cursor(db=self._ledger._refs):
-            yield name.decode("utf-8"), digest
+            yield name.decode("utf-8", "backslashreplace"), digest
 
     def ref_get(self, name: str) -> bytes | None:
         """The digest ref ``name`` points at, or None (also for text that cannot be a name)."""

@@ -85,6 +85,8 @@ def _type_prefix(event_type: str) -> tuple[bytes]:
 
 def index_name_of(entry_key: bytes) -> str:
     """The index name part of an ``index`` database key (a digest for very long names)."""
+    if len(entry_key) < 3:
+        return "#malformed"  # no index the ledger writes has such a key: verify reports it
     (length,) = _LEN.unpack_from(entry_key)
     comp = entry_key[2 : 2 + length]
     if comp[:1] == b"\x01":

@@ -10,7 +10,8 @@ In this order it checks that
    (``MalformedEvent``: what ``ledger import`` refuses), and can be read by the application
    (``UnreadableEvent``: its upcaster refused it, a schema newer than the program, say);
 3. every address in an event's ``refs`` is a stored event (``MissingRef``);
-4. every named ref points at a stored event (``DanglingName``);
+4. every named ref has a valid name and a digest (``MalformedRef``, what import refuses) and
+   points at a stored event (``DanglingName``);
 5. the ``addr`` table and every index equal what a rebuild from the events would write
    (``StaleIndex``);
 6. the chain re-derives: each commit's head is the hash of the head before it and of the events
@@ -33,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ledger._datafile import check_data_file
 from ledger._deepscan import deep_scan
 from ledger._lmdb import Snapshot
-from ledger.address import digest_of, format_address, parse_address
+from ledger.address import check_ref_name, digest_of, format_address, parse_address
 from ledger.chain import GENESIS, ChainRecord, unpack_record
 from ledger.codec import decode
 from ledger.errors import AddressError, LedgerError
@@ -50,6 +51,7 @@ __all__ = [
     "DAMAGED_STORE",
     "DANGLING_NAME",
     "MALFORMED_EVENT",
+    "MALFORMED_REF",
     "MISSING_REF",
     "STALE_INDEX",
     "UNKNOWN_HEAD",
@@ -66,6 +68,7 @@ MALFORMED_EVENT = "MalformedEvent"
 UNREADABLE_EVENT = "UnreadableEvent"
 MISSING_REF = "MissingRef"
 DANGLING_NAME = "DanglingName"
+MALFORMED_REF = "MalformedRef"
 STALE_INDEX = "StaleIndex"
 BROKEN_CHAIN = "BrokenChain"
 UNKNOWN_HEAD = "UnknownHead"
@@ -100,6 +103,8 @@ class Problem:
             text = f"broken link from {self.address} to {self.target}"
         elif self.kind == DANGLING_NAME:
             text = f"dangling ref {self.name} to missing event {self.address}"
+        elif self.kind == MALFORMED_REF:
+            text = f"malformed ref {self.name!r}"
         elif self.kind == STALE_INDEX:
             text = f"stale index {self.name}"
         elif self.kind == DAMAGED_STORE:
@@ -329,7 +334,15 @@ def _check_events(
     _check_indexes(ledger, snap, report, corrupt, expected, present)
     for name, digest in snap.refs():
         report.refs_checked += 1
-        if not snap.exists(digest):
+        try:
+            check_ref_name(name)
+        except AddressError as exc:
+            problems.append(Problem(MALFORMED_REF, name=name, detail=str(exc)))
+            continue
+        if len(digest) != 32:
+            detail = f"it holds {len(digest)} bytes, not a 32-byte digest"
+            problems.append(Problem(MALFORMED_REF, name=name, detail=detail))
+        elif not snap.exists(digest):
             problems.append(Problem(DANGLING_NAME, format_address(digest), name=name))
 
 

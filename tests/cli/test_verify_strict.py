@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import cbor2
-from tests.ledger.raw import append_raw
+from tests.ledger.raw import append_raw, tables
 from tests.support import oloproof
 
 from ledger import Event, check_archive, encode, open_ledger
@@ -106,3 +106,37 @@ def test_an_event_the_indexer_cannot_file_is_reported_not_raised(tmp_path: Path)
         line.startswith(f"malformed event {address}: the application cannot index it")
         for line in done.lines
     ), done.out
+
+
+def test_refs_import_would_refuse_are_reported(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    with tables(root / ".oloproof") as (txn, dbs):
+        txn.put(b"has space", b"\x01" * 32, db=dbs[b"refs"])
+        txn.put(b"short", b"\x01" * 5, db=dbs[b"refs"])
+        txn.put(b"\xff\xfe", b"\x01" * 32, db=dbs[b"refs"])
+    done = oloproof("verify", cwd=root)
+    assert done.code == 1 and done.err == "", done.err
+    assert done.lines[:3] == [
+        "malformed ref 'has space': 'has space' is not a valid ref name: use 1-200 letters, "
+        "digits and _ . : @ + = / -",
+        "malformed ref 'short': it holds 5 bytes, not a 32-byte digest",
+        "malformed ref '\\\\xff\\\\xfe': '\\\\xff\\\\xfe' is not a valid ref name: use 1-200 "
+        "letters, digits and _ . : @ + = / -",
+    ], done.out
+
+
+def test_table_entries_no_write_makes_are_reported_not_raised(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    address = append_raw(
+        root / ".oloproof", Event("test.note", 1, {"n": 2}).to_bytes(), "test.note"
+    )
+    with tables(root / ".oloproof") as (txn, dbs):
+        txn.put(bytes.fromhex(address[7:]), b"\x00", db=dbs[b"addr"])  # not a sequence key
+        txn.put(b"\x00", b"\x01" * 32, db=dbs[b"index"])  # not an index key
+    done = oloproof("verify", cwd=root)
+    assert done.code == 1 and done.err == "", done.err
+    assert done.lines[:2] == [
+        "stale index addr: 1 entry missing, 1 entry that a rebuild would drop; run "
+        "rebuild_indexes()",
+        "stale index #malformed: 1 entry that a rebuild would drop; run rebuild_indexes()",
+    ], done.out
