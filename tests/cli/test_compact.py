@@ -225,4 +225,4 @@ def test_a_compaction_killed_in_the_middle_leaves_the_old_ledger(
     again = ok(root, "ledger", "compact", "--keep-last", "1")  # clears what was left behind
     assert runs_in(root) == {str(history["newest"])}
     assert not (root / ".oloproof" / "compact").exists()
-    assert again.lines[2].startswith("data.mdb: ")
+    assert any(line.startswith("data.mdb: ") for line in again.lines), again.out
