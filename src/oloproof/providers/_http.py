@@ -40,6 +40,8 @@ from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import httpx
 
+from oloproof import redaction
+
 ErrorKind = Literal[
     "missing_key", "timeout", "connection", "http_status", "malformed_response", "request"
 ]
@@ -276,6 +278,7 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
+        redaction.register(key)  # kept out of everything stored or printed
         return key
 
     async def _attempt(
