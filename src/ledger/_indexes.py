@@ -14,8 +14,9 @@ from typing import Any
 from ledger._lmdb import LMDB_ERROR, _error
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
+from ledger.errors import StoreError
 from ledger.event import Event, event_from_trusted
-from ledger.format import TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
+from ledger.format import INDEXES_KEY, TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
 
 
 class _Indexes(_Reader):
@@ -124,12 +125,34 @@ class _Indexes(_Reader):
                 return entry, digest
         return None
 
+    def _filed_under(self) -> str:
+        """The name of the indexing rules the stored index entries were filed by."""
+        with self._reading() as txn:
+            stored: bytes | None = txn.get(INDEXES_KEY, db=self._meta)
+        return "" if stored is None else stored.decode("utf-8", "replace")
+
+    def keep_indexes_current(self) -> None:
+        """Rebuild the indexes when they were filed by other rules than the application's
+        (``Application.indexes``); refuse a read-only ledger whose indexes are out of date."""
+        wanted = self.app.indexes
+        if not wanted or self._filed_under() == wanted:
+            return
+        if self.readonly:
+            raise StoreError(
+                f"the indexes of the ledger at {self.path} were filed by an older version of "
+                f"{self.app.name}; they are rebuilt the next time {self.app.name} opens it for "
+                "writing"
+            )
+        self.rebuild_indexes()
+
     def rebuild_indexes(self) -> None:
-        """Recompute the ``addr`` table and every index from the events alone.
+        """Recompute the ``addr`` table and every index from the events alone, and record
+        the application's indexing rules as the ones they were filed by.
 
         An event whose bytes no longer hash to its address keeps its ``addr`` entry but is not
         indexed (its content cannot be trusted); ``verify`` reports it.
         """
+        wanted = self.app.indexes
 
         def body(txn: Any) -> None:
             txn.drop(self._addr, delete=False)
@@ -152,6 +175,8 @@ class _Indexes(_Reader):
             entries.sort()
             txn.cursor(db=self._addr).putmulti(addrs)
             txn.cursor(db=self._index).putmulti(entries)
+            if wanted:
+                txn.put(INDEXES_KEY, wanted.encode(), db=self._meta)
 
         with self._lock:
             self._write(body)

@@ -7,6 +7,9 @@ an ``Application`` to ``open_ledger`` (and the archive functions) saying:
 - ``archive_magic``: the bytes its archives start with, so an archive of one program is not
   taken for another's;
 - ``indexer``: the secondary indexes it files events under (see ``ledger.Indexer``);
+- ``indexes``: a name for the indexer's current rules, changed whenever they change. A ledger
+  whose indexes were filed under another name has them rebuilt from its events when next
+  opened for writing, and is refused when opened read-only (its lookups would miss entries);
 - ``upcast``: how it reads an event written by an older schema of its type, applied to every
   event a read returns. It may raise a ``LedgerError`` (an ``UnsupportedFormatError`` for a
   schema newer than the program) to refuse an event it cannot read; ``verify`` lists those.
@@ -42,6 +45,7 @@ class Application:
     archive_magic: bytes = DEFAULT_ARCHIVE_MAGIC
     indexer: Indexer | None = None
     upcast: Upcaster | None = None
+    indexes: str = ""
 
     def __post_init__(self) -> None:
         magic = self.archive_magic

@@ -12,6 +12,8 @@ Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
     meta    b"format" -> canonical CBOR {"format": 2, "extensions": []}
             b"migrated" -> canonical CBOR {"from": 1, "events": n} once a format-1 ledger has
             been given its chain (its first commit then hashes the n events it held)
+            b"indexes" -> the name of the application's indexing rules the ``index`` table
+            was last rebuilt by (``Application.indexes``; absent when it names none)
 
 Format 1 is format 2 without the ``chain`` table. A format-1 ledger opened for writing is
 migrated in one transaction; opened read-only it is read as it is. A ledger of a newer format,
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 FORMAT: Final = 2
+INDEXES_KEY: Final = b"indexes"
 CHAINLESS_FORMAT: Final = 1  # read, and migrated when opened for writing
 KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
 TYPE_INDEX: Final = "type"

@@ -95,7 +95,9 @@ def open_ledger(
     may be given instead, for a program that only adds indexes. Pass the same indexer every
     time the ledger is written. ``map_size`` is the initial LMDB map size in bytes (it grows
     by itself when full). A damaged data file is refused (``DamagedStoreError``) before it is
-    mapped; a format-1 ledger opened for writing is given its chain (``ledger.format``).
+    mapped; a format-1 ledger opened for writing is given its chain (``ledger.format``), and
+    one whose indexes another version of the program filed has them rebuilt
+    (``Application.indexes``).
     """
     if app is None:
         app = Application(indexer=indexer)
@@ -116,7 +118,13 @@ def open_ledger(
     except BaseException:
         _release_env(env)
         raise
-    return Ledger(env, dbs, root, app=app, readonly=readonly)
+    ledger = Ledger(env, dbs, root, app=app, readonly=readonly)
+    try:
+        ledger.keep_indexes_current()
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
 
 
 class Ledger(_Refs):

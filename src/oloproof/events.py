@@ -124,6 +124,11 @@ def upcast(address: str, event: Event) -> Event:
     return Event(event.type, current, body, event.refs)
 
 
+# Names the rules of ``index_entries``: change it with them, and every ledger written under the
+# old rules has its indexes rebuilt when next opened for writing (``ledger.Application``).
+INDEXES: Final = "oloproof-indexes-3"
+
+
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
     """The derived index entries of one event (given to the ledger as its indexer)."""
     body = event.body

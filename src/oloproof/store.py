@@ -2,7 +2,8 @@
 
 ``APPLICATION`` tells the ledger who reads it: the name its messages use, the magic Oloproof's
 archives start with (the bytes archives have always had, so older archives stay readable), the
-indexes (``events.index_entries``) and the upcasting of old schemas (``events.upcast``).
+indexes (``events.index_entries``, under the name ``events.INDEXES``) and the upcasting of old
+schemas (``events.upcast``).
 """
 
 from __future__ import annotations
@@ -12,13 +13,17 @@ from typing import Final
 
 from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, open_ledger
 from oloproof.errors import LedgerAccessError, UnknownIdError
-from oloproof.events import index_entries, upcast
+from oloproof.events import INDEXES, index_entries, upcast
 
 LEDGER_DIR = ".oloproof"
 
 ARCHIVE_MAGIC: Final = b"\x89oloproof-archive\r\n\x1a\n"
 APPLICATION: Final = Application(
-    name="oloproof", archive_magic=ARCHIVE_MAGIC, indexer=index_entries, upcast=upcast
+    name="oloproof",
+    archive_magic=ARCHIVE_MAGIC,
+    indexer=index_entries,
+    upcast=upcast,
+    indexes=INDEXES,
 )
 
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"

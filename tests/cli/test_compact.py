@@ -75,7 +75,7 @@ def copy_of(history: dict[str, object], tmp_path: Path) -> Path:
 
 
 def runs_in(root: Path) -> set[str]:
-    return {row["run_id"] for row in json.loads(ok(root, "runs", "--json").out)}
+    return {row["run_id"] for row in json.loads(ok(root, "runs", "--all", "--json").out)}
 
 
 def reads(root: Path, *ids: str) -> dict[str, str]:

@@ -63,3 +63,24 @@ def test_messages_use_the_name_the_program_gave(tmp_path: Path) -> None:
 def test_an_archive_magic_is_checked_when_made() -> None:
     with pytest.raises(ValueError, match="8 to 64 bytes"):
         Application(archive_magic=b"short")
+
+
+def test_indexes_filed_by_older_rules_are_rebuilt_when_opened_for_writing(tmp_path: Path) -> None:
+    """A program that adds an index: the events stored before are filed under it on the next
+    writable open, and a read-only open refuses rather than answer lookups that miss them."""
+
+    def by_topic(address: str, event: Event) -> list[tuple[str, str]]:
+        return [("topic", str(event.body["topic"]))]
+
+    before = Application(name="evalkit", indexes="rules-1")
+    with open_ledger(tmp_path / "l", app=before) as old:
+        old.put(Event("note", 1, {"topic": "a"}))
+        old.put(Event("note", 1, {"topic": "b"}))
+    after = Application(name="evalkit", indexer=by_topic, indexes="rules-2")
+    with pytest.raises(ledger.StoreError, match=r"filed by an older version of evalkit"):
+        open_ledger(tmp_path / "l", app=after, readonly=True)
+    with open_ledger(tmp_path / "l", app=after) as new:
+        assert len(new.lookup("topic", "a")) == 1 and len(new.lookup("topic", "b")) == 1
+        assert new.verify(deep=False).ok
+    with open_ledger(tmp_path / "l", app=after, readonly=True) as reading:
+        assert len(reading.lookup("topic", "b")) == 1
