@@ -77,7 +77,7 @@ class DiagnosisGroup:
 
 def run_rows(ledger: Ledger) -> list[RunRow]:
     """Every run in the ledger, newest first."""
-    rows = [_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
+    rows = [run_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
     rows.reverse()
     return rows
 
@@ -110,7 +110,8 @@ def _intervention(body: Mapping[str, Any]) -> str:
     return intervention_label(body["intervention"])
 
 
-def _row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
+def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
+    """The row of the run whose run event is ``body`` (stored at ``address``)."""
     run_id = body["run_id"]
     end = run_end(ledger, run_id)
     planned = int(body.get("planned_cases", body["dataset"]["cases"]))

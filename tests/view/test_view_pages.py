@@ -7,11 +7,14 @@ What each page shows is checked against what the CLI prints for the same ledger 
 from __future__ import annotations
 
 import html
+import json
 import re
+import signal
+from pathlib import Path
 from urllib.parse import quote
 
 from tests.support import oloproof
-from tests.view.support import SupportProject, fetch, serving
+from tests.view.support import HOSTILE_CONFIG, SupportProject, fetch, serving
 
 FAILED = ["money_back", "refund_review", "seat_count", "security_review"]
 
@@ -190,3 +193,45 @@ def test_serving_another_address_needs_an_explicit_flag(support_project: Support
     assert refused.code == 2
     assert "refusing to serve on 0.0.0.0" in refused.err and "--allow-remote" in refused.err
     assert "Traceback" not in refused.err
+
+
+CRASHING_APP = """
+import os, signal, time
+from oloproof import system
+
+@system(name="crashing", version="1")
+def run(case):
+    if case["q"].startswith("error"):
+        raise RuntimeError("boom")
+    if case["q"] == "pause":
+        time.sleep(2.5)  # past the writer's flush interval: the cases before are committed
+    if case["q"] == "crash":
+        os.kill(os.getpid(), signal.SIGKILL)  # the process dies with no run end written
+    return {"answer": case["q"]}
+"""
+
+
+def test_a_crashed_run_counts_its_errored_cases_as_runs_does(tmp_path: Path) -> None:
+    root = tmp_path / "crashing"
+    root.mkdir()
+    (root / "app.py").write_text(CRASHING_APP)
+    questions = ["error1", "error2", "pause", "crash"]
+    (root / "cases.jsonl").write_text(
+        "".join(json.dumps({"id": q, "input": {"q": q}, "expected": {"answer": q}}) + "\n"
+                for q in questions)
+    )  # fmt: skip
+    (root / "oloproof.yaml").write_text(
+        HOSTILE_CONFIG.replace("hostile", "crashing") + "concurrency: 1\n"
+    )
+    crashed = oloproof("run", cwd=root)
+    assert crashed.code == -signal.SIGKILL, crashed.err
+    (listed,) = json.loads(oloproof("runs", "--json", cwd=root).out)
+    assert (listed["execution_state"], listed["errored"], listed["observed"]) == (
+        "INTERRUPTED", 2, 1,
+    )  # fmt: skip
+    assert (listed["missing"], listed["planned"]) == (3, 4)
+    with serving(root) as url:
+        text = _text(fetch(url + "/")[1])
+        run_text = _text(fetch(f"{url}/runs/{listed['run_id']}")[1])
+    assert "1 observed · 3 missing of 4 planned" in text
+    assert "INTERRUPTED" in run_text and "1 observed · 3 missing · 4 planned" in run_text

@@ -33,6 +33,7 @@ from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import slice_value, stream_case_results
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
+from oloproof.run_list import run_row
 from oloproof.store import APPLICATION, LEDGER_DIR
 
 PAGE_SIZE = 50
@@ -138,43 +139,22 @@ class DiagnosisRow:
     runs: list[RunRow]
 
 
-def execution_state(end: Mapping[str, Any] | None) -> str:
-    """COMPLETE, PARTIAL, STOPPED or INTERRUPTED (no end recorded: it may still be running)."""
-    if end is None or end["state"] == "interrupted":
-        return "INTERRUPTED"
-    if end["state"] == "stopped":
-        return "STOPPED"
-    return "PARTIAL" if end.get("errored") else "COMPLETE"
-
-
-def fingerprint(system: Mapping[str, Any]) -> str | None:
-    """The code fingerprint(s) a system identity records, shortened for a list."""
-    codes = [str(v) for k, v in sorted(system.items()) if k == "code" or k.endswith("_code")]
-    unique = list(dict.fromkeys(codes))
-    return " ".join(c[:12] for c in unique) if unique else None
-
-
 def _run_row(reader: Reader, address: str, body: Mapping[str, Any]) -> RunRow:
-    end, decision = reader.run_meta(body["run_id"])
-    gate = decision["gate"] if decision else None
-    cases = int(end["cases"]) if end else 0
-    errored = int(end.get("errored", 0)) if end else 0
-    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
-    if end is None:  # no end yet: count what the ledger holds so far
-        cases = len(reader.ledger.lookup("run_cases", body["run_id"]))
+    # The same state, gate and counts as `oloproof runs` shows: one definition of each.
+    listed = run_row(reader.ledger, address, body)
     return RunRow(
-        run_id=body["run_id"],
+        run_id=listed.run_id,
         address=address,
-        created_at=body["created_at"],
+        created_at=listed.created_at,
         system=str(body["system"].get("name")),
         version=str(body["system"].get("version")),
-        fingerprint=fingerprint(body["system"]),
-        state=execution_state(end),
-        gate=("BLOCK" if gate["blocked"] else "PASS") if gate else None,
-        exit_code=int(gate["exit_code"]) if gate else None,
-        observed=cases - errored,
-        missing=planned - (cases - errored),
-        planned=planned,
+        fingerprint=listed.code,
+        state=listed.execution_state,
+        gate=listed.gate,
+        exit_code=listed.exit_code,
+        observed=listed.observed,
+        missing=listed.missing,
+        planned=listed.planned,
         parent=body.get("parent"),
     )
 
