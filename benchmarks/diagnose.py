@@ -10,7 +10,8 @@ each run is then diagnosed with a top-k replay, in a process of its own, twice:
 
 - once plain, for its wall time and its peak resident memory (the process's own ru_maxrss).
   Resident memory includes the ledger pages the process has mapped (LMDB reads through a
-  memory map; the kernel can drop them at will) and LMDB's write buffers;
+  memory map; the kernel can drop them at will) and LMDB's write buffers; the peak of its
+  anonymous part (RssAnon) leaves the mapped file out;
 - once under tracemalloc, for the peak of what Python itself holds: the part that grows when a
   command keeps cases, retrievals or results in memory.
 
@@ -81,13 +82,25 @@ def project(root: Path, n: int) -> Path:
     return root
 
 
-# Runs the CLI in this process, then reports its time, its own peak RSS (ru_maxrss, KB) and,
-# under tracemalloc, the Python heap's peak (bytes).
+# Runs the CLI in this process, then reports its time, its own peak RSS (ru_maxrss, KB), the
+# peak of its anonymous resident memory (RssAnon, sampled every 10 ms: RSS without the mapped
+# ledger file's pages) and, under tracemalloc, the Python heap's peak (bytes).
 WRAPPER = """
-import json, resource, sys, time, tracemalloc
+import json, resource, sys, threading, time, tracemalloc
 args, traced = json.loads(sys.argv[1]), sys.argv[2] == "1"
 if traced:
     tracemalloc.start()
+anon = [0]
+
+def sample():
+    while True:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("RssAnon:"):
+                    anon[0] = max(anon[0], int(line.split()[1]))
+        time.sleep(0.01)
+
+threading.Thread(target=sample, daemon=True).start()
 from oloproof.cli.main import main
 sys.argv = ["oloproof", *args]
 start, code = time.perf_counter(), 0
@@ -99,6 +112,7 @@ report = {
     "code": code,
     "seconds": time.perf_counter() - start,
     "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "anon_kb": anon[0],
     "heap": tracemalloc.get_traced_memory()[1] if traced else 0,
 }
 sys.stderr.write(json.dumps(report) + "\\n")
@@ -109,6 +123,7 @@ sys.stderr.write(json.dumps(report) + "\\n")
 class Measured:
     seconds: float
     rss_mb: float
+    anon_mb: float
     heap_mb: float
     out: str
 
@@ -125,7 +140,13 @@ def oloproof(root: Path, *args: str, traced: bool = False) -> Measured:
     report = json.loads(done.stderr.strip().splitlines()[-1])
     if report["code"] not in (0, 1, 3):
         raise SystemExit(f"oloproof {' '.join(args)} exited {report['code']}: {done.stderr}")
-    return Measured(report["seconds"], report["rss_kb"] / 1024, report["heap"] / 2**20, done.stdout)
+    return Measured(
+        report["seconds"],
+        report["rss_kb"] / 1024,
+        report["anon_kb"] / 1024,
+        report["heap"] / 2**20,
+        done.stdout,
+    )
 
 
 def measure(base: Path, n: int) -> tuple[Measured, Measured]:
@@ -147,13 +168,15 @@ def main() -> None:
     for n, (plain, traced) in found.items():
         print(
             f"diagnose top-k over {n} failed cases: {plain.seconds:.2f} s, peak RSS "
-            f"{plain.rss_mb:.0f} MB, Python heap peak {traced.heap_mb:.1f} MB"
+            f"{plain.rss_mb:.0f} MB (anonymous {plain.anon_mb:.0f} MB), Python heap peak "
+            f"{traced.heap_mb:.1f} MB"
         )
     (p_small, t_small), (p_large, t_large) = found[small], found[large]
     time_ratio = p_large.seconds / p_small.seconds
     print(
         f"{large} / {small} cases (x{large / small:.0f}): time x{time_ratio:.2f} (per case "
         f"x{time_ratio * small / large:.2f}), peak RSS x{p_large.rss_mb / p_small.rss_mb:.2f}, "
+        f"anonymous x{p_large.anon_mb / p_small.anon_mb:.2f}, "
         f"Python heap peak x{t_large.heap_mb / t_small.heap_mb:.2f}"
     )
 
