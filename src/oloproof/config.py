@@ -170,7 +170,8 @@ class EngineConfig(_Model):
     start_timeout_s: float | None = Field(
         default=None,
         gt=0,
-        description="Seconds to wait for the first replica to start before giving up (300).",
+        description="Seconds to wait for the replicas to start; then the run goes on with "
+        "those that did, or gives up when none did (300).",
     )
 
     @field_validator("address")

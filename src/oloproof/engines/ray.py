@@ -9,8 +9,9 @@ Requirements it meets:
    with an address it connects to that cluster and leaves it running afterwards.
 3. Each replica (``oloproof.engines.replica``) builds the system once. A replica whose system
    identity differs from the one the driver planned is refused, so every result comes from the
-   code the run records. The run starts when the first replica is ready (or gives up after
-   ``start_timeout_s``, naming what each replica asks for); the others join as they start.
+   code the run records. The run starts once every replica is ready, or after
+   ``start_timeout_s`` with those that are (the others join as they start); with none, it
+   gives up, naming what each replica asks for and what the cluster has free.
 4. At most ``replicas × concurrency`` cases are in flight (the scheduler's slots), each on the
    least busy replica with room; nothing else is held per case, so memory stays flat.
 5. A replica that dies loses only its cases in flight: each is sent again to another replica
@@ -125,9 +126,13 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
 
 def _import_ray(where: str, *, local: bool) -> ModuleType:
     if local and "ray" not in sys.modules:
-        # Read as Ray is imported: a Ray instance of our own listens on the loopback interface
-        # only (Ray otherwise binds the machine's outward address).
+        # Both are read as Ray is imported. A Ray instance of our own listens on the loopback
+        # interface only (Ray otherwise binds the machine's outward address), and has a token
+        # of its own (rather than one Ray would write to ~/.ray).
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        if "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
+            os.environ["RAY_AUTH_MODE"] = "token"
+            os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
     try:
         import ray
     except ModuleNotFoundError as exc:
@@ -147,10 +152,6 @@ def _connect(ray: ModuleType, settings: _Settings, where: str) -> bool:
     quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
     try:
         if settings.address is None:
-            if "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
-                # A token for this instance alone, rather than one Ray would write to ~/.ray.
-                os.environ["RAY_AUTH_MODE"] = "token"
-                os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
             ray.init(address="local", include_dashboard=False, **quiet)
             _check_fits(ray, settings, where)
         else:
@@ -226,14 +227,17 @@ class RayEngine:
         self._deaths_in_a_row = 0
 
     async def start(self) -> None:
-        """Start the replicas; return once one is ready."""
+        """Start the replicas; return once every one is ready (or refused), or once the start
+        timeout has passed with at least one ready (the others join when they are)."""
         for _ in range(self._settings.replicas):
             self._spawn()
         try:
             async with asyncio.timeout(self._settings.start_timeout_s):
                 async with self._changed:
-                    await self._changed.wait_for(lambda: bool(self._pool) or not self._starting)
+                    await self._changed.wait_for(lambda: not self._starting)
         except TimeoutError:
+            if self._pool:
+                return
             raise ConfigError(
                 f"{self._where}: no Ray replica started within "
                 f"{self._settings.start_timeout_s:g} s; each asks for "
