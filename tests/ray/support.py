@@ -60,9 +60,10 @@ class RayCluster:
 
     def stop(self) -> None:
         if self._proc is not None:
-            assert self._proc.stdin is not None
+            assert self._proc.stdin is not None and self._proc.stdout is not None
             self._proc.stdin.close()
             self._proc.wait(timeout=120)
+            self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def run(self, *args: str, cwd: Path, timeout: float = 600) -> Result:
