@@ -20,7 +20,7 @@ from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
-from oloproof.engines import Engine, engine_from_option, open_engine
+from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
@@ -117,6 +117,7 @@ def plan_from_run(run_body: Mapping[str, Any], *, engine: str | None = None) -> 
 def _plan(
     config: ProjectConfig, config_path: Path, policy_path: Path | None, concurrency: int | None
 ) -> RunPlan:
+    require_engine(config, config_path)
     base = config_path.parent
     where = str(config_path)
     for name in config.slices:

@@ -66,6 +66,16 @@ def engine_from_option(config: EngineConfig, text: str) -> EngineConfig:
     return EngineConfig.model_validate(ray_settings)
 
 
+def require_engine(config: ProjectConfig, config_path: Path) -> None:
+    """Refuse, while planning (before anything is written), an engine this machine lacks:
+    ``engine: ray`` without Ray installed."""
+    if config.engine.kind == "ray":
+        from oloproof.engines.ray import import_ray
+
+        where = config.location("engine", path=config_path)
+        import_ray(where, local=config.engine.address is None)
+
+
 async def open_engine(config: ProjectConfig, config_path: Path, system: System) -> Engine:
     """Start the engine ``config.engine`` names for ``system`` (planned from ``config``).
 

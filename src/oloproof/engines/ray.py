@@ -29,6 +29,7 @@ Requirements it meets:
 from __future__ import annotations
 
 import asyncio
+import importlib
 import itertools
 import logging
 import os
@@ -99,7 +100,7 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
     """Connect to (or start) Ray and start the replicas; see the module."""
     settings = _Settings.of(config)
     where = config.location("engine", path=config_path)
-    ray = _import_ray(where, local=settings.address is None)
+    ray = import_ray(where, local=settings.address is None)
     owns = _connect(ray, settings, where)
     base = config_path.parent
     kind = next(k for k in ("callable", "http", "rag", "model") if getattr(config.system, k))
@@ -124,7 +125,9 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
     return engine
 
 
-def _import_ray(where: str, *, local: bool) -> ModuleType:
+def import_ray(where: str, *, local: bool) -> ModuleType:
+    """Ray, or a ``ConfigError`` naming the extra that installs it (``where`` names the
+    setting that chose the engine)."""
     if local and "ray" not in sys.modules:
         # Both are read as Ray is imported. A Ray instance of our own listens on the loopback
         # interface only (Ray otherwise binds the machine's outward address), and has a token
@@ -141,7 +144,23 @@ def _import_ray(where: str, *, local: bool) -> ModuleType:
                 f"{where}: the ray engine needs Ray, which is not installed: {_EXTRA}"
             ) from None
         raise
+    _report_stream_kept(ray)
     return ray
+
+
+def _report_stream_kept(ray: ModuleType) -> None:
+    """Ray's driver prints what the cluster reports (a worker died...) on standard output,
+    where the run's report goes: print it on standard error instead."""
+    worker = importlib.import_module("ray._private.worker")
+    printer = worker.print_to_stdstream
+    if getattr(printer, "oloproof_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.oloproof_stderr = True  # type: ignore[attr-defined]  # a mark, read above
+    worker.print_to_stdstream = to_stderr
 
 
 def _connect(ray: ModuleType, settings: _Settings, where: str) -> bool:
