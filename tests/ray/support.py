@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import open_ledger
 from tests.support import Result, normalise, oloproof
+
+from ledger import open_ledger
 
 HERE = Path(__file__).resolve().parent
 # Content-addressed: the same case gives the same event, so these compare as address sets.

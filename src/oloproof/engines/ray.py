@@ -151,7 +151,7 @@ def import_ray(where: str, *, local: bool) -> ModuleType:
 def _report_stream_kept(ray: ModuleType) -> None:
     """Ray's driver prints what the cluster reports (a worker died...) on standard output,
     where the run's report goes: print it on standard error instead."""
-    worker = importlib.import_module("ray._private.worker")
+    worker: Any = importlib.import_module("ray._private.worker")
     printer = worker.print_to_stdstream
     if getattr(printer, "oloproof_stderr", False):
         return
