@@ -166,6 +166,9 @@ class RunReport:
     corrected: list[CorrectedRow] = field(default_factory=list)
     judges: list[JudgeUsageRow] = field(default_factory=list)
     errors: list[ErrorGroup] = field(default_factory=list)
+    # Occurrences of configured secrets replaced in what the run stored; None for a run
+    # recorded before redaction was counted.
+    redacted: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -378,6 +381,7 @@ def build_run_report(
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
+        redacted=(end or {}).get("redacted"),
     )
 
 

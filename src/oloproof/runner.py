@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ledger import Ledger, LedgerError, StoreError, new_ulid
-from oloproof import __version__
+from oloproof import __version__, redaction
 from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
@@ -324,7 +323,15 @@ async def _execute(
         meter.case_done(result["case_id"], result["judgments"])
 
     spec = _run_spec(plan, run, meter, options, engine)
-    finish = functools.partial(_finish, ledger, run_id, run.run_address, body, engine=engine)
+    redacted_before = redaction.stored_count()
+    redacted_earlier = int((prior_end or {}).get("redacted") or 0)
+
+    def finish(*args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        redacted = redacted_earlier + redaction.stored_count() - redacted_before
+        return _finish(
+            ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
+        )
+
     try:
         counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
     except BaseException as exc:
@@ -453,16 +460,21 @@ def _finish(
     judges: Mapping[str, Any] | None = None,
     *,
     decide: bool = True,
+    redacted: int = 0,
     engine: Engine | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
-    return both bodies."""
+    return both bodies.
+
+    ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
+    """
     end_body: dict[str, Any] = {
         "run_id": run_id,
         "state": state,
         "reason": reason,
         "cases": tally.cases,
         "errored": tally.errored,
+        "redacted": redacted,
         "cache": {
             # reused from an earlier run, made by this run, shared within this run
             "execution": [counts.execution_hit, counts.execution_miss, counts.execution_shared],

@@ -231,8 +231,9 @@ def test_an_sdk_artifact_built_wrongly_in_user_code_stops_the_run(
     with open_ledger(root / ".oloproof") as ledger:
         assert not list(ledger.events(ev.DECISION))
         errored = [e for _, e in ledger.events(ev.EXECUTION) if e.body["status"] != "ok"]
+        ((_, run),) = ledger.events(ev.RUN)
     assert errored == []  # the case is not recorded as errored: the run stopped on it
-    shown = oloproof("inspect", "latest", cwd=root)
+    shown = oloproof("inspect", run.body["run_id"], cwd=root)
     assert shown.lines[0].endswith("[UNDECIDED/STOPPED]")  # a policy, and no gate claimed
     assert not any(line.startswith("Gate:") for line in shown.lines)
 

@@ -5,12 +5,16 @@ from __future__ import annotations
 import importlib
 import signal
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import typer
 
-from ledger import LedgerError
+from ledger import DamagedStoreError, LedgerError
+from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
+from oloproof.redaction import RedactingStream
+from oloproof.store import DAMAGE_HINT, LEDGER_DIR
 from oloproof.usercode import on_sigint
 
 app = typer.Typer(
@@ -65,7 +69,18 @@ def main() -> None:
         # Past a file size limit (ulimit -f) a write then fails and is reported as such,
         # rather than the signal ending the process before the finished cases are written.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # Every line printed passes the redactor: configured secrets never reach the terminal.
+    sys.stdout = RedactingStream(sys.stdout)
+    sys.stderr = RedactingStream(sys.stderr)
     _register()
+    if command_of(sys.argv[1:]) in GUARDED:
+        # A damaged ledger ends in a sentence, not a signal.
+        run_guarded(_run, where=str(Path.cwd() / LEDGER_DIR))
+    else:
+        _run()
+
+
+def _run() -> None:
     try:
         app()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
@@ -74,4 +89,4 @@ def main() -> None:
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
-        fail(str(exc))
+        fail(f"{exc} ({DAMAGE_HINT})" if isinstance(exc, DamagedStoreError) else str(exc))

@@ -81,11 +81,8 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     module_name, sep, attr = reference.partition(":")
     if not sep or not module_name or not attr:
         raise ConfigError(f"{where}: {key}: expected `module:name`, found {reference!r}")
-    base = str(base_dir.resolve())
-    if base not in sys.path:
-        sys.path.insert(0, base)
     try:
-        module = _import_fresh(module_name, base_dir)
+        module = _import_fresh(module_name, base_dir.resolve())
     except ModuleNotFoundError as exc:
         if exc.name and module_name.startswith(exc.name):
             raise ConfigError(
@@ -106,13 +103,34 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     return obj
 
 
+# Project folders this process has imported user code from (the Python API may evaluate
+# several projects in one process).
+_project_dirs: set[Path] = set()
+
+
 def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
-    # A module imported from another project folder earlier in this process would shadow
-    # this one; drop it when it does not live under base_dir.
+    """Import ``module_name`` as ``base_dir`` holds it, and what it imports as well.
+
+    Another project's modules imported earlier in this process would shadow this project's
+    (two projects' ``app.py``, imported by name): they are dropped, and ``base_dir`` goes first
+    on the import path, so the code that runs is this project's."""
+    base = str(base_dir)
+    if base in sys.path:
+        sys.path.remove(base)
+    sys.path.insert(0, base)
+    others = [d for d in _project_dirs if d != base_dir and not base_dir.is_relative_to(d)]
+    _project_dirs.add(base_dir)
+    for name, module in list(sys.modules.items()) if others else ():
+        origin = getattr(module, "__file__", None)
+        if origin is None:
+            continue
+        path = Path(origin).resolve()
+        if not path.is_relative_to(base_dir) and any(path.is_relative_to(d) for d in others):
+            del sys.modules[name]
     existing = sys.modules.get(module_name)
     if existing is not None:
         origin = getattr(existing, "__file__", None)
-        if origin is None or not Path(origin).resolve().is_relative_to(base_dir.resolve()):
+        if origin is None or not Path(origin).resolve().is_relative_to(base_dir):
             del sys.modules[module_name]
     return importlib.import_module(module_name)
 
