@@ -32,6 +32,7 @@ from typing import Any
 
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
+from oloproof import redaction
 from oloproof.dataset import Case
 from oloproof.engines import Engine
 from oloproof.engines.local import LocalEngine, error_record, interrupts_the_run
@@ -336,9 +337,15 @@ async def _execution(run: _Run, case: Case, identity: str) -> Made:
     for stage in execution.stages if execution else ():
         run.counts.add_stage(stage.stage, stage.hit)
     try:
-        address = run.writer.add(_execution_event(identity, case, execution, error))
+        before = redaction.stored_count()
+        event = _execution_event(identity, case, execution, error)
+        address = run.writer.add(event)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+    if execution is not None and redaction.stored_count() != before:
+        # A secret was replaced in what is stored: judge what is stored, as a later run reusing
+        # this execution does (and as a run on Ray does, whose replicas send it redacted).
+        execution = Execution(event.body["output"], event.body["artifacts"], execution.stages)
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)
     (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(bits(identity))

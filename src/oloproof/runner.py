@@ -129,7 +129,8 @@ def _plan(
             )
     dataset = load_dataset(base / config.dataset)
     check_slices(config, config_path, dataset)
-    check_header_variables(config, config_path)
+    if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
+        check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
     if policy_path is None and config.policy is not None:
         policy_path = base / config.policy

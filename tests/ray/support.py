@@ -31,6 +31,8 @@ CONTENT = ("oloproof.execution", "oloproof.stage", "oloproof.judgment")
 @dataclass
 class RayCluster:
     num_cpus: int
+    # Given to the cluster (and so to its workers) only, never to the runs it serves.
+    worker_env: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     address: str = ""
     _proc: subprocess.Popen[str] | None = None
@@ -51,7 +53,7 @@ class RayCluster:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            env={**os.environ, **self.env},
+            env={**os.environ, **self.env, **self.worker_env},
         )
         assert self._proc.stdout is not None
         line = self._proc.stdout.readline().strip()  # blocks until Ray is up (or the start fails)
@@ -67,9 +69,11 @@ class RayCluster:
             self._proc.stdout.close()
         shutil.rmtree(self._dir, ignore_errors=True)
 
-    def run(self, *args: str, cwd: Path, timeout: float = 600) -> Result:
-        """``oloproof ARGS`` with this cluster's token in the environment."""
-        return oloproof(*args, cwd=cwd, env=self.env, timeout=timeout)
+    def run(
+        self, *args: str, cwd: Path, timeout: float = 600, env: Mapping[str, str] | None = None
+    ) -> Result:
+        """``oloproof ARGS`` with this cluster's token (and ``env``) in the environment."""
+        return oloproof(*args, cwd=cwd, env={**self.env, **(env or {})}, timeout=timeout)
 
 
 def content_events(root: Path) -> dict[str, set[str]]:

@@ -41,7 +41,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from oloproof import errors
+from oloproof import errors, redaction
 from oloproof.dataset import Case
 from oloproof.engines.local import Outcome
 from oloproof.engines.replica import CaseOrder, Replica, ReplicaSetup
@@ -111,6 +111,10 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
         where=config.location("system", kind, path=config_path),
         concurrency=settings.per_replica,
         timeout_s=config.timeout_s,
+        header_places={
+            header: config.location("system", "http", "headers", header, path=config_path)
+            for header in (config.system.http.headers if config.system.http else {})
+        },
     )
     options = dict(settings.options)
     if config.engine.ship_project:
@@ -370,6 +374,7 @@ class RayEngine:
             reply = await self._reply(member.handle.resume.remote(number, answer))
         if reply[0] == "fault":
             raise RayEngineError(f"a Ray replica failed: {reply[1]}")
+        redaction.add_stored(reply[-2])  # the secrets the replica replaced in what it sent
         for stage, identity, result, address in reply[-1]:
             if ctx.stage_cache.record(stage, identity, result) != address:
                 raise RayEngineError(
@@ -377,9 +382,9 @@ class RayEngine:
                     "event than this machine does; install the same oloproof on both"
                 )
         if reply[0] == "stop":
-            _, name, message, where, hint, _ = reply
+            _, name, message, where, hint, _, _ = reply
             raise _oloproof_error(name)(message, where=where, hint=hint)
-        _, execution, error, _ = reply
+        _, execution, error, _, _ = reply
         assert execution is None or isinstance(execution, Execution)
         return execution, error
 

@@ -15,10 +15,13 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
    it, with the address it will have, worked out here from the same event the driver will
    store. Stage outputs a case recorded before it errored or stopped are returned too, as a
    local run would have written them.
-4. A case ends in one reply: ``("done", execution, error, recorded)``; when the run must stop
-   (a malformed artifact), ``("stop", error_type, message, where, hint, recorded)``; after a
-   fault of the replica's own code, ``("fault", description)``.
+4. A case ends in one reply: ``("done", execution, error, redacted, recorded)``; when the run
+   must stop (a malformed artifact), ``("stop", error_type, message, where, hint, redacted,
+   recorded)``; after a fault of the replica's own code, ``("fault", description)``.
 5. An output that cannot travel back to the driver errors its case, saying so.
+6. Secrets the system read here (an HTTP header's ``${NAME}``, a model's API key) are known to
+   this process only: everything a case sends back is redacted here first, and ``redacted``
+   counts the occurrences replaced, which the driver adds to the run's count.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import address_of
-from oloproof import __version__
+from oloproof import __version__, redaction
 from oloproof import events as ev
 from oloproof.config import SystemConfig
 from oloproof.dataset import Case
@@ -54,6 +57,8 @@ class ReplicaSetup:
     where: str  # how errors name the system's place in oloproof.yaml
     concurrency: int
     timeout_s: float
+    # Where oloproof.yaml sets each HTTP header, for the error of one a worker cannot resolve.
+    header_places: dict[str, str] = field(default_factory=dict)
     version: str = __version__
 
 
@@ -74,6 +79,7 @@ class _Call:
     replies: asyncio.Queue[Reply] = field(default_factory=asyncio.Queue)
     answer: asyncio.Future[dict[str, Any] | None] | None = None
     recorded: list[Recorded] = field(default_factory=list)
+    redacted: int = 0  # occurrences of secrets replaced in what the case sends back
     task: asyncio.Task[None] | None = None
 
 
@@ -91,7 +97,12 @@ class _DriverStages:
         return await future
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
+        before = redaction.stored_count()
         event = ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result})
+        replaced = redaction.stored_count() - before
+        if replaced:  # send what the driver stores: the body without the secrets
+            self._call.redacted += replaced
+            result = {k: v for k, v in event.body.items() if k not in ("stage", "identity")}
         address = address_of(event)
         self._call.recorded.append((stage, identity, result, address))
         return address
@@ -119,6 +130,13 @@ class Replica:
             return {
                 "error": f"the project folder {setup.base_dir} is not on the Ray workers; set "
                 "engine.ship_project: true to send it with the run"
+            }
+        unset = _unset_header_variable(setup.system)
+        if unset is not None:
+            where = setup.header_places.get(unset[0], setup.where)
+            return {
+                "error": f"{where}: system.http.headers.{unset[0]}: environment variable "
+                f"{unset[1]} is not set on the Ray workers, which read it there"
             }
         try:
             self._system = build_system(
@@ -172,14 +190,22 @@ class Replica:
             execution, error = await run_system(self._system, ctx, order.case, self._timeout)
             if execution is not None:
                 execution, error = _sendable(execution, error)
+            if execution is not None:
+                execution = Execution(
+                    _redact(call, execution.output),
+                    _redact(call, execution.artifacts),
+                    execution.stages,
+                )
+            error = _redact(call, error)
         except OloproofError as exc:
-            reply: Reply = ("stop", type(exc).__name__, exc.message, exc.where, exc.hint)
-            call.replies.put_nowait((*reply, call.recorded))
+            message = _redact(call, exc.message)
+            reply: Reply = ("stop", type(exc).__name__, message, exc.where, exc.hint)
+            call.replies.put_nowait((*reply, call.redacted, call.recorded))
             return
         except Exception as exc:  # a fault of the replica itself: the driver reports it
-            call.replies.put_nowait(("fault", describe(exc)))
+            call.replies.put_nowait(("fault", redaction.redact_text(describe(exc))))
             return
-        call.replies.put_nowait(("done", execution, error, call.recorded))
+        call.replies.put_nowait(("done", execution, error, call.redacted, call.recorded))
 
     @property
     def _timeout(self) -> float:
@@ -200,6 +226,28 @@ class Replica:
                 self._rerankers[reference] = function
             replay["reranker"] = self._rerankers[reference]
         return replay
+
+
+def _unset_header_variable(system: SystemConfig) -> tuple[str, str] | None:
+    """The first HTTP header reading an environment variable this worker lacks, and the
+    variable: the driver checks its own environment only for a local run."""
+    if system.http is None:
+        return None
+    from oloproof.systems.http import header_variables
+
+    for header, template in system.http.headers.items():
+        for name in header_variables(template):
+            if name not in os.environ:
+                return header, name
+    return None
+
+
+def _redact(call: _Call, value: Any) -> Any:
+    """``value`` without the secrets this process knows, counted against ``call``."""
+    before = redaction.stored_count()
+    cleaned = redaction.redact(value)
+    call.redacted += redaction.stored_count() - before
+    return cleaned
 
 
 def _sendable(
