@@ -144,6 +144,10 @@ def test_ctrl_c_stops_the_work_on_the_cluster_and_keeps_what_finished(
     with open_ledger(remote / ".oloproof") as ledger:
         finished = [e.body["case_id"] for _, e in ledger.events("oloproof.case_result")]
     assert sorted(finished) == [f"c{i:05d}" for i in range(5)]
+    # Two replicas running one case each: no more than two cases were ever in flight (every
+    # holding case sent to a replica announces itself).
+    assert blocked == _holding(remote, 0)
+    assert len(blocked) == 2
     for pid in blocked:  # the replicas holding the cases were stopped with the run
         _wait_for(lambda pid=pid: not _alive(pid), None)
     (remote / "hold").unlink()
