@@ -70,6 +70,9 @@ def answer(case_input):
 '''
 
 STAGED_APP = """
+import os
+from pathlib import Path
+
 from oloproof import Context, Passage, Retrieval, rag_system
 
 DOCS = [(f"d{i}", f"passage {i} says {' '.join(['word'] * (i % 7 + 1))}.") for i in range(20)]
@@ -77,6 +80,12 @@ DOCS = [(f"d{i}", f"passage {i} says {' '.join(['word'] * (i % 7 + 1))}.") for i
 
 @rag_system(name="tiny-rag", version="1", depth=4, top_k=2, token_budget=9)
 class TinyRag:
+    def __init__(self) -> None:
+        # Each construction leaves a file named by its process: the model would load here.
+        here = Path(__file__).resolve().parent
+        with open(here / f"built-{os.getpid()}", "a") as f:
+            f.write("built\\n")
+
     def retrieve(self, input: dict, depth: int) -> Retrieval:
         n = input["n"]
         picked = [DOCS[(n + k) % len(DOCS)] for k in range(depth)]

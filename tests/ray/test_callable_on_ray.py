@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.ray.projects import callable_project, many_cases
+from tests.ray.projects import callable_project, many_cases, staged_project
 from tests.ray.support import (
     RayCluster,
     content_events,
@@ -208,3 +208,22 @@ def _alive(pid: int) -> bool:
 def _states(root: Path) -> list[tuple[str, str]]:
     with open_ledger(root / ".oloproof") as ledger:
         return [(e.body["state"], e.body["reason"]) for _, e in ledger.events("oloproof.run_end")]
+
+
+def test_each_replica_builds_a_staged_system_once_and_the_driver_never(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    local = staged_project(tmp_path / "local", 40)
+    here = oloproof("run", cwd=local)
+    engine = {"kind": "ray", "address": cluster.address, "replicas": 2, "concurrency": 2}
+    remote = staged_project(tmp_path / "ray", 40, engine=engine)
+    there = cluster.run("run", cwd=remote)
+    assert (here.code, there.code) == (0, 0), there.err
+    assert report(there) == report(here)
+    assert content_events(remote) == content_events(local)
+    assert len(list(local.glob("built-*"))) == 1  # locally: once, in the one process
+    built = sorted(remote.glob("built-*"))
+    # Forty cases on two replicas: two constructions, one in each replica's process, none in
+    # the driver's (which would be a third file).
+    assert len(built) == 2, built
+    assert all(p.read_text() == "built\n" for p in built)
