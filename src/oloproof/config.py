@@ -6,10 +6,19 @@ source of the JSON Schemas under ``schemas/``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
@@ -101,6 +110,88 @@ class SystemConfig(_Model):
         return self
 
 
+# An address Ray connects to: `auto` (the cluster this machine belongs to), a Ray Client URL, or
+# the GCS address of a head node.
+RAY_ADDRESS = re.compile(r"auto|ray://[^\s/]+|[A-Za-z0-9._\-]+:[0-9]+")
+_RAY_ONLY = (
+    "address",
+    "replicas",
+    "concurrency",
+    "num_cpus",
+    "num_gpus",
+    "memory_mib",
+    "max_retries",
+    "ship_project",
+    "start_timeout_s",
+)
+
+
+class EngineConfig(_Model):
+    """Where cases execute: in this process (`local`) or on a pool of Ray actors (`ray`).
+
+    Every setting but `kind` belongs to the ray engine. Caches, judging and the ledger stay in
+    the process that runs `oloproof`, whichever engine executes the cases.
+    """
+
+    kind: Literal["local", "ray"] = Field(
+        default="local", description="`local` (this process) or `ray` (a pool of Ray actors)."
+    )
+    address: str | None = Field(
+        default=None,
+        description="The Ray cluster: `auto`, `ray://HOST:PORT` or a head node's `HOST:PORT`; "
+        "none: start a Ray instance on this machine for the run.",
+    )
+    replicas: int | None = Field(
+        default=None, ge=1, le=10_000, description="Actors that each build the system once (2)."
+    )
+    concurrency: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_CONCURRENCY,
+        description="Cases each replica runs at once (default: the project's concurrency).",
+    )
+    num_cpus: float | None = Field(default=None, ge=0, description="CPUs per replica (1).")
+    num_gpus: float | None = Field(default=None, ge=0, description="GPUs per replica (0).")
+    memory_mib: int | None = Field(
+        default=None, ge=1, description="Memory Ray reserves per replica, in MiB (none)."
+    )
+    max_retries: int | None = Field(
+        default=None,
+        ge=0,
+        le=100,
+        description="Times a case is sent again after the worker running it died, before it "
+        "is recorded as errored (2).",
+    )
+    ship_project: bool | None = Field(
+        default=None,
+        description="Send the project folder to the cluster with the run (Ray's working_dir), "
+        "for workers that do not share this machine's files (false).",
+    )
+    start_timeout_s: float | None = Field(
+        default=None,
+        gt=0,
+        description="Seconds to wait for the replicas to start; then the run goes on with "
+        "those that did, or gives up when none did (300).",
+    )
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str | None) -> str | None:
+        if value is not None and not RAY_ADDRESS.fullmatch(value):
+            raise ValueError(
+                f"{value!r} is not a Ray address (use auto, ray://HOST:PORT or HOST:PORT)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _ray_settings(self) -> EngineConfig:
+        if self.kind == "local":
+            given = [k for k in _RAY_ONLY if getattr(self, k) is not None]
+            if given:
+                raise ValueError(f"{given[0]} is a setting of the ray engine (kind: ray)")
+        return self
+
+
 AnyEvaluatorConfig = Annotated[EvaluatorConfig | JudgeConfig, Field(discriminator="type")]
 
 
@@ -133,6 +224,17 @@ class ProjectConfig(_Model):
         default=8, ge=1, le=MAX_CONCURRENCY, description="Cases executed at once."
     )
     timeout_s: float = Field(default=120.0, gt=0, description="Seconds one case may take.")
+    engine: EngineConfig = Field(
+        default_factory=EngineConfig,
+        description="Where cases execute: `local` (default), `ray`, or a mapping of engine "
+        "settings.",
+    )
+
+    @field_validator("engine", mode="before")
+    @classmethod
+    def _engine_by_name(cls, value: Any) -> Any:
+        # `engine: ray` is short for `engine: {kind: ray}`.
+        return {"kind": value} if isinstance(value, str) else value
 
 
 class JudgeRequirement(_Model):

@@ -26,14 +26,16 @@ from __future__ import annotations
 import asyncio
 import gc
 import time
-import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
+from oloproof import redaction
 from oloproof.dataset import Case
+from oloproof.engines import Engine
+from oloproof.engines.local import LocalEngine, error_record, interrupts_the_run
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
@@ -52,7 +54,6 @@ from oloproof.identities import (
     system_identity,
 )
 from oloproof.results import Verdict
-from oloproof.sdk import malformed_artifact
 from oloproof.systems.base import (
     ExecContext,
     Execution,
@@ -61,7 +62,6 @@ from oloproof.systems.base import (
     UnrecordableOutput,
     plain_output,
 )
-from oloproof.usercode import received
 
 Progress = Callable[[int, int], None]
 AnyEvaluator = Evaluator | AsyncEvaluator
@@ -115,7 +115,7 @@ class LedgerStageCache:
         self._ledger = ledger
         self._writer = writer
 
-    def lookup(self, identity: str) -> dict[str, Any] | None:
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
         """The stage body with ``identity`` plus its ``address``, or None."""
         pending = self._writer.pending_stage(identity)
         if pending is not None:
@@ -189,6 +189,8 @@ class RunSpec:
     intervention: dict[str, Any] | None = None
     replay: dict[str, Any] = field(default_factory=dict)
     labeller: Labeller | None = None
+    # Where each case's system part runs; none: in this process (``LocalEngine``).
+    engine: Engine | None = None
 
 
 CaseSink = Callable[[dict[str, Any]], None]
@@ -206,6 +208,7 @@ class _Run:
     system_key: str
     reuses: bool
     judges: list[_Judge]
+    engine: Engine
     memory: RunMemory = field(default_factory=RunMemory)
 
 
@@ -238,6 +241,7 @@ async def execute_cases(
         system_identity(spec.system.identity(), spec.intervention),
         spec.use_cache and reuses_executions(spec.system),
         [_Judge.of(e) for e in spec.evaluators],
+        spec.engine or LocalEngine(spec.system, spec.timeout_s, spec.concurrency),
     )
     queue = iter(cases)
     done = 0
@@ -329,13 +333,19 @@ async def _execution(run: _Run, case: Case, identity: str) -> Made:
     if cached is not None:
         address, body = cached
         return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
-    execution, error = await _run_system(run.spec, run.ctx, case)
+    execution, error = await run.engine.execute(case, run.ctx)
     for stage in execution.stages if execution else ():
         run.counts.add_stage(stage.stage, stage.hit)
     try:
-        address = run.writer.add(_execution_event(identity, case, execution, error))
+        before = redaction.stored_count()
+        event = _execution_event(identity, case, execution, error)
+        address = run.writer.add(event)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+    if execution is not None and redaction.stored_count() != before:
+        # A secret was replaced in what is stored: judge what is stored, as a later run reusing
+        # this execution does (and as a run on Ray does, whose replicas send it redacted).
+        execution = Execution(event.body["output"], event.body["artifacts"], execution.stages)
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)
     (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(bits(identity))
@@ -406,60 +416,6 @@ def _cached_execution(
     if event.body["status"] != "ok":
         return True, None
     return True, (address, dict(event.body))
-
-
-async def _run_system(
-    spec: RunSpec, ctx: ExecContext, case: Case
-) -> tuple[Execution | None, dict[str, Any] | None]:
-    timeout = asyncio.timeout(spec.timeout_s)
-    try:
-        async with timeout:
-            return await spec.system.execute(case, ctx), None
-    except OloproofError:
-        raise
-    except BaseException as exc:  # whatever user code raised, sys.exit included: case errored
-        if interrupts_the_run(exc):
-            raise
-        malformed = malformed_artifact(exc)
-        if malformed is not None:  # the SDK's own types, built wrongly: the adapter's contract
-            raise ArtifactError(f"case {case.id!r}: {malformed}") from None
-        if isinstance(exc, TimeoutError) and timeout.expired():
-            return None, {
-                "type": "TimeoutError",
-                "message": f"the case took longer than {spec.timeout_s:g} s",
-                "traceback": "",
-            }
-        return None, _error_record(exc)
-
-
-def interrupts_the_run(exc: BaseException) -> bool:
-    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task, a
-    coroutine closed from outside) rather than something user code raised.
-
-    A cancellation is real when the task running the case was cancelled; a
-    ``CancelledError`` raised by user code leaves the task uncancelled. A ``GeneratorExit``
-    with no task running is the coroutine being closed. A ``KeyboardInterrupt`` is real only
-    once a signal reached the process (``oloproof.usercode``).
-    """
-    if isinstance(exc, KeyboardInterrupt):
-        return received()
-    if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
-        return False
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no loop is running: the coroutine is being closed
-        return True
-    if task is None:
-        return True
-    return isinstance(exc, asyncio.CancelledError) and task.cancelling() > 0
-
-
-def _error_record(exc: BaseException) -> dict[str, Any]:
-    return {
-        "type": type(exc).__name__,
-        "message": str(exc),
-        "traceback": "".join(traceback.format_exception(exc)),
-    }
 
 
 def _execution_event(
@@ -574,7 +530,7 @@ async def _judge_async(judge: _Judge, view: CaseView) -> Verdict:
 
 
 def _evaluator_raised(exc: BaseException) -> Verdict:
-    return Verdict.missing("evaluator_raised", **_error_record(exc))
+    return Verdict.missing("evaluator_raised", **error_record(exc))
 
 
 def _record_judgment(

@@ -35,6 +35,7 @@ __all__ = [
     "MIN_LENGTH",
     "REDACTED",
     "RedactingStream",
+    "add_stored",
     "forget_all",
     "redact",
     "redact_text",
@@ -108,6 +109,14 @@ def _walk(value: Any, found: list[int]) -> Any:
 def stored_count() -> int:
     """How many occurrences ``redact`` has replaced in this process so far."""
     return _stored
+
+
+def add_stored(count: int) -> None:
+    """Count ``count`` occurrences replaced by another process in what this one stores (a Ray
+    replica redacts what it sends back with the secrets it read)."""
+    global _stored
+    with _lock:
+        _stored += count
 
 
 def forget_all() -> None:

@@ -19,6 +19,7 @@ from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
+from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
@@ -78,19 +79,30 @@ def plan_run(
     policy_path: Path | None = None,
     concurrency: int | None = None,
     overrides: Mapping[str, Any] | None = None,
+    engine: str | None = None,
 ) -> RunPlan:
-    """Read oloproof.yaml and everything it names; raise an ``OloproofError`` on any mistake."""
+    """Read oloproof.yaml and everything it names; raise an ``OloproofError`` on any mistake.
+
+    ``engine`` is an ``--engine`` value that replaces the config's engine setting.
+    """
     config_path = config_path.resolve()
     config = load_config(config_path)
     if overrides:
         config = _apply_overrides(config, overrides, config_path)
-    return _plan(config, config_path, policy_path, concurrency)
+    return _plan(_with_engine(config, engine), config_path, policy_path, concurrency)
 
 
-def plan_from_run(run_body: Mapping[str, Any]) -> RunPlan:
+def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:
+    if engine is None:
+        return config
+    chosen = engine_from_option(config.engine, engine)
+    return config.model_copy(update={"engine": chosen})
+
+
+def plan_from_run(run_body: Mapping[str, Any], *, engine: str | None = None) -> RunPlan:
     """Plan again from the config a run recorded; refuse when the system has changed since."""
     config_path = Path(run_body["config_path"])
-    config = ProjectConfig.model_validate(run_body["config"])
+    config = _with_engine(ProjectConfig.model_validate(run_body["config"]), engine)
     policy_path = Path(run_body["policy_path"]) if run_body.get("policy_path") else None
     plan = _plan(config, config_path, policy_path, None)
     if plan.system.identity() != run_body["system"]:
@@ -104,6 +116,7 @@ def plan_from_run(run_body: Mapping[str, Any]) -> RunPlan:
 def _plan(
     config: ProjectConfig, config_path: Path, policy_path: Path | None, concurrency: int | None
 ) -> RunPlan:
+    require_engine(config, config_path)
     base = config_path.parent
     where = str(config_path)
     for name in config.slices:
@@ -116,7 +129,8 @@ def _plan(
             )
     dataset = load_dataset(base / config.dataset)
     check_slices(config, config_path, dataset)
-    check_header_variables(config, config_path)
+    if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
+        check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
     if policy_path is None and config.policy is not None:
         policy_path = base / config.policy
@@ -147,6 +161,8 @@ def _plan(
         base_dir=base,
         where=config.location("system", kind, path=config_path),
         concurrency=config.concurrency,
+        # On Ray the system is built on each replica, not here as well.
+        construct=config.engine.kind == "local",
     )
     return RunPlan(
         config,
@@ -238,8 +254,13 @@ async def execute_run(
     intervention: dict[str, Any] | None = None,
     replay: dict[str, Any] | None = None,
     resume: tuple[str, str, Mapping[str, Any]] | None = None,
+    engine: Engine | None = None,
 ) -> RunOutcome:
     """Execute a plan (or resume a run) and decide its policy; the run is in the ledger.
+
+    The cases execute on ``engine``, else on the one the plan's config names, started here
+    (before the run is written, so a cluster that cannot run it leaves no trace) and stopped
+    once the run ends.
 
     The run is written by this process alone (``oloproof.runlock``): resuming a run another
     process is writing is refused. Its end record and decision are written only once every
@@ -248,17 +269,24 @@ async def execute_run(
     """
     run_id = resume[0] if resume is not None else f"run_{new_ulid()}"
     with run_writer(ledger.path, run_id):
-        if resume is None:
-            planned = len(cases) if cases is not None else len(plan.dataset.cases)
-            body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
-            with ledger.batch():
-                run_address = ledger.put(ev.make(ev.RUN, body))
-                ledger.set_ref(run_id, run_address, expected=None)
-        else:
-            _, run_address, body = resume
-        started = _Started(run_id, run_address, body)
-        options = (use_cache, use_stage_cache, intervention, replay or {})
-        return await _execute(ledger, plan, started, options, cases, resume is not None, progress)
+        running = engine or await open_engine(plan.config, plan.config_path, plan.system)
+        try:
+            if resume is None:
+                planned = len(cases) if cases is not None else len(plan.dataset.cases)
+                body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
+                with ledger.batch():
+                    run_address = ledger.put(ev.make(ev.RUN, body))
+                    ledger.set_ref(run_id, run_address, expected=None)
+            else:
+                _, run_address, body = resume
+            started = _Started(run_id, run_address, body)
+            options = (use_cache, use_stage_cache, intervention, replay or {})
+            return await _execute(
+                ledger, plan, started, options, cases, resume is not None, progress, running
+            )
+        finally:
+            if engine is None:
+                await running.aclose()
 
 
 @dataclass(frozen=True)
@@ -276,6 +304,7 @@ async def _execute(
     cases: Sequence[Case] | None,
     resumed: bool,
     progress: Progress | None,
+    engine: Engine,
 ) -> RunOutcome:
     run_id, body = run.run_id, run.body
     done = [b for _, b in case_results(ledger, run_id)] if resumed else []
@@ -294,13 +323,15 @@ async def _execute(
         tally.add(result)
         meter.case_done(result["case_id"], result["judgments"])
 
-    spec = _run_spec(plan, run, meter, options)
+    spec = _run_spec(plan, run, meter, options, engine)
     redacted_before = redaction.stored_count()
     redacted_earlier = int((prior_end or {}).get("redacted") or 0)
 
     def finish(*args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
         redacted = redacted_earlier + redaction.stored_count() - redacted_before
-        return _finish(ledger, run_id, run.run_address, body, *args, redacted=redacted, **kwargs)
+        return _finish(
+            ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
+        )
 
     try:
         counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
@@ -327,6 +358,7 @@ def _run_spec(
     run: _Started,
     meter: UsageMeter,
     options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+    engine: Engine,
 ) -> RunSpec:
     use_cache, use_stage_cache, intervention, replay = options
     return RunSpec(
@@ -334,13 +366,14 @@ def _run_spec(
         run_address=run.run_address,
         system=plan.system,
         evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
-        concurrency=plan.config.concurrency,
+        concurrency=engine.slots,
         timeout_s=plan.config.timeout_s,
         use_cache=use_cache,
         use_stage_cache=use_stage_cache,
         intervention=intervention,
         replay=replay,
         labeller=getattr(plan.system, "labels", None),
+        engine=engine,
     )
 
 
@@ -429,6 +462,7 @@ def _finish(
     *,
     decide: bool = True,
     redacted: int = 0,
+    engine: Engine | None = None,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
     return both bodies.
@@ -452,6 +486,10 @@ def _finish(
     if judges:
         # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
         end_body["judges"] = dict(judges)
+    summary = engine.summary() if engine is not None else None
+    if summary is not None:
+        # A run on Ray: its replicas, the workers that died, the cases sent again.
+        end_body["engine"] = summary
     decision: dict[str, Any] | None = None
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
@@ -636,14 +674,23 @@ def _is_complete(end: Mapping[str, Any] | None) -> bool:
 
 
 def resume_plan(
-    ledger: Ledger, run_id: str, *, concurrency: int | None = None
+    ledger: Ledger, run_id: str, *, concurrency: int | None = None, engine: str | None = None
 ) -> tuple[RunPlan, StoredRun]:
-    """Plan the rest of an interrupted run; refuse when its system, cases or config changed."""
+    """Plan the rest of an interrupted run; refuse when its system, cases or config changed.
+
+    ``engine`` (an ``--engine`` value) may differ from the one the run started on: the cases
+    it finishes give the same events on any engine.
+    """
     run = load_run(ledger, run_id)
     if _is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None
-    plan = plan_run(Path(run.body["config_path"]), policy_path=policy_path, concurrency=concurrency)
+    plan = plan_run(
+        Path(run.body["config_path"]),
+        policy_path=policy_path,
+        concurrency=concurrency,
+        engine=engine,
+    )
     if plan.system.identity() != run.body["system"]:
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "

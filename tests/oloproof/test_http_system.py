@@ -118,7 +118,7 @@ def server() -> Iterator[ScriptedServer]:
 
 
 class NoStageCache:
-    def lookup(self, identity: str) -> dict[str, Any] | None:
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
         return None
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:

@@ -312,6 +312,12 @@ def diagnose_command(
     verify: str | None = typer.Option(
         None, "--verify", help="Re-derive a stored diagnosis from the ledger and compare."
     ),
+    engine: str | None = typer.Option(
+        None,
+        "--engine",
+        help="Where the child runs execute (default: the engine the diagnosed run recorded): "
+        "local, ray, or a Ray cluster's address (auto, ray://HOST:PORT, HOST:PORT).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
 ) -> None:
     """Re-execute a run's failed cases under an intervention, beside a control.
@@ -346,6 +352,7 @@ def diagnose_command(
         reranker=reranker,
         token_budget=token_budget,
         repeats=repeats,
+        engine=engine,
     )
     if as_json:
         typer.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))

@@ -38,6 +38,13 @@ def run_command(
         "an execution identical to a recorded one are still reused).",
     ),
     resume: str | None = typer.Option(None, "--resume", help="Finish an interrupted run."),
+    engine: str | None = typer.Option(
+        None,
+        "--engine",
+        help="Where the cases execute (overrides the config's engine): local; ray (the "
+        "config's Ray settings, by default a Ray instance started on this machine); or a Ray "
+        "cluster's address: auto, ray://HOST:PORT or HOST:PORT.",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     dry_run: bool = typer.Option(
         False,
@@ -59,14 +66,15 @@ def run_command(
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
-        _dry_run(plan_run(config, policy_path=policy, concurrency=concurrency), no_cache, as_json)
+        planned = plan_run(config, policy_path=policy, concurrency=concurrency, engine=engine)
+        _dry_run(planned, no_cache, as_json)
         return
     if resume is not None:
         ledger = open_project_ledger(Path.cwd(), create=False)
-        plan, stored = resume_plan(ledger, resume, concurrency=concurrency)
+        plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
         resume_args = (stored.run_id, stored.address, stored.body)
     else:
-        plan = plan_run(config, policy_path=policy, concurrency=concurrency)
+        plan = plan_run(config, policy_path=policy, concurrency=concurrency, engine=engine)
         ledger = open_project_ledger(plan.base_dir)
         resume_args = None
     show_progress = sys.stderr.isatty() and not as_json
@@ -112,6 +120,7 @@ def _execute(
     from oloproof.runner import execute_run, load_run
 
     total = len(plan.dataset.cases)
+    before = ledger.latest("type", ev.RUN)
     try:
         if not show_progress:
             return aio.run(
@@ -146,6 +155,9 @@ def _execute(
     except KeyboardInterrupt as exc:
         # The run just started is the newest run event (`latest` moves only when a run finishes).
         newest = ledger.latest("type", ev.RUN) if resume_args is None else resume_args[1]
+        if newest == before and resume_args is None:  # stopped while the engine started
+            sys.stderr.write("interrupted before the run started; nothing was recorded\n")
+            raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
         run_id = load_run(ledger, newest).run_id if newest else "?"
         sys.stderr.write(
             f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"

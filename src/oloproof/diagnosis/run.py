@@ -55,6 +55,7 @@ from oloproof.diagnosis.labels import (
     intervention_body,
     unchangeable,
 )
+from oloproof.engines import Engine, open_engine
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.metrics import criteria_of
 from oloproof.runner import (
@@ -116,8 +117,12 @@ def diagnose(
     reranker: str | None = None,
     token_budget: int | None = None,
     repeats: int = 1,
+    engine: str | None = None,
 ) -> Diagnosis:
     """Diagnose the failed cases of ``run`` on ``criterion``; the diagnosis is in the ledger.
+
+    The child runs execute on ``engine`` (an ``--engine`` value), else on the engine the
+    diagnosed run recorded.
 
     Raises an ``OloproofError`` (and writes nothing) for an unknown run, a criterion the run
     does not have or the intervention cannot change, or a bad intervention;
@@ -133,6 +138,7 @@ def diagnose(
             reranker=reranker,
             token_budget=token_budget,
             repeats=repeats,
+            engine=engine,
         )
     )
 
@@ -147,6 +153,7 @@ async def adiagnose(
     reranker: str | None = None,
     token_budget: int | None = None,
     repeats: int = 1,
+    engine: str | None = None,
 ) -> Diagnosis:
     """``diagnose`` for callers already inside an event loop."""
     chosen = intervention_body(
@@ -154,13 +161,27 @@ async def adiagnose(
     )
     if repeats < 1:
         raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
-    request = _prepare(ledger, run, chosen, criterion, reranker, repeats)
+    request = _prepare(ledger, run, chosen, criterion, reranker, repeats, engine)
+    if not request.specs:
+        return _record(ledger, request, [])
+    first = request.specs[0].plan
+    if first.config.engine.kind == "local":  # each child run executes its own plan's system
+        return await _run_children(ledger, request, None)
+    # One engine for every child run: the Ray replicas build the system once.
+    running = await open_engine(first.config, first.config_path, first.system)
+    try:
+        return await _run_children(ledger, request, running)
+    finally:
+        await running.aclose()
+
+
+async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
     cases = _ParentCases(ledger, request.selection)
     child_runs: list[dict[str, Any]] = []
     for spec in request.specs:
         before = ledger.latest("type", ev.RUN)
         try:
-            child_runs.append(await _run_child(ledger, request, spec, cases))
+            child_runs.append(await _run_child(ledger, request, spec, cases, engine))
         except OloproofError as exc:
             _note_started(ledger, request, spec, before, child_runs)
             raise DiagnosisStoppedError(exc, _record(ledger, request, child_runs)) from exc
@@ -178,6 +199,7 @@ def _prepare(
     criterion: str,
     reranker: str | None,
     repeats: int,
+    engine: str | None,
 ) -> _Request:
     parent = load_run(ledger, run)
     check_run_indexes(ledger, parent)
@@ -193,7 +215,7 @@ def _prepare(
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
-        specs = _child_specs(ledger, parent, selection, chosen, function, repeats)
+        specs = _child_specs(ledger, parent, selection, chosen, function, repeats, engine)
     return _Request(parent, criterion, chosen, repeats, selection, carried_from, specs)
 
 
@@ -289,9 +311,10 @@ def _load_reranker(parent: StoredRun, reference: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def _child_plan(parent: StoredRun) -> RunPlan:
+def _child_plan(parent: StoredRun, engine: str | None) -> RunPlan:
     # Child runs decide no release: they carry no policy.
-    return dataclasses.replace(plan_from_run(parent.body), policy=None, policy_path=None)
+    plan = plan_from_run(parent.body, engine=engine)
+    return dataclasses.replace(plan, policy=None, policy_path=None)
 
 
 def _child_specs(
@@ -301,6 +324,7 @@ def _child_specs(
     chosen: dict[str, Any],
     function: Callable[..., Any] | None,
     repeats: int,
+    engine: str | None,
 ) -> list[_ChildSpec]:
     # Every plan is made (and every check done) before the first child run is written.
     replay: Mapping[str, Any] | None = None
@@ -315,7 +339,7 @@ def _child_specs(
         body = chosen if role == "intervention" else control
         # The repeat index is part of the intervention, hence of every execution's identity.
         intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
-        plan = _child_plan(parent)
+        plan = _child_plan(parent, engine)
         if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
             raise ConfigError(
                 "oloproof diagnose: --intervention token-budget needs the system's "
@@ -337,7 +361,11 @@ def _child_specs(
 
 
 async def _run_child(
-    ledger: Ledger, request: _Request, spec: _ChildSpec, cases: Sequence[Case]
+    ledger: Ledger,
+    request: _Request,
+    spec: _ChildSpec,
+    cases: Sequence[Case],
+    engine: Engine | None,
 ) -> dict[str, Any]:
     outcome = await execute_run(
         ledger,
@@ -350,6 +378,7 @@ async def _run_child(
         ),
         intervention=spec.intervention,
         replay=dict(spec.replay) if spec.replay is not None else None,
+        engine=engine,
     )
     return _child_record(spec, outcome.run_id, outcome.run_address)
 

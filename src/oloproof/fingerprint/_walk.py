@@ -60,6 +60,8 @@ LIFECYCLE = (
 # Class attributes that are bookkeeping, or derived from the source the class walk hashes.
 _NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"})
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+# A module's own paths, which name the folder it was loaded from.
+_OWN_PATHS = frozenset({"__file__", "__cached__"})
 
 
 class Walk(Values):
@@ -214,6 +216,12 @@ class Walk(Values):
             self.module_attributes(value, names)
             return
         label = f"{module}:{name}"
+        if name in _OWN_PATHS and isinstance(value, str):
+            # Where the module's file is, named as the fingerprint names files: a copy of the
+            # project in another folder (another checkout, a Ray worker) is the same code.
+            where = self.file_label(value, None).encode()
+            self.constant(label, self.file_label(file_of_module(module), module), where)
+            return
         material = self.value(value, label, None)
         if not is_reference(value):
             self.constant(label, self.file_label(file_of_module(module), module), material)

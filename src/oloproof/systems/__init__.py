@@ -8,8 +8,14 @@ from oloproof.config import SystemConfig
 from oloproof.systems.base import System
 
 
-def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrency: int) -> System:
-    """The adapter for ``config``'s one system kind."""
+def build_system(
+    config: SystemConfig, *, base_dir: Path, where: str, concurrency: int, construct: bool = True
+) -> System:
+    """The adapter for ``config``'s one system kind.
+
+    Without ``construct``, a staged system's class is not instantiated: the adapter can say
+    its identity and assemble labels, not execute (a Ray run builds it on every replica).
+    """
     if config.callable is not None:
         from oloproof.systems.callable import CallableSystem
 
@@ -49,4 +55,5 @@ def build_system(config: SystemConfig, *, base_dir: Path, where: str, concurrenc
         settings=config.rag,
         base_dir=base_dir,
         where=where,
+        construct=construct,
     )

@@ -36,8 +36,9 @@ class Execution:
 class StageCache(Protocol):
     """Stage outputs kept in the ledger, looked up by identity."""
 
-    def lookup(self, identity: str) -> dict[str, Any] | None:
-        """The stored body of the stage with ``identity``, or None."""
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
+        """The stored body of the stage with ``identity``, or None (awaited: on a Ray replica
+        the answer comes from the driver's ledger)."""
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
         """Store a stage output; return its address."""

@@ -160,6 +160,7 @@ class RagSystem:
         settings: RagSettings,
         base_dir: Path,
         where: str,
+        construct: bool = True,
     ) -> None:
         cls = load_object(settings.object, base_dir=base_dir, key="system.rag.object", where=where)
         info: RagInfo | None = getattr(cls, "__oloproof_rag__", None)
@@ -182,14 +183,9 @@ class RagSystem:
                 f"{where}: system.rag: a token_budget needs {settings.object}.count_tokens"
                 "(passage); Oloproof never estimates tokens"
             )
-        try:
-            self._obj = cls()
-        except BaseException as exc:  # the user's constructor failed or exited: report it
-            if isinstance(exc, KeyboardInterrupt) and received():
-                raise  # a real Ctrl-C while it ran
-            raise ConfigError(
-                f"{where}: system.rag.object: {settings.object}() failed: {describe(exc)}"
-            ) from None
+        # Without ``construct`` the class is described but not built: a run on Ray builds it
+        # on each replica (where its model is loaded), never in the driver.
+        self._obj: Any = self._construct(cls, settings, where) if construct else cls
         self._pool = CallPool("oloproof-rag")
         count = getattr(self._obj, "count_tokens", None)
         self._count_tokens: Callable[[Passage], int] | None = count if callable(count) else None
@@ -213,6 +209,17 @@ class RagSystem:
         }
 
     reuses_executions = True
+
+    @staticmethod
+    def _construct(cls: type, settings: RagSettings, where: str) -> Any:
+        try:
+            return cls()
+        except BaseException as exc:  # the user's constructor failed or exited: report it
+            if isinstance(exc, KeyboardInterrupt) and received():
+                raise  # a real Ctrl-C while it ran
+            raise ConfigError(
+                f"{where}: system.rag.object: {settings.object}() failed: {describe(exc)}"
+            ) from None
 
     def identity(self) -> dict[str, Any]:
         return self._identity
@@ -283,7 +290,7 @@ class RagSystem:
 
     async def _retrieve(self, case: Case, ctx: ExecContext, stages: list[StageRecord]) -> Retrieval:
         identity = self.retrieve_identity(case.input)
-        cached = ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
+        cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
             retrieval = Retrieval.model_validate(cached["retrieval"])
             stages.append(StageRecord("retrieve", identity, cached["address"], True))
@@ -329,7 +336,7 @@ class RagSystem:
                 "code": self._fingerprints["generate"].key,
             }
         )
-        cached = ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
+        cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
             stages.append(StageRecord("generate", identity, cached["address"], True))
             return cached["output"], list(cached.get("model_calls", []))

@@ -20,7 +20,7 @@ from oloproof.testing import ScriptedJudgeServer, answer
 
 
 class NoStages:
-    def lookup(self, identity: str) -> dict[str, Any] | None:
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
         return None
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:

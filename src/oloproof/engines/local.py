@@ -1,0 +1,139 @@
+"""Running one case's system part, and what counts as the run being interrupted.
+
+``run_system`` is the one place that calls ``System.execute`` and sorts out what came of it,
+for the local engine (in this process) and for every Ray replica alike, so a case errors, times
+out or stops the run the same way wherever it ran:
+
+1. an ``OloproofError`` (a malformed artifact, say) propagates: the run stops;
+2. a real interruption (Ctrl-C, SIGTERM, the task cancelled) propagates;
+3. an SDK type built wrongly by user code is a malformed artifact: ``ArtifactError``;
+4. anything else user code raised, ``BaseException`` included, errors that case: its type,
+   message and traceback are recorded (a timeout as ``TimeoutError``).
+
+Tracebacks name each file relative to the import path entry it was loaded from (the project
+folder, site-packages, the standard library), so the record of an errored case reads the same
+on every machine that ran it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import traceback
+from typing import Any
+
+from oloproof.dataset import Case
+from oloproof.errors import ArtifactError, OloproofError
+from oloproof.sdk import malformed_artifact
+from oloproof.systems.base import ExecContext, Execution, System
+from oloproof.usercode import received
+
+Outcome = tuple[Execution | None, dict[str, Any] | None]
+
+
+class LocalEngine:
+    """Executes each case in this process, on the run's event loop."""
+
+    kind = "local"
+
+    def __init__(self, system: System, timeout_s: float, slots: int) -> None:
+        self._system = system
+        self._timeout_s = timeout_s
+        self.slots = slots
+
+    async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
+        return await run_system(self._system, ctx, case, self._timeout_s)
+
+    def summary(self) -> dict[str, Any] | None:
+        return None  # a local run records nothing about its engine
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: float) -> Outcome:
+    """``system.execute(case)`` within ``timeout_s``: the execution, or the error record of a
+    case that errored (see the module for what propagates instead)."""
+    timeout = asyncio.timeout(timeout_s)
+    try:
+        async with timeout:
+            return await system.execute(case, ctx), None
+    except OloproofError:
+        raise
+    except BaseException as exc:  # whatever user code raised, sys.exit included: case errored
+        if interrupts_the_run(exc):
+            raise
+        malformed = malformed_artifact(exc)
+        if malformed is not None:  # the SDK's own types, built wrongly: the adapter's contract
+            raise ArtifactError(f"case {case.id!r}: {malformed}") from None
+        if isinstance(exc, TimeoutError) and timeout.expired():
+            return None, {
+                "type": "TimeoutError",
+                "message": f"the case took longer than {timeout_s:g} s",
+                "traceback": "",
+            }
+        return None, error_record(exc)
+
+
+def interrupts_the_run(exc: BaseException) -> bool:
+    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task, a
+    coroutine closed from outside) rather than something user code raised.
+
+    A cancellation is real when the task running the case was cancelled; a
+    ``CancelledError`` raised by user code leaves the task uncancelled. A ``GeneratorExit``
+    with no task running is the coroutine being closed. A ``KeyboardInterrupt`` is real only
+    once a signal reached the process (``oloproof.usercode``).
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return received()
+    if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no loop is running: the coroutine is being closed
+        return True
+    if task is None:
+        return True
+    return isinstance(exc, asyncio.CancelledError) and task.cancelling() > 0
+
+
+def error_record(exc: BaseException) -> dict[str, Any]:
+    """What an error of user code is recorded as: its type, message and portable traceback."""
+    return {"type": type(exc).__name__, "message": str(exc), "traceback": portable_traceback(exc)}
+
+
+def portable_traceback(exc: BaseException) -> str:
+    """``traceback.format_exception(exc)`` with every file named relative to the longest
+    ``sys.path`` entry that holds it (absolute only when none does)."""
+    roots = _import_roots()
+    shown = traceback.TracebackException.from_exception(exc, compact=True)
+    pending = [shown]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        for frame in item.stack:
+            frame.filename = _relative(frame.filename, roots)
+        if getattr(item, "filename", None) is not None:  # a SyntaxError's file
+            item.filename = _relative(item.filename, roots)
+        pending.extend(e for e in (item.__cause__, item.__context__) if e is not None)
+        pending.extend(item.exceptions or ())
+    return "".join(shown.format())
+
+
+def _import_roots() -> list[str]:
+    found = {os.path.realpath(entry) for entry in sys.path if entry}
+    return sorted((root + os.sep for root in found if os.path.isdir(root)), key=len, reverse=True)
+
+
+def _relative(filename: str, roots: list[str]) -> str:
+    if not os.path.isabs(filename):
+        return filename  # "<string>", "<frozen runpy>", a Cython module's own name
+    real = os.path.realpath(filename)
+    for root in roots:
+        if real.startswith(root):
+            return real[len(root) :]
+    return filename

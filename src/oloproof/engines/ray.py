@@ -1,0 +1,475 @@
+"""The Ray engine: a pool of actors executes the cases; this process (the driver) does the rest.
+
+Requirements it meets:
+
+1. Ray is imported only here, only when ``engine: ray`` is chosen; without it the run is
+   refused in one sentence naming the ``ray`` extra.
+2. With no address it starts a Ray instance on this machine for the run, bound to the loopback
+   interface and protected by a token of its own, and refuses replicas the machine cannot hold;
+   with an address it connects to that cluster and leaves it running afterwards.
+3. Each replica (``oloproof.engines.replica``) builds the system once. A replica whose system
+   identity differs from the one the driver planned is refused, so every result comes from the
+   code the run records. The run starts once every replica is ready, or after
+   ``start_timeout_s`` with those that are (the others join as they start); with none, it
+   gives up, naming what each replica asks for and what the cluster has free.
+4. At most ``replicas × concurrency`` cases are in flight (the scheduler's slots), each on the
+   least busy replica with room; nothing else is held per case, so memory stays flat.
+5. A replica that dies loses only its cases in flight: each is sent again to another replica
+   (a replacement is started for the dead one), at most ``max_retries`` times, then recorded as
+   errored (``WorkerDied``). When replicas keep dying without finishing any case, the run stops
+   (``RayEngineError``) with what finished kept.
+6. The driver stays the only writer: stage lookups a replica asks are answered from the
+   driver's stage cache, stage outputs it recorded are written here (their addresses checked
+   against the replica's), and the execution it returns goes back to the scheduler, which
+   caches, judges and writes it as it would a local one.
+7. Cancellation (Ctrl-C) cancels the cases on the replicas; closing kills every replica and
+   stops a Ray instance the engine started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import itertools
+import logging
+import os
+import secrets
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+
+from oloproof import errors, redaction
+from oloproof.dataset import Case
+from oloproof.engines.local import Outcome
+from oloproof.engines.replica import CaseOrder, Replica, ReplicaSetup
+from oloproof.errors import ConfigError, OloproofError
+from oloproof.systems.base import ExecContext, Execution, System
+
+if TYPE_CHECKING:
+    from oloproof.config import ProjectConfig
+
+_REPLICAS = 2
+_NUM_CPUS = 1.0
+_NUM_GPUS = 0.0
+_MAX_RETRIES = 2
+_START_TIMEOUT_S = 300.0
+_EXTRA = "pip install 'oloproof[ray]'"
+# Folders never sent with the project: the ledger, version control, virtual environments.
+_NOT_SHIPPED = [".oloproof", ".git", ".venv", "venv", "__pycache__"]
+
+
+class RayEngineError(OloproofError):
+    """The Ray engine cannot go on: its replicas keep dying, one of them failed in Oloproof's
+    own code, or what a replica recorded does not match what the driver records."""
+
+
+@dataclass(frozen=True)
+class _Settings:
+    """The ray engine's settings with their defaults filled in."""
+
+    address: str | None
+    replicas: int
+    per_replica: int
+    options: dict[str, Any]
+    max_retries: int
+    start_timeout_s: float
+
+    @staticmethod
+    def of(config: ProjectConfig) -> _Settings:
+        engine = config.engine
+        options: dict[str, Any] = {
+            "num_cpus": _NUM_CPUS if engine.num_cpus is None else engine.num_cpus,
+            "num_gpus": _NUM_GPUS if engine.num_gpus is None else engine.num_gpus,
+        }
+        if engine.memory_mib is not None:
+            options["memory"] = engine.memory_mib * 2**20
+        return _Settings(
+            engine.address,
+            engine.replicas or _REPLICAS,
+            engine.concurrency or config.concurrency,
+            options,
+            _MAX_RETRIES if engine.max_retries is None else engine.max_retries,
+            engine.start_timeout_s or _START_TIMEOUT_S,
+        )
+
+
+async def start_ray_engine(config: ProjectConfig, config_path: Path, system: System) -> RayEngine:
+    """Connect to (or start) Ray and start the replicas; see the module."""
+    settings = _Settings.of(config)
+    where = config.location("engine", path=config_path)
+    ray = import_ray(where, local=settings.address is None)
+    owns = _connect(ray, settings, where)
+    base = config_path.parent
+    kind = next(k for k in ("callable", "http", "rag", "model") if getattr(config.system, k))
+    setup = ReplicaSetup(
+        system=config.system,
+        base_dir=str(base),
+        shipped=bool(config.engine.ship_project),
+        where=config.location("system", kind, path=config_path),
+        concurrency=settings.per_replica,
+        timeout_s=config.timeout_s,
+        header_places={
+            header: config.location("system", "http", "headers", header, path=config_path)
+            for header in (config.system.http.headers if config.system.http else {})
+        },
+    )
+    options = dict(settings.options)
+    if config.engine.ship_project:
+        excludes = [*_NOT_SHIPPED, _relative_to(base / config.dataset, base)]
+        options["runtime_env"] = {"working_dir": str(base), "excludes": excludes}
+    engine = RayEngine(ray, settings, setup, options, system.identity(), owns, where)
+    try:
+        await engine.start()
+    except BaseException:
+        await engine.aclose()
+        raise
+    return engine
+
+
+def import_ray(where: str, *, local: bool) -> ModuleType:
+    """Ray, or a ``ConfigError`` naming the extra that installs it (``where`` names the
+    setting that chose the engine)."""
+    if local and "ray" not in sys.modules:
+        # Both are read as Ray is imported. A Ray instance of our own listens on the loopback
+        # interface only (Ray otherwise binds the machine's outward address), and has a token
+        # of its own (rather than one Ray would write to ~/.ray).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        if "RAY_AUTH_MODE" not in os.environ and "RAY_AUTH_TOKEN" not in os.environ:
+            os.environ["RAY_AUTH_MODE"] = "token"
+            os.environ["RAY_AUTH_TOKEN"] = secrets.token_hex(32)
+    try:
+        import ray
+    except ModuleNotFoundError as exc:
+        if exc.name == "ray" or (exc.name or "").startswith("ray."):
+            raise ConfigError(
+                f"{where}: the ray engine needs Ray, which is not installed: {_EXTRA}"
+            ) from None
+        raise
+    _report_stream_kept(ray)
+    return ray
+
+
+def _report_stream_kept(ray: ModuleType) -> None:
+    """Ray's driver prints what the cluster reports (a worker died...) on standard output,
+    where the run's report goes: print it on standard error instead."""
+    worker: Any = importlib.import_module("ray._private.worker")
+    printer = worker.print_to_stdstream
+    if getattr(printer, "oloproof_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], ignore_prefix: bool) -> None:
+        printer({**data, "is_err": True}, ignore_prefix)
+
+    to_stderr.oloproof_stderr = True  # type: ignore[attr-defined]  # a mark, read above
+    worker.print_to_stdstream = to_stderr
+
+
+def _connect(ray: ModuleType, settings: _Settings, where: str) -> bool:
+    """Connect this process to Ray; whether it did (and so must disconnect at the end)."""
+    if ray.is_initialized():  # the caller connected this process already: use that
+        return False
+    # Workers' output never reaches this process's stdout, where the report goes.
+    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    try:
+        if settings.address is None:
+            ray.init(address="local", include_dashboard=False, **quiet)
+            _check_fits(ray, settings, where)
+        else:
+            ray.init(address=settings.address, **quiet)
+    except OloproofError:
+        ray.shutdown()
+        raise
+    except Exception as exc:  # Ray raises ConnectionError, RuntimeError, ValueError...
+        ray.shutdown()
+        target = "start Ray on this machine" if settings.address is None else "connect to Ray"
+        at = f" at {settings.address}" if settings.address else ""
+        raise ConfigError(f"{where}: cannot {target}{at}: {_first_line(exc)}") from None
+    return True
+
+
+def _check_fits(ray: ModuleType, settings: _Settings, where: str) -> None:
+    """Refuse replicas a Ray instance on this machine could never start all of."""
+    total: Mapping[str, float] = ray.cluster_resources()
+    wanted = {"CPU": "num_cpus", "GPU": "num_gpus", "memory": "memory"}
+    for resource, option in wanted.items():
+        need = settings.replicas * float(settings.options.get(option, 0))
+        have = float(total.get(resource, 0))
+        if need > have:
+            raise ConfigError(
+                f"{where}: {settings.replicas} replicas need {_amount(resource, need)} in all, "
+                f"and this machine offers Ray {_amount(resource, have)}; lower engine.replicas "
+                f"or what each asks for, or give engine.address of a larger cluster"
+            )
+
+
+@dataclass(eq=False)
+class _Member:
+    handle: Any
+    busy: int = 0
+    alive: bool = True
+
+
+class RayEngine:
+    """The pool of replicas and the dispatch of cases to it (see the module)."""
+
+    kind = "ray"
+
+    def __init__(
+        self,
+        ray: ModuleType,
+        settings: _Settings,
+        setup: ReplicaSetup,
+        options: dict[str, Any],
+        expected: dict[str, Any],
+        owns: bool,
+        where: str,
+    ) -> None:
+        self._ray = ray
+        self._settings = settings
+        self._setup = setup
+        self._expected = expected
+        self._owns = owns
+        self._where = where
+        self.slots = settings.replicas * settings.per_replica
+        # Room for every case a replica runs plus their stage answers, which queue beside them.
+        concurrency = 2 * settings.per_replica + 4
+        actor = ray.remote(Replica)
+        self._actor = actor.options(max_concurrency=concurrency, max_restarts=0, **options)
+        self._pool: list[_Member] = []
+        self._handles: list[Any] = []
+        self._changed = asyncio.Condition()
+        self._starting = 0
+        self._refused: list[str] = []
+        self._joining: set[asyncio.Task[None]] = set()
+        self._calls = itertools.count()
+        self._counts = {"replicas": 0, "worker_deaths": 0, "resent": 0}
+        self._reported = dict(self._counts)
+        self._deaths_in_a_row = 0
+
+    async def start(self) -> None:
+        """Start the replicas; return once every one is ready (or refused), or once the start
+        timeout has passed with at least one ready (the others join when they are)."""
+        for _ in range(self._settings.replicas):
+            self._spawn()
+        try:
+            async with asyncio.timeout(self._settings.start_timeout_s):
+                async with self._changed:
+                    await self._changed.wait_for(lambda: not self._starting)
+        except TimeoutError:
+            if self._pool:
+                return
+            raise ConfigError(
+                f"{self._where}: no Ray replica started within "
+                f"{self._settings.start_timeout_s:g} s; each asks for "
+                f"{_asks(self._settings.options)}, and the cluster has "
+                f"{_resources(self._ray.available_resources())} free"
+            ) from None
+        if not self._pool:
+            raise ConfigError(self._refused[0])
+
+    def _spawn(self) -> None:
+        handle = self._actor.remote(self._setup)
+        self._handles.append(handle)
+        self._starting += 1
+        task = asyncio.create_task(self._join(handle))
+        self._joining.add(task)
+        task.add_done_callback(self._joining.discard)
+
+    async def _join(self, handle: Any) -> None:
+        try:
+            answer = await handle.ready.remote()
+        except self._ray.exceptions.RayError as exc:  # it could not start at all
+            answer = {"error": f"{self._where}: a Ray replica failed to start: {_first_line(exc)}"}
+        problem = answer.get("error") or self._differs(answer["identity"])
+        async with self._changed:
+            self._starting -= 1
+            if problem is None:
+                self._pool.append(_Member(handle))
+                self._counts["replicas"] += 1
+            else:
+                self._refused.append(problem)
+                self._ray.kill(handle)
+            self._changed.notify_all()
+
+    def _differs(self, identity: Mapping[str, Any]) -> str | None:
+        if identity == self._expected:
+            return None
+        keys = sorted(
+            k for k in {*identity, *self._expected} if identity.get(k) != self._expected.get(k)
+        )
+        return (
+            f"{self._setup.where}: the system the Ray workers built is not the one planned here "
+            f"(its {', '.join(keys)} differ): give the workers the same project files and "
+            "packages, or set engine.ship_project: true"
+        )
+
+    async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
+        deaths = 0
+        while True:
+            member = await self._acquire()
+            try:
+                outcome = await self._run_on(member, case, ctx)
+            except self._ray.exceptions.RayActorError:
+                await self._lost(member)
+                deaths += 1
+                if deaths > self._settings.max_retries:
+                    return None, _died(deaths, self._settings.max_retries)
+                self._counts["resent"] += 1
+                continue
+            finally:
+                await self._release(member)
+            self._deaths_in_a_row = 0
+            return outcome
+
+    async def _acquire(self) -> _Member:
+        limit = self._settings.per_replica
+        async with self._changed:
+            while True:
+                free = [m for m in self._pool if m.busy < limit]
+                if free:
+                    member = min(free, key=lambda m: m.busy)
+                    member.busy += 1
+                    return member
+                if not self._pool and not self._starting:
+                    raise RayEngineError(
+                        "no Ray replica is left to run the cases"
+                        + (f" ({self._refused[-1]})" if self._refused else "")
+                    )
+                await self._changed.wait()
+
+    async def _release(self, member: _Member) -> None:
+        async with self._changed:
+            member.busy -= 1
+            self._changed.notify_all()
+
+    async def _lost(self, member: _Member) -> None:
+        """Take a dead replica out of the pool and start another in its place."""
+        async with self._changed:
+            if not member.alive:
+                return  # another of its cases found it dead first
+            member.alive = False
+            self._pool.remove(member)
+            self._counts["worker_deaths"] += 1
+            self._deaths_in_a_row += 1
+            self._ray.kill(member.handle)  # an unreachable one must not go on working
+            limit = self._settings.replicas * (self._settings.max_retries + 1)
+            if self._deaths_in_a_row > limit:
+                raise RayEngineError(
+                    f"{self._deaths_in_a_row} Ray workers died one after another without "
+                    "finishing a case; the cases that finished are kept"
+                )
+            self._spawn()
+
+    async def _run_on(self, member: _Member, case: Case, ctx: ExecContext) -> Outcome:
+        number = next(self._calls)
+        order = CaseOrder(
+            number, case, ctx.intervention, _replay_for(case, ctx), ctx.use_stage_cache
+        )
+        reply = await self._reply(member.handle.start.remote(order))
+        while reply[0] == "lookup":  # the replica asks the driver's stage cache
+            answer = await ctx.stage_cache.lookup(reply[1])
+            reply = await self._reply(member.handle.resume.remote(number, answer))
+        if reply[0] == "fault":
+            raise RayEngineError(f"a Ray replica failed: {reply[1]}")
+        redaction.add_stored(reply[-2])  # the secrets the replica replaced in what it sent
+        for stage, identity, result, address in reply[-1]:
+            if ctx.stage_cache.record(stage, identity, result) != address:
+                raise RayEngineError(
+                    f"case {case.id!r}: a Ray replica recorded its {stage} stage as another "
+                    "event than this machine does; install the same oloproof on both"
+                )
+        if reply[0] == "stop":
+            _, name, message, where, hint, _, _ = reply
+            raise _oloproof_error(name)(message, where=where, hint=hint)
+        _, execution, error, _, _ = reply
+        assert execution is None or isinstance(execution, Execution)
+        return execution, error
+
+    async def _reply(self, ref: Any) -> tuple[Any, ...]:
+        try:
+            reply: tuple[Any, ...] = await ref
+        except asyncio.CancelledError:
+            self._ray.cancel(ref)  # the run is stopping: stop the case on its replica too
+            raise
+        except self._ray.exceptions.RayActorError:
+            raise
+        except self._ray.exceptions.RayError as exc:
+            raise RayEngineError(f"a Ray replica failed: {_first_line(exc)}") from None
+        return reply
+
+    def summary(self) -> dict[str, Any] | None:
+        """The replicas started, workers died and cases sent again since the last call."""
+        taken = {k: v - self._reported[k] for k, v in self._counts.items()}
+        self._reported = dict(self._counts)
+        return {"kind": self.kind, **taken}
+
+    async def aclose(self) -> None:
+        for task in list(self._joining):
+            task.cancel()
+        for handle in self._handles:
+            self._ray.kill(handle)
+        self._handles.clear()
+        self._pool.clear()
+        if self._owns:
+            self._ray.shutdown()
+
+
+def _replay_for(case: Case, ctx: ExecContext) -> dict[str, Any]:
+    """The case's share of what the run replays: its recorded retrieval, and a reranker by
+    the reference the intervention records (the replica imports it)."""
+    replay: dict[str, Any] = {}
+    for key, value in ctx.replay.items():
+        if key == "retrievals":
+            replay[key] = {case.id: value[case.id]}
+        elif key == "reranker":
+            replay[key] = (ctx.intervention or {})["reranker"]
+        else:
+            raise RayEngineError(f"the ray engine cannot send the replay's {key!r} to a replica")
+    return replay
+
+
+def _died(deaths: int, limit: int) -> dict[str, Any]:
+    return {
+        "type": "WorkerDied",
+        "message": f"the Ray worker running the case died {deaths} times "
+        f"(engine.max_retries: {limit})",
+        "traceback": "",
+    }
+
+
+def _oloproof_error(name: str) -> type[OloproofError]:
+    found = getattr(errors, name, None)
+    if isinstance(found, type) and issubclass(found, OloproofError):
+        return found
+    return OloproofError
+
+
+def _relative_to(path: Path, base: Path) -> str:
+    try:
+        return path.resolve().relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _amount(resource: str, value: float) -> str:
+    if resource == "memory":
+        return f"{value / 2**20:,.0f} MiB of memory"
+    return f"{value:g} {resource}{'s' if value != 1 else ''}"
+
+
+def _asks(options: Mapping[str, Any]) -> str:
+    names = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}
+    return ", ".join(_amount(names[k], float(v)) for k, v in options.items() if k in names and v)
+
+
+def _resources(available: Mapping[str, float]) -> str:
+    shown = [_amount(k, float(available.get(k, 0))) for k in ("CPU", "GPU", "memory")]
+    return ", ".join(shown)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

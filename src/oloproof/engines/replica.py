@@ -1,0 +1,268 @@
+"""One replica of the Ray engine: a built system that executes the cases the driver sends.
+
+This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` wraps it in
+``ray.remote``), and it meets these requirements:
+
+1. The system is built once per replica (``ready``), from the settings the driver planned with,
+   and the replica reports its identity, so the driver can refuse a replica whose code or
+   settings differ from its own. A failed build is reported as the sentence a local run's
+   planning would give.
+2. Each case runs through ``oloproof.engines.local.run_system``, exactly as a local run does:
+   the same timeout, the same sorting of what user code raised, the same error records.
+3. The driver's ledger is the only stage cache. A stage lookup is a question put to the driver
+   (``start`` or ``resume`` returns ``("lookup", identity)``, and ``resume`` carries the
+   answer back); a stage output is kept with the case and returned to the driver, which writes
+   it, with the address it will have, worked out here from the same event the driver will
+   store. Stage outputs a case recorded before it errored or stopped are returned too, as a
+   local run would have written them.
+4. A case ends in one reply: ``("done", execution, error, redacted, recorded)``; when the run
+   must stop (a malformed artifact), ``("stop", error_type, message, where, hint, redacted,
+   recorded)``; after a fault of the replica's own code, ``("fault", description)``.
+5. An output that cannot travel back to the driver errors its case, saying so.
+6. Secrets the system read here (an HTTP header's ``${NAME}``, a model's API key) are known to
+   this process only: everything a case sends back is redacted here first, and ``redacted``
+   counts the occurrences replaced, which the driver adds to the run's count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ledger import address_of
+from oloproof import __version__, redaction
+from oloproof import events as ev
+from oloproof.config import SystemConfig
+from oloproof.dataset import Case
+from oloproof.engines.local import run_system
+from oloproof.errors import ConfigError, OloproofError
+from oloproof.systems import build_system
+from oloproof.systems.base import ExecContext, Execution, System, load_object
+from oloproof.usercode import describe
+
+Recorded = tuple[str, str, dict[str, Any], str]  # stage, identity, result, its address
+Reply = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class ReplicaSetup:
+    """What every replica of one engine is built from."""
+
+    system: SystemConfig
+    base_dir: str  # the project folder on the driver's machine
+    shipped: bool  # the project folder was sent with the run: it is the working directory
+    where: str  # how errors name the system's place in oloproof.yaml
+    concurrency: int
+    timeout_s: float
+    # Where oloproof.yaml sets each HTTP header, for the error of one a worker cannot resolve.
+    header_places: dict[str, str] = field(default_factory=dict)
+    version: str = __version__
+
+
+@dataclass(frozen=True)
+class CaseOrder:
+    """One case sent to a replica, with what its run changes."""
+
+    call: int
+    case: Case
+    intervention: dict[str, Any] | None
+    # The case's share of the run's replay: its recorded retrieval, a reranker's reference.
+    replay: dict[str, Any]
+    use_stage_cache: bool
+
+
+@dataclass
+class _Call:
+    replies: asyncio.Queue[Reply] = field(default_factory=asyncio.Queue)
+    answer: asyncio.Future[dict[str, Any] | None] | None = None
+    recorded: list[Recorded] = field(default_factory=list)
+    redacted: int = 0  # occurrences of secrets replaced in what the case sends back
+    task: asyncio.Task[None] | None = None
+
+
+class _DriverStages:
+    """The stage cache a case sees on a replica: lookups go to the driver, records stay with
+    the case until it ends."""
+
+    def __init__(self, call: _Call) -> None:
+        self._call = call
+
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
+        future: asyncio.Future[dict[str, Any] | None] = asyncio.get_running_loop().create_future()
+        self._call.answer = future
+        self._call.replies.put_nowait(("lookup", identity))
+        return await future
+
+    def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
+        before = redaction.stored_count()
+        event = ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result})
+        replaced = redaction.stored_count() - before
+        if replaced:  # send what the driver stores: the body without the secrets
+            self._call.redacted += replaced
+            result = {k: v for k, v in event.body.items() if k not in ("stage", "identity")}
+        address = address_of(event)
+        self._call.recorded.append((stage, identity, result, address))
+        return address
+
+
+class Replica:
+    """The actor (see the module). Its methods run on the actor's event loop."""
+
+    def __init__(self, setup: ReplicaSetup) -> None:
+        self._setup = setup
+        self._system: System | None = None
+        self._base = Path(os.getcwd() if setup.shipped else setup.base_dir)
+        self._calls: dict[int, _Call] = {}
+        self._rerankers: dict[str, Any] = {}
+
+    async def ready(self) -> dict[str, Any]:
+        """Build the system; its identity and this process's id, or ``{"error": sentence}``."""
+        setup = self._setup
+        if setup.version != __version__:
+            return {
+                "error": f"the Ray workers have oloproof {__version__} and this machine "
+                f"{setup.version}; install the same version on both"
+            }
+        if not self._base.is_dir():
+            return {
+                "error": f"the project folder {setup.base_dir} is not on the Ray workers; set "
+                "engine.ship_project: true to send it with the run"
+            }
+        unset = _unset_header_variable(setup.system)
+        if unset is not None:
+            where = setup.header_places.get(unset[0], setup.where)
+            return {
+                "error": f"{where}: system.http.headers.{unset[0]}: environment variable "
+                f"{unset[1]} is not set on the Ray workers, which read it there"
+            }
+        try:
+            self._system = build_system(
+                setup.system,
+                base_dir=self._base,
+                where=setup.where,
+                concurrency=setup.concurrency,
+            )
+        except OloproofError as exc:
+            return {"error": str(exc)}
+        except BaseException as exc:  # building user code may raise anything
+            return {"error": f"{setup.where}: building the system failed: {describe(exc)}"}
+        return {"identity": self._system.identity(), "pid": os.getpid()}
+
+    async def start(self, order: CaseOrder) -> Reply:
+        """Begin a case; its first reply (a stage lookup, or how it ended)."""
+        call = _Call()
+        self._calls[order.call] = call
+        call.task = asyncio.create_task(self._run(call, order))
+        return await self._next(order.call, call)
+
+    async def resume(self, number: int, answer: dict[str, Any] | None) -> Reply:
+        """Answer a case's stage lookup; its next reply."""
+        call = self._calls[number]
+        assert call.answer is not None, "a case answered without a question"
+        call.answer.set_result(answer)
+        call.answer = None
+        return await self._next(number, call)
+
+    async def _next(self, number: int, call: _Call) -> Reply:
+        try:
+            reply = await call.replies.get()
+        except asyncio.CancelledError:  # the driver gave the case up (Ctrl-C)
+            if call.task is not None:
+                call.task.cancel()
+            self._calls.pop(number, None)
+            raise
+        if reply[0] != "lookup":
+            self._calls.pop(number, None)
+        return reply
+
+    async def _run(self, call: _Call, order: CaseOrder) -> None:
+        assert self._system is not None, "ready() builds the system first"
+        try:
+            ctx = ExecContext(
+                stage_cache=_DriverStages(call),
+                use_stage_cache=order.use_stage_cache,
+                intervention=order.intervention,
+                replay=self._replay(order),
+            )
+            execution, error = await run_system(self._system, ctx, order.case, self._timeout)
+            if execution is not None:
+                execution, error = _sendable(execution, error)
+            if execution is not None:
+                execution = Execution(
+                    _redact(call, execution.output),
+                    _redact(call, execution.artifacts),
+                    execution.stages,
+                )
+            error = _redact(call, error)
+        except OloproofError as exc:
+            message = _redact(call, exc.message)
+            reply: Reply = ("stop", type(exc).__name__, message, exc.where, exc.hint)
+            call.replies.put_nowait((*reply, call.redacted, call.recorded))
+            return
+        except Exception as exc:  # a fault of the replica itself: the driver reports it
+            call.replies.put_nowait(("fault", redaction.redact_text(describe(exc))))
+            return
+        call.replies.put_nowait(("done", execution, error, call.redacted, call.recorded))
+
+    @property
+    def _timeout(self) -> float:
+        return self._setup.timeout_s
+
+    def _replay(self, order: CaseOrder) -> dict[str, Any]:
+        replay = dict(order.replay)
+        reference = replay.get("reranker")
+        if isinstance(reference, str):
+            if reference not in self._rerankers:
+                function = load_object(
+                    reference, base_dir=self._base, key="--reranker", where="oloproof diagnose"
+                )
+                if not callable(function):
+                    raise ConfigError(
+                        f"oloproof diagnose: --reranker: {reference} is not a function"
+                    )
+                self._rerankers[reference] = function
+            replay["reranker"] = self._rerankers[reference]
+        return replay
+
+
+def _unset_header_variable(system: SystemConfig) -> tuple[str, str] | None:
+    """The first HTTP header reading an environment variable this worker lacks, and the
+    variable: the driver checks its own environment only for a local run."""
+    if system.http is None:
+        return None
+    from oloproof.systems.http import header_variables
+
+    for header, template in system.http.headers.items():
+        for name in header_variables(template):
+            if name not in os.environ:
+                return header, name
+    return None
+
+
+def _redact(call: _Call, value: Any) -> Any:
+    """``value`` without the secrets this process knows, counted against ``call``."""
+    before = redaction.stored_count()
+    cleaned = redaction.redact(value)
+    call.redacted += redaction.stored_count() - before
+    return cleaned
+
+
+def _sendable(
+    execution: Execution, error: dict[str, Any] | None
+) -> tuple[Execution | None, dict[str, Any] | None]:
+    """The execution, or the error of an output that cannot be sent back to the driver."""
+    from ray import cloudpickle  # what Ray itself sends results with
+
+    try:
+        cloudpickle.dumps(execution.output)  # type: ignore[no-untyped-call]  # untyped in Ray
+    except Exception as exc:  # an open file, a lock, a running generator
+        return None, {
+            "type": "UnsendableOutput",
+            "message": "the output cannot be sent from the Ray worker back to the driver "
+            f"({describe(exc)}); return plain data (dicts, lists, strings, numbers)",
+            "traceback": "",
+        }
+    return execution, error
