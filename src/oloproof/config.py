@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings
+from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
@@ -290,9 +291,17 @@ def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | 
 
 
 def validation_error(
-    path: Path, exc: ValidationError, lines: dict[tuple[Any, ...], int]
+    path: Path,
+    exc: ValidationError,
+    lines: dict[tuple[Any, ...], int],
+    model: Any = None,
+    data: Any = None,
 ) -> ConfigError:
-    """Turn the first pydantic error into one sentence naming file, key and line."""
+    """Turn the first pydantic error into one sentence naming file, key and line.
+
+    With the ``model`` and the ``data`` it validated, an unknown key names the closest allowed
+    one, and an unknown ``type:`` tag the closest known type (``oloproof.suggest``).
+    """
     err = exc.errors()[0]
     loc = _data_loc(err["loc"], lines)
     key = ".".join(str(p) for p in loc) or "(top level)"
@@ -300,11 +309,21 @@ def validation_error(
     where = f"{path}, line {line}" if line is not None else str(path)
     message = err["msg"]
     if err["type"] == "extra_forbidden":
-        message = "unknown key"
+        message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
+    elif err["type"] == "union_tag_invalid":
+        message = _unknown_tag(loc, err.get("ctx") or {})
     elif err["type"] == "missing":
         message = "required key is missing"
     message = message.removeprefix("Value error, ")
     return ConfigError(f"{where}: {key}: {message}")
+
+
+def _unknown_tag(loc: tuple[Any, ...], ctx: dict[str, Any]) -> str:
+    """``unknown evaluator type 'ndgc'; did you mean 'ndcg'?``, with the known types."""
+    tag = str(ctx.get("tag", ""))
+    known = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+    what = "evaluator type" if loc[:1] == ("evaluators",) else "type"
+    return f"unknown {what} {tag!r}{did_you_mean(tag, known)} (known: {', '.join(known)})"
 
 
 def _data_loc(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
@@ -326,7 +345,10 @@ def load_config(path: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "config")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, ProjectConfig, data) from None
     config._lines = lines
     return config
 
@@ -339,7 +361,10 @@ def load_policy(path: Path) -> Policy:
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "policy")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, Policy, data) from None
 
 
 def load_compare_policy(path: Path) -> ComparePolicy:
@@ -350,4 +375,7 @@ def load_compare_policy(path: Path) -> ComparePolicy:
     try:
         return ComparePolicy.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "compare_policy")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, ComparePolicy, data) from None

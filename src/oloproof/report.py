@@ -64,6 +64,8 @@ class MetricRow:
     missing_reasons: dict[str, int] = field(default_factory=dict)
     observed_lower: float | None = None
     observed_upper: float | None = None
+    missing_repeats: int = 0
+    """In a repeated run: repeats of observed cases without a verdict (counted against)."""
 
 
 @dataclass(frozen=True)
@@ -166,6 +168,11 @@ class RunReport:
     corrected: list[CorrectedRow] = field(default_factory=list)
     judges: list[JudgeUsageRow] = field(default_factory=list)
     errors: list[ErrorGroup] = field(default_factory=list)
+    subset: dict[str, Any] | None = None
+    """What chose the run's cases when it ran a subset (``oloproof.subset``), else None."""
+    repeats: int = 1
+    block_on: list[str] | None = None
+    """The outcomes the run's policy blocks on (None without a policy)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -207,6 +214,7 @@ def metric_row(
         missing_reasons=dict(sorted(reasons.items())),
         observed_lower=observed.lower if observed else None,
         observed_upper=observed.upper if observed else None,
+        missing_repeats=tally.missing_repeats,
     )
 
 
@@ -378,6 +386,9 @@ def build_run_report(
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
+        subset=dict(run_body["subset"]) if run_body.get("subset") else None,
+        repeats=int(run_body.get("repeats", 1)),
+        block_on=list(policy.get("block_on") or []) if policy else None,
     )
 
 

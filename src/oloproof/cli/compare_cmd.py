@@ -17,9 +17,9 @@ from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.results import MISSING_DECIDES, Interval
-from oloproof.store import open_project_ledger
 
 SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
@@ -50,7 +50,7 @@ def compare_command(
 
     Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml
     """
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     from oloproof.compare import compare_runs
 
     note_latest(ledger, candidate, baseline)

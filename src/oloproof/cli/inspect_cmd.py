@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -13,10 +12,10 @@ import typer
 from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger, project_root
 from oloproof.cli.render import judgment_lines, preview, run_report_lines
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
-from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
     from oloproof.inspect import CaseDetail
@@ -55,7 +54,7 @@ def inspect_command(
 
     Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures
     """
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     address = _resolve(ledger, id)
     event = ledger.get(address)
     if event.type == ev.RUN:
@@ -196,7 +195,7 @@ def export_command(
     from oloproof.inspect import export_run
     from oloproof.runner import load_run
 
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     run = load_run(ledger, id)
-    folder = export_run(ledger, run, Path.cwd())
+    folder = export_run(ledger, run, project_root())
     typer.echo(f"Exported {run.run_id} to {folder}")

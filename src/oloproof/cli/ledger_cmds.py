@@ -21,6 +21,7 @@ import typer
 
 from ledger import Ledger, Problem, export_archive, import_archive, open_archive
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -36,9 +37,7 @@ def _open(create: bool) -> Ledger:
 
     The one place these commands open a ledger, so where and how can change in one spot.
     """
-    from oloproof.store import open_project_ledger
-
-    return open_project_ledger(Path.cwd(), create=create)
+    return project_ledger(create=create)
 
 
 @app.command("verify")

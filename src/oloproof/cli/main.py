@@ -9,6 +9,7 @@ from typing import NoReturn
 import typer
 
 from ledger import LedgerError
+from oloproof.cli import style
 from oloproof.errors import OloproofError, Terminated
 
 app = typer.Typer(
@@ -16,6 +17,7 @@ app = typer.Typer(
     help="Evaluate LLM and RAG systems: run, judge, gate, compare and diagnose, on a local ledger.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     # Plain help text: rich's help formatter alone costs ~120 ms of start-up (goal: 0.3 s).
     rich_markup_mode=None,
@@ -24,12 +26,28 @@ app = typer.Typer(
 _debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from oloproof import __version__
+
+        typer.echo(f"oloproof {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
     debug: bool = typer.Option(False, "--debug", help="Show a traceback for errors."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     global _debug
     _debug = debug
+    style.configure(style.detect())
 
 
 def _register() -> None:
@@ -56,9 +74,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def main() -> None:
+    style.guard_stdout()
     _register()
     try:
         app()
+    except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
+        style.closed_pipe_exit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
         sys.stderr.write("interrupted\n")
         raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None

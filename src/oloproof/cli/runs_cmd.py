@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
 from oloproof.cli.render import short_address
-from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
     from oloproof.run_list import RunRow
@@ -34,7 +33,7 @@ def runs_command(
     """
     from oloproof.run_list import diagnosis_groups, run_rows
 
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     rows = run_rows(ledger)
     top = [row for row in rows if row.child_of is None]
     if as_json:
