@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ledger import Ledger
     from oloproof.report import RunReport
 
-_BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
 
 
 def write_file(path: Path, text: str) -> None:
@@ -53,7 +53,7 @@ def write_file(path: Path, text: str) -> None:
 # ---------------------------------------------------------------------------------- JUnit
 
 
-def _suite(name: str, cases: Sequence[ET.Element]) -> ET.Element:
+def junit_suite(name: str, cases: Sequence[ET.Element]) -> ET.Element:
     suite = ET.Element("testsuite", name=name)
     for case in cases:
         suite.append(case)
@@ -67,7 +67,7 @@ def _suite(name: str, cases: Sequence[ET.Element]) -> ET.Element:
     return suite
 
 
-def _document(suites: Sequence[ET.Element], properties: Mapping[str, str]) -> str:
+def junit_document(suites: Sequence[ET.Element], properties: Mapping[str, str]) -> str:
     root = ET.Element("testsuites", name="oloproof")
     for key in ("tests", "failures", "errors", "skipped"):
         root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
@@ -118,16 +118,18 @@ def run_junit(ledger: Ledger, report: RunReport, *, with_cases: bool = False) ->
         for r in report.rules
     ]
     rules.append(gate_testcase("oloproof.gate", report.gate_label, report.exit_code))
-    suites = [_suite(f"oloproof run {report.run_id}: rules", rules)]
+    suites = [junit_suite(f"oloproof run {report.run_id}: rules", rules)]
     if with_cases:
-        suites.append(_suite(f"oloproof run {report.run_id}: cases", _case_tests(ledger, report)))
+        suites.append(
+            junit_suite(f"oloproof run {report.run_id}: cases", _case_tests(ledger, report))
+        )
     gate = "none" if report.gate_label is None else f"{report.gate_label} (exit {report.exit_code})"
     properties = {"run_id": report.run_id, "run": report.address, "gate": gate}
-    return _document(suites, properties)
+    return junit_document(suites, properties)
 
 
 def _block_on(block_on: Sequence[str] | None) -> tuple[str, ...]:
-    return tuple(block_on) if block_on is not None else _BLOCKED_DEFAULT
+    return tuple(block_on) if block_on is not None else BLOCKED_DEFAULT
 
 
 def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:

@@ -163,12 +163,12 @@ def _ci_files(
         if junit_cases:
             raise ConfigError("--junit-cases adds cases to the --junit file; give --junit FILE")
         return
-    from oloproof.cli import ci
+    from oloproof.cli.ci import run_junit, run_summary, write_file
 
     if junit is not None:
-        ci.write_file(junit, ci.run_junit(ledger, report, with_cases=junit_cases))
+        write_file(junit, run_junit(ledger, report, with_cases=junit_cases))
     if summary is not None:
-        ci.write_file(summary, ci.run_summary(report))
+        write_file(summary, run_summary(report))
 
 
 def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
