@@ -7,6 +7,7 @@ from pathlib import Path
 from ledger import Event, Ledger, LedgerError, open_ledger
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import index_entries
+from oloproof.idhints import unknown_id_message
 
 LEDGER_DIR = ".oloproof"
 
@@ -33,7 +34,7 @@ def load_event(ledger: Ledger, text: str, kind: str, noun: str) -> tuple[str, Ev
     try:
         address = ledger.resolve(text)
     except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
+        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
     event = ledger.get(address)
     if event.type != kind:
         raise UnknownIdError(f"{text} is a {event.type} event, not {noun}")

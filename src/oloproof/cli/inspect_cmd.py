@@ -5,17 +5,22 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
+from oloproof.cli import style
 from oloproof.cli.main import app
+from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
 from oloproof.cli.project import project_ledger, project_root
 from oloproof.cli.render import judgment_lines, preview, run_report_lines
 from oloproof.errors import UnknownIdError
+from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
+from oloproof.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from oloproof.inspect import CaseDetail
@@ -32,7 +37,7 @@ def _resolve(ledger: Ledger, text: str) -> str:
     try:
         return ledger.resolve(text)
     except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
+        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
 
 
 def note_latest(ledger: Ledger, *names: str) -> None:
@@ -46,19 +51,34 @@ def note_latest(ledger: Ledger, *names: str) -> None:
 @app.command("inspect")
 def inspect_command(
     id: str = typer.Argument(..., help="An address, a unique prefix (≥ 8 hex digits) or a ref."),
-    case: str | None = typer.Option(None, "--case", help="Show one case of a run in full."),
+    case: str | None = typer.Option(
+        None, "--case", help="Show one case of a run in full, indented and folded to fit."
+    ),
     show_failures: bool = typer.Option(False, "--failures", help="List a run's failed cases."),
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    criterion: list[str] = typer.Option(
+        [],
+        "--criterion",
+        metavar="NAME",
+        help="With --failures: only the cases that failed (or are missing) on this criterion; "
+        "repeat it for several.",
+    ),
+    slices: bool = typer.Option(
+        False, "--slices", help="List every slice row of a run's report, however many."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON (the raw form)."),
 ) -> None:
     """Show any event by address, prefix or ref, with the addresses it links to.
 
-    Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures
+    Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures --criterion answer_correct
     """
     ledger = project_ledger()
     address = _resolve(ledger, id)
     event = ledger.get(address)
+    if criterion and not show_failures:
+        raise UnknownIdError("--criterion narrows --failures; give --failures with it")
     if event.type == ev.RUN:
-        raise typer.Exit(_inspect_run(ledger, address, case, show_failures, as_json))
+        view = _RunView(case, show_failures, criterion, slices, as_json)
+        raise typer.Exit(_inspect_run(ledger, address, view))
     if case is not None or show_failures:
         raise UnknownIdError(f"{id} is a {event.type} event; --case and --failures need a run")
     renderer = RENDERERS.get(event.type)
@@ -84,25 +104,44 @@ def _print_event(address: str, event: Event, as_json: bool) -> None:
         typer.echo(f"links to: {ref}")
 
 
-def _inspect_run(
-    ledger: Ledger, address: str, case: str | None, show_failures: bool, as_json: bool
-) -> int:
+@dataclass(frozen=True)
+class _RunView:
+    """What ``inspect`` shows of a run."""
+
+    case: str | None
+    failures: bool
+    criteria: list[str]
+    slices: bool
+    as_json: bool
+
+
+def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
     from oloproof.inspect import failures, find_case
     from oloproof.runner import load_run, read_run_report
 
     run = load_run(ledger, address)
+    as_json = view.as_json
     # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
     criteria = [e["criterion"] for e in run.body["evaluators"]]
-    if case is not None:
-        detail = find_case(ledger, run, case)
+    if view.case is not None:
+        detail = find_case(ledger, run, view.case)
         if as_json:
             typer.echo(json.dumps(detail.__dict__, indent=2, ensure_ascii=False, default=dict))
             return 0
         _print_case(detail, criteria, ledger)
         return 0
-    if show_failures:
+    if view.failures:
+        for name in view.criteria:
+            if name not in criteria:
+                raise UnknownIdError(
+                    f"run {run.run_id} has no criterion {name!r}{did_you_mean(name, criteria)} "
+                    f"(criteria: {', '.join(criteria)})"
+                )
         failed, unfinished, planned = failures(ledger, run)
+        if view.criteria:
+            failed = [d for d in failed if _fails_on(d, view.criteria)]
+            criteria = [c for c in criteria if c in view.criteria]
         if as_json:
             typer.echo(
                 json.dumps(
@@ -113,7 +152,8 @@ def _inspect_run(
             )
             return 0
         count = len(failed) + len(unfinished)
-        typer.echo(f"{count} of {planned} cases failed, errored or did not finish")
+        on = f" on {', '.join(view.criteria)}" if view.criteria else ""
+        typer.echo(f"{count} of {planned} cases failed, errored or did not finish{on}")
         for detail in failed:
             typer.echo("")
             typer.echo(detail.case_id)
@@ -125,7 +165,7 @@ def _inspect_run(
                 verdict = detail.verdicts.get(criterion)
                 text = None if verdict is None else _verdict_text(verdict)
                 if text is not None:
-                    typer.echo(f"  {criterion}: {text}")
+                    typer.echo(f"  {criterion}: {style.current().outcome(text)}")
         for case_id in unfinished:
             typer.echo("")
             typer.echo(case_id)
@@ -135,9 +175,18 @@ def _inspect_run(
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        typer.echo("\n".join(run_report_lines(report)))
+        typer.echo("\n".join(run_report_lines(report, show_slices=view.slices)))
         typer.echo(f"Run event: {address}")
     return 0
+
+
+def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
+    """An errored case fails on every criterion; else a failed or missing verdict counts."""
+    if detail.status == "errored":
+        return True
+    return any(
+        c in detail.verdicts and _verdict_text(detail.verdicts[c]) is not None for c in criteria
+    )
 
 
 def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
@@ -150,21 +199,24 @@ def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
 
 
 def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:
-    typer.echo(f"case {detail.case_id} ({detail.status})")
-    typer.echo(f"  input: {json.dumps(detail.input, ensure_ascii=False)}")
-    typer.echo(f"  expected: {json.dumps(detail.expected, ensure_ascii=False)}")
+    """One case, indented and folded to the terminal (or to 100 columns in a pipe)."""
+    width = style.current().width or PLAIN_WIDTH
+    shown = style.current()
+    lines = [f"case {detail.case_id} ({shown.outcome(detail.status)})"]
+    lines += section("input", detail.input, width)
+    lines += section("expected", detail.expected, width)
     if detail.metadata:
-        typer.echo(f"  metadata: {json.dumps(detail.metadata, ensure_ascii=False)}")
+        lines += section("metadata", detail.metadata, width)
     if detail.error is not None:
-        typer.echo(f"  error: {detail.error['type']}: {detail.error['message']}")
-        for line in detail.error.get("traceback", "").rstrip().splitlines():
-            typer.echo(f"    {line}")
+        lines.append(f"  error: {detail.error['type']}: {detail.error['message']}")
+        lines += [f"    {line}" for line in detail.error.get("traceback", "").rstrip().splitlines()]
     else:
-        typer.echo(f"  output: {json.dumps(detail.output, ensure_ascii=False)}")
-    for kind, items in detail.artifacts.items():
-        for item in items:
-            typer.echo(f"  {kind}: {json.dumps(item, ensure_ascii=False)}")
-    typer.echo("  judgments:")
+        lines += section("output", detail.output, width)
+    from oloproof.inspect import ordered_artifacts
+
+    for kind, items in ordered_artifacts(detail.artifacts).items():
+        lines += section(kind, items[0] if len(items) == 1 else items, width)
+    lines.append("  judgments:")
     for criterion in criteria:
         verdict = detail.verdicts.get(criterion)
         if verdict is None:
@@ -173,15 +225,17 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
         text = {"pass": "passed", "fail": "failed"}.get(status, status)
         if status == "value":
             text = f"{verdict['v']:.3f}"
+        text = shown.outcome(text)
         if "r" in verdict:
             text += f" ({verdict['r']})"
         addr = detail.judgments.get(criterion)
-        typer.echo(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
+        lines.append(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
         if addr and status == "missing":
             for line in judgment_lines(ledger.get(addr).body.get("detail") or {}):
-                typer.echo(f"      {line}")
-    typer.echo(f"  execution: {detail.execution}")
-    typer.echo(f"  case result: {detail.address}")
+                lines += fold_under("      ", line, width)
+    lines.append(f"  execution: {detail.execution}")
+    lines.append(f"  case result: {detail.address}")
+    typer.echo("\n".join(lines))
 
 
 @app.command("export")
