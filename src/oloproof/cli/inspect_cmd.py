@@ -6,6 +6,7 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -241,15 +242,34 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
 @app.command("export")
 def export_command(
     id: str = typer.Argument(..., help="The run to export (id, ref or address)."),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        metavar="jsonl|csv|parquet|trec",
+        help="Write tables instead of the bundle: verdicts (one row per case and criterion) "
+        "and cases (one row per case), or TREC run and qrels files for trec_eval.",
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", help="With --format: the folder to write into (created if needed)."
+    ),
 ) -> None:
-    """Write a run's cases, outputs, artifacts and verdicts to .oloproof/bundles/RUN_ID/.
+    """Write a run's cases, outputs, artifacts and verdicts to .oloproof/bundles/RUN_ID/, or
+    as tables other tools read (--format; see docs/export.md).
 
-    Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P
+    Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P --format parquet --output results
     """
     from oloproof.inspect import export_run
     from oloproof.runner import load_run
 
     ledger = project_ledger()
     run = load_run(ledger, id)
-    folder = export_run(ledger, run, project_root())
-    typer.echo(f"Exported {run.run_id} to {folder}")
+    if fmt is None:
+        if output is not None:
+            raise UnknownIdError("--output names where --format writes; give --format with it")
+        folder = export_run(ledger, run, project_root())
+        typer.echo(f"Exported {run.run_id} to {folder}")
+        return
+    from oloproof.tabular import export_tables
+
+    written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
+    typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))

@@ -63,6 +63,7 @@ def _register() -> None:
         "calibrate_cmd",
         "view_cmd",
         "ledger_cmds",
+        "qrels_cmd",
     ):
         importlib.import_module(f"oloproof.cli.{name}")
 
