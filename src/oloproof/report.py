@@ -177,6 +177,29 @@ class RunReport:
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
+    def to_dataframe(self, table: str = "metrics") -> Any:
+        """One of the report's tables as a pandas DataFrame (pandas must be installed).
+
+        ``metrics``: a row per metric (the columns of ``MetricRow``); ``rules``: a row per
+        rule; ``slices``: a row per slice value and metric (``slice``, ``value``,
+        ``supported`` and the metric's columns).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("RunReport.to_dataframe needs pandas: pip install pandas") from None
+        if table == "metrics":
+            return pd.DataFrame([asdict(m) for m in self.metrics])
+        if table == "rules":
+            return pd.DataFrame([asdict(r) for r in self.rules])
+        if table == "slices":
+            rows = [
+                {"slice": s.slice, "value": s.value, "supported": s.supported, **asdict(s.metric)}
+                for s in self.slices
+            ]
+            return pd.DataFrame(rows)
+        raise ValueError(f"unknown table {table!r} (tables: metrics, rules, slices)")
+
 
 def metric_row(
     tally: MetricTally,
