@@ -64,6 +64,7 @@ def _register() -> None:
         "view_cmd",
         "ledger_cmds",
         "qrels_cmd",
+        "docs_cmd",
     ):
         importlib.import_module(f"oloproof.cli.{name}")
 
