@@ -19,7 +19,7 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import gate_line
+from oloproof.cli.render import fitted, gate_line
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
@@ -83,7 +83,7 @@ def compare_command(
         lines = comparison_lines(address, body, slices)
         if cases:
             lines = _with_flips(lines, flips)
-        typer.echo("\n".join(lines))
+        typer.echo(fitted(lines))
     if junit is not None or summary is not None:
         from oloproof.cli.ci import write_file
         from oloproof.cli.ci_compare import comparison_junit, comparison_summary
@@ -120,7 +120,7 @@ def _render_comparison(ledger: Ledger, address: str, event: Event, as_json: bool
     if as_json:
         typer.echo(comparison_json(address, event.body, flipped_cases(ledger, event.body)))
     else:
-        typer.echo("\n".join(comparison_lines(address, event.body)))
+        typer.echo(fitted(comparison_lines(address, event.body)))
     return 0
 
 

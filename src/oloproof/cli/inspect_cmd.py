@@ -17,7 +17,7 @@ from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
 from oloproof.cli.project import project_ledger, project_root
-from oloproof.cli.render import judgment_lines, preview, run_report_lines
+from oloproof.cli.render import fitted, judgment_lines, preview, run_report_lines
 from oloproof.errors import UnknownIdError
 from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
@@ -176,7 +176,7 @@ def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        typer.echo("\n".join(run_report_lines(report, show_slices=view.slices)))
+        typer.echo(fitted(run_report_lines(report, show_slices=view.slices)))
         typer.echo(f"Run event: {address}")
     return 0
 

@@ -36,6 +36,7 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show a traceback for errors."),
     version: bool = typer.Option(
         False,
@@ -47,7 +48,10 @@ def _root(
 ) -> None:
     global _debug
     _debug = debug
-    style.configure(style.detect())
+    shown = style.detect()
+    style.configure(shown)
+    # echo strips colour codes from a pipe unless told; FORCE_COLOR tells it.
+    ctx.color = shown.colour
 
 
 def _register() -> None:

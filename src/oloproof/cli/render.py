@@ -32,7 +32,13 @@ def table(
     def paint(column: int, text: str) -> str:
         return shown.outcome(text) if column == outcome_column else text
 
-    return tables.table(header, rows, width=shown.width, paint=paint if shown.colour else None)
+    return tables.table(
+        header,
+        rows,
+        width=shown.width,
+        paint=paint if shown.colour else None,
+        whole=() if outcome_column is None else (outcome_column,),
+    )
 
 
 def metric_cells(row: MetricRow, level: float) -> list[str]:
@@ -151,6 +157,11 @@ def slice_lines(report: RunReport, show_all: bool) -> list[str]:
             ],
         ),
     ]
+
+
+def fitted(lines: Sequence[str]) -> str:
+    """Lines joined for printing: on a terminal, long text lines fold to its width."""
+    return "\n".join(tables.fit_lines(lines, style.current().width))
 
 
 def gate_line(label: str, exit_code: int) -> str:

@@ -13,7 +13,7 @@ import typer
 from ledger import Ledger
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
-from oloproof.cli.render import dry_run_lines, run_report_lines
+from oloproof.cli.render import dry_run_lines, fitted, run_report_lines
 from oloproof.errors import ConfigError, Terminated
 from oloproof.store import open_project_ledger
 
@@ -132,7 +132,7 @@ def run_command(
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        typer.echo("\n".join(run_report_lines(report, show_slices=slices)))
+        typer.echo(fitted(run_report_lines(report, show_slices=slices)))
     _ci_files(ledger, report, junit, junit_cases, summary)
     raise typer.Exit(report.exit_code)
 
