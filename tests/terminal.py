@@ -63,7 +63,9 @@ def on_terminal(
     os.close(secondary)
     piped: list[bytes] = []
     # The pipe is drained beside the terminal, so neither can fill and stall the other.
-    reader = threading.Thread(target=lambda: piped.append(proc.stdout.read() if proc.stdout else b""))
+    reader = threading.Thread(
+        target=lambda: piped.append(proc.stdout.read() if proc.stdout else b"")
+    )
     reader.start()
     seen = b""
     while True:

@@ -101,8 +101,24 @@ def allowed_keys(root: Any, loc: tuple[Any, ...], data: Any) -> list[str]:
     return [field.alias or name for name, field in fields.items()]
 
 
+def _models(annotation: Any) -> list[Any]:
+    """The model classes an annotation names through any nesting of Annotated and unions."""
+    import types
+    import typing
+
+    if hasattr(annotation, "model_fields"):
+        return [annotation]
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _models(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return [m for arg in typing.get_args(annotation) for m in _models(arg)]
+    return []
+
+
 def _member(annotation: Any, value: Any) -> Any:
-    """A union (or ``Annotated`` union) narrowed to the member ``value`` selects."""
+    """A union (or ``Annotated`` union) narrowed to the model ``value`` selects; a container
+    type is returned as it is (its items are narrowed when the walk reaches them)."""
     import types
     import typing
 
@@ -112,11 +128,11 @@ def _member(annotation: Any, value: Any) -> Any:
         present = [m for m in typing.get_args(annotation) if m is not type(None)]
         if len(present) == 1:
             return _member(present[0], value)
-    members = [m for m in typing.get_args(annotation) if hasattr(m, "model_fields")]
+    members = _models(annotation)
     if not members or hasattr(annotation, "model_fields"):
         return annotation
     if len(members) == 1:
-        return _member(members[0], value)
+        return members[0]
     tag = value.get("type") if isinstance(value, Mapping) else None
     for member in members:
         field = member.model_fields.get("type")

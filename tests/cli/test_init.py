@@ -235,7 +235,10 @@ def test_init_without_example_makes_a_blank_project_that_runs(tmp_path: Path) ->
 def test_init_without_a_folder_says_what_to_give(tmp_path: Path) -> None:
     result = oloproof("init", cwd=tmp_path, pythonpath=SRC)
     assert result.returncode == 2
-    assert result.stderr == "error: name the folder to create: oloproof init DIR (--list names examples)\n"
+    assert (
+        result.stderr
+        == "error: name the folder to create: oloproof init DIR (--list names examples)\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 

@@ -56,7 +56,12 @@ def test_on_a_terminal_every_line_fits_its_width(blackbox: Path, columns: int) -
     rows = rejoin(lines[start + 2 : end])
     assert rows == [
         ["answer-floor", "answer_correct", "INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold"],
-        ["retrieval-floor", "hit_rate_at_2", "INSUFFICIENT_EVIDENCE", "interval_overlaps_threshold"],
+        [
+            "retrieval-floor",
+            "hit_rate_at_2",
+            "INSUFFICIENT_EVIDENCE",
+            "interval_overlaps_threshold",
+        ],
         ["citations-valid", "citations_valid", "FAIL", "observed_failures_exceed_limit"],
     ]
 

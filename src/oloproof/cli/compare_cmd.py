@@ -77,13 +77,6 @@ def compare_command(
     comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
     address, body = comparison.address, comparison.body
     flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
-    if as_json:
-        typer.echo(comparison_json(address, body, flips))
-    else:
-        lines = comparison_lines(address, body, slices)
-        if cases:
-            lines = _with_flips(lines, flips)
-        typer.echo(fitted(lines))
     if junit is not None or summary is not None:
         from oloproof.cli.ci import write_file
         from oloproof.cli.ci_compare import comparison_junit, comparison_summary
@@ -92,6 +85,14 @@ def compare_command(
             write_file(junit, comparison_junit(address, body))
         if summary is not None:
             write_file(summary, comparison_summary(address, body, flips))
+    style.decided(comparison.exit_code)
+    if as_json:
+        typer.echo(comparison_json(address, body, flips))
+    else:
+        lines = comparison_lines(address, body, slices)
+        if cases:
+            lines = _with_flips(lines, flips)
+        typer.echo(fitted(lines))
     raise typer.Exit(comparison.exit_code)
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ledger import Ledger
+from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
 from oloproof.cli.render import dry_run_lines, fitted, run_report_lines
@@ -129,11 +130,12 @@ def run_command(
     show_progress = sys.stderr.isatty() and not as_json
     outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
     report = outcome.report
+    _ci_files(ledger, report, junit, junit_cases, summary)
+    style.decided(report.exit_code)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
         typer.echo(fitted(run_report_lines(report, show_slices=slices)))
-    _ci_files(ledger, report, junit, junit_cases, summary)
     raise typer.Exit(report.exit_code)
 
 

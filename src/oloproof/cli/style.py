@@ -11,7 +11,9 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
    turns it on even in a pipe (https://no-color.org, https://force-color.org). Neither changes
    the width rule.
 4. A reader that stops early (``oloproof inspect RUN | head -1``) ends the command quietly with
-   exit 0: a closed pipe is not a failed rule.
+   exit 0: a closed pipe is not a failed rule. A command that decided a gate before printing
+   (``run``, ``compare``) exits with the gate's code all the same, and has written its
+   ``--junit``/``--summary`` files first.
 
 The settings live in one module-level ``Style``, set once by the root command; renderers read
 it, and code that renders without it (tests, the CLI reference) gets the plain layout.
@@ -141,16 +143,26 @@ class PipeGuard:
             raise PipeClosed from None
 
 
+_decided_exit = 0
+
+
+def decided(exit_code: int) -> None:
+    """The exit code a command has decided before it prints (a gate's): a reader that stops
+    early does not turn a failed gate into a green exit."""
+    global _decided_exit
+    _decided_exit = exit_code
+
+
 def guard_stdout() -> None:
     sys.stdout = PipeGuard(sys.stdout)
 
 
 def closed_pipe_exit() -> NoReturn:
-    """Exit 0 without a word: stdout is pointed at /dev/null, so the interpreter's last flush
-    of what was buffered cannot fail again."""
+    """Exit without a word, 0 or the exit code the command had decided: stdout is pointed at
+    /dev/null, so the interpreter's last flush of what was buffered cannot fail again."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
     except OSError:
         pass
-    raise SystemExit(0)
+    raise SystemExit(_decided_exit)
