@@ -3,7 +3,8 @@
 Fitting shrinks the widest column one character at a time until the table fits (no column
 below its longest word while that can fit, else below ``MIN_COLUMN``), then folds each cell
 onto as many lines as it needs, breaking after a space, ``_``, ``-``, ``/`` or ``·`` where it
-can and inside a word only where it must. A folded row's continuation lines leave the cells that did not fold blank.
+can and inside a word only where it must. A folded row's continuation lines leave the cells
+that did not fold blank.
 """
 
 from __future__ import annotations
