@@ -64,11 +64,11 @@ def test_run_junit_cases_has_a_test_per_case(blackbox: Path) -> None:
     assert outcomes["money_back"] == "failure:failed"
     assert outcomes["invoice_copy"] == "passed"
     by_name = {case.name: case for case in cases}
-    failure = list(by_name["money_back"].result)[0]
+    failure = next(iter(by_name["money_back"].result))
     assert failure.message.startswith("answer_correct: failed; hit_rate_at_2: failed")
     run_id = done.lines[0].split()[1]
     assert failure.text == f"oloproof inspect {run_id} --case money_back"
-    assert list(by_name["office_hours"].result)[0].message == "index offline"
+    assert next(iter(by_name["office_hours"].result)).message == "index offline"
 
 
 def test_a_passing_gate_is_a_green_report(blackbox: Path) -> None:
@@ -77,7 +77,7 @@ def test_a_passing_gate_is_a_green_report(blackbox: Path) -> None:
     )
     done = oloproof("run", "--policy", "lenient.yaml", "--junit", "ok.xml", cwd=blackbox)
     assert done.code == 0, done.err
-    suite = list(JUnitXml.fromfile(str(blackbox / "ok.xml")))[0]
+    suite = next(iter(JUnitXml.fromfile(str(blackbox / "ok.xml"))))
     assert (suite.tests, suite.failures, suite.errors) == (2, 0, 0)
 
 
@@ -98,8 +98,13 @@ def test_run_summary_is_markdown_and_appends_to_the_step_summary(blackbox: Path)
     text = step.read_text()
     assert text.startswith("earlier step\n### Oloproof run `run_")
     assert "**Gate: BLOCK (exit 1)** · DECIDED/COMPLETE · 15 of 15 cases" in text
-    assert "| citations-valid | citations_valid | **FAIL** | observed_failures_exceed_limit |" in text
-    assert "| answer_correct | 73.3% | [44.8%, 92.3%] | 11 / 15 observed · 0 missing · 0 excluded |" in text
+    assert (
+        "| citations-valid | citations_valid | **FAIL** | observed_failures_exceed_limit |" in text
+    )
+    assert (
+        "| answer_correct | 73.3% | [44.8%, 92.3%] | 11 / 15 observed · 0 missing · 0 excluded |"
+        in text
+    )
     plain = oloproof("run", "--summary", "pr.md", cwd=blackbox)
     assert plain.code == 1 and (blackbox / "pr.md").read_text().startswith("### Oloproof run")
 
@@ -117,8 +122,17 @@ def test_compare_cases_json_and_ci_files_name_the_changed_cases(blackbox: Path) 
     plain = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=blackbox)
     assert not any(line.startswith("Changed cases") for line in plain.lines)  # the guide's output
     done = oloproof(
-        "compare", cand, base, "--policy", "compare.yaml", "--cases",
-        "--junit", "c.xml", "--summary", "c.md", cwd=blackbox,
+        "compare",
+        cand,
+        base,
+        "--policy",
+        "compare.yaml",
+        "--cases",
+        "--junit",
+        "c.xml",
+        "--summary",
+        "c.md",
+        cwd=blackbox,
     )
     assert done.code == 3, done.err
     at = done.lines.index("Changed cases: 4 improved, 0 regressed")
@@ -140,7 +154,7 @@ def test_compare_cases_json_and_ci_files_name_the_changed_cases(blackbox: Path) 
         "candidate_case": f"oloproof inspect {cand} --case money_back",
         "baseline_case": f"oloproof inspect {base} --case money_back",
     }
-    suite = list(JUnitXml.fromfile(str(blackbox / "c.xml")))[0]
+    suite = next(iter(JUnitXml.fromfile(str(blackbox / "c.xml"))))
     assert {c.name: _outcome(c) for c in suite} == {
         "answers-not-worse (answer_correct)": "failure:INSUFFICIENT_EVIDENCE",
         "citations-not-worse (citations_valid)": "failure:INSUFFICIENT_EVIDENCE",
@@ -148,4 +162,7 @@ def test_compare_cases_json_and_ci_files_name_the_changed_cases(blackbox: Path) 
     }
     summary = (blackbox / "c.md").read_text()
     assert "| answer_correct | +6.7 points | [-26.5, +40.8] | 15 | 0 | 0 |" in summary
-    assert f"| answer_correct | money_back | fail | pass | `oloproof inspect {cand} --case money_back` |" in summary
+    assert (
+        f"| answer_correct | money_back | fail | pass | `oloproof inspect {cand} --case money_back` |"
+        in summary
+    )

@@ -33,8 +33,17 @@ def test_parquet_tables_load_in_one_line_each(blackbox: Path) -> None:
     cases = pd.read_parquet(blackbox / "out" / "cases.parquet")
     assert len(verdicts) == 15 * 4 and len(cases) == 15
     assert list(verdicts.columns) == [
-        "run_id", "case_id", "line", "case_status", "criterion", "status", "passed", "value",
-        "reason", "observed_repeats", "judgment",
+        "run_id",
+        "case_id",
+        "line",
+        "case_status",
+        "criterion",
+        "status",
+        "passed",
+        "value",
+        "reason",
+        "observed_repeats",
+        "judgment",
     ]
     answer = verdicts[verdicts.criterion == "answer_correct"]
     assert answer.passed.sum() == 11  # the report's 11 / 15
@@ -65,7 +74,13 @@ def test_parquet_without_pyarrow_says_how_to_get_it(blackbox: Path, tmp_path: Pa
     blocker.mkdir(parents=True)
     (blocker / "__init__.py").write_text("raise ImportError('pyarrow is not installed')\n")
     done = oloproof(
-        "export", run_id, "--format", "parquet", "--output", "out", cwd=blackbox,
+        "export",
+        run_id,
+        "--format",
+        "parquet",
+        "--output",
+        "out",
+        cwd=blackbox,
         env={"PYTHONPATH": str(blocker.parent)},
     )
     assert (done.code, done.err) == (
@@ -81,7 +96,7 @@ def test_trec_files_give_trec_evals_numbers_equal_to_oloprooofs(support: Path) -
     assert done.code == 0, done.err
     run: dict[str, dict[str, float]] = {}
     for line in (support / "trec" / "run.trec").read_text().splitlines():
-        qid, q0, doc, rank, score, tag = line.split()
+        qid, q0, doc, _rank, score, tag = line.split()
         assert q0 == "Q0" and tag == run_id
         run.setdefault(qid, {})[doc] = float(score)
     qrels: dict[str, dict[str, int]] = {}
