@@ -14,7 +14,7 @@ Requirements (``docs/export.md``):
 3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's recorded
    retrieval, first occurrence of a document only) and ``qrels.trec`` (``qid 0 docno rel``, from
    ``expected.relevant``, a document's grade the largest of its entries). trec_eval orders a
-   ranking by score, so the score written is derived from the recorded rank (depth - rank + 1):
+   ranking by score, so the score written is derived from the recorded rank (N - rank + 1):
    trec_eval then evaluates exactly the order Oloproof did. A grade that is not a whole number
    is refused (trec_eval reads integer relevance).
 4. Rows follow the dataset's order; the files are written whole (temporary file, then rename).
@@ -211,11 +211,10 @@ def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str]:
         detail = case_detail(ledger, address, body)
         qid = _trec_word(detail.case_id, "case id")
         qrels_lines += _qrels_lines(qid, detail.expected)
-        for rank, doc in enumerate(_ranking(detail.artifacts), start=1):
-            depth = len(_ranking(detail.artifacts))
-            run_lines.append(
-                f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {depth - rank + 1} {tag}"
-            )
+        ranking = _ranking(detail.artifacts)
+        for rank, doc in enumerate(ranking, start=1):
+            score = len(ranking) - rank + 1
+            run_lines.append(f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {score} {tag}")
     return "".join(line + "\n" for line in run_lines), "".join(q + "\n" for q in qrels_lines)
 
 
