@@ -280,3 +280,44 @@ def test_a_subset_that_cannot_be_chosen_is_refused_before_anything_is_written(
     done = oloproof("run", *args, cwd=root)
     assert (done.code, done.err) == (2, message)
     assert not (root / ".oloproof").exists()
+
+
+STOPPING_APP = """
+import os
+import signal
+from pathlib import Path
+
+from oloproof import system
+
+ARMED = Path(__file__).with_name("armed")
+
+
+@system(name="stopping", version="1")
+def answer(case):
+    # The first time it reaches q06, the process is interrupted as Ctrl-C would (a real SIGINT).
+    if case["question"] == "q06" and ARMED.exists():
+        ARMED.unlink()
+        os.kill(os.getpid(), signal.SIGINT)
+        raise RuntimeError("unreachable: the signal interrupts the run first")
+    return {"answer": "yes"}
+"""
+
+
+def test_resume_finishes_the_subset_the_run_chose(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", PATTERNS)
+    (root / "app.py").write_text(STOPPING_APP)
+    (root / "armed").touch()
+    config = root / "oloproof.yaml"
+    config.write_text(config.read_text().replace("concurrency: 4", "concurrency: 1"))
+    stopped = oloproof("run", "--filter", "metadata.topic=even", "--repeats", "2", cwd=root)
+    assert stopped.code == 130, stopped.out + stopped.err
+    run_id = stopped.err.split("--resume ")[1].split()[0]
+    resumed = oloproof("run", "--resume", run_id, "--json", cwd=root)
+    assert resumed.code == 0, resumed.err
+    report = json.loads(resumed.out)
+    assert report["run_id"] == run_id and report["execution_state"] == "COMPLETE"
+    assert report["planned_cases"] == report["cases"] == 6 and report["repeats"] == 2
+    assert report["subset"]["filters"] == ["metadata.topic=even"]
+    assert _case_ids(root, run_id) == [q for q in PATTERNS if int(q[1:]) % 2 == 0]
+    refused = oloproof("run", "--resume", run_id, "--limit", "2", cwd=root)
+    assert refused.code == 2 and "give no subset" in refused.err
