@@ -39,7 +39,7 @@ browser:
 	fi
 
 pytest: $(VENV)/.installed browser
-	$(VENV)/bin/pytest -q
+	$(VENV)/bin/pytest -q -n auto
 
 clean:
 	rm -rf $(VENV) .oloproof build dist demo

@@ -1,12 +1,13 @@
 """ledger: an append-only, content-addressed event store on LMDB.
 
 Events are immutable CBOR maps addressed by the SHA-256 of their deterministic encoding; refs
-are movable names; indexes are derived and rebuildable; ``verify`` re-checks all of it; archives
-carry a slice of history between ledgers. The package knows nothing of what the events mean.
+are movable names; indexes are derived and rebuildable; every commit extends a hash chain;
+``verify`` re-checks all of it; archives carry a slice of history between ledgers. The package
+knows nothing of what the events mean: a program says who it is with an ``Application``.
 
     from ledger import Event, open_ledger
 
-    with open_ledger(".oloproof") as ledger:
+    with open_ledger("history") as ledger:
         with ledger.batch():
             address = ledger.put(Event("note", 1, {"text": "hello"}))
         ledger.set_ref("latest", address)
@@ -14,13 +15,24 @@ carry a slice of history between ledgers. The package knows nothing of what the 
 """
 
 from ledger.address import internal_key, new_ulid
-from ledger.archive import ArchiveReader, export_archive, import_archive, open_archive
+from ledger.application import Application, Links
+from ledger.archive import (
+    ArchiveInfo,
+    ArchiveReader,
+    ImportSummary,
+    check_archive,
+    export_archive,
+    import_archive,
+    open_archive,
+)
 from ledger.codec import decode, encode
+from ledger.compact import CompactSummary, compact_ledger
 from ledger.errors import (
     AddressError,
     AmbiguousAddressError,
     CodecError,
     CorruptEventError,
+    DamagedStoreError,
     FormatError,
     IntegrityError,
     LedgerError,
@@ -34,21 +46,28 @@ from ledger.event import Event, address_of
 from ledger.protocol import ReadStore
 from ledger.replay import fold
 from ledger.store import ANY, Indexer, Ledger, Prepared, open_ledger
-from ledger.verify import Problem, VerifyReport
+from ledger.verify import ChainSummary, Problem, VerifyReport
 
 __all__ = [
     "ANY",
     "AddressError",
     "AmbiguousAddressError",
+    "Application",
+    "ArchiveInfo",
     "ArchiveReader",
+    "ChainSummary",
     "CodecError",
+    "CompactSummary",
     "CorruptEventError",
+    "DamagedStoreError",
     "Event",
     "FormatError",
+    "ImportSummary",
     "Indexer",
     "IntegrityError",
     "Ledger",
     "LedgerError",
+    "Links",
     "MissingEventError",
     "Prepared",
     "Problem",
@@ -59,6 +78,8 @@ __all__ = [
     "UnsupportedFormatError",
     "VerifyReport",
     "address_of",
+    "check_archive",
+    "compact_ledger",
     "decode",
     "encode",
     "export_archive",

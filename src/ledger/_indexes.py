@@ -8,16 +8,15 @@ the ``addr`` table, are derived from the events: ``verify`` recomputes them and 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
-from ledger._reads import _checked, _decode, _Reader
+from ledger._lmdb import LMDB_ERROR, _error
+from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
+from ledger.errors import StoreError
 from ledger.event import Event, event_from_trusted
-from ledger.format import TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
-
-Indexer = Callable[[str, Event], Iterable[tuple[str, str]]]
-"""Given a new event's address and the event, yield ``(index_name, key)`` pairs."""
+from ledger.format import INDEXES_KEY, TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
 
 
 class _Indexes(_Reader):
@@ -37,23 +36,26 @@ class _Indexes(_Reader):
         return prefixes
 
     def derive_prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
-        """The index entry prefixes ``put`` files ``event`` under (for verify and rebuild)."""
+        """The index entry prefixes ``put`` files ``event`` under (for verify and rebuild).
+
+        An event of an older schema is upcast first, as the indexer expects the shape the
+        application writes today; the upcaster may refuse it (a ``LedgerError``).
+        """
+        if self._upcast is not None:
+            event = self._upcast(address, event)
         return self._prefixes(address, event)
 
     def lookup(self, index: str, key: str) -> list[str]:
         """Addresses of the events filed under ``key`` in ``index``, in append order."""
         prefix = index_prefix(index, key)
         found: list[str] = []
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._index)
             if cursor.set_range(prefix):
                 for entry, digest in cursor:
                     if not entry.startswith(prefix):
                         break
                     found.append(format_address(digest))
-        finally:
-            self._end(txn)
         found.extend(format_address(digest) for digest, _ in self._new_pending(prefix))
         return found
 
@@ -75,9 +77,11 @@ class _Indexes(_Reader):
         waiting = self._new_pending(prefix)
         if waiting:
             return format_address(waiting[-1][0])
-        txn = self._begin()
+        txn = self._begin()  # inline rather than _reading(): a cache lookup per case
         try:
             last = self._last_entry(txn, prefix)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
         return None if last is None else format_address(last[1])
@@ -94,20 +98,22 @@ class _Indexes(_Reader):
         if waiting:
             digest, data = waiting[-1]
             address = format_address(digest)
-            return address, _decode(address, data)
-        txn = self._begin()
+            return address, self._event(address, data)
+        txn = self._begin()  # inline rather than _reading(): a cache lookup per case
         try:
             last = self._last_entry(txn, prefix)
             if last is None:
                 return None
             entry, digest = last
             value = txn.get(entry[-8:], db=self._events)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
         address = format_address(digest)
         if value is None or not value.startswith(digest):
             return address, self.get(address)  # a stale entry: find the event by its address
-        return address, _decode(address, _checked(digest, value))
+        return address, self._event(address, _checked(digest, value))
 
     def _last_entry(self, txn: Any, prefix: bytes) -> tuple[bytes, bytes] | None:
         """The last ``(entry key, digest)`` of the index entries under ``prefix``, if any."""
@@ -119,12 +125,34 @@ class _Indexes(_Reader):
                 return entry, digest
         return None
 
+    def _filed_under(self) -> str:
+        """The name of the indexing rules the stored index entries were filed by."""
+        with self._reading() as txn:
+            stored: bytes | None = txn.get(INDEXES_KEY, db=self._meta)
+        return "" if stored is None else stored.decode("utf-8", "replace")
+
+    def keep_indexes_current(self) -> None:
+        """Rebuild the indexes when they were filed by other rules than the application's
+        (``Application.indexes``); refuse a read-only ledger whose indexes are out of date."""
+        wanted = self.app.indexes
+        if not wanted or self._filed_under() == wanted:
+            return
+        if self.readonly:
+            raise StoreError(
+                f"the indexes of the ledger at {self.path} were filed by an older version of "
+                f"{self.app.name}; they are rebuilt the next time {self.app.name} opens it for "
+                "writing"
+            )
+        self.rebuild_indexes()
+
     def rebuild_indexes(self) -> None:
-        """Recompute the ``addr`` table and every index from the events alone.
+        """Recompute the ``addr`` table and every index from the events alone, and record
+        the application's indexing rules as the ones they were filed by.
 
         An event whose bytes no longer hash to its address keeps its ``addr`` entry but is not
         indexed (its content cannot be trusted); ``verify`` reports it.
         """
+        wanted = self.app.indexes
 
         def body(txn: Any) -> None:
             txn.drop(self._addr, delete=False)
@@ -138,14 +166,17 @@ class _Indexes(_Reader):
                     continue
                 try:
                     event = event_from_trusted(data)
-                except Exception:  # hashes right yet does not decode: verify reports it
+                    prefixes = self.derive_prefixes(format_address(digest), event)
+                except Exception:  # hashes right yet cannot be read or filed: verify says so
                     continue
-                for prefix in self._prefixes(format_address(digest), event):
+                for prefix in prefixes:
                     entries.append((prefix + seq_key, digest))
             addrs.sort()
             entries.sort()
             txn.cursor(db=self._addr).putmulti(addrs)
             txn.cursor(db=self._index).putmulti(entries)
+            if wanted:
+                txn.put(INDEXES_KEY, wanted.encode(), db=self._meta)
 
         with self._lock:
             self._write(body)

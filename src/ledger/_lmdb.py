@@ -9,6 +9,12 @@ grows the map and runs the same body again from the start, and likewise when ano
 has grown the map. LMDB allows the map to change size only while no transaction is open in the
 process, and one environment serves every thread and every ``Ledger`` on its path, so each
 transaction passes the environment's ``_Gate`` and a resize waits at it for the others to end.
+
+Opening checks the data file against its own meta pages first (``ledger._datafile``), so a
+truncated file is refused before LMDB maps it, and maps it at least at the size its newest
+commit recorded; opening the databases adopts a size another process gave the map meanwhile
+(MDB_MAP_RESIZED) and tries again. Every LMDB error a read meets becomes a ``LedgerError``:
+``DamagedStoreError`` when LMDB found a page that is not what its tree expects.
 """
 
 from __future__ import annotations
@@ -18,17 +24,30 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from hashlib import sha256
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import lmdb
 
+from ledger._datafile import check_data_file
+from ledger._failures import write_failure
 from ledger._pending import _Pending
-from ledger.errors import FormatError, StoreError
-from ledger.format import _DB_NAMES, _format_record, check_format
+from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
+from ledger.codec import encode
+from ledger.errors import DamagedStoreError, FormatError, LedgerError, StoreError
+from ledger.format import (
+    _DB_NAMES,
+    _SEQ,
+    _V1_DB_NAMES,
+    CHAINLESS_FORMAT,
+    FORMAT,
+    _format_record,
+    check_format,
+)
 
 if TYPE_CHECKING:
-    from ledger._indexes import Indexer
+    from ledger.application import Application
 
 _DEFAULT_MAP_SIZE = 64 << 20
 
@@ -133,6 +152,24 @@ def _gate_of(env: lmdb.Environment) -> _Gate:
         return next(gate for shared, _, _, gate in _shared.values() if shared is env)
 
 
+LMDB_ERROR = lmdb.Error
+"""For the store's hot read paths, which catch it inline (``_error`` turns it into a
+``LedgerError``): a ``with`` block costs them a measurable share."""
+
+# LMDB's errors that mean a page is not what the B-tree expects: the file is damaged.
+_DAMAGE = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.PanicError)
+
+
+def _error(exc: lmdb.Error, doing: str, where: Path) -> LedgerError:
+    """The ``LedgerError`` for an LMDB error met while ``doing`` (\"read\", \"write to\")."""
+    said = str(exc).split(": ", 1)[-1]  # drop the C function's name
+    if isinstance(exc, _DAMAGE):
+        return DamagedStoreError(
+            f"the ledger at {where} is damaged below its events: LMDB says {said!r}"
+        )
+    return StoreError(f"cannot {doing} the ledger at {where}: {said}")
+
+
 def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Environment:
     key = str(directory.resolve())
     with _shared_lock:
@@ -144,6 +181,10 @@ def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Envi
                 )
             _shared[key] = (env, env_readonly, count + 1, gate)
             return env
+        data = directory / "data.mdb"
+        if data.exists():
+            # Look before LMDB maps it, and map it at least as large as its last commit did.
+            map_size = max(map_size, check_data_file(data).map_size)
         try:
             env = lmdb.open(
                 key,
@@ -163,6 +204,12 @@ def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Envi
         return env
 
 
+def _shares(env: lmdb.Environment) -> bool:
+    """Whether more than one ``Ledger`` in this process has ``env`` open."""
+    with _shared_lock:
+        return any(shared is env and count > 1 for shared, _, count, _ in _shared.values())
+
+
 def _release_env(env: lmdb.Environment) -> None:
     with _shared_lock:
         for key, (shared, readonly, count, gate) in list(_shared.items()):
@@ -175,49 +222,107 @@ def _release_env(env: lmdb.Environment) -> None:
                 return
 
 
-def _open_databases(env: lmdb.Environment, root: Path, *, readonly: bool) -> dict[bytes, Any]:
+_OPEN_TRIES = 100  # another process growing the map again and again is still making progress
+
+
+def _open_databases(
+    env: lmdb.Environment, root: Path, *, readonly: bool, name: str = "ledger"
+) -> dict[bytes, Any]:
+    """The named databases (``chain`` is None in a format-1 ledger opened read-only),
+    creating them in a new ledger and migrating a format-1 ledger opened for writing."""
+    gate = _gate_of(env)
+    for _ in range(_OPEN_TRIES):
+        try:
+            with gate.held():
+                return _open_once(env, root, readonly=readonly, name=name)
+        except lmdb.MapResizedError:
+            pass  # another process grew the map after this one mapped it: adopt its size
+        except lmdb.MapFullError:
+            gate.resize(env, grow=True, where=root)  # no room for the new tables
+            continue
+        except lmdb.Error as exc:
+            raise _error(exc, "read", root) from exc
+        gate.resize(env, grow=False, where=root)
+    raise StoreError(f"cannot open the ledger at {root}: its map kept growing while it was opened")
+
+
+def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) -> dict[bytes, Any]:
+    with env.begin() as txn:
+        names = [key for key, _ in txn.cursor()]
+    if b"meta" not in names:
+        if names or readonly:
+            raise FormatError(f"{root} is not a ledger: it has no format record")
+        with env.begin(write=True) as txn:
+            meta = env.open_db(b"meta", txn=txn, create=True)
+            if txn.get(b"format", db=meta) is None:  # else another process made it meanwhile
+                txn.put(b"format", _format_record(), db=meta)
+                for table in _DB_NAMES:
+                    env.open_db(table, txn=txn, create=True)
+    meta = env.open_db(b"meta", create=False)
+    with env.begin() as txn:
+        version = check_format(txn.get(b"format", db=meta), str(root), name)
+    if version == CHAINLESS_FORMAT and not readonly:
+        _migrate(env, meta, root, name)
+        version = FORMAT
+    tables = _DB_NAMES if version == FORMAT else _V1_DB_NAMES
     try:
-        with _gate_of(env).held():
-            with env.begin() as txn:
-                names = [key for key, _ in txn.cursor()]
-            if b"meta" not in names:
-                if names or readonly:
-                    raise FormatError(f"{root} is not an oloproof ledger: it has no format record")
-                with env.begin(write=True) as txn:
-                    meta = env.open_db(b"meta", txn=txn, create=True)
-                    if txn.get(b"format", db=meta) is None:
-                        txn.put(b"format", _format_record(), db=meta)
-                    for name in _DB_NAMES:
-                        env.open_db(name, txn=txn, create=True)
-            meta = env.open_db(b"meta", create=False)
-            with env.begin() as txn:
-                check_format(txn.get(b"format", db=meta), str(root))
-            try:
-                return {name: env.open_db(name, create=False) for name in _DB_NAMES}
-            except lmdb.NotFoundError as exc:
-                raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
-    except lmdb.Error as exc:
-        raise StoreError(f"cannot read the ledger at {root}: {exc}") from exc
+        dbs: dict[bytes, Any] = {table: env.open_db(table, create=False) for table in tables}
+    except lmdb.NotFoundError as exc:
+        raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
+    dbs.setdefault(b"chain", None)
+    return dbs
+
+
+def _migrate(env: lmdb.Environment, meta: Any, root: Path, name: str) -> None:
+    """Give a format-1 ledger its chain, in one transaction: the first commit hashes every
+    event it holds (``ledger.chain``), and the format record says 2."""
+    with env.begin(write=True) as txn:
+        if check_format(txn.get(b"format", db=meta), str(root), name) != CHAINLESS_FORMAT:
+            return  # another process migrated it meanwhile
+        events = env.open_db(b"events", txn=txn, create=False)
+        chain = env.open_db(b"chain", txn=txn, create=True)
+        head = sha256(GENESIS)
+        count = last = 0
+        for key, value in txn.cursor(db=events):
+            head.update(value[:32])
+            count += 1
+            last = _SEQ.unpack(key)[0]
+        if count:
+            txn.put(_SEQ.pack(1), pack_record(head.digest(), 1, last), db=chain)
+        txn.put(b"migrated", encode({"from": CHAINLESS_FORMAT, "events": count}), db=meta)
+        txn.put(b"format", _format_record(), db=meta)
 
 
 class Snapshot:
     """A consistent read-only view of the raw tables (one LMDB read transaction).
 
-    Used by ``verify``; the application should use ``Ledger``'s methods.
+    Used by ``verify`` and archives; the application should use ``Ledger``'s methods.
     """
 
     def __init__(self, ledger: _Tables, txn: Any) -> None:
         self._ledger = ledger
         self._txn = txn
 
-    def records(self) -> Iterator[tuple[bytes, bytes, bytes]]:
-        """Every ``(sequence key, recorded digest, event bytes)`` in append order."""
-        for key, value in self._txn.cursor(db=self._ledger._events):
-            yield key, value[:32], value[32:]
+    def records(self, start: int = 1) -> Iterator[tuple[bytes, bytes, bytes]]:
+        """Every ``(sequence key, recorded digest, event bytes)`` from ``start``, in order."""
+        cursor = self._txn.cursor(db=self._ledger._events)
+        if cursor.set_range(_SEQ.pack(start)):
+            for key, value in cursor:
+                yield key, value[:32], value[32:]
+
+    def seq_keys(self) -> Iterator[bytes]:
+        """The sequence key of every event record, in order (the records are not read)."""
+        yield from self._txn.cursor(db=self._ledger._events).iternext(keys=True, values=False)
 
     def record_at(self, seq_key: bytes) -> tuple[bytes, bytes] | None:
+        if len(seq_key) != 8:  # an addr entry no write made: verify counts it stale
+            return None
         value = self._txn.get(seq_key, db=self._ledger._events)
         return None if value is None else (value[:32], value[32:])
+
+    def last_seq(self) -> int:
+        cursor = self._txn.cursor(db=self._ledger._events)
+        return int(_SEQ.unpack(cursor.key())[0]) if cursor.last() else 0
 
     def addr_get(self, digest: bytes) -> bytes | None:
         result: bytes | None = self._txn.get(digest, db=self._ledger._addr)
@@ -230,12 +335,47 @@ class Snapshot:
         result: bytes | None = self._txn.get(key, db=self._ledger._index)
         return result
 
-    def index_entries(self) -> Iterator[tuple[bytes, bytes]]:
-        yield from self._txn.cursor(db=self._ledger._index)
+    def index_entries(self, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
+        """``(entry key, digest)`` of the index entries whose key starts with ``prefix``."""
+        cursor = self._txn.cursor(db=self._ledger._index)
+        if not cursor.set_range(prefix):
+            return
+        for key, digest in cursor:
+            if not key.startswith(prefix):
+                return
+            yield key, digest
 
     def refs(self) -> Iterator[tuple[str, bytes]]:
+        """Every ``(name, digest)`` ref; a name that is not UTF-8 comes back with its bad
+        bytes escaped (``verify`` reports it)."""
         for name, digest in self._txn.cursor(db=self._ledger._refs):
-            yield name.decode("utf-8"), digest
+            yield name.decode("utf-8", "backslashreplace"), digest
+
+    def ref_get(self, name: str) -> bytes | None:
+        """The digest ref ``name`` points at, or None (also for text that cannot be a name)."""
+        try:
+            result: bytes | None = self._txn.get(name.encode("utf-8"), db=self._ledger._refs)
+        except (UnicodeEncodeError, lmdb.BadValsizeError):
+            return None
+        return result
+
+    def has_chain(self) -> bool:
+        """Whether the ledger has a chain table (a format-1 ledger opened read-only has not)."""
+        return self._ledger._chain is not None
+
+    def chain_entries(self) -> Iterator[tuple[bytes, bytes]]:
+        """The raw ``(key, value)`` entries of the chain table, in commit order."""
+        if self._ledger._chain is not None:
+            yield from self._txn.cursor(db=self._ledger._chain)
+
+    def chain(self) -> Iterator[ChainRecord]:
+        """The chain's records in commit order (``ValueError`` for one in a wrong shape)."""
+        for key, value in self.chain_entries():
+            yield unpack_record(key, value)
+
+    def meta(self, key: bytes) -> bytes | None:
+        result: bytes | None = self._txn.get(key, db=self._ledger._meta)
+        return result
 
     def exists(self, digest: bytes) -> bool:
         """Whether an event with this digest is stored (its record, not just an addr entry)."""
@@ -259,6 +399,24 @@ class Snapshot:
         return entries
 
 
+class _Reading:
+    """``_Tables._reading``: a class rather than a generator, as it is on every read path."""
+
+    __slots__ = ("_tables", "_txn")
+
+    def __init__(self, tables: _Tables) -> None:
+        self._tables = tables
+
+    def __enter__(self) -> Any:
+        self._txn = self._tables._begin()
+        return self._txn
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _: Any) -> None:
+        self._tables._end(self._txn)
+        if isinstance(exc, lmdb.Error):
+            raise _error(exc, "read", self._tables.path) from exc
+
+
 class _Tables:
     """An open ledger's state, and the transactions every part of ``Ledger`` works in.
 
@@ -271,18 +429,22 @@ class _Tables:
         dbs: dict[bytes, Any],
         path: Path,
         *,
-        indexer: Indexer | None,
+        app: Application,
         readonly: bool,
     ) -> None:
         self.path = path
         self.readonly = readonly
+        self.app = app
         self._env: lmdb.Environment | None = env
         self._gate = _gate_of(env)
         self._events = dbs[b"events"]
         self._addr = dbs[b"addr"]
         self._index = dbs[b"index"]
         self._refs = dbs[b"refs"]
-        self._indexer = indexer
+        self._chain = dbs[b"chain"]
+        self._meta = dbs[b"meta"]
+        self._indexer = app.indexer
+        self._upcast = app.upcast
         self._lock = threading.RLock()
         self._depth = 0
         self._generation = 0  # counts chunk commits, so a savepoint knows it was overtaken
@@ -306,7 +468,7 @@ class _Tables:
                 self._gate.resize(env, grow=False, where=self.path)
                 return self._enter_and_begin(env)
         except lmdb.Error as exc:
-            raise StoreError(f"cannot read the ledger at {self.path}: {exc}") from exc
+            raise _error(exc, "read", self.path) from exc
 
     def _enter_and_begin(self, env: lmdb.Environment) -> Any:
         self._gate.enter()
@@ -320,16 +482,16 @@ class _Tables:
         txn.abort()
         self._gate.leave()
 
+    def _reading(self) -> _Reading:
+        """A read transaction for a ``with`` block; LMDB's errors in it become
+        ``LedgerError``s."""
+        return _Reading(self)
+
     @contextmanager
     def snapshot(self) -> Iterator[Snapshot]:
-        """A consistent read-only view of the raw tables, for ``verify``."""
-        txn = self._begin()
-        try:
+        """A consistent read-only view of the raw tables, for ``verify`` and archives."""
+        with self._reading() as txn:
             yield Snapshot(self, txn)
-        except lmdb.Error as exc:
-            raise StoreError(f"cannot read the ledger at {self.path}: {exc}") from exc
-        finally:
-            self._end(txn)
 
     def _write(self, body: Callable[[Any], T]) -> T:
         """Run ``body`` in one write transaction, growing the map and retrying when full."""
@@ -345,12 +507,112 @@ class _Tables:
             except lmdb.MapResizedError:
                 grow = False
             except lmdb.Error as exc:
-                raise StoreError(f"cannot write to the ledger at {self.path}: {exc}") from exc
+                if isinstance(exc, _DAMAGE):
+                    raise _error(exc, "write to", self.path) from exc
+                # A full disk or a file size limit, said in plain words where it can be seen.
+                data_file = Path(env.path()) / "data.mdb"
+                detail = str(exc).split(": ", 1)[-1]
+                raise StoreError(write_failure(self.path, data_file, detail)) from exc
             self._gate.resize(env, grow=grow, where=self.path)
 
     def _committed(self, digest: bytes) -> bool:
-        txn = self._begin()
+        txn = self._begin()  # not _reading(): this is has(), on every write's path
         try:
             return txn.get(digest, db=self._addr) is not None
+        except lmdb.Error as exc:
+            raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
+
+
+class DigestSet:
+    """A set of digests that keeps memory flat: held in memory up to ``limit`` members, then
+    in a scratch LMDB file of its own (in a temporary folder, removed by ``close``).
+
+    For streaming through an archive, which must know which events it holds without holding
+    them; the scratch file is never part of a ledger.
+    """
+
+    _FLUSH = 8192
+
+    def __init__(self, limit: int = 200_000) -> None:
+        self._limit = limit
+        self._memory: set[bytes] = set()
+        self._scratch: tuple[lmdb.Environment, str] | None = None
+        self._count = 0
+
+    def add(self, digest: bytes) -> None:
+        if digest in self:
+            return
+        self._count += 1
+        self._memory.add(digest)
+        if len(self._memory) >= (self._FLUSH if self._scratch else self._limit):
+            self._spill()
+
+    def __contains__(self, digest: object) -> bool:
+        if digest in self._memory:
+            return True
+        if self._scratch is None or not isinstance(digest, bytes):
+            return False
+        with self._scratch[0].begin() as txn:
+            return txn.get(digest) is not None
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __iter__(self) -> Iterator[bytes]:
+        if self._scratch is not None:
+            with self._scratch[0].begin() as txn:
+                yield from txn.cursor().iternext(keys=True, values=False)
+        yield from list(self._memory)
+
+    def _spill(self) -> None:
+        import tempfile
+
+        if self._scratch is None:
+            folder = tempfile.mkdtemp(prefix="ledger-digests-")
+            env = lmdb.open(folder, map_size=1 << 40, sync=False, metasync=False, lock=False)
+            self._scratch = (env, folder)
+        with self._scratch[0].begin(write=True) as txn:
+            txn.cursor().putmulti((d, b"") for d in sorted(self._memory))
+        self._memory = set()
+
+    def close(self) -> None:
+        import shutil
+
+        if self._scratch is not None:
+            env, folder = self._scratch
+            self._scratch = None
+            env.close()
+            shutil.rmtree(folder, ignore_errors=True)
+        self._memory = set()
+
+    def __enter__(self) -> DigestSet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def other_processes(env: lmdb.Environment) -> list[int]:
+    """Process ids, other than this one, that LMDB's reader table lists for ``env`` and that
+    are still alive: the processes that have the ledger open (each holds a reader slot from
+    its first read on)."""
+    import os
+
+    found: set[int] = set()
+    for line in env.readers().splitlines()[1:]:
+        fields = line.split()
+        if fields and fields[0].isdigit():
+            found.add(int(fields[0]))
+    found.discard(os.getpid())
+    alive = []
+    for pid in sorted(found):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        except PermissionError:
+            pass  # alive, but another user's
+        alive.append(pid)
+    return alive

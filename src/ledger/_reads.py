@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from hashlib import sha256
 
-from ledger._lmdb import _Tables
+from ledger._lmdb import LMDB_ERROR, _error, _Tables
 from ledger.address import format_address, parse_address
 from ledger.errors import CorruptEventError, UnknownAddressError
 from ledger.event import Event, event_from_trusted
@@ -30,7 +30,7 @@ class _Reader(_Tables):
         stored), all read in one transaction."""
         pending = self._pending.data
         found: list[bytes | None] = []
-        txn = self._begin()
+        txn = self._begin()  # not _reading(): this is get() and get_bytes(), the hot path
         try:
             get, addr_db, events_db = txn.get, self._addr, self._events
             for digest in digests:
@@ -40,9 +40,18 @@ class _Reader(_Tables):
                     value = None if seq_key is None else get(seq_key, db=events_db)
                     data = None if value is None else _checked(digest, value)
                 found.append(data)
+        except LMDB_ERROR as exc:
+            raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
         return found
+
+    def _event(self, address: str, data: bytes) -> Event:
+        """The event whose bytes ``data`` were just checked against ``address``, as the
+        application reads it (through its upcaster, if it has one)."""
+        event = _decode(address, data)
+        upcast = self._upcast
+        return event if upcast is None else upcast(address, event)
 
     def get_bytes(self, address: str) -> bytes:
         """The canonical bytes of the event at ``address`` (checked against it)."""
@@ -56,7 +65,7 @@ class _Reader(_Tables):
         (data,) = self._records([parse_address(address)])
         if data is None:
             raise _unknown(address)
-        return _decode(address, data)
+        return self._event(address, data)
 
     def get_many(self, addresses: Iterable[str]) -> list[Event]:
         """The events at ``addresses``, in the same order: what ``get`` gives for each.
@@ -75,7 +84,7 @@ class _Reader(_Tables):
             for address, data in zip(wanted[start : start + _SCAN_CHUNK], records, strict=True):
                 if data is None:
                     raise _unknown(address)
-                events.append(_decode(address, data))
+                events.append(self._event(address, data))
         return events
 
     def has(self, address: str) -> bool:
@@ -87,12 +96,9 @@ class _Reader(_Tables):
         return isinstance(address, str) and self.has(address)
 
     def __len__(self) -> int:
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             count: int = txn.stat(self._events)["entries"]
             count += sum(1 for d in list(self._pending.data) if txn.get(d, db=self._addr) is None)
-        finally:
-            self._end(txn)
         return count
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
@@ -115,10 +121,10 @@ class _Reader(_Tables):
             address = "sha256:" + digest.hex()
             if sha256(data).digest() != digest:
                 raise CorruptEventError(address)
-            yield address, _decode(address, data)
+            yield address, self._event(address, data)
         for digest, data in self._new_pending(prefix):
             address = format_address(digest)
-            yield address, _decode(address, data)
+            yield address, self._event(address, data)
 
     def _new_pending(self, prefix: bytes | None = None) -> list[tuple[bytes, bytes]]:
         """This batch's pending ``(digest, bytes)`` not already committed, in put order; with
@@ -134,12 +140,9 @@ class _Reader(_Tables):
             ]
         if not waiting:
             return []
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             get, addr_db = txn.get, self._addr
             return [(digest, data) for digest, data in waiting if get(digest, db=addr_db) is None]
-        finally:
-            self._end(txn)
 
     def _scan_records(self) -> Iterator[tuple[bytes, bytes]]:
         # Short read transactions, one per chunk, so iterating never pins the database and the
@@ -147,16 +150,13 @@ class _Reader(_Tables):
         start = _SEQ.pack(1)
         while True:
             chunk: list[tuple[bytes, bytes]] = []
-            txn = self._begin()
-            try:
+            with self._reading() as txn:
                 cursor = txn.cursor(db=self._events)
                 if cursor.set_range(start):
                     for key, value in cursor:
                         chunk.append((key, value))
                         if len(chunk) >= _SCAN_CHUNK:
                             break
-            finally:
-                self._end(txn)
             for _, value in chunk:
                 yield value[:32], value[32:]
             if len(chunk) < _SCAN_CHUNK:
@@ -168,8 +168,7 @@ class _Reader(_Tables):
         while True:
             chunk: list[tuple[bytes, bytes]] = []
             last = b""
-            txn = self._begin()
-            try:
+            with self._reading() as txn:
                 cursor = txn.cursor(db=self._index)
                 if cursor.set_range(start):
                     for key, digest in cursor:
@@ -181,8 +180,6 @@ class _Reader(_Tables):
                         last = key
                         if len(chunk) >= _SCAN_CHUNK:
                             break
-            finally:
-                self._end(txn)
             yield from chunk
             if len(chunk) < _SCAN_CHUNK:
                 return

@@ -33,8 +33,7 @@ class _Refs(_Writer):
         pending = list(self._pending.data)
         found = {format_address(d) for d in pending if d.hex().startswith(hexpart)}
         even = hexpart[: len(hexpart) // 2 * 2]
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._addr)
             if cursor.set_range(bytes.fromhex(even)):
                 for digest in cursor.iternext(keys=True, values=False):
@@ -43,8 +42,6 @@ class _Refs(_Writer):
                         break
                     if hexed.startswith(hexpart):
                         found.add(format_address(digest))
-        finally:
-            self._end(txn)
         return sorted(found)[:limit]
 
     # -- refs ------------------------------------------------------------------------------
@@ -55,11 +52,8 @@ class _Refs(_Writer):
         for op in reversed(self._pending.refs):
             if op.name == raw:
                 return format_address(op.digest)
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             digest = txn.get(raw, db=self._refs)
-        finally:
-            self._end(txn)
         return None if digest is None else format_address(digest)
 
     def set_ref(
@@ -94,16 +88,13 @@ class _Refs(_Writer):
         """Every ``(name, address)`` ref whose name starts with ``prefix``, sorted by name."""
         found: dict[str, str] = {}
         start = prefix.encode()
-        txn = self._begin()
-        try:
+        with self._reading() as txn:
             cursor = txn.cursor(db=self._refs)
             if cursor.set_range(start) if start else cursor.first():
                 for name, digest in cursor:
                     if not name.startswith(start):
                         break
                     found[name.decode()] = format_address(digest)
-        finally:
-            self._end(txn)
         for op in self._pending.refs:
             if op.name.startswith(start):
                 found[op.name.decode()] = format_address(op.digest)

@@ -21,6 +21,7 @@ from typing import Any, Final, Self
 from ledger._indexes import _Indexes
 from ledger._pending import ANY, _Pending, _RefOp
 from ledger.address import check_ref_name, format_address, parse_address
+from ledger.chain import GENESIS, pack_record
 from ledger.errors import RefConflictError, StoreError
 from ledger.event import Event
 from ledger.format import _SEQ
@@ -102,6 +103,8 @@ class _Writer(_Indexes):
             first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
             seq = first
             get, addr_db, prefixes = txn.get, self._addr, pending.prefixes
+            number, previous = _chain_tip(txn, self._chain)
+            head = sha256(previous)  # the commit's head: see ledger.chain
             # Kept as single bytes (digest + sequence key; entry key + digest) and split as
             # they are written: bytes are not tracked by the garbage collector, tuples are.
             addrs: list[bytes] = []
@@ -114,12 +117,16 @@ class _Writer(_Indexes):
                         continue  # already stored (perhaps by another process meanwhile)
                     seq_key = _SEQ.pack(seq)
                     seq += 1
+                    head.update(digest)
                     addrs.append(digest + seq_key)
                     for prefix in prefixes[digest]:
                         entries.append(prefix + seq_key + digest)
                     yield seq_key, digest + data
 
             cursor.putmulti(records(), append=True)
+            if seq > first:
+                chain = txn.cursor(db=self._chain)
+                chain.put(_SEQ.pack(number), pack_record(head.digest(), first, seq - first))
             addrs.sort()
             txn.cursor(db=addr_db).putmulti((a[:32], a[32:]) for a in addrs)
             entries.sort()
@@ -170,28 +177,38 @@ class _Writer(_Indexes):
             self._generation += 1
             self._commit(pending)
 
-    def _import_verified(
-        self,
-        events: list[tuple[bytes, bytes, Event]],
-        refs: list[tuple[str, str, str | None]],
+    def _commit_imported(
+        self, events: list[tuple[bytes, bytes, tuple[bytes, ...]]], refs: list[tuple[str, str]]
     ) -> int:
-        """Write already-verified ``(digest, bytes, event)`` items and ``(name, address,
-        expected)`` refs in one transaction of their own; return how many events were new."""
+        """Write already-checked ``(digest, bytes, index entry prefixes)`` items and new
+        ``(name, address)`` refs in one transaction of their own (one commit); return how many
+        events were new."""
         with self._lock:
             if self._depth:
                 raise StoreError("cannot import an archive inside a batch: import it outside")
             pending = _Pending()
-            for digest, data, event in events:
-                pending.add(digest, data, self._prefixes(format_address(digest), event))
-            for name, address, expected in refs:
+            for digest, data, prefixes in events:
+                pending.add(digest, data, prefixes)
+            for name, address in refs:
                 pending.refs.append(
-                    _RefOp(
-                        check_ref_name(name).encode(),
-                        parse_address(address),
-                        None if expected is None else parse_address(expected),
-                    )
+                    _RefOp(check_ref_name(name).encode(), parse_address(address), None)
                 )
-            return self._commit(pending)
+            return self._commit(pending) if pending else 0
+
+    def _tip(self) -> tuple[int, bytes]:
+        """The number the next commit takes and the head it follows (see ``ledger.chain``)."""
+        if self._chain is None:
+            return 1, GENESIS
+        with self._reading() as txn:
+            return _chain_tip(txn, self._chain)
+
+
+def _chain_tip(txn: Any, chain_db: Any) -> tuple[int, bytes]:
+    """The number the next commit takes, and the head it follows."""
+    cursor = txn.cursor(db=chain_db)
+    if not cursor.last():
+        return 1, GENESIS
+    return _SEQ.unpack(cursor.key())[0] + 1, cursor.value()[:32]
 
 
 def _address_or_none(digest: Any) -> str | None:

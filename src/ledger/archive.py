@@ -1,19 +1,28 @@
-"""Archives: a slice of a ledger in one file, to move or keep eval history.
+"""Archives: a slice of a ledger, or all of it, in one file, to move or keep history.
 
-An archive holds the closure of the events asked for (each event and, transitively, every event
-its ``refs`` name) plus the refs that were asked for by name. The file is
+``export_archive`` writes the closure of the events asked for (``ledger._closure``: each event,
+every event its ``refs`` name, and whatever the program's ``Links`` say travels with it), or
+with ``everything`` the whole ledger and all its refs; refs asked for by name travel too. The
+events are written in the order the source appended them, followed by the chain segment of
+the commits that added them, so the archive carries the evidence that they were part of the
+source's history (file layout: ``ledger._archive_file``).
 
-    magic       b"\\x89oloproof-archive\\r\\n\\x1a\\n"  (22 bytes; mangled by a text-mode copy)
-    header      u32 length + canonical CBOR {"format": 1, "extensions": [], "events": n,
-                                             "refs": {name: address}}
-    n events    32-byte sha256 digest + u32 length + the event's canonical bytes
-                (dependencies before the events that point at them)
-    checksum    32-byte sha256 of everything before it
+Reading checks everything before anything is used, streaming through the file: the magic,
+the format, every event's hash against its recorded digest, the canonical form and shape of
+every event (and that the program can read it), every commit's head, that the commits account
+for the events in order, and the checksum. ``import_archive`` also checks that every link is
+satisfied by the archive or the ledger and that no ref would be moved. Only then does it write,
+in chunks of at most ``CHUNK_EVENTS`` events, each one commit, and the refs last: an import that
+is interrupted leaves a prefix of the archive's events (each chunk whole, indexed and chained)
+and none of its refs, and importing the same file again completes it.
 
-Reading checks everything before anything is used: the magic, the format, every event's hash
-against its recorded digest, the canonical form and shape of every event, and the checksum.
-``import_archive`` also checks that every link is satisfied by the archive or the ledger and
-that no ref would be moved, then writes it all in one transaction, or nothing.
+When the ledger's history is the one the archive's commits continue (an empty ledger and a
+whole-ledger archive, say), the import replays the commits one for one, so the ledger ends
+with the same chain, and the same head, as the source. Otherwise the archive's new events
+arrive as new commits of this ledger's own history.
+
+Memory stays flat: the digests an archive holds are kept in a ``DigestSet`` (a scratch file
+beyond a limit), never its events.
 """
 
 from __future__ import annotations
@@ -21,13 +30,16 @@ from __future__ import annotations
 import bisect
 import hashlib
 import os
-import struct
 import tempfile
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import IO
 
+from ledger._archive_file import ARCHIVE_FORMAT, Commit, Header, Reader, Writer
+from ledger._closure import Selection, select_all, select_closure
+from ledger._lmdb import DigestSet, Snapshot
+from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS
 from ledger.address import (
     check_ref_name,
     digest_of,
@@ -36,7 +48,8 @@ from ledger.address import (
     parse_address,
     resolve_with,
 )
-from ledger.codec import decode, encode
+from ledger.application import Application, Links
+from ledger.chain import ChainRecord, head_of
 from ledger.errors import (
     AddressError,
     CorruptEventError,
@@ -47,51 +60,81 @@ from ledger.errors import (
     RefConflictError,
     StoreError,
     UnknownAddressError,
-    UnsupportedFormatError,
 )
 from ledger.event import Event, event_from_trusted
+from ledger.format import _SEQ
 from ledger.store import Ledger
 
 __all__ = [
     "ARCHIVE_FORMAT",
-    "MAGIC",
+    "ArchiveInfo",
     "ArchiveReader",
+    "ImportSummary",
+    "check_archive",
     "export_archive",
     "import_archive",
     "open_archive",
 ]
 
-MAGIC: Final = b"\x89oloproof-archive\r\n\x1a\n"
-ARCHIVE_FORMAT: Final = 1
-_U32 = struct.Struct(">I")
+
+_IN_MEMORY = 200_000  # digests an archive check keeps in memory before a scratch file
+
+# -- export -------------------------------------------------------------------------------
 
 
-def _closure(ledger: Ledger, roots: list[str]) -> list[tuple[bytes, bytes]]:
-    """``(digest, bytes)`` of ``roots`` and everything they link to, dependencies first."""
-    done: set[str] = set()
-    ordered: list[tuple[bytes, bytes]] = []
-    for root in roots:
-        # Iterative post-order walk: an event is emitted after every event it links to.
-        # (Links are hashes of earlier content, so they cannot form a cycle.)
-        stack: list[tuple[str, bytes | None, str | None]] = [(root, None, None)]
-        while stack:
-            address, data, parent = stack.pop()
-            if address in done:
-                continue
-            if data is None:
-                try:
-                    data = ledger.get_bytes(address)
-                except UnknownAddressError:
-                    raise MissingEventError(
-                        address, f"{parent} links to it, so the archive would be incomplete"
-                    ) from None
-                stack.append((address, data, parent))
-                refs = event_from_trusted(data).refs
-                stack.extend((ref, None, address) for ref in reversed(refs) if ref not in done)
-                continue
-            done.add(address)
-            ordered.append((parse_address(address), data))
-    return ordered
+def export_archive(
+    ledger: Ledger,
+    ids: Iterable[str],
+    to: str | os.PathLike[str],
+    *,
+    links: Links | None = None,
+    everything: bool = False,
+) -> int:
+    """Write the closure of ``ids`` (addresses, prefixes or ref names) to the file ``to``;
+    with ``everything``, the whole ledger and every ref. Return the number of events written.
+
+    Refs given by name are exported as refs too. The file is written whole or not at all.
+    """
+    roots: list[str] = []
+    asked: dict[str, str] = {}
+    for text in [ids] if isinstance(ids, str) else ids:
+        address = ledger.resolve(text)
+        roots.append(address)
+        name = _asked_ref(ledger, text.strip())
+        if name is not None:
+            asked[name] = address
+    if not roots and not everything:
+        raise AddressError("nothing to export: give at least one address, prefix or ref name")
+    with ledger.snapshot() as snap:
+        if everything:
+            selection = select_all(snap)
+        else:
+            selection = select_closure(snap, roots, links, ledger.app.upcast)
+        # A ref asked for by name travels as one that must not move, unless the program says
+        # it is only a default (a "latest").
+        selection.refs.update({k: v for k, v in asked.items() if k not in selection.defaults})
+        commits = _touched_commits(snap, selection)
+        defaults = {k: v for k, v in selection.defaults.items() if k not in selection.refs}
+        header = Header(
+            ARCHIVE_FORMAT,
+            selection.count(),
+            len(commits),
+            dict(sorted(selection.refs.items())),
+            dict(sorted(defaults.items())),
+        )
+
+        def write(out: IO[bytes]) -> None:
+            writer = Writer(out, ledger.app.archive_magic, header)
+            for seq in selection.seqs():
+                stored = snap.record_at(_SEQ.pack(seq))
+                if stored is not None:
+                    writer.event(*stored)
+            for commit, previous in commits:
+                writer.commit(_segment(snap, commit, previous, ledger.path))
+            writer.close()
+
+        _write_file(Path(to), write)
+    return header.events
 
 
 def _asked_ref(ledger: Ledger, text: str) -> str | None:
@@ -103,28 +146,33 @@ def _asked_ref(ledger: Ledger, text: str) -> str | None:
     return name if ledger.get_ref(name) is not None else None
 
 
-def export_archive(ledger: Ledger, ids: Iterable[str], to: str | os.PathLike[str]) -> int:
-    """Write the closure of ``ids`` (addresses, prefixes or ref names) to the file ``to``.
+def _touched_commits(snap: Snapshot, selection: Selection) -> list[tuple[ChainRecord, bytes]]:
+    """The chain records of the commits that added a selected event, each with the head
+    before it."""
+    found: list[tuple[ChainRecord, bytes]] = []
+    previous = bytes(32)
+    for record in snap.chain():
+        if selection.touches(record):
+            found.append((record, previous))
+        previous = record.head
+    return found
 
-    Refs given by name are exported as refs too. The file is written whole or not at all.
-    Returns the number of events written.
-    """
-    roots: list[str] = []
-    refs: dict[str, str] = {}
-    for text in [ids] if isinstance(ids, str) else ids:
-        address = ledger.resolve(text)
-        roots.append(address)
-        name = _asked_ref(ledger, text.strip())
-        if name is not None:
-            refs[name] = address
-    if not roots:
-        raise AddressError("nothing to export: give at least one address, prefix or ref name")
-    records = _closure(ledger, roots)
-    header = encode(
-        {"format": ARCHIVE_FORMAT, "extensions": [], "events": len(records), "refs": refs}
-    )
-    target = Path(to)
-    digest = hashlib.sha256()
+
+def _segment(snap: Snapshot, record: ChainRecord, previous: bytes, where: Path) -> Commit:
+    digests = bytearray()
+    for seq in range(record.first, record.first + record.count):
+        stored = snap.record_at(_SEQ.pack(seq))
+        if stored is None:
+            raise IntegrityError(
+                f"commit {record.commit} of the ledger at {where} lacks its event {seq}; "
+                "verify the ledger before exporting it"
+            )
+        digests += stored[0]
+    return Commit(record.commit, previous, record.head, bytes(digests))
+
+
+def _write_file(target: Path, write: Callable[[IO[bytes]], None]) -> None:
+    """Write ``target`` through a temporary file renamed into place, so it is whole or absent."""
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     except OSError as exc:
@@ -132,16 +180,7 @@ def export_archive(ledger: Ledger, ids: Iterable[str], to: str | os.PathLike[str
     try:
         os.fchmod(fd, 0o644)  # mkstemp makes the file private; an archive is for sharing
         with os.fdopen(fd, "wb") as out:
-
-            def write(chunk: bytes) -> None:
-                digest.update(chunk)
-                out.write(chunk)
-
-            write(MAGIC)
-            write(_U32.pack(len(header)) + header)
-            for event_digest, data in records:
-                write(event_digest + _U32.pack(len(data)) + data)
-            out.write(digest.digest())
+            write(out)
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, target)
@@ -151,141 +190,289 @@ def export_archive(ledger: Ledger, ids: Iterable[str], to: str | os.PathLike[str
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return len(records)
 
 
-class _Reader:
-    """Walks the bytes of an archive, refusing anything short or malformed."""
-
-    def __init__(self, data: bytes, where: str) -> None:
-        self.data = data
-        self.pos = 0
-        self.where = where
-
-    def take(self, n: int) -> bytes:
-        end = self.pos + n
-        if end > len(self.data):
-            raise FormatError(f"the archive {self.where} is truncated")
-        chunk = self.data[self.pos : end]
-        self.pos = end
-        return chunk
-
-    def u32(self) -> int:
-        value: int = _U32.unpack(self.take(4))[0]
-        return value
+# -- checking -----------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class _Parsed:
-    """A whole archive, checked: where it came from, its refs, its events in file order."""
+class ArchiveInfo:
+    """What a checked archive holds.
+
+    ``commits`` is its chain segment, each as ``(number, previous head, head, count)``;
+    ``complete`` says that the segment's commits added nothing but the archive's events, so
+    a ledger whose history they continue can replay them; ``present`` counts the events the
+    ledger checked against already had.
+    """
 
     where: str
+    format: int
+    events: int
     refs: dict[str, str]
-    records: dict[bytes, bytes]  # digest -> canonical bytes
-    events: dict[bytes, Event]  # digest -> the decoded event
+    default_refs: dict[str, str] = field(default_factory=dict)
+    commits: list[tuple[int, bytes, bytes, int]] = field(default_factory=list)
+    complete: bool = False
+    present: int = 0
+
+    @property
+    def head(self) -> str | None:
+        """The last head of the archive's chain segment (the source's head for a whole
+        ledger), or None when it carries none."""
+        return format_address(self.commits[-1][2]) if self.commits else None
 
 
-def _parse(path: Path) -> _Parsed:
-    """Read and check a whole archive (see the module docstring for what is checked)."""
+def check_archive(
+    path: str | os.PathLike[str],
+    app: Application | None = None,
+    *,
+    known: Callable[[bytes], bool] | None = None,
+    offsets: dict[bytes, tuple[int, int]] | None = None,
+) -> ArchiveInfo:
+    """Check the whole archive at ``path`` without writing anything (see the module).
+
+    ``known(digest)`` says whether the ledger it is meant for holds an event; a link to one
+    that neither the archive nor ``known`` has is a ``MissingEventError``. ``offsets`` is
+    filled with each event's place in the file. Every failure is one ``LedgerError``.
+    """
+    app = app or Application()
     where = str(path)
     try:
-        data = path.read_bytes()
+        stream = open(path, "rb")  # noqa: SIM115 - closed below, after the whole read
     except OSError as exc:
         raise StoreError(f"cannot read the archive {where}: {exc.strerror}") from exc
-    if not data.startswith(MAGIC):
-        raise FormatError(f"{where} is not an oloproof archive")
-    reader = _Reader(data, where)
-    reader.take(len(MAGIC))
+    with stream, DigestSet(_IN_MEMORY) as seen, DigestSet(_IN_MEMORY) as unresolved:
+        reader = Reader(stream, where, app.archive_magic, app.name)
+        header = reader.header()
+        order = hashlib.sha256()
+        present = 0
+        for digest, data in reader.events(header.events):
+            event = _checked_event(digest, data, where, app)
+            if digest in seen:
+                raise FormatError(f"the archive {where} holds {format_address(digest)} twice")
+            seen.add(digest)
+            order.update(digest)
+            if offsets is not None:
+                offsets[digest] = (reader.position - len(data), len(data))
+            if known is not None and known(digest):
+                present += 1
+            for ref in event.refs:
+                target = parse_address(ref)
+                if target not in seen:
+                    unresolved.add(target)
+        commits, complete = _checked_segment(reader, header, seen, order, where)
+        reader.finish()
+        _check_links(unresolved, seen, known, where)
+        _check_refs({**header.default_refs, **header.refs}, seen, where)
+    return ArchiveInfo(
+        where,
+        header.format,
+        header.events,
+        header.refs,
+        header.default_refs,
+        commits,
+        complete,
+        present,
+    )
+
+
+def _checked_event(digest: bytes, data: bytes, where: str, app: Application) -> Event:
+    address = format_address(digest)
+    if digest_of(data) != digest:
+        raise CorruptEventError(address, f"its bytes in the archive {where} do not hash to it")
     try:
-        header = decode(reader.take(reader.u32()))
+        event = Event.from_bytes(data)
     except LedgerError as exc:
-        if isinstance(exc, FormatError):
-            raise
-        raise FormatError(f"the archive {where} has an unreadable header") from exc
-    if not isinstance(header, dict) or not isinstance(header.get("format"), int):
-        raise FormatError(f"the archive {where} has an unreadable header")
-    if header["format"] > ARCHIVE_FORMAT:
-        raise UnsupportedFormatError(
-            f"archive format {header['format']} in {where}; "
-            f"this oloproof reads ≤{ARCHIVE_FORMAT} — upgrade"
+        raise CorruptEventError(address, f"in the archive {where}: {exc}") from exc
+    if app.upcast is not None:
+        app.upcast(address, event)  # refuses an event the program cannot read
+    return event
+
+
+def _checked_segment(
+    reader: Reader, header: Header, seen: DigestSet, order: hashlib._Hash, where: str
+) -> tuple[list[tuple[int, bytes, bytes, int]], bool]:
+    """Check the chain segment: every head, the links between consecutive commits, and that
+    the archive's events are the ones its commits added, in order."""
+    commits: list[tuple[int, bytes, bytes, int]] = []
+    held = hashlib.sha256()
+    complete = True
+    for commit in reader.commits(header.commits):
+        if commits and commit.number <= commits[-1][0]:
+            raise FormatError(f"the archive {where} lists its commits out of order")
+        if commits and commit.number == commits[-1][0] + 1 and commit.previous != commits[-1][2]:
+            raise IntegrityError(
+                f"the archive {where} is damaged: commit {commit.number} does not follow the "
+                "commit before it"
+            )
+        if head_of(commit.previous, commit.digest_list()) != commit.head:
+            raise IntegrityError(
+                f"the archive {where} is damaged: commit {commit.number} of its chain does "
+                "not hash to its head"
+            )
+        for digest in commit.digest_list():
+            if digest in seen:
+                held.update(digest)
+            else:
+                complete = False
+        commits.append((commit.number, commit.previous, commit.head, commit.count))
+    if commits and held.digest() != order.digest():
+        raise IntegrityError(
+            f"the archive {where} is damaged: its chain segment does not account for its "
+            "events in the order it holds them"
         )
-    if header.get("extensions"):
-        raise UnsupportedFormatError(
-            f"the archive {where} uses extensions {header['extensions']} that this oloproof "
-            "does not know — upgrade"
-        )
-    count, refs = header.get("events"), header.get("refs")
-    if not isinstance(count, int) or not isinstance(refs, dict):
-        raise FormatError(f"the archive {where} has an unreadable header")
-    records: dict[bytes, bytes] = {}
-    events: dict[bytes, Event] = {}
-    for _ in range(count):
-        digest = reader.take(32)
-        body = reader.take(reader.u32())
-        address = format_address(digest)
-        if digest_of(body) != digest:
-            raise CorruptEventError(address, f"its bytes in the archive {where} do not hash to it")
-        try:
-            events[digest] = Event.from_bytes(body)
-        except LedgerError as exc:
-            raise CorruptEventError(address, f"in the archive {where}: {exc}") from exc
-        records[digest] = body
-    checksum = reader.take(32)
-    if reader.pos != len(data):
-        raise FormatError(f"the archive {where} has bytes after its end")
-    if hashlib.sha256(data[: reader.pos - 32]).digest() != checksum:
-        raise IntegrityError(f"the archive {where} is damaged: its checksum does not match")
+    return commits, complete and bool(commits)
+
+
+def _check_links(
+    unresolved: DigestSet, seen: DigestSet, known: Callable[[bytes], bool] | None, where: str
+) -> None:
+    for digest in unresolved:
+        if digest not in seen and not (known is not None and known(digest)):
+            raise MissingEventError(
+                format_address(digest),
+                f"the archive {where} links to it but holds neither it nor its ledger",
+            )
+
+
+def _check_refs(refs: dict[str, str], seen: DigestSet, where: str) -> None:
     for name, address in refs.items():
         check_ref_name(name)
-        if not is_address(address) or parse_address(address) not in records:
+        if not is_address(address) or parse_address(address) not in seen:
             raise FormatError(f"the archive {where} has ref {name!r} to an event it lacks")
-    return _Parsed(where, refs, records, events)
 
 
-def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader) -> int:
-    """Import an archive into ``ledger``, all or nothing; return how many events were new.
+# -- import -------------------------------------------------------------------------------
 
-    Every event is re-hashed and checked first; links must be satisfied by the archive or the
-    ledger, and a ref that already exists must point at the same event. Importing twice is a
-    no-op the second time. ``path`` may also be an ``ArchiveReader`` already opened (and so
-    already checked).
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What ``import_archive`` did: ``new`` events written, of the archive's ``events``;
+    ``refs`` it carried (``new_refs`` of them set now); ``replayed`` commits of the archive's
+    own chain written one for one (0 when its events arrived as this ledger's own commits)."""
+
+    new: int
+    events: int
+    refs: int
+    new_refs: int
+    replayed: int
+
+    @property
+    def present(self) -> int:
+        return self.events - self.new
+
+
+def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader) -> ImportSummary:
+    """Import an archive into ``ledger`` (see the module) and say what was written.
+
+    Importing twice is a no-op the second time. ``path`` may also be an ``ArchiveReader``
+    already opened; its file is read, and checked, again.
     """
-    parsed = path._parsed if isinstance(path, ArchiveReader) else _parse(Path(path))
-    where = parsed.where
-    for event in parsed.events.values():
-        for ref in event.refs:
-            if parse_address(ref) not in parsed.records and not ledger.has(ref):
-                raise MissingEventError(
-                    ref, f"the archive {where} links to it but holds neither it nor its ledger"
-                )
-    ref_ops: list[tuple[str, str, str | None]] = []
-    for name, address in sorted(parsed.refs.items()):
+    if ledger._depth:
+        raise StoreError("cannot import an archive inside a batch: import it outside")
+    source = path.path if isinstance(path, ArchiveReader) else Path(path)
+    info = check_archive(source, ledger.app, known=ledger._committed)
+    ref_ops: list[tuple[str, str]] = []
+    for name, address in sorted(info.refs.items()):
         current = ledger.get_ref(name)
         if current is None:
-            ref_ops.append((name, address, None))
+            ref_ops.append((name, address))
         elif current != address:
             raise RefConflictError(name, address, current)
-    items = [(digest, data, parsed.events[digest]) for digest, data in parsed.records.items()]
-    return ledger._import_verified(items, ref_ops)
+    for name, address in sorted(info.default_refs.items()):
+        if ledger.get_ref(name) is None:  # a default: never moves a ref that exists
+            ref_ops.append((name, address))
+    new = 0
+    sizes = _replay_sizes(ledger, info)
+    for items in _chunks(ledger, source, info, sizes):
+        new += ledger._commit_imported(items, [])
+    ledger._commit_imported([], ref_ops)
+    replayed = sum(1 for s in sizes if s > 0) if sizes is not None else 0
+    carried = len(info.refs) + len(info.default_refs)
+    return ImportSummary(new, info.events, carried, len(ref_ops), replayed)
 
 
-def open_archive(path: str | os.PathLike[str]) -> ArchiveReader:
+def _chunks(
+    ledger: Ledger, source: Path, info: ArchiveInfo, sizes: list[int] | None
+) -> Iterator[list[tuple[bytes, bytes, tuple[bytes, ...]]]]:
+    """The archive's events, each with its index entries, in the commits they are to be
+    written in: the archive's own commits when the ledger's history is the one they continue
+    (``sizes``), else chunks. Only bytes are held, never decoded events."""
+    sizes = None if sizes is None else list(sizes)
+    app = ledger.app
+    with open(source, "rb") as stream:
+        reader = Reader(stream, info.where, app.archive_magic, app.name)
+        header = reader.header()
+        chunk: list[tuple[bytes, bytes, tuple[bytes, ...]]] = []
+        size = 0
+        for digest, data in reader.events(header.events):
+            address = format_address(digest)
+            if digest_of(data) != digest:  # the file changed since it was checked
+                raise CorruptEventError(address, f"in the archive {info.where}")
+            if sizes is not None and sizes[0] < 0:  # a commit the ledger already has
+                sizes[0] += 1
+                if sizes[0] == 0:
+                    sizes.pop(0)
+                continue
+            chunk.append((digest, data, ledger.derive_prefixes(address, event_from_trusted(data))))
+            size += len(data)
+            if sizes is not None:
+                if len(chunk) == sizes[0]:
+                    sizes.pop(0)
+                    yield chunk
+                    chunk = []
+            elif len(chunk) >= CHUNK_EVENTS or size >= CHUNK_BYTES:
+                yield chunk
+                chunk, size = [], 0
+        if chunk:
+            yield chunk
+
+
+def _replay_sizes(ledger: Ledger, info: ArchiveInfo) -> list[int] | None:
+    """When the archive's commits continue this ledger's history, the event count of each,
+    negated for those the ledger has already (an import done before, or cut short); else None.
+
+    The ledger's newest head names its whole history, so a head equal to one the archive's
+    commits start from (or reach) means the two histories agree up to there.
+    """
+    commits = info.commits
+    if not info.complete:
+        return None
+    first = commits[0][0]
+    if [c[0] for c in commits] != list(range(first, first + len(commits))):
+        return None
+    tip_number, tip_head = ledger._tip()
+    if commits[0][1] == tip_head and first == tip_number:
+        return [c[3] for c in commits]
+    for j, (number, _, head, _) in enumerate(commits):
+        if head == tip_head and number == tip_number - 1:
+            return [-c[3] for c in commits[: j + 1]] + [c[3] for c in commits[j + 1 :]]
+    return None
+
+
+# -- reading without importing ------------------------------------------------------------
+
+
+def open_archive(path: str | os.PathLike[str], app: Application | None = None) -> ArchiveReader:
     """Open an archive read-only, after checking all of it."""
-    return ArchiveReader(Path(path))
+    return ArchiveReader(Path(path), app)
 
 
 class ArchiveReader:
-    """A read-only store over one archive, held in memory (checked when opened)."""
+    """A read-only store over one archive: checked when opened; events read from the file.
 
-    def __init__(self, path: Path) -> None:
+    It keeps each event's place in the file (a few dozen bytes an event), not the events.
+    """
+
+    def __init__(self, path: Path, app: Application | None = None) -> None:
         self.path = path
-        self._parsed = _parse(path)
-        self._refs = self._parsed.refs
-        self._records = self._parsed.records
-        self._sorted_hex = sorted(d.hex() for d in self._records)
+        self._app = app or Application()
+        self._offsets: dict[bytes, tuple[int, int]] = {}
+        self.info = check_archive(path, self._app, offsets=self._offsets)
+        self._refs = self.info.refs
+        self._sorted_hex = sorted(d.hex() for d in self._offsets)
 
     def close(self) -> None:
-        """Nothing to release (the archive is read whole); kept for symmetry with ``Ledger``."""
+        """Nothing to release (each read opens the file); kept for symmetry with ``Ledger``."""
 
     def __enter__(self) -> ArchiveReader:
         return self
@@ -294,30 +481,46 @@ class ArchiveReader:
         self.close()
 
     def __len__(self) -> int:
-        return len(self._records)
+        return len(self._offsets)
 
     def __contains__(self, address: object) -> bool:
         return isinstance(address, str) and self.has(address)
 
     def has(self, address: str) -> bool:
-        return parse_address(address) in self._records
+        return parse_address(address) in self._offsets
 
     def get_bytes(self, address: str) -> bytes:
-        data = self._records.get(parse_address(address))
-        if data is None:
+        digest = parse_address(address)
+        place = self._offsets.get(digest)
+        if place is None:
             raise UnknownAddressError(address, f"no event with address {address} is in {self.path}")
+        return self._read(digest, place)
+
+    def _read(self, digest: bytes, place: tuple[int, int]) -> bytes:
+        try:
+            with open(self.path, "rb") as stream:
+                stream.seek(place[0])
+                data = stream.read(place[1])
+        except OSError as exc:
+            raise StoreError(f"cannot read the archive {self.path}: {exc.strerror}") from exc
+        if digest_of(data) != digest:
+            raise CorruptEventError(format_address(digest), f"in the archive {self.path}")
         return data
 
     def get(self, address: str) -> Event:
-        event = self._parsed.events.get(parse_address(address))
-        if event is None:
-            raise UnknownAddressError(address, f"no event with address {address} is in {self.path}")
-        return event
+        return self._event(address, self.get_bytes(address))
+
+    def _event(self, address: str, data: bytes) -> Event:
+        event = event_from_trusted(data)
+        upcast = self._app.upcast
+        return event if upcast is None else upcast(address, event)
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
-        for digest, event in self._parsed.events.items():
+        for digest, place in list(self._offsets.items()):
+            address = format_address(digest)
+            event = self._event(address, self._read(digest, place))
             if type is None or event.type == type:
-                yield format_address(digest), event
+                yield address, event
 
     def get_ref(self, name: str) -> str | None:
         return self._refs.get(check_ref_name(name))
@@ -328,7 +531,7 @@ class ArchiveReader:
     def resolve(self, text: str) -> str:
         return resolve_with(
             text,
-            exact=lambda d: d in self._records,
+            exact=lambda d: d in self._offsets,
             ref=self.get_ref,
             by_prefix=self._by_prefix,
         )

@@ -8,7 +8,9 @@ names the address, ref or path concerned, so a shell can print ``str(exc)`` as i
     │   └── UnsupportedFormatError  the ledger or archive was written by a newer format
     ├── IntegrityError              stored content does not match what it claims to be
     │   ├── CorruptEventError       an event's bytes no longer hash to its address
-    │   └── MissingEventError       an event that something points at is not stored
+    │   ├── MissingEventError       an event that something points at is not stored
+    │   └── DamagedStoreError       the store's file is damaged below the events (truncated,
+    │                               a page overwritten): nothing of it can be trusted as read
     ├── AddressError                text that is not a well-formed address, prefix or ref name
     │   ├── UnknownAddressError     a well-formed address, prefix or ref name that names nothing
     │   └── AmbiguousAddressError   a prefix shared by several stored events
@@ -53,6 +55,11 @@ class MissingEventError(IntegrityError):
         where = f" ({context})" if context else ""
         super().__init__(f"event {address} is not in the ledger{where}")
         self.address = address
+
+
+class DamagedStoreError(IntegrityError):
+    """The store's file is damaged below the level of events: it is shorter than its own
+    header says, or LMDB found a page that is not what the tree expects."""
 
 
 class AddressError(LedgerError):

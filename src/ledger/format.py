@@ -1,17 +1,25 @@
 """The ledger's on-disk format: the format record, the tables, and how their keys are made.
 
-Layout: one LMDB environment in ``<project>/.oloproof/ledger/`` with five named databases.
+Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
 
     events  8-byte big-endian sequence number -> 32-byte sha256 digest + canonical event bytes
             (keys only ever append, so writes touch the last page and a scan is append order)
     addr    32-byte digest -> sequence number (derived: rebuilt from ``events``)
     index   index name, key, sequence number -> digest (derived: rebuilt from ``events``)
     refs    ref name -> digest (movable names; not derived)
-    meta    b"format" -> canonical CBOR {"format": 1, "extensions": []}
+    chain   8-byte big-endian commit number -> 32-byte head + 8-byte first sequence number +
+            8-byte count of the events the commit added (see ``ledger.chain``)
+    meta    b"format" -> canonical CBOR {"format": 2, "extensions": []}
+            b"migrated" -> canonical CBOR {"from": 1, "events": n} once a format-1 ledger has
+            been given its chain (its first commit then hashes the n events it held)
+            b"indexes" -> the name of the application's indexing rules the ``index`` table
+            was last rebuilt by (``Application.indexes``; absent when it names none)
 
-A ledger of a newer format, or one using an extension this version does not know, is refused
-(``check_format``) rather than misread. This module only describes the bytes and touches no
-LMDB; the store's modules (listed in ``ledger.store``) read and write them.
+Format 1 is format 2 without the ``chain`` table. A format-1 ledger opened for writing is
+migrated in one transaction; opened read-only it is read as it is. A ledger of a newer format,
+or one using an extension this version does not know, is refused (``check_format``) rather than
+misread. This module only describes the bytes and touches no LMDB; the store's modules (listed
+in ``ledger.store``) read and write them.
 """
 
 from __future__ import annotations
@@ -33,11 +41,14 @@ __all__ = [
     "index_prefix",
 ]
 
-FORMAT: Final = 1
+FORMAT: Final = 2
+INDEXES_KEY: Final = b"indexes"
+CHAINLESS_FORMAT: Final = 1  # read, and migrated when opened for writing
 KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
 TYPE_INDEX: Final = "type"
 
-_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"meta")
+_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"chain", b"meta")
+_V1_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"meta")
 _SEQ = struct.Struct(">Q")
 _LEN = struct.Struct(">H")
 _MAX_COMPONENT = 200  # longer index names or keys are stored by their blake3 digest
@@ -77,6 +88,8 @@ def _type_prefix(event_type: str) -> tuple[bytes]:
 
 def index_name_of(entry_key: bytes) -> str:
     """The index name part of an ``index`` database key (a digest for very long names)."""
+    if len(entry_key) < 3:
+        return "#malformed"  # no index the ledger writes has such a key: verify reports it
     (length,) = _LEN.unpack_from(entry_key)
     comp = entry_key[2 : 2 + length]
     if comp[:1] == b"\x01":
@@ -88,10 +101,13 @@ def _format_record() -> bytes:
     return encode({"format": FORMAT, "extensions": []})
 
 
-def check_format(raw: bytes | None, where: str) -> None:
-    """Refuse a format record this version cannot read."""
+def check_format(raw: bytes | None, where: str, name: str = "ledger") -> int:
+    """The format of a record this version can read (1 or 2); refuse any other.
+
+    ``name`` is the program's, as messages call it.
+    """
     if raw is None:
-        raise FormatError(f"{where} is not an oloproof ledger: it has no format record")
+        raise FormatError(f"{where} is not a ledger: it has no format record")
     try:
         record = decode(raw)
     except LedgerError:
@@ -103,10 +119,10 @@ def check_format(raw: bytes | None, where: str) -> None:
         or not isinstance(record.get("extensions"), list)
     ):
         raise FormatError(f"{where} has an unreadable format record")
-    version = record["format"]
+    version: int = record["format"]
     if version > FORMAT:
         raise UnsupportedFormatError(
-            f"ledger format {version} at {where}; this oloproof reads ≤{FORMAT} — upgrade"
+            f"ledger format {version} at {where}; this {name} reads ≤{FORMAT} — upgrade"
         )
     if version < 1:
         raise FormatError(f"{where} declares ledger format {version}, which never existed")
@@ -114,5 +130,6 @@ def check_format(raw: bytes | None, where: str) -> None:
     if unknown:
         raise UnsupportedFormatError(
             f"ledger at {where} uses extension {', '.join(unknown)}, "
-            "which this oloproof does not know — upgrade"
+            f"which this {name} does not know — upgrade"
         )
+    return version

@@ -4,11 +4,14 @@
 modules touch LMDB, and of them only ``_lmdb`` imports it:
 
     format     the on-disk format: the format record, the tables, sequence and index keys
+    chain      the commit chain: how each commit's head is made (no LMDB)
+    _datafile  LMDB's meta pages, read and checked before the file is mapped (no LMDB)
     _lmdb      the environment: opening and sharing it, transactions, the raw ``Snapshot``
     _pending   what a batch holds until it commits (no LMDB)
     _reads     get, get_bytes, get_many, has, events: every read checked against its address
     _indexes   filing events under index entries; lookup, latest, rebuild_indexes
     _writes    put and batch: events encoded and hashed first, then one short transaction
+               that also appends the commit's record to the chain
     _refs      refs (compare-and-swap) and resolve
     store      open_ledger; the Ledger's lifecycle and verify
 
@@ -18,28 +21,37 @@ see the open batch, writes file events under their index entries, and refs commi
 the write path. They are base classes rather than objects a ``Ledger`` delegates to, so the
 hot paths (``get``, ``has``, ``put``) stay one method call on the ledger.
 
+Around the store, each over a ``Snapshot`` or the ``Ledger``'s methods: ``verify`` (with
+``_deepscan``, the page-level scan in a child process), ``archive`` (with ``_closure``, what
+travels together, and ``_archive_file``, the bytes of an archive) and ``compact``. What the
+program says about itself is an ``application.Application``.
+
 Module constants are read where they are defined: ``CHUNK_BYTES`` and ``CHUNK_EVENTS`` in
 ``ledger._writes``, ``_SCAN_CHUNK`` in ``ledger._reads``; the names here are re-exports.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from ledger._indexes import Indexer
 from ledger._lmdb import (
     _DEFAULT_MAP_SIZE,
     Snapshot,
     _acquire_env,
     _open_databases,
     _release_env,
+    _shares,
+    other_processes,
 )
 from ledger._pending import ANY, _Pending
 from ledger._refs import _Refs
 from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS, Prepared
+from ledger.address import format_address
+from ledger.application import Application, Indexer
 from ledger.errors import StoreError
 from ledger.format import FORMAT
 from ledger.format import KNOWN_EXTENSIONS as KNOWN_EXTENSIONS
@@ -69,18 +81,28 @@ STORE_DIR: Final = "ledger"
 def open_ledger(
     path: str | os.PathLike[str],
     *,
+    app: Application | None = None,
     indexer: Indexer | None = None,
     create: bool = True,
     readonly: bool = False,
     map_size: int | None = None,
 ) -> Ledger:
-    """Open the ledger kept in ``path`` (a project's ``.oloproof/`` directory).
+    """Open the ledger kept in ``path`` (a directory; the store is its ``ledger/`` folder).
 
     With ``create`` (the default) a missing ledger is created; otherwise, or when
-    ``readonly``, a missing one raises ``StoreError``. ``indexer`` derives the application's
-    secondary indexes; pass the same one every time the ledger is written. ``map_size`` is the
-    initial LMDB map size in bytes (it grows by itself when full).
+    ``readonly``, a missing one raises ``StoreError``. ``app`` says who the program is (its
+    name, archive magic, indexes and upcasting: ``ledger.Application``); ``indexer`` alone
+    may be given instead, for a program that only adds indexes. Pass the same indexer every
+    time the ledger is written. ``map_size`` is the initial LMDB map size in bytes (it grows
+    by itself when full). A damaged data file is refused (``DamagedStoreError``) before it is
+    mapped; a format-1 ledger opened for writing is given its chain (``ledger.format``), and
+    one whose indexes another version of the program filed has them rebuilt
+    (``Application.indexes``).
     """
+    if app is None:
+        app = Application(indexer=indexer)
+    elif indexer is not None:
+        app = dataclasses.replace(app, indexer=indexer)
     root = Path(path)
     directory = root / STORE_DIR
     if not (directory / "data.mdb").exists():
@@ -92,11 +114,17 @@ def open_ledger(
             raise StoreError(f"cannot create a ledger at {root}: {exc.strerror}") from exc
     env = _acquire_env(directory, readonly=readonly, map_size=map_size or _DEFAULT_MAP_SIZE)
     try:
-        dbs = _open_databases(env, root, readonly=readonly)
+        dbs = _open_databases(env, root, readonly=readonly, name=app.name)
     except BaseException:
         _release_env(env)
         raise
-    return Ledger(env, dbs, root, indexer=indexer, readonly=readonly)
+    ledger = Ledger(env, dbs, root, app=app, readonly=readonly)
+    try:
+        ledger.keep_indexes_current()
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
 
 
 class Ledger(_Refs):
@@ -131,6 +159,27 @@ class Ledger(_Refs):
     def indexer(self) -> Indexer | None:
         return self._indexer
 
+    def other_processes(self) -> list[int]:
+        """Ids of the other living processes that have this ledger open (LMDB's reader
+        table), and of this process too when another ``Ledger`` in it shares the file."""
+        env = self._environment()
+        found = other_processes(env)
+        if _shares(env):
+            found.insert(0, os.getpid())
+        return found
+
+    def _put_meta(self, key: bytes, value: bytes) -> None:
+        """Set one record of the ``meta`` table (the format record is not one to set)."""
+        if key == b"format":
+            raise StoreError("the format record is the ledger's own")
+        self._write(lambda txn: txn.put(key, value, db=self._meta))
+
+    def head(self) -> tuple[int, str | None]:
+        """The number of commits in the chain and the newest one's head (``None`` before the
+        first commit, or for a format-1 ledger opened read-only, which has no chain)."""
+        number, head = self._tip()
+        return number - 1, None if number == 1 else format_address(head)
+
     # -- verify ----------------------------------------------------------------------------
 
     def verify(
@@ -138,8 +187,12 @@ class Ledger(_Refs):
         progress: Callable[[int, int], None] | None = None,
         *,
         extra_checks: Iterable[Callable[[Ledger], Iterable[Problem]]] = (),
+        head: str | None = None,
+        deep: bool = True,
     ) -> VerifyReport:
-        """Check every event, link, ref and index; see ``ledger.verify``."""
+        """Check every page, event, link, ref, index and the chain; see ``ledger.verify``."""
         from ledger.verify import verify_ledger
 
-        return verify_ledger(self, progress=progress, extra_checks=extra_checks)
+        return verify_ledger(
+            self, progress=progress, extra_checks=extra_checks, head=head, deep=deep
+        )

@@ -11,6 +11,12 @@ last fraction in ``select``, which takes microseconds, so timers fire when they 
 SIGTERM (a CI job cancelled, a container stopped) would otherwise end the process on the spot,
 losing the finished cases not yet written; here it cancels the work as Ctrl-C does, so a run
 writes what it finished and is marked interrupted, and ``run`` raises ``Terminated``.
+
+Both signals are handled by the loop (never as a ``KeyboardInterrupt`` raised wherever the main
+thread happens to be), and noted in ``oloproof.usercode``: while a run executes, a
+``KeyboardInterrupt`` that reaches the engine was raised by user code, and the cancellation of
+a signal shows as the task being cancelled. A second signal during the shutdown raises
+``KeyboardInterrupt`` at once, for a user who will not wait.
 """
 
 from __future__ import annotations
@@ -24,10 +30,12 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 from oloproof.errors import Terminated
+from oloproof.usercode import note_signal
 
 T = TypeVar("T")
 
 _FD_SETSIZE = 1024  # select() cannot watch descriptors numbered this high
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class PreciseEpollSelector(selectors.EpollSelector):
@@ -59,31 +67,42 @@ def _new_loop() -> asyncio.AbstractEventLoop:
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
-    """``asyncio.run(main)`` on a loop with precise timers, stopped by SIGTERM as by Ctrl-C."""
+    """``asyncio.run(main)`` on a loop with precise timers, stopped by SIGTERM as by Ctrl-C.
+
+    Raises ``KeyboardInterrupt`` after a SIGINT and ``Terminated`` after a SIGTERM, once ``main``
+    has finished handling the cancellation.
+    """
+    caught: list[int] = []
     with asyncio.Runner(loop_factory=_new_loop) as runner:
-        return runner.run(_until_terminated(main))
+        try:
+            return runner.run(_until_signalled(main, caught))
+        except asyncio.CancelledError:
+            if not caught:
+                raise
+            raise (Terminated() if caught[0] == signal.SIGTERM else KeyboardInterrupt()) from None
 
 
-async def _until_terminated(main: Coroutine[Any, Any, T]) -> T:
+async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    terminated = False
 
-    def terminate() -> None:
-        nonlocal terminated
-        terminated = True
+    def on_signal(signum: int) -> None:
+        note_signal(signum)
+        if caught:  # a second signal: stop waiting for the shutdown
+            raise KeyboardInterrupt
+        caught.append(signum)
         if task is not None:
             task.cancel()
 
+    previous = signal.getsignal(signal.SIGINT)
     try:
-        loop.add_signal_handler(signal.SIGTERM, terminate)
+        for signum in _SIGNALS:
+            loop.add_signal_handler(signum, on_signal, signum)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
         return await main
     try:
         return await main
-    except asyncio.CancelledError:
-        if terminated:
-            raise Terminated from None
-        raise
     finally:
-        loop.remove_signal_handler(signal.SIGTERM)
+        for signum in _SIGNALS:
+            loop.remove_signal_handler(signum)
+        signal.signal(signal.SIGINT, previous)

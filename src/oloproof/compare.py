@@ -42,7 +42,7 @@ from oloproof.errors import ConfigError
 from oloproof.metrics import case_results, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import MISSING_DECIDES, Interval
-from oloproof.runner import StoredRun, load_run
+from oloproof.runner import StoredRun, check_run_indexes, load_run
 from oloproof.stats import (
     PLANNING_LIMIT,
     Outcome,
@@ -115,6 +115,8 @@ def compare_runs(
     """
     cand = load_run(ledger, candidate)
     base = load_run(ledger, baseline)
+    for run in (cand, base):
+        check_run_indexes(ledger, run)
     policy = None
     if policy_path is not None:
         policy_path = policy_path.resolve()

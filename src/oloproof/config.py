@@ -9,20 +9,25 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
+from oloproof.yamlfile import line_for, read_yaml
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+# More cases at once than this is a typo, not a plan (each runs on a thread or a connection).
+MAX_CONCURRENCY = 10_000
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict: a value is taken only as the type it is (an int may stand for a float). Lax
+    # pydantic reads `true` as 1 and "8" as 8, so `concurrency: true` or `min: true` would
+    # quietly mean 1.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 class HttpReuse(_Model):
@@ -108,7 +113,7 @@ class ProjectConfig(_Model):
 
     def location(self, *keys: Any, path: Path) -> str:
         """``FILE, line N`` of a key path, for errors found after loading (e.g. imports)."""
-        line = _line_for(keys, self._lines) if self._lines else None
+        line = line_for(keys, self._lines) if self._lines else None
         return f"{path}, line {line}" if line is not None else str(path)
 
     system: SystemConfig = Field(description="The system under test.")
@@ -125,7 +130,9 @@ class ProjectConfig(_Model):
         default=5, ge=1, description="A slice value with fewer observed cases shows no interval."
     )
     policy: str | None = Field(default=None, description="Path of the release policy file.")
-    concurrency: int = Field(default=8, ge=1, description="Cases executed at once.")
+    concurrency: int = Field(
+        default=8, ge=1, le=MAX_CONCURRENCY, description="Cases executed at once."
+    )
     timeout_s: float = Field(default=120.0, gt=0, description="Seconds one case may take.")
 
 
@@ -162,6 +169,8 @@ class Rule(_Model):
                 raise ValueError("an observed_count rule takes max_failures, not min or max")
         elif self.min is None and self.max is None:
             raise ValueError("an interval rule needs min or max")
+        elif self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"min {self.min:g} is above max {self.max:g}: no metric can meet both")
         elif self.max_failures is not None:
             raise ValueError("max_failures belongs to kind: observed_count")
         return self
@@ -242,54 +251,6 @@ def _check_unique(ids: list[str]) -> None:
 # ---------------------------------------------------------------- loading with line numbers
 
 
-class _LineLoader(yaml.SafeLoader):
-    """A safe loader that remembers the line of every mapping key and sequence item."""
-
-
-def _compose_lines(
-    node: yaml.Node, path: tuple[Any, ...], lines: dict[tuple[Any, ...], int]
-) -> None:
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value
-            lines[(*path, key)] = key_node.start_mark.line + 1
-            _compose_lines(value_node, (*path, key), lines)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _compose_lines(item, (*path, index), lines)
-
-
-def read_yaml(path: Path) -> tuple[Any, dict[tuple[Any, ...], int]]:
-    """Parse a YAML file; return the data and the line of each key path."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
-    try:
-        node = yaml.compose(text, Loader=_LineLoader)
-        data = yaml.load(text, Loader=_LineLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f", line {mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ConfigError(f"{path}{line}: not valid YAML ({problem})") from None
-    lines: dict[tuple[Any, ...], int] = {}
-    if node is not None:
-        _compose_lines(node, (), lines)
-    return data, lines
-
-
-def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int | None:
-    # Walk up from the exact location until a key with a known line is found.
-    for end in range(len(loc), -1, -1):
-        if loc[:end] in lines:
-            return lines[loc[:end]]
-    return None
-
-
 def validation_error(
     path: Path,
     exc: ValidationError,
@@ -305,10 +266,12 @@ def validation_error(
     err = exc.errors()[0]
     loc = _data_loc(err["loc"], lines)
     key = ".".join(str(p) for p in loc) or "(top level)"
-    line = _line_for(loc, lines)
+    line = line_for(loc, lines)
     where = f"{path}, line {line}" if line is not None else str(path)
     message = err["msg"]
-    if err["type"] == "extra_forbidden":
+    if err["type"] in ("int_type", "float_type") and isinstance(err.get("input"), bool):
+        message = f"expected a number, found the boolean {str(err['input']).lower()}"
+    elif err["type"] == "extra_forbidden":
         message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
     elif err["type"] == "union_tag_invalid":
         message = _unknown_tag(loc, err.get("ctx") or {})

@@ -23,6 +23,18 @@ from oloproof.errors import DatasetError
 from oloproof.suggest import did_you_mean
 
 _KEYS = frozenset({"id", "input", "expected", "metadata"})
+# The keys an entry of expected.relevant / expected.gold_context may have (what the retrieval
+# evaluators and the gold-context diagnosis read), and those it must have.
+_ENTRY_KEYS = {
+    "relevant": ("doc_id", "chunk_id", "grade"),
+    "gold_context": ("doc_id", "chunk_id", "text"),
+}
+_REQUIRED = {"relevant": ("doc_id",), "gold_context": ("doc_id", "text")}
+
+MAX_NESTING = 100
+"""How deep a case's input, expected and metadata may nest (and a system's output): well inside
+what the ledger records (400 levels, events and their wrappers included)."""
+_INT_DIGITS = 20  # 2**64 has 20 digits: a longer integer is out of range, and is not converted
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,8 @@ class Dataset:
     path: Path
     cases: Cases
     digest: str
+    # Every top-level key of any case's metadata (what a `metadata.KEY` slice can read).
+    metadata_keys: frozenset[str] = frozenset()
 
 
 class RelevanceLabel(BaseModel):
@@ -92,6 +106,7 @@ def load_dataset(path: Path) -> Dataset:
     numbers = array("L")
     spans = array("Q")
     first_line: dict[str, int] = {}
+    metadata_keys: set[str] = set()
     # Lines end at "\n" alone, as JSON Lines says: a U+2028 inside a string is not a line break.
     start, number, size = 0, 0, len(raw)
     while start < size:
@@ -107,13 +122,15 @@ def load_dataset(path: Path) -> Dataset:
                     f"(first on line {first_line[case.id]})"
                 )
             first_line[case.id] = number
+            metadata_keys.update(case.metadata)
             numbers.append(number)
             spans.extend((start, end))
         start = end + 1
     if not numbers:
         raise DatasetError(f"{path}: no cases (the file is empty)")
     cases = Cases(path, raw, spans, numbers)
-    return Dataset(path=path, cases=cases, digest=hashlib.sha256(raw).hexdigest())
+    digest = hashlib.sha256(raw).hexdigest()
+    return Dataset(path, cases, digest, frozenset(metadata_keys))
 
 
 class Cases(Sequence[Case]):
@@ -165,6 +182,9 @@ def _finite_float(text: str) -> float:
 
 
 def _int_in_range(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > _INT_DIGITS:
+        raise _Unrecordable(f"an integer of {digits} digits is outside -2**64 .. 2**64-1")
     value = int(text)
     if not INT_MIN <= value <= INT_MAX:
         raise _Unrecordable(f"the integer {text} is outside -2**64 .. 2**64-1")
@@ -193,6 +213,8 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     except _Unrecordable as exc:
         raise DatasetError(f"{where}: {exc}") from None
+    except RecursionError:
+        raise DatasetError(f"{where}: nested deeper than {_NESTING_LIMIT}") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: a case must be a JSON object, found {_kind(data)}")
     unknown = sorted(set(data) - _KEYS)
@@ -216,20 +238,52 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
             )
         fields[name] = value
     _check_expected(where, case_id, fields["expected"])
-    if _SURROGATE_ESCAPE.search(line):
+    if line.count("[") + line.count("{") > MAX_NESTING:  # only then can a field nest too deep
         for name, value in fields.items():
-            try:
-                encode(value)
-            except CodecError:
+            if nesting(value) > MAX_NESTING:
                 raise DatasetError(
-                    f"{where}: field {name!r} of case {case_id!r} holds a lone surrogate "
-                    "escape (\\uD800-\\uDFFF without its pair), which is not text"
-                ) from None
+                    f"{where}: field {name!r} of case {case_id!r} is nested deeper than "
+                    f"{_NESTING_LIMIT}"
+                )
+    if _SURROGATE_ESCAPE.search(line):
+        _check_text(where, case_id, fields)
     return Case(case_id, fields["input"], fields["expected"], fields["metadata"], number)
 
 
+_NESTING_LIMIT = f"{MAX_NESTING} levels (the most a case may nest)"
+
+
+def nesting(value: Any) -> int:
+    """How many containers deep ``value`` goes (a scalar: 0), counting up to ``MAX_NESTING + 1``."""
+    depth, level = 0, [value]
+    while depth <= MAX_NESTING:
+        containers = [v for v in level if isinstance(v, dict | list)]
+        if not containers:
+            break
+        depth += 1
+        level = [c for v in containers for c in (v.values() if isinstance(v, dict) else v)]
+    return depth
+
+
+def _check_text(where: str, case_id: str, fields: dict[str, dict[str, Any]]) -> None:
+    """Refuse a lone surrogate (a \\uD800-\\uDFFF escape without its pair) in the id or a field."""
+    for name, value in {"id": case_id, **fields}.items():
+        try:
+            encode(value)
+        except CodecError:
+            owner = "" if name == "id" else f" of case {case_id!r}"
+            raise DatasetError(
+                f"{where}: field {name!r}{owner} holds a lone surrogate escape "
+                "(\\uD800-\\uDFFF without its pair), which is not text"
+            ) from None
+
+
 def _check_expected(where: str, case_id: str, expected: dict[str, Any]) -> None:
-    for name, required in (("relevant", ("doc_id",)), ("gold_context", ("doc_id", "text"))):
+    """The two lists of expected with fixed shapes: ``relevant`` and ``gold_context``.
+
+    The rest of ``expected`` is free: each evaluator names the key it reads.
+    """
+    for name, keys in _ENTRY_KEYS.items():
         if name not in expected:
             continue
         entries = expected[name]
@@ -239,14 +293,25 @@ def _check_expected(where: str, case_id: str, expected: dict[str, Any]) -> None:
             field = f"expected.{name}[{index}]"
             if not isinstance(entry, dict):
                 raise DatasetError(f"{where}: {field} of case {case_id!r} must be an object")
-            for key in required:
-                if not isinstance(entry.get(key), str) or not entry[key]:
-                    raise DatasetError(
-                        f"{where}: {field}.{key} of case {case_id!r} must be a non-empty string"
-                    )
-            grade = entry.get("grade", 1)
-            if isinstance(grade, bool) or not isinstance(grade, int | float):
-                raise DatasetError(f"{where}: {field}.grade of case {case_id!r} must be a number")
+            unknown = sorted(set(entry) - set(keys))
+            if unknown:
+                raise DatasetError(
+                    f"{where}: {field} of case {case_id!r} has an unknown key {unknown[0]!r} "
+                    f"(an entry has {', '.join(keys)})"
+                )
+            _check_entry(f"{where}: {field}", case_id, entry, _REQUIRED[name])
+
+
+def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[str, ...]) -> None:
+    for key in required:
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise DatasetError(f"{at}.{key} of case {case_id!r} must be a non-empty string")
+    chunk = entry.get("chunk_id")
+    if chunk is not None and (not isinstance(chunk, str) or not chunk):
+        raise DatasetError(f"{at}.chunk_id of case {case_id!r} must be a non-empty string or null")
+    grade = entry.get("grade", 1)
+    if isinstance(grade, bool) or not isinstance(grade, int | float):
+        raise DatasetError(f"{at}.grade of case {case_id!r} must be a number")
 
 
 def _kind(value: Any) -> str:

@@ -44,7 +44,7 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
-from oloproof.store import LEDGER_DIR
+from oloproof.store import APPLICATION, LEDGER_DIR
 from oloproof.why import latest_run_of, retrieve_changes, summary, system_changes
 
 if TYPE_CHECKING:
@@ -308,6 +308,6 @@ def open_ledger_for_reading(root: Path) -> Ledger | None:
     if not path.exists():
         return None
     try:
-        return open_ledger(path, indexer=ev.index_entries, readonly=True)
+        return open_ledger(path, app=APPLICATION, readonly=True)
     except LedgerError as exc:
         raise LedgerAccessError(str(exc)) from None

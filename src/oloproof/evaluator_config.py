@@ -40,7 +40,8 @@ _EXPECTED_FIELD_DOC = (
 
 
 class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+    # Strict, as oloproof.config's models are: `k: true` is not k = 1.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
 
 # --- Text checks -----------------------------------------------------------------------------

@@ -1,25 +1,43 @@
-"""The event types Oloproof writes, and the only place that builds a ``ledger.Event``.
+"""The event types Oloproof writes, their schema versions, and the only place that builds a
+``ledger.Event``.
 
-Every event body is a plain mapping of CBOR-able values. Types and schema versions:
+Every event body is a plain mapping of CBOR-able values. Types, with their current schema:
 
-    oloproof.run         a run began: its id, system identity, config, dataset, evaluators
-    oloproof.execution   one case executed by one system identity (output, artifacts, error)
-    oloproof.stage       one stage output of a staged system (retrieve or generate)
-    oloproof.judgment    one evaluator's verdict on one execution
-    oloproof.case_result one case's place in one run: links the execution and its judgments
-    oloproof.run_end     a run finished, was interrupted or was stopped
-    oloproof.decision    a policy applied to a run (rules and gate)
-    oloproof.diagnosis   a diagnosis of a run's failures, linking its child runs
-    oloproof.comparison  a paired comparison of two runs under a policy
-    oloproof.calibration a judge measured against human labels
+    oloproof.run         1  a run began: its id, system identity, config, dataset, evaluators
+    oloproof.execution   1  one case executed by one system identity (output, artifacts, error)
+    oloproof.stage       1  one stage output of a staged system (retrieve or generate)
+    oloproof.judgment    1  one evaluator's verdict on one execution
+    oloproof.case_result 1  one case's place in one run: links the execution and its judgments
+    oloproof.run_end     2  a run finished, was interrupted or was stopped
+    oloproof.decision    1  a policy applied to a run (rules and gate)
+    oloproof.diagnosis   1  a diagnosis of a run's failures, linking its child runs
+    oloproof.comparison  1  a paired comparison of two runs under a policy
+    oloproof.calibration 1  a judge measured against human labels
+
+Schema versions are enforced on every read (``upcast``, which the store gives the ledger as
+its ``Application.upcast``): an event of an older schema is read through the upcasters
+``upcast_vN_vN+1(body) -> body`` registered for its type, in order, so the code only ever sees
+the current shape; its stored bytes are never rewritten. An event whose schema is newer than
+this code is refused with one sentence naming it (``UnsupportedFormatError``), never misread.
+Types that are not Oloproof's pass through unchanged.
+
+Changes so far:
+
+- ``oloproof.run_end`` 2: ``redacted``, how many occurrences of configured secrets the run
+  replaced in what it stored (``oloproof.redaction``). Schema 1 had no such count; it reads as
+  ``None``: not counted, as runs written before redaction existed did not redact.
+
+``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
+configured secrets out of the ledger).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
 
-from ledger import Event, encode, internal_key
+from ledger import Event, FormatError, UnsupportedFormatError, encode, internal_key
+from oloproof.redaction import redact
 
 RUN = "oloproof.run"
 EXECUTION = "oloproof.execution"
@@ -32,7 +50,32 @@ DIAGNOSIS = "oloproof.diagnosis"
 COMPARISON = "oloproof.comparison"
 CALIBRATION = "oloproof.calibration"
 
-SCHEMA = 1
+SCHEMAS: Final[Mapping[str, int]] = {
+    RUN: 1,
+    EXECUTION: 1,
+    STAGE: 1,
+    JUDGMENT: 1,
+    CASE_RESULT: 1,
+    RUN_END: 2,
+    DECISION: 1,
+    DIAGNOSIS: 1,
+    COMPARISON: 1,
+    CALIBRATION: 1,
+}
+"""The schema each event type is written at today."""
+
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 counted no redactions: ``redacted`` is ``None`` (not counted)."""
+    return {**body, "redacted": None}
+
+
+UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
+    (RUN_END, 1): upcast_run_end_v1_v2,
+}
+"""``(type, N) -> upcast_vN_vN+1``: one step from schema N to N + 1 of a type."""
 
 # Index names the viewer pages through (``oloproof.view.data``). A run's problem cases (errored,
 # or with a failed or missing verdict) are filed under its id, under its id and one kind, and
@@ -55,8 +98,35 @@ def identity_key(material: Any) -> str:
 
 
 def make(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) -> Event:
-    """Build an event of ``kind`` at the current schema version."""
-    return Event(type=kind, schema=SCHEMA, body=dict(body), refs=tuple(refs))
+    """Build an event of ``kind`` at its current schema, with configured secrets redacted."""
+    return Event(type=kind, schema=SCHEMAS[kind], body=redact(dict(body)), refs=tuple(refs))
+
+
+def upcast(address: str, event: Event) -> Event:
+    """``event`` as this code reads it: upcast to its type's current schema (see the module)."""
+    current = SCHEMAS.get(event.type)
+    if current is None or event.schema == current:
+        return event
+    if event.schema > current:
+        raise UnsupportedFormatError(
+            f"event {address} is {event.type} schema {event.schema}, but this oloproof reads "
+            f"{event.type} up to schema {current} — upgrade oloproof to read it"
+        )
+    body = dict(event.body)
+    for version in range(event.schema, current):
+        step = UPCASTERS.get((event.type, version))
+        if step is None:
+            raise FormatError(
+                f"event {address} is {event.type} schema {event.schema}, which this oloproof "
+                f"cannot read: it has no upcaster from schema {version}"
+            )
+        body = step(body)
+    return Event(event.type, current, body, event.refs)
+
+
+# Names the rules of ``index_entries``: change it with them, and every ledger written under the
+# old rules has its indexes rebuilt when next opened for writing (``ledger.Application``).
+INDEXES: Final = "oloproof-indexes-3"
 
 
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:

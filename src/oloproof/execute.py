@@ -49,13 +49,21 @@ from oloproof.identities import (
     cached_judgments,
     execution_identity,
     judgment_identity,
-    plain,
     reuses_executions,
     system_identity,
 )
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
-from oloproof.systems.base import ExecContext, Execution, StageRecord, System
+from oloproof.sdk import malformed_artifact
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    StageRecord,
+    System,
+    UnrecordableOutput,
+    plain_output,
+)
+from oloproof.usercode import received
 
 Progress = Callable[[int, int], None]
 AnyEvaluator = Evaluator | AsyncEvaluator
@@ -361,7 +369,7 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
         run.counts.add_stage(stage.stage, stage.hit)
     try:
         address = run.writer.add(_execution_event(identity, case, execution, error))
-    except CodecError as exc:  # a NaN, say: what the system returned cannot be recorded
+    except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)
@@ -439,23 +447,55 @@ def _cached_execution(
 async def _run_system(
     spec: RunSpec, ctx: ExecContext, case: Case
 ) -> tuple[Execution | None, dict[str, Any] | None]:
+    timeout = asyncio.timeout(spec.timeout_s)
     try:
-        async with asyncio.timeout(spec.timeout_s):
+        async with timeout:
             return await spec.system.execute(case, ctx), None
     except OloproofError:
         raise
-    except TimeoutError:
-        return None, {
-            "type": "TimeoutError",
-            "message": f"the case took longer than {spec.timeout_s:g} s",
-            "traceback": "",
-        }
-    except Exception as exc:  # the user's code failed: the case is errored, the run goes on
-        return None, {
-            "type": type(exc).__name__,
-            "message": str(exc),
-            "traceback": "".join(traceback.format_exception(exc)),
-        }
+    except BaseException as exc:  # whatever user code raised, sys.exit included: case errored
+        if interrupts_the_run(exc):
+            raise
+        malformed = malformed_artifact(exc)
+        if malformed is not None:  # the SDK's own types, built wrongly: the adapter's contract
+            raise ArtifactError(f"case {case.id!r}: {malformed}") from None
+        if isinstance(exc, TimeoutError) and timeout.expired():
+            return None, {
+                "type": "TimeoutError",
+                "message": f"the case took longer than {spec.timeout_s:g} s",
+                "traceback": "",
+            }
+        return None, _error_record(exc)
+
+
+def interrupts_the_run(exc: BaseException) -> bool:
+    """Whether ``exc`` is the run being interrupted (Ctrl-C, SIGTERM, a cancelled task, a
+    coroutine closed from outside) rather than something user code raised.
+
+    A cancellation is real when the task running the case was cancelled; a
+    ``CancelledError`` raised by user code leaves the task uncancelled. A ``GeneratorExit``
+    with no task running is the coroutine being closed. A ``KeyboardInterrupt`` is real only
+    once a signal reached the process (``oloproof.usercode``).
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return received()
+    if not isinstance(exc, asyncio.CancelledError | GeneratorExit):
+        return False
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no loop is running: the coroutine is being closed
+        return True
+    if task is None:
+        return True
+    return isinstance(exc, asyncio.CancelledError) and task.cancelling() > 0
+
+
+def _error_record(exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": "".join(traceback.format_exception(exc)),
+    }
 
 
 def _execution_event(
@@ -466,7 +506,7 @@ def _execution_event(
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
-        "output": plain(execution.output) if execution else None,
+        "output": plain_output(execution.output) if execution else None,
         "artifacts": execution.artifacts if execution else {},
     }
     if error is not None:
@@ -516,12 +556,10 @@ async def _judge_all(run: _Run, view: CaseView, made: Made, lookup: bool) -> lis
         if judge.is_async:
             waiting.append((index, judge, identity))
             continue
-        verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
+        verdict = _judge_sync(judge, view)
         results[index] = _record_judgment(run, judge, identity, verdict, made)
     if waiting:
-        verdicts = await asyncio.gather(
-            *(j.evaluator.ajudge(view) for _, j, _ in waiting)  # type: ignore[union-attr]
-        )
+        verdicts = await asyncio.gather(*(_judge_async(j, view) for _, j, _ in waiting))
         for (index, judge, identity), verdict in zip(waiting, verdicts, strict=True):
             results[index] = _record_judgment(run, judge, identity, verdict, made)
     return [r for r in results if r is not None]
@@ -549,6 +587,32 @@ def _judged_before(
     return verdict, address, SHARED if here else HIT
 
 
+def _judge_sync(judge: _Judge, view: CaseView) -> Verdict:
+    try:
+        return judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
+    except OloproofError:
+        raise
+    except BaseException as exc:  # an evaluator that breaks costs its judgment, not the run
+        if interrupts_the_run(exc):
+            raise
+        return _evaluator_raised(exc)
+
+
+async def _judge_async(judge: _Judge, view: CaseView) -> Verdict:
+    try:
+        return await judge.evaluator.ajudge(view)  # type: ignore[union-attr]  # is_async
+    except OloproofError:
+        raise
+    except BaseException as exc:  # as in _judge_sync
+        if interrupts_the_run(exc):
+            raise
+        return _evaluator_raised(exc)
+
+
+def _evaluator_raised(exc: BaseException) -> Verdict:
+    return Verdict.missing("evaluator_raised", **_error_record(exc))
+
+
 def _record_judgment(
     run: _Run, judge: _Judge, identity: str, verdict: Verdict, made: Made
 ) -> Judged:
@@ -562,7 +626,7 @@ def _record_judgment(
         "status": verdict.status,
         "value": verdict.value,
         "reason": verdict.reason,
-        "detail": plain(verdict.detail),
+        "detail": plain_output(verdict.detail),
     }
     address = run.writer.add(ev.make(ev.JUDGMENT, body, [made.address]))
     if verdict.status != "missing":  # a failed call is tried again, by a repeat too

@@ -25,7 +25,7 @@ from oloproof import events as ev
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.reads import ReadDeclaration
 from oloproof.results import Verdict
-from oloproof.systems.base import Execution, System
+from oloproof.systems.base import Execution, System, plain_output
 
 HIT, MISS, SHARED = "hit", "miss", "shared"
 
@@ -86,7 +86,7 @@ def _encoded(value: Any) -> bytes:
     try:
         return encode(value)
     except CodecError:  # not plain yet (a raw output holding a model, say)
-        return encode(plain(value))
+        return encode(plain_output(value))
 
 
 def cached_judgments(ledger: Ledger, exec_address: str) -> dict[str, tuple[str, Mapping[str, Any]]]:
@@ -146,17 +146,3 @@ def bits(*keys: str) -> int:
     for key in keys:
         value ^= int(key.removeprefix("sha256:")[:32], 16)
     return value
-
-
-def plain(value: Any) -> Any:
-    """The output as plain JSON-like data (tuples become lists; models become dicts)."""
-    if type(value) is dict or isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
-        return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return plain(dump(mode="json"))
-    return repr(value)

@@ -120,8 +120,9 @@ class ProviderSettings(BaseModel):
     read, so the model holds the values it uses (and a judge's identity records them).
     """
 
+    # Strict, as oloproof.config's models are: `temperature: true` is not 1.
     model_config = ConfigDict(
-        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False
+        extra="forbid", frozen=True, hide_input_in_errors=True, allow_inf_nan=False, strict=True
     )
 
     provider: ProviderName = Field(

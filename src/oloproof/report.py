@@ -9,7 +9,7 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
     COMPLETE     every case ran and none errored
     PARTIAL      every case ran, but some errored (their judgments are missing)
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
-    STOPPED      bad input (a malformed artifact) stopped the run; fix it and run again
+    STOPPED      a malformed artifact, an unrecordable output or a failed write stopped the run
 
 Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
 interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored.
@@ -168,6 +168,9 @@ class RunReport:
     corrected: list[CorrectedRow] = field(default_factory=list)
     judges: list[JudgeUsageRow] = field(default_factory=list)
     errors: list[ErrorGroup] = field(default_factory=list)
+    # Occurrences of configured secrets replaced in what the run stored; None for a run
+    # recorded before redaction was counted.
+    redacted: int | None = None
     subset: dict[str, Any] | None = None
     """What chose the run's cases when it ran a subset (``oloproof.subset``), else None."""
     repeats: int = 1
@@ -409,6 +412,7 @@ def build_run_report(
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
+        redacted=(end or {}).get("redacted"),
         subset=dict(run_body["subset"]) if run_body.get("subset") else None,
         repeats=int(run_body.get("repeats", 1)),
         block_on=list(policy.get("block_on") or []) if policy else None,

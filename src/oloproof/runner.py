@@ -9,25 +9,32 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger, new_ulid
-from oloproof import __version__
+from ledger import Ledger, LedgerError, StoreError, new_ulid
+from oloproof import __version__, redaction
 from oloproof import events as ev
 from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
-from oloproof.errors import ConfigError, OloproofError
+from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
 from oloproof.latest import FINISHED, LATEST, resolve_latest
-from oloproof.metrics import RunTally, case_results, criteria_of, tally_run
+from oloproof.metrics import (
+    RunTally,
+    case_results,
+    criteria_of,
+    stream_case_results,
+    tally_run,
+)
 from oloproof.metrics import replay as replay_tally
+from oloproof.plancheck import check_header_variables, check_slices
 from oloproof.policy import decide_policy, gate
 from oloproof.report import (
     DEFAULT_LEVEL,
@@ -38,6 +45,7 @@ from oloproof.report import (
     error_groups,
     not_run,
 )
+from oloproof.runlock import run_writer
 from oloproof.store import load_event
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
@@ -125,6 +133,8 @@ def _plan(
                 "or context_truncated)"
             )
     dataset = load_dataset(base / config.dataset)
+    check_slices(config, config_path, dataset)
+    check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
     if policy_path is None and config.policy is not None:
         policy_path = base / config.policy
@@ -259,37 +269,99 @@ async def execute_run(
     replay: dict[str, Any] | None = None,
     resume: tuple[str, str, Mapping[str, Any]] | None = None,
 ) -> RunOutcome:
-    """Execute a plan (or resume a run) and decide its policy; the run is in the ledger."""
-    if resume is None:
-        run_id = f"run_{new_ulid()}"
-        planned = len(cases) if cases is not None else len(plan.cases)
-        body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
-        run_event = ev.make(ev.RUN, body)
-        with ledger.batch():
-            run_address = ledger.put(run_event)
-            ledger.set_ref(run_id, run_address, expected=None)
-        done: list[Mapping[str, Any]] = []
-        prior = CacheCounts()
-        prior_usage: Mapping[str, Any] = {}
-    else:
-        run_id, run_address, body = resume
-        done = [b for _, b in case_results(ledger, run_id)]
-        prior = _stored_counts(ledger, run_id)
-        prior_usage = (latest_meta(ledger, run_id, ev.RUN_END) or {}).get("judges") or {}
+    """Execute a plan (or resume a run) and decide its policy; the run is in the ledger.
+
+    The run is written by this process alone (``oloproof.runlock``): resuming a run another
+    process is writing is refused. Its end record and decision are written only once every
+    case they count is committed; when a commit fails the run stops with no decision and
+    ``LedgerAccessError`` says why, and resuming it later finishes it.
+    """
+    run_id = resume[0] if resume is not None else f"run_{new_ulid()}"
+    with run_writer(ledger.path, run_id):
+        if resume is None:
+            planned = len(cases) if cases is not None else len(plan.cases)
+            body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
+            with ledger.batch():
+                run_address = ledger.put(ev.make(ev.RUN, body))
+                ledger.set_ref(run_id, run_address, expected=None)
+        else:
+            _, run_address, body = resume
+        started = _Started(run_id, run_address, body)
+        options = (use_cache, use_stage_cache, intervention, replay or {})
+        return await _execute(ledger, plan, started, options, cases, resume is not None, progress)
+
+
+@dataclass(frozen=True)
+class _Started:
+    run_id: str
+    run_address: str
+    body: Mapping[str, Any]
+
+
+async def _execute(
+    ledger: Ledger,
+    plan: RunPlan,
+    run: _Started,
+    options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+    cases: Sequence[Case] | None,
+    resumed: bool,
+    progress: Progress | None,
+) -> RunOutcome:
+    run_id, body = run.run_id, run.body
+    done = [b for _, b in case_results(ledger, run_id)] if resumed else []
+    prior = _stored_counts(ledger, run_id) if resumed else CacheCounts()
+    prior_end = latest_meta(ledger, run_id, ev.RUN_END) if resumed else None
     finished = {b["case_id"] for b in done}
     source = cases if cases is not None else plan.cases
     # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
     todo = [c for c in source if c.id not in finished] if finished else source
+    if not todo and _is_complete(prior_end):  # another writer finished it since it was planned
+        raise ConfigError(f"run {run_id} is complete; there is nothing to resume")
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
-    meter = UsageMeter(judge_identities(plan.evaluators), prior_usage)
+    meter = UsageMeter(judge_identities(plan.evaluators), (prior_end or {}).get("judges") or {})
 
     def on_case(result: dict[str, Any]) -> None:
         tally.add(result)
         meter.case_done(result["case_id"], result["judgments"])
 
-    spec = RunSpec(
-        run_id=run_id,
-        run_address=run_address,
+    spec = _run_spec(plan, run, meter, options)
+    redacted_before = redaction.stored_count()
+    redacted_earlier = int((prior_end or {}).get("redacted") or 0)
+
+    def finish(*args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        redacted = redacted_earlier + redaction.stored_count() - redacted_before
+        return _finish(ledger, run_id, run.run_address, body, *args, redacted=redacted, **kwargs)
+
+    try:
+        counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
+    except BaseException as exc:
+        await plan.system.aclose()
+        _finish_stopped(finish, ledger, run, tally, prior, meter.totals(), exc)
+        raise
+    await plan.system.aclose()
+    state = "complete" if tally.cases >= body["planned_cases"] else "interrupted"
+    try:
+        end, decision = finish(tally, _merge_counts(prior, counts), state, None, meter.totals())
+    except LedgerError as exc:
+        raise LedgerAccessError(
+            f"run {run_id}: every case is written, but not its end record: {exc}; "
+            f"once that is fixed, finish it with: oloproof run --resume {run_id}"
+        ) from None
+    # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
+    report = _report(ledger, body, run.run_address, tally, end, decision)
+    return RunOutcome(run_id, run.run_address, report)
+
+
+def _run_spec(
+    plan: RunPlan,
+    run: _Started,
+    meter: UsageMeter,
+    options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+) -> RunSpec:
+    use_cache, use_stage_cache, intervention, replay = options
+    return RunSpec(
+        run_id=run.run_id,
+        run_address=run.run_address,
         system=plan.system,
         evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
         concurrency=plan.config.concurrency,
@@ -297,32 +369,54 @@ async def execute_run(
         use_cache=use_cache,
         use_stage_cache=use_stage_cache,
         intervention=intervention,
-        replay=replay or {},
+        replay=replay,
         labeller=getattr(plan.system, "labels", None),
         repeats=plan.repeats,
     )
-    state = "complete"
-    reason: str | None = None
-    counts = CacheCounts()
-    try:
-        counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
-    except OloproofError as exc:
-        state, reason = "stopped", str(exc)
-        raise
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        state, reason = "interrupted", "interrupted before every case finished"
-        raise
-    finally:
-        await plan.system.aclose()
-        total = _merge_counts(prior, counts)
-        if tally.cases < body["planned_cases"] and state == "complete":
-            state = "interrupted"
-        end, decision = _finish(
-            ledger, run_id, run_address, body, tally, total, state, reason, meter.totals()
+
+
+def _finish_stopped(
+    finish: Callable[..., tuple[dict[str, Any], dict[str, Any] | None]],
+    ledger: Ledger,
+    run: _Started,
+    tally: RunTally,
+    prior: CacheCounts,
+    judges: Mapping[str, Any],
+    exc: BaseException,
+) -> None:
+    """Record how a run that raised ``exc`` ended; raise what the caller should see instead.
+
+    Interrupted runs (Ctrl-C, SIGTERM, an error in Oloproof) are decided on what they
+    finished, all of it committed on the way out. A stopped run (a malformed artifact, a
+    failed commit) gets no decision. After a failed commit (a ``StoreError``) only what is
+    stored counts, so the tally is read back from the ledger.
+    """
+    run_id = run.run_id
+    counts = prior  # a run that raised reports the cache counts it had before it started
+    if isinstance(exc, StoreError):
+        stored = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
+        message = (
+            f"run {run_id} stopped: {exc}; {stored.cases} of its {run.body['planned_cases']} "
+            f"cases are stored; once that is fixed, finish it with: oloproof run --resume {run_id}"
         )
-    # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
-    report = _report(ledger, body, run_address, tally, end, decision)
-    return RunOutcome(run_id, run_address, report)
+        try:
+            finish(
+                stored,
+                counts,
+                "stopped",
+                f"a write to the ledger failed: {exc}",
+                judges,
+                decide=False,
+            )
+        except LedgerError:
+            message += " (its end record could not be written either)"
+        raise LedgerAccessError(message) from None
+    if isinstance(exc, OloproofError | LedgerError):
+        finish(tally, counts, "stopped", str(exc), judges, decide=False)
+    elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        finish(tally, counts, "interrupted", "interrupted before every case finished", judges)
+    else:
+        finish(tally, counts, "interrupted", None, judges)
 
 
 def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
@@ -363,14 +457,22 @@ def _finish(
     state: str,
     reason: str | None,
     judges: Mapping[str, Any] | None = None,
+    *,
+    decide: bool = True,
+    redacted: int = 0,
 ) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    """Write the run_end event and, with a policy, the decision; return both bodies."""
+    """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
+    return both bodies.
+
+    ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
+    """
     end_body: dict[str, Any] = {
         "run_id": run_id,
         "state": state,
         "reason": reason,
         "cases": tally.cases,
         "errored": tally.errored,
+        "redacted": redacted,
         "cache": {
             # reused from an earlier run, made by this run, shared within this run
             "execution": [counts.execution_hit, counts.execution_miss, counts.execution_shared],
@@ -386,9 +488,9 @@ def _finish(
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
         if state == FINISHED and not body.get("parent"):
             ledger.set_ref(LATEST, run_address)  # only a finished top-level run is `latest`
-        policy = body.get("policy")
-        # A run stopped by bad input is not decided: its cases say nothing about the release.
-        if policy is not None and state != "stopped":
+        # A stopped run (bad input, a failed write) is not decided (``decide`` is False): its
+        # cases say nothing about the release.
+        if decide and body.get("policy") is not None:
             decision = decide_run(body, tally, ledger)
             refs = [run_address, end_address, *_calibrations_relied_on(decision)]
             ledger.put(ev.make(ev.DECISION, decision, refs))
@@ -454,10 +556,52 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
     return StoredRun(event.body["run_id"], address, event.body)
 
 
+def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
+    """Refuse to read a run whose index disagrees with what the run recorded.
+
+    The case results a read finds come through the ledger's index; a damaged index page
+    hides some of them, and a report on the rest would look complete. So the cases (and the
+    errored ones) the index finds must be what the run's latest end record counts, and a
+    decision needs an end record beside it. A run still being resumed has found more than its
+    last end record counted, which is not damage. ``tally`` saves a pass over the cases when
+    the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
+    rebuild-indexes``.
+    """
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    if end is None:
+        if latest_meta(ledger, run.run_id, ev.DECISION) is None:
+            return  # not finished yet (or never will be): nothing recorded to check against
+        problem = "it has a decision but its index finds no end record"
+    else:
+        found = (tally.cases, tally.errored) if tally is not None else _count(ledger, run.run_id)
+        if found == (end["cases"], end["errored"]):
+            return
+        if end["state"] != "complete" and found[0] > end["cases"]:
+            return  # a resume has written more cases since
+        problem = (
+            f"its end record counts {end['cases']} cases ({end['errored']} errored), "
+            f"its index finds {found[0]} ({found[1]} errored)"
+        )
+    raise LedgerAccessError(
+        f"the ledger's indexes disagree with run {run.run_id}: {problem}; "
+        "rebuild them with: oloproof ledger rebuild-indexes"
+    )
+
+
+def _count(ledger: Ledger, run_id: str) -> tuple[int, int]:
+    """The case results of a run, and the errored ones among them."""
+    cases = errored = 0
+    for body in stream_case_results(ledger, run_id):
+        cases += 1
+        errored += body["status"] == "errored"
+    return cases, errored
+
+
 def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     """The report of the run named by ``run_id`` (an id, a ref or an address), from the ledger."""
     run = load_run(ledger, run_id)
     tally = tally_run(ledger, run.run_id, criteria_of(run.body), list(run.body["slices"]))
+    check_run_indexes(ledger, run, tally)
     end = latest_meta(ledger, run.run_id, ev.RUN_END)
     decision = latest_meta(ledger, run.run_id, ev.DECISION)
     return _report(ledger, run.body, run.address, tally, end, decision)
@@ -518,13 +662,16 @@ def list_runs(ledger: Ledger) -> list[tuple[str, Mapping[str, Any], Mapping[str,
     return [(a, b, latest_meta(ledger, b["run_id"], ev.RUN_END)) for a, b in runs]
 
 
+def _is_complete(end: Mapping[str, Any] | None) -> bool:
+    return end is not None and end["state"] == "complete"
+
+
 def resume_plan(
     ledger: Ledger, run_id: str, *, concurrency: int | None = None
 ) -> tuple[RunPlan, StoredRun]:
     """Plan the rest of an interrupted run; refuse when its system, cases or config changed."""
     run = load_run(ledger, run_id)
-    end = latest_meta(ledger, run.run_id, ev.RUN_END)
-    if end is not None and end["state"] == "complete":
+    if _is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None
     plan = plan_run(Path(run.body["config_path"]), policy_path=policy_path, concurrency=concurrency)

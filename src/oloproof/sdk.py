@@ -132,6 +132,29 @@ def validate_artifact(kind: str, value: Any) -> dict[str, Any]:
     return parsed.model_dump(mode="json", exclude_none=True)
 
 
+def malformed_artifact(exc: BaseException) -> str | None:
+    """``malformed Passage artifact: doc_id: …`` when ``exc`` is the validation error of one of
+    these artifact types (built or validated anywhere, user code included), else None.
+
+    The type is the one pydantic was validating when it raised: the innermost frame of the
+    error is ``BaseModel.__init__`` (``self``) or a ``model_validate*`` (``cls``). A user's own
+    pydantic model of the same name is not mistaken for it.
+    """
+    if not isinstance(exc, ValidationError):
+        return None
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:
+        frame, tb = tb.tb_frame, tb.tb_next
+    if frame is None:
+        return None
+    owner = frame.f_locals.get("self")
+    model = frame.f_locals.get("cls", type(owner) if owner is not None else None)
+    if not (isinstance(model, type) and issubclass(model, _Artifact)):
+        return None
+    return f"malformed {model.__name__} artifact: {_first_error(exc)}"
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(root)"

@@ -1,15 +1,33 @@
-"""Open the project's ledger (``.oloproof/`` beside oloproof.yaml) with Oloproof's indexes."""
+"""Open the project's ledger (``.oloproof/`` beside oloproof.yaml) as Oloproof's.
+
+``APPLICATION`` tells the ledger who reads it: the name its messages use, the magic Oloproof's
+archives start with (the bytes archives have always had, so older archives stay readable), the
+indexes (``events.index_entries``, under the name ``events.INDEXES``) and the upcasting of old
+schemas (``events.upcast``).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Final
 
-from ledger import Event, Ledger, LedgerError, open_ledger
+from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, open_ledger
 from oloproof.errors import LedgerAccessError, UnknownIdError
-from oloproof.events import index_entries
+from oloproof.events import INDEXES, index_entries, upcast
 from oloproof.idhints import unknown_id_message
 
 LEDGER_DIR = ".oloproof"
+
+ARCHIVE_MAGIC: Final = b"\x89oloproof-archive\r\n\x1a\n"
+APPLICATION: Final = Application(
+    name="oloproof",
+    archive_magic=ARCHIVE_MAGIC,
+    indexer=index_entries,
+    upcast=upcast,
+    indexes=INDEXES,
+)
+
+DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"
 
 
 def open_project_ledger(root: Path, *, create: bool = True) -> Ledger:
@@ -20,7 +38,9 @@ def open_project_ledger(root: Path, *, create: bool = True) -> Ledger:
             f"no ledger in {root} (expected {path}); run `oloproof run` there first"
         )
     try:
-        return open_ledger(path, indexer=index_entries, create=create)
+        return open_ledger(path, app=APPLICATION, create=create)
+    except DamagedStoreError as exc:
+        raise LedgerAccessError(str(exc), hint=DAMAGE_HINT) from None
     except LedgerError as exc:
         raise LedgerAccessError(str(exc)) from None
 

@@ -92,16 +92,17 @@ def test_export_then_import_elsewhere(tmp_path: Path) -> None:
         cwd=tmp_path / "a",
     )
     assert result.returncode == 0, result
-    assert result.stdout.strip() == f"exported 2 events to {archive}"
+    size = archive.stat().st_size
+    assert result.stdout.strip() == f"exported 2 events to {archive} ({size:,} bytes)"
 
     (tmp_path / "b").mkdir()
     result = cli("ledger", "import", str(archive), cwd=tmp_path / "b")
     assert result.returncode == 0, result
-    assert result.stdout.strip() == (
+    assert result.stdout.splitlines()[0] == (
         f"imported 2 new events from {archive} (0 already present, 1 ref(s))"
     )
     result = cli("ledger", "import", str(archive), cwd=tmp_path / "b")
-    assert result.stdout.strip() == (
+    assert result.stdout.splitlines()[0] == (
         f"imported 0 new events from {archive} (2 already present, 1 ref(s))"
     )
     with open_ledger(tmp_path / "b" / ".oloproof", create=False) as imported:
@@ -114,7 +115,8 @@ def test_export_by_prefix(tmp_path: Path) -> None:
     ids = make_project(tmp_path)
     result = cli("ledger", "export", ids["other"][7:17], "--to", "one.oloarchive", cwd=tmp_path)
     assert result.returncode == 0, result
-    assert result.stdout.strip() == "exported 1 event to one.oloarchive"
+    size = (tmp_path / "one.oloarchive").stat().st_size
+    assert result.stdout.strip() == f"exported 1 event to one.oloarchive ({size:,} bytes)"
 
 
 def test_export_unknown_id_exits_2_and_writes_nothing(tmp_path: Path) -> None:

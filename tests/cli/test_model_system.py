@@ -135,7 +135,7 @@ def test_a_model_system_runs_the_judge_gate_cases_end_to_end(
 
     again = run(root, "run", "--json")
     assert again.code == 0
-    assert json.loads(again.out)["cache"]["execution"] == [12, 0]
+    assert json.loads(again.out)["cache"]["execution"] == [12, 0, 0]
     assert len(model.requests) == 12  # the same requests: every execution came from the cache
     model_id = json.loads(again.out)["run_id"]
 
@@ -161,7 +161,7 @@ def test_a_changed_prompt_is_a_new_request_and_so_a_new_execution(
     config["system"]["model"]["prompt"] = PROMPT.replace("one sentence", "one short sentence")
     (root / "oloproof.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     second = run(root, "run", "--json")
-    assert json.loads(second.out)["cache"]["execution"] == [0, 12]
+    assert json.loads(second.out)["cache"]["execution"] == [0, 12, 0]
     assert len(model.requests) == 24
 
 

@@ -20,7 +20,7 @@ from oloproof.runner import load_run
 from oloproof.store import open_project_ledger
 
 APP = """
-import os, time
+import os, sys, time
 from oloproof import Retrieval, Passage, current_case, system
 
 @system(name="toy", version="1", records=("retrieval/v1",))
@@ -37,6 +37,8 @@ def run(case):
     if q == "nan-output":
         return {"answer": float("inf")}
     if q.startswith("slow"):
+        sys.stderr.write("sleeping\\n")
+        sys.stderr.flush()
         time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
     current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
     return {"answer": q.upper()}
@@ -234,7 +236,9 @@ def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(3.0)
+    assert proc.stderr is not None
+    # The first slow case has started: the run is executing, and the fast case is finished.
+    assert proc.stderr.readline() == "sleeping\n"
     proc.send_signal(stop)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == status, out + err

@@ -26,7 +26,7 @@ from ledger import (
     open_archive,
     open_ledger,
 )
-from ledger.archive import MAGIC
+from ledger.application import DEFAULT_ARCHIVE_MAGIC as MAGIC
 
 
 def chain(ledger: Ledger) -> dict[str, str]:
@@ -41,10 +41,13 @@ def chain(ledger: Ledger) -> dict[str, str]:
     return {"root": root, "a": a, "b": b, "other": other}
 
 
-def write_archive(path: Path, events: list[bytes], refs: dict[str, str], fmt: int = 1) -> None:
-    """Write an archive by hand, to make ones export never would."""
+def write_archive(
+    path: Path, events: list[bytes], refs: dict[str, str], fmt: int = 1, magic: bytes = MAGIC
+) -> None:
+    """Write a format-1 archive by hand (as the format-1 code wrote them), to make ones export
+    never would."""
     header = encode({"format": fmt, "extensions": [], "events": len(events), "refs": refs})
-    body = MAGIC + struct.pack(">I", len(header)) + header
+    body = magic + struct.pack(">I", len(header)) + header
     for data in events:
         body += hashlib.sha256(data).digest() + struct.pack(">I", len(data)) + data
     path.write_bytes(body + hashlib.sha256(body).digest())
@@ -56,13 +59,13 @@ def test_round_trip_carries_the_closure_and_asked_refs(tmp_path: Path) -> None:
         count = export_archive(source, ["run_B"], tmp_path / "x.oloarchive")
         assert count == 3
     with open_ledger(tmp_path / "dst") as target:
-        assert import_archive(target, tmp_path / "x.oloarchive") == 3
+        assert import_archive(target, tmp_path / "x.oloarchive").new == 3
         assert [a for a, _ in target.events()] == [ids["root"], ids["a"], ids["b"]]
         assert target.refs() == [("run_B", ids["b"])]
         assert not target.has(ids["other"])
         assert target.verify().ok
         # A second import changes nothing.
-        assert import_archive(target, tmp_path / "x.oloarchive") == 0
+        assert import_archive(target, tmp_path / "x.oloarchive").new == 0
         assert len(target) == 3
 
 
@@ -98,7 +101,7 @@ def test_import_into_a_ledger_that_has_part_of_it(tmp_path: Path) -> None:
         export_archive(source, ["run_B"], tmp_path / "x")
     with open_ledger(tmp_path / "dst") as target:
         target.put(Event("run.started", 1, {"run": 1}))
-        assert import_archive(target, tmp_path / "x") == 2
+        assert import_archive(target, tmp_path / "x").new == 2
         assert target.get_ref("run_B") == ids["b"]
 
 
@@ -161,8 +164,10 @@ def test_damaged_checksum_or_header_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_newer_archive_format_is_refused(tmp_path: Path) -> None:
-    write_archive(tmp_path / "future", [Event("note", 1, {}).to_bytes()], {}, fmt=2)
-    with pytest.raises(UnsupportedFormatError, match="archive format 2.*upgrade"):
+    write_archive(tmp_path / "future", [Event("note", 1, {}).to_bytes()], {}, fmt=3)
+    with pytest.raises(
+        UnsupportedFormatError, match="archive format 3.*this ledger reads ≤2.*upgrade"
+    ):
         open_archive(tmp_path / "future")
 
 
@@ -207,11 +212,23 @@ def test_import_inside_a_batch_is_refused(tmp_path: Path) -> None:
             import_archive(target, tmp_path / "x")
 
 
-def test_reader_opened_once_imports_without_reading_again(tmp_path: Path) -> None:
+def test_import_from_an_open_reader_checks_the_file_again(tmp_path: Path) -> None:
+    """A reader keeps places in the file, not events, so importing from it reads the file,
+    and checks it again: a file changed since it was opened is refused, nothing written."""
     with open_ledger(tmp_path / "src") as source:
-        chain(source)
+        ids = chain(source)
         export_archive(source, ["run_B"], tmp_path / "x")
+        victim = source.get_bytes(ids["a"])
     with open_archive(tmp_path / "x") as archive:
-        (tmp_path / "x").unlink()
+        assert archive.get(ids["a"]) == Event("case", 1, {"n": 1}, [ids["root"]])
         with open_ledger(tmp_path / "dst") as target:
-            assert import_archive(target, archive) == 3
+            assert import_archive(target, archive).new == 3
+        data = bytearray((tmp_path / "x").read_bytes())
+        data[data.find(victim) + 5] ^= 0x01
+        (tmp_path / "x").write_bytes(bytes(data))
+        with pytest.raises(CorruptEventError, match=ids["a"]):
+            archive.get(ids["a"])
+        with open_ledger(tmp_path / "dst2") as other:
+            with pytest.raises(CorruptEventError, match=ids["a"]):
+                import_archive(other, archive)
+            assert len(other) == 0

@@ -112,3 +112,64 @@ def test_two_processes_append_at_once(tmp_path: Path) -> None:
         for who in ("0", "1"):
             found = [event.body["i"] for _, event in ledger.events("w" + who)]
             assert found == list(range(count))
+
+
+GROWER = """
+import sys
+from ledger import Event, open_ledger
+
+path, start, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open_ledger(path, map_size=256 * 1024) as ledger:
+    with ledger.batch():
+        for i in range(start, start + count):
+            ledger.put(Event("grow", 1, {"i": i, "pad": "z" * 400}))
+"""
+
+
+def grow_in_another_process(path: Path, start: int, count: int = 4000) -> None:
+    """Append ``count`` events from a child process whose small map has to grow for them."""
+    subprocess.run([sys.executable, "-c", GROWER, str(path), str(start), str(count)], check=True)
+
+
+def test_opening_while_another_process_grows_the_map(tmp_path: Path) -> None:
+    """The window that made `open_ledger` fail with MDB_MAP_RESIZED: the environment is mapped
+    at the size its file had, then another process grows the map and commits past it before
+    the databases are opened. Reproduced without timing: the growth happens in that window."""
+    from ledger import _lmdb
+    from ledger.store import STORE_DIR
+
+    path = tmp_path / ".oloproof"
+    open_ledger(path, map_size=256 * 1024).close()
+    env = _lmdb._acquire_env(path / STORE_DIR, readonly=False, map_size=256 * 1024)
+    try:
+        grow_in_another_process(path, 0)
+        dbs = _lmdb._open_databases(env, path, readonly=False)
+        assert set(dbs) >= {b"events", b"meta"}
+    finally:
+        _lmdb._release_env(env)
+    with open_ledger(path, create=False) as ledger:
+        assert len(ledger) == 4000
+
+
+def test_an_open_ledger_reads_and_writes_after_another_process_grew_the_map(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / ".oloproof"
+    with open_ledger(path, map_size=256 * 1024) as ledger:
+        first = ledger.put(Event("mine", 1, {"n": 0}))
+        grow_in_another_process(path, 0)
+        # Reads, a write, and a new open in this process all see the larger map.
+        assert len(ledger) == 4001
+        assert ledger.get(first).body == {"n": 0}
+        second = ledger.put(Event("mine", 1, {"n": 1}))
+        with open_ledger(path, map_size=256 * 1024, create=False) as again:
+            assert again.has(second)
+        grow_in_another_process(path, 4000)
+        assert [e.body["n"] for _, e in ledger.events("mine")] == [0, 1]
+        assert ledger.verify().ok
+    # And a fresh process with a small map opens the grown ledger.
+    check = "import sys; from ledger import open_ledger; print(len(open_ledger(sys.argv[1], map_size=1 << 16, create=False)))"
+    out = subprocess.run(
+        [sys.executable, "-c", check, str(path)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "8002"

@@ -15,6 +15,7 @@ import ledger._writes as store_module
 from ledger import (
     AddressError,
     AmbiguousAddressError,
+    Application,
     CodecError,
     Event,
     FormatError,
@@ -493,14 +494,20 @@ def _set_format(path: Path, record: bytes) -> None:
 
 def test_newer_format_is_refused(tmp_path: Path) -> None:
     open_ledger(tmp_path / ".oloproof").close()
-    _set_format(tmp_path / ".oloproof", encode({"format": 2, "extensions": []}))
-    with pytest.raises(UnsupportedFormatError, match="ledger format 2.*reads ≤1.*upgrade"):
+    _set_format(tmp_path / ".oloproof", encode({"format": 3, "extensions": []}))
+    with pytest.raises(
+        UnsupportedFormatError, match="ledger format 3.*this ledger reads ≤2.*upgrade"
+    ):
         open_ledger(tmp_path / ".oloproof")
+    # The application names itself in the message; the ledger never names one.
+    app = Application(name="evalkit")
+    with pytest.raises(UnsupportedFormatError, match="this evalkit reads ≤2"):
+        open_ledger(tmp_path / ".oloproof", app=app)
 
 
 def test_unknown_extension_is_refused(tmp_path: Path) -> None:
     open_ledger(tmp_path / ".oloproof").close()
-    _set_format(tmp_path / ".oloproof", encode({"format": 1, "extensions": ["zstd-bodies"]}))
+    _set_format(tmp_path / ".oloproof", encode({"format": 2, "extensions": ["zstd-bodies"]}))
     with pytest.raises(UnsupportedFormatError, match="zstd-bodies"):
         open_ledger(tmp_path / ".oloproof")
 
@@ -520,7 +527,7 @@ def test_other_lmdb_environment_is_not_a_ledger(tmp_path: Path) -> None:
     env = lmdb.open(str(tmp_path / "x" / "ledger"), max_dbs=2)
     env.open_db(b"something")
     env.close()
-    with pytest.raises(FormatError, match="not an oloproof ledger"):
+    with pytest.raises(FormatError, match="is not a ledger: it has no format record"):
         open_ledger(tmp_path / "x")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
@@ -179,3 +179,21 @@ def test_address_of_is_what_verify_checks(tmp_path: Path) -> None:
     with open_ledger(tmp_path / ".oloproof") as ledger:
         event = Event("note", 1, {"a": [1, 2]})
         assert ledger.put(event) == address_of(event)
+
+
+def test_a_check_that_raises_is_a_problem_not_an_exception(tmp_path: Path) -> None:
+    def broken(ledger: object) -> list[Problem]:
+        raise KeyError("run_id")
+
+    def half(ledger: object) -> Iterator[Problem]:
+        yield Problem("StaleSummary", "sha256:" + "ab" * 32, "found before it broke")
+        raise RuntimeError("boom")
+
+    with open_ledger(tmp_path / ".oloproof") as ledger:
+        ledger.put(Event("note", 1, {}))
+        report = ledger.verify(extra_checks=[broken, half])
+    assert [(p.kind, p.name, p.detail) for p in report.problems] == [
+        ("CheckFailed", "broken", "KeyError: 'run_id'"),
+        ("StaleSummary", None, "found before it broke"),
+        ("CheckFailed", "half", "RuntimeError: boom"),
+    ]

@@ -119,10 +119,12 @@ class _RunView:
 def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
     from oloproof.inspect import failures, find_case
-    from oloproof.runner import load_run, read_run_report
+    from oloproof.runner import check_run_indexes, load_run, read_run_report
 
     run = load_run(ledger, address)
     as_json = view.as_json
+    if view.case is not None or view.failures:
+        check_run_indexes(ledger, run)  # the report checks them as it tallies
     # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
     criteria = [e["criterion"] for e in run.body["evaluators"]]
     if view.case is not None:
@@ -259,10 +261,11 @@ def export_command(
     Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P --format parquet --output results
     """
     from oloproof.inspect import export_run
-    from oloproof.runner import load_run
+    from oloproof.runner import check_run_indexes, load_run
 
     ledger = project_ledger()
     run = load_run(ledger, id)
+    check_run_indexes(ledger, run)
     if fmt is None:
         if output is not None:
             raise UnknownIdError("--output names where --format writes; give --format with it")

@@ -1,8 +1,10 @@
-"""``oloproof verify`` and ``oloproof ledger export|import``: check the ledger, move slices of it.
+"""``oloproof verify`` and ``oloproof ledger export|import|compact|rebuild-indexes``: check the
+ledger, move slices of it, keep only what matters, mend its derived indexes.
 
-``verify`` runs the ledger's own checks with the application's (``oloproof.audit``: every
-stored verdict copy, decision, diagnosis and comparison must re-derive), imported when the
-command runs so that loading the CLI stays light.
+``verify`` runs the ledger's own checks (pages, events, links, refs, indexes, the commit chain)
+with the application's (``oloproof.audit``: every stored verdict copy, decision, diagnosis and
+comparison must re-derive), imported when the command runs so that loading the CLI stays light.
+A ledger whose file is damaged is reported as a problem, like any other.
 
 Exit codes: 0 clean (or done), 1 ``verify`` found problems (each listed), 2 unusable input
 (no ledger, an unknown id, an unreadable or damaged archive), printed as one sentence by
@@ -19,13 +21,23 @@ from pathlib import Path
 
 import typer
 
-from ledger import Ledger, Problem, export_archive, import_archive, open_archive
+from ledger import (
+    DamagedStoreError,
+    Ledger,
+    Problem,
+    VerifyReport,
+    check_archive,
+    export_archive,
+    import_archive,
+)
+from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 
 ledger_app = typer.Typer(
     name="ledger",
-    help="Move slices of the ledger between projects: export to one file, import it elsewhere.",
+    help="Archive the ledger, move slices of it between projects, compact it, and rebuild its "
+    "derived indexes.",
     no_args_is_help=True,
     rich_markup_mode=None,
 )
@@ -40,18 +52,37 @@ def _open(create: bool) -> Ledger:
     return project_ledger(create=create)
 
 
+def _raw_open() -> Ledger:
+    """The ledger as ``ledger`` opens it: its damage is an error of its own kind."""
+    from ledger import open_ledger
+    from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger
+
+    path = Path.cwd() / LEDGER_DIR
+    if not path.exists():
+        return open_project_ledger(Path.cwd(), create=False)  # the usual "no ledger" sentence
+    return open_ledger(path, app=APPLICATION, create=False)
+
+
 @app.command("verify")
 def verify_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    head: str | None = typer.Option(
+        None,
+        "--head",
+        metavar="sha256:…",
+        help="Also confirm that this chain head, published earlier, is part of this "
+        "ledger's history (exit 1 if it is not).",
+    ),
 ) -> None:
-    """Re-check every event, link, ref and index, and re-derive every stored summary.
+    """Re-check every page, event, link, ref, index and commit, and re-derive every summary.
 
     Besides the ledger's own checks, every verdict copy, decision, diagnosis and comparison
-    must equal what the ledger re-derives from its events (StaleSummary otherwise). Lists
-    every problem found and changes nothing. Exit 0 when clean, 1 when problems were found,
-    2 when there is no ledger here.
+    must equal what the ledger re-derives from its events (StaleSummary otherwise), and the
+    commit chain must re-derive from the events: its head, printed at the end, covers the
+    whole history. Lists every problem found and changes nothing. Exit 0 when clean, 1 when
+    problems were found (a damaged file included), 2 when there is no ledger here.
 
-    Example: oloproof verify --json
+    Example: oloproof verify --head "$(cat released-head.txt)"
     """
     from oloproof.audit import AuditCounts, application_checks
 
@@ -60,19 +91,52 @@ def verify_command(
     def checks(ledger: Ledger) -> Iterator[Problem]:
         return application_checks(ledger, counts)
 
-    with _open(create=False) as ledger:
-        progress = None if as_json else _progress_bar()
-        if progress is None:
-            report = ledger.verify(extra_checks=[checks])
-        else:
-            with progress as update:
-                report = ledger.verify(update, extra_checks=[checks])
+    try:
+        ledger = _raw_open()
+    except DamagedStoreError as exc:  # the file cannot even be opened: that is the finding
+        report = VerifyReport(problems=[Problem("DamagedStore", detail=str(exc))])
+        report.notes.append("nothing else was read: the store is damaged")
+    else:
+        with ledger:
+            progress = None if as_json else _progress_bar()
+            if progress is None:
+                report = ledger.verify(extra_checks=[checks], head=head)
+            else:
+                with progress as update:
+                    report = ledger.verify(update, extra_checks=[checks], head=head)
     if as_json:
         typer.echo(json.dumps({**report.to_dict(), "summaries": counts.to_dict()}, indent=2))
     else:
         *lines, last = str(report).splitlines()
+        if any(p.kind == STALE_INDEX for p in report.problems):
+            lines.append(f"the indexes are derived from the events: {REBUILD_HINT}")
         typer.echo("\n".join([*lines, str(counts), last]))
     raise typer.Exit(0 if report.ok else 1)
+
+
+REBUILD_HINT = "rebuild them with: oloproof ledger rebuild-indexes"
+
+
+@ledger_app.command("rebuild-indexes")
+def rebuild_indexes_command() -> None:
+    """Rebuild the ledger's indexes from its events alone.
+
+    The indexes (events by run, by type, by case, by address) are derived data: a damaged
+    index page makes reads miss events, and the read commands refuse a run whose index
+    disagrees with what it recorded. Rebuilding writes every index afresh from the stored
+    events and changes no event. An event whose bytes no longer match its address is left
+    out of the indexes; `oloproof verify` still names it.
+
+    Example: oloproof ledger rebuild-indexes
+    """
+    with _open(create=False) as ledger:
+        ledger.rebuild_indexes()
+        with ledger.snapshot() as snapshot:
+            events, entries = snapshot.count_events(), snapshot.count_index()
+    typer.echo(
+        f"rebuilt the indexes from {events} event{'s' if events != 1 else ''}: "
+        f"{entries} entr{'y' if entries == 1 else 'ies'}; check them with: oloproof verify"
+    )
 
 
 @contextmanager
@@ -93,22 +157,44 @@ def _progress_bar() -> AbstractContextManager[Callable[[int, int], None]] | None
     return _bar() if sys.stderr.isatty() else None
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 @ledger_app.command("export")
 def export_command(
     ids: list[str] = typer.Argument(
-        ..., metavar="ID...", help="Addresses, unique prefixes (≥ 8 hex digits) or ref names."
+        None,
+        metavar="[ID...]",
+        help="Runs, diagnoses, comparisons or any event: addresses, unique prefixes (≥ 8 hex "
+        "digits) or ref names.",
     ),
     to: Path = typer.Option(..., "--to", help="The archive file to write (replaced if it exists)."),
+    everything: bool = typer.Option(
+        False, "--all", help="Export the whole ledger, every ref and the whole chain."
+    ),
 ) -> None:
-    """Write the given events, and every event they link to, into one archive file.
+    """Write the given results, whole, into one archive file.
 
-    Refs given by name (a run id, latest) travel with the archive.
+    A run travels with everything reading it back needs: its case results, executions,
+    stage outputs, judgments, run ends, decisions, diagnoses and the calibrations of its
+    judges; a diagnosis with its parent and child runs; a comparison with both runs. Refs
+    named on the command line and each run's id travel too, and so does the part of the
+    commit chain that added the events. Imported into an empty project, `runs`, `inspect`
+    and `verify` read them as they read here.
 
     Example: oloproof ledger export run_01M4FCBPE0G550CKCVGXCNEM2P --to run.oloarchive
     """
+    from oloproof.archiving import LINKS
+
+    if everything and ids:
+        raise typer.BadParameter("give IDs or --all, not both")
+    if not everything and not ids:
+        raise typer.BadParameter("give at least one ID, or --all")
     with _open(create=False) as ledger:
-        count = export_archive(ledger, ids, to)
-    typer.echo(f"exported {count} event{'s' if count != 1 else ''} to {to}")
+        count = export_archive(ledger, ids or [], to, links=LINKS, everything=everything)
+    size = to.stat().st_size
+    typer.echo(f"exported {_plural(count, 'event')} to {to} ({size:,} bytes)")
 
 
 @ledger_app.command("import")
@@ -117,17 +203,75 @@ def import_command(
 ) -> None:
     """Import an archive into this project's ledger, checking every event first.
 
-    All or nothing: a damaged archive, a missing link or a ref that would move is refused
-    before anything is written. Importing the same archive twice changes nothing.
+    Nothing is written until the whole archive has been checked: a damaged archive, a
+    missing link, an event this version cannot read or a ref that would move is refused
+    first. Importing the same archive twice changes nothing. Into an empty project an archive
+    of a whole ledger replays its commits, so the chain's head is the source's.
 
     Example: oloproof ledger import run.oloarchive
     """
-    # Check the whole archive before touching (or creating) the ledger.
-    with open_archive(file) as archive:
-        with _open(create=True) as ledger:
-            new = import_archive(ledger, archive)
-        total = len(archive)
+    from oloproof.store import APPLICATION, LEDGER_DIR
+
+    if not (Path.cwd() / LEDGER_DIR).exists():
+        check_archive(file, APPLICATION)  # before a ledger is made for it
+    with _open(create=True) as ledger:
+        before, _ = ledger.head()
+        done = import_archive(ledger, file)
+        commits, head = ledger.head()
     typer.echo(
-        f"imported {new} new event{'s' if new != 1 else ''} from {file} "
-        f"({total - new} already present, {len(archive.refs())} ref(s))"
+        f"imported {_plural(done.new, 'new event')} from {file} "
+        f"({done.present} already present, {done.refs} ref(s))"
+    )
+    how = f", {done.replayed} replayed from the archive" if done.replayed else ""
+    typer.echo(f"chain: {commits} commit(s) ({commits - before} new{how}), head {head or '(none)'}")
+
+
+@ledger_app.command("compact")
+def compact_command(
+    keep: list[str] = typer.Option(
+        None,
+        "--keep",
+        metavar="ID",
+        help="Keep this run, comparison, diagnosis or calibration (an id, ref, address or "
+        "prefix), and what it needs. Give it as often as needed.",
+    ),
+    keep_last: int | None = typer.Option(
+        None, "--keep-last", min=1, metavar="N", help="Keep the N newest top-level runs."
+    ),
+) -> None:
+    """Replace the ledger by one holding only what is kept, and report the space saved.
+
+    Kept: what --keep and --keep-last name, with everything reading it back needs (as an
+    archive of it would hold), every comparison whose two runs are kept, every diagnosis of
+    a kept run, every calibration, and the refs that point at kept events. The new ledger is
+    written beside the old one and verified in full; only then does it replace the old one,
+    in one rename, so a crash leaves one or the other. Nothing else may have the ledger open.
+    The new ledger starts a new chain: publish its head again.
+
+    Example: oloproof ledger compact --keep-last 3 --keep latest
+    """
+    from oloproof.compaction import compact_project
+
+    def step(name: str) -> None:
+        sys.stderr.write(f"compact: {name}\n")
+        sys.stderr.flush()
+
+    done = compact_project(Path.cwd(), keep or [], keep_last, progress=step)
+    summary = done.summary
+    plural = {"diagnosis": "diagnoses"}
+    kinds = ", ".join(
+        f"{after} of {before} {name if before == 1 else plural.get(name, name + 's')}"
+        for name, (before, after) in done.kinds.items()
+    )
+    typer.echo(f"kept {kinds}: {summary.events_after} of {summary.events_before} events")
+    if summary.refs_dropped:
+        typer.echo(f"dropped refs to events not kept: {', '.join(summary.refs_dropped)}")
+    share = summary.bytes_after / summary.bytes_before if summary.bytes_before else 1.0
+    typer.echo(
+        f"data.mdb: {summary.bytes_before:,} bytes before, {summary.bytes_after:,} after "
+        f"({share:.0%})"
+    )
+    typer.echo(
+        f"chain: a new history of {summary.commits_after} commit(s), head {summary.head_after}; "
+        f"it replaces the history whose head was {summary.head_before}"
     )

@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import sys
+from pathlib import Path
 from typing import NoReturn
 
 import typer
 
-from ledger import LedgerError
+from ledger import DamagedStoreError, LedgerError
 from oloproof.cli import style
+from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
+from oloproof.project import find_project
+from oloproof.redaction import RedactingStream
+from oloproof.store import DAMAGE_HINT, LEDGER_DIR
+from oloproof.usercode import on_sigint
 
 app = typer.Typer(
     name="oloproof",
@@ -80,8 +87,28 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def main() -> None:
+    # Ctrl-C is noted as it arrives, so a KeyboardInterrupt raised by user code (at import
+    # time, or in a case) is never mistaken for one (oloproof.usercode).
+    signal.signal(signal.SIGINT, on_sigint)
+    if hasattr(signal, "SIGXFSZ"):
+        # Past a file size limit (ulimit -f) a write then fails and is reported as such,
+        # rather than the signal ending the process before the finished cases are written.
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # A closed pipe is caught beneath the redactor, so the redactor's writes raise it too.
     style.guard_stdout()
+    # Every line printed passes the redactor: configured secrets never reach the terminal.
+    sys.stdout = RedactingStream(sys.stdout)
+    sys.stderr = RedactingStream(sys.stderr)
     _register()
+    if command_of(sys.argv[1:]) in GUARDED:
+        # A damaged ledger ends in a sentence, not a signal.
+        found = find_project(Path.cwd())
+        run_guarded(_run, where=str((found.root if found else Path.cwd()) / LEDGER_DIR))
+    else:
+        _run()
+
+
+def _run() -> None:
     try:
         app()
     except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
@@ -92,4 +119,4 @@ def main() -> None:
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
-        fail(str(exc))
+        fail(f"{exc} ({DAMAGE_HINT})" if isinstance(exc, DamagedStoreError) else str(exc))

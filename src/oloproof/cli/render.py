@@ -118,6 +118,9 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
+    if report.redacted:
+        word = "occurrence" if report.redacted == 1 else "occurrences"
+        lines.append(f"Redacted: {report.redacted} {word} of configured secrets")
     if report.corrected:
         lines.append("")
         lines += corrected_lines(report.corrected)

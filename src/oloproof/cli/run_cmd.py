@@ -35,7 +35,11 @@ def run_command(
     ),
     policy: Path | None = typer.Option(None, "--policy", help="A policy file (overrides config)."),
     concurrency: int | None = typer.Option(
-        None, "--concurrency", min=1, help="Cases at once (default: the config's, else 8)."
+        None,
+        "--concurrency",
+        min=1,
+        max=10_000,  # oloproof.config.MAX_CONCURRENCY (not imported: --help stays light)
+        help="Cases at once (default: the config's, else 8).",
     ),
     no_cache: bool = typer.Option(
         False,

@@ -57,7 +57,14 @@ from oloproof.diagnosis.labels import (
 )
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.metrics import criteria_of
-from oloproof.runner import RunPlan, StoredRun, execute_run, load_run, plan_from_run
+from oloproof.runner import (
+    RunPlan,
+    StoredRun,
+    check_run_indexes,
+    execute_run,
+    load_run,
+    plan_from_run,
+)
 from oloproof.systems.base import load_object
 
 
@@ -173,6 +180,7 @@ def _prepare(
     repeats: int,
 ) -> _Request:
     parent = load_run(ledger, run)
+    check_run_indexes(ledger, parent)
     _check_parent(parent, criterion)
     _check_criterion(parent, criterion, chosen)
     staged = parent.body["system"].get("kind") == "rag"

@@ -40,6 +40,8 @@ from typing import Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 import httpx
 
+from oloproof import redaction
+
 ErrorKind = Literal[
     "missing_key", "timeout", "connection", "http_status", "malformed_response", "request"
 ]
@@ -125,9 +127,17 @@ class Provider(Protocol):
     ) -> Completion: ...
 
 
-def redact(text: str, key: str | None) -> str:
-    """``text`` with every occurrence of ``key`` replaced by ``[redacted]``."""
-    return text.replace(key, "[redacted]") if key else text
+def _redacted(failure: ProviderError) -> ProviderError:
+    """``failure`` with the key taken out of its message and of the server's reply it quotes,
+    in case a server echoes it; counted, as the failure is stored."""
+    raw = None if failure.raw is None else redaction.redact(failure.raw)
+    return ProviderError(
+        redaction.redact(failure.message),
+        kind=failure.kind,
+        attempts=failure.attempts,
+        status=failure.status,
+        raw=raw,
+    )
 
 
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
@@ -254,16 +264,17 @@ class HttpProvider:
         body = self.payload(system, user, schema)
         failure: ProviderError | None = None
         for attempt in range(1, self.max_retries + 2):
-            outcome = await self._attempt(headers, body, attempt, key)
+            outcome = await self._attempt(headers, body, attempt)
             if isinstance(outcome, Completion):
-                return outcome
+                # Redacted here, once, so the run counts what the server echoed of the key.
+                return dataclasses.replace(outcome, text=redaction.redact(outcome.text))
             failure, delay = outcome
             if delay is None or attempt > self.max_retries:
                 break
             await asyncio.sleep(delay)
         if failure is None:  # unreachable: the loop runs at least once
             raise RuntimeError("no attempt was made")
-        raise failure
+        raise _redacted(failure)
 
     def _read_key(self) -> str | None:
         if self.api_key_env is None:
@@ -276,10 +287,11 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
+        redaction.register(key)  # kept out of everything stored or printed
         return key
 
     async def _attempt(
-        self, headers: dict[str, str], body: dict[str, Any], attempt: int, key: str | None
+        self, headers: dict[str, str], body: dict[str, Any], attempt: int
     ) -> Completion | tuple[ProviderError, float | None]:
         async with self._semaphore():
             try:
@@ -298,8 +310,8 @@ class HttpProvider:
                 return self._error(message, "connection", attempt), self._backoff(attempt)
             except httpx.HTTPError as exc:
                 message = f"{self._what()}: the request could not be sent ({type(exc).__name__})"
-                return self._error(redact(message, key), "request", attempt), None
-        return self._read(response, attempt, key)
+                return self._error(message, "request", attempt), None
+        return self._read(response, attempt)
 
     async def _post(self, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
         timeout = httpx.Timeout(self.timeout_s)
@@ -309,10 +321,10 @@ class HttpProvider:
             return await client.post(self.url, headers=headers, json=body)
 
     def _read(
-        self, response: httpx.Response, attempt: int, key: str | None
+        self, response: httpx.Response, attempt: int
     ) -> Completion | tuple[ProviderError, float | None]:
         status = response.status_code
-        raw = redact(response.text, key)
+        raw = response.text
         if 200 <= status < 300:
             try:
                 completion = self.parse(response.json())
@@ -320,9 +332,7 @@ class HttpProvider:
                 message = f"{self._what()}: the reply is not a {self.protocol} response"
                 error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
                 return error, None
-            # A reply is stored whole: the key is taken out of it too, in case a server echoes it.
-            text = redact(completion.text, key)
-            return dataclasses.replace(completion, text=text, attempts=attempt)
+            return dataclasses.replace(completion, attempts=attempt)
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
         error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
         if status not in RETRY_STATUSES and status < 500:

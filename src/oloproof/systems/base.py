@@ -9,8 +9,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
-from oloproof.dataset import Case
+from oloproof.dataset import MAX_NESTING, Case
 from oloproof.errors import ConfigError
+from oloproof.usercode import describe, received
 
 
 @dataclass(frozen=True)
@@ -90,9 +91,11 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
                 f"{where}: {key}: no module named {module_name!r} (looked in {base_dir})"
             ) from None
         raise ConfigError(f"{where}: {key}: importing {module_name!r} failed: {exc}") from None
-    except Exception as exc:  # user code failed while importing: report it, don't crash
+    except BaseException as exc:  # user code failed or exited while importing: report it
+        if isinstance(exc, KeyboardInterrupt) and received():
+            raise  # a real Ctrl-C during the import
         raise ConfigError(
-            f"{where}: {key}: importing {module_name!r} failed: {type(exc).__name__}: {exc}"
+            f"{where}: {key}: importing {module_name!r} failed: {describe(exc)}"
         ) from None
     obj: Any = module
     for part in attr.split("."):
@@ -111,3 +114,61 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
         if origin is None or not Path(origin).resolve().is_relative_to(base_dir.resolve()):
             del sys.modules[module_name]
     return importlib.import_module(module_name)
+
+
+class UnrecordableOutput(ValueError):
+    """An output that nests deeper than ``MAX_NESTING`` levels or contains itself."""
+
+
+def plain_output(value: Any) -> Any:
+    """An output as plain JSON-like data: tuples become lists, pydantic models their JSON
+    dump, other objects their ``repr``.
+
+    Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
+    levels or contains itself (which would nest for ever).
+    """
+    try:
+        return _plain(value, 0)
+    except _TooDeep:
+        raise UnrecordableOutput(_why_too_deep(value, ("output",), frozenset())) from None
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _plain(value: Any, depth: int) -> Any:
+    if isinstance(value, dict):
+        if depth >= MAX_NESTING:
+            raise _TooDeep
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth >= MAX_NESTING:
+            raise _TooDeep
+        return [_plain(v, depth + 1) for v in value]
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return _plain(dump(mode="json"), depth)
+    return repr(value)
+
+
+def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) -> str:
+    """Where an output that ``_plain`` found too deep goes wrong ("" below where it does not)."""
+    if not isinstance(value, dict | list | tuple):
+        return ""
+    if id(value) in holding:
+        return f"it contains itself (at {_shown(path)})"
+    if len(holding) >= MAX_NESTING:
+        return f"it is nested deeper than {MAX_NESTING} levels (at {_shown(path)})"
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        found = _why_too_deep(item, (*path, str(key)), holding | {id(value)})
+        if found:
+            return found
+    return ""
+
+
+def _shown(path: tuple[str, ...]) -> str:
+    return ".".join(path) if len(path) <= 6 else ".".join(path[:6]) + "…"

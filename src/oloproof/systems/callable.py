@@ -34,6 +34,12 @@ class CallableSystem:
         fn = load_object(reference, base_dir=base_dir, key="system.callable", where=where)
         if not callable(fn):
             raise ConfigError(f"{where}: system.callable: {reference!r} is not callable")
+        if not _is_python_code(fn):
+            raise ConfigError(
+                f"{where}: system.callable: {reference!r} is not a function defined in Python "
+                f"source (found a {type(fn).__name__}); Oloproof fingerprints a system by its "
+                "source file, so wrap it in a function of your own"
+            )
         info: SystemInfo | None = getattr(fn, "__oloproof_system__", None)
         self._fn: Callable[..., Any] = fn
         self._records = info.records if info else ()
@@ -85,3 +91,13 @@ class CallableSystem:
     async def aclose(self) -> None:
         if self._pool is not None:
             self._pool.close()
+
+
+def _is_python_code(fn: Callable[..., Any]) -> bool:
+    """Whether ``fn`` is a function or method written in Python (not a built-in, a C function
+    or a callable object), so that its source file can be found."""
+    try:
+        inspect.getsourcefile(fn)
+    except TypeError:
+        return False
+    return True

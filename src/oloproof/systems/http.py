@@ -8,7 +8,8 @@ after every retry) or refuses the request (another 4xx) raises ``HttpSystemError
 engine records as that case errored.
 
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
-Header values are never part of the identity, never stored and never printed.
+Header values are never part of the identity; a value read from the environment is registered
+with ``oloproof.redaction``, so it is never stored or printed, even when the endpoint echoes it.
 
 Oloproof cannot see the code behind an endpoint, so by default no run reuses another's
 executions: every case calls the endpoint on every run (judgments of an unchanged output are
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
+from oloproof import redaction
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
@@ -149,6 +151,7 @@ class HttpSystemAdapter:
                         f"{self._where}: system.http.headers.{header}: environment variable "
                         f"{name} is not set"
                     )
+                redaction.register(value)  # kept out of everything stored or printed
                 return value
 
             resolved[header] = _ENV_REF.sub(substitute, template)
@@ -195,6 +198,11 @@ class HttpSystemAdapter:
 # ---------------------------------------------------------------------------- helpers
 
 
+def header_variables(template: str) -> list[str]:
+    """The environment variables a header value reads (``${NAME}``), in order."""
+    return _ENV_REF.findall(template)
+
+
 def _retry_after(value: str | None) -> float | None:
     """Seconds to wait from a Retry-After header (seconds or an HTTP date), or None."""
     if value is None:
@@ -227,6 +235,10 @@ def _excerpt(response: httpx.Response) -> str:
 def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
     try:
         body = json.loads(response.content)
+    except RecursionError:
+        raise ArtifactError(
+            f"case {case_id!r}: the response is nested deeper than JSON can be read here"
+        ) from None
     except ValueError:
         found = " ".join(response.text.split())[:80]
         raise ArtifactError(

@@ -53,8 +53,16 @@ from oloproof.sdk import (
     Retrieval,
     validate_artifact,
 )
-from oloproof.systems.base import ExecContext, Execution, StageRecord, load_object
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    StageRecord,
+    UnrecordableOutput,
+    load_object,
+    plain_output,
+)
 from oloproof.systems.threads import CallPool
+from oloproof.usercode import describe, received
 
 NOT_RETRIEVED = "not_retrieved"
 BELOW_TOP_K = "below_top_k"
@@ -176,10 +184,11 @@ class RagSystem:
             )
         try:
             self._obj = cls()
-        except Exception as exc:  # the user's constructor failed: report it, don't crash
+        except BaseException as exc:  # the user's constructor failed or exited: report it
+            if isinstance(exc, KeyboardInterrupt) and received():
+                raise  # a real Ctrl-C while it ran
             raise ConfigError(
-                f"{where}: system.rag.object: {settings.object}() failed: "
-                f"{type(exc).__name__}: {exc}"
+                f"{where}: system.rag.object: {settings.object}() failed: {describe(exc)}"
             ) from None
         self._pool = CallPool("oloproof-rag")
         count = getattr(self._obj, "count_tokens", None)
@@ -327,12 +336,16 @@ class RagSystem:
         # Model calls generate makes through oloproof.models.ModelClient are kept with its output.
         with recording_model_calls() as calls:
             output = await self._call(self._obj.generate, case.input, context)
-        body: dict[str, Any] = {"output": _plain(output)}
+        try:
+            output = plain_output(output)
+        except UnrecordableOutput as exc:
+            raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+        body: dict[str, Any] = {"output": output}
         if calls:
             body["model_calls"] = calls
         address = ctx.stage_cache.record("generate", identity, body)
         stages.append(StageRecord("generate", identity, address, False))
-        return _plain(output), calls
+        return output, calls
 
     def labels(self, case: Case, execution: Execution | None) -> dict[str, str]:
         """The staged slices of one case: relevant_position and context_truncated."""
@@ -356,11 +369,3 @@ def _citations(case: Case, cited: Any) -> dict[str, Any]:
         return validate_artifact("citations/v1", cited)
     except ArtifactError as exc:
         raise ArtifactError(f"case {case.id!r}: output citations: {exc.message}") from None
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value

@@ -22,6 +22,19 @@ from typing import Any
 _Item = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
 
 
+class _Carried(Exception):
+    """A ``GeneratorExit`` a call raised, on its way to the awaiting coroutine.
+
+    Set on the future as it is, it would be thrown into the awaiting task, and a
+    ``GeneratorExit`` thrown into a coroutine closes the coroutines it awaits instead of
+    reaching their ``except`` clauses; raised by ``call`` itself, it propagates as any other.
+    """
+
+    def __init__(self, exc: GeneratorExit) -> None:
+        super().__init__()
+        self.exc = exc
+
+
 class CallPool:
     """Runs calls on threads of its own, in submission order (see the module)."""
 
@@ -42,7 +55,10 @@ class CallPool:
         if self._unfinished > self._threads:
             self._start_thread(loop)
         self._queue.put((future, fn, args))
-        return await future
+        try:
+            return await future
+        except _Carried as carried:
+            raise carried.exc from None
 
     def close(self) -> None:
         """Stop the threads once their current call returns; calls still queued are dropped."""
@@ -71,6 +87,8 @@ class CallPool:
                     result = fn(*args)
                 except StopIteration as exc:  # cannot be set on a future (it ends generators)
                     error = RuntimeError(f"StopIteration raised: {exc}")
+                except GeneratorExit as exc:
+                    error = _Carried(exc)
                 except BaseException as exc:  # the awaiting coroutine re-raises it
                     error = exc
             try:

@@ -33,7 +33,7 @@ from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import slice_value, stream_case_results
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
-from oloproof.store import LEDGER_DIR
+from oloproof.store import APPLICATION, LEDGER_DIR
 
 PAGE_SIZE = 50
 KINDS = ("errored", "failed", "missing")
@@ -54,7 +54,7 @@ class Reader:
         if not (path / "ledger" / "data.mdb").exists():
             raise UnknownIdError(f"no ledger in {root} (expected {path}); run `oloproof run` first")
         try:
-            self.ledger: Ledger = open_ledger(path, indexer=ev.index_entries, readonly=True)
+            self.ledger: Ledger = open_ledger(path, app=APPLICATION, readonly=True)
         except LedgerError as exc:
             raise UnknownIdError(str(exc)) from None
         self.root = root

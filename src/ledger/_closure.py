@@ -1,0 +1,136 @@
+"""Which events travel together: the closure of some roots under refs and the program's links.
+
+An archive (or a compacted store) holds its roots, every event their ``refs`` name, every event
+filed under an index entry the program's ``Links.follow`` names for one of them, and so on until
+nothing new comes in; the refs ``Links.names`` names for an event travel with it when they point
+at it. Events are marked by sequence number in a bitmap, one bit per stored event, so memory
+stays flat however large the closure is; they are then read out in the source's append order,
+so indexes read in the same order wherever the events go.
+
+No LMDB here: everything is read through one ``Snapshot``.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ledger.address import format_address, parse_address
+from ledger.application import Links
+from ledger.chain import ChainRecord
+from ledger.errors import MissingEventError
+from ledger.event import Event, event_from_trusted
+from ledger.format import _SEQ, index_prefix
+
+if TYPE_CHECKING:
+    from ledger._lmdb import Snapshot
+    from ledger.application import Upcaster
+
+
+@dataclass
+class Selection:
+    """Events marked by sequence number, and the refs that travel with them."""
+
+    marks: bytearray
+    refs: dict[str, str] = field(default_factory=dict)
+    defaults: dict[str, str] = field(default_factory=dict)  # refs set only where absent
+
+    def __contains__(self, seq: int) -> bool:
+        return bool(self.marks[seq >> 3] & (1 << (seq & 7)))
+
+    def mark(self, seq: int) -> bool:
+        """Mark ``seq``; False if it was marked already."""
+        byte, bit = seq >> 3, 1 << (seq & 7)
+        if self.marks[byte] & bit:
+            return False
+        self.marks[byte] |= bit
+        return True
+
+    def count(self) -> int:
+        return int.from_bytes(self.marks, "little").bit_count()
+
+    def seqs(self) -> Iterator[int]:
+        """The marked sequence numbers, in order."""
+        for byte_index, byte in enumerate(self.marks):
+            if byte:
+                for bit in range(8):
+                    if byte & (1 << bit):
+                        yield (byte_index << 3) | bit
+
+    def touches(self, record: ChainRecord) -> bool:
+        """Whether the commit ``record`` added a marked event."""
+        return any(seq in self for seq in range(record.first, record.first + record.count))
+
+
+def select_all(snap: Snapshot) -> Selection:
+    """Every stored event, and every ref."""
+    last = snap.last_seq()
+    selection = Selection(bytearray(last // 8 + 1))
+    for key in snap.seq_keys():
+        selection.mark(_SEQ.unpack(key)[0])
+    selection.refs = {name: format_address(digest) for name, digest in snap.refs()}
+    return selection
+
+
+def select_closure(
+    snap: Snapshot,
+    roots: list[str],
+    links: Links | None,
+    upcast: Upcaster | None,
+) -> Selection:
+    """The closure of ``roots`` (full addresses) under refs and ``links`` (see the module).
+
+    ``MissingEventError`` when an event links to one that is not stored: the selection would
+    be incomplete.
+    """
+    selection = Selection(bytearray(snap.last_seq() // 8 + 1))
+    stack = array("Q")
+    for root in roots:
+        stack.append(_seq_of(snap, root, None))
+    while stack:
+        seq = stack.pop()
+        if not selection.mark(seq):
+            continue
+        record = snap.record_at(_SEQ.pack(seq))
+        if record is None:  # pragma: no cover - the addr table pointed at it a moment ago
+            continue
+        digest, data = record
+        address = format_address(digest)
+        event = event_from_trusted(data)
+        for ref in event.refs:
+            stack.append(_seq_of(snap, ref, address))
+        if links is not None:
+            _follow(snap, selection, stack, address, event, links, upcast)
+    return selection
+
+
+def _follow(
+    snap: Snapshot,
+    selection: Selection,
+    stack: array[int],
+    address: str,
+    event: Event,
+    links: Links,
+    upcast: Upcaster | None,
+) -> None:
+    read = upcast(address, event) if upcast is not None else event
+    if links.follow is not None:
+        for index, key in links.follow(address, read):
+            for entry, _ in snap.index_entries(index_prefix(index, key)):
+                stack.append(_SEQ.unpack(entry[-8:])[0])
+    digest = parse_address(address)
+    for names, into in ((links.names, selection.refs), (links.defaults, selection.defaults)):
+        if names is not None:
+            for name in names(address, read):
+                if snap.ref_get(name) == digest:
+                    into[name] = address
+
+
+def _seq_of(snap: Snapshot, address: str, parent: str | None) -> int:
+    seq_key = snap.addr_get(parse_address(address))
+    if seq_key is None:
+        context = f"{parent} links to it, so the archive would be incomplete" if parent else ""
+        raise MissingEventError(address, context)
+    return int(_SEQ.unpack(seq_key)[0])

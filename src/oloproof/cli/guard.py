@@ -1,0 +1,189 @@
+"""Commands that read the ledger run in a child process, so that damage LMDB cannot survive
+ends in one sentence and exit 2, never in a signal.
+
+LMDB trusts its file. A page overwritten with zeros makes it stop the process on an assertion
+(SIGABRT, ``Assertion 'IS_LEAF(mp)' failed``); a page past the end of a file cut short is a
+SIGBUS when touched. Neither can be caught in the process it happens in. So ``inspect``,
+``runs``, ``export``, ``compare``, ``verify`` and the ``ledger`` commands fork: the child runs
+the command with the terminal as it is (stdout and Python's stderr unchanged), and the parent
+waits. If the child dies by one of those signals, the parent prints
+
+    error: the ledger at .oloproof is damaged below its events: LMDB stopped with SIGABRT
+    (Assertion 'IS_LEAF(mp)' failed in mdb_cursor_next()) (`oloproof verify` lists what is damaged)
+
+and exits 2. LMDB writes its assertion to the C-level stderr just before it stops; the child's
+C-level stderr goes through the parent, which keeps that line back and folds it into its
+sentence, and passes everything else through as it comes.
+
+The parent ignores Ctrl-C (the child, in the same process group, gets it and stops as usual),
+passes SIGTERM and SIGHUP on to the child, and exits as the child did. The child is killed if
+the parent dies. Where there is no ``fork`` the command simply runs in the process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import signal
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+GUARDED = frozenset({"inspect", "runs", "export", "compare", "verify", "ledger"})
+_CRASHES = {signal.SIGABRT, signal.SIGBUS, signal.SIGSEGV}
+_ASSERTION = re.compile(rb"[^\n]*Assertion '[^\n]*' failed in [^\n]*\n?")
+_PR_SET_PDEATHSIG = 1
+
+
+def command_of(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (the first word that is not an option)."""
+    return next((arg for arg in argv if not arg.startswith("-")), None)
+
+
+def run_guarded(body: Callable[[], None], where: str) -> None:
+    """Run ``body`` (the whole command) in a child process; see the module.
+
+    ``where`` names the ledger in the sentence printed when LMDB stops the child.
+    """
+    if not hasattr(os, "fork"):
+        body()
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    read_end, write_end = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _child(body, write_end, parent)
+    os.close(write_end)
+    _parent(pid, read_end, where)
+
+
+def _child(body: Callable[[], None], c_stderr: int, parent: int) -> NoReturn:
+    _die_with(parent)
+    python_stderr = os.dup(2)
+    os.dup2(c_stderr, 2)  # only what C code writes to fd 2 goes through the parent now
+    os.close(c_stderr)
+    sys.stderr = _wrapped_like(sys.stderr, python_stderr)
+    code = 1
+    try:
+        body()
+        code = 0
+    except SystemExit as exc:
+        code = _exit_code(exc)
+    except BaseException:
+        sys.excepthook(*sys.exc_info())
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to do
+                stream.flush()
+    os._exit(code)
+
+
+def _wrapped_like(stream: object, fd: int) -> io.TextIOWrapper:
+    """A text stream on ``fd`` written as ``stream`` was (its encoding, a line at a time),
+    inside the same redaction wrapper when there is one."""
+    from oloproof.redaction import RedactingStream
+
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    raw = io.TextIOWrapper(
+        io.FileIO(fd, "w"), encoding=encoding, errors="backslashreplace", line_buffering=True
+    )
+    return RedactingStream(raw) if isinstance(stream, RedactingStream) else raw  # type: ignore[return-value]
+
+
+def _exit_code(exc: SystemExit) -> int:
+    code = exc.code
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    sys.stderr.write(f"{code}\n")
+    return 1
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel kill this child when the parent dies (Linux), so it never outlives it."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+    if os.getppid() != parent:  # the parent died before the request was made
+        os._exit(1)
+
+
+def _parent(pid: int, read_end: int, where: str) -> NoReturn:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child gets Ctrl-C and stops as usual
+    for forwarded in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(forwarded, lambda signum, _frame: os.kill(pid, signum))
+    held = _relay(read_end)
+    status = _wait(pid)
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        if number in _CRASHES:
+            _report_crash(number, held, where)
+        os.write(2, held)
+        signal.signal(number, signal.SIG_DFL)
+        os.kill(os.getpid(), number)  # end as the child did
+    os.write(2, held)
+    os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _relay(read_end: int) -> bytes:
+    """Pass the child's C-level stderr through, line by line, keeping back LMDB's
+    assertion lines; return those."""
+    held = b""
+    pending = b""
+    while True:
+        try:
+            chunk = os.read(read_end, 65536)
+        except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
+            continue
+        if not chunk:
+            break
+        pending += chunk
+        lines, _, pending = pending.rpartition(b"\n")
+        if lines:
+            text = lines + b"\n"
+            held += b"".join(_ASSERTION.findall(text))
+            rest = _ASSERTION.sub(b"", text)
+            if rest:
+                os.write(2, rest)
+    os.close(read_end)
+    return held + pending
+
+
+def _wait(pid: int) -> int:
+    while True:
+        try:
+            return os.waitpid(pid, 0)[1]
+        except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
+            continue
+
+
+def _report_crash(number: int, held: bytes, where: str) -> NoReturn:
+    from oloproof.store import DAMAGE_HINT
+
+    name = signal.Signals(number).name
+    found = re.search(rb"Assertion '.*' failed in \w+\(\)", held)
+    if found:
+        said = found.group(0).decode("utf-8", "replace")
+        text = (
+            f"the ledger at {where} is damaged below its events: LMDB stopped with {name} ({said})"
+        )
+    elif number == signal.SIGBUS:
+        text = (
+            f"the ledger at {where} is damaged: reading it touched a page past the end of its "
+            "file (SIGBUS)"
+        )
+    else:
+        text = f"the command stopped with {name} while reading the ledger at {where}"
+    sys.stderr.write(f"error: {text} ({DAMAGE_HINT})\n")
+    sys.stderr.flush()
+    os._exit(2)

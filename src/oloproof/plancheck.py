@@ -1,0 +1,51 @@
+"""Checks a plan makes of its inputs together, beyond what each file's own schema checks.
+
+Each refuses input that would otherwise be accepted and then quietly mean something else, or
+fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
+slice), an HTTP header that reads an environment variable which is not set (every case would
+fail at its first call).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from oloproof.config import ProjectConfig
+from oloproof.dataset import Dataset
+from oloproof.errors import ConfigError
+from oloproof.metrics import slice_value
+
+
+def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
+    """Refuse a ``metadata.KEY`` slice no case can fill: a misspelt key is an empty slice."""
+    for index, name in enumerate(config.slices):
+        if not name.startswith("metadata."):
+            continue
+        where = config.location("slices", index, path=config_path)
+        parts = name.split(".")[1:]
+        if parts[0] not in dataset.metadata_keys:
+            keys = ", ".join(sorted(dataset.metadata_keys))
+            found = f"the cases' metadata keys: {keys}" if keys else "no case has metadata"
+            raise ConfigError(
+                f"{where}: slices: {name}: no case has the metadata key {parts[0]!r} ({found})"
+            )
+        if len(parts) > 1 and all(
+            slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
+        ):
+            raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
+
+
+def check_header_variables(config: ProjectConfig, config_path: Path) -> None:
+    """Refuse an HTTP header that reads an environment variable which is not set."""
+    if config.system.http is None:
+        return
+    from oloproof.systems.http import header_variables
+
+    for header, template in config.system.http.headers.items():
+        for name in header_variables(template):
+            if name not in os.environ:
+                where = config.location("system", "http", "headers", header, path=config_path)
+                raise ConfigError(
+                    f"{where}: system.http.headers.{header}: environment variable {name} is not set"
+                )

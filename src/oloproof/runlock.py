@@ -1,0 +1,76 @@
+"""One writer per run: an OS lock on ``.oloproof/locks/RUN_ID.lock`` while a run is written.
+
+Two processes writing one run (``run --resume`` twice, or a resume while the run still
+executes) would execute every missing case twice and record two ends and two decisions. The
+lock is ``flock``: the kernel releases it when its process ends however it ends (a crash, a
+``kill -9``), so a run whose writer died can be resumed at once, and there is no pid file to
+clean up. The holder writes its pid into the file, so a refusal can say who holds the run.
+
+The file is removed by its holder before it lets go; a process that locked a file removed
+meanwhile (it opened it just before) notices the file is gone and starts again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from oloproof.errors import LedgerAccessError
+
+LOCKS_DIR = "locks"
+
+
+@contextmanager
+def run_writer(ledger_dir: Path, run_id: str) -> Iterator[None]:
+    """Hold the run's lock for the block; refuse at once when another process holds it."""
+    path = ledger_dir / LOCKS_DIR / f"{run_id}.lock"
+    fd = _acquire(path, run_id)
+    try:
+        yield
+    finally:
+        # Already gone, or the directory is not writable: the lock still ends with the close.
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.close(fd)
+
+
+def _acquire(path: Path, run_id: str) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise LedgerAccessError(
+                f"run {run_id} is being written by {holder}; "
+                "wait for it to finish (or stop it) and resume then"
+            ) from None
+        except BaseException:
+            os.close(fd)
+            raise
+        if _still_named(fd, path):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            return fd
+        os.close(fd)  # the holder before us removed this file as we opened it: start again
+
+
+def _still_named(fd: int, path: Path) -> bool:
+    try:
+        return os.stat(path).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
+def _holder(fd: int) -> str:
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        text = ""
+    return f"another process (pid {text})" if text.isdigit() else "another process"

@@ -1,0 +1,177 @@
+"""Read a settings file (oloproof.yaml, a policy) as YAML, refusing what would change its meaning.
+
+YAML as PyYAML reads it lets a later duplicate key silently replace the earlier one (a second
+``rules: []`` switches every rule off), follows an alias into the node that holds it, nests
+until Python's recursion limit breaks, and turns a 5,000-digit number into a ``ValueError``.
+Here each of those is one sentence naming the file and the line:
+
+1. the file must be UTF-8 text;
+2. a key may appear once per mapping (both lines are named);
+3. values nest at most ``MAX_NESTING`` levels, and an alias may not refer to the node that
+   holds it; a file holds at most ``MAX_VALUES`` values, aliases counted at each use;
+4. integers lie in what the ledger records (``-2**64 .. 2**64-1``), since the settings are
+   stored with every run.
+
+``read_yaml`` returns the data and the line of every key path, for later errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ledger.codec import INT_MAX, INT_MIN
+from oloproof.errors import ConfigError
+
+MAX_NESTING = 100
+MAX_VALUES = 100_000
+_INT_DIGITS = 40  # past 2**64 by far: refused without converting (Python's own limit is 4,300)
+
+Lines = dict[tuple[Any, ...], int]
+
+
+class _Refused(yaml.YAMLError):
+    """A refusal found while parsing, with the line it is on."""
+
+    def __init__(self, message: str, mark: yaml.Mark) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = mark.line + 1
+
+
+class _Loader(yaml.SafeLoader):
+    """A safe loader that stops at ``MAX_NESTING`` levels and at integers far out of range."""
+
+    _depth = 0
+
+    def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                event = self.peek_event()  # type: ignore[no-untyped-call]  # untyped in stubs
+                raise _Refused(f"nested deeper than {MAX_NESTING} levels", event.start_mark)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        digits = sum(c.isalnum() for c in str(node.value))
+        if digits > _INT_DIGITS:
+            raise _Refused(
+                f"an integer of {digits} digits is outside -2**64 .. 2**64-1", node.start_mark
+            )
+        return super().construct_yaml_int(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+
+
+def read_yaml(path: Path) -> tuple[Any, Lines]:
+    """Parse a YAML file; return the data and the line of each key path."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte {exc.start})") from None
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        lines: Lines = {}
+        if node is not None:
+            _Walk(path, lines).node(node, ())
+        data = loader.construct_document(node) if node is not None else None
+    except _Refused as exc:
+        raise ConfigError(f"{path}, line {exc.line}: {exc.message}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f", line {mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{path}{at}: not valid YAML ({problem})") from None
+    finally:
+        loader.dispose()
+    _check_integers(path, data, (), lines)
+    return data, lines
+
+
+class _Walk:
+    """Records the line of every key path; refuses duplicate keys, cycles and huge files."""
+
+    def __init__(self, path: Path, lines: Lines) -> None:
+        self.path = path
+        self.lines = lines
+        self.values = 0
+        self.holding: set[int] = set()  # the nodes that hold the one being walked
+
+    def node(self, node: yaml.Node, at: tuple[Any, ...]) -> None:
+        line = node.start_mark.line + 1
+        self.lines.setdefault(at, line)
+        self.values += 1
+        if self.values > MAX_VALUES:
+            raise ConfigError(
+                f"{self.path}: more than {MAX_VALUES} values (YAML aliases repeat what they name)"
+            )
+        if id(node) in self.holding:
+            where = ".".join(str(p) for p in at)
+            raise ConfigError(
+                f"{self.path}, line {line}: {where}: a YAML alias that refers to the node "
+                "holding it"
+            )
+        if isinstance(node, yaml.MappingNode | yaml.SequenceNode):
+            self.holding.add(id(node))
+            try:
+                self._children(node, at)
+            finally:
+                self.holding.discard(id(node))
+
+    def _children(self, node: yaml.Node, at: tuple[Any, ...]) -> None:
+        if isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                self.node(item, (*at, index))
+            return
+        first: dict[tuple[str, Any], int] = {}
+        for key_node, value_node in node.value:
+            key = key_node.value
+            line = key_node.start_mark.line + 1
+            if isinstance(key_node, yaml.ScalarNode) and key != "<<":  # << merges: not a key
+                ident = (key_node.tag, key)
+                if ident in first:
+                    raise ConfigError(
+                        f"{self.path}, line {line}: key {key!r} appears twice in one mapping "
+                        f"(first on line {first[ident]}); the second would silently replace "
+                        "the first"
+                    )
+                first[ident] = line
+            self.lines[(*at, key)] = line
+            self.node(value_node, (*at, key))
+
+
+def _check_integers(path: Path, data: Any, at: tuple[Any, ...], lines: Lines) -> None:
+    if isinstance(data, bool):
+        return
+    if isinstance(data, int) and not INT_MIN <= data <= INT_MAX:
+        line = line_for(at, lines)
+        where = f"{path}, line {line}" if line is not None else str(path)
+        key = ".".join(str(p) for p in at)
+        raise ConfigError(f"{where}: {key}: the integer {data} is outside -2**64 .. 2**64-1")
+    if isinstance(data, dict):
+        for key, value in data.items():
+            _check_integers(path, value, (*at, key), lines)
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            _check_integers(path, value, (*at, index), lines)
+
+
+def line_for(loc: tuple[Any, ...], lines: Lines) -> int | None:
+    """The line of a key path, or of the nearest key above it that has one."""
+    for end in range(len(loc), -1, -1):
+        if loc[:end] in lines:
+            return lines[loc[:end]]
+    return None

@@ -1,0 +1,92 @@
+"""Reads check before they decide: when one flipped byte in the LMDB file hides a case from a
+run's index, ``inspect``, ``compare``, ``diagnose`` and ``export`` refuse and name
+``oloproof ledger rebuild-indexes``, after which ``verify`` is clean and the reads agree again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.ledger.tamper import data_file
+from tests.support import copy_example, oloproof
+
+from ledger import open_ledger
+from ledger.format import index_prefix
+from oloproof import events as ev
+from oloproof.store import open_project_ledger
+
+REBUILD = "rebuild them with: oloproof ledger rebuild-indexes"
+
+
+def _case_count(root: Path, run_id: str) -> int:
+    with open_project_ledger(root, create=False) as ledger:
+        return sum(1 for _ in ledger.lookup_events("run_cases", run_id))
+
+
+def _hide_one_case(root: Path, run_id: str) -> None:
+    """Flip one byte of the run's index so that one of its case results is no longer found.
+
+    The byte is the last of the digest an index entry holds. The data file may also hold
+    stale copies of the entry (pages LMDB has since rewritten); the copy that counts is the
+    one whose flip changes what the index finds, so each copy is tried in turn.
+    """
+    with open_ledger(root / ".oloproof") as ledger, ledger.snapshot() as snapshot:
+        prefix = index_prefix("run_cases", run_id)
+        key, digest = next((k, d) for k, d in snapshot.index_entries() if k.startswith(prefix))
+    before = _case_count(root, run_id)
+    path = data_file(root / ".oloproof")
+    data = bytearray(path.read_bytes())
+    needle = key + digest
+    at = data.find(needle)
+    while at >= 0:
+        spot = at + len(needle) - 1
+        data[spot] ^= 0x01
+        path.write_bytes(bytes(data))
+        if _case_count(root, run_id) == before - 1:
+            return
+        data[spot] ^= 0x01  # a stale copy: put it back and try the next
+        path.write_bytes(bytes(data))
+        at = data.find(needle, at + 1)
+    raise AssertionError("no live copy of the index entry was found")
+
+
+def test_reads_refuse_a_run_whose_index_disagrees_and_a_rebuild_mends_it(
+    tmp_path: Path,
+) -> None:
+    root = copy_example("support_rag", tmp_path)
+    baseline = oloproof("run", cwd=root)
+    candidate = oloproof("run", cwd=root)
+    assert {baseline.code, candidate.code} <= {0, 1, 3}, baseline.err + candidate.err
+    base_id, cand_id = baseline.lines[0].split()[1], candidate.lines[0].split()[1]
+    healthy = oloproof("inspect", cand_id, cwd=root)
+    assert healthy.code == 0, healthy.err
+    _hide_one_case(root, cand_id)
+
+    refusal = (
+        f"error: the ledger's indexes disagree with run {cand_id}: its end record counts 13 "
+        f"cases (0 errored), its index finds 12 (0 errored); {REBUILD}\n"
+    )
+    for args in (
+        ["inspect", cand_id],
+        ["inspect", cand_id, "--failures"],
+        ["inspect", cand_id, "--case", "faq-001"],
+        ["export", cand_id],
+        ["compare", cand_id, base_id, "--policy", "compare.yaml"],
+        ["compare", base_id, cand_id],
+        ["diagnose", cand_id, "--intervention", "gold-context", "--criterion", "answer_correct"],
+    ):
+        result = oloproof(*args, cwd=root)
+        assert (result.code, result.err) == (2, refusal), args
+    with open_ledger(root / ".oloproof") as ledger:
+        assert not list(ledger.events(ev.COMPARISON))
+        assert not list(ledger.events(ev.DIAGNOSIS))
+
+    damaged = oloproof("verify", cwd=root)
+    assert damaged.code == 1
+    assert damaged.lines[0].startswith("stale index run_cases: 1 entry missing")
+    assert f"the indexes are derived from the events: {REBUILD}" in damaged.lines
+    rebuilt = oloproof("ledger", "rebuild-indexes", cwd=root)
+    assert rebuilt.code == 0, rebuilt.err
+    assert rebuilt.lines[-1].startswith("rebuilt the indexes from ")
+    clean = oloproof("verify", cwd=root)
+    assert clean.code == 0, clean.out + clean.err
+    assert oloproof("inspect", cand_id, cwd=root).out == healthy.out

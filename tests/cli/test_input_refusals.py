@@ -1,0 +1,278 @@
+"""Input that would silently change meaning, or that used to fail late or with a traceback, is
+refused up front: one sentence naming the file and line, exit 2, and no ledger is created."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tests.support import oloproof
+
+from ledger import open_ledger
+from oloproof import events as ev
+
+APP = """
+from oloproof import system
+
+@system(name="toy", version="1")
+def run(case):
+    return {"answer": case["q"]}
+"""
+CONFIG = """\
+system:
+  name: toy
+  version: "1"
+  callable: app:run
+concurrency: 2
+evaluators:
+  - {type: contains, criterion: echo, field: answer, expected_field: answer}
+slices: [metadata.topic]
+policy: policy.yaml
+"""
+POLICY = """\
+version: 1
+rules:
+  - id: floor
+    metric: echo
+    min: 0.5
+"""
+CASE = {"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}, "metadata": {"topic": "t"}}
+
+
+def _project(root: Path) -> Path:
+    (root / "app.py").write_text(APP)
+    (root / "oloproof.yaml").write_text(CONFIG)
+    (root / "policy.yaml").write_text(POLICY)
+    second = {**CASE, "id": "c2", "metadata": {"topic": "u", "tier": 1}}
+    (root / "cases.jsonl").write_text(json.dumps(CASE) + "\n" + json.dumps(second) + "\n")
+    return root
+
+
+def _config(text: str) -> Callable[[Path], None]:
+    return lambda root: (root / "oloproof.yaml").write_text(text)
+
+
+def _policy(text: str) -> Callable[[Path], None]:
+    return lambda root: (root / "policy.yaml").write_text(text)
+
+
+def _case_line(line: str) -> Callable[[Path], None]:
+    """The cases file with a second line ``line`` after a good first one."""
+    return lambda root: (root / "cases.jsonl").write_text(json.dumps(CASE) + "\n" + line + "\n")
+
+
+def _case(**fields: object) -> Callable[[Path], None]:
+    return _case_line(json.dumps({**CASE, "id": "c2", **fields}))
+
+
+def _deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
+    # -- duplicate keys: the second would silently replace the first
+    "duplicate key in oloproof.yaml": (
+        _config(CONFIG + "concurrency: 4\n"),
+        "{root}/oloproof.yaml, line 10: key 'concurrency' appears twice in one mapping "
+        "(first on line 5); the second would silently replace the first",
+    ),
+    "duplicate key in a policy": (
+        _policy(POLICY + "rules: []\n"),
+        "{root}/policy.yaml, line 6: key 'rules' appears twice in one mapping (first on line "
+        "2); the second would silently replace the first",
+    ),
+    "duplicate key inside a rule": (
+        _policy(POLICY + "    min: 0.1\n"),
+        "{root}/policy.yaml, line 6: key 'min' appears twice in one mapping (first on line "
+        "5); the second would silently replace the first",
+    ),
+    # -- booleans where numbers belong
+    "boolean concurrency": (
+        _config(CONFIG.replace("concurrency: 2", "concurrency: true")),
+        "{root}/oloproof.yaml, line 5: concurrency: expected a number, found the boolean true",
+    ),
+    "boolean timeout_s": (
+        _config(CONFIG + "timeout_s: true\n"),
+        "{root}/oloproof.yaml, line 10: timeout_s: expected a number, found the boolean true",
+    ),
+    "boolean min": (
+        _policy(POLICY.replace("min: 0.5", "min: true")),
+        "{root}/policy.yaml, line 5: rules.0.min: expected a number, found the boolean true",
+    ),
+    "boolean k": (
+        _config(CONFIG.replace("slices:", "  - {type: hit_rate, k: false}\nslices:")),
+        "{root}/oloproof.yaml, line 8: evaluators.1.k: expected a number, found the boolean false",
+    ),
+    # -- contradictory bounds
+    "min above max": (
+        _policy(POLICY.replace("min: 0.5", "min: 0.9\n    max: 0.1")),
+        "{root}/policy.yaml, line 3: rules.0: min 0.9 is above max 0.1: no metric can meet both",
+    ),
+    # -- unknown keys in a case
+    "unknown key in expected.relevant[]": (
+        _case(expected={"answer": "x", "relevant": [{"doc_id": "d1", "grde": 2}]}),
+        "{root}/cases.jsonl, line 2: expected.relevant[0] of case 'c2' has an unknown key "
+        "'grde' (an entry has doc_id, chunk_id, grade)",
+    ),
+    "unknown key in expected.gold_context[]": (
+        _case(expected={"gold_context": [{"doc_id": "d1", "text": "t", "source": "kb"}]}),
+        "{root}/cases.jsonl, line 2: expected.gold_context[0] of case 'c2' has an unknown key "
+        "'source' (an entry has doc_id, chunk_id, text)",
+    ),
+    "chunk_id that is not text": (
+        _case(expected={"relevant": [{"doc_id": "d1", "chunk_id": 3}]}),
+        "{root}/cases.jsonl, line 2: expected.relevant[0].chunk_id of case 'c2' must be a "
+        "non-empty string or null",
+    ),
+    # -- a slice no case can fill
+    "slice key no case has": (
+        _config(CONFIG.replace("metadata.topic", "metadata.topci")),
+        "{root}/oloproof.yaml, line 8: slices: metadata.topci: no case has the metadata key "
+        "'topci' (the cases' metadata keys: tier, topic)",
+    ),
+    "nested slice key no case has": (
+        _config(CONFIG.replace("metadata.topic", "metadata.topic.name")),
+        "{root}/oloproof.yaml, line 8: slices: metadata.topic.name: no case has a value at "
+        "metadata.topic.name",
+    ),
+    # -- numbers and nesting beyond what can be recorded or parsed
+    "case integer of 5,000 digits": (
+        _case_line('{"id": "c2", "input": {"q": ' + "9" * 5000 + "}}"),
+        "{root}/cases.jsonl, line 2: an integer of 5000 digits is outside -2**64 .. 2**64-1",
+    ),
+    "case nested 1,000 deep": (
+        _case_line('{"id": "c2", "input": {"q": ' + _deep(1000) + "}}"),
+        "{root}/cases.jsonl, line 2: nested deeper than 100 levels (the most a case may nest)",
+    ),
+    "case nested 450 deep": (
+        _case_line('{"id": "c2", "input": {"q": ' + _deep(450) + "}}"),
+        "{root}/cases.jsonl, line 2: field 'input' of case 'c2' is nested deeper than 100 "
+        "levels (the most a case may nest)",
+    ),
+    "lone surrogate case id": (
+        _case_line('{"id": "c\\ud800", "input": {"q": "x"}}'),
+        "{root}/cases.jsonl, line 2: field 'id' holds a lone surrogate escape (\\uD800-\\uDFFF "
+        "without its pair), which is not text",
+    ),
+    "yaml nested 1,000 deep": (
+        _config(CONFIG + "extra: " + _deep(1000) + "\n"),
+        "{root}/oloproof.yaml, line 10: nested deeper than 100 levels",
+    ),
+    "yaml integer of 5,000 digits": (
+        _config(CONFIG.replace("concurrency: 2", "concurrency: " + "9" * 5000)),
+        "{root}/oloproof.yaml, line 5: an integer of 5000 digits is outside -2**64 .. 2**64-1",
+    ),
+    "concurrency 2**70": (
+        _config(CONFIG.replace("concurrency: 2", f"concurrency: {2**70}")),
+        "{root}/oloproof.yaml, line 5: concurrency: the integer 1180591620717411303424 is "
+        "outside -2**64 .. 2**64-1",
+    ),
+    "concurrency too large to run": (
+        _config(CONFIG.replace("concurrency: 2", "concurrency: 1000000")),
+        "{root}/oloproof.yaml, line 5: concurrency: Input should be less than or equal to 10000",
+    ),
+    "max_failures 2**80": (
+        _policy(POLICY.replace("min: 0.5", f"kind: observed_count\n    max_failures: {2**80}")),
+        "{root}/policy.yaml, line 6: rules.0.max_failures: the integer "
+        "1208925819614629174706176 is outside -2**64 .. 2**64-1",
+    ),
+    "oloproof.yaml not UTF-8": (
+        lambda root: (root / "oloproof.yaml").write_bytes(CONFIG.encode() + b"# caf\xe9\n"),
+        f"{{root}}/oloproof.yaml, line 10: not UTF-8 text (byte {len(CONFIG.encode()) + 5})",
+    ),
+    "policy not UTF-8": (
+        lambda root: (root / "policy.yaml").write_bytes(b"version: 1\n# \xff\n"),
+        "{root}/policy.yaml, line 2: not UTF-8 text (byte 13)",
+    ),
+    "yaml that refers to itself": (
+        _config(CONFIG + "extra: &loop [*loop]\n"),
+        "{root}/oloproof.yaml, line 10: extra.0: a YAML alias that refers to the node holding it",
+    ),
+    # -- a system reference that is not Python code
+    "built-in function as the system": (
+        _config(CONFIG.replace("app:run", "os:getcwd")),
+        "{root}/oloproof.yaml, line 4: system.callable: 'os:getcwd' is not a function defined "
+        "in Python source (found a builtin_function_or_method); Oloproof fingerprints a "
+        "system by its source file, so wrap it in a function of your own",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_bad_input_is_refused_before_the_ledger_is_touched(tmp_path: Path, name: str) -> None:
+    root = _project(tmp_path)
+    change, sentence = REFUSALS[name]
+    change(root)
+    result = oloproof("run", cwd=root)
+    assert (result.code, result.err) == (2, f"error: {sentence.format(root=root)}\n"), name
+    assert not (root / ".oloproof").exists()
+
+
+UNSET = "OLOPROOF_TEST_NEVER_SET_TOKEN"
+
+
+def test_a_header_variable_that_is_not_set_is_refused_when_planning(tmp_path: Path) -> None:
+    assert UNSET not in os.environ
+    root = _project(tmp_path)
+    (root / "oloproof.yaml").write_text(
+        CONFIG.replace(
+            "  callable: app:run\n",
+            "  http:\n"
+            "    url: http://127.0.0.1:9/answer\n"
+            f"    headers: {{Authorization: 'Bearer ${{{UNSET}}}'}}\n",
+        )
+    )
+    result = oloproof("run", cwd=root)
+    assert (result.code, result.err) == (
+        2,
+        f"error: {root}/oloproof.yaml, line 6: system.http.headers.Authorization: "
+        f"environment variable {UNSET} is not set\n",
+    )
+    assert not (root / ".oloproof").exists()
+
+
+OUTPUTS = """
+from oloproof import system
+
+@system(name="toy", version="1")
+def run(case):
+    if case["q"] == "cycle":
+        output = {"answer": "x", "more": {}}
+        output["more"]["again"] = output
+        return output
+    if case["q"] == "deep":
+        output = []
+        for _ in range(500):
+            output = [output]
+        return {"answer": "x", "deep": output}
+    return {"answer": case["q"]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("question", "problem"),
+    [
+        ("cycle", "it contains itself (at output.more.again)"),
+        ("deep", "it is nested deeper than 100 levels (at output.deep.0.0.0.0…)"),
+    ],
+)
+def test_an_output_that_cannot_be_recorded_stops_the_run_naming_the_case(
+    tmp_path: Path, question: str, problem: str
+) -> None:
+    root = _project(tmp_path)
+    (root / "app.py").write_text(OUTPUTS)
+    (root / "cases.jsonl").write_text(
+        json.dumps(CASE) + "\n" + json.dumps({**CASE, "id": "c2", "input": {"q": question}}) + "\n"
+    )
+    result = oloproof("run", cwd=root)
+    assert (result.code, result.err) == (
+        2,
+        f"error: case 'c2': the output cannot be recorded: {problem}\n",
+    )
+    with open_ledger(root / ".oloproof") as ledger:
+        states = [e.body["state"] for _, e in ledger.events(ev.RUN_END)]
+        assert not list(ledger.events(ev.DECISION))
+    assert states == ["stopped"]
