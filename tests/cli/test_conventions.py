@@ -225,3 +225,37 @@ def test_a_closed_pipe_does_not_hide_a_failed_gate(blackbox: Path) -> None:
     assert first.startswith(b"Run run_") and err == b""
     assert code == 1
     assert (blackbox / "j.xml").is_file()
+
+
+LONG_ANSWER_APP = """
+from oloproof import system
+
+
+@system(name="long", version="1")
+def answer(case):
+    return {"answer": "word " * 100_000}
+"""
+
+
+@pytest.mark.parametrize("view", [[], ["--json"]])
+def test_a_reader_that_stops_before_a_long_output_ends_it_quietly(
+    tmp_path: Path, view: list[str]
+) -> None:
+    # 500 KB of output, far more than a pipe holds: the command is still writing when the
+    # reader goes, so its next write meets the closed pipe.
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "app.py").write_text(LONG_ANSWER_APP)
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "q1", "input": {"question": "q"}, "expected": {"answer": "word"}}) + "\n"
+    )
+    (root / "oloproof.yaml").write_text(
+        'system: {name: long, version: "1", callable: "app:answer"}\n'
+        "dataset: cases.jsonl\n"
+        "evaluators:\n"
+        "  - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}\n"
+    )
+    assert oloproof("run", cwd=root).code == 0
+    code, first, err = _first_line_then_close(["inspect", "latest", "--case", "q1", *view], root)
+    assert first.strip()
+    assert (code, err) == (0, b"")
