@@ -130,3 +130,20 @@ def test_an_errored_case_is_counted_live(blackbox: Path) -> None:
     screen = on_terminal("run", cwd=blackbox, columns=160, stdout_terminal=False)
     frames = [f for f in re.split(r"\r|\n", ANSI.sub("", screen.raw)) if "15/15" in f]
     assert frames and "· 1 errored" in frames[-1], screen.raw
+
+
+def test_runs_and_failures_fold_to_the_terminal_and_stay_whole_in_a_pipe(blackbox: Path) -> None:
+    assert oloproof("run", cwd=blackbox).code == 1
+    piped_runs = oloproof("runs", cwd=blackbox)
+    assert len(piped_runs.lines) == 1 and len(piped_runs.lines[0]) > 80
+    piped_failures = oloproof("inspect", "latest", "--failures", cwd=blackbox)
+    assert max(len(line) for line in piped_failures.lines) > 80
+    for args, piped in (
+        (["runs"], piped_runs),
+        (["inspect", "latest", "--failures"], piped_failures),
+    ):
+        screen = on_terminal(*args, cwd=blackbox, columns=80)
+        assert screen.code == 0, screen.plain
+        assert max(len(line) for line in screen.lines) <= 80, args
+        # Folding only moves words: the same words in the same order.
+        assert screen.plain.split() == piped.out.split(), args

@@ -25,6 +25,7 @@ from oloproof.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from oloproof.inspect import CaseDetail
+    from oloproof.runner import StoredRun
 
 # Other commands add renderers for the event types they own (diagnosis, comparison).
 Renderer = Callable[[Ledger, str, Event, bool], int]
@@ -118,7 +119,7 @@ class _RunView:
 
 def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
-    from oloproof.inspect import failures, find_case
+    from oloproof.inspect import find_case
     from oloproof.runner import check_run_indexes, load_run, read_run_report
 
     run = load_run(ledger, address)
@@ -135,44 +136,7 @@ def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
         _print_case(detail, criteria, ledger)
         return 0
     if view.failures:
-        for name in view.criteria:
-            if name not in criteria:
-                raise UnknownIdError(
-                    f"run {run.run_id} has no criterion {name!r}{did_you_mean(name, criteria)} "
-                    f"(criteria: {', '.join(criteria)})"
-                )
-        failed, unfinished, planned = failures(ledger, run)
-        if view.criteria:
-            failed = [d for d in failed if _fails_on(d, view.criteria)]
-            criteria = [c for c in criteria if c in view.criteria]
-        if as_json:
-            typer.echo(
-                json.dumps(
-                    {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
-                    indent=2,
-                    default=dict,
-                )
-            )
-            return 0
-        count = len(failed) + len(unfinished)
-        on = f" on {', '.join(view.criteria)}" if view.criteria else ""
-        typer.echo(f"{count} of {planned} cases failed, errored or did not finish{on}")
-        for detail in failed:
-            typer.echo("")
-            typer.echo(detail.case_id)
-            if detail.status == "errored" and detail.error is not None:
-                typer.echo(f"  errored: {detail.error['type']}: {detail.error['message']}")
-            else:
-                typer.echo(f"  output: {preview(detail.output)}")
-            for criterion in criteria:
-                verdict = detail.verdicts.get(criterion)
-                text = None if verdict is None else _verdict_text(verdict)
-                if text is not None:
-                    typer.echo(f"  {criterion}: {style.current().outcome(text)}")
-        for case_id in unfinished:
-            typer.echo("")
-            typer.echo(case_id)
-            typer.echo("  did not finish")
+        _print_failures(ledger, run, criteria, view)
         return 0
     report = read_run_report(ledger, run.run_id)
     if as_json:
@@ -181,6 +145,48 @@ def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
         typer.echo(fitted(run_report_lines(report, show_slices=view.slices)))
         typer.echo(f"Run event: {address}")
     return 0
+
+
+def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _RunView) -> None:
+    """The failed, errored and unfinished cases, on ``view.criteria`` when given."""
+    from oloproof.inspect import failures
+
+    for name in view.criteria:
+        if name not in criteria:
+            raise UnknownIdError(
+                f"run {run.run_id} has no criterion {name!r}{did_you_mean(name, criteria)} "
+                f"(criteria: {', '.join(criteria)})"
+            )
+    failed, unfinished, planned = failures(ledger, run)
+    if view.criteria:
+        failed = [d for d in failed if _fails_on(d, view.criteria)]
+        criteria = [c for c in criteria if c in view.criteria]
+    if view.as_json:
+        typer.echo(
+            json.dumps(
+                {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
+                indent=2,
+                default=dict,
+            )
+        )
+        return
+    count = len(failed) + len(unfinished)
+    on = f" on {', '.join(view.criteria)}" if view.criteria else ""
+    lines = [f"{count} of {planned} cases failed, errored or did not finish{on}"]
+    for detail in failed:
+        lines += ["", detail.case_id]
+        if detail.status == "errored" and detail.error is not None:
+            lines.append(f"  errored: {detail.error['type']}: {detail.error['message']}")
+        else:
+            lines.append(f"  output: {preview(detail.output)}")
+        for criterion in criteria:
+            verdict = detail.verdicts.get(criterion)
+            text = None if verdict is None else _verdict_text(verdict)
+            if text is not None:
+                lines.append(f"  {criterion}: {style.current().outcome(text)}")
+    for case_id in unfinished:
+        lines += ["", case_id, "  did not finish"]
+    typer.echo(fitted(lines))  # on a terminal, long previews fold to its width
 
 
 def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
