@@ -42,14 +42,18 @@ _LAZY = {
     "read_run_report": "oloproof.runner",
     "compare_runs": "oloproof.compare",
     "diagnose": "oloproof.diagnosis.run",
+    "evaluate": "oloproof.api",
+    "RunReport": "oloproof.report",
 }
 
 if TYPE_CHECKING:
+    from oloproof.api import evaluate
     from oloproof.compare import compare_runs
     from oloproof.config import load_config
     from oloproof.dataset import load_dataset
     from oloproof.diagnosis.run import diagnose
     from oloproof.models import ModelClient
+    from oloproof.report import RunReport
     from oloproof.results import Interval, Verdict
     from oloproof.runner import execute_run, plan_run, read_run_report
     from oloproof.sdk import (
@@ -91,11 +95,13 @@ __all__ = [
     "Passage",
     "Recorder",
     "Retrieval",
+    "RunReport",
     "UnknownIdError",
     "Verdict",
     "compare_runs",
     "current_case",
     "diagnose",
+    "evaluate",
     "execute_run",
     "load_config",
     "load_dataset",

@@ -23,7 +23,7 @@ as a convenience, these checks re-derive it and report each one that no longer m
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -36,6 +36,7 @@ from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagno
 from oloproof.diagnosis.derive import plain
 from oloproof.errors import OloproofError
 from oloproof.metrics import RunTally, criteria_of
+from oloproof.repeats import combine_verdicts
 from oloproof.runner import StoredRun, decide_run, load_run
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
@@ -200,31 +201,57 @@ class _AsDecided:
 
 def _copy_differences(event: Event, run: StoredRun, judgments: _Judgments) -> list[str]:
     body = event.body
-    verdicts: Mapping[str, Any] = body.get("verdicts") or {}
-    pointers: Mapping[str, str] = body.get("judgments") or {}
     differences: list[str] = []
     if run.address not in event.refs:
         differences.append(f"its links do not name run {run.run_id}")
+    repeats = body.get("repeats")
+    if not repeats:
+        return differences + _verdict_differences(body, event.refs, judgments, "")
+    # A repeated case (oloproof.repeats): each repeat's copies match its judgments, and the
+    # case's verdicts are what combining the repeats' gives.
+    for index, repeat in enumerate(repeats):
+        differences += _verdict_differences(repeat, event.refs, judgments, f"repeat {index}: ")
+    combined = combine_verdicts([r.get("verdicts") or {} for r in repeats])
+    if plain(body.get("verdicts")) != plain(combined):
+        differences.append(
+            f"verdicts: stored {body.get('verdicts')!r}, its repeats give {combined!r}"
+        )
+    return differences
+
+
+def _verdict_differences(
+    body: Mapping[str, Any], refs: Sequence[str], judgments: _Judgments, where: str
+) -> list[str]:
+    verdicts: Mapping[str, Any] = body.get("verdicts") or {}
+    pointers: Mapping[str, str] = body.get("judgments") or {}
+    differences: list[str] = []
     for criterion, pointer in sorted(pointers.items()):
         judgment = judgments.get(pointer)
         if judgment is _CORRUPT:
             continue  # the ledger's own check names it
-        if pointer not in event.refs:
-            differences.append(f"verdict {criterion}: judgment {pointer} is not among its links")
+        if pointer not in refs:
+            differences.append(
+                f"{where}verdict {criterion}: judgment {pointer} is not among its links"
+            )
         if judgment is None:
-            differences.append(f"verdict {criterion}: judgment {pointer} is not stored")
+            differences.append(f"{where}verdict {criterion}: judgment {pointer} is not stored")
         elif judgment[0] != ev.JUDGMENT or judgment[1] != criterion:
-            differences.append(f"verdict {criterion}: {pointer} is not a judgment of {criterion!r}")
+            differences.append(
+                f"{where}verdict {criterion}: {pointer} is not a judgment of {criterion!r}"
+            )
         else:
             copy = plain(verdicts.get(criterion))
             expected = verdict_copy(*judgment[2:])
             if copy != expected:
                 differences.append(
-                    f"verdict {criterion}: stored {copy!r}, judgment {pointer} says {expected!r}"
+                    f"{where}verdict {criterion}: stored {copy!r}, judgment {pointer} says "
+                    f"{expected!r}"
                 )
     for criterion, verdict in sorted(verdicts.items()):
         if criterion not in pointers and verdict.get("s") in _OBSERVED:
-            differences.append(f"verdict {criterion}: {verdict['s']!r} with no judgment behind it")
+            differences.append(
+                f"{where}verdict {criterion}: {verdict['s']!r} with no judgment behind it"
+            )
     return differences
 
 

@@ -23,6 +23,7 @@ from pydantic import (
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings
+from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import line_for, read_yaml
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
@@ -353,9 +354,17 @@ def _check_unique(ids: list[str]) -> None:
 
 
 def validation_error(
-    path: Path, exc: ValidationError, lines: dict[tuple[Any, ...], int]
+    path: Path,
+    exc: ValidationError,
+    lines: dict[tuple[Any, ...], int],
+    model: Any = None,
+    data: Any = None,
 ) -> ConfigError:
-    """Turn the first pydantic error into one sentence naming file, key and line."""
+    """Turn the first pydantic error into one sentence naming file, key and line.
+
+    With the ``model`` and the ``data`` it validated, an unknown key names the closest allowed
+    one, and an unknown ``type:`` tag the closest known type (``oloproof.suggest``).
+    """
     err = exc.errors()[0]
     loc = _data_loc(err["loc"], lines)
     key = ".".join(str(p) for p in loc) or "(top level)"
@@ -365,11 +374,21 @@ def validation_error(
     if err["type"] in ("int_type", "float_type") and isinstance(err.get("input"), bool):
         message = f"expected a number, found the boolean {str(err['input']).lower()}"
     elif err["type"] == "extra_forbidden":
-        message = "unknown key"
+        message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
+    elif err["type"] == "union_tag_invalid":
+        message = _unknown_tag(loc, err.get("ctx") or {})
     elif err["type"] == "missing":
         message = "required key is missing"
     message = message.removeprefix("Value error, ")
     return ConfigError(f"{where}: {key}: {message}")
+
+
+def _unknown_tag(loc: tuple[Any, ...], ctx: dict[str, Any]) -> str:
+    """``unknown evaluator type 'ndgc'; did you mean 'ndcg'?``, with the known types."""
+    tag = str(ctx.get("tag", ""))
+    known = [t.strip(" '") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+    what = "evaluator type" if loc[:1] == ("evaluators",) else "type"
+    return f"unknown {what} {tag!r}{did_you_mean(tag, known)} (known: {', '.join(known)})"
 
 
 def _data_loc(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
@@ -391,7 +410,10 @@ def load_config(path: Path) -> ProjectConfig:
     try:
         config = ProjectConfig.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "config")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, ProjectConfig, data) from None
     config._lines = lines
     return config
 
@@ -404,7 +426,10 @@ def load_policy(path: Path) -> Policy:
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "policy")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, Policy, data) from None
 
 
 def load_compare_policy(path: Path) -> ComparePolicy:
@@ -415,4 +440,7 @@ def load_compare_policy(path: Path) -> ComparePolicy:
     try:
         return ComparePolicy.model_validate(data)
     except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+        kind = wrong_kind(data, "compare_policy")
+        if kind is not None:
+            raise ConfigError(f"{path}: {kind}") from None
+        raise validation_error(path, exc, lines, ComparePolicy, data) from None

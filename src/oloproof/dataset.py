@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ledger import CodecError, encode
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import DatasetError
+from oloproof.suggest import did_you_mean
 
 _KEYS = frozenset({"id", "input", "expected", "metadata"})
 # The keys an entry of expected.relevant / expected.gold_context may have (what the retrieval
@@ -219,7 +220,8 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
     unknown = sorted(set(data) - _KEYS)
     if unknown:
         raise DatasetError(
-            f"{where}: unknown field {unknown[0]!r} (a case has id, input, expected, metadata)"
+            f"{where}: unknown field {unknown[0]!r}{did_you_mean(unknown[0], _KEYS)} "
+            "(a case has id, input, expected, metadata)"
         )
     case_id = data.get("id")
     if not isinstance(case_id, str) or not case_id:

@@ -14,6 +14,10 @@ import tempfile
 from pathlib import Path
 
 from oloproof.errors import ConfigError
+from oloproof.suggest import did_you_mean
+
+BLANK = "blank"
+"""The template ``oloproof init DIR`` copies when no example is named."""
 
 # Never copied: byte code and a ledger left behind by running the example in place.
 _SKIP = ("__pycache__", ".oloproof", "*.pyc", "*.pyo")
@@ -53,8 +57,31 @@ def copy_example(name: str, dest: Path) -> Path:
     """
     available = list_examples()
     if name not in available:
-        raise ConfigError(f"unknown example {name!r} (available: {', '.join(available) or 'none'})")
-    source = examples_root() / name
+        raise ConfigError(
+            f"unknown example {name!r}{did_you_mean(name, available)} "
+            f"(available: {', '.join(available) or 'none'})"
+        )
+    return copy_tree(examples_root() / name, dest)
+
+
+def copy_blank(dest: Path) -> Path:
+    """Copy the blank project (a callable system, four cases, one check, a policy) to ``dest``."""
+    return copy_tree(Path(__file__).parent / "templates" / BLANK, dest)
+
+
+def describe(name: str) -> str:
+    """The first line of an example's README, without its name (``a staged RAG system…``)."""
+    readme = examples_root() / name / "README.md"
+    try:
+        first = readme.read_text(encoding="utf-8").splitlines()[0]
+    except (OSError, IndexError):
+        return ""
+    return first.lstrip("# ").removeprefix(f"{name}:").strip()
+
+
+def copy_tree(source: Path, dest: Path) -> Path:
+    """Copy the folder ``source`` to the new folder ``dest`` (see ``copy_example``)."""
+    name = source.name
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
         raise ConfigError(f"{dest} already exists and is not empty; refusing to overwrite it")

@@ -24,6 +24,7 @@ Caches, and where a result comes from (``CacheCounts``):
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -53,6 +54,7 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
+from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
 from oloproof.systems.base import (
     ExecContext,
@@ -191,6 +193,9 @@ class RunSpec:
     labeller: Labeller | None = None
     # Where each case's system part runs; none: in this process (``LocalEngine``).
     engine: Engine | None = None
+    repeats: int = 1
+    """Executions of each case (``oloproof.repeats``): repeat r > 0 has its own execution
+    identity, so it is a new sample, never a copy of repeat 0."""
 
 
 CaseSink = Callable[[dict[str, Any]], None]
@@ -250,10 +255,14 @@ async def execute_cases(
     async def worker() -> None:
         nonlocal done
         for case in queue:
-            body = await _one_case(run, case)
+            body = await (_repeated_case(run, case) if spec.repeats > 1 else _one_case(run, case))
             on_case(body)
             done += 1
             if progress is not None:
+                # A progress that also counts verdicts (the CLI's live tally) gets each case.
+                case_done = getattr(progress, "case_done", None)
+                if case_done is not None:
+                    case_done(body)
                 progress(done, total)
             if writer.maybe_flush():
                 run.memory.forget_written()
@@ -275,23 +284,44 @@ async def execute_cases(
     return run.counts
 
 
-async def _one_case(run: _Run, case: Case) -> dict[str, Any]:
+async def _repeated_case(run: _Run, case: Case) -> dict[str, Any]:
+    """Execute and judge ``case`` ``repeats`` times; record one case result whose verdicts are
+    the repeats' combined (``oloproof.repeats``), and each repeat's own beside them."""
+    bodies = [await _one_case(run, case, r, record=False) for r in range(run.spec.repeats)]
+    first = bodies[0]
+    body: dict[str, Any] = {
+        **first,
+        "status": "ok" if any(b["status"] == "ok" for b in bodies) else "errored",
+        "verdicts": combine_verdicts([b["verdicts"] for b in bodies]),
+        "repeats": [
+            {k: b[k] for k in ("execution", "status", "verdicts", "judgments", "cache")}
+            for b in bodies
+        ],
+    }
+    judgments = [a for b in bodies for a in b["judgments"].values()]
+    refs = [run.spec.run_address, *(b["execution"] for b in bodies), *judgments]
+    run.writer.add(ev.make(ev.CASE_RESULT, body, list(dict.fromkeys(refs))))
+    return body
+
+
+async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True) -> dict[str, Any]:
     input_key = ev.identity_key(case.input)
-    identity = execution_identity(run.system_key, input_key)
+    identity = execution_identity(run.system_key, input_key, repeat)
     waiting = run.memory.executions.get(identity)
     if waiting is not None:  # a repeat of an input this run is executing or has just executed
         made = await waiting
-        return await _finish_case(run, case, input_key, made, HIT if made.source == HIT else SHARED)
+        source = HIT if made.source == HIT else SHARED
+        return await _finish_case(run, case, input_key, made, source, record)
     made_here = _made_earlier(run, identity)
     if made_here is not None:
-        return await _finish_case(run, case, input_key, made_here, SHARED)
+        return await _finish_case(run, case, input_key, made_here, SHARED, record)
     future: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
     future.add_done_callback(_observe)
     run.memory.executions[identity] = future
     try:
-        made = await _execution(run, case, identity)
+        made = await _execution(run, case, identity, repeat)
         # Resolved only once it is judged: a repeat then finds the judgments as well.
-        body = await _finish_case(run, case, input_key, made, made.source)
+        body = await _finish_case(run, case, input_key, made, made.source, record)
     except BaseException as exc:
         run.memory.executions.pop(identity, None)
         if isinstance(exc, Exception):
@@ -327,13 +357,18 @@ def _made_earlier(run: _Run, identity: str) -> Made | None:
     return Made(address, execution, MISS, fresh)
 
 
-async def _execution(run: _Run, case: Case, identity: str) -> Made:
-    """The case's execution: reused from an earlier run when that is allowed, else run now."""
+async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> Made:
+    """The case's execution: reused from an earlier run when that is allowed, else run now.
+
+    Repeats after the first skip the stage caches, or a staged system would hand back the
+    first repeat's generation for the same context instead of sampling again.
+    """
     seen, cached = _cached_execution(run.ledger, identity) if run.reuses else (True, None)
     if cached is not None:
         address, body = cached
         return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
-    execution, error = await run.engine.execute(case, run.ctx)
+    ctx = run.ctx if repeat == 0 else dataclasses.replace(run.ctx, use_stage_cache=False)
+    execution, error = await run.engine.execute(case, ctx)
     for stage in execution.stages if execution else ():
         run.counts.add_stage(stage.stage, stage.hit)
     try:
@@ -353,7 +388,7 @@ async def _execution(run: _Run, case: Case, identity: str) -> Made:
 
 
 async def _finish_case(
-    run: _Run, case: Case, input_key: str, made: Made, source: str
+    run: _Run, case: Case, input_key: str, made: Made, source: str, record: bool = True
 ) -> dict[str, Any]:
     """Judge the case's execution and record its result in the run."""
     run.counts.add_execution(source)
@@ -399,8 +434,9 @@ async def _finish_case(
         body["labels"] = spec.labeller(case, execution)
     if execution is not None and execution.stages:
         body["stages"] = {s.stage: s.hit for s in execution.stages}
-    refs = [spec.run_address, made.address, *judgments.values()]
-    run.writer.add(ev.make(ev.CASE_RESULT, body, refs))
+    if record:  # a repeat's body goes into its case's one result instead (_repeated_case)
+        refs = [spec.run_address, made.address, *judgments.values()]
+        run.writer.add(ev.make(ev.CASE_RESULT, body, refs))
     return body
 
 

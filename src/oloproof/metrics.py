@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ledger import Ledger
+from oloproof.repeats import bounds
 from oloproof.results import Interval, MetricKind
 from oloproof.stats import (
     betting_interval_counts,
@@ -44,6 +45,11 @@ class MetricTally:
     values: Counter[float] = field(default_factory=Counter)
     missing: Counter[str] = field(default_factory=Counter)
     excluded: Counter[str] = field(default_factory=Counter)
+    partial: Counter[tuple[float, float, float]] = field(default_factory=Counter)
+    """Cases of a repeated run with some repeats missing: (value, lower, upper) counts, the
+    value over the observed repeats and the bounds with the missing ones failing or passing
+    (``oloproof.repeats.bounds``)."""
+    missing_repeats: int = 0
 
     def add(self, summary: Mapping[str, Any]) -> None:
         status = summary["s"]
@@ -52,7 +58,11 @@ class MetricTally:
         elif status == "fail":
             self.failed += 1
         elif status == "value":
-            self.values[float(summary["v"])] += 1
+            value = float(summary["v"])
+            self.values[value] += 1
+            if summary.get("m"):
+                self.partial[(value, *bounds(summary))] += 1
+                self.missing_repeats += int(summary["m"])
         elif status == "excluded":
             self.excluded[summary.get("r", "excluded")] += 1
         else:
@@ -72,7 +82,9 @@ class MetricTally:
 
     @property
     def is_proportion(self) -> bool:
-        return self.kind == "pass_fail" or all(v in (0.0, 1.0) for v in self.values)
+        # A pass/fail criterion has values only in a repeated run (each a case's pass rate over
+        # its repeats); then, as for graded values, only 0s and 1s make a proportion.
+        return all(v in (0.0, 1.0) for v in self.values) and not self.partial
 
     @property
     def successes(self) -> int:
@@ -116,7 +128,18 @@ class MetricTally:
         missing = self.n_missing + not_run
         if self.is_proportion if proportion is None else proportion:
             return bounded_proportion(self.successes, n, missing, level)
-        return bounded_mean_counts(self._value_counts(), missing, level)
+        if not self.partial:
+            return bounded_mean_counts(self._value_counts(), missing, level)
+        # Cases with missing repeats: at their lower bounds for the lower end, upper for upper.
+        low, high = self._value_counts(), self._value_counts()
+        for (value, lower, upper), count in self.partial.items():
+            low[value] -= count
+            high[value] -= count
+            low[lower] += count
+            high[upper] += count
+        lower_end = bounded_mean_counts(+low, missing, level)
+        upper_end = bounded_mean_counts(+high, missing, level)
+        return Interval(lower_end.lower, upper_end.upper, level, lower_end.method)
 
     def _value_counts(self) -> Counter[float]:
         counts = Counter(self.values)

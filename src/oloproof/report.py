@@ -64,6 +64,8 @@ class MetricRow:
     missing_reasons: dict[str, int] = field(default_factory=dict)
     observed_lower: float | None = None
     observed_upper: float | None = None
+    missing_repeats: int = 0
+    """In a repeated run: repeats of observed cases without a verdict (counted against)."""
 
 
 @dataclass(frozen=True)
@@ -169,9 +171,37 @@ class RunReport:
     # Occurrences of configured secrets replaced in what the run stored; None for a run
     # recorded before redaction was counted.
     redacted: int | None = None
+    subset: dict[str, Any] | None = None
+    """What chose the run's cases when it ran a subset (``oloproof.subset``), else None."""
+    repeats: int = 1
+    block_on: list[str] | None = None
+    """The outcomes the run's policy blocks on (None without a policy)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    def to_dataframe(self, table: str = "metrics") -> Any:
+        """One of the report's tables as a pandas DataFrame (pandas must be installed).
+
+        ``metrics``: a row per metric (the columns of ``MetricRow``); ``rules``: a row per
+        rule; ``slices``: a row per slice value and metric (``slice``, ``value``,
+        ``supported`` and the metric's columns).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("RunReport.to_dataframe needs pandas: pip install pandas") from None
+        if table == "metrics":
+            return pd.DataFrame([asdict(m) for m in self.metrics])
+        if table == "rules":
+            return pd.DataFrame([asdict(r) for r in self.rules])
+        if table == "slices":
+            rows = [
+                {"slice": s.slice, "value": s.value, "supported": s.supported, **asdict(s.metric)}
+                for s in self.slices
+            ]
+            return pd.DataFrame(rows)
+        raise ValueError(f"unknown table {table!r} (tables: metrics, rules, slices)")
 
 
 def metric_row(
@@ -210,6 +240,7 @@ def metric_row(
         missing_reasons=dict(sorted(reasons.items())),
         observed_lower=observed.lower if observed else None,
         observed_upper=observed.upper if observed else None,
+        missing_repeats=tally.missing_repeats,
     )
 
 
@@ -382,6 +413,9 @@ def build_run_report(
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
         redacted=(end or {}).get("redacted"),
+        subset=dict(run_body["subset"]) if run_body.get("subset") else None,
+        repeats=int(run_body.get("repeats", 1)),
+        block_on=list(policy.get("block_on") or []) if policy else None,
     )
 
 

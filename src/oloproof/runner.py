@@ -7,9 +7,10 @@ single event is written, so a user mistake never leaves a half-run in the ledger
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,7 @@ from oloproof.report import (
 )
 from oloproof.runlock import run_writer
 from oloproof.store import load_event
+from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 
@@ -67,10 +69,26 @@ class RunPlan:
     evaluators: list[AnyEvaluator]
     policy: Policy | None
     policy_path: Path | None
+    selection: Selection = field(default_factory=Selection)
+    repeats: int = 1
+    chosen: list[Case] | None = None
 
     @property
     def base_dir(self) -> Path:
         return self.config_path.parent
+
+    @property
+    def cases(self) -> Sequence[Case]:
+        """The cases the run executes: the dataset's, or the subset ``restrict`` chose."""
+        return self.dataset.cases if self.chosen is None else self.chosen
+
+    def restrict(self, selection: Selection, repeats: int = 1) -> RunPlan:
+        """This plan over the cases ``selection`` keeps (``oloproof.subset``), each executed
+        ``repeats`` times (``oloproof.repeats``); checked here, before anything is written."""
+        if repeats < 1:
+            raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
+        chosen = None if selection.everything else select(self.dataset.cases, selection)
+        return dataclasses.replace(self, selection=selection, repeats=repeats, chosen=chosen)
 
 
 def plan_run(
@@ -231,6 +249,7 @@ def _run_body(
             "cases": len(plan.dataset.cases),
         },
         "planned_cases": planned,
+        **_subset_body(plan),
         "evaluators": [
             {"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators
         ],
@@ -240,6 +259,17 @@ def _run_body(
         "policy_path": str(plan.policy_path) if plan.policy_path else None,
         "parent": dict(parent) if parent else None,
     }
+
+
+def _subset_body(plan: RunPlan) -> dict[str, Any]:
+    """What chose the run's cases and how often each ran; nothing for a plain run, so its
+    run event keeps the shape it always had."""
+    extra: dict[str, Any] = {}
+    if not plan.selection.everything:
+        extra["subset"] = {**plan.selection.to_body(), "total": len(plan.dataset.cases)}
+    if plan.repeats > 1:
+        extra["repeats"] = plan.repeats
+    return extra
 
 
 async def execute_run(
@@ -272,7 +302,7 @@ async def execute_run(
         running = engine or await open_engine(plan.config, plan.config_path, plan.system)
         try:
             if resume is None:
-                planned = len(cases) if cases is not None else len(plan.dataset.cases)
+                planned = len(cases) if cases is not None else len(plan.cases)
                 body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
                 with ledger.batch():
                     run_address = ledger.put(ev.make(ev.RUN, body))
@@ -311,7 +341,7 @@ async def _execute(
     prior = _stored_counts(ledger, run_id) if resumed else CacheCounts()
     prior_end = latest_meta(ledger, run_id, ev.RUN_END) if resumed else None
     finished = {b["case_id"] for b in done}
-    source = cases if cases is not None else plan.dataset.cases
+    source = cases if cases is not None else plan.cases
     # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
     todo = [c for c in source if c.id not in finished] if finished else source
     if not todo and _is_complete(prior_end):  # another writer finished it since it was planned
@@ -374,6 +404,7 @@ def _run_spec(
         replay=replay,
         labeller=getattr(plan.system, "labels", None),
         engine=engine,
+        repeats=plan.repeats,
     )
 
 
@@ -690,6 +721,9 @@ def resume_plan(
         policy_path=policy_path,
         concurrency=concurrency,
         engine=engine,
+    )
+    plan = plan.restrict(
+        Selection.from_body(run.body.get("subset")), int(run.body.get("repeats", 1))
     )
     if plan.system.identity() != run.body["system"]:
         raise ConfigError(

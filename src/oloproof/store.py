@@ -14,6 +14,7 @@ from typing import Final
 from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, open_ledger
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, index_entries, upcast
+from oloproof.idhints import unknown_id_message
 
 LEDGER_DIR = ".oloproof"
 
@@ -53,7 +54,7 @@ def load_event(ledger: Ledger, text: str, kind: str, noun: str) -> tuple[str, Ev
     try:
         address = ledger.resolve(text)
     except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
+        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
     event = ledger.get(address)
     if event.type != kind:
         raise UnknownIdError(f"{text} is a {event.type} event, not {noun}")

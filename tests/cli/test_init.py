@@ -216,11 +216,48 @@ def test_init_into_a_non_empty_folder_exits_2_and_changes_nothing(tmp_path: Path
     assert snapshot(tmp_path) == before
 
 
-def test_init_without_example_is_a_usage_error(tmp_path: Path) -> None:
+def test_init_without_example_makes_a_blank_project_that_runs(tmp_path: Path) -> None:
     result = oloproof("init", "x", cwd=tmp_path, pythonpath=SRC)
+    assert result.returncode == 0, result.stderr
+    assert "Created x from a blank project (4 files)" in result.stdout
+    assert sorted(p.name for p in (tmp_path / "x").iterdir()) == [
+        "app.py",
+        "cases.jsonl",
+        "oloproof.yaml",
+        "policy.yaml",
+    ]
+    ran = oloproof("run", cwd=tmp_path / "x", pythonpath=SRC)
+    # Four cases cannot show a 70% floor is met: the gate blocks without a FAIL.
+    assert ran.returncode == 3, ran.stderr
+    assert "│ answer_correct │ 75.0%    │ [19.4%, 99.4%] │" in ran.stdout
+
+
+def test_init_without_a_folder_says_what_to_give(tmp_path: Path) -> None:
+    result = oloproof("init", cwd=tmp_path, pythonpath=SRC)
     assert result.returncode == 2
-    assert "--example" in result.stderr
+    assert (
+        result.stderr
+        == "error: name the folder to create: oloproof init DIR (--list names examples)\n"
+    )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_init_list_and_help_name_every_example(tmp_path: Path) -> None:
+    listed = oloproof("init", "--list", cwd=tmp_path, pythonpath=SRC)
+    assert listed.returncode == 0, listed.stderr
+    names = [line.split(":")[0] for line in listed.stdout.splitlines()]
+    assert names == list_examples() and len(names) == 3
+    assert all(line.split(": ", 1)[1] for line in listed.stdout.splitlines())
+    helped = oloproof("init", "--help", cwd=tmp_path, pythonpath=SRC)
+    flat = " ".join(helped.stdout.split())
+    for name in list_examples():
+        assert name in flat, name
+
+
+def test_a_close_example_name_is_suggested(tmp_path: Path) -> None:
+    result = oloproof("init", "--example", "blackbx", "x", cwd=tmp_path, pythonpath=SRC)
+    assert result.returncode == 2
+    assert "unknown example 'blackbx'; did you mean 'blackbox_rag'?" in result.stderr
 
 
 # ------------------------------------------------------------------------ the CLI, wheel

@@ -60,10 +60,9 @@ def run(root: Path, url: str, *args: str) -> Result:
 
 
 def model_calls(root: Path, url: str, case_id: str) -> list[dict[str, object]]:
-    shown = run(root, url, "inspect", "latest", "--case", case_id)
+    shown = run(root, url, "inspect", "latest", "--case", case_id, "--json")
     assert shown.code == 0, shown.err
-    prefix = "  model_call/v1: "
-    return [json.loads(line[len(prefix) :]) for line in shown.lines if line.startswith(prefix)]
+    return list(json.loads(shown.out)["artifacts"].get("model_call/v1", []))
 
 
 def test_a_staged_generate_records_its_model_calls(tmp_path: Path) -> None:

@@ -122,16 +122,17 @@ def test_a_model_system_runs_the_judge_gate_cases_end_to_end(
 
     shown = run(root, "inspect", "latest", "--case", "sync_interval")
     assert shown.code == 0, shown.err
-    assert '  output: "Notes sync across devices every five minutes."' in shown.lines
-    call_line = next(line for line in shown.lines if line.startswith("  model_call/v1: "))
-    call = json.loads(call_line.removeprefix("  model_call/v1: "))
+    assert "  output: Notes sync across devices every five minutes." in shown.lines
+    detail = json.loads(run(root, "inspect", "latest", "--case", "sync_interval", "--json").out)
+    assert detail["output"] == "Notes sync across devices every five minutes."
+    (call,) = detail["artifacts"]["model_call/v1"]
     assert (call["provider"], call["model"], call["attempts"]) == ("openai", "helpdesk-model", 1)
     assert call["input_tokens"] > 100 and call["output_tokens"] == 7
     assert call["cost"] == pytest.approx(call["input_tokens"] * 1e-6 + 7 * 2e-6)
     assert len(call["request_key"]) > 20
-    assert any(line.startswith("  context/v1: ") and "kb-01" in line for line in shown.lines), (
-        shown.out
-    )
+    (context,) = detail["artifacts"]["context/v1"]
+    assert "kb-01" in [item["doc_id"] for item in context["items"]]
+    assert "  context/v1:" in shown.lines
 
     again = run(root, "run", "--json")
     assert again.code == 0

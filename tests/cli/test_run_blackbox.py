@@ -198,7 +198,8 @@ def test_a_terminal_gets_a_progress_bar(blackbox: Path) -> None:
         stdin=secondary,
         stdout=secondary,
         stderr=secondary,
-        env={**os.environ, "COLUMNS": "100"},
+        # Colour is tested on its own (tests/cli/test_terminal.py); here the words are.
+        env={**os.environ, "COLUMNS": "100", "NO_COLOR": "1"},
     )
     os.close(secondary)
     seen = b""

@@ -137,7 +137,9 @@ def test_a_malformed_artifact_stops_the_run_with_exit_2(tmp_path: Path) -> None:
 
 
 def test_what_the_ledger_cannot_record_stops_the_run_naming_the_case(tmp_path: Path) -> None:
-    root = project(tmp_path, ["hello", "nan-score"])
+    # Two projects side by side: one inside the other would be found as the nearer (a note).
+    (tmp_path / "score").mkdir()
+    root = project(tmp_path / "score", ["hello", "nan-score"])
     result = oloproof("run", cwd=root)
     assert result.code == 2
     assert result.err == (

@@ -62,8 +62,7 @@ def test_a_format_1_project_reads_as_the_code_that_wrote_it_printed_it(tmp_path:
     assert kept(before, report)
     assert report["errors"] == [] and report["metrics"][0]["observed_lower"] is not None
 
-    case = oloproof("inspect", run, "--case", "refund_review", cwd=root)
-    assert case.code == 0 and case.out == (V1 / "case.txt").read_text()
+    assert_case_reads_as_printed(root, run)
     listed = oloproof("runs", cwd=root)
     assert listed.code == 0 and run in listed.out and "COMPLETE" in listed.out
 
@@ -73,6 +72,26 @@ def test_a_format_1_project_reads_as_the_code_that_wrote_it_printed_it(tmp_path:
         "chain: its first commit hashes the 27 event(s) the ledger held before it had a chain"
         in (verified.lines)
     )
+
+
+def assert_case_reads_as_printed(root: Path, run: str) -> None:
+    """``inspect --case`` shows what that code showed: the values it printed one JSON line a
+    field are the raw ones (``--json``), and its judgment and address lines are printed as
+    they were (the layout of the rest is folded for people now)."""
+    detail = json.loads(oloproof("inspect", run, "--case", "refund_review", "--json", cwd=root).out)
+    printed = oloproof("inspect", run, "--case", "refund_review", cwd=root)
+    assert printed.code == 0, printed.err
+    old = (V1 / "case.txt").read_text().splitlines()
+    assert printed.lines[0] == old[0] == "case refund_review (ok)"
+    fields = {f"  {name}: ": detail[name] for name in ("input", "expected", "metadata", "output")}
+    fields |= {f"  {kind}: ": items[0] for kind, items in detail["artifacts"].items()}
+    values = [line for line in old if line.startswith(tuple(fields))]
+    assert len(values) == len(fields) == 7
+    for line in values:
+        head = next(h for h in fields if line.startswith(h))
+        assert json.loads(line.removeprefix(head)) == fields[head], head
+    kept_lines = old[old.index("  judgments:") :]
+    assert len(kept_lines) == 7 and printed.lines[-len(kept_lines) :] == kept_lines
 
 
 def test_the_upcaster_is_what_reads_the_old_shape(tmp_path: Path) -> None:

@@ -154,3 +154,22 @@ def test_a_judge_repeating_its_key_in_a_valid_verdict(tmp_path: Path) -> None:
         exported = oloproof("ledger", "export", run_id, "--to", str(archive), cwd=root)
         printed = everything_printed(run, case, shown, exported)
         assert_nowhere(JUDGE_KEY, root, printed, archive)
+
+
+def test_ci_files_and_table_exports_hold_the_redacted_values(echo_project: Path) -> None:
+    env = {"ECHO_TOKEN": TOKEN}
+    ci = ["--junit", "j.xml", "--junit-cases", "--summary", "s.md"]
+    run = oloproof("run", *ci, "--json", cwd=echo_project, env=env)
+    run_id = json.loads(run.out)["run_id"]
+    written = [echo_project / "j.xml", echo_project / "s.md"]
+    for fmt in ("csv", "jsonl", "parquet", "trec"):
+        done = oloproof("export", run_id, "--format", fmt, "--output", fmt, cwd=echo_project)
+        assert done.code == 0, done.err
+        written += sorted((echo_project / fmt).iterdir())
+    assert TOKEN not in run.out + run.err
+    for path in written:
+        assert TOKEN.encode() not in path.read_bytes(), path.name
+    # The errored case is in the JUnit file with its (redacted) error, and the 200 answer is
+    # in the cases table as stored.
+    assert "token not accepted: Bearer [redacted]" in (echo_project / "j.xml").read_text()
+    assert "ok, you sent Bearer [redacted]" in (echo_project / "jsonl" / "cases.jsonl").read_text()

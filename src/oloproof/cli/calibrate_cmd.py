@@ -17,6 +17,7 @@ from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
+from oloproof.cli.project import config_path
 from oloproof.display import fmt_percent, fmt_percent_interval
 from oloproof.results import Interval
 from oloproof.store import open_project_ledger
@@ -35,7 +36,11 @@ def calibrate_command(
         "--labels",
         help="Human-labelled examples, one JSON object a line (see docs/judges.md).",
     ),
-    config: Path = typer.Option(Path("oloproof.yaml"), "--config", help="The project file."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="The project file (default: the oloproof.yaml of the project this folder is in).",
+    ),
     level: float = typer.Option(
         0.95, "--level", min=0.5, max=0.999, help="Confidence level of the printed intervals."
     ),
@@ -51,6 +56,7 @@ def calibrate_command(
 
     Example: oloproof calibrate --evaluator groundedness --labels labels.jsonl
     """
+    config = config_path(config)
     with open_project_ledger(config.resolve().parent) as ledger:
         from oloproof.calibration import run_calibration
 

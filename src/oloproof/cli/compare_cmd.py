@@ -15,11 +15,14 @@ import typer
 
 from ledger import Event, Ledger
 from oloproof import events as ev
+from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
+from oloproof.cli.render import fitted, gate_line
 from oloproof.display import fmt_points, fmt_points_interval
+from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
-from oloproof.store import open_project_ledger
 
 SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
@@ -41,43 +44,95 @@ def compare_command(
     slices: bool = typer.Option(
         False, "--slices", help="List the exploratory slice differences (they never gate)."
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    cases: bool = typer.Option(
+        False,
+        "--cases",
+        help="List the cases whose verdict changed, with both verdicts and where to see them.",
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the comparison as JSON (with the changed cases)."
+    ),
+    junit: Path | None = typer.Option(
+        None, "--junit", help="Also write a JUnit XML report to FILE: one test per rule."
+    ),
+    summary: Path | None = typer.Option(
+        None,
+        "--summary",
+        help="Also write a Markdown summary to FILE (a pull request comment, or "
+        "$GITHUB_STEP_SUMMARY).",
+    ),
 ) -> None:
     """Compare a candidate run with a baseline run, case by case, and decide a policy.
 
     Exit code: 0 the gate passes (or no policy), 1 a rule FAILed, 3 the gate blocks without a
     FAIL, 2 bad input.
 
-    Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml
+    Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml --cases
     """
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     from oloproof.compare import compare_runs
 
     note_latest(ledger, candidate, baseline)
 
     comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
+    address, body = comparison.address, comparison.body
+    flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
+    if junit is not None or summary is not None:
+        from oloproof.cli.ci import write_file
+        from oloproof.cli.ci_compare import comparison_junit, comparison_summary
+
+        if junit is not None:
+            write_file(junit, comparison_junit(address, body))
+        if summary is not None:
+            write_file(summary, comparison_summary(address, body, flips))
+    style.decided(comparison.exit_code)
     if as_json:
-        typer.echo(comparison_json(comparison.address, comparison.body))
+        typer.echo(comparison_json(address, body, flips))
     else:
-        typer.echo("\n".join(comparison_lines(comparison.address, comparison.body, slices)))
+        lines = comparison_lines(address, body, slices)
+        if cases:
+            lines = _with_flips(lines, flips)
+        typer.echo(fitted(lines))
     raise typer.Exit(comparison.exit_code)
+
+
+def _with_flips(lines: list[str], flips: Sequence[Flip]) -> list[str]:
+    """The comparison's lines with the changed cases before its decisions."""
+    at = lines.index("Decisions") if "Decisions" in lines else len(lines)
+    return [*lines[:at], *flip_lines(flips), *lines[at:]]
+
+
+def flip_lines(flips: Sequence[Flip]) -> list[str]:
+    """``Changed cases: 1 improved, 0 regressed`` and one line per changed case."""
+    improved = sum(1 for f in flips if f.direction == "improved")
+    head = f"Changed cases: {improved} improved, {len(flips) - improved} regressed"
+    return [
+        head,
+        *(
+            f"  {f.metric}  {f.case_id}  {f.baseline} → {f.candidate}  {f.direction}  "
+            f"{f.candidate_case} · {f.baseline_case}"
+            for f in flips
+        ),
+    ]
 
 
 def _render_comparison(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
     """``oloproof inspect`` on a comparison: the same text (or JSON) as ``compare`` printed."""
     if as_json:
-        typer.echo(comparison_json(address, event.body))
+        typer.echo(comparison_json(address, event.body, flipped_cases(ledger, event.body)))
     else:
-        typer.echo("\n".join(comparison_lines(address, event.body)))
+        typer.echo(fitted(comparison_lines(address, event.body)))
     return 0
 
 
 RENDERERS[ev.COMPARISON] = _render_comparison
 
 
-def comparison_json(address: str, body: Mapping[str, Any]) -> str:
-    """The comparison as JSON: its address and its recorded body."""
-    return json.dumps({"address": address, **body}, indent=2, ensure_ascii=False, sort_keys=True)
+def comparison_json(address: str, body: Mapping[str, Any], flips: Sequence[Flip] = ()) -> str:
+    """The comparison as JSON: its address, its recorded body, and the cases that changed
+    (``flipped``: derived from the two runs, not recorded)."""
+    data = {"address": address, **body, "flipped": [f.to_json() for f in flips]}
+    return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True)
 
 
 # ----------------------------------------------------------------------------------- lines
@@ -100,7 +155,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         for decision in body["decisions"]:
             lines += _decision_lines(decision)
         label = "BLOCK" if body["gate"]["blocked"] else "PASS"
-        lines.append(f"Gate: {label} (exit {body['gate']['exit_code']})")
+        lines.append(gate_line(label, int(body["gate"]["exit_code"])))
     return lines
 
 
@@ -169,11 +224,9 @@ def _slice_lines(rows: Sequence[Mapping[str, Any]], support: int, show: bool) ->
 
 def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     test = f"{_TESTS[decision['test']]}, margin {_margin(decision['margin_points'])} points"
+    outcome = style.current().outcome(decision["outcome"])
     lines = [
-        "  "
-        + "  ".join(
-            [decision["id"], decision["metric"], test, decision["outcome"], decision["reason"]]
-        )
+        "  " + "  ".join([decision["id"], decision["metric"], test, outcome, decision["reason"]])
     ]
     detail = decision["detail"]
     planning = detail.get("planning")

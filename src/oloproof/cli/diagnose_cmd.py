@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -17,9 +16,9 @@ from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
 from oloproof.diagnosis import labels as dg
 from oloproof.errors import ConfigError
-from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
     from oloproof.diagnosis.derive import Diagnosis
@@ -329,7 +328,7 @@ def diagnose_command(
 
     Example: oloproof diagnose latest --intervention gold-context --criterion answer_correct
     """
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     if verify is not None:
         if run is not None or intervention is not None or criterion is not None:
             raise ConfigError("--verify takes a diagnosis id alone")

@@ -1,4 +1,4 @@
-"""`oloproof init`: start a project from an example shipped with Oloproof."""
+"""`oloproof init`: start a project, blank or from an example shipped with Oloproof."""
 
 from __future__ import annotations
 
@@ -9,39 +9,56 @@ from typing import Annotated
 import typer
 
 from oloproof.cli.main import app
-from oloproof.examples_dir import copy_example
+from oloproof.errors import ConfigError
+from oloproof.examples_dir import copy_blank, copy_example, describe, list_examples
 
 
 @app.command("init")
 def init(
-    example: Annotated[
-        str,
-        typer.Option(
-            "--example",
-            metavar="NAME",
-            help="The example to copy, e.g. blackbox_rag or support_rag.",
-        ),
-    ],
     directory: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
             metavar="DIR",
             help="The folder to create; it must not exist or be empty.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example",
+            metavar="NAME",
+            help="Copy this example instead of the blank project: blackbox_rag, support_rag "
+            "or judge_gate (--list describes them).",
+        ),
+    ] = None,
+    show_list: Annotated[
+        bool, typer.Option("--list", help="List the examples with what each shows, and exit.")
+    ] = False,
 ) -> None:
-    """Create a project folder from an example shipped with Oloproof.
+    """Create a project folder: a blank, runnable project, or a copy of an example.
 
-    The folder holds the example's system, cases and oloproof.yaml; run it from there.
+    The blank project has a callable system (app.py), four cases, one check and a release
+    policy; replace the system's body with a call to your application. Run it from its folder.
 
     Example: oloproof init --example blackbox_rag my-eval
     """
-    created = copy_example(example, directory)
+    if show_list:
+        for name in list_examples():
+            typer.echo(f"{name}: {describe(name)}")
+        return
+    if directory is None:
+        raise ConfigError("name the folder to create: oloproof init DIR (--list names examples)")
+    if example is None:
+        created = copy_blank(directory)
+        what = "a blank project"
+    else:
+        created = copy_example(example, directory)
+        what = f"the {example} example"
     files = sorted(
         path.relative_to(created).as_posix() for path in created.rglob("*") if path.is_file()
     )
-    typer.echo(f"Created {directory} from the {example} example ({len(files)} files):")
+    typer.echo(f"Created {directory} from {what} ({len(files)} files):")
     for name in files:
         typer.echo(f"  {(directory / name).as_posix()}")
     typer.echo("")

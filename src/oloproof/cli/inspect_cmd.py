@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -12,14 +13,19 @@ import typer
 
 from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
+from oloproof.cli import style
 from oloproof.cli.main import app
-from oloproof.cli.render import judgment_lines, preview, run_report_lines
+from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
+from oloproof.cli.project import project_ledger, project_root
+from oloproof.cli.render import fitted, judgment_lines, preview, run_report_lines
 from oloproof.errors import UnknownIdError
+from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
-from oloproof.store import open_project_ledger
+from oloproof.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from oloproof.inspect import CaseDetail
+    from oloproof.runner import StoredRun
 
 # Other commands add renderers for the event types they own (diagnosis, comparison).
 Renderer = Callable[[Ledger, str, Event, bool], int]
@@ -33,7 +39,7 @@ def _resolve(ledger: Ledger, text: str) -> str:
     try:
         return ledger.resolve(text)
     except LedgerError as exc:
-        raise UnknownIdError(str(exc)) from None
+        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
 
 
 def note_latest(ledger: Ledger, *names: str) -> None:
@@ -47,19 +53,34 @@ def note_latest(ledger: Ledger, *names: str) -> None:
 @app.command("inspect")
 def inspect_command(
     id: str = typer.Argument(..., help="An address, a unique prefix (≥ 8 hex digits) or a ref."),
-    case: str | None = typer.Option(None, "--case", help="Show one case of a run in full."),
+    case: str | None = typer.Option(
+        None, "--case", help="Show one case of a run in full, indented and folded to fit."
+    ),
     show_failures: bool = typer.Option(False, "--failures", help="List a run's failed cases."),
-    as_json: bool = typer.Option(False, "--json", help="Print as JSON."),
+    criterion: list[str] = typer.Option(
+        [],
+        "--criterion",
+        metavar="NAME",
+        help="With --failures: only the cases that failed (or are missing) on this criterion; "
+        "repeat it for several.",
+    ),
+    slices: bool = typer.Option(
+        False, "--slices", help="List every slice row of a run's report, however many."
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print as JSON (the raw form)."),
 ) -> None:
     """Show any event by address, prefix or ref, with the addresses it links to.
 
-    Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures
+    Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures --criterion answer_correct
     """
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     address = _resolve(ledger, id)
     event = ledger.get(address)
+    if criterion and not show_failures:
+        raise UnknownIdError("--criterion narrows --failures; give --failures with it")
     if event.type == ev.RUN:
-        raise typer.Exit(_inspect_run(ledger, address, case, show_failures, as_json))
+        view = _RunView(case, show_failures, criterion, slices, as_json)
+        raise typer.Exit(_inspect_run(ledger, address, view))
     if case is not None or show_failures:
         raise UnknownIdError(f"{id} is a {event.type} event; --case and --failures need a run")
     renderer = RENDERERS.get(event.type)
@@ -85,62 +106,96 @@ def _print_event(address: str, event: Event, as_json: bool) -> None:
         typer.echo(f"links to: {ref}")
 
 
-def _inspect_run(
-    ledger: Ledger, address: str, case: str | None, show_failures: bool, as_json: bool
-) -> int:
+@dataclass(frozen=True)
+class _RunView:
+    """What ``inspect`` shows of a run."""
+
+    case: str | None
+    failures: bool
+    criteria: list[str]
+    slices: bool
+    as_json: bool
+
+
+def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
-    from oloproof.inspect import failures, find_case
+    from oloproof.inspect import find_case
     from oloproof.runner import check_run_indexes, load_run, read_run_report
 
     run = load_run(ledger, address)
-    if case is not None or show_failures:
+    as_json = view.as_json
+    if view.case is not None or view.failures:
         check_run_indexes(ledger, run)  # the report checks them as it tallies
     # Verdicts are stored as a canonical (sorted) map; show them in the evaluators' order.
     criteria = [e["criterion"] for e in run.body["evaluators"]]
-    if case is not None:
-        detail = find_case(ledger, run, case)
+    if view.case is not None:
+        detail = find_case(ledger, run, view.case)
         if as_json:
             typer.echo(json.dumps(detail.__dict__, indent=2, ensure_ascii=False, default=dict))
             return 0
         _print_case(detail, criteria, ledger)
         return 0
-    if show_failures:
-        failed, unfinished, planned = failures(ledger, run)
-        if as_json:
-            typer.echo(
-                json.dumps(
-                    {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
-                    indent=2,
-                    default=dict,
-                )
-            )
-            return 0
-        count = len(failed) + len(unfinished)
-        typer.echo(f"{count} of {planned} cases failed, errored or did not finish")
-        for detail in failed:
-            typer.echo("")
-            typer.echo(detail.case_id)
-            if detail.status == "errored" and detail.error is not None:
-                typer.echo(f"  errored: {detail.error['type']}: {detail.error['message']}")
-            else:
-                typer.echo(f"  output: {preview(detail.output)}")
-            for criterion in criteria:
-                verdict = detail.verdicts.get(criterion)
-                text = None if verdict is None else _verdict_text(verdict)
-                if text is not None:
-                    typer.echo(f"  {criterion}: {text}")
-        for case_id in unfinished:
-            typer.echo("")
-            typer.echo(case_id)
-            typer.echo("  did not finish")
+    if view.failures:
+        _print_failures(ledger, run, criteria, view)
         return 0
     report = read_run_report(ledger, run.run_id)
     if as_json:
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        typer.echo("\n".join(run_report_lines(report)))
+        typer.echo(fitted(run_report_lines(report, show_slices=view.slices)))
         typer.echo(f"Run event: {address}")
     return 0
+
+
+def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _RunView) -> None:
+    """The failed, errored and unfinished cases, on ``view.criteria`` when given."""
+    from oloproof.inspect import failures
+
+    for name in view.criteria:
+        if name not in criteria:
+            raise UnknownIdError(
+                f"run {run.run_id} has no criterion {name!r}{did_you_mean(name, criteria)} "
+                f"(criteria: {', '.join(criteria)})"
+            )
+    failed, unfinished, planned = failures(ledger, run)
+    if view.criteria:
+        failed = [d for d in failed if _fails_on(d, view.criteria)]
+        criteria = [c for c in criteria if c in view.criteria]
+    if view.as_json:
+        typer.echo(
+            json.dumps(
+                {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
+                indent=2,
+                default=dict,
+            )
+        )
+        return
+    count = len(failed) + len(unfinished)
+    on = f" on {', '.join(view.criteria)}" if view.criteria else ""
+    lines = [f"{count} of {planned} cases failed, errored or did not finish{on}"]
+    for detail in failed:
+        lines += ["", detail.case_id]
+        if detail.status == "errored" and detail.error is not None:
+            lines.append(f"  errored: {detail.error['type']}: {detail.error['message']}")
+        else:
+            lines.append(f"  output: {preview(detail.output)}")
+        for criterion in criteria:
+            verdict = detail.verdicts.get(criterion)
+            text = None if verdict is None else _verdict_text(verdict)
+            if text is not None:
+                lines.append(f"  {criterion}: {style.current().outcome(text)}")
+    for case_id in unfinished:
+        lines += ["", case_id, "  did not finish"]
+    typer.echo(fitted(lines))  # on a terminal, long previews fold to its width
+
+
+def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
+    """An errored case fails on every criterion; else a failed or missing verdict counts."""
+    if detail.status == "errored":
+        return True
+    return any(
+        c in detail.verdicts and _verdict_text(detail.verdicts[c]) is not None for c in criteria
+    )
 
 
 def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
@@ -153,21 +208,24 @@ def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
 
 
 def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:
-    typer.echo(f"case {detail.case_id} ({detail.status})")
-    typer.echo(f"  input: {json.dumps(detail.input, ensure_ascii=False)}")
-    typer.echo(f"  expected: {json.dumps(detail.expected, ensure_ascii=False)}")
+    """One case, indented and folded to the terminal (or to 100 columns in a pipe)."""
+    width = style.current().width or PLAIN_WIDTH
+    shown = style.current()
+    lines = [f"case {detail.case_id} ({shown.outcome(detail.status)})"]
+    lines += section("input", detail.input, width)
+    lines += section("expected", detail.expected, width)
     if detail.metadata:
-        typer.echo(f"  metadata: {json.dumps(detail.metadata, ensure_ascii=False)}")
+        lines += section("metadata", detail.metadata, width)
     if detail.error is not None:
-        typer.echo(f"  error: {detail.error['type']}: {detail.error['message']}")
-        for line in detail.error.get("traceback", "").rstrip().splitlines():
-            typer.echo(f"    {line}")
+        lines.append(f"  error: {detail.error['type']}: {detail.error['message']}")
+        lines += [f"    {line}" for line in detail.error.get("traceback", "").rstrip().splitlines()]
     else:
-        typer.echo(f"  output: {json.dumps(detail.output, ensure_ascii=False)}")
-    for kind, items in detail.artifacts.items():
-        for item in items:
-            typer.echo(f"  {kind}: {json.dumps(item, ensure_ascii=False)}")
-    typer.echo("  judgments:")
+        lines += section("output", detail.output, width)
+    from oloproof.inspect import ordered_artifacts
+
+    for kind, items in ordered_artifacts(detail.artifacts).items():
+        lines += section(kind, items[0] if len(items) == 1 else items, width)
+    lines.append("  judgments:")
     for criterion in criteria:
         verdict = detail.verdicts.get(criterion)
         if verdict is None:
@@ -176,30 +234,51 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
         text = {"pass": "passed", "fail": "failed"}.get(status, status)
         if status == "value":
             text = f"{verdict['v']:.3f}"
+        text = shown.outcome(text)
         if "r" in verdict:
             text += f" ({verdict['r']})"
         addr = detail.judgments.get(criterion)
-        typer.echo(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
+        lines.append(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
         if addr and status == "missing":
             for line in judgment_lines(ledger.get(addr).body.get("detail") or {}):
-                typer.echo(f"      {line}")
-    typer.echo(f"  execution: {detail.execution}")
-    typer.echo(f"  case result: {detail.address}")
+                lines += fold_under("      ", line, width)
+    lines.append(f"  execution: {detail.execution}")
+    lines.append(f"  case result: {detail.address}")
+    typer.echo("\n".join(lines))
 
 
 @app.command("export")
 def export_command(
     id: str = typer.Argument(..., help="The run to export (id, ref or address)."),
+    fmt: str | None = typer.Option(
+        None,
+        "--format",
+        metavar="jsonl|csv|parquet|trec",
+        help="Write tables instead of the bundle: verdicts (one row per case and criterion) "
+        "and cases (one row per case), or TREC run and qrels files for trec_eval.",
+    ),
+    output: Path | None = typer.Option(
+        None, "--output", help="With --format: the folder to write into (created if needed)."
+    ),
 ) -> None:
-    """Write a run's cases, outputs, artifacts and verdicts to .oloproof/bundles/RUN_ID/.
+    """Write a run's cases, outputs, artifacts and verdicts to .oloproof/bundles/RUN_ID/, or
+    as tables other tools read (--format; see docs/export.md).
 
-    Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P
+    Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P --format parquet --output results
     """
     from oloproof.inspect import export_run
     from oloproof.runner import check_run_indexes, load_run
 
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     run = load_run(ledger, id)
     check_run_indexes(ledger, run)
-    folder = export_run(ledger, run, Path.cwd())
-    typer.echo(f"Exported {run.run_id} to {folder}")
+    if fmt is None:
+        if output is not None:
+            raise UnknownIdError("--output names where --format writes; give --format with it")
+        folder = export_run(ledger, run, project_root())
+        typer.echo(f"Exported {run.run_id} to {folder}")
+        return
+    from oloproof.tabular import export_tables
+
+    written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
+    typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))

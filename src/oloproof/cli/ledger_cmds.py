@@ -32,6 +32,7 @@ from ledger import (
 )
 from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
+from oloproof.cli.project import project_ledger
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -48,9 +49,7 @@ def _open(create: bool) -> Ledger:
 
     The one place these commands open a ledger, so where and how can change in one spot.
     """
-    from oloproof.store import open_project_ledger
-
-    return open_project_ledger(Path.cwd(), create=create)
+    return project_ledger(create=create)
 
 
 def _raw_open() -> Ledger:

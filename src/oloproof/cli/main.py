@@ -11,8 +11,10 @@ from typing import NoReturn
 import typer
 
 from ledger import DamagedStoreError, LedgerError
+from oloproof.cli import style
 from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
+from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
 from oloproof.store import DAMAGE_HINT, LEDGER_DIR
 from oloproof.usercode import on_sigint
@@ -22,6 +24,7 @@ app = typer.Typer(
     help="Evaluate LLM and RAG systems: run, judge, gate, compare and diagnose, on a local ledger.",
     no_args_is_help=True,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     # Plain help text: rich's help formatter alone costs ~120 ms of start-up (goal: 0.3 s).
     rich_markup_mode=None,
@@ -30,12 +33,32 @@ app = typer.Typer(
 _debug = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from oloproof import __version__
+
+        typer.echo(f"oloproof {__version__}")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _root(
+    ctx: typer.Context,
     debug: bool = typer.Option(False, "--debug", help="Show a traceback for errors."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     global _debug
     _debug = debug
+    shown = style.detect()
+    style.configure(shown)
+    # echo strips colour codes from a pipe unless told; FORCE_COLOR tells it.
+    ctx.color = shown.colour
 
 
 def _register() -> None:
@@ -51,6 +74,8 @@ def _register() -> None:
         "calibrate_cmd",
         "view_cmd",
         "ledger_cmds",
+        "qrels_cmd",
+        "docs_cmd",
     ):
         importlib.import_module(f"oloproof.cli.{name}")
 
@@ -69,13 +94,16 @@ def main() -> None:
         # Past a file size limit (ulimit -f) a write then fails and is reported as such,
         # rather than the signal ending the process before the finished cases are written.
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    # A closed pipe is caught beneath the redactor, so the redactor's writes raise it too.
+    style.guard_stdout()
     # Every line printed passes the redactor: configured secrets never reach the terminal.
     sys.stdout = RedactingStream(sys.stdout)
     sys.stderr = RedactingStream(sys.stderr)
     _register()
     if command_of(sys.argv[1:]) in GUARDED:
         # A damaged ledger ends in a sentence, not a signal.
-        run_guarded(_run, where=str(Path.cwd() / LEDGER_DIR))
+        found = find_project(Path.cwd())
+        run_guarded(_run, where=str((found.root if found else Path.cwd()) / LEDGER_DIR))
     else:
         _run()
 
@@ -83,6 +111,8 @@ def main() -> None:
 def _run() -> None:
     try:
         app()
+    except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
+        style.closed_pipe_exit()
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
         sys.stderr.write("interrupted\n")
         raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None

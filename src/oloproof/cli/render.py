@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from oloproof.cli import style, tables
 from oloproof.display import fmt_mean, fmt_mean_interval, fmt_percent, fmt_percent_interval
 from oloproof.report import CorrectedRow, ErrorGroup, JudgeUsageRow, MetricRow, RuleRow, RunReport
 from oloproof.results import MISSING_DECIDES, Interval
@@ -21,23 +22,23 @@ ERROR_MESSAGE = 60
 """Characters of an error message the errored-cases line shows."""
 
 
-def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """A boxed table: every column as wide as its widest cell."""
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], outcome_column: int | None = None
+) -> list[str]:
+    """A boxed table: as wide as its cells when piped, fitted to a terminal's width, with the
+    cells of ``outcome_column`` coloured on a terminal (``oloproof.cli.style``)."""
+    shown = style.current()
 
-    def line(cells: Sequence[str]) -> str:
-        return "│ " + " │ ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)) + " │"
+    def paint(column: int, text: str) -> str:
+        return shown.outcome(text) if column == outcome_column else text
 
-    def rule(left: str, mid: str, right: str) -> str:
-        return left + mid.join("─" * (w + 2) for w in widths) + right
-
-    return [
-        rule("┌", "┬", "┐"),
-        line(header),
-        rule("├", "┼", "┤"),
-        *(line(r) for r in rows),
-        rule("└", "┴", "┘"),
-    ]
+    return tables.table(
+        header,
+        rows,
+        width=shown.width,
+        paint=paint if shown.colour else None,
+        whole=() if outcome_column is None else (outcome_column,),
+    )
 
 
 def metric_cells(row: MetricRow, level: float) -> list[str]:
@@ -64,8 +65,16 @@ def _interval_text(lower: float | None, upper: float | None, proportion: bool, l
     return fmt_percent_interval(iv) if proportion else fmt_mean_interval(iv)
 
 
-def run_report_lines(report: RunReport) -> list[str]:
+def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
+    """The run report; ``show_slices`` lists every slice row however many there are."""
     lines = [f"Run {report.run_id} [{report.decision_state}/{report.execution_state}]"]
+    if report.subset is not None:
+        lines.append(f"Subset: {subset_text(report.subset, report.planned_cases)}")
+    if report.repeats > 1:
+        lines.append(
+            f"Repeats: each case executed {report.repeats} times; a case counts once, as the "
+            "mean of its verdicts"
+        )
     if report.execution_state == "INTERRUPTED":
         lines.append(
             f"{report.cases} of {report.planned_cases} cases finished; "
@@ -78,10 +87,11 @@ def run_report_lines(report: RunReport) -> list[str]:
     if report.errors:
         lines.append(errored_line(report.run_id, report.planned_cases, report.errors))
     if report.gate_label is not None:
-        lines.append(f"Gate: {report.gate_label} (exit {report.exit_code})")
+        lines.append(gate_line(report.gate_label, report.exit_code))
         lines += table(
             ["rule", "metric", "decision", "reason"],
             [[r.rule_id, r.metric, r.outcome, r.reason] for r in report.rules],
+            outcome_column=2,
         )
         lines += [
             judge_rule_line(r.rule_id, r.metric, r.detail["judge"])
@@ -97,6 +107,12 @@ def run_report_lines(report: RunReport) -> list[str]:
     for row in report.metrics:
         if row.missing:
             lines += missing_metric_lines(row, report.level)
+        if row.missing_repeats:
+            lines.append(
+                f"{row.criterion}: {row.missing_repeats} repeats of observed cases have no "
+                "verdict; the interval counts them as failing for the lower bound and passing "
+                "for the upper"
+            )
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(f"Cache: execution {cache_counts(ex)}; judgment {cache_counts(jd)}")
     if report.stages is not None:
@@ -113,18 +129,55 @@ def run_report_lines(report: RunReport) -> list[str]:
         lines += judge_usage_lines(report.judges)
     if report.slices:
         lines.append("")
-        lines.append(
-            "Slices (exploratory; they never gate; a value with fewer than "
-            f"{report.min_slice_support} observed cases shows no interval)"
-        )
-        lines += table(
+        lines += slice_lines(report, show_slices)
+    return lines
+
+
+SLICE_ROWS_SHOWN = 60
+"""A run report lists at most this many slice rows; past it, one line says how many and how to
+list them (``--slices``). The guides' examples stay under it."""
+
+
+def slice_lines(report: RunReport, show_all: bool) -> list[str]:
+    """The exploratory slice table, or one line in its place when it is long."""
+    count = len(report.slices)
+    if count > SLICE_ROWS_SHOWN and not show_all:
+        names = len({s.slice for s in report.slices})
+        values = len({(s.slice, s.value) for s in report.slices})
+        return [
+            f"{count} exploratory slice rows not shown ({names} "
+            f"{'slice' if names == 1 else 'slices'}, {values} values; they never gate); "
+            "add --slices to list them"
+        ]
+    return [
+        "Slices (exploratory; they never gate; a value with fewer than "
+        f"{report.min_slice_support} observed cases shows no interval)",
+        *table(
             ["slice", "value", "metric", "estimate", "interval", "evidence"],
             [
                 [s.slice, s.value, s.metric.criterion, *metric_cells(s.metric, report.level)]
                 for s in report.slices
             ],
-        )
-    return lines
+        ),
+    ]
+
+
+def fitted(lines: Sequence[str]) -> str:
+    """Lines joined for printing: on a terminal, long text lines fold to its width."""
+    return "\n".join(tables.fit_lines(lines, style.current().width))
+
+
+def gate_line(label: str, exit_code: int) -> str:
+    """``Gate: BLOCK (exit 1)``, the verdict coloured on a terminal."""
+    return f"Gate: {style.current().outcome(label)} (exit {exit_code})"
+
+
+def subset_text(subset: Mapping[str, Any], selected: int) -> str:
+    """``10 of 200 cases (sample 10, seed 7; metadata.topic=billing)``."""
+    from oloproof.subset import Selection
+
+    described = Selection.from_body(subset).describe(selected, int(subset["total"]))
+    return described.removeprefix("a subset: ")
 
 
 def _undecided_line(report: RunReport) -> str:

@@ -11,18 +11,28 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ledger import Ledger
+from oloproof.cli import style
 from oloproof.cli.main import app
-from oloproof.cli.render import dry_run_lines, run_report_lines
+from oloproof.cli.project import config_path, project_ledger
+from oloproof.cli.render import dry_run_lines, fitted, run_report_lines
 from oloproof.errors import ConfigError, Terminated
 from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
+    from oloproof.cli.progress import LiveTally
+    from oloproof.report import RunReport
     from oloproof.runner import RunOutcome, RunPlan
+    from oloproof.subset import Selection
 
 
 @app.command("run")
 def run_command(
-    config: Path = typer.Option(Path("oloproof.yaml"), "--config", help="The project file."),
+    config: Path | None = typer.Option(
+        None,
+        "--config",
+        help="The project file (default: the oloproof.yaml of the project this folder is in, "
+        "found by walking up from here).",
+    ),
     policy: Path | None = typer.Option(None, "--policy", help="A policy file (overrides config)."),
     concurrency: int | None = typer.Option(
         None,
@@ -53,37 +63,126 @@ def run_command(
         "many calls each judge would make after the caches, then exit 0. Nothing runs and "
         "nothing is recorded.",
     ),
+    limit: int | None = typer.Option(
+        None, "--limit", min=1, help="Run only the first N cases (after any --filter)."
+    ),
+    sample: int | None = typer.Option(
+        None,
+        "--sample",
+        min=1,
+        help="Run N cases drawn at random (after any --filter); the run records the draw.",
+    ),
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        help="The seed of --sample: the same seed draws the same cases (default: a new seed, "
+        "printed and recorded).",
+    ),
+    filters: list[str] = typer.Option(
+        [],
+        "--filter",
+        metavar="metadata.KEY=VALUE",
+        help="Run only the cases whose metadata matches; repeat it: the same key means either "
+        "value, different keys must all match.",
+    ),
+    repeats: int = typer.Option(
+        1,
+        "--repeats",
+        min=1,
+        help="Execute each case K times (for a system that is not deterministic); each case's "
+        "verdicts become its mean over the K, and the case stays the unit of every interval.",
+    ),
+    slices: bool = typer.Option(
+        False, "--slices", help="List every slice row, however long the slice table is."
+    ),
+    junit: Path | None = typer.Option(
+        None, "--junit", help="Also write a JUnit XML report to FILE: one test per rule."
+    ),
+    junit_cases: bool = typer.Option(
+        False, "--junit-cases", help="With --junit: also one test per case (failed or errored)."
+    ),
+    summary: Path | None = typer.Option(
+        None,
+        "--summary",
+        help="Also write a Markdown summary to FILE (a pull request comment, or "
+        "$GITHUB_STEP_SUMMARY).",
+    ),
 ) -> None:
     """Run the system over every case, judge the outputs and decide the gate.
 
     Exit code: 0 the gate passes (or no policy, or --dry-run), 1 a rule FAILed, 3 the gate
     blocks without a FAIL, 2 bad input.
 
-    Example: oloproof run --config oloproof.yaml
+    Example: oloproof run --sample 50 --seed 7 --junit report.xml --summary summary.md
     """
     from oloproof.runner import plan_run, resume_plan
 
+    choose = _selection(limit, sample, seed, filters)
+    if resume is not None and (not choose.everything or repeats > 1):
+        raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
-        planned = plan_run(config, policy_path=policy, concurrency=concurrency, engine=engine)
-        _dry_run(planned, no_cache, as_json)
+        plan = plan_run(
+            config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
+        )
+        _dry_run(plan.restrict(choose, repeats), no_cache, as_json)
         return
     if resume is not None:
-        ledger = open_project_ledger(Path.cwd(), create=False)
+        ledger = project_ledger()
         plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
         resume_args = (stored.run_id, stored.address, stored.body)
     else:
-        plan = plan_run(config, policy_path=policy, concurrency=concurrency, engine=engine)
+        plan = plan_run(
+            config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
+        )
+        plan = plan.restrict(choose, repeats)
         ledger = open_project_ledger(plan.base_dir)
         resume_args = None
     show_progress = sys.stderr.isatty() and not as_json
     outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
+    report = outcome.report
+    _ci_files(ledger, report, junit, junit_cases, summary)
+    style.decided(report.exit_code)
     if as_json:
-        typer.echo(json.dumps(outcome.report.to_json(), indent=2))
+        typer.echo(json.dumps(report.to_json(), indent=2))
     else:
-        typer.echo("\n".join(run_report_lines(outcome.report)))
-    raise typer.Exit(outcome.report.exit_code)
+        typer.echo(fitted(run_report_lines(report, show_slices=slices)))
+    raise typer.Exit(report.exit_code)
+
+
+def _selection(
+    limit: int | None, sample: int | None, seed: int | None, filters: list[str]
+) -> Selection:
+    from oloproof.subset import Selection, parse_filter
+
+    if seed is not None and sample is None:
+        raise ConfigError("--seed chooses the cases of --sample; give --sample N with it")
+    if sample is not None and seed is None:
+        import secrets
+
+        seed = secrets.randbelow(2**31)  # recorded in the run and printed with its report
+    return Selection(limit, sample, seed, tuple(parse_filter(f) for f in filters))
+
+
+def _ci_files(
+    ledger: Ledger,
+    report: RunReport,
+    junit: Path | None,
+    junit_cases: bool,
+    summary: Path | None,
+) -> None:
+    """Write the JUnit XML and Markdown files asked for (``oloproof.cli.ci``)."""
+    if junit is None and summary is None:
+        if junit_cases:
+            raise ConfigError("--junit-cases adds cases to the --junit file; give --junit FILE")
+        return
+    from oloproof.cli.ci import run_junit, run_summary, write_file
+
+    if junit is not None:
+        write_file(junit, run_junit(ledger, report, with_cases=junit_cases))
+    if summary is not None:
+        write_file(summary, run_summary(report))
 
 
 def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
@@ -112,46 +211,32 @@ def _execute(
     resume_args: tuple[str, str, Mapping[str, Any]] | None,
     show_progress: bool,
 ) -> RunOutcome:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
-
     from oloproof import aio  # here, not at the top: --help need not load asyncio
     from oloproof import events as ev
     from oloproof.runner import execute_run, load_run
 
-    total = len(plan.dataset.cases)
     before = ledger.latest("type", ev.RUN)
+
+    def execute(progress: LiveTally | None) -> RunOutcome:
+        return aio.run(
+            execute_run(
+                ledger,
+                plan,
+                use_cache=not no_cache,
+                use_stage_cache=not no_cache,
+                resume=resume_args,
+                progress=progress,
+            )
+        )
+
     try:
         if not show_progress:
-            return aio.run(
-                execute_run(
-                    ledger,
-                    plan,
-                    use_cache=not no_cache,
-                    use_stage_cache=not no_cache,
-                    resume=resume_args,
-                )
-            )
-        console = Console(stderr=True)
-        with Progress(
-            "[progress.description]{task.description}",
-            BarColumn(),
-            MofNCompleteColumn(),
-            TimeElapsedColumn(),
-            console=console,
-            transient=True,
-        ) as bar:
-            task = bar.add_task("cases", total=total)
-            return aio.run(
-                execute_run(
-                    ledger,
-                    plan,
-                    use_cache=not no_cache,
-                    use_stage_cache=not no_cache,
-                    resume=resume_args,
-                    progress=lambda done, _total: bar.update(task, completed=done),
-                )
-            )
+            return execute(None)
+        from oloproof.cli.progress import progress_line
+
+        # The callback sets the total of what is left to run (all of it, unless resumed).
+        with progress_line(len(plan.cases)) as tally:
+            return execute(tally)
     except KeyboardInterrupt as exc:
         # The run just started is the newest run event (`latest` moves only when a run finishes).
         newest = ledger.latest("type", ev.RUN) if resume_args is None else resume_args[1]

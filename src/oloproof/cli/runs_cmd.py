@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
 from oloproof.cli.main import app
-from oloproof.cli.render import short_address
-from oloproof.store import open_project_ledger
+from oloproof.cli.project import project_ledger
+from oloproof.cli.render import fitted, short_address
 
 if TYPE_CHECKING:
+    from ledger import Ledger
     from oloproof.run_list import RunRow
 
 
@@ -32,9 +32,9 @@ def runs_command(
 
     Example: oloproof runs --all
     """
-    from oloproof.run_list import diagnosis_groups, run_rows
+    from oloproof.run_list import run_rows
 
-    ledger = open_project_ledger(Path.cwd(), create=False)
+    ledger = project_ledger()
     rows = run_rows(ledger)
     top = [row for row in rows if row.child_of is None]
     if as_json:
@@ -44,31 +44,41 @@ def runs_command(
     if not top and not (show_all and rows):
         typer.echo("no runs yet")
         return
+    # On a terminal, a run's line folds to its width; in a pipe it stays one line.
+    typer.echo(fitted(_listing(ledger, rows, top, show_all)))
+
+
+def _listing(ledger: Ledger, rows: list[RunRow], top: list[RunRow], show_all: bool) -> list[str]:
+    from oloproof.run_list import diagnosis_groups
+
+    out: list[str] = []
     children: dict[str, dict[str, RunRow]] = {}
     for row in rows:
         if row.child_of is not None:
             children.setdefault(row.child_of, {})[row.run_id] = row
     for row in top:
-        typer.echo(run_line(row))
+        out.append(run_line(row))
         if not show_all or row.run_id not in children:
             continue
         groups, rest = diagnosis_groups(ledger, row.run_id, children.pop(row.run_id))
         for group in groups:
-            typer.echo(
+            out.append(
                 f"  diagnosis {short_address(group.address)}  {group.intervention} on "
                 f"{group.criterion}"
             )
             for child in group.runs:
-                typer.echo(f"    {child.label}: {run_line(child)}")
+                out.append(f"    {child.label}: {run_line(child)}")
         if rest:
-            typer.echo("  child runs no recorded diagnosis names")
+            out.append("  child runs no recorded diagnosis names")
             for child in rest:
-                typer.echo(f"    {child.label}: {run_line(child)}")
+                out.append(f"    {child.label}: {run_line(child)}")
     if show_all:  # children whose parent is not in this ledger
         for parent, orphans in children.items():
-            typer.echo(f"child runs of {parent}, which this ledger does not hold")
+            out.append(f"child runs of {parent}, which this ledger does not hold")
             for child in orphans.values():
-                typer.echo(f"    {child.label}: {run_line(child)}")
+                out.append(f"    {child.label}: {run_line(child)}")
+
+    return out
 
 
 def run_line(row: RunRow) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from oloproof.cli.main import app, fail
+from oloproof.cli.project import project_root
 
 
 @app.command("view")
@@ -45,7 +46,7 @@ def view_command(
         fail("runs are given only with --export; `oloproof view` serves every run")
     if not is_loopback(host) and not allow_remote:
         fail(f"refusing to serve on {host}, which other machines may reach; add --allow-remote")
-    reader = open_viewer(Path.cwd())
+    reader = open_viewer(project_root())
     if export_dir is not None:
         done = export(reader, export_dir, runs or [])
         typer.echo(
@@ -63,7 +64,9 @@ def view_command(
         fail(f"cannot serve on {host}:{port}: {exc.strerror}")
     bound_port = server.server_address[1]
     url = f"http://{host}:{bound_port}/"
-    typer.echo(f"Serving {Path.cwd() / '.oloproof'} read-only at {url} (Ctrl-C stops)", err=False)
+    typer.echo(
+        f"Serving {project_root() / '.oloproof'} read-only at {url} (Ctrl-C stops)", err=False
+    )
     sys.stdout.flush()
     if open_browser:
         import webbrowser

@@ -1,0 +1,218 @@
+"""Files for a CI system: JUnit XML (``--junit``) and a Markdown summary (``--summary``).
+
+Requirements (``docs/ci.md``):
+
+1. JUnit XML in the shape Jenkins, GitLab, GitHub's test reporters and Azure read: one
+   ``<testsuites>`` holding a ``<testsuite>`` of the rules (one ``<testcase>`` per rule) and,
+   with ``--junit-cases``, a ``<testsuite>`` of the cases (one per case). Counts on every suite.
+2. A rule that FAILed is a ``<failure>``; a rule whose outcome the gate blocks on
+   (INSUFFICIENT_EVIDENCE, MANUAL_REVIEW in ``block_on``) is a ``<failure>`` too, typed with its
+   outcome, so a blocked gate is never a green test report; an outcome the gate lets through is
+   ``<skipped>``. A case that errored is an ``<error>``; one with a failed or missing verdict is
+   a ``<failure>`` naming the criteria.
+3. The Markdown summary holds the gate, the rules and metrics tables and the lines that say what
+   is missing, for a pull request comment or ``$GITHUB_STEP_SUMMARY`` (appended to when it is
+   that file, which a job's steps share).
+4. Files are written whole (a temporary file renamed into place).
+"""
+
+from __future__ import annotations
+
+import os
+import xml.etree.ElementTree as ET
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from oloproof.cli.render import metric_cells, subset_text
+from oloproof.errors import ConfigError
+
+if TYPE_CHECKING:
+    from ledger import Ledger
+    from oloproof.report import RunReport
+
+BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+
+
+def write_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` whole; append when it is the CI job's step summary."""
+    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    try:
+        if step_summary and path.resolve() == Path(step_summary).resolve():
+            with path.open("a", encoding="utf-8") as handle:
+                handle.write(text)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.partial")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+# ---------------------------------------------------------------------------------- JUnit
+
+
+def junit_suite(name: str, cases: Sequence[ET.Element]) -> ET.Element:
+    suite = ET.Element("testsuite", name=name)
+    for case in cases:
+        suite.append(case)
+    failures = sum(1 for c in cases if c.find("failure") is not None)
+    errors = sum(1 for c in cases if c.find("error") is not None)
+    skipped = sum(1 for c in cases if c.find("skipped") is not None)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", str(errors))
+    suite.set("skipped", str(skipped))
+    return suite
+
+
+def junit_document(suites: Sequence[ET.Element], properties: Mapping[str, str]) -> str:
+    root = ET.Element("testsuites", name="oloproof")
+    for key in ("tests", "failures", "errors", "skipped"):
+        root.set(key, str(sum(int(s.get(key, "0")) for s in suites)))
+    for suite in suites:
+        props = ET.Element("properties")
+        for name, value in properties.items():
+            ET.SubElement(props, "property", name=name, value=value)
+        suite.insert(0, props)
+        root.append(suite)
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def rule_testcase(
+    classname: str, rule_id: str, metric: str, outcome: str, reason: str, blocks: Iterable[str]
+) -> ET.Element:
+    """One rule as a testcase: PASS passes, a blocking outcome fails, any other is skipped."""
+    case = ET.Element("testcase", classname=classname, name=f"{rule_id} ({metric})")
+    message = f"{outcome}: {reason}"
+    if outcome == "PASS":
+        return case
+    if outcome in blocks:
+        ET.SubElement(
+            case, "failure", message=message, type=outcome
+        ).text = f"rule {rule_id} on {metric}: {outcome} ({reason}); the gate blocks on {outcome}"
+    else:
+        ET.SubElement(case, "skipped", message=message)
+    return case
+
+
+def gate_testcase(classname: str, label: str | None, exit_code: int) -> ET.Element:
+    """The gate itself as a testcase, so a report is never green while the exit code is not:
+    PASS passes, BLOCK fails, no gate (a run stopped or not decided) with exit code 2 or 3
+    is an error."""
+    case = ET.Element("testcase", classname=classname, name="gate")
+    if label == "BLOCK":
+        ET.SubElement(case, "failure", message=f"BLOCK (exit {exit_code})", type="BLOCK")
+    elif label is None and exit_code != 0:
+        ET.SubElement(case, "error", message=f"no gate (exit {exit_code})", type="NO_GATE")
+    return case
+
+
+def run_junit(ledger: Ledger, report: RunReport, *, with_cases: bool = False) -> str:
+    """The run's JUnit XML: its rules, and with ``with_cases`` every case."""
+    blocks = _block_on(report.block_on)
+    rules = [
+        rule_testcase("oloproof.rules", r.rule_id, r.metric, r.outcome, r.reason, blocks)
+        for r in report.rules
+    ]
+    rules.append(gate_testcase("oloproof.gate", report.gate_label, report.exit_code))
+    suites = [junit_suite(f"oloproof run {report.run_id}: rules", rules)]
+    if with_cases:
+        suites.append(
+            junit_suite(f"oloproof run {report.run_id}: cases", _case_tests(ledger, report))
+        )
+    gate = "none" if report.gate_label is None else f"{report.gate_label} (exit {report.exit_code})"
+    properties = {"run_id": report.run_id, "run": report.address, "gate": gate}
+    return junit_document(suites, properties)
+
+
+def _block_on(block_on: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(block_on) if block_on is not None else BLOCKED_DEFAULT
+
+
+def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
+    from oloproof.metrics import case_results
+
+    tests = []
+    order = [m.criterion for m in report.metrics]
+    for _, body in case_results(ledger, report.run_id):
+        case_id = body["case_id"]
+        case = ET.Element("testcase", classname="oloproof.cases", name=case_id)
+        link = f"oloproof inspect {report.run_id} --case {case_id}"
+        if body["status"] == "errored":
+            error = ledger.get(body["execution"]).body.get("error") or {}
+            ET.SubElement(
+                case,
+                "error",
+                message=str(error.get("message", "the case errored"))[:500],
+                type=str(error.get("type", "error")),
+            ).text = link
+        else:
+            verdicts = body["verdicts"]
+            words = {c: _verdict_word(verdicts[c]) for c in order if c in verdicts}
+            bad = [f"{criterion}: {word}" for criterion, word in words.items() if word]
+            if bad:
+                ET.SubElement(case, "failure", message="; ".join(bad), type="failed").text = link
+        tests.append(case)
+    return tests
+
+
+def _verdict_word(verdict: Mapping[str, Any]) -> str | None:
+    status = verdict["s"]
+    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
+        return "failed"
+    if status == "missing":
+        return f"missing ({verdict.get('r', 'unknown')})"
+    return None
+
+
+# ------------------------------------------------------------------------------- Markdown
+
+
+def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    def row(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+
+    return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
+
+
+def run_summary(report: RunReport) -> str:
+    """The run as Markdown: gate, rules, metrics, and what is missing or errored."""
+    from oloproof.cli.render import errored_line
+
+    gate = (
+        f"**Gate: {report.gate_label} (exit {report.exit_code})**"
+        if report.gate_label is not None
+        else f"**No gate** ({report.decision_state})"
+    )
+    lines = [
+        f"### Oloproof run `{report.run_id}`",
+        "",
+        f"{gate} · {report.decision_state}/{report.execution_state} · "
+        f"{report.cases} of {report.planned_cases} cases",
+        "",
+    ]
+    if report.subset is not None:
+        lines += [f"Subset: {subset_text(report.subset, report.planned_cases)}", ""]
+    if report.repeats > 1:
+        lines += [f"Each case executed {report.repeats} times; a case counts once.", ""]
+    if report.errors:
+        lines += [errored_line(report.run_id, report.planned_cases, report.errors), ""]
+    if report.rules:
+        lines += md_table(
+            ["rule", "metric", "decision", "reason"],
+            [[r.rule_id, r.metric, f"**{r.outcome}**", r.reason] for r in report.rules],
+        )
+        lines.append("")
+    lines += md_table(
+        ["metric", "estimate", "interval", "evidence"],
+        [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
+    )
+    lines += [
+        "",
+        f"Failures: `oloproof inspect {report.run_id} --failures`",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,109 @@
+"""``oloproof compare --junit`` and ``--summary``: a comparison for a CI system.
+
+The same rules as a run's (``oloproof.cli.ci``): one JUnit test per comparison rule, plus the
+gate; a Markdown summary with the paired differences, the decisions and the changed cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from oloproof.cli.ci import (
+    BLOCKED_DEFAULT,
+    gate_testcase,
+    junit_document,
+    junit_suite,
+    md_table,
+    rule_testcase,
+)
+from oloproof.display import fmt_points, fmt_points_interval
+from oloproof.flips import Flip
+from oloproof.results import Interval
+
+
+def _label(body: Mapping[str, Any]) -> tuple[str | None, int]:
+    gate = body.get("gate")
+    if gate is None:
+        return None, 0
+    return ("BLOCK" if gate["blocked"] else "PASS"), int(gate["exit_code"])
+
+
+def comparison_junit(address: str, body: Mapping[str, Any]) -> str:
+    """One test per comparison rule and one for the gate."""
+    policy = body.get("policy") or {}
+    blocks = tuple(policy.get("block_on") or BLOCKED_DEFAULT)
+    tests = [
+        rule_testcase("oloproof.compare", d["id"], d["metric"], d["outcome"], d["reason"], blocks)
+        for d in body["decisions"]
+    ]
+    label, code = _label(body)
+    tests.append(gate_testcase("oloproof.gate", label, code))
+    name = f"oloproof compare {body['candidate']['run_id']} {body['baseline']['run_id']}"
+    return junit_document(
+        [junit_suite(name, tests)],
+        {"comparison": address, "gate": "none" if label is None else f"{label} (exit {code})"},
+    )
+
+
+def _difference(row: Mapping[str, Any]) -> list[str]:
+    diff = row["difference"]
+    if diff is None:
+        return ["—", "—"]
+    interval = Interval(diff["lower"], diff["upper"], 0.0, "")
+    return [fmt_points(diff["estimate"]), fmt_points_interval(interval)]
+
+
+def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip]) -> str:
+    """The comparison as Markdown."""
+    label, code = _label(body)
+    gate = "no policy" if label is None else f"**Gate: {label} (exit {code})**"
+    cand, base = body["candidate"]["run_id"], body["baseline"]["run_id"]
+    lines = [
+        f"### Oloproof comparison of `{cand}` against `{base}`",
+        "",
+        f"{gate} · {body['paired_cases']} paired cases · `{address}`",
+        "",
+        *md_table(
+            ["metric", "difference", "interval", "paired", "missing", "excluded"],
+            [
+                [
+                    r["metric"],
+                    *_difference(r),
+                    str(r["paired"]),
+                    str(r["missing"]),
+                    str(r["excluded"]),
+                ]
+                for r in body["metrics"]
+            ],
+        ),
+        "",
+    ]
+    if body["decisions"]:
+        lines += md_table(
+            ["rule", "metric", "test", "decision", "reason"],
+            [
+                [
+                    d["id"],
+                    d["metric"],
+                    f"{d['test']}, margin {d['margin_points']} points",
+                    f"**{d['outcome']}**",
+                    d["reason"],
+                ]
+                for d in body["decisions"]
+            ],
+        )
+        lines.append("")
+    improved = sum(1 for f in flips if f.direction == "improved")
+    lines.append(f"Changed cases: {improved} improved, {len(flips) - improved} regressed")
+    if flips:
+        lines.append("")
+        lines += md_table(
+            ["metric", "case", "baseline", "candidate", "see"],
+            [
+                [f.metric, f.case_id, f.baseline, f.candidate, f"`{f.candidate_case}`"]
+                for f in flips
+            ],
+        )
+    lines.append("")
+    return "\n".join(lines)

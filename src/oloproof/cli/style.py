@@ -1,0 +1,168 @@
+"""What the command line knows of where it prints: the terminal's width, colour, a closed pipe.
+
+Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
+
+1. Piped or redirected, output is the plain layout, byte for byte what the guides show:
+   tables as wide as their cells, no colour, no terminal codes.
+2. On a terminal, tables fit its width (``COLUMNS`` overrides what the terminal says): the
+   widest columns shrink and their cells fold onto continuation lines, so 80 columns read
+   cleanly. Verdicts, decisions and the gate are coloured.
+3. ``NO_COLOR`` (any non-empty value) turns colour off; ``FORCE_COLOR`` (non-empty, not ``0``)
+   turns it on even in a pipe (https://no-color.org, https://force-color.org). Neither changes
+   the width rule.
+4. A reader that stops early (``oloproof inspect RUN | head -1``) ends the command quietly with
+   exit 0: a closed pipe is not a failed rule. A command that decided a gate before printing
+   (``run``, ``compare``) exits with the gate's code all the same, and has written its
+   ``--junit``/``--summary`` files first.
+
+The settings live in one module-level ``Style``, set once by the root command; renderers read
+it, and code that renders without it (tests, the CLI reference) gets the plain layout.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any, NoReturn
+
+_RESET = "\x1b[0m"
+_CODES = {
+    "green": "\x1b[32m",
+    "red": "\x1b[31m",
+    "yellow": "\x1b[33m",
+    "magenta": "\x1b[35m",
+    "bold": "\x1b[1m",
+    "dim": "\x1b[2m",
+}
+# The colour of each outcome a rule, a gate or a judgment can have.
+_OUTCOME_COLOURS = {
+    "PASS": "green",
+    "FAIL": "red",
+    "BLOCK": "red",
+    "INSUFFICIENT_EVIDENCE": "yellow",
+    "MANUAL_REVIEW": "magenta",
+    "passed": "green",
+    "failed": "red",
+    "errored": "red",
+}
+
+
+@dataclass(frozen=True)
+class Style:
+    """How to print: ``width`` None is the plain layout (no fitting); ``colour`` adds codes."""
+
+    width: int | None = None
+    colour: bool = False
+
+    def paint(self, text: str, colour: str) -> str:
+        """``text`` in ``colour`` (a name in ``_CODES``) when colour is on."""
+        if not self.colour or not text:
+            return text
+        return f"{_CODES[colour]}{text}{_RESET}"
+
+    def outcome(self, text: str) -> str:
+        """An outcome (PASS, FAIL, BLOCK, INSUFFICIENT_EVIDENCE, passed, failed…) coloured."""
+        colour = _OUTCOME_COLOURS.get(text.strip())
+        return self.paint(text, colour) if colour else text
+
+    def outcomes_in(self, text: str) -> str:
+        """Every outcome word in ``text`` coloured (for lines with an outcome among words)."""
+        if not self.colour:
+            return text
+        words = text.split(" ")
+        return " ".join(self.outcome(w) if w in _OUTCOME_COLOURS else w for w in words)
+
+
+_current = Style()
+
+
+def current() -> Style:
+    return _current
+
+
+def configure(style: Style) -> None:
+    global _current
+    _current = style
+
+
+def detect(stream: IO[str] | Any = None) -> Style:
+    """The style for ``stream`` (stdout by default), from the terminal and the environment."""
+    stream = sys.stdout if stream is None else stream
+    tty = _isatty(stream)
+    width = shutil.get_terminal_size((80, 24)).columns if tty else None
+    return Style(width=max(width, 40) if width is not None else None, colour=wants_colour(tty))
+
+
+def wants_colour(tty: bool) -> bool:
+    if os.environ.get("NO_COLOR"):
+        return False
+    force = os.environ.get("FORCE_COLOR")
+    if force and force != "0":
+        return True
+    return tty and os.environ.get("TERM") != "dumb"
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+# ---------------------------------------------------------------------------- a closed pipe
+
+
+class PipeClosed(Exception):
+    """The reader of stdout went away. Not an ``OSError``, so no handler on the way up takes
+    it for an I/O failure (click would exit 1)."""
+
+
+class PipeGuard:
+    """stdout, with a write to a closed pipe raised as ``PipeClosed``."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return int(self._guarded(self._stream.write, text))
+
+    def flush(self) -> None:
+        self._guarded(self._stream.flush)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+    @staticmethod
+    def _guarded(call: Callable[..., Any], *args: Any) -> Any:
+        try:
+            return call(*args)
+        except BrokenPipeError:
+            raise PipeClosed from None
+
+
+_decided_exit = 0
+
+
+def decided(exit_code: int) -> None:
+    """The exit code a command has decided before it prints (a gate's): a reader that stops
+    early does not turn a failed gate into a green exit."""
+    global _decided_exit
+    _decided_exit = exit_code
+
+
+def guard_stdout() -> None:
+    sys.stdout = PipeGuard(sys.stdout)
+
+
+def closed_pipe_exit() -> NoReturn:
+    """Exit without a word, 0 or the exit code the command had decided: stdout is pointed at
+    /dev/null, so the interpreter's last flush of what was buffered cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+    except OSError:
+        pass
+    raise SystemExit(_decided_exit)

@@ -1,0 +1,86 @@
+"""The cases whose verdict changed between the two runs of a comparison, with both verdicts.
+
+Requirements (``docs/comparing-runs.md``, "Which cases changed"):
+
+1. A case flips on a metric when it is paired (both runs hold it, neither errored, the same
+   input) and both verdicts are observed and differ: fail → pass is *improved*, pass → fail
+   *regressed*; for a graded metric, a higher value is improved and a lower one regressed.
+   These are the cases behind a comparison's discordant counts (``b`` improved, ``c``
+   regressed, for a pass/fail metric).
+2. Each flip names the command that shows the case in each run, so a reviewer goes straight
+   from a count to the cases behind it.
+3. Derived from the two runs' case results on demand, never stored: a comparison recorded
+   before this existed lists its flips too, and ``verify`` has nothing new to re-derive.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ledger import Ledger
+from oloproof.metrics import case_results
+from oloproof.repeats import value_of
+
+
+@dataclass(frozen=True)
+class Flip:
+    metric: str
+    case_id: str
+    candidate: str
+    baseline: str
+    direction: str
+    candidate_case: str
+    baseline_case: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _verdict_text(summary: Mapping[str, Any]) -> str:
+    status = summary["s"]
+    if status in ("pass", "fail"):
+        return str(status)
+    return f"{float(summary['v']):.3f}"
+
+
+def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
+    """The flips of the comparison ``body``: by metric (its order), then by the candidate's
+    case order."""
+    cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
+    base = {b["case_id"]: b for _, b in case_results(ledger, base_id)}
+    metrics = [row["metric"] for row in body["metrics"]]
+    found: dict[str, list[Flip]] = {m: [] for m in metrics}
+    for _, cand in case_results(ledger, cand_id):
+        other = base.get(cand["case_id"])
+        if other is None or other.get("input_key") != cand.get("input_key"):
+            continue
+        if "errored" in (cand["status"], other["status"]):
+            continue
+        for metric in metrics:
+            flip = _flip(metric, cand, other, cand_id, base_id)
+            if flip is not None:
+                found[metric].append(flip)
+    return [flip for metric in metrics for flip in found[metric]]
+
+
+def _flip(
+    metric: str, cand: Mapping[str, Any], base: Mapping[str, Any], cand_id: str, base_id: str
+) -> Flip | None:
+    cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
+    if cv is None or bv is None:
+        return None
+    x, y = value_of(cv), value_of(bv)
+    if x is None or y is None or x == y:
+        return None
+    case_id = cand["case_id"]
+    return Flip(
+        metric=metric,
+        case_id=case_id,
+        candidate=_verdict_text(cv),
+        baseline=_verdict_text(bv),
+        direction="improved" if x > y else "regressed",
+        candidate_case=f"oloproof inspect {cand_id} --case {case_id}",
+        baseline_case=f"oloproof inspect {base_id} --case {case_id}",
+    )

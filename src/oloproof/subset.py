@@ -1,0 +1,139 @@
+"""Which cases of the dataset a run executes: all of them, or a subset chosen before it starts.
+
+Requirements (``docs/running.md``, "Running a subset"):
+
+1. ``filters`` keep the cases whose metadata matches: ``metadata.KEY=VALUE``, compared as text
+   the way slices show values (``true``/``false`` for booleans). Filters on one key are
+   alternatives; filters on different keys must all hold.
+2. Then ``sample`` draws that many of the kept cases at random with ``seed``
+   (``random.Random(seed).sample``), kept in file order: the same file, filters, size and seed
+   always give the same cases, on any machine. Or ``limit`` keeps the first that many.
+   ``sample`` and ``limit`` do not combine.
+3. A filter on a key no case has, or a selection that leaves no case, is a mistake (exit 2,
+   before anything is written); the key's message suggests the closest metadata key.
+4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
+   report says the run covers a subset (``describe``), so a run of 10 cases is never read as a
+   run of the suite.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from oloproof.dataset import Case
+from oloproof.errors import ConfigError
+from oloproof.suggest import did_you_mean
+
+_PREFIX = "metadata."
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What chooses a run's cases; all defaults: every case."""
+
+    limit: int | None = None
+    sample: int | None = None
+    seed: int | None = None
+    filters: tuple[tuple[str, str], ...] = field(default_factory=tuple)
+
+    @property
+    def everything(self) -> bool:
+        return self.limit is None and self.sample is None and not self.filters
+
+    def to_body(self) -> dict[str, Any]:
+        return {
+            "limit": self.limit,
+            "sample": self.sample,
+            "seed": self.seed,
+            "filters": [f"{key}={value}" for key, value in self.filters],
+        }
+
+    @staticmethod
+    def from_body(body: Mapping[str, Any] | None) -> Selection:
+        if not body:
+            return Selection()
+        return Selection(
+            limit=body.get("limit"),
+            sample=body.get("sample"),
+            seed=body.get("seed"),
+            filters=tuple(parse_filter(text) for text in body.get("filters") or ()),
+        )
+
+    def describe(self, selected: int, total: int) -> str:
+        """``a subset: 10 of 200 cases (sample 10, seed 7; metadata.topic=billing)``."""
+        how = []
+        if self.sample is not None:
+            how.append(f"sample {self.sample}, seed {self.seed}")
+        if self.limit is not None:
+            how.append(f"the first {self.limit}")
+        how += [f"{key}={value}" for key, value in self.filters]
+        return f"a subset: {selected} of {total} cases ({'; '.join(how)})"
+
+
+def parse_filter(text: str) -> tuple[str, str]:
+    """``metadata.topic=billing`` as (``metadata.topic``, ``billing``)."""
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key.startswith(_PREFIX) or len(key) == len(_PREFIX):
+        raise ConfigError(
+            f"--filter {text!r}: write it as metadata.KEY=VALUE (e.g. metadata.topic=billing)"
+        )
+    return key, value.strip()
+
+
+def _text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _metadata_value(case: Case, key: str) -> str | None:
+    value: Any = case.metadata
+    for part in key[len(_PREFIX) :].split("."):
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return _text(value)
+
+
+def select(cases: Sequence[Case], selection: Selection) -> list[Case]:
+    """The cases ``selection`` keeps, in file order (see the module's requirements)."""
+    if selection.sample is not None and selection.limit is not None:
+        raise ConfigError("--sample and --limit choose cases two ways; give one of them")
+    for name, count in (("--limit", selection.limit), ("--sample", selection.sample)):
+        if count is not None and count < 1:
+            raise ConfigError(f"{name} must be 1 or more, not {count}")
+    kept = list(cases)
+    if selection.filters:
+        kept = _filtered(kept, selection.filters)
+    if selection.sample is not None:
+        if selection.sample < len(kept):
+            chosen = set(random.Random(selection.seed).sample(range(len(kept)), selection.sample))
+            kept = [case for i, case in enumerate(kept) if i in chosen]
+    elif selection.limit is not None:
+        kept = kept[: selection.limit]
+    return kept
+
+
+def _filtered(cases: list[Case], filters: Sequence[tuple[str, str]]) -> list[Case]:
+    wanted: dict[str, set[str]] = {}
+    for key, value in filters:
+        wanted.setdefault(key, set()).add(value)
+    for key in wanted:
+        if not any(_metadata_value(case, key) is not None for case in cases):
+            known = sorted({_PREFIX + k for case in cases for k in case.metadata})
+            raise ConfigError(
+                f"--filter {key}: no case has this metadata key{did_you_mean(key, known)}"
+            )
+    kept = [
+        case
+        for case in cases
+        if all(_metadata_value(case, key) in values for key, values in wanted.items())
+    ]
+    if not kept:
+        shown = " and ".join(f"{k} in {sorted(v)}" for k, v in wanted.items())
+        raise ConfigError(f"--filter: no case has {shown}")
+    return kept

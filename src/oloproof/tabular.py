@@ -1,0 +1,318 @@
+"""A run as tables other tools read: JSON Lines, CSV, Parquet, and TREC run and qrels files.
+
+Requirements (``docs/export.md``):
+
+1. Two tables. ``verdicts``: one row per case and criterion (``run_id, case_id, line,
+   case_status, criterion, status, passed, value, reason, observed_repeats, judgment``).
+   ``cases``: one row per case (``run_id, case_id, line, status, input, expected, output,
+   error_type, error_message, execution, case_result``, then one ``metadata.KEY`` column per
+   metadata key and one ``verdict.CRITERION`` column holding the case's value: 1 pass, 0 fail,
+   a graded value, empty when missing or excluded). Nested values are JSON text.
+2. ``jsonl``, ``csv`` and ``parquet`` write ``verdicts.EXT`` and ``cases.EXT`` into the output
+   folder; Parquet needs pyarrow (the ``parquet`` extra) and says so in one sentence without
+   it. Columns are typed in Parquet (booleans, floats, integers), text in CSV.
+3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's recorded
+   retrieval, first occurrence of a document only) and ``qrels.trec`` (``qid 0 docno rel``, from
+   ``expected.relevant``, a document's grade the largest of its entries). trec_eval orders a
+   ranking by score, so the score written is derived from the recorded rank (N - rank + 1):
+   trec_eval then evaluates exactly the order Oloproof did. A grade that is not a whole number
+   is refused (trec_eval reads integer relevance).
+4. Rows follow the dataset's order; the files are written whole (temporary file, then rename).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ledger import Ledger
+from oloproof.errors import ConfigError
+from oloproof.inspect import case_detail
+from oloproof.metrics import case_results
+from oloproof.repeats import value_of
+from oloproof.runner import StoredRun
+
+FORMATS = ("jsonl", "csv", "parquet", "trec")
+VERDICT_COLUMNS = (
+    "run_id",
+    "case_id",
+    "line",
+    "case_status",
+    "criterion",
+    "status",
+    "passed",
+    "value",
+    "reason",
+    "observed_repeats",
+    "judgment",
+)
+CASE_COLUMNS = (
+    "run_id",
+    "case_id",
+    "line",
+    "status",
+    "input",
+    "expected",
+    "output",
+    "error_type",
+    "error_message",
+    "execution",
+    "case_result",
+)
+_STATUS = {"pass": "pass", "fail": "fail", "value": "value"}
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _verdict_row(run_id: str, body: Mapping[str, Any], criterion: str) -> dict[str, Any]:
+    summary = body["verdicts"].get(criterion, {"s": "missing", "r": "no_verdict"})
+    status = summary["s"]
+    value = value_of(summary)
+    return {
+        "run_id": run_id,
+        "case_id": body["case_id"],
+        "line": int(body.get("line", 0)),
+        "case_status": body["status"],
+        "criterion": criterion,
+        "status": status,
+        "passed": None if value is None else value == 1.0,
+        "value": value,
+        "reason": summary.get("r"),
+        "observed_repeats": summary.get("n"),
+        "judgment": body["judgments"].get(criterion),
+    }
+
+
+def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The ``verdicts`` and ``cases`` rows of a run, in the dataset's order."""
+    criteria = [e["criterion"] for e in run.body["evaluators"]]
+    verdicts: list[dict[str, Any]] = []
+    cases: list[dict[str, Any]] = []
+    metadata_keys: dict[str, None] = {}
+    for address, body in case_results(ledger, run.run_id):
+        detail = case_detail(ledger, address, body)
+        verdicts += [_verdict_row(run.run_id, body, c) for c in criteria]
+        error = detail.error or {}
+        row: dict[str, Any] = {
+            "run_id": run.run_id,
+            "case_id": detail.case_id,
+            "line": int(body.get("line", 0)),
+            "status": detail.status,
+            "input": _json(detail.input),
+            "expected": _json(detail.expected),
+            "output": _json(detail.output),
+            "error_type": error.get("type"),
+            "error_message": error.get("message"),
+            "execution": detail.execution,
+            "case_result": address,
+        }
+        for key, value in detail.metadata.items():
+            metadata_keys[key] = None
+            row[f"metadata.{key}"] = value if _is_scalar(value) else _json(value)
+        for criterion in criteria:
+            row[f"verdict.{criterion}"] = value_of(body["verdicts"].get(criterion, {"s": "-"}))
+        cases.append(row)
+    columns = [
+        *CASE_COLUMNS,
+        *(f"metadata.{k}" for k in metadata_keys),
+        *(f"verdict.{c}" for c in criteria),
+    ]
+    return verdicts, [{c: row.get(c) for c in columns} for row in cases]
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> list[Path]:
+    """Write the run's tables (or TREC files) in ``fmt`` into ``folder``; the paths written."""
+    if fmt not in FORMATS:
+        raise ConfigError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt == "trec":
+        run_text, qrels_text = trec_files(ledger, run)
+        return [
+            _write(folder / "run.trec", run_text.encode()),
+            _write(folder / "qrels.trec", qrels_text.encode()),
+        ]
+    verdicts, cases = table_rows(ledger, run)
+    written = []
+    for name, rows, columns in (
+        ("verdicts", verdicts, list(VERDICT_COLUMNS)),
+        ("cases", cases, list(cases[0]) if cases else list(CASE_COLUMNS)),
+    ):
+        written.append(_write(folder / f"{name}.{fmt}", _encode(fmt, rows, columns)))
+    return written
+
+
+def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
+    if fmt == "jsonl":
+        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    if fmt == "csv":
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue().encode()
+    return _parquet(rows, columns)
+
+
+def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(
+            "writing Parquet needs pyarrow, which is not installed: pip install 'oloproof[parquet]'"
+        ) from None
+    data = {c: [r.get(c) for r in rows] for c in columns}
+    try:
+        table = pa.table(data)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        # A metadata key whose values mix types: store that column as text.
+        table = pa.table({c: _uniform(v) for c, v in data.items()})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    return buffer.getvalue()
+
+
+def _uniform(values: list[Any]) -> list[Any]:
+    kinds = {type(v) for v in values if v is not None}
+    if len(kinds) <= 1 or kinds <= {int, float}:
+        return values
+    return [None if v is None else _json(v) for v in values]
+
+
+def _write(path: Path, data: bytes) -> Path:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.partial")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
+# ------------------------------------------------------------------------------------ TREC
+
+
+def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str]:
+    """The run file and the qrels file of a run (see requirement 3)."""
+    tag = run.run_id
+    run_lines: list[str] = []
+    qrels_lines: list[str] = []
+    for address, body in case_results(ledger, run.run_id):
+        detail = case_detail(ledger, address, body)
+        qid = _trec_word(detail.case_id, "case id")
+        qrels_lines += _qrels_lines(qid, detail.expected)
+        ranking = _ranking(detail.artifacts)
+        for rank, doc in enumerate(ranking, start=1):
+            score = len(ranking) - rank + 1
+            run_lines.append(f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {score} {tag}")
+    return "".join(line + "\n" for line in run_lines), "".join(q + "\n" for q in qrels_lines)
+
+
+def _ranking(artifacts: Mapping[str, Any]) -> list[str]:
+    """Document ids of the case's first recorded retrieval, first occurrence of each only."""
+    retrievals = artifacts.get("retrieval/v1") or []
+    if not retrievals:
+        return []
+    seen: dict[str, None] = {}
+    for candidate in retrievals[0].get("candidates", []):
+        seen.setdefault(str(candidate["doc_id"]), None)
+    return list(seen)
+
+
+def _qrels_lines(qid: str, expected: Mapping[str, Any]) -> Iterator[str]:
+    grades: dict[str, float] = {}
+    for entry in expected.get("relevant") or []:
+        doc = str(entry["doc_id"])
+        grades[doc] = max(grades.get(doc, float("-inf")), float(entry.get("grade", 1)))
+    for doc, grade in grades.items():
+        if grade != int(grade):
+            raise ConfigError(
+                f"case {qid!r}: relevance grade {grade:g} of {doc!r} is not a whole number, "
+                "and trec_eval reads whole-number relevance"
+            )
+        yield f"{qid} 0 {_trec_word(doc, 'doc_id')} {int(grade)}"
+
+
+def _trec_word(text: str, what: str) -> str:
+    if not text or any(c.isspace() for c in text):
+        raise ConfigError(f"{what} {text!r} contains white space, which TREC files cannot hold")
+    return text
+
+
+# ------------------------------------------------------------------------- qrels to cases
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    qrels: dict[str, dict[str, int]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 4:
+            raise ConfigError(
+                f"{path}, line {number}: a qrels line has 4 fields (qid iter docno rel), "
+                f"this has {len(parts)}"
+            )
+        qid, _, doc, rel = parts
+        try:
+            qrels.setdefault(qid, {})[doc] = int(rel)
+        except ValueError:
+            raise ConfigError(
+                f"{path}, line {number}: relevance {rel!r} is not an integer"
+            ) from None
+    return qrels
+
+
+def label_cases(
+    cases_path: Path, qrels: Mapping[str, Mapping[str, int]], output: Path, *, replace: bool
+) -> tuple[int, int, list[str]]:
+    """Write ``cases_path`` to ``output`` with each case's ``expected.relevant`` from
+    ``qrels`` (the case id is the qid; documents with relevance above 0, the relevance as
+    grade). Returns (cases labelled, cases without qrels, qids no case has).
+
+    A case that already has ``expected.relevant`` is refused unless ``replace``; other lines
+    are copied unchanged. The file is checked first (``load_dataset``), written whole.
+    """
+    from oloproof.dataset import load_dataset
+
+    dataset = load_dataset(cases_path)
+    raw = cases_path.read_text(encoding="utf-8").split("\n")
+    by_line = {case.line: case for case in dataset.cases}
+    labelled, unlabelled = 0, 0
+    for number, case in by_line.items():
+        judged = qrels.get(case.id)
+        if judged is None:
+            unlabelled += 1
+            continue
+        if "relevant" in case.expected and not replace:
+            raise ConfigError(
+                f"{cases_path}, line {number}: case {case.id!r} already has expected.relevant; "
+                "give --replace to overwrite it"
+            )
+        relevant = [{"doc_id": d, "grade": r} for d, r in judged.items() if r > 0]
+        record = {
+            "id": case.id,
+            "input": case.input,
+            "expected": {**case.expected, "relevant": relevant},
+            "metadata": case.metadata,
+        }
+        raw[number - 1] = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        labelled += 1
+    ids = {case.id for case in dataset.cases}
+    _write(output, "\n".join(raw).encode())
+    return labelled, unlabelled, sorted(q for q in qrels if q not in ids)
