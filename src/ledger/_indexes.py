@@ -14,7 +14,7 @@ from typing import Any
 from ledger._lmdb import LMDB_ERROR, _error
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
-from ledger.errors import StoreError
+from ledger.errors import StaleIndexesError
 from ledger.event import Event, event_from_trusted
 from ledger.format import INDEXES_KEY, TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
 
@@ -138,7 +138,7 @@ class _Indexes(_Reader):
         if not wanted or self._filed_under() == wanted:
             return
         if self.readonly:
-            raise StoreError(
+            raise StaleIndexesError(
                 f"the indexes of the ledger at {self.path} were filed by an older version of "
                 f"{self.app.name}; they are rebuilt the next time {self.app.name} opens it for "
                 "writing"
@@ -177,6 +177,8 @@ class _Indexes(_Reader):
             txn.cursor(db=self._index).putmulti(entries)
             if wanted:
                 txn.put(INDEXES_KEY, wanted.encode(), db=self._meta)
+            else:  # filed by rules that have no name: a program that names its rules refiles
+                txn.delete(INDEXES_KEY, db=self._meta)
 
         with self._lock:
             self._write(body)

@@ -16,6 +16,7 @@ names the address, ref or path concerned, so a shell can print ``str(exc)`` as i
     │   └── AmbiguousAddressError   a prefix shared by several stored events
     ├── RefConflictError            a compare-and-swap on a ref lost to another writer
     ├── StoreError                  the storage below failed (LMDB, the file system)
+    │   └── StaleIndexesError       read-only, with indexes filed by the program's older rules
     └── CodecError                  a value outside deterministic CBOR's allowed set
 """
 
@@ -101,6 +102,11 @@ class RefConflictError(LedgerError):
 
 class StoreError(LedgerError):
     """The storage below the ledger (LMDB, the file system) failed."""
+
+
+class StaleIndexesError(StoreError):
+    """A ledger opened read-only whose indexes were filed by other rules than the program's
+    (``Application.indexes``): its lookups would miss entries, so it is not read."""
 
 
 class CodecError(LedgerError):

@@ -80,8 +80,8 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
 # Index names the viewer pages through (``oloproof.view.data``). A run's problem cases (errored,
 # or with a failed or missing verdict) are filed under its id, under its id and one kind, and
 # under its id, a status and each criterion concerned, so a filtered page of them is read from
-# the index instead of by replaying the run. A run event files itself under ``RUN_ID/indexed``:
-# runs recorded before these indexes existed lack that entry, and readers fall back to a scan.
+# the index instead of by replaying the run. A ledger filed before they existed has its indexes
+# rebuilt under the current ``INDEXES`` before it is read.
 FAILURES = "failures"
 FAILURES_KIND = "failures_kind"
 FAILURES_CRITERION = "failures_criterion"
@@ -126,7 +126,7 @@ def upcast(address: str, event: Event) -> Event:
 
 # Names the rules of ``index_entries``: change it with them, and every ledger written under the
 # old rules has its indexes rebuilt when next opened for writing (``ledger.Application``).
-INDEXES: Final = "oloproof-indexes-3"
+INDEXES: Final = "oloproof-indexes-4"
 
 
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
@@ -150,8 +150,6 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
         if isinstance(body.get("execution"), str):
             yield (LINKED_FROM, body["execution"])
         yield from _failure_entries(body)
-    elif kind == RUN:
-        yield (FAILURES_KIND, f"{body['run_id']}/indexed")
     elif kind in (RUN_END, DECISION):
         yield ("run_meta", body["run_id"])
     elif kind == DIAGNOSIS:

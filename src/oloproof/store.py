@@ -28,6 +28,8 @@ APPLICATION: Final = Application(
 )
 
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"
+# A read-only command meeting indexes an older version filed: any command that writes refiles them.
+STALE_HINT: Final = "`oloproof ledger rebuild-indexes` rebuilds them now"
 
 
 def open_project_ledger(root: Path, *, create: bool = True) -> Ledger:

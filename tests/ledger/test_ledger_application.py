@@ -77,7 +77,7 @@ def test_indexes_filed_by_older_rules_are_rebuilt_when_opened_for_writing(tmp_pa
         old.put(Event("note", 1, {"topic": "a"}))
         old.put(Event("note", 1, {"topic": "b"}))
     after = Application(name="evalkit", indexer=by_topic, indexes="rules-2")
-    with pytest.raises(ledger.StoreError, match=r"filed by an older version of evalkit"):
+    with pytest.raises(ledger.StaleIndexesError, match=r"filed by an older version of evalkit"):
         open_ledger(tmp_path / "l", app=after, readonly=True)
     with open_ledger(tmp_path / "l", app=after) as new:
         assert len(new.lookup("topic", "a")) == 1 and len(new.lookup("topic", "b")) == 1

@@ -86,7 +86,9 @@ def test_a_run_in_progress_shows_on_reload_and_its_end_after(tmp_path: Path) -> 
         assert "2 observed · 0 missing" in page
 
 
-def test_a_run_recorded_before_the_failures_index_is_scanned_instead(tmp_path: Path) -> None:
+def test_a_ledger_indexed_by_an_older_version_is_refiled_before_it_is_read(
+    tmp_path: Path,
+) -> None:
     root = copy_example("support_rag", tmp_path)
     run = oloproof("run", cwd=root)
     run_id = RUN_ID.findall(run.out)[0]
@@ -96,14 +98,20 @@ def test_a_run_recorded_before_the_failures_index_is_scanned_instead(tmp_path: P
         return [e for e in ev.index_entries(address, event) if e[0] not in new_names]
 
     with open_ledger(root / ".oloproof", indexer=old_indexer) as ledger:  # type: ignore[arg-type]
-        ledger.rebuild_indexes()  # the indexes an older version wrote
+        ledger.rebuild_indexes()  # the indexes an older version wrote, under no rules' name
+    # Read-only, the viewer cannot refile them: it says so rather than show short lists.
+    refused = oloproof("view", "--export", str(tmp_path / "site"), run_id, cwd=root)
+    assert refused.code == 2 and not (tmp_path / "site").exists()
+    assert "were filed by an older version of oloproof" in refused.err
+    assert "`oloproof ledger rebuild-indexes` rebuilds them now" in refused.err
+    # Any command that opens the ledger for writing refiles them (here `runs`).
+    assert oloproof("runs", cwd=root).code == 0
     with serving(root) as url:
         page = fetch(f"{url}/runs/{run_id}/failures?criterion=hit_rate_at_2")[1]
-        assert "recorded before the failures index existed" in page
         assert re.findall(rf'href="/runs/{run_id}/cases/([^"]+)"', page) == ["money_back"]
         case = fetch(f"{url}/runs/{run_id}/cases/money_back")
         assert case[0] == 200 and "I could not find that in the knowledge base." in case[1]
-        assert fetch(f"{url}/runs/{run_id}")[0] == 200
+    assert oloproof("verify", cwd=root).code == 0
 
 
 def test_export_writes_a_static_site_with_relative_links(

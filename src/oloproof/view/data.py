@@ -27,14 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import Event, Ledger, LedgerError, open_ledger
+from ledger import Event, Ledger, LedgerError, StaleIndexesError, open_ledger
 from oloproof import events as ev
 from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import slice_value, stream_case_results
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
 from oloproof.run_list import run_row
-from oloproof.store import APPLICATION, LEDGER_DIR
+from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
 
 PAGE_SIZE = 50
 KINDS = ("errored", "failed", "missing")
@@ -56,6 +56,8 @@ class Reader:
             raise UnknownIdError(f"no ledger in {root} (expected {path}); run `oloproof run` first")
         try:
             self.ledger: Ledger = open_ledger(path, app=APPLICATION, readonly=True)
+        except StaleIndexesError as exc:
+            raise UnknownIdError(f"{exc} ({STALE_HINT})") from None
         except LedgerError as exc:
             raise UnknownIdError(str(exc)) from None
         self.root = root
@@ -246,8 +248,7 @@ class RunPage:
     body: Mapping[str, Any]
     end: Mapping[str, Any] | None
     decision: Mapping[str, Any] | None
-    problems: int | None
-    indexed: bool
+    problems: int
     diagnoses: list[DiagnosisRow]
     comparisons: list[tuple[str, str, str]]
     diagnosis_of: tuple[str, str] | None
@@ -284,8 +285,7 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
     address, body = reader.run_event(run_id)
     run_id = body["run_id"]
     end, decision = reader.run_meta(run_id)
-    indexed = _indexed(reader, run_id)
-    problems = len(reader.ledger.lookup(ev.FAILURES, run_id)) if indexed else None
+    problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
     children = {
         e.body["run_id"]: (a, e.body)
         for a, e in reader.ledger.events(ev.RUN)
@@ -308,7 +308,6 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         end=end,
         decision=decision,
         problems=problems,
-        indexed=indexed,
         diagnoses=_diagnosis_rows(reader, run_id, children),
         comparisons=comparisons,
         diagnosis_of=_diagnosis_of(reader, body),
@@ -329,10 +328,6 @@ def _diagnosis_of(reader: Reader, body: Mapping[str, Any]) -> tuple[str, str] | 
         if any(c["run_id"] == body["run_id"] for c in event.body.get("child_runs", [])):
             return address, parent
     return "", parent
-
-
-def _indexed(reader: Reader, run_id: str) -> bool:
-    return reader.ledger.latest(ev.FAILURES_KIND, f"{run_id}/indexed") is not None
 
 
 # ------------------------------------------------------------------------------ failures
@@ -359,7 +354,6 @@ class FailuresPage:
     total: int
     page: int
     pages: int
-    indexed: bool
     unfinished: int
 
 
@@ -380,13 +374,9 @@ def failures(
         raise ViewError(f"run {run_id} has no criterion {criterion!r}")
     if kind is not None and kind not in KINDS:
         raise ViewError(f"unknown kind {kind!r} (use {', '.join(KINDS)})")
-    indexed = _indexed(reader, run_id)
-    if indexed:
-        addresses = _indexed_problems(reader, run_id, criterion, kind)
-        if slice_:
-            addresses = _in_slice(reader, addresses, slice_)
-    else:
-        addresses = _scanned_problems(reader, run_id, criterion, kind, slice_)
+    addresses = _problems(reader, run_id, criterion, kind)
+    if slice_:
+        addresses = _in_slice(reader, addresses, slice_)
     total = len(addresses)
     pages, page = max(1, -(-total // PAGE_SIZE)), max(1, page)
     chosen = addresses[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
@@ -411,12 +401,12 @@ def failures(
     planned = int(body.get("planned_cases", body["dataset"]["cases"]))
     recorded = int(end["cases"]) if end else len(reader.ledger.lookup("run_cases", run_id))
     return FailuresPage(
-        run_id, criteria, list(body["slices"]), rows, total, page, pages, indexed,
+        run_id, criteria, list(body["slices"]), rows, total, page, pages,
         max(0, planned - recorded),
     )  # fmt: skip
 
 
-def _indexed_problems(
+def _problems(
     reader: Reader, run_id: str, criterion: str | None, kind: str | None
 ) -> list[str]:
     lookup = reader.ledger.lookup
@@ -446,26 +436,6 @@ def _in_slice(reader: Reader, addresses: Sequence[str], slice_: str) -> list[str
     return kept
 
 
-def _scanned_problems(
-    reader: Reader, run_id: str, criterion: str | None, kind: str | None, slice_: str | None
-) -> list[str]:
-    """The same selection as the indexes give, by reading every case of the run."""
-    name, _, value = (slice_ or "").partition("=")
-    found = []
-    for address, event in reader.ledger.lookup_events("run_cases", run_id):
-        kinds, failed, missing = ev.problem_kinds(event.body)
-        if not kinds or (kind is not None and kind not in kinds):
-            continue
-        if criterion is not None:
-            on = {"failed": failed, "missing": missing, "errored": missing}.get(kind or "")
-            if criterion not in (on if on is not None else failed + missing):
-                continue
-        if slice_ and slice_value(name, event.body) != value:
-            continue
-        found.append(address)
-    return found
-
-
 # ----------------------------------------------------------------------------------- cases
 
 
@@ -481,7 +451,7 @@ class CasePage:
 
 
 def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]]:
-    """The address and body of one case of a run (by index, or a scan for older runs)."""
+    """The address and body of one case of a run, found through the index."""
     _, body = reader.run_event(run_id)
     found = _case_by_id(reader, body["run_id"], case_id)
     if found is None:
@@ -491,14 +461,7 @@ def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[s
 
 def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]] | None:
     address = reader.ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
-    if address is not None:
-        return address, reader.event(address).body
-    if _indexed(reader, run_id):
-        return None
-    for address, event in reader.ledger.lookup_events("run_cases", run_id):
-        if event.body["case_id"] == case_id:
-            return address, event.body
-    return None
+    return None if address is None else (address, reader.event(address).body)
 
 
 def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
@@ -620,7 +583,7 @@ def _flips(reader: Reader, body: Mapping[str, Any], metrics: Sequence[str]) -> l
     """Paired cases whose pass/fail verdict changed, read from the failed cases of each run.
 
     A flip needs a failure in one of the two runs, so only the failed cases of each run (from
-    the ``failures`` index, or a scan for older runs) and their counterparts are read.
+    the ``failures`` index) and their counterparts are read.
     """
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
     flips: dict[tuple[str, str], Flip] = {}
@@ -639,24 +602,16 @@ def _flips(reader: Reader, body: Mapping[str, Any], metrics: Sequence[str]) -> l
 
 
 def _counterparts(reader: Reader, run_id: str) -> Callable[[str], Mapping[str, Any] | None]:
-    """Find a case of ``run_id`` by id: through the index, or from one scan of an older run."""
-    if _indexed(reader, run_id):
-        return lambda case_id: (_case_by_id(reader, run_id, case_id) or (None, None))[1]
-    cases = {c["case_id"]: c for c in stream_case_results(reader.ledger, run_id)}
-    return cases.get
+    """Find a case of ``run_id`` by id, through the index."""
+    return lambda case_id: (_case_by_id(reader, run_id, case_id) or (None, None))[1]
 
 
 def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[Mapping[str, Any]]:
-    if _indexed(reader, run_id):
-        addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
-        for start in range(0, len(addresses), 1024):
-            for event in reader.ledger.get_many(addresses[start : start + 1024]):
-                if (event.body["verdicts"].get(metric) or {}).get("s") == "fail":
-                    yield event.body
-        return
-    for case in stream_case_results(reader.ledger, run_id):
-        if (case["verdicts"].get(metric) or {}).get("s") == "fail":
-            yield case
+    addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
+    for start in range(0, len(addresses), 1024):
+        for event in reader.ledger.get_many(addresses[start : start + 1024]):
+            if (event.body["verdicts"].get(metric) or {}).get("s") == "fail":
+                yield event.body
 
 
 def _paired(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
