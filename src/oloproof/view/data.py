@@ -406,9 +406,7 @@ def failures(
     )  # fmt: skip
 
 
-def _problems(
-    reader: Reader, run_id: str, criterion: str | None, kind: str | None
-) -> list[str]:
+def _problems(reader: Reader, run_id: str, criterion: str | None, kind: str | None) -> list[str]:
     lookup = reader.ledger.lookup
     everything = lookup(ev.FAILURES, run_id)
     wanted: set[str] | None = None
