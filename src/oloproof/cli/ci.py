@@ -22,9 +22,9 @@ import os
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from oloproof.cli.render import metric_cells, subset_text
+from oloproof.cli.render import metric_cells, problem_word, subset_text
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -151,21 +151,12 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
             ).text = link
         else:
             verdicts = body["verdicts"]
-            words = {c: _verdict_word(verdicts[c]) for c in order if c in verdicts}
+            words = {c: problem_word(verdicts[c]) for c in order if c in verdicts}
             bad = [f"{criterion}: {word}" for criterion, word in words.items() if word]
             if bad:
                 ET.SubElement(case, "failure", message="; ".join(bad), type="failed").text = link
         tests.append(case)
     return tests
-
-
-def _verdict_word(verdict: Mapping[str, Any]) -> str | None:
-    status = verdict["s"]
-    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
-        return "failed"
-    if status == "missing":
-        return f"missing ({verdict.get('r', 'unknown')})"
-    return None
 
 
 # ------------------------------------------------------------------------------- Markdown

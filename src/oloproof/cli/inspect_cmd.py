@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,7 +17,7 @@ from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
 from oloproof.cli.project import project_ledger, project_root
-from oloproof.cli.render import fitted, judgment_lines, preview, run_report_lines
+from oloproof.cli.render import fitted, judgment_lines, preview, problem_word, run_report_lines
 from oloproof.errors import UnknownIdError
 from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
@@ -181,7 +181,7 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
             lines.append(f"  output: {preview(detail.output)}")
         for criterion in criteria:
             verdict = detail.verdicts.get(criterion)
-            text = None if verdict is None else _verdict_text(verdict)
+            text = None if verdict is None else problem_word(verdict)
             if text is not None:
                 lines.append(f"  {criterion}: {style.current().outcome(text)}")
     for case_id in unfinished:
@@ -194,17 +194,8 @@ def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
     if detail.status == "errored":
         return True
     return any(
-        c in detail.verdicts and _verdict_text(detail.verdicts[c]) is not None for c in criteria
+        c in detail.verdicts and problem_word(detail.verdicts[c]) is not None for c in criteria
     )
-
-
-def _verdict_text(verdict: Mapping[str, Any]) -> str | None:
-    status = verdict["s"]
-    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
-        return "failed"
-    if status == "missing":
-        return f"missing ({verdict.get('r', 'unknown')})"
-    return None
 
 
 def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:

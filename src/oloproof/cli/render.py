@@ -437,3 +437,14 @@ def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
     """A value as one line of JSON, cut at ``limit`` characters with an ellipsis."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def problem_word(verdict: Mapping[str, Any]) -> str | None:
+    """How a stored verdict reads in a list of problems: ``failed`` (a fail, or a graded 0),
+    ``missing (REASON)``, or None for a verdict that is no problem."""
+    status = verdict["s"]
+    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
+        return "failed"
+    if status == "missing":
+        return f"missing ({verdict.get('r', 'unknown')})"
+    return None
