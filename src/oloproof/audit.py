@@ -33,8 +33,8 @@ from oloproof import events as ev
 from oloproof.compare import derive_comparison
 from oloproof.config import ComparePolicy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
-from oloproof.diagnosis.derive import plain
 from oloproof.errors import OloproofError
+from oloproof.events import plain
 from oloproof.metrics import RunTally, criteria_of
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import StoredRun, decide_run, load_run

@@ -92,6 +92,16 @@ RUN_CASE = "run_case"
 LINKED_FROM = "linked_from"
 
 
+def plain(value: Any) -> Any:
+    """Mappings as dicts and sequences as lists, for comparison and JSON (a
+    stored body as plain data)."""
+    if isinstance(value, Mapping):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    return value
+
+
 def identity_key(material: Any) -> str:
     """A fast internal key (blake3) of CBOR-able ``material``: cache identities, fingerprints."""
     return internal_key(encode(material))

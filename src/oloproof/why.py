@@ -75,7 +75,7 @@ def _setting_changes(
 ) -> list[str]:
     found = []
     for key, name in names.items():
-        if _plain(before.get(key)) != _plain(now.get(key)):
+        if ev.plain(before.get(key)) != ev.plain(now.get(key)):
             found.append(f"{name} changed")
     return found
 
@@ -109,14 +109,6 @@ def _code_keys(identity: Mapping[str, Any]) -> dict[str, Any]:
 
 def _unique(items: list[str]) -> list[str]:
     return list(dict.fromkeys(items))
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 def summary(reasons: list[str], shown: int = 3) -> str:

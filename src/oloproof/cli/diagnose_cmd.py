@@ -252,7 +252,7 @@ def _passes(case: Mapping[str, Any], repeats: int) -> str:
 
 def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
     if as_json:
-        from oloproof.diagnosis.derive import plain
+        from oloproof.events import plain
 
         data = {
             "address": address,

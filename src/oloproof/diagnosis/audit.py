@@ -20,9 +20,10 @@ from typing import Any
 
 from ledger import CorruptEventError, Ledger, LedgerError, Problem
 from oloproof import events as ev
-from oloproof.diagnosis.derive import DERIVED_FIELDS, derive_diagnosis, diagnosis_refs, plain
+from oloproof.diagnosis.derive import DERIVED_FIELDS, derive_diagnosis, diagnosis_refs
 from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
 from oloproof.errors import OloproofError
+from oloproof.events import plain
 from oloproof.runner import load_run
 
 STALE_SUMMARY = "StaleSummary"

@@ -55,6 +55,7 @@ from oloproof.diagnosis.labels import (
     outcome_of,
     replay_result,
 )
+from oloproof.events import plain
 from oloproof.metrics import stream_case_results
 from oloproof.runner import StoredRun, latest_meta
 from oloproof.store import load_event
@@ -461,12 +462,3 @@ def with_carried(ledger: Ledger, address: str, body: Mapping[str, Any]) -> Diagn
     carried_from = body.get("carried_from")
     carried = ledger.get(carried_from).body if carried_from else None
     return Diagnosis(address, body, carried_from, carried)
-
-
-def plain(value: Any) -> Any:
-    """Mappings as dicts and sequences as lists, for comparison and JSON."""
-    if isinstance(value, Mapping):
-        return {str(k): plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(v) for v in value]
-    return value

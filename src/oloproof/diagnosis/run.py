@@ -43,7 +43,6 @@ from oloproof.diagnosis.derive import (
     derive_diagnosis,
     diagnosis_refs,
     latest_gold_diagnosis,
-    plain,
     select_cases,
     with_carried,
 )
@@ -57,6 +56,7 @@ from oloproof.diagnosis.labels import (
 )
 from oloproof.engines import Engine, open_engine
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
+from oloproof.events import plain
 from oloproof.metrics import criteria_of
 from oloproof.runner import (
     RunPlan,
