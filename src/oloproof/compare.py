@@ -41,7 +41,7 @@ from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_pol
 from oloproof.errors import ConfigError
 from oloproof.metrics import case_results, slice_value
 from oloproof.policy import RuleDecision, gate
-from oloproof.results import MISSING_DECIDES, Interval
+from oloproof.results import Interval, with_observed_only
 from oloproof.runner import StoredRun, check_run_indexes, load_run
 from oloproof.stats import (
     PLANNING_LIMIT,
@@ -495,15 +495,9 @@ def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) ->
     if missing:
         detail["missing"] = missing
         observed = Interval(diff["observed_lower"], diff["observed_upper"], level, diff["method"])
-        seen, seen_reason = _DECIDERS[test](observed, margin)
-        detail["observed_only"] = {
-            "lower": observed.lower,
-            "upper": observed.upper,
-            "outcome": seen,
-            "reason": seen_reason,
-        }
-        if seen != outcome:
-            reason = MISSING_DECIDES
+        reason = with_observed_only(
+            detail, observed, _DECIDERS[test](observed, margin), (outcome, reason)
+        )
     elif test == "non_inferiority" and outcome == "INSUFFICIENT_EVIDENCE" and diff["binary"]:
         detail["planning"] = _planning(len(pairs.values), diff["b"], diff["c"], margin, level)
     return RuleDecision(rule.id, rule.metric, outcome, reason, detail)

@@ -13,7 +13,7 @@ from typing import Any
 
 from oloproof.config import Policy, Rule
 from oloproof.metrics import MetricTally
-from oloproof.results import MISSING_DECIDES, DecisionOutcome, Interval
+from oloproof.results import MISSING_DECIDES, DecisionOutcome, Interval, with_observed_only
 from oloproof.stats import decide_max, decide_min
 
 # Exit codes shared by every command that gates.
@@ -122,15 +122,8 @@ def decide_rule(
         # Only then: a decision with nothing missing keeps the shape it always had, so the
         # decisions of older ledgers still re-derive equal under `verify`.
         detail["missing"] = missing
-        seen, seen_reason = _decide_interval(rule, observed_iv)
-        detail["observed_only"] = {
-            "lower": observed_iv.lower,
-            "upper": observed_iv.upper,
-            "outcome": seen,
-            "reason": seen_reason,
-        }
-        if seen != outcome:
-            reason = MISSING_DECIDES
+        seen = _decide_interval(rule, observed_iv)
+        reason = with_observed_only(detail, observed_iv, seen, (outcome, reason))
     return RuleDecision(rule.id, rule.metric, outcome, reason, detail)  # type: ignore[arg-type]
 
 

@@ -64,3 +64,18 @@ class Interval:
     upper: float
     level: float
     method: str
+
+
+def with_observed_only(
+    detail: dict[str, Any], observed: Interval, seen: tuple[str, str], decided: tuple[str, str]
+) -> str:
+    """Record in ``detail`` what the observed cases alone give (``observed``, decided ``seen``:
+    outcome and reason), and return the reason of the ``decided`` outcome: MISSING_DECIDES when
+    the missing cases changed it."""
+    detail["observed_only"] = {
+        "lower": observed.lower,
+        "upper": observed.upper,
+        "outcome": seen[0],
+        "reason": seen[1],
+    }
+    return MISSING_DECIDES if seen[0] != decided[0] else decided[1]
