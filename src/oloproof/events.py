@@ -170,14 +170,15 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
         yield ("calibration", body["identity"])
 
 
+def is_failed(verdict: Mapping[str, Any]) -> bool:
+    """Whether a stored verdict failed: a fail, or a graded value of exactly 0."""
+    return verdict["s"] == "fail" or (verdict["s"] == "value" and verdict.get("v") == 0.0)
+
+
 def problem_kinds(body: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
     """A case result's problem kinds (``errored``, ``failed``, ``missing``), and the criteria
     it failed and those it is missing; a graded value of exactly 0 counts as failed."""
-    failed = [
-        c
-        for c, v in body["verdicts"].items()
-        if v["s"] == "fail" or (v["s"] == "value" and v.get("v") == 0.0)
-    ]
+    failed = [c for c, v in body["verdicts"].items() if is_failed(v)]
     missing = [c for c, v in body["verdicts"].items() if v["s"] == "missing"]
     kinds = [
         k

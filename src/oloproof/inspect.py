@@ -11,6 +11,7 @@ from typing import Any
 from ledger import Ledger
 from oloproof.dataset import load_dataset
 from oloproof.errors import DatasetError, UnknownIdError
+from oloproof.events import is_failed
 from oloproof.metrics import case_results
 from oloproof.runner import StoredRun
 
@@ -59,7 +60,7 @@ def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
 
 
 def is_failure(verdicts: Mapping[str, Mapping[str, Any]]) -> bool:
-    return any(v["s"] in ("fail", "missing") or v.get("v") == 0.0 for v in verdicts.values())
+    return any(v["s"] == "missing" or is_failed(v) for v in verdicts.values())
 
 
 def failures(ledger: Ledger, run: StoredRun) -> tuple[list[CaseDetail], list[str], int]:

@@ -17,6 +17,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn
 
+from oloproof.events import is_failed
+
 
 class LiveTally:
     """The ``Progress`` callback ``execute_cases`` calls, with the per-case hook it looks for."""
@@ -30,17 +32,13 @@ class LiveTally:
     def case_done(self, body: Mapping[str, Any]) -> None:
         if body["status"] == "errored":
             self.errored += 1
-        elif any(_failed(v) for v in body["verdicts"].values()):
+        elif any(is_failed(v) for v in body["verdicts"].values()):
             self.failed += 1
 
     def __call__(self, done: int, total: int) -> None:
         self._bar.update(
             self._task, completed=done, total=total, failed=self.failed, errored=self.errored
         )
-
-
-def _failed(verdict: Mapping[str, Any]) -> bool:
-    return verdict["s"] == "fail" or (verdict["s"] == "value" and verdict.get("v") == 0.0)
 
 
 @contextmanager

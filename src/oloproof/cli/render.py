@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import style, tables
 from oloproof.display import fmt_mean, fmt_mean_interval, fmt_percent, fmt_percent_interval
+from oloproof.events import is_failed
 from oloproof.report import CorrectedRow, ErrorGroup, JudgeUsageRow, MetricRow, RuleRow, RunReport
 from oloproof.results import MISSING_DECIDES, Interval
 
@@ -442,9 +443,8 @@ def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
 def problem_word(verdict: Mapping[str, Any]) -> str | None:
     """How a stored verdict reads in a list of problems: ``failed`` (a fail, or a graded 0),
     ``missing (REASON)``, or None for a verdict that is no problem."""
-    status = verdict["s"]
-    if status == "fail" or (status == "value" and verdict.get("v") == 0.0):
+    if is_failed(verdict):
         return "failed"
-    if status == "missing":
+    if verdict["s"] == "missing":
         return f"missing ({verdict.get('r', 'unknown')})"
     return None
