@@ -29,8 +29,9 @@ from typing import Any
 
 from oloproof import aio
 from oloproof.metrics import criteria_of, tally_run
-from oloproof.runner import execute_run, load_run, plan_run
+from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import load_run
 
 APP = """
 import asyncio

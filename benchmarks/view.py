@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from oloproof import aio
-from oloproof.runner import execute_run, plan_run, read_run_report
+from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import read_run_report
 
 APP = """
 from oloproof import current_case, system

@@ -39,7 +39,7 @@ _LAZY = {
     "open_project_ledger": "oloproof.store",
     "plan_run": "oloproof.runner",
     "execute_run": "oloproof.runner",
-    "read_run_report": "oloproof.runner",
+    "read_run_report": "oloproof.stored_runs",
     "compare_runs": "oloproof.compare",
     "diagnose": "oloproof.diagnosis.run",
     "evaluate": "oloproof.api",
@@ -55,7 +55,7 @@ if TYPE_CHECKING:
     from oloproof.models import ModelClient
     from oloproof.report import RunReport
     from oloproof.results import Interval, Verdict
-    from oloproof.runner import execute_run, plan_run, read_run_report
+    from oloproof.runner import execute_run, plan_run
     from oloproof.sdk import (
         Citations,
         Context,
@@ -69,6 +69,7 @@ if TYPE_CHECKING:
         system,
     )
     from oloproof.store import open_project_ledger
+    from oloproof.stored_runs import read_run_report
 
 
 def __getattr__(name: str) -> Any:

@@ -12,11 +12,13 @@ as a convenience, these checks re-derive it and report each one that no longer m
    policy and a tally replayed from the run's case results as they stood when it was made
    (the first ``cases`` case results its run_end counted, in append order), so a decision of
    a run that was interrupted and later resumed is checked against its own cases.
-3. Diagnoses: every diagnosis re-derives equal from its parent and child runs
+3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
+   recomputes to the same bounds.
+4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
    (``oloproof.diagnosis.audit``).
-4. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
+5. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
    results and the recorded policy (the recording ``oloproof_version`` aside).
-5. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
+6. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
    Nothing is repaired or written.
 """
@@ -30,6 +32,7 @@ from typing import Any, cast
 
 from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
 from oloproof import events as ev
+from oloproof import stats
 from oloproof.compare import derive_comparison
 from oloproof.config import ComparePolicy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
@@ -37,7 +40,8 @@ from oloproof.errors import OloproofError
 from oloproof.events import plain
 from oloproof.metrics import RunTally, criteria_of
 from oloproof.repeats import combine_verdicts
-from oloproof.runner import StoredRun, decide_run, load_run
+from oloproof.runner import decide_run
+from oloproof.stored_runs import StoredRun, load_run
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 
@@ -142,6 +146,8 @@ def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Pr
     problems: list[Problem] = []
     for address in ledger.lookup("run_meta", run.run_id):
         event = _read(ledger, address)
+        if event is not None and event.type == ev.RUN_END:
+            problems.extend(_interval_problems(address, event.body))
         if event is None or event.type != ev.DECISION:
             continue
         end = _read(ledger, event.refs[1]) if len(event.refs) >= 2 else None
@@ -157,6 +163,17 @@ def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Pr
         found.append(_Decision(address, event.body, int(end.body["cases"]), event.refs))
     found.sort(key=lambda d: d.cases)
     return found, problems
+
+
+def _interval_problems(address: str, end: Mapping[str, Any]) -> list[Problem]:
+    """Each interval a run_end stored for its report (``stats.remembered``) that does not
+    recompute to the same bounds."""
+    differences = []
+    for entry in end.get("intervals") or ():
+        wrong = stats.stored_entry_differences(entry)
+        if wrong is not None:
+            differences.append(f"intervals: {wrong}")
+    return list(stale_summary(address, "run_end", differences))
 
 
 def _check_decision(

@@ -42,7 +42,6 @@ from oloproof.errors import ConfigError
 from oloproof.metrics import case_results, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval, with_observed_only
-from oloproof.runner import StoredRun, check_run_indexes, load_run
 from oloproof.stats import (
     PLANNING_LIMIT,
     Outcome,
@@ -54,6 +53,7 @@ from oloproof.stats import (
     planning_total,
 )
 from oloproof.store import load_event
+from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 
 __all__ = [
     "DEFAULT_LEVEL",

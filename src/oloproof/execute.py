@@ -74,6 +74,15 @@ Labeller = Callable[[Case, Execution | None], dict[str, str]]
 # 10,000-event ones; 20,000 saved under 10% more); a hard kill loses at most this tail.
 _FLUSH_EVENTS = 10_000
 _FLUSH_SECONDS = 2.0
+# What waits for a commit is held in memory, decoded as well as encoded (a staged case's
+# execution, its retrieval and context, ~5x its stored bytes): bounded in bytes as well, or a
+# fast run of large cases (a diagnosis replaying 2,000 cached generations in under 2 s) holds
+# them all.
+_FLUSH_BYTES = 4 << 20
+# Cases that never wait (an async system that awaits nothing, a fully cached run) would keep
+# the event loop from running anything else, Ctrl-C's handler included: a worker hands it a
+# turn at least this often.
+_YIELD_SECONDS = 0.05
 
 
 @dataclass
@@ -142,6 +151,7 @@ class EventWriter:
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
         self._pending: list[Prepared] = []
+        self._pending_bytes = 0
         self._stages: dict[str, dict[str, Any]] = {}
         self._last_flush = time.monotonic()
 
@@ -149,6 +159,7 @@ class EventWriter:
         """Buffer ``event``; return its address."""
         item = self._ledger.prepare(event)
         self._pending.append(item)
+        self._pending_bytes += len(item.data)
         if event.type == ev.STAGE:
             self._stages[event.body["identity"]] = {**event.body, "address": item.address}
         return item.address
@@ -160,6 +171,7 @@ class EventWriter:
         """Flush when enough events or time have gathered; whether it did."""
         if (
             len(self._pending) >= _FLUSH_EVENTS
+            or self._pending_bytes >= _FLUSH_BYTES
             or time.monotonic() - self._last_flush > _FLUSH_SECONDS
         ):
             self.flush()
@@ -172,6 +184,7 @@ class EventWriter:
                 for item in self._pending:
                     self._ledger.put_prepared(item)
             self._pending.clear()
+            self._pending_bytes = 0
             self._stages.clear()
         self._last_flush = time.monotonic()
 
@@ -251,9 +264,10 @@ async def execute_cases(
     queue = iter(cases)
     done = 0
     total = len(cases)
+    turn = time.monotonic()
 
     async def worker() -> None:
-        nonlocal done
+        nonlocal done, turn
         for case in queue:
             body = await (_repeated_case(run, case) if spec.repeats > 1 else _one_case(run, case))
             on_case(body)
@@ -266,6 +280,9 @@ async def execute_cases(
                 progress(done, total)
             if writer.maybe_flush():
                 run.memory.forget_written()
+            if time.monotonic() - turn > _YIELD_SECONDS:
+                turn = time.monotonic()
+                await asyncio.sleep(0)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]
     # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
@@ -316,7 +333,6 @@ async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True)
     if made_here is not None:
         return await _finish_case(run, case, input_key, made_here, SHARED, record)
     future: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
-    future.add_done_callback(_observe)
     run.memory.executions[identity] = future
     try:
         made = await _execution(run, case, identity, repeat)
@@ -326,17 +342,16 @@ async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True)
         run.memory.executions.pop(identity, None)
         if isinstance(exc, Exception):
             future.set_exception(exc)  # a repeat waiting on it stops the same way
+            # Seen here: the case that raised it reports it, not the event loop. (A done
+            # callback would do the same, but its handle keeps the future and its whole
+            # execution alive until the loop next runs, which a run of synchronous cases
+            # may not let it do for thousands of cases.)
+            future.exception()
         else:
             future.cancel()
         raise
     future.set_result(made)
     return body
-
-
-def _observe(future: asyncio.Future[Made]) -> None:
-    # Mark an exception as seen: the case that raised it reports it, not the event loop.
-    if not future.cancelled():
-        future.exception()
 
 
 def _made_earlier(run: _Run, identity: str) -> Made | None:

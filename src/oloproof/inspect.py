@@ -13,7 +13,7 @@ from oloproof.dataset import load_dataset
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
 from oloproof.metrics import case_results
-from oloproof.runner import StoredRun
+from oloproof.stored_runs import StoredRun
 
 
 @dataclass(frozen=True)

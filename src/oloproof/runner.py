@@ -1,4 +1,5 @@
-"""Plan, execute, decide and re-read runs: the library behind ``oloproof run`` and ``inspect``.
+"""Plan, execute and decide runs: the library behind ``oloproof run``. Reading a run back is
+``oloproof.stored_runs``.
 
 Planning reads and checks everything (config, cases, system, evaluators, policy) before a
 single event is written, so a user mistake never leaves a half-run in the ledger.
@@ -15,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger, LedgerError, StoreError, new_ulid
-from oloproof import __version__, redaction
+from oloproof import __version__, redaction, stats
 from oloproof import events as ev
-from oloproof.calibration import calibration_at, find_calibration, judge_check, judge_identities
+from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
@@ -26,28 +27,22 @@ from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
-from oloproof.latest import FINISHED, LATEST, resolve_latest
+from oloproof.latest import FINISHED, LATEST
 from oloproof.metrics import (
     RunTally,
     case_results,
     criteria_of,
-    stream_case_results,
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_header_variables, check_slices
 from oloproof.policy import decide_policy, gate
 from oloproof.report import (
-    DEFAULT_LEVEL,
-    CorrectedRow,
     RunReport,
-    build_run_report,
-    corrected_row,
-    error_groups,
     not_run,
 )
 from oloproof.runlock import run_writer
-from oloproof.store import load_event
+from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
@@ -344,7 +339,7 @@ async def _execute(
     source = cases if cases is not None else plan.cases
     # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
     todo = [c for c in source if c.id not in finished] if finished else source
-    if not todo and _is_complete(prior_end):  # another writer finished it since it was planned
+    if not todo and is_complete(prior_end):  # another writer finished it since it was planned
         raise ConfigError(f"run {run_id} is complete; there is nothing to resume")
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     meter = UsageMeter(judge_identities(plan.evaluators), (prior_end or {}).get("judges") or {})
@@ -357,7 +352,9 @@ async def _execute(
     redacted_before = redaction.stored_count()
     redacted_earlier = int((prior_end or {}).get("redacted") or 0)
 
-    def finish(*args: Any, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    def finish(
+        *args: Any, **kwargs: Any
+    ) -> tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]:
         redacted = redacted_earlier + redaction.stored_count() - redacted_before
         return _finish(
             ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
@@ -372,14 +369,14 @@ async def _execute(
     await plan.system.aclose()
     state = "complete" if tally.cases >= body["planned_cases"] else "interrupted"
     try:
-        end, decision = finish(tally, _merge_counts(prior, counts), state, None, meter.totals())
+        _, _, report = finish(tally, _merge_counts(prior, counts), state, None, meter.totals())
     except LedgerError as exc:
         raise LedgerAccessError(
             f"run {run_id}: every case is written, but not its end record: {exc}; "
             f"once that is fixed, finish it with: oloproof run --resume {run_id}"
         ) from None
     # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
-    report = _report(ledger, body, run.run_address, tally, end, decision)
+    assert report is not None  # a decided finish reports
     return RunOutcome(run_id, run.run_address, report)
 
 
@@ -409,7 +406,7 @@ def _run_spec(
 
 
 def _finish_stopped(
-    finish: Callable[..., tuple[dict[str, Any], dict[str, Any] | None]],
+    finish: Callable[..., tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]],
     ledger: Ledger,
     run: _Started,
     tally: RunTally,
@@ -494,9 +491,9 @@ def _finish(
     decide: bool = True,
     redacted: int = 0,
     engine: Engine | None = None,
-) -> tuple[dict[str, Any], dict[str, Any] | None]:
+) -> tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]:
     """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
-    return both bodies.
+    return both bodies, and with ``decide`` the run's report.
 
     ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
     """
@@ -522,17 +519,24 @@ def _finish(
         # A run on Ray: its replicas, the workers that died, the cases sent again.
         end_body["engine"] = summary
     decision: dict[str, Any] | None = None
+    report: RunReport | None = None
+    # A stopped run (bad input, a failed write) is not decided (``decide`` is False): its
+    # cases say nothing about the release.
+    if decide:
+        with stats.remembered() as intervals:
+            if body.get("policy") is not None:
+                decision = decide_run(body, tally, ledger)
+            report = report_of(ledger, body, run_address, tally, end_body, decision)
+        # What the report's intervals came to, so reading it back needs no scipy.
+        end_body["intervals"] = intervals
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
         if state == FINISHED and not body.get("parent"):
             ledger.set_ref(LATEST, run_address)  # only a finished top-level run is `latest`
-        # A stopped run (bad input, a failed write) is not decided (``decide`` is False): its
-        # cases say nothing about the release.
-        if decide and body.get("policy") is not None:
-            decision = decide_run(body, tally, ledger)
+        if decision is not None:
             refs = [run_address, end_address, *_calibrations_relied_on(decision)]
             ledger.put(ev.make(ev.DECISION, decision, refs))
-    return end_body, decision
+    return end_body, decision, report
 
 
 def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> dict[str, Any]:
@@ -567,143 +571,6 @@ def _calibrations_relied_on(decision: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
-    """The body of a run's latest event of ``kind`` (run_end or decision), or None."""
-    found: Mapping[str, Any] | None = None
-    for _, event in ledger.lookup_events("run_meta", run_id):
-        if event.type == kind:
-            found = event.body
-    return found
-
-
-@dataclass(frozen=True)
-class StoredRun:
-    run_id: str
-    address: str
-    body: Mapping[str, Any]
-
-
-def load_run(ledger: Ledger, text: str) -> StoredRun:
-    """The run named by an id, a ref or an address of its run event.
-
-    ``latest`` is the newest top-level run that finished (``oloproof.latest``).
-    """
-    if text == LATEST:
-        text = resolve_latest(ledger)
-    address, event = load_event(ledger, text, ev.RUN, "a run")
-    return StoredRun(event.body["run_id"], address, event.body)
-
-
-def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
-    """Refuse to read a run whose index disagrees with what the run recorded.
-
-    The case results a read finds come through the ledger's index; a damaged index page
-    hides some of them, and a report on the rest would look complete. So the cases (and the
-    errored ones) the index finds must be what the run's latest end record counts, and a
-    decision needs an end record beside it. A run still being resumed has found more than its
-    last end record counted, which is not damage. ``tally`` saves a pass over the cases when
-    the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
-    rebuild-indexes``.
-    """
-    end = latest_meta(ledger, run.run_id, ev.RUN_END)
-    if end is None:
-        if latest_meta(ledger, run.run_id, ev.DECISION) is None:
-            return  # not finished yet (or never will be): nothing recorded to check against
-        problem = "it has a decision but its index finds no end record"
-    else:
-        found = (tally.cases, tally.errored) if tally is not None else _count(ledger, run.run_id)
-        if found == (end["cases"], end["errored"]):
-            return
-        if end["state"] != "complete" and found[0] > end["cases"]:
-            return  # a resume has written more cases since
-        problem = (
-            f"its end record counts {end['cases']} cases ({end['errored']} errored), "
-            f"its index finds {found[0]} ({found[1]} errored)"
-        )
-    raise LedgerAccessError(
-        f"the ledger's indexes disagree with run {run.run_id}: {problem}; "
-        "rebuild them with: oloproof ledger rebuild-indexes"
-    )
-
-
-def _count(ledger: Ledger, run_id: str) -> tuple[int, int]:
-    """The case results of a run, and the errored ones among them."""
-    cases = errored = 0
-    for body in stream_case_results(ledger, run_id):
-        cases += 1
-        errored += body["status"] == "errored"
-    return cases, errored
-
-
-def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
-    """The report of the run named by ``run_id`` (an id, a ref or an address), from the ledger."""
-    run = load_run(ledger, run_id)
-    tally = tally_run(ledger, run.run_id, criteria_of(run.body), list(run.body["slices"]))
-    check_run_indexes(ledger, run, tally)
-    end = latest_meta(ledger, run.run_id, ev.RUN_END)
-    decision = latest_meta(ledger, run.run_id, ev.DECISION)
-    return _report(ledger, run.body, run.address, tally, end, decision)
-
-
-def _report(
-    ledger: Ledger,
-    body: Mapping[str, Any],
-    address: str,
-    tally: RunTally,
-    end: Mapping[str, Any] | None,
-    decision: Mapping[str, Any] | None,
-) -> RunReport:
-    corrected = _corrected_rows(ledger, body, tally, decision)
-    errors = error_groups(ledger, tally.errored_cases)
-    return build_run_report(body, address, tally, end, decision, corrected=corrected, errors=errors)
-
-
-def _corrected_rows(
-    ledger: Ledger,
-    run_body: Mapping[str, Any],
-    tally: RunTally,
-    decision: Mapping[str, Any] | None,
-) -> list[CorrectedRow]:
-    """Each pass/fail judge metric with a calibration, corrected for the judge's errors.
-
-    The calibration is the one the decision relied on, else the newest of the judge's exact
-    identity.
-    """
-    policy = run_body.get("policy")
-    level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
-    relied: dict[str, str] = {}
-    for rule in decision["rules"] if decision else ():
-        address = rule["detail"].get("judge", {}).get("calibration")
-        if isinstance(address, str):
-            relied.setdefault(rule["metric"], address)
-    rows = []
-    judges = judge_identities(e["spec"] for e in run_body["evaluators"])
-    for criterion, (identity, _) in judges.items():
-        metric = tally.metrics.get(criterion)
-        if metric is None or metric.kind != "pass_fail":
-            continue
-        address = relied.get(criterion)
-        found = calibration_at(ledger, address) if address is not None else None
-        chosen = (address, found) if address is not None and found is not None else None
-        chosen = chosen or find_calibration(ledger, identity)
-        if chosen is not None:
-            rows.append(
-                corrected_row(metric, chosen[1], chosen[0], level, not_run=not_run(run_body, tally))
-            )
-    return rows
-
-
-def list_runs(ledger: Ledger) -> list[tuple[str, Mapping[str, Any], Mapping[str, Any] | None]]:
-    """Every run, newest first: (address, run body, latest run_end body or None)."""
-    runs = [(a, e.body) for a, e in ledger.events(ev.RUN)]
-    runs.reverse()
-    return [(a, b, latest_meta(ledger, b["run_id"], ev.RUN_END)) for a, b in runs]
-
-
-def _is_complete(end: Mapping[str, Any] | None) -> bool:
-    return end is not None and end["state"] == "complete"
-
-
 def resume_plan(
     ledger: Ledger, run_id: str, *, concurrency: int | None = None, engine: str | None = None
 ) -> tuple[RunPlan, StoredRun]:
@@ -713,7 +580,7 @@ def resume_plan(
     it finishes give the same events on any engine.
     """
     run = load_run(ledger, run_id)
-    if _is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
+    if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None
     plan = plan_run(

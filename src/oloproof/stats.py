@@ -25,15 +25,22 @@ All intervals are at ``level`` (default 0.95, alpha = 1 - level) and are returne
 points); :mod:`oloproof.display` does the x100 and the rounding.
 
 numpy and scipy are imported inside the functions that need them, so importing this module
-stays cheap (``oloproof --help`` never pays for scipy).
+stays cheap (``oloproof --help`` never pays for scipy). Within :func:`remembered`, the two
+intervals that need scipy (Clopper-Pearson and the betting interval) are also served from, and
+added to, a table of bounds computed before for the same inputs: a run stores the table of
+its report with its end record, so reading the report back (``oloproof inspect``) neither
+imports scipy (half a second) nor searches for a root again. ``oloproof verify`` recomputes
+every stored entry.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import TYPE_CHECKING, Any, Literal
 
 from oloproof.results import Interval
 
@@ -63,6 +70,7 @@ __all__ = [
     "paired_binary_difference",
     "paired_difference",
     "planning_total",
+    "remembered",
 ]
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE"]
@@ -85,6 +93,93 @@ _LOG_M_XTOL = 1e-13
 _PLANNING_TIE = 1e-6
 
 
+# ------------------------------------------------------------------ intervals computed before
+
+_Key = tuple[Any, ...]
+_MEMO: ContextVar[dict[_Key, tuple[float, float]] | None] = ContextVar("intervals", default=None)
+
+
+@contextmanager
+def remembered(entries: Iterable[Sequence[Any]] = ()) -> Iterator[list[list[Any]]]:
+    """Serve :func:`clopper_pearson` and the betting interval from ``entries`` where they hold
+    the same inputs, and gather every interval given within, as entries to store.
+
+    An entry is ``["clopper-pearson", k, n, level, lower, upper]`` or ``["betting",
+    [[value, count], ...], level, lower, upper]`` (values ascending). The yielded list is
+    filled when the block ends. Entries of another shape are ignored, never trusted.
+    """
+    memo: dict[_Key, tuple[float, float]] = {}
+    for entry in entries:
+        key = _entry_key(entry)
+        if key is not None:
+            memo[key] = (float(entry[-2]), float(entry[-1]))
+    token = _MEMO.set(memo)
+    gathered: list[list[Any]] = []
+    try:
+        yield gathered
+    finally:
+        _MEMO.reset(token)
+        gathered.extend(_entry(key, bounds) for key, bounds in memo.items())
+
+
+def stored_entry_differences(entry: Sequence[Any]) -> str | None:
+    """What is wrong with one stored entry (its bounds recomputed), or None when it holds."""
+    key = _entry_key(entry)
+    if key is None:
+        return f"not an interval entry: {list(entry)!r}"
+    token = _MEMO.set(None)
+    try:
+        derived = _compute(key)
+    finally:
+        _MEMO.reset(token)
+    stored = (float(entry[-2]), float(entry[-1]))
+    if stored != derived:
+        return f"{key[0]} {list(entry[1:-2])!r}: stored {stored}, recomputed {derived}"
+    return None
+
+
+def _entry_key(entry: Sequence[Any]) -> _Key | None:
+    try:
+        kind, *inputs, lower, upper = entry
+        float(lower), float(upper)
+        if kind == CLOPPER_PEARSON and len(inputs) == 3:
+            k, n, level = inputs
+            return (kind, _count(k, "k"), _count(n, "n"), float(level))
+        if kind == BETTING and len(inputs) == 2:
+            pairs, level = inputs
+            kept = tuple((float(v), _count(c, "count")) for v, c in pairs)
+            return (kind, kept, float(level)) if list(kept) == sorted(kept) else None
+    except (TypeError, ValueError):
+        pass
+    return None
+
+
+def _entry(key: _Key, bounds: tuple[float, float]) -> list[Any]:
+    if key[0] == CLOPPER_PEARSON:
+        return [*key, *bounds]
+    return [key[0], [list(pair) for pair in key[1]], key[2], *bounds]
+
+
+def _remembered(key: _Key) -> tuple[float, float]:
+    memo = _MEMO.get()
+    if memo is None:
+        return _compute(key)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = _compute(key)
+    return found
+
+
+def _compute(key: _Key) -> tuple[float, float]:
+    if key[0] == CLOPPER_PEARSON:
+        return _clopper_pearson_bounds(*key[1:])
+    import numpy as np
+
+    values = np.array([v for v, _ in key[1]], dtype=np.float64)
+    weights = np.array([float(c) for _, c in key[1]], dtype=np.float64)
+    return _betting_bounds(values, weights, key[2])
+
+
 # --------------------------------------------------------------------------- validation
 
 
@@ -102,6 +197,11 @@ def _count(value: int, name: str) -> int:
     if count < 0:
         raise ValueError(f"{name} must be >= 0, got {count}")
     return count
+
+
+def _check_unit(values: Sequence[float], name: str) -> None:
+    if not all(math.isfinite(v) and 0.0 <= v <= 1.0 for v in values):
+        raise ValueError(f"every value of {name} must be a finite number in [0, 1]")
 
 
 def _unit_array(xs: Sequence[float], name: str) -> FloatArray:
@@ -153,12 +253,17 @@ def clopper_pearson(k: int, n: int, level: float = 0.95) -> Interval:
         raise ValueError("n is 0: an interval needs at least one observation")
     if k > n:
         raise ValueError(f"k must not exceed n, got k={k}, n={n}")
+    lower, upper = _remembered((CLOPPER_PEARSON, k, n, level))
+    return Interval(lower, upper, level, CLOPPER_PEARSON)
+
+
+def _clopper_pearson_bounds(k: int, n: int, level: float) -> tuple[float, float]:
     from scipy.special import betaincinv
 
     alpha = 1.0 - level
     lower = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2))
     upper = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
-    return Interval(lower, upper, level, CLOPPER_PEARSON)
+    return lower, upper
 
 
 # ------------------------------------------------------------------------ betting interval
@@ -261,15 +366,12 @@ def betting_interval_counts(counts: Mapping[float, int], level: float = 0.95) ->
 
     The same interval as expanding the counts into a list, without holding one value a case.
     """
-    import numpy as np
-
     level = _check_level(level)
-    kept = sorted((float(v), c) for v, c in counts.items() if c > 0)
+    kept = sorted((float(v), _count(c, "count")) for v, c in counts.items() if c > 0)
     if not kept:
         raise ValueError("betting interval of no values")
-    values = _unit_array([v for v, _ in kept], "values")
-    weights = np.array([float(c) for _, c in kept], dtype=np.float64)
-    lower, upper = _betting_bounds(values, weights, level)
+    _check_unit([v for v, _ in kept], "values")
+    lower, upper = _remembered((BETTING, tuple(kept), level))
     return Interval(lower, upper, level, BETTING)
 
 

@@ -34,7 +34,7 @@ from oloproof.errors import ConfigError
 from oloproof.inspect import case_detail
 from oloproof.metrics import case_results
 from oloproof.repeats import value_of
-from oloproof.runner import StoredRun
+from oloproof.stored_runs import StoredRun
 
 FORMATS = ("jsonl", "csv", "parquet", "trec")
 VERDICT_COLUMNS = (

@@ -242,7 +242,7 @@ def _result(case_id: str, verdict: dict[str, Any], **extra: Any) -> dict[str, An
 
 
 def _stored(run_id: str) -> Any:
-    from oloproof.runner import StoredRun
+    from oloproof.stored_runs import StoredRun
 
     body = {
         "run_id": run_id,

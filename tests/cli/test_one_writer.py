@@ -17,8 +17,9 @@ from tests.support import oloproof
 from ledger import open_ledger
 from oloproof import events as ev
 from oloproof.errors import ConfigError
-from oloproof.runner import execute_run, load_run, plan_run
+from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import load_run
 
 APP = """
 import sys, time

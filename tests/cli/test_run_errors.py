@@ -16,8 +16,8 @@ from tests.support import oloproof
 from ledger import open_ledger
 from oloproof import events as ev
 from oloproof.metrics import criteria_of, tally_run
-from oloproof.runner import load_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import load_run
 
 APP = """
 import os, sys, time
@@ -258,3 +258,53 @@ def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
     assert "31 / 31 observed · 0 missing · 0 excluded" in resumed.out
     again = oloproof("run", "--resume", run_id, cwd=root)
     assert again.code == 2 and "is complete" in again.err
+
+
+QUICK_APP = """
+import sys
+from oloproof import system
+
+started = []
+
+@system(name="quick", version="1")
+async def run(case):
+    # Never waits: every case finishes without handing the event loop a turn.
+    if not started:
+        started.append(1)
+        sys.stderr.write("started\\n")
+        sys.stderr.flush()
+    return {"answer": case["q"].upper()}
+"""
+
+
+def test_ctrl_c_stops_a_run_whose_cases_never_wait(tmp_path: Path) -> None:
+    # The signal is handled by the event loop, so a run that never gave the loop a turn (an
+    # async system that awaits nothing, or cases all served from the cache) ran to its end.
+    total = 50_000
+    (tmp_path / "app.py").write_text(QUICK_APP)
+    (tmp_path / "oloproof.yaml").write_text(
+        CONFIG.replace("toy", "quick").replace("  - {type: hit_rate, k: 1}\n", "")
+    )
+    (tmp_path / "policy.yaml").write_text(POLICY)
+    cases = (
+        json.dumps({"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"Q{i}"}})
+        for i in range(total)
+    )
+    (tmp_path / "cases.jsonl").write_text("\n".join(cases) + "\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "run"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    assert proc.stderr.readline() == "started\n"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, out + err
+    run_id = err.split("--resume ")[1].split()[0]
+    line = next(line for line in oloproof("runs", cwd=tmp_path).lines if line.startswith(run_id))
+    assert line.split("  ")[3] == "INTERRUPTED"
+    kept = int(line.split("  ")[5].split(f" of {total} observed")[0])
+    assert 0 < kept < total, line

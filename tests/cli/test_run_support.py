@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from tests.cli.test_run_blackbox import assert_in_order
@@ -80,3 +82,24 @@ def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
     assert result.code == 2
     assert "a token_budget needs" in result.err and "never estimates tokens" in result.err
     assert "Traceback" not in result.err
+
+
+def test_inspect_reads_the_report_back_without_scipy_and_prints_what_the_run_did(
+    support: Path,
+) -> None:
+    first = oloproof("run", cwd=support)
+    run_id = first.lines[0].split()[1]
+    # Its intervals come from the run's end record (verify recomputes them), so inspect does
+    # not pay half a second to import scipy; the report is the run's, line for line.
+    shown = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "oloproof", "inspect", run_id],
+        cwd=support,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in shown.stderr.splitlines()}
+    assert "oloproof.stored_runs" in imported
+    assert not {name for name in imported if name.split(".")[0] in ("scipy", "numpy")}
+    assert_in_order(shown.stdout.splitlines(), [*RULES_B, *METRICS_B])
+    assert shown.stdout.splitlines()[: len(first.lines)] == first.lines

@@ -21,8 +21,9 @@ from oloproof.audit import AuditCounts, application_checks, differences_between,
 from oloproof.compare import compare_runs
 from oloproof.diagnosis import diagnose
 from oloproof.metrics import case_results
-from oloproof.runner import execute_run, load_run, plan_run
+from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import load_run
 
 GOLD = {"intervention": "gold-context", "criterion": "answer_correct"}
 
@@ -223,3 +224,24 @@ def test_differences_name_the_path_of_each_change() -> None:
 def test_problems_print_the_way_verify_lists_them() -> None:
     problem = Problem("StaleSummary", "sha256:ab", "decision: gate.blocked: stored True")
     assert str(problem) == "StaleSummary sha256:ab: decision: gate.blocked: stored True"
+
+
+def test_an_interval_a_run_end_stored_that_does_not_recompute_is_named(
+    project: tuple[Path, Ledger],
+) -> None:
+    root, ledger = project
+    run(root, ledger)
+    end = first(ledger, ev.RUN_END)
+    entries = ledger.get(end).body["intervals"]
+    assert {entry[0] for entry in entries} == {"clopper-pearson", "betting"}
+    assert not stale(ledger)
+    at = next(i for i, entry in enumerate(entries) if entry[-2] > 0)
+
+    def halve(body: dict[str, Any]) -> None:
+        body["intervals"][at][-2] /= 2
+
+    forged = forge(ledger, end, halve)
+    ((kind, where, detail),) = stale(ledger)
+    assert (kind, where) == ("StaleSummary", forged)
+    assert detail.startswith(f"run_end: intervals: {entries[at][0]} ")
+    assert f"stored ({entries[at][-2] / 2}, {entries[at][-1]})" in detail

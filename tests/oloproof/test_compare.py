@@ -27,9 +27,9 @@ from oloproof.config import ComparePolicy
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.errors import ConfigError, UnknownIdError
 from oloproof.results import Interval
-from oloproof.runner import StoredRun
 from oloproof.stats import PLANNING_LIMIT
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import StoredRun
 
 PASS = {"s": "pass"}
 FAIL = {"s": "fail"}

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -486,3 +487,48 @@ def test_decide_rejects_nan_and_negative_margins() -> None:
     for decide in (decide_non_inferiority, decide_superiority, decide_equivalence):
         with pytest.raises(ValueError):
             decide(_iv(-0.1, 0.1), -0.05)
+
+
+# -- intervals computed before (stats.remembered) ---------------------------------------------
+
+
+def test_remembered_gathers_each_interval_and_serves_it_back_without_computing() -> None:
+    with stats.remembered() as gathered:
+        cp = clopper_pearson(9, 13)
+        bet = stats.betting_interval_counts({1.0: 4, 0.5: 3, 0.0: 2})
+    expected = binomtest(9, 13).proportion_ci(0.95, method="exact")
+    assert (cp.lower, cp.upper) == pytest.approx((expected.low, expected.high), abs=1e-12)
+    assert sorted(gathered, key=str) == sorted(
+        [
+            ["clopper-pearson", 9, 13, 0.95, cp.lower, cp.upper],
+            ["betting", [[0.0, 2], [0.5, 3], [1.0, 4]], 0.95, bet.lower, bet.upper],
+        ],
+        key=str,
+    )
+    assert all(stats.stored_entry_differences(entry) is None for entry in gathered)
+    # Served, not recomputed: a stored entry's bounds are what comes back for its inputs...
+    with stats.remembered([["clopper-pearson", 9, 13, 0.95, 0.25, 0.75]]):
+        assert clopper_pearson(9, 13) == Interval(0.25, 0.75, 0.95, stats.CLOPPER_PEARSON)
+        assert clopper_pearson(9, 14).lower != 0.25  # ...and only for its own inputs
+    # ...which is why verify recomputes each one.
+    assert stats.stored_entry_differences(["clopper-pearson", 9, 13, 0.95, 0.25, 0.75]) == (
+        f"clopper-pearson [9, 13, 0.95]: stored (0.25, 0.75), recomputed {(cp.lower, cp.upper)}"
+    )
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        ["clopper-pearson", 9, "13", 0.95, 0.25, 0.75],
+        ["clopper-pearson", 9, 13, 0.25, 0.75],
+        ["betting", [[1.0, 4], [0.0, 2]], 0.95, 0.25, 0.75],  # values not ascending
+        ["betting", [[0.0, True]], 0.95, 0.25, 0.75],
+        ["wilson", 9, 13, 0.95, 0.25, 0.75],
+        "clopper-pearson",
+    ],
+)
+def test_remembered_ignores_an_entry_of_another_shape(entry: Any) -> None:
+    expected = binomtest(9, 13).proportion_ci(0.95, method="exact")
+    with stats.remembered([entry]):
+        assert clopper_pearson(9, 13).lower == pytest.approx(expected.low, abs=1e-12)
+    assert stats.stored_entry_differences(entry) == f"not an interval entry: {list(entry)!r}"

@@ -24,13 +24,13 @@ from oloproof.config import ComparePolicy, Policy
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.policy import decide_policy
 from oloproof.results import MISSING_DECIDES
-from oloproof.runner import StoredRun
 from oloproof.stats import (
     betting_interval_counts,
     bounded_mean_counts,
     bounded_proportion,
     clopper_pearson,
 )
+from oloproof.stored_runs import StoredRun
 
 LEVEL = 0.95
 

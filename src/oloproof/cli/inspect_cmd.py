@@ -25,7 +25,7 @@ from oloproof.suggest import did_you_mean
 
 if TYPE_CHECKING:
     from oloproof.inspect import CaseDetail
-    from oloproof.runner import StoredRun
+    from oloproof.stored_runs import StoredRun
 
 # Other commands add renderers for the event types they own (diagnosis, comparison).
 Renderer = Callable[[Ledger, str, Event, bool], int]
@@ -120,7 +120,7 @@ class _RunView:
 def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     # Imported here: run reports need the library's heavier modules; --help does not.
     from oloproof.inspect import find_case
-    from oloproof.runner import check_run_indexes, load_run, read_run_report
+    from oloproof.stored_runs import check_run_indexes, load_run, read_run_report
 
     run = load_run(ledger, address)
     as_json = view.as_json
@@ -258,7 +258,7 @@ def export_command(
     Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P --format parquet --output results
     """
     from oloproof.inspect import export_run
-    from oloproof.runner import check_run_indexes, load_run
+    from oloproof.stored_runs import check_run_indexes, load_run
 
     ledger = project_ledger()
     run = load_run(ledger, id)

@@ -213,7 +213,8 @@ def _execute(
 ) -> RunOutcome:
     from oloproof import aio  # here, not at the top: --help need not load asyncio
     from oloproof import events as ev
-    from oloproof.runner import execute_run, load_run
+    from oloproof.runner import execute_run
+    from oloproof.stored_runs import load_run
 
     before = ledger.latest("type", ev.RUN)
 

@@ -24,7 +24,7 @@ from oloproof.diagnosis.derive import DERIVED_FIELDS, derive_diagnosis, diagnosi
 from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
 from oloproof.errors import OloproofError
 from oloproof.events import plain
-from oloproof.runner import load_run
+from oloproof.stored_runs import load_run
 
 STALE_SUMMARY = "StaleSummary"
 """The kind of problem of a stored summary that no longer re-derives from the events."""

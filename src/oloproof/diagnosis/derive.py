@@ -57,8 +57,8 @@ from oloproof.diagnosis.labels import (
 )
 from oloproof.events import plain
 from oloproof.metrics import stream_case_results
-from oloproof.runner import StoredRun, latest_meta
 from oloproof.store import load_event
+from oloproof.stored_runs import StoredRun, latest_meta
 
 # Fields a diagnosis body holds that verify re-derives (the rest are its inputs).
 DERIVED_FIELDS = (

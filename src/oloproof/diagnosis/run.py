@@ -58,14 +58,8 @@ from oloproof.engines import Engine, open_engine
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.events import plain
 from oloproof.metrics import criteria_of
-from oloproof.runner import (
-    RunPlan,
-    StoredRun,
-    check_run_indexes,
-    execute_run,
-    load_run,
-    plan_from_run,
-)
+from oloproof.runner import RunPlan, execute_run, plan_from_run
+from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.systems.base import load_object
 
 

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -64,6 +63,7 @@ from oloproof.judge_config import (
     GroundednessJudgeConfig,
     JudgeConfig,
     RubricJudgeConfig,
+    judge_identity,
 )
 from oloproof.prompts import PromptTemplate, load_template
 from oloproof.providers import Completion, Provider, ProviderError, make_provider
@@ -487,13 +487,6 @@ def _rubric_text(config: RubricJudgeConfig, base_dir: Path) -> str:
     if not text.strip():
         raise ConfigError(f"rubric_file {path} is empty")
     return text
-
-
-def judge_identity(spec: Mapping[str, Any]) -> str:
-    """The key calibrations are bound to: the blake3 key of ``spec`` without its criterion."""
-    from oloproof.events import identity_key
-
-    return identity_key({key: value for key, value in spec.items() if key != "criterion"})
 
 
 # --- reading the case --------------------------------------------------------------------------

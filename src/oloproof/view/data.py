@@ -9,7 +9,7 @@ Requirements this module meets:
    ``oloproof.events``, filtered by kind and criterion on index entries alone; a case by
    ``run_case``. Only the cases of the page shown are read. A run recorded before those
    indexes existed is read by a scan of its cases instead, and the page says so.
-3. A run's metrics and slices need a replay of its case results (``runner.read_run_report``);
+3. A run's metrics and slices need a replay of its case results (``stored_runs.read_run_report``);
    the report is kept per run while the run's last case result and last run_end/decision stay
    the same, so a second look costs nothing and a run in progress is replayed again once it
    has moved on. What the stored summaries hold (state, gate, rules, cache counts, judge usage)
@@ -268,7 +268,7 @@ def _report_key(reader: Reader, run_id: str) -> tuple[str | None, ...]:
 
 
 def _cached_report(reader: Reader, run_id: str) -> RunReport:
-    from oloproof.runner import read_run_report
+    from oloproof.stored_runs import read_run_report
 
     key = _report_key(reader, run_id)
     with reader._lock:

@@ -33,8 +33,9 @@ from oloproof.metrics import MetricTally
 from oloproof.policy import JudgeStanding, decide_policy, decide_rule
 from oloproof.report import CorrectedRow, JudgeUsageRow, corrected_row
 from oloproof.results import Verdict
-from oloproof.runner import RunOutcome, RunPlan, execute_run, plan_run, read_run_report
+from oloproof.runner import RunOutcome, RunPlan, execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import read_run_report
 from oloproof.testing import (
     RecordedRequest,
     Reply,
@@ -363,7 +364,7 @@ def test_the_decision_records_and_links_the_calibration_it_relied_on(
 
 def _metric(ledger: Ledger, run_id: str) -> MetricTally:
     from oloproof.metrics import criteria_of, tally_run
-    from oloproof.runner import load_run
+    from oloproof.stored_runs import load_run
 
     run = load_run(ledger, run_id)
     return tally_run(ledger, run_id, criteria_of(run.body), []).metrics["groundedness"]

@@ -1,0 +1,163 @@
+"""Runs as the ledger holds them: find one, check its indexes, and re-derive its report.
+
+Apart from the runner (which plans and executes), so that reading a run (``inspect``, the
+viewer, ``compare``) does not import what executing one needs: systems, evaluators, judges and
+their HTTP clients.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ledger import Ledger
+from oloproof import events as ev
+from oloproof import stats
+from oloproof.calibration import calibration_at, find_calibration, judge_identities
+from oloproof.errors import LedgerAccessError
+from oloproof.latest import LATEST, resolve_latest
+from oloproof.metrics import RunTally, criteria_of, stream_case_results, tally_run
+from oloproof.report import (
+    DEFAULT_LEVEL,
+    CorrectedRow,
+    RunReport,
+    build_run_report,
+    corrected_row,
+    error_groups,
+    not_run,
+)
+from oloproof.store import load_event
+
+
+def latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
+    """The body of a run's latest event of ``kind`` (run_end or decision), or None."""
+    found: Mapping[str, Any] | None = None
+    for _, event in ledger.lookup_events("run_meta", run_id):
+        if event.type == kind:
+            found = event.body
+    return found
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    run_id: str
+    address: str
+    body: Mapping[str, Any]
+
+
+def load_run(ledger: Ledger, text: str) -> StoredRun:
+    """The run named by an id, a ref or an address of its run event.
+
+    ``latest`` is the newest top-level run that finished (``oloproof.latest``).
+    """
+    if text == LATEST:
+        text = resolve_latest(ledger)
+    address, event = load_event(ledger, text, ev.RUN, "a run")
+    return StoredRun(event.body["run_id"], address, event.body)
+
+
+def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
+    """Refuse to read a run whose index disagrees with what the run recorded.
+
+    The case results a read finds come through the ledger's index; a damaged index page
+    hides some of them, and a report on the rest would look complete. So the cases (and the
+    errored ones) the index finds must be what the run's latest end record counts, and a
+    decision needs an end record beside it. A run still being resumed has found more than its
+    last end record counted, which is not damage. ``tally`` saves a pass over the cases when
+    the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
+    rebuild-indexes``.
+    """
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    if end is None:
+        if latest_meta(ledger, run.run_id, ev.DECISION) is None:
+            return  # not finished yet (or never will be): nothing recorded to check against
+        problem = "it has a decision but its index finds no end record"
+    else:
+        found = (tally.cases, tally.errored) if tally is not None else _count(ledger, run.run_id)
+        if found == (end["cases"], end["errored"]):
+            return
+        if end["state"] != "complete" and found[0] > end["cases"]:
+            return  # a resume has written more cases since
+        problem = (
+            f"its end record counts {end['cases']} cases ({end['errored']} errored), "
+            f"its index finds {found[0]} ({found[1]} errored)"
+        )
+    raise LedgerAccessError(
+        f"the ledger's indexes disagree with run {run.run_id}: {problem}; "
+        "rebuild them with: oloproof ledger rebuild-indexes"
+    )
+
+
+def _count(ledger: Ledger, run_id: str) -> tuple[int, int]:
+    """The case results of a run, and the errored ones among them."""
+    cases = errored = 0
+    for body in stream_case_results(ledger, run_id):
+        cases += 1
+        errored += body["status"] == "errored"
+    return cases, errored
+
+
+def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
+    """The report of the run named by ``run_id`` (an id, a ref or an address), from the ledger."""
+    run = load_run(ledger, run_id)
+    tally = tally_run(ledger, run.run_id, criteria_of(run.body), list(run.body["slices"]))
+    check_run_indexes(ledger, run, tally)
+    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    decision = latest_meta(ledger, run.run_id, ev.DECISION)
+    # Intervals of the same counts as the run's end computed are taken from it (any other, say
+    # of cases a resume added later, is computed): ``verify`` recomputes what it stored.
+    with stats.remembered((end or {}).get("intervals") or ()):
+        return report_of(ledger, run.body, run.address, tally, end, decision)
+
+
+def report_of(
+    ledger: Ledger,
+    body: Mapping[str, Any],
+    address: str,
+    tally: RunTally,
+    end: Mapping[str, Any] | None,
+    decision: Mapping[str, Any] | None,
+) -> RunReport:
+    corrected = _corrected_rows(ledger, body, tally, decision)
+    errors = error_groups(ledger, tally.errored_cases)
+    return build_run_report(body, address, tally, end, decision, corrected=corrected, errors=errors)
+
+
+def _corrected_rows(
+    ledger: Ledger,
+    run_body: Mapping[str, Any],
+    tally: RunTally,
+    decision: Mapping[str, Any] | None,
+) -> list[CorrectedRow]:
+    """Each pass/fail judge metric with a calibration, corrected for the judge's errors.
+
+    The calibration is the one the decision relied on, else the newest of the judge's exact
+    identity.
+    """
+    policy = run_body.get("policy")
+    level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
+    relied: dict[str, str] = {}
+    for rule in decision["rules"] if decision else ():
+        address = rule["detail"].get("judge", {}).get("calibration")
+        if isinstance(address, str):
+            relied.setdefault(rule["metric"], address)
+    rows = []
+    judges = judge_identities(e["spec"] for e in run_body["evaluators"])
+    for criterion, (identity, _) in judges.items():
+        metric = tally.metrics.get(criterion)
+        if metric is None or metric.kind != "pass_fail":
+            continue
+        address = relied.get(criterion)
+        found = calibration_at(ledger, address) if address is not None else None
+        chosen = (address, found) if address is not None and found is not None else None
+        chosen = chosen or find_calibration(ledger, identity)
+        if chosen is not None:
+            rows.append(
+                corrected_row(metric, chosen[1], chosen[0], level, not_run=not_run(run_body, tally))
+            )
+    return rows
+
+
+def is_complete(end: Mapping[str, Any] | None) -> bool:
+    return end is not None and end["state"] == "complete"
