@@ -107,6 +107,12 @@ def identity_key(material: Any) -> str:
     return internal_key(encode(material))
 
 
+def judge_identity(spec: Mapping[str, Any]) -> str:
+    """The key a judge's calibrations are bound to: the key of its ``spec`` without its
+    criterion (a name for the metric, which can change without changing the judge)."""
+    return identity_key({key: value for key, value in spec.items() if key != "criterion"})
+
+
 def make(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) -> Event:
     """Build an event of ``kind`` at its current schema, with configured secrets redacted."""
     return Event(type=kind, schema=SCHEMAS[kind], body=redact(dict(body)), refs=tuple(refs))

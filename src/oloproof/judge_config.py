@@ -19,7 +19,6 @@ into ``api_key_env`` is not repeated back in an error message).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -527,10 +526,3 @@ class ModelSystemSettings(ProviderSettings):
         if self.context_field is not None and self.context_file is not None:
             raise ValueError("give at most one of `context_field` or `context_file`")
         return self
-
-
-def judge_identity(spec: Mapping[str, Any]) -> str:
-    """The key calibrations are bound to: the blake3 key of ``spec`` without its criterion."""
-    from oloproof.events import identity_key
-
-    return identity_key({key: value for key, value in spec.items() if key != "criterion"})

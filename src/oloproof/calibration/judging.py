@@ -49,7 +49,7 @@ def tally(
     labels: Mapping[str, Any] | None = None,
 ) -> Calibration:
     """The calibration of the judge with ``spec``, from its ``verdicts`` on ``labelled``."""
-    from oloproof.judge_config import judge_identity
+    from oloproof.events import judge_identity
 
     # (human says pass, judge says pass) -> count
     counts = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}

@@ -110,7 +110,8 @@ def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[
     ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
     them); the judges are found by type.
     """
-    from oloproof.judge_config import JUDGE_TYPES, judge_identity
+    from oloproof.events import judge_identity
+    from oloproof.judge_config import JUDGE_TYPES
 
     found: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for evaluator in evaluators:

@@ -57,13 +57,13 @@ from oloproof.evaluators.judge_reply import (
 )
 from oloproof.evaluators.judge_usage import UsageMeter, usage_totals
 from oloproof.evaluators.reads import PromptReads, Reads
+from oloproof.events import judge_identity
 from oloproof.judge_config import (
     AnswerJudgeConfig,
     CitationSupportJudgeConfig,
     GroundednessJudgeConfig,
     JudgeConfig,
     RubricJudgeConfig,
-    judge_identity,
 )
 from oloproof.prompts import PromptTemplate, load_template
 from oloproof.providers import Completion, Provider, ProviderError, make_provider
