@@ -280,8 +280,9 @@ async def execute_cases(
                 progress(done, total)
             if writer.maybe_flush():
                 run.memory.forget_written()
-            if time.monotonic() - turn > _YIELD_SECONDS:
-                turn = time.monotonic()
+            now = time.monotonic()
+            if now - turn > _YIELD_SECONDS:
+                turn = now
                 await asyncio.sleep(0)
 
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]

@@ -108,11 +108,7 @@ def remembered(entries: Iterable[Sequence[Any]] = ()) -> Iterator[list[list[Any]
     [[value, count], ...], level, lower, upper]`` (values ascending). The yielded list is
     filled when the block ends. Entries of another shape are ignored, never trusted.
     """
-    memo: dict[_Key, tuple[float, float]] = {}
-    for entry in entries:
-        key = _entry_key(entry)
-        if key is not None:
-            memo[key] = (float(entry[-2]), float(entry[-1]))
+    memo = dict(parsed for parsed in map(_parse, entries) if parsed is not None)
     token = _MEMO.set(memo)
     gathered: list[list[Any]] = []
     try:
@@ -124,31 +120,28 @@ def remembered(entries: Iterable[Sequence[Any]] = ()) -> Iterator[list[list[Any]
 
 def stored_entry_differences(entry: Sequence[Any]) -> str | None:
     """What is wrong with one stored entry (its bounds recomputed), or None when it holds."""
-    key = _entry_key(entry)
-    if key is None:
+    parsed = _parse(entry)
+    if parsed is None:
         return f"not an interval entry: {list(entry)!r}"
-    token = _MEMO.set(None)
-    try:
-        derived = _compute(key)
-    finally:
-        _MEMO.reset(token)
-    stored = (float(entry[-2]), float(entry[-1]))
+    key, stored = parsed
+    derived = _compute(key)
     if stored != derived:
         return f"{key[0]} {list(entry[1:-2])!r}: stored {stored}, recomputed {derived}"
     return None
 
 
-def _entry_key(entry: Sequence[Any]) -> _Key | None:
+def _parse(entry: Sequence[Any]) -> tuple[_Key, tuple[float, float]] | None:
+    """A stored entry's inputs (as the memo's key) and bounds; None for any other shape."""
     try:
         kind, *inputs, lower, upper = entry
-        float(lower), float(upper)
+        bounds = (float(lower), float(upper))
         if kind == CLOPPER_PEARSON and len(inputs) == 3:
             k, n, level = inputs
-            return (kind, _count(k, "k"), _count(n, "n"), float(level))
+            return (kind, _count(k, "k"), _count(n, "n"), float(level)), bounds
         if kind == BETTING and len(inputs) == 2:
             pairs, level = inputs
             kept = tuple((float(v), _count(c, "count")) for v, c in pairs)
-            return (kind, kept, float(level)) if list(kept) == sorted(kept) else None
+            return ((kind, kept, float(level)), bounds) if list(kept) == sorted(kept) else None
     except (TypeError, ValueError):
         pass
     return None
