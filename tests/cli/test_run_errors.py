@@ -225,33 +225,51 @@ def test_no_cache_executes_again_and_metrics_replay_from_the_ledger(tmp_path: Pa
     assert (row["successes"], row["observed"], row["missing"]) == (2, 2, 1)
 
 
-@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
-    tmp_path: Path, stop: signal.Signals, status: int
-) -> None:
-    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+def interrupt_run(
+    root: Path,
+    marker: str,
+    stop: signal.Signals,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+) -> tuple[int, str, str]:
+    """``oloproof run`` in ``root``, sent ``stop`` once its stderr's first line is ``marker``:
+    (exit code, stdout, stderr)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "oloproof", "run"],
         cwd=root,
-        env={**os.environ, "TOY_SLEEP": "0.2"},
+        env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
     assert proc.stderr is not None
-    # The first slow case has started: the run is executing, and the fast case is finished.
-    assert proc.stderr.readline() == "sleeping\n"
+    assert proc.stderr.readline() == marker
     proc.send_signal(stop)
-    out, err = proc.communicate(timeout=60)
-    assert proc.returncode == status, out + err
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def runs_fields(root: Path, run_id: str) -> list[str]:
+    """The columns of ``run_id``'s line in ``oloproof runs``."""
+    line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
+    return line.split("  ")
+
+
+@pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
+    tmp_path: Path, stop: signal.Signals, status: int
+) -> None:
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    # The first slow case has started: the run is executing, and the fast case is finished.
+    code, out, err = interrupt_run(root, "sleeping\n", stop, {"TOY_SLEEP": "0.2"})
+    assert code == status, out + err
     assert "oloproof run --resume run_" in err
     run_id = err.split("--resume ")[1].split()[0]
-    runs = oloproof("runs", cwd=root)
-    line = next(line for line in runs.lines if line.startswith(run_id))
-    assert line.split("  ")[3] == "INTERRUPTED"
-    kept = int(line.split("  ")[5].split(" of 31 observed")[0])
+    fields = runs_fields(root, run_id)
+    assert fields[3] == "INTERRUPTED"
+    kept = int(fields[5].split(" of 31 observed")[0])
     assert 0 < kept < 31  # the cases finished before the signal were written, not lost
-    assert line.split("  ")[5].endswith(f"({31 - kept} not run)")
+    assert fields[5].endswith(f"({31 - kept} not run)")
     resumed = oloproof("run", "--resume", run_id, cwd=root)
     assert resumed.code == 0, resumed.err
     assert resumed.lines[0] == f"Run {run_id} [DECIDED/COMPLETE]"
@@ -291,20 +309,10 @@ def test_ctrl_c_stops_a_run_whose_cases_never_wait(tmp_path: Path) -> None:
         for i in range(total)
     )
     (tmp_path / "cases.jsonl").write_text("\n".join(cases) + "\n")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    assert proc.stderr.readline() == "started\n"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, out + err
+    code, out, err = interrupt_run(tmp_path, "started\n", signal.SIGINT, timeout=120)
+    assert code == 130, out + err
     run_id = err.split("--resume ")[1].split()[0]
-    line = next(line for line in oloproof("runs", cwd=tmp_path).lines if line.startswith(run_id))
-    assert line.split("  ")[3] == "INTERRUPTED"
-    kept = int(line.split("  ")[5].split(f" of {total} observed")[0])
-    assert 0 < kept < total, line
+    fields = runs_fields(tmp_path, run_id)
+    assert fields[3] == "INTERRUPTED"
+    kept = int(fields[5].split(f" of {total} observed")[0])
+    assert 0 < kept < total, fields
