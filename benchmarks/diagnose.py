@@ -22,11 +22,12 @@ tenfold; time should grow no faster than the cases.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
+
+sys.path.append(str(Path(__file__).resolve().parent))
+from cli_process import Measured, oloproof
 
 APP = """
 from oloproof import Context, Passage, Retrieval, rag_system
@@ -80,73 +81,6 @@ def project(root: Path, n: int) -> Path:
             expected = {"answer": "yes", "relevant": [{"doc_id": f"d{i}-12"}], "gold_context": gold}
             f.write(json.dumps({"id": f"c{i}", "input": {"n": i}, "expected": expected}) + "\n")
     return root
-
-
-# Runs the CLI in this process, then reports its time, its own peak RSS (ru_maxrss, KB), the
-# peak of its anonymous resident memory (RssAnon, sampled every 10 ms: RSS without the mapped
-# ledger file's pages) and, under tracemalloc, the Python heap's peak (bytes).
-WRAPPER = """
-import json, resource, sys, threading, time, tracemalloc
-args, traced = json.loads(sys.argv[1]), sys.argv[2] == "1"
-if traced:
-    tracemalloc.start()
-anon = [0]
-
-def sample():
-    while True:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("RssAnon:"):
-                    anon[0] = max(anon[0], int(line.split()[1]))
-        time.sleep(0.01)
-
-threading.Thread(target=sample, daemon=True).start()
-from oloproof.cli.main import main
-sys.argv = ["oloproof", *args]
-start, code = time.perf_counter(), 0
-try:
-    main()
-except SystemExit as exc:
-    code = exc.code or 0
-report = {
-    "code": code,
-    "seconds": time.perf_counter() - start,
-    "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-    "anon_kb": anon[0],
-    "heap": tracemalloc.get_traced_memory()[1] if traced else 0,
-}
-sys.stderr.write(json.dumps(report) + "\\n")
-"""
-
-
-@dataclass(frozen=True)
-class Measured:
-    seconds: float
-    rss_mb: float
-    anon_mb: float
-    heap_mb: float
-    out: str
-
-
-def oloproof(root: Path, *args: str, traced: bool = False) -> Measured:
-    """Run the CLI in a process of its own and read what it reports of itself."""
-    done = subprocess.run(
-        [sys.executable, "-P", "-c", WRAPPER, json.dumps(args), "1" if traced else "0"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    report = json.loads(done.stderr.strip().splitlines()[-1])
-    if report["code"] not in (0, 1, 3):
-        raise SystemExit(f"oloproof {' '.join(args)} exited {report['code']}: {done.stderr}")
-    return Measured(
-        report["seconds"],
-        report["rss_kb"] / 1024,
-        report["anon_kb"] / 1024,
-        report["heap"] / 2**20,
-        done.stdout,
-    )
 
 
 def measure(base: Path, n: int) -> tuple[Measured, Measured]:

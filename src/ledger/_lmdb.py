@@ -445,6 +445,7 @@ class _Tables:
         self._meta = dbs[b"meta"]
         self._indexer = app.indexer
         self._upcast = app.upcast
+        self._expand = app.expand
         self._lock = threading.RLock()
         self._depth = 0
         self._generation = 0  # counts chunk commits, so a savepoint knows it was overtaken

@@ -10,7 +10,7 @@ transaction for each chunk of ``_SCAN_CHUNK``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from hashlib import sha256
 
 from ledger._lmdb import LMDB_ERROR, _error, _Tables
@@ -48,10 +48,25 @@ class _Reader(_Tables):
 
     def _event(self, address: str, data: bytes) -> Event:
         """The event whose bytes ``data`` were just checked against ``address``, as the
-        application reads it (through its upcaster, if it has one)."""
+        application reads it (through its expander and upcaster, if it has them)."""
         event = _decode(address, data)
+        if self._expand is not None:
+            event = self._expand(address, event, self._stored_events)
         upcast = self._upcast
         return event if upcast is None else upcast(address, event)
+
+    def _stored_events(self, addresses: Sequence[str]) -> list[Event]:
+        """The events at ``addresses`` upcast but not expanded: the ``Fetch`` an expander gets."""
+        upcast = self._upcast
+        found: list[Event] = []
+        for address, data in zip(
+            addresses, self._records([parse_address(a) for a in addresses]), strict=True
+        ):
+            if data is None:
+                raise _unknown(address)
+            event = _decode(address, data)
+            found.append(event if upcast is None else upcast(address, event))
+        return found
 
     def get_bytes(self, address: str) -> bytes:
         """The canonical bytes of the event at ``address`` (checked against it)."""

@@ -13,6 +13,11 @@ an ``Application`` to ``open_ledger`` (and the archive functions) saying:
 - ``upcast``: how it reads an event written by an older schema of its type, applied to every
   event a read returns. It may raise a ``LedgerError`` (an ``UnsupportedFormatError`` for a
   schema newer than the program) to refuse an event it cannot read; ``verify`` lists those.
+- ``expand``: how it reads an event that keeps part of its content in other events it refers
+  to (a value shared by many events, stored once). Given the event as stored and a ``Fetch``
+  of other events (as stored and upcast, not expanded), it returns the event as the program
+  reads it. Applied to every event a read returns, before ``upcast``; not applied to what
+  the indexer, ``verify``'s hashing or an archive's closure see, which is the stored event.
 
 ``Links`` is the other half, given to ``export_archive``: which events travel with an event
 besides those its ``refs`` name.
@@ -20,13 +25,21 @@ besides those its ``refs`` name.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from ledger.event import Event
 
-__all__ = ["DEFAULT_ARCHIVE_MAGIC", "Application", "Indexer", "Links", "Upcaster"]
+__all__ = [
+    "DEFAULT_ARCHIVE_MAGIC",
+    "Application",
+    "Expander",
+    "Fetch",
+    "Indexer",
+    "Links",
+    "Upcaster",
+]
 
 Indexer = Callable[[str, Event], Iterable[tuple[str, str]]]
 """Given a new event's address and the event, yield ``(index_name, key)`` pairs."""
@@ -34,18 +47,27 @@ Indexer = Callable[[str, Event], Iterable[tuple[str, str]]]
 Upcaster = Callable[[str, Event], Event]
 """Given a stored event's address and the event as stored, return it as the program reads it."""
 
+Fetch = Callable[[Sequence[str]], list[Event]]
+"""The events at some addresses, in order, as stored and upcast (``UnknownAddressError`` for one
+that is not stored)."""
+
+Expander = Callable[[str, Event, Fetch], Event]
+"""Given a stored event's address, the event as stored and a ``Fetch``, return it as the program
+reads it."""
+
 DEFAULT_ARCHIVE_MAGIC: Final = b"\x89ledger-archive\r\n\x1a\n"
 
 
 @dataclass(frozen=True)
 class Application:
-    """A program's name, archive magic, indexes and upcasting (see the module)."""
+    """A program's name, archive magic, indexes, upcasting and expansion (see the module)."""
 
     name: str = "ledger"
     archive_magic: bytes = DEFAULT_ARCHIVE_MAGIC
     indexer: Indexer | None = None
     upcast: Upcaster | None = None
     indexes: str = ""
+    expand: Expander | None = None
 
     def __post_init__(self) -> None:
         magic = self.archive_magic

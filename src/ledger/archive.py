@@ -31,7 +31,7 @@ import bisect
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -512,8 +512,18 @@ class ArchiveReader:
 
     def _event(self, address: str, data: bytes) -> Event:
         event = event_from_trusted(data)
+        if self._app.expand is not None:
+            event = self._app.expand(address, event, self._stored_events)
         upcast = self._app.upcast
         return event if upcast is None else upcast(address, event)
+
+    def _stored_events(self, addresses: Sequence[str]) -> list[Event]:
+        upcast = self._app.upcast
+        found: list[Event] = []
+        for address in addresses:
+            event = event_from_trusted(self.get_bytes(address))
+            found.append(event if upcast is None else upcast(address, event))
+        return found
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
         for digest, place in list(self._offsets.items()):

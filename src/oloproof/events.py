@@ -4,10 +4,11 @@
 Every event body is a plain mapping of CBOR-able values. Types, with their current schema:
 
     oloproof.run         1  a run began: its id, system identity, config, dataset, evaluators
-    oloproof.execution   1  one case executed by one system identity (output, artifacts, error)
-    oloproof.stage       1  one stage output of a staged system (retrieve or generate)
+    oloproof.execution   2  one case executed by one system identity (output, artifacts, error)
+    oloproof.stage       2  one stage output of a staged system (retrieve or generate)
+    oloproof.text        1  one passage text, stored once however many events hold it
     oloproof.judgment    1  one evaluator's verdict on one execution
-    oloproof.case_result 1  one case's place in one run: links the execution and its judgments
+    oloproof.case_result 2  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
     oloproof.decision    1  a policy applied to a run (rules and gate)
     oloproof.diagnosis   1  a diagnosis of a run's failures, linking its child runs
@@ -26,6 +27,11 @@ Changes so far:
 - ``oloproof.run_end`` 2: ``redacted``, how many occurrences of configured secrets the run
   replaced in what it stored (``oloproof.redaction``). Schema 1 had no such count; it reads as
   ``None``: not counted, as runs written before redaction existed did not redact.
+
+- ``oloproof.execution``, ``oloproof.stage`` and ``oloproof.case_result`` 2: stored compactly
+  (passage texts as ``oloproof.text`` events, a staged execution's retrieval as its stage,
+  addresses once, in the refs: ``oloproof.stored_form``, which puts everything back on every
+  read). As read, the shape is schema 1's: the upcasters from 1 change nothing.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -49,18 +55,20 @@ DECISION = "oloproof.decision"
 DIAGNOSIS = "oloproof.diagnosis"
 COMPARISON = "oloproof.comparison"
 CALIBRATION = "oloproof.calibration"
+TEXT = "oloproof.text"
 
 SCHEMAS: Final[Mapping[str, int]] = {
     RUN: 1,
-    EXECUTION: 1,
-    STAGE: 1,
+    EXECUTION: 2,
+    STAGE: 2,
     JUDGMENT: 1,
-    CASE_RESULT: 1,
+    CASE_RESULT: 2,
     RUN_END: 2,
     DECISION: 1,
     DIAGNOSIS: 1,
     COMPARISON: 1,
     CALIBRATION: 1,
+    TEXT: 1,
 }
 """The schema each event type is written at today."""
 
@@ -72,8 +80,16 @@ def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "redacted": None}
 
 
+def unchanged(body: dict[str, Any]) -> dict[str, Any]:
+    """A step whose change is in how the body is stored, not in how it reads."""
+    return body
+
+
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
+    (EXECUTION, 1): unchanged,
+    (STAGE, 1): unchanged,
+    (CASE_RESULT, 1): unchanged,
 }
 """``(type, N) -> upcast_vN_vN+1``: one step from schema N to N + 1 of a type."""
 
@@ -151,7 +167,8 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
     kind = event.type
     if kind == EXECUTION:
         yield ("exec", body["identity"])
-        for ref in event.refs:
+        # Its first refs are the stage outputs it used; the texts it holds come after them.
+        for ref in event.refs[: len(body.get("stages") or ())]:
             yield (LINKED_FROM, ref)
     elif kind == JUDGMENT:
         # Filed under the execution judged (its first ref), not the judgment's own identity:
@@ -163,8 +180,11 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
     elif kind == CASE_RESULT:
         yield ("run_cases", body["run_id"])
         yield (RUN_CASE, f"{body['run_id']}/{body['case_id']}")
-        if isinstance(body.get("execution"), str):
-            yield (LINKED_FROM, body["execution"])
+        execution = body.get("execution")
+        if isinstance(execution, int):  # stored as the position of its address in the refs
+            execution = event.refs[execution]
+        if isinstance(execution, str):
+            yield (LINKED_FROM, execution)
         yield from _failure_entries(body)
     elif kind in (RUN_END, DECISION):
         yield ("run_meta", body["run_id"])

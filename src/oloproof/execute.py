@@ -56,6 +56,7 @@ from oloproof.identities import (
 )
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
+from oloproof.stored_form import Stored, make_stored
 from oloproof.systems.base import (
     ExecContext,
     Execution,
@@ -83,6 +84,9 @@ _FLUSH_BYTES = 4 << 20
 # the event loop from running anything else, Ctrl-C's handler included: a worker hands it a
 # turn at least this often.
 _YIELD_SECONDS = 0.05
+# Texts a writer remembers having added, so that it does not prepare them again: enough for the
+# passages a corpus keeps handing back, bounded whatever the number of distinct ones.
+_TEXTS_KEPT = 16_384
 
 
 @dataclass
@@ -138,7 +142,8 @@ class LedgerStageCache:
         return {**event.body, "address": address}
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
-        return self._writer.add(ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result}))
+        body = {"stage": stage, "identity": identity, **result}
+        return self._writer.add_stored(make_stored(ev.STAGE, body))
 
 
 class EventWriter:
@@ -153,6 +158,7 @@ class EventWriter:
         self._pending: list[Prepared] = []
         self._pending_bytes = 0
         self._stages: dict[str, dict[str, Any]] = {}
+        self._texts: dict[str, None] = {}  # texts added lately, oldest first
         self._last_flush = time.monotonic()
 
     def add(self, event: Event) -> str:
@@ -160,9 +166,26 @@ class EventWriter:
         item = self._ledger.prepare(event)
         self._pending.append(item)
         self._pending_bytes += len(item.data)
-        if event.type == ev.STAGE:
-            self._stages[event.body["identity"]] = {**event.body, "address": item.address}
         return item.address
+
+    def add_stored(self, stored: Stored) -> str:
+        """Buffer an execution or stage event and the texts it refers to; return its address.
+
+        A text added lately is not prepared again (a corpus's passages recur from case to
+        case); one added long ago is, and the ledger skips storing it a second time.
+        """
+        texts = self._texts
+        for address, text in stored.texts:
+            if address in texts:
+                continue
+            if len(texts) >= _TEXTS_KEPT:
+                del texts[next(iter(texts))]
+            texts[address] = None
+            self.add(text)
+        address = self.add(stored.event)
+        if stored.event.type == ev.STAGE:
+            self._stages[stored.body["identity"]] = {**stored.body, "address": address}
+        return address
 
     def pending_stage(self, identity: str) -> dict[str, Any] | None:
         return self._stages.get(identity)
@@ -318,7 +341,7 @@ async def _repeated_case(run: _Run, case: Case) -> dict[str, Any]:
     }
     judgments = [a for b in bodies for a in b["judgments"].values()]
     refs = [run.spec.run_address, *(b["execution"] for b in bodies), *judgments]
-    run.writer.add(ev.make(ev.CASE_RESULT, body, list(dict.fromkeys(refs))))
+    run.writer.add_stored(make_stored(ev.CASE_RESULT, body, list(dict.fromkeys(refs))))
     return body
 
 
@@ -389,14 +412,14 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
         run.counts.add_stage(stage.stage, stage.hit)
     try:
         before = redaction.stored_count()
-        event = _execution_event(identity, case, execution, error)
-        address = run.writer.add(event)
+        stored = _execution_event(identity, case, execution, error)
+        address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
     if execution is not None and redaction.stored_count() != before:
         # A secret was replaced in what is stored: judge what is stored, as a later run reusing
         # this execution does (and as a run on Ray does, whose replicas send it redacted).
-        execution = Execution(event.body["output"], event.body["artifacts"], execution.stages)
+        execution = Execution(stored.body["output"], stored.body["artifacts"], execution.stages)
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)
     (run.memory.executed_fresh if fresh else run.memory.executed_stale).add(bits(identity))
@@ -452,7 +475,7 @@ async def _finish_case(
         body["stages"] = {s.stage: s.hit for s in execution.stages}
     if record:  # a repeat's body goes into its case's one result instead (_repeated_case)
         refs = [spec.run_address, made.address, *judgments.values()]
-        run.writer.add(ev.make(ev.CASE_RESULT, body, refs))
+        run.writer.add_stored(make_stored(ev.CASE_RESULT, body, refs))
     return body
 
 
@@ -472,7 +495,7 @@ def _cached_execution(
 
 def _execution_event(
     identity: str, case: Case, execution: Execution | None, error: dict[str, Any] | None
-) -> Event:
+) -> Stored:
     stages: list[StageRecord] = execution.stages if execution else []
     body: dict[str, Any] = {
         "identity": identity,
@@ -487,7 +510,7 @@ def _execution_event(
         body["stages"] = [
             {"stage": s.stage, "identity": s.identity, "address": s.address} for s in stages
         ]
-    return ev.make(ev.EXECUTION, body, [s.address for s in stages])
+    return make_stored(ev.EXECUTION, body, [s.address for s in stages])
 
 
 @dataclass(frozen=True)

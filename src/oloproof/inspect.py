@@ -116,34 +116,45 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path) -> Path:
 
     folder = root / ".oloproof" / "bundles" / run.run_id
     folder.mkdir(parents=True, exist_ok=True)
-    lines = []
-    for address, body in case_results(ledger, run.run_id):
-        detail = case_detail(ledger, address, body)
-        record = {
-            "id": detail.case_id,
-            "input": detail.input,
-            "expected": detail.expected,
-            "metadata": detail.metadata,
-            "status": detail.status,
-            "output": detail.output,
-            "artifacts": ordered_artifacts(detail.artifacts),
-            "verdicts": detail.verdicts,
-            "case_result": address,
-            "execution": detail.execution,
-            "judgments": detail.judgments,
-        }
-        if detail.error is not None:
-            record["error"] = detail.error
-        lines.append(json.dumps(record, ensure_ascii=False, sort_keys=False))
-    data = ("\n".join(lines) + "\n").encode("utf-8")
     tmp = folder / "cases.jsonl.tmp"
-    tmp.write_bytes(data)
+    digest = hashlib.sha256()
+    count = 0
+    with tmp.open("wb") as out:  # a case at a time: the bundle is never whole in memory
+        for address, body in case_results(ledger, run.run_id):
+            line = json.dumps(_bundle_record(ledger, address, body), ensure_ascii=False) + "\n"
+            data = line.encode("utf-8")
+            digest.update(data)
+            out.write(data)
+            count += 1
+        if count == 0:  # an empty bundle is one empty line, as it always was
+            digest.update(b"\n")
+            out.write(b"\n")
     tmp.replace(folder / "cases.jsonl")
     manifest = {
         "run_id": run.run_id,
         "run": run.address,
-        "cases": len(lines),
-        "cases_sha256": hashlib.sha256(data).hexdigest(),
+        "cases": count,
+        "cases_sha256": digest.hexdigest(),
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder
+
+
+def _bundle_record(ledger: Ledger, address: str, body: Mapping[str, Any]) -> dict[str, Any]:
+    detail = case_detail(ledger, address, body)
+    record = {
+        "id": detail.case_id,
+        "input": detail.input,
+        "expected": detail.expected,
+        "metadata": detail.metadata,
+        "status": detail.status,
+        "output": detail.output,
+        "artifacts": ordered_artifacts(detail.artifacts),
+        "verdicts": detail.verdicts,
+        "case_result": address,
+        "execution": detail.execution,
+        "judgments": detail.judgments,
+    }
+    if detail.error is not None:
+        record["error"] = detail.error
+    return record

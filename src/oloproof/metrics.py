@@ -18,6 +18,7 @@ the interval rules decide on. A case result without a verdict for a criterion co
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -204,11 +205,28 @@ def slice_value(name: str, body: Mapping[str, Any]) -> str:
 
 
 def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    """The case_result events of a run, latest per case id, in the dataset's line order."""
-    latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    """The case_result events of a run, latest per case id, in the dataset's line order.
+
+    A run writes its cases in the order they finish, so they are put in line order here:
+    holding each case's line and address (40 bytes) rather than its body, then reading each
+    body again as it is handed out.
+    """
+    lines = array("q")
+    digests = bytearray()
+    unnumbered: dict[str, int] = {}  # written before case results had a line: by case id
     for address, event in ledger.lookup_events("run_cases", run_id):
-        latest[event.body["case_id"]] = (address, event.body)
-    yield from sorted(latest.values(), key=lambda item: item[1].get("line", 0))
+        line = event.body.get("line")
+        if not isinstance(line, int):
+            line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
+        lines.append(line)
+        digests += bytes.fromhex(address[7:])
+    order = sorted(range(len(lines)), key=lambda i: (lines[i], i))
+    for at, i in enumerate(order):
+        # A case id is on one line, so the last result written for a line is its latest.
+        if at + 1 < len(order) and lines[order[at + 1]] == lines[i]:
+            continue
+        address = "sha256:" + digests[32 * i : 32 * i + 32].hex()
+        yield address, ledger.get(address).body
 
 
 def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[Mapping[str, Any]]:

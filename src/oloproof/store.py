@@ -2,8 +2,9 @@
 
 ``APPLICATION`` tells the ledger who reads it: the name its messages use, the magic Oloproof's
 archives start with (the bytes archives have always had, so older archives stay readable), the
-indexes (``events.index_entries``, under the name ``events.INDEXES``) and the upcasting of old
-schemas (``events.upcast``).
+indexes (``events.index_entries``, under the name ``events.INDEXES``), the upcasting of old
+schemas (``events.upcast``) and the texts put back into the events that refer to them
+(``stored_form.expand``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, o
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, index_entries, upcast
 from oloproof.idhints import unknown_id_message
+from oloproof.stored_form import expand
 
 LEDGER_DIR = ".oloproof"
 
@@ -25,6 +27,7 @@ APPLICATION: Final = Application(
     indexer=index_entries,
     upcast=upcast,
     indexes=INDEXES,
+    expand=expand,
 )
 
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"

@@ -39,6 +39,7 @@ from oloproof.config import SystemConfig
 from oloproof.dataset import Case
 from oloproof.engines.local import run_system
 from oloproof.errors import ConfigError, OloproofError
+from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
 from oloproof.systems.base import ExecContext, Execution, System, load_object
 from oloproof.usercode import describe
@@ -98,12 +99,12 @@ class _DriverStages:
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
         before = redaction.stored_count()
-        event = ev.make(ev.STAGE, {"stage": stage, "identity": identity, **result})
+        stored = make_stored(ev.STAGE, {"stage": stage, "identity": identity, **result})
         replaced = redaction.stored_count() - before
         if replaced:  # send what the driver stores: the body without the secrets
             self._call.redacted += replaced
-            result = {k: v for k, v in event.body.items() if k not in ("stage", "identity")}
-        address = address_of(event)
+            result = {k: v for k, v in stored.body.items() if k not in ("stage", "identity")}
+        address = address_of(stored.event)
         self._call.recorded.append((stage, identity, result, address))
         return address
 

@@ -1,0 +1,244 @@
+"""How executions, stage outputs and case results are stored compactly, and read back whole.
+
+Three things were stored again and again, and are now stored once:
+
+- **Passage texts.** A retriever over a corpus hands back the same passages in every retrieval
+  and context of every case, run and child run. Each text is an event of its own,
+  ``oloproof.text`` (body ``{"text": …}``), named by its content like every event; a passage
+  that holds it keeps ``"text_ref": i`` in its place, ``i`` being the position of the text's
+  address in the holder's ``refs``. Where: the ``candidates`` of a ``retrieval/v1`` artifact and
+  the ``items`` of a ``context/v1`` one in an execution's ``artifacts``, and the ``candidates``
+  of a retrieve stage's ``retrieval``.
+- **A staged execution's retrieval.** Its first ``retrieval/v1`` artifact is the retrieval its
+  retrieve stage stored: it is kept as ``{"stage_ref": i}``, ``refs[i]`` being that stage. It is
+  only kept so when making that stage's event again from the artifact gives the stage's own
+  address: content addressing proves them equal.
+- **Addresses.** An execution's stage addresses are its first refs (in the order of its
+  ``stages``), and a case result's ``execution`` and ``judgments`` are positions in its refs,
+  instead of a second copy of each address in the body.
+
+These are schema 2 of ``oloproof.execution``, ``oloproof.stage`` and ``oloproof.case_result``.
+``expand`` (the store's ``Application.expand``) puts everything back on every read, so every
+reader sees the bodies of schema 1, whatever was stored. ``verify``, archives and compaction
+follow texts and stages through the refs like any other link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any, Final
+
+from ledger import Event, FormatError, address_of
+from ledger.application import Fetch
+from oloproof import events as ev
+
+_TEXT_REF: Final = "text_ref"
+_STAGE_REF: Final = "stage_ref"
+_COMPACT_FROM: Final = 2  # the schema from which these types are stored compactly
+_COMPACT: Final = frozenset({ev.EXECUTION, ev.STAGE, ev.CASE_RESULT})
+_KEPT: Final = 4096  # texts kept once made or read: a corpus's passages recur case after case
+_PASSAGES: Final = (("retrieval/v1", "candidates"), ("context/v1", "items"))
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """An event made to be stored: itself, the texts it refers to, and its body as read back."""
+
+    event: Event
+    texts: tuple[tuple[str, Event], ...]  # (address, event) of each, in the order of the refs
+    body: Mapping[str, Any]
+
+
+@lru_cache(maxsize=_KEPT)
+def text_event(text: str) -> tuple[str, Event]:
+    """The ``oloproof.text`` event of ``text`` and its address (``text`` comes from a body that
+    was redacted already)."""
+    event = Event(ev.TEXT, ev.SCHEMAS[ev.TEXT], {"text": text})
+    return address_of(event), event
+
+
+def make_stored(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) -> Stored:
+    """An execution, stage or case result event in its stored form (see the module), with
+    configured secrets redacted as ``events.make`` redacts them."""
+    if kind not in _COMPACT:
+        raise ValueError(f"{kind} has no compact stored form")
+    made = ev.make(kind, body, refs)
+    read = made.body
+    links = list(made.refs)
+    stored = dict(read)
+    if kind == ev.CASE_RESULT:
+        stored.update(_positions_of(read, links))
+        return Stored(Event(made.type, made.schema, stored, links), (), read)
+    positions: dict[str, int] = {}
+    texts: list[tuple[str, Event]] = []
+
+    def packed(passage: Mapping[str, Any]) -> Mapping[str, Any]:
+        text = passage.get("text")
+        if not isinstance(text, str):
+            return passage
+        address, event = text_event(text)
+        at = positions.get(address)
+        if at is None:
+            at = positions[address] = len(links)
+            links.append(address)
+            texts.append((address, event))
+        return {**{k: v for k, v in passage.items() if k != "text"}, _TEXT_REF: at}
+
+    if kind == ev.EXECUTION:
+        stages = read.get("stages") or []
+        if stages:
+            stored["stages"] = [{k: v for k, v in s.items() if k != "address"} for s in stages]
+        artifacts = dict(read["artifacts"])
+        retrievals = artifacts.get("retrieval/v1")
+        at = _retrieve_stage(stages, retrievals)
+        if at is not None and isinstance(retrievals, list):
+            artifacts["retrieval/v1"] = [{_STAGE_REF: at}, *retrievals[1:]]
+        stored["artifacts"] = _artifacts(artifacts, packed)
+    elif isinstance(read.get("retrieval"), Mapping):
+        stored["retrieval"] = _passages(read["retrieval"], "candidates", packed)
+    return Stored(Event(made.type, made.schema, stored, links), tuple(texts), read)
+
+
+def expand(address: str, event: Event, fetch: Fetch) -> Event:
+    """``event`` as read: its texts, its stage's retrieval and its addresses put back."""
+    if event.type not in _COMPACT or event.schema < _COMPACT_FROM:
+        return event
+    refs = event.refs
+    body = dict(event.body)
+    if event.type == ev.CASE_RESULT:
+        if isinstance(body.get("execution"), int):
+            body["execution"] = _ref_at(address, refs, body["execution"])
+        body["judgments"] = {c: _ref_at(address, refs, at) for c, at in body["judgments"].items()}
+        return Event(event.type, event.schema, body, refs)
+    unpacked = _unpacker(address, event, fetch)
+    if event.type == ev.STAGE:
+        if isinstance(body.get("retrieval"), Mapping):
+            body["retrieval"] = _passages(body["retrieval"], "candidates", unpacked)
+        return Event(event.type, event.schema, body, refs)
+    if "stages" in body:
+        body["stages"] = [
+            {**s, "address": _ref_at(address, refs, i)} for i, s in enumerate(body["stages"])
+        ]
+    artifacts = _artifacts(body["artifacts"], unpacked)
+    retrievals = artifacts.get("retrieval/v1")
+    if isinstance(retrievals, list) and retrievals and _is_stage_ref(retrievals[0]):
+        stage_address = _ref_at(address, refs, retrievals[0][_STAGE_REF])
+        (stage,) = fetch([stage_address])
+        stage = expand(stage_address, stage, fetch)
+        if stage.type != ev.STAGE or not isinstance(stage.body.get("retrieval"), Mapping):
+            raise FormatError(
+                f"event {address} takes its retrieval from {stage_address}, not a stage"
+            )
+        artifacts["retrieval/v1"] = [dict(stage.body["retrieval"]), *retrievals[1:]]
+    body["artifacts"] = artifacts
+    return Event(event.type, event.schema, body, refs)
+
+
+def _positions_of(body: Mapping[str, Any], refs: list[str]) -> dict[str, Any]:
+    """A case result's execution and judgment addresses as positions in its refs."""
+    at = {address: i for i, address in reversed(list(enumerate(refs)))}
+
+    def position(address: str) -> int:
+        if address not in at:  # every writer puts them in the refs: this is a bug, not input
+            raise ValueError(f"a case result refers to {address} without it in its refs")
+        return at[address]
+
+    found: dict[str, Any] = {"judgments": {c: position(a) for c, a in body["judgments"].items()}}
+    if isinstance(body.get("execution"), str):
+        found["execution"] = position(body["execution"])
+    return found
+
+
+def _retrieve_stage(stages: Sequence[Mapping[str, Any]], retrievals: Any) -> int | None:
+    """The position of the retrieve stage whose stored retrieval is the first ``retrieval/v1``
+    artifact, if one is (its event made again from the artifact has the stage's address)."""
+    if not isinstance(retrievals, list) or not retrievals:
+        return None
+    for i, stage in enumerate(stages):
+        if stage.get("stage") == "retrieve":
+            again = {"stage": "retrieve", "identity": stage["identity"], "retrieval": retrievals[0]}
+            if address_of(make_stored(ev.STAGE, again).event) == stage["address"]:
+                return i
+    return None
+
+
+def _unpacker(
+    address: str, event: Event, fetch: Fetch
+) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
+    """What puts the texts back into the passages of ``event``, those texts read in one go."""
+    refs = event.refs
+    wanted = sorted({p[_TEXT_REF] for p in _stored_passages(event) if _TEXT_REF in p})
+    found = _texts(address, [_ref_at(address, refs, at) for at in wanted], fetch)
+    texts = dict(zip(wanted, found, strict=True))
+
+    def unpacked(passage: Mapping[str, Any]) -> Mapping[str, Any]:
+        if _TEXT_REF not in passage:
+            return passage
+        rest = {k: v for k, v in passage.items() if k != _TEXT_REF}
+        return {**rest, "text": texts[passage[_TEXT_REF]]}
+
+    return unpacked
+
+
+# Texts read, by address: content-addressed, so a kept one can never be wrong, only absent.
+_READ: dict[str, str] = {}
+
+
+def _texts(address: str, wanted: Sequence[str], fetch: Fetch) -> list[str]:
+    got = {a: _READ[a] for a in wanted if a in _READ}
+    missing = [a for a in wanted if a not in got]
+    for text_address, event in zip(missing, fetch(missing) if missing else (), strict=True):
+        text = event.body.get("text") if event.type == ev.TEXT else None
+        if not isinstance(text, str):
+            raise FormatError(f"event {address} refers to {text_address} for a text, not a text")
+        got[text_address] = text
+        if len(_READ) >= _KEPT:
+            del _READ[next(iter(_READ))]
+        _READ[text_address] = text
+    return [got[a] for a in wanted]
+
+
+def _ref_at(address: str, refs: Sequence[str], at: Any) -> str:
+    if isinstance(at, bool) or not isinstance(at, int) or not 0 <= at < len(refs):
+        raise FormatError(f"event {address} refers to ref {at!r}, but it has {len(refs)} refs")
+    return refs[at]
+
+
+def _is_stage_ref(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.keys() == {_STAGE_REF}
+
+
+def _stored_passages(event: Event) -> Iterable[Mapping[str, Any]]:
+    body = event.body
+    if event.type == ev.EXECUTION:
+        artifacts = body.get("artifacts") or {}
+        for kind, key in _PASSAGES:
+            for artifact in artifacts.get(kind, ()):
+                yield from _list(artifact, key)
+    elif isinstance(body.get("retrieval"), Mapping):
+        yield from _list(body["retrieval"], "candidates")
+
+
+def _list(artifact: Any, key: str) -> list[Mapping[str, Any]]:
+    found = artifact.get(key) if isinstance(artifact, Mapping) else None
+    return [p for p in found if isinstance(p, Mapping)] if isinstance(found, list) else []
+
+
+Rewrite = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _artifacts(artifacts: Mapping[str, Any], rewrite: Rewrite) -> dict[str, Any]:
+    out = dict(artifacts)
+    for kind, key in _PASSAGES:
+        if isinstance(out.get(kind), list):
+            out[kind] = [_passages(a, key, rewrite) for a in out[kind]]
+    return out
+
+
+def _passages(artifact: Any, key: str, rewrite: Rewrite) -> Any:
+    if not isinstance(artifact, Mapping) or not isinstance(artifact.get(key), list):
+        return artifact
+    items = [rewrite(p) if isinstance(p, Mapping) else p for p in artifact[key]]
+    return {**artifact, key: items}

@@ -1,0 +1,159 @@
+"""Passage texts are stored once, and every reader still sees them whole.
+
+support_rag's retriever ranks a small knowledge base, so the same passages come back in case
+after case, run after run, and in the gold-context child runs of a diagnosis. Checked through
+the real CLI on a real project ledger:
+
+- each distinct text is one ``oloproof.text`` event, and no stored execution or stage holds a
+  text itself: a second run of a new system version adds no text at all;
+- what is read back (``inspect --case --json``, ``export``, an archive imported elsewhere) is
+  what the retriever returned and what the case's gold context says, text for text;
+- a damaged text is named by ``verify``, and a command that needs it says so in one sentence.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.ledger.tamper import flip_byte_of
+from tests.support import copy_example, oloproof
+
+from ledger import decode, open_ledger
+from oloproof import events as ev
+from oloproof.store import APPLICATION
+
+
+def ok(root: Path, *args: str, codes: tuple[int, ...] = (0,)) -> str:
+    done = oloproof(*args, cwd=root)
+    assert done.code in codes, (args, done.code, done.err)
+    return done.out
+
+
+def retriever(root: Path) -> Any:
+    """support_rag's own retriever, loaded from the project (the independent reference)."""
+    spec = importlib.util.spec_from_file_location("support_app", root / "app.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["support_app"] = module
+    spec.loader.exec_module(module)
+    return module.SupportRag()
+
+
+def stored(root: Path) -> tuple[dict[str, int], list[tuple[str, bytes]], list[dict[str, Any]]]:
+    """The text events (text -> count), the stored bytes of every execution and stage, and
+    every execution's body as read."""
+    texts: dict[str, int] = {}
+    raw: list[tuple[str, bytes]] = []
+    executions: list[dict[str, Any]] = []
+    with open_ledger(root / ".oloproof", app=APPLICATION, readonly=True) as ledger:
+        for address, event in ledger.events():
+            if event.type == ev.TEXT:
+                texts[event.body["text"]] = texts.get(event.body["text"], 0) + 1
+            elif event.type in (ev.EXECUTION, ev.STAGE):
+                raw.append((event.type, ledger.get_bytes(address)))
+                if event.type == ev.EXECUTION:
+                    executions.append(dict(event.body))
+    return texts, raw, executions
+
+
+def holds_a_text(value: Any) -> bool:
+    """Whether a stored value holds a passage (a map with a ``doc_id``) with its text inline."""
+    if isinstance(value, dict):
+        if "doc_id" in value and "text" in value:
+            return True
+        return any(holds_a_text(v) for v in value.values())
+    return isinstance(value, list) and any(holds_a_text(v) for v in value)
+
+
+def passages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    artifacts = body["artifacts"]
+    found = [p for r in artifacts.get("retrieval/v1", []) for p in r["candidates"]]
+    return found + [p for c in artifacts.get("context/v1", []) for p in c["items"]]
+
+
+def test_each_text_is_stored_once_and_read_back_whole(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    cases = [json.loads(line) for line in (root / "cases.jsonl").read_text().splitlines()]
+    ok(root, "run", codes=(3,))
+    texts, raw, executions = stored(root)
+    assert texts and all(count == 1 for count in texts.values())
+    for kind, data in raw:
+        assert not holds_a_text(decode(data)), f"a {kind} still stores a passage's text itself"
+
+    # What reads back is what the retriever returned, text for text.
+    app = retriever(root)
+    by_input = {json.dumps(b["input"], sort_keys=True): b for b in executions}
+    for case in cases:
+        body = by_input[json.dumps(case["input"], sort_keys=True)]
+        expected = app.retrieve(case["input"], 6).model_dump(mode="json", exclude_none=True)
+        assert body["artifacts"]["retrieval/v1"][0] == expected
+        assert [s["address"].startswith("sha256:") for s in body["stages"]] == [True, True]
+    seen = {p["text"] for b in executions for p in passages(b)}
+    assert seen == set(texts)
+
+    case = cases[1]["id"]
+    shown = json.loads(ok(root, "inspect", "latest", "--case", case, "--json", codes=(0, 3)))
+    assert json.dumps(shown).count(cases[1]["expected"]["gold_context"][0]["text"][:60]) >= 1
+    ok(root, "export", "latest")
+    (bundle,) = (root / ".oloproof" / "bundles").glob("run_*/cases.jsonl")
+    rows = [json.loads(line) for line in bundle.read_text().splitlines()]
+    assert {p["text"] for r in rows for p in passages(r)} == seen
+
+    # A new system version executes everything again and adds no text.
+    config = root / "oloproof.yaml"
+    config.write_text(config.read_text().replace("slice-b-example", "slice-b-second"))
+    ok(root, "run", codes=(3,))
+    ok(
+        root,
+        "diagnose",
+        "latest",
+        "--intervention",
+        "gold-context",
+        "--criterion",
+        "answer_correct",
+    )
+    again, _, executions = stored(root)
+    gold = {p["text"] for c in cases for p in c["expected"].get("gold_context", [])}
+    assert set(again) == set(texts) | gold and all(n == 1 for n in again.values())
+    contexts = {
+        p["text"] for b in executions for c in b["artifacts"]["context/v1"] for p in c["items"]
+    }
+    assert gold <= contexts  # the child runs' gold contexts read back whole
+
+    verified = ok(root, "verify")
+    assert verified.splitlines()[-1].endswith(": ok")
+
+    # An archive of the run carries its texts; imported elsewhere, the case reads the same.
+    archive = tmp_path / "run.oloarchive"
+    ok(root, "ledger", "export", "latest", "--to", str(archive))
+    other = tmp_path / "other"
+    other.mkdir()
+    ok(other, "ledger", "import", str(archive))
+    here = ok(root, "inspect", "latest", "--case", case, "--json", codes=(0, 3))
+    there = ok(other, "inspect", "latest", "--case", case, "--json", codes=(0, 3))
+    assert json.loads(there) == json.loads(here)
+    assert ok(other, "verify").splitlines()[-1].endswith(": ok")
+
+
+def test_a_damaged_text_is_named_and_refused_in_one_sentence(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    ok(root, "run", codes=(3,))
+    first = json.loads((root / "cases.jsonl").read_text().splitlines()[0])
+    with open_ledger(root / ".oloproof", app=APPLICATION, readonly=True) as ledger:
+        found = [
+            (address, ledger.get_bytes(address))
+            for address, event in ledger.events(ev.TEXT)
+            if event.body["text"] == first["expected"]["gold_context"][0]["text"]
+        ]
+    ((address, data),) = found
+    flip_byte_of(root / ".oloproof", data)
+
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 1 and f"corrupt event {address}" in verified.out, verified.out
+    shown = oloproof("inspect", "latest", "--case", first["id"], cwd=root)
+    assert shown.code == 2 and "Traceback" not in shown.err
+    assert address in shown.err and len(shown.err.strip().splitlines()) <= 2, shown.err
