@@ -103,7 +103,10 @@ evaluators:
 """
 
 POLICY = "version: 1\nrules:\n  - {id: correct, metric: answer_correct, min: 0.5}\n"
-COMPARE = "version: 1\nrules:\n  - {id: not-worse, metric: answer_correct, non_inferiority: {margin: 5}}\n"
+COMPARE = """version: 1
+rules:
+  - {id: not-worse, metric: answer_correct, non_inferiority: {margin: 5}}
+"""
 
 
 def staged(root: Path, n: int) -> Path:

@@ -3,8 +3,8 @@
 Format 2:
 
     magic       the program's archive magic (``Application.archive_magic``)
-    header      u32 length + canonical CBOR {"format": 2, "extensions": [], "events": n,
-                "commits": k, "refs": {name: address}, "default_refs": {name: address}}
+    header      u32 length + canonical CBOR {"format": 2, "extensions": ["binary-refs"],
+                "events": n, "commits": k, "refs": {name: address}, "default_refs": {name: address}}
                 (``default_refs`` are set by an import only where no ref has the name yet)
     n events    32-byte sha256 digest + u32 length + the event's canonical bytes, in the order
                 the source ledger appended them
@@ -28,6 +28,7 @@ from typing import IO, Any, Final
 
 from ledger.codec import decode, encode
 from ledger.errors import FormatError, IntegrityError, LedgerError, UnsupportedFormatError
+from ledger.format import BINARY_REFS, KNOWN_EXTENSIONS
 
 ARCHIVE_FORMAT: Final = 2
 _U32 = struct.Struct(">I")
@@ -69,7 +70,7 @@ class Writer:
         self._hash = hashlib.sha256()
         record: dict[str, Any] = {
             "format": ARCHIVE_FORMAT,
-            "extensions": [],
+            "extensions": [BINARY_REFS],
             "events": header.events,
             "commits": header.commits,
             "refs": header.refs,
@@ -145,9 +146,11 @@ class Reader:
                 f"archive format {version} in {where}; this {self._name} reads "
                 f"≤{ARCHIVE_FORMAT} — upgrade"
             )
-        if record.get("extensions"):
+        extensions = record.get("extensions", [])
+        unknown = [e for e in extensions if e not in KNOWN_EXTENSIONS]
+        if not isinstance(extensions, list) or unknown:
             raise UnsupportedFormatError(
-                f"the archive {where} uses extensions {record['extensions']} that this "
+                f"the archive {where} uses extensions {unknown or extensions} that this "
                 f"{self._name} does not know — upgrade"
             )
         events, refs = record.get("events"), record.get("refs")

@@ -34,16 +34,18 @@ from ledger._datafile import check_data_file
 from ledger._failures import write_failure
 from ledger._pending import _Pending
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
-from ledger.codec import encode
+from ledger.codec import decode, encode
 from ledger.errors import DamagedStoreError, FormatError, LedgerError, StoreError
 from ledger.format import (
     _DB_NAMES,
     _SEQ,
     _V1_DB_NAMES,
+    BINARY_REFS,
     CHAINLESS_FORMAT,
     FORMAT,
     _format_record,
     check_format,
+    has_binary_refs,
 )
 
 if TYPE_CHECKING:
@@ -264,6 +266,8 @@ def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) 
     if version == CHAINLESS_FORMAT and not readonly:
         _migrate(env, meta, root, name)
         version = FORMAT
+    if not readonly:
+        _declare_binary_refs(env, meta)
     tables = _DB_NAMES if version == FORMAT else _V1_DB_NAMES
     try:
         dbs: dict[bytes, Any] = {table: env.open_db(table, create=False) for table in tables}
@@ -271,6 +275,20 @@ def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) 
         raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
     dbs.setdefault(b"chain", None)
     return dbs
+
+
+def _declare_binary_refs(env: lmdb.Environment, meta: Any) -> None:
+    """Have the format record of a ledger opened for writing declare ``binary-refs`` before
+    anything is written that spells refs so (a ledger written before holds only text refs)."""
+    with env.begin() as txn:
+        if has_binary_refs(txn.get(b"format", db=meta) or b""):
+            return
+    with env.begin(write=True) as txn:
+        raw = txn.get(b"format", db=meta) or b""
+        if not has_binary_refs(raw):  # else another process declared it meanwhile
+            record = decode(raw)
+            record["extensions"] = sorted({*record["extensions"], BINARY_REFS})
+            txn.put(b"format", encode(record), db=meta)
 
 
 def _migrate(env: lmdb.Environment, meta: Any, root: Path, name: str) -> None:

@@ -259,15 +259,17 @@ def encode(obj: Any) -> bytes:
 
 
 def encode_event(type_: str, schema: int, body: dict[str, Any], refs: tuple[str, ...]) -> bytes:
-    """The canonical bytes of the map ``{"type", "schema", "body", "refs"}``.
+    """The canonical bytes of the map ``{"type", "schema", "body", "refs"}``, each ref as its
+    32 raw digest bytes.
 
     For ``Event``, which has already checked its type (text), schema (an integer in range) and
     refs (address strings): only the body needs the full walk. The map is built in canonical
     key order.
     """
+    digests = [bytes.fromhex(ref[7:]) for ref in refs]
     try:
         return _dumps(
-            {"body": _norm_map(body, 2), "refs": refs, "type": type_, "schema": schema},
+            {"body": _norm_map(body, 2), "refs": digests, "type": type_, "schema": schema},
             default=_write_raw,
         )
     except _ENCODE_ERRORS as exc:

@@ -1,8 +1,12 @@
 """The event: an immutable record with a type, a schema version, a body and links.
 
 What is hashed is the canonical CBOR of the map ``{"type", "schema", "body", "refs"}`` (refs
-as a list of address strings), so an event's kind and version are part of its address, and two
+as a list of 32-byte digests), so an event's kind and version are part of its address, and two
 events with equal content have one address whatever the order their dicts were built in.
+
+Events stored before the ``binary-refs`` extension (``ledger.format``) spell their refs as
+address strings; they are read as they were written and keep their addresses. An event's refs
+are all of one spelling: a list mixing them is refused.
 """
 
 from __future__ import annotations
@@ -94,9 +98,16 @@ def _from_map(obj: Any) -> Event:
         raise FormatError(f"bytes are not an event: refs must be a list, not {refs!r}")
     if not isinstance(obj["body"], dict):
         raise FormatError("bytes are not an event: its body is not a map")
+    if refs and all(type(ref) is bytes for ref in refs):
+        if any(len(ref) != 32 for ref in refs):
+            raise FormatError("bytes are not an event: a ref is not a 32-byte digest")
+        refs = [format_address(ref) for ref in refs]
+    elif not all(type(ref) is str for ref in refs):
+        raise FormatError("bytes are not an event: its refs mix digests and address strings")
     return Event(obj["type"], obj["schema"], obj["body"], tuple(refs))
 
 
+_PREFIX = "sha256:"
 # The slots' own setters fill in a frozen Event without going through its __setattr__.
 _new = object.__new__
 _set_type = Event.__dict__["type"].__set__
@@ -116,5 +127,5 @@ def event_from_trusted(data: bytes) -> Event:
     _set_type(event, obj["type"])
     _set_schema(event, obj["schema"])
     _set_body(event, obj["body"])
-    _set_refs(event, tuple(obj["refs"]))
+    _set_refs(event, tuple(ref if type(ref) is str else _PREFIX + ref.hex() for ref in obj["refs"]))
     return event

@@ -9,7 +9,8 @@ Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
     refs    ref name -> digest (movable names; not derived)
     chain   8-byte big-endian commit number -> 32-byte head + 8-byte first sequence number +
             8-byte count of the events the commit added (see ``ledger.chain``)
-    meta    b"format" -> canonical CBOR {"format": 2, "extensions": []}
+    meta    b"format" -> canonical CBOR {"format": 2, "extensions": ["binary-refs"]} (a ledger
+            last written by an older version has none; opening it for writing adds it)
             b"migrated" -> canonical CBOR {"from": 1, "events": n} once a format-1 ledger has
             been given its chain (its first commit then hashes the n events it held)
             b"indexes" -> the name of the application's indexing rules the ``index`` table
@@ -44,7 +45,11 @@ __all__ = [
 FORMAT: Final = 2
 INDEXES_KEY: Final = b"indexes"
 CHAINLESS_FORMAT: Final = 1  # read, and migrated when opened for writing
-KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset()
+# An event's refs are written as 32-byte digests rather than as address text (``ledger.event``).
+# A ledger or archive that may hold such events says so, so that a version reading refs only
+# as text refuses it instead of misreading it.
+BINARY_REFS: Final = "binary-refs"
+KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset({BINARY_REFS})
 TYPE_INDEX: Final = "type"
 
 _DB_NAMES = (b"events", b"addr", b"index", b"refs", b"chain", b"meta")
@@ -98,7 +103,13 @@ def index_name_of(entry_key: bytes) -> str:
 
 
 def _format_record() -> bytes:
-    return encode({"format": FORMAT, "extensions": []})
+    return encode({"format": FORMAT, "extensions": [BINARY_REFS]})
+
+
+def has_binary_refs(raw: bytes) -> bool:
+    """Whether a format record (already checked) declares ``binary-refs``."""
+    record = decode(raw) if raw else {}
+    return BINARY_REFS in record.get("extensions", ())
 
 
 def check_format(raw: bytes | None, where: str, name: str = "ledger") -> int:

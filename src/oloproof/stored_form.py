@@ -108,9 +108,8 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
     refs = event.refs
     body = dict(event.body)
     if event.type == ev.CASE_RESULT:
-        if isinstance(body.get("execution"), int):
-            body["execution"] = _ref_at(address, refs, body["execution"])
-        body["judgments"] = {c: _ref_at(address, refs, at) for c, at in body["judgments"].items()}
+        body["execution"] = _address(address, refs, body.get("execution"))
+        body["judgments"] = {c: _address(address, refs, a) for c, a in body["judgments"].items()}
         return Event(event.type, event.schema, body, refs)
     unpacked = _unpacker(address, event, fetch)
     if event.type == ev.STAGE:
@@ -119,7 +118,8 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
         return Event(event.type, event.schema, body, refs)
     if "stages" in body:
         body["stages"] = [
-            {**s, "address": _ref_at(address, refs, i)} for i, s in enumerate(body["stages"])
+            s if "address" in s else {**s, "address": _ref_at(address, refs, i)}
+            for i, s in enumerate(body["stages"])
         ]
     artifacts = _artifacts(body["artifacts"], unpacked)
     retrievals = artifacts.get("retrieval/v1")
@@ -198,6 +198,12 @@ def _texts(address: str, wanted: Sequence[str], fetch: Fetch) -> list[str]:
             del _READ[next(iter(_READ))]
         _READ[text_address] = text
     return [got[a] for a in wanted]
+
+
+def _address(address: str, refs: Sequence[str], value: Any) -> Any:
+    """A position in the refs as the address there; an address (or None) kept as it is: a body
+    made by ``events.make`` rather than ``make_stored`` holds its addresses itself."""
+    return _ref_at(address, refs, value) if isinstance(value, int) else value
 
 
 def _ref_at(address: str, refs: Sequence[str], at: Any) -> str:

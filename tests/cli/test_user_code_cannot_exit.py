@@ -18,6 +18,7 @@ from tests.support import copy_example, oloproof
 from ledger import open_ledger
 from oloproof import events as ev
 from oloproof.metrics import case_results
+from oloproof.store import open_project_ledger
 
 # Each kind of BaseException user code can raise, and how the case's error names it.
 RAISERS = {
@@ -283,7 +284,7 @@ def test_a_reranker_that_exits_errors_only_its_cases(tmp_path: Path) -> None:
     result = oloproof("diagnose", run_id, *rerank, "--criterion", "answer_correct", cwd=root)
     assert result.code == 0, result.out + result.err
     assert "Traceback" not in result.err
-    with open_ledger(root / ".oloproof") as ledger:
+    with open_project_ledger(root) as ledger:  # read as Oloproof reads it (stored_form.expand)
         children = [
             e.body["run_id"]
             for _, e in ledger.events(ev.RUN)
