@@ -87,6 +87,9 @@ _YIELD_SECONDS = 0.05
 # Texts a writer remembers having added, so that it does not prepare them again: enough for the
 # passages a corpus keeps handing back, bounded whatever the number of distinct ones.
 _TEXTS_KEPT = 16_384
+# Stage retrievals a writer remembers: enough for the cases in flight between a stage and the
+# execution that used it.
+_RETRIEVALS_KEPT = 1_024
 
 
 @dataclass
@@ -139,6 +142,7 @@ class LedgerStageCache:
         if found is None:
             return None
         address, event = found
+        self._writer.saw_stage(address, event.body)
         return {**event.body, "address": address}
 
     def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
@@ -159,6 +163,9 @@ class EventWriter:
         self._pending_bytes = 0
         self._stages: dict[str, dict[str, Any]] = {}
         self._texts: dict[str, None] = {}  # texts added lately, oldest first
+        # The retrievals of retrieve stages stored or found lately, by address: an execution
+        # made from one is then stored as referring to it without making the stage again.
+        self.retrievals: dict[str, Any] = {}
         self._last_flush = time.monotonic()
 
     def add(self, event: Event) -> str:
@@ -185,7 +192,15 @@ class EventWriter:
         address = self.add(stored.event)
         if stored.event.type == ev.STAGE:
             self._stages[stored.body["identity"]] = {**stored.body, "address": address}
+            self.saw_stage(address, stored.body)
         return address
+
+    def saw_stage(self, address: str, body: Mapping[str, Any]) -> None:
+        """Remember a retrieve stage's retrieval (see ``retrievals``)."""
+        if body.get("stage") == "retrieve" and "retrieval" in body:
+            if len(self.retrievals) >= _RETRIEVALS_KEPT:
+                del self.retrievals[next(iter(self.retrievals))]
+            self.retrievals[address] = body["retrieval"]
 
     def pending_stage(self, identity: str) -> dict[str, Any] | None:
         return self._stages.get(identity)
@@ -412,7 +427,7 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
         run.counts.add_stage(stage.stage, stage.hit)
     try:
         before = redaction.stored_count()
-        stored = _execution_event(identity, case, execution, error)
+        stored = _execution_event(identity, case, execution, error, run.writer.retrievals)
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
@@ -494,7 +509,11 @@ def _cached_execution(
 
 
 def _execution_event(
-    identity: str, case: Case, execution: Execution | None, error: dict[str, Any] | None
+    identity: str,
+    case: Case,
+    execution: Execution | None,
+    error: dict[str, Any] | None,
+    retrievals: Mapping[str, Any],
 ) -> Stored:
     stages: list[StageRecord] = execution.stages if execution else []
     body: dict[str, Any] = {
@@ -510,7 +529,7 @@ def _execution_event(
         body["stages"] = [
             {"stage": s.stage, "identity": s.identity, "address": s.address} for s in stages
         ]
-    return make_stored(ev.EXECUTION, body, [s.address for s in stages])
+    return make_stored(ev.EXECUTION, body, [s.address for s in stages], retrievals)
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ follow texts and stages through the refs like any other link.
 
 from __future__ import annotations
 
+import math
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -33,6 +35,7 @@ from typing import Any, Final
 from ledger import Event, FormatError, address_of
 from ledger.application import Fetch
 from oloproof import events as ev
+from oloproof.redaction import redact
 
 _TEXT_REF: Final = "text_ref"
 _STAGE_REF: Final = "stage_ref"
@@ -59,24 +62,34 @@ def text_event(text: str) -> tuple[str, Event]:
     return address_of(event), event
 
 
-def make_stored(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) -> Stored:
+def make_stored(
+    kind: str,
+    body: Mapping[str, Any],
+    refs: Iterable[str] = (),
+    retrievals: Mapping[str, Any] | None = None,
+) -> Stored:
     """An execution, stage or case result event in its stored form (see the module), with
-    configured secrets redacted as ``events.make`` redacts them."""
+    configured secrets redacted as ``events.make`` redacts them.
+
+    ``retrievals`` may give the retrieval of a retrieve stage by the stage's address, as read:
+    an execution's retrieval is then compared with it value for value rather than by making
+    the stage's event again.
+    """
     if kind not in _COMPACT:
         raise ValueError(f"{kind} has no compact stored form")
-    made = ev.make(kind, body, refs)
-    read = made.body
-    links = list(made.refs)
+    read = redact(dict(body))  # as events.make redacts: the one place secrets are replaced
+    links = list(refs)
+    schema = ev.SCHEMAS[kind]
     stored = dict(read)
     if kind == ev.CASE_RESULT:
         stored.update(_positions_of(read, links))
-        return Stored(Event(made.type, made.schema, stored, links), (), read)
+        return Stored(Event(kind, schema, stored, links), (), read)
     positions: dict[str, int] = {}
     texts: list[tuple[str, Event]] = []
 
     def packed(passage: Mapping[str, Any]) -> Mapping[str, Any]:
         text = passage.get("text")
-        if not isinstance(text, str):
+        if type(text) is not str:
             return passage
         address, event = text_event(text)
         at = positions.get(address)
@@ -84,21 +97,24 @@ def make_stored(kind: str, body: Mapping[str, Any], refs: Iterable[str] = ()) ->
             at = positions[address] = len(links)
             links.append(address)
             texts.append((address, event))
-        return {**{k: v for k, v in passage.items() if k != "text"}, _TEXT_REF: at}
+        out = dict(passage)
+        del out["text"]
+        out[_TEXT_REF] = at
+        return out
 
     if kind == ev.EXECUTION:
         stages = read.get("stages") or []
         if stages:
             stored["stages"] = [{k: v for k, v in s.items() if k != "address"} for s in stages]
         artifacts = dict(read["artifacts"])
-        retrievals = artifacts.get("retrieval/v1")
-        at = _retrieve_stage(stages, retrievals)
-        if at is not None and isinstance(retrievals, list):
-            artifacts["retrieval/v1"] = [{_STAGE_REF: at}, *retrievals[1:]]
+        recorded = artifacts.get("retrieval/v1")
+        at = _retrieve_stage(stages, recorded, retrievals or {})
+        if at is not None and isinstance(recorded, list):
+            artifacts["retrieval/v1"] = [{_STAGE_REF: at}, *recorded[1:]]
         stored["artifacts"] = _artifacts(artifacts, packed)
     elif isinstance(read.get("retrieval"), Mapping):
         stored["retrieval"] = _passages(read["retrieval"], "candidates", packed)
-    return Stored(Event(made.type, made.schema, stored, links), tuple(texts), read)
+    return Stored(Event(kind, schema, stored, links), tuple(texts), read)
 
 
 def expand(address: str, event: Event, fetch: Fetch) -> Event:
@@ -151,17 +167,40 @@ def _positions_of(body: Mapping[str, Any], refs: list[str]) -> dict[str, Any]:
     return found
 
 
-def _retrieve_stage(stages: Sequence[Mapping[str, Any]], retrievals: Any) -> int | None:
+def _retrieve_stage(
+    stages: Sequence[Mapping[str, Any]], recorded: Any, known: Mapping[str, Any]
+) -> int | None:
     """The position of the retrieve stage whose stored retrieval is the first ``retrieval/v1``
-    artifact, if one is (its event made again from the artifact has the stage's address)."""
-    if not isinstance(retrievals, list) or not retrievals:
+    artifact, if one is: the same values of the same types as the stage's retrieval when it is
+    ``known``, which encode to the same bytes; else the stage's event made again from the
+    artifact has the stage's address."""
+    if not isinstance(recorded, list) or not recorded:
         return None
     for i, stage in enumerate(stages):
-        if stage.get("stage") == "retrieve":
-            again = {"stage": "retrieve", "identity": stage["identity"], "retrieval": retrievals[0]}
-            if address_of(make_stored(ev.STAGE, again).event) == stage["address"]:
+        if stage.get("stage") != "retrieve":
+            continue
+        if stage["address"] in known:
+            if _same(recorded[0], known[stage["address"]]):
                 return i
+            continue
+        again = {"stage": "retrieve", "identity": stage["identity"], "retrieval": recorded[0]}
+        if address_of(make_stored(ev.STAGE, again).event) == stage["address"]:
+            return i
     return None
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two bodies hold the same values of the same types, so that their canonical
+    encodings are the same bytes (``==`` alone takes 1 for 1.0 and True, and 0.0 for -0.0)."""
+    if type(a) is not type(b):
+        return False
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if type(a) is list:
+        return len(a) == len(b) and all(map(_same, a, b))
+    if type(a) is float:
+        return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+    return bool(a == b)
 
 
 def _unpacker(
@@ -182,21 +221,25 @@ def _unpacker(
     return unpacked
 
 
-# Texts read, by address: content-addressed, so a kept one can never be wrong, only absent.
-_READ: dict[str, str] = {}
+# Texts read, by address, for each store read from (the object whose method the fetch is): a
+# text is content-addressed, so a kept one is never wrong, and keeping them per store means a
+# read never shows a text its own store does not hold.
+_READ: weakref.WeakKeyDictionary[object, dict[str, str]] = weakref.WeakKeyDictionary()
 
 
 def _texts(address: str, wanted: Sequence[str], fetch: Fetch) -> list[str]:
-    got = {a: _READ[a] for a in wanted if a in _READ}
+    owner = getattr(fetch, "__self__", None)
+    kept = _READ.setdefault(owner, {}) if owner is not None else {}
+    got = {a: kept[a] for a in wanted if a in kept}
     missing = [a for a in wanted if a not in got]
     for text_address, event in zip(missing, fetch(missing) if missing else (), strict=True):
         text = event.body.get("text") if event.type == ev.TEXT else None
         if not isinstance(text, str):
             raise FormatError(f"event {address} refers to {text_address} for a text, not a text")
         got[text_address] = text
-        if len(_READ) >= _KEPT:
-            del _READ[next(iter(_READ))]
-        _READ[text_address] = text
+        if len(kept) >= _KEPT:
+            del kept[next(iter(kept))]
+        kept[text_address] = text
     return [got[a] for a in wanted]
 
 
@@ -246,5 +289,8 @@ def _artifacts(artifacts: Mapping[str, Any], rewrite: Rewrite) -> dict[str, Any]
 def _passages(artifact: Any, key: str, rewrite: Rewrite) -> Any:
     if not isinstance(artifact, Mapping) or not isinstance(artifact.get(key), list):
         return artifact
-    items = [rewrite(p) if isinstance(p, Mapping) else p for p in artifact[key]]
-    return {**artifact, key: items}
+    # type() first: an ABC isinstance costs more than the rewrite, and passages are dicts.
+    items = [rewrite(p) if type(p) is dict or isinstance(p, Mapping) else p for p in artifact[key]]
+    out = dict(artifact)
+    out[key] = items
+    return out

@@ -8,13 +8,15 @@ the real CLI on a real project ledger:
   text itself: a second run of a new system version adds no text at all;
 - what is read back (``inspect --case --json``, ``export``, an archive imported elsewhere) is
   what the retriever returned and what the case's gold context says, text for text;
-- a damaged text is named by ``verify``, and a command that needs it says so in one sentence.
+- a damaged text is named by ``verify``, and a command that needs it says so in one sentence;
+  a process that read the text from an intact copy still refuses it from the damaged ledger.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,9 +24,9 @@ from typing import Any
 from tests.ledger.tamper import flip_byte_of
 from tests.support import copy_example, oloproof
 
-from ledger import decode, open_ledger
+from ledger import LedgerError, decode, open_ledger
 from oloproof import events as ev
-from oloproof.store import APPLICATION
+from oloproof.store import APPLICATION, open_project_ledger
 
 
 def ok(root: Path, *args: str, codes: tuple[int, ...] = (0,)) -> str:
@@ -150,7 +152,22 @@ def test_a_damaged_text_is_named_and_refused_in_one_sentence(tmp_path: Path) -> 
             if event.body["text"] == first["expected"]["gold_context"][0]["text"]
         ]
     ((address, data),) = found
+    pristine = Path(shutil.copytree(root, tmp_path / "pristine"))
     flip_byte_of(root / ".oloproof", data)
+
+    # In one process, a text read from an intact copy is not shown for the damaged ledger.
+    for folder, whole in ((pristine, True), (root, False)):
+        with open_project_ledger(folder) as ledger:
+            try:
+                read = [dict(e.body) for _, e in ledger.events(ev.EXECUTION)]
+            except LedgerError as exc:
+                assert not whole and address in str(exc)
+            else:
+                assert whole and any(
+                    p["text"] == first["expected"]["gold_context"][0]["text"]
+                    for b in read
+                    for p in passages(b)
+                )
 
     verified = oloproof("verify", cwd=root)
     assert verified.code == 1 and f"corrupt event {address}" in verified.out, verified.out
