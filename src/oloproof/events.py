@@ -123,6 +123,12 @@ def identity_key(material: Any) -> str:
     return internal_key(encode(material))
 
 
+JUDGE_TYPES: Final[frozenset[str]] = frozenset(
+    {"groundedness_judge", "citation_support_judge", "answer_judge", "rubric_judge"}
+)
+"""The evaluator ``type`` values that name an LLM judge (``judge_config.JudgeConfig``'s)."""
+
+
 def judge_identity(spec: Mapping[str, Any]) -> str:
     """The key a judge's calibrations are bound to: the key of its ``spec`` without its
     criterion (a name for the metric, which can change without changing the judge)."""

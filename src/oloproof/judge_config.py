@@ -462,11 +462,6 @@ JudgeConfig = Annotated[
 ]
 """Any LLM judge's settings, selected by ``type``."""
 
-JUDGE_TYPES: frozenset[str] = frozenset(
-    {"groundedness_judge", "citation_support_judge", "answer_judge", "rubric_judge"}
-)
-"""The ``type`` values that name an LLM judge."""
-
 
 class ModelSystemSettings(ProviderSettings):
     """A system that is a prompt template run over the cases by a model (``system: model:``).

@@ -34,23 +34,59 @@ loaded only when a corrected rate is computed, scipy only when an interval is.
 
 from __future__ import annotations
 
-from oloproof.calibration.judging import acalibrate, calibrate, tally
-from oloproof.calibration.labels import LabelledExample, labels_digest, load_labels
-from oloproof.calibration.measure import (
-    CORRECTED_METHOD,
-    Calibration,
-    Rate,
-    corrected_rate,
-    requirement_check,
-)
-from oloproof.calibration.record import (
-    calibration_at,
-    find_calibration,
-    judge_check,
-    judge_identities,
-    latest_calibration,
-    run_calibration,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from oloproof.calibration.judging import acalibrate, calibrate, tally
+    from oloproof.calibration.labels import LabelledExample, labels_digest, load_labels
+    from oloproof.calibration.measure import (
+        CORRECTED_METHOD,
+        Calibration,
+        Rate,
+        corrected_rate,
+        requirement_check,
+    )
+    from oloproof.calibration.record import (
+        calibration_at,
+        find_calibration,
+        judge_check,
+        judge_identities,
+        latest_calibration,
+        run_calibration,
+    )
+
+# Each name is loaded from its module when first used, so that reading a calibration (what
+# `inspect` does) never loads the judge runner and the evaluators.
+_HOMES = {
+    "acalibrate": "judging",
+    "calibrate": "judging",
+    "tally": "judging",
+    "LabelledExample": "labels",
+    "labels_digest": "labels",
+    "load_labels": "labels",
+    "CORRECTED_METHOD": "measure",
+    "Calibration": "measure",
+    "Rate": "measure",
+    "corrected_rate": "measure",
+    "requirement_check": "measure",
+    "calibration_at": "record",
+    "find_calibration": "record",
+    "judge_check": "record",
+    "judge_identities": "record",
+    "latest_calibration": "record",
+    "run_calibration": "record",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'oloproof.calibration' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"oloproof.calibration.{home}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "CORRECTED_METHOD",

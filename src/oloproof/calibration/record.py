@@ -13,9 +13,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oloproof import aio
-from oloproof.calibration.judging import check_pass_fail, judge_all, nothing_judged, tally
-from oloproof.calibration.labels import labels_digest, load_labels
 from oloproof.calibration.measure import Calibration, requirement_check
 from oloproof.errors import ConfigError, UnknownIdError
 
@@ -41,10 +38,14 @@ def run_calibration(
     ``UnknownIdError`` when no judge has that criterion, ``ConfigError`` for a bad config or a
     score judge, ``DatasetError`` for a bad labels file; nothing is written then.
     """
-    from oloproof import events
+    # Running a judge (asyncio, the evaluators, the labels reader) is only loaded here: the
+    # readers below are what `inspect` and the viewer import, and they start fast without it.
+    from oloproof import aio, events
+    from oloproof.calibration.judging import check_pass_fail, judge_all, nothing_judged, tally
+    from oloproof.calibration.labels import labels_digest, load_labels
     from oloproof.config import load_config
     from oloproof.evaluators.judges import build_judge
-    from oloproof.judge_config import JUDGE_TYPES
+    from oloproof.events import JUDGE_TYPES
 
     config = load_config(config_path)
     entries = [e for e in config.evaluators if e.criterion == evaluator_id]
@@ -110,8 +111,7 @@ def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[
     ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
     them); the judges are found by type.
     """
-    from oloproof.events import judge_identity
-    from oloproof.judge_config import JUDGE_TYPES
+    from oloproof.events import JUDGE_TYPES, judge_identity
 
     found: dict[str, tuple[str, Mapping[str, Any]]] = {}
     for evaluator in evaluators:
