@@ -248,8 +248,8 @@ def _pair(
     candidate_cases: Iterable[Mapping[str, Any]], baseline_cases: Iterable[Mapping[str, Any]]
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases)."""
-    cand = {b["case_id"]: b for b in candidate_cases}
-    base = {b["case_id"]: b for b in baseline_cases}
+    cand = {b["case_id"]: _compared(b) for b in candidate_cases}
+    base = {b["case_id"]: _compared(b) for b in baseline_cases}
     pairing = _Pairing()
     for case_id, c in cand.items():
         b = base.get(case_id)
@@ -264,6 +264,15 @@ def _pair(
             pairing.unpaired["only_in_baseline"].append(case_id)
             pairing.unpaired_bodies.append(("only_in_baseline", None, b))
     return pairing
+
+
+# What a comparison reads of a case result: both runs' cases are held while they are paired,
+# so not their expected values (gold passages among them), addresses and cache notes.
+_COMPARED = ("case_id", "input_key", "status", "verdicts", "metadata", "labels")
+
+
+def _compared(body: _Body) -> _Body:
+    return {key: body[key] for key in _COMPARED if key in body}
 
 
 def _unpaired_reason(cand: Mapping[str, Any], base: Mapping[str, Any]) -> str | None:

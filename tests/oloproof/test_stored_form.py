@@ -105,6 +105,18 @@ def test_an_execution_and_its_stage_read_back_as_made(
     assert len({t.body["text"] for t in texts}) == len(texts)
 
 
+def retrieving(retrieval: dict[str, Any], stage: str) -> dict[str, Any]:
+    """An execution body whose one retrieval is ``retrieval``, made by the retrieve ``stage``."""
+    return {
+        "identity": "e1",
+        "input": {},
+        "status": "ok",
+        "output": None,
+        "artifacts": {"retrieval/v1": [retrieval]},
+        "stages": [{"stage": "retrieve", "identity": "i1", "address": stage}],
+    }
+
+
 def test_a_known_retrieval_is_compared_without_making_its_stage_again() -> None:
     """The writer's ``retrievals`` are the retrievals stored at those addresses: one given for
     an address is compared with the artifact itself (here an address no stage event has, so
@@ -114,14 +126,7 @@ def test_a_known_retrieval_is_compared_without_making_its_stage_again() -> None:
     stage = store.put(
         Event(ev.STAGE, 2, {"stage": "retrieve", "identity": "i1", "retrieval": retrieval})
     )
-    body = {
-        "identity": "e1",
-        "input": {},
-        "status": "ok",
-        "output": None,
-        "artifacts": {"retrieval/v1": [retrieval]},
-        "stages": [{"stage": "retrieve", "identity": "i1", "address": stage}],
-    }
+    body = retrieving(retrieval, stage)
     for known, kept in (({stage: retrieval}, True), ({}, False)):
         made = make_stored(ev.EXECUTION, body, [stage], retrievals=known)
         first = made.event.body["artifacts"]["retrieval/v1"][0]
@@ -134,14 +139,7 @@ def test_a_retrieval_that_differs_only_in_type_is_stored_itself() -> None:
     stage = stored(store, ev.STAGE, {"stage": "retrieve", "identity": "i1", "retrieval": retrieval})
     for score, known in ((1, True), (True, True), (1, False), (-0.0, False)):
         other = {"candidates": [{"doc_id": "d1", "score": score, "text": "alpha"}]}
-        body = {
-            "identity": "e1",
-            "input": {},
-            "status": "ok",
-            "output": None,
-            "artifacts": {"retrieval/v1": [other]},
-            "stages": [{"stage": "retrieve", "identity": "i1", "address": stage}],
-        }
+        body = retrieving(other, stage)
         seen = {stage: retrieval} if known else {}
         execution = stored(store, ev.EXECUTION, body, [stage], retrievals=seen)
         kept = store.events[execution].body["artifacts"]["retrieval/v1"][0]
