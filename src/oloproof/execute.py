@@ -34,6 +34,7 @@ from typing import Any
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
 from oloproof import redaction
+from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, VerdictCopy
 from oloproof.dataset import Case
 from oloproof.engines import Engine
 from oloproof.engines.local import LocalEngine, error_record, interrupts_the_run
@@ -249,7 +250,7 @@ class RunSpec:
     identity, so it is a new sample, never a copy of repeat 0."""
 
 
-CaseSink = Callable[[dict[str, Any]], None]
+CaseSink = Callable[[CaseResultBody], None]
 
 
 @dataclass
@@ -340,12 +341,12 @@ async def execute_cases(
     return run.counts
 
 
-async def _repeated_case(run: _Run, case: Case) -> dict[str, Any]:
+async def _repeated_case(run: _Run, case: Case) -> CaseResultBody:
     """Execute and judge ``case`` ``repeats`` times; record one case result whose verdicts are
     the repeats' combined (``oloproof.repeats``), and each repeat's own beside them."""
     bodies = [await _one_case(run, case, r, record=False) for r in range(run.spec.repeats)]
     first = bodies[0]
-    body: dict[str, Any] = {
+    body: CaseResultBody = {
         **first,
         "status": "ok" if any(b["status"] == "ok" for b in bodies) else "errored",
         "verdicts": combine_verdicts([b["verdicts"] for b in bodies]),
@@ -360,7 +361,7 @@ async def _repeated_case(run: _Run, case: Case) -> dict[str, Any]:
     return body
 
 
-async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True) -> dict[str, Any]:
+async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True) -> CaseResultBody:
     input_key = ev.identity_key(case.input)
     identity = execution_identity(run.system_key, input_key, repeat)
     waiting = run.memory.executions.get(identity)
@@ -443,12 +444,12 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
 
 async def _finish_case(
     run: _Run, case: Case, input_key: str, made: Made, source: str, record: bool = True
-) -> dict[str, Any]:
+) -> CaseResultBody:
     """Judge the case's execution and record its result in the run."""
     run.counts.add_execution(source)
     spec = run.spec
     execution = made.execution
-    verdicts: dict[str, dict[str, Any]] = {}
+    verdicts: dict[str, VerdictCopy] = {}
     judgments: dict[str, str] = {}
     if execution is None:
         for judge in run.judges:
@@ -471,7 +472,7 @@ async def _finish_case(
             if address is not None:
                 judgments[judge.criterion] = address
                 run.counts.add_judgment(judged_from)
-    body: dict[str, Any] = {
+    body: CaseResultBody = {
         "run_id": spec.run_id,
         "case_id": case.id,
         "line": case.line,
@@ -516,7 +517,7 @@ def _execution_event(
     retrievals: Mapping[str, Any],
 ) -> Stored:
     stages: list[StageRecord] = execution.stages if execution else []
-    body: dict[str, Any] = {
+    body: ExecutionBody = {
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
@@ -633,7 +634,7 @@ def _record_judgment(
     if verdict.status == "excluded":
         # An exclusion is decided by the case's labels alone: nothing was judged or cached.
         return verdict, None, MISS
-    body = {
+    body: JudgmentBody = {
         "criterion": judge.criterion,
         "evaluator": judge.spec,
         "identity": identity,
@@ -654,8 +655,8 @@ def _verdict_from_body(body: Any) -> Verdict:
     return Verdict(body["status"], body["value"], body["reason"], dict(body["detail"]))
 
 
-def _verdict_summary(verdict: Verdict) -> dict[str, Any]:
-    summary: dict[str, Any] = {"s": verdict.status}
+def _verdict_summary(verdict: Verdict) -> VerdictCopy:
+    summary: VerdictCopy = {"s": verdict.status}
     if verdict.value is not None and verdict.status == "value":
         summary["v"] = verdict.value
     if verdict.reason is not None and verdict.status in ("excluded", "missing"):

@@ -22,9 +22,11 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from ledger import Ledger
+from ledger import Event, FormatError, Ledger
+from oloproof.bodies import CaseResultBody
+from oloproof.events import CASE_RESULT
 from oloproof.repeats import bounds
 from oloproof.results import Interval, MetricKind
 from oloproof.stats import (
@@ -204,7 +206,7 @@ def slice_value(name: str, body: Mapping[str, Any]) -> str:
     return str(value)
 
 
-def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultBody]]:
     """The case_result events of a run, latest per case id, in the dataset's line order.
 
     A run writes its cases in the order they finish, so they are put in line order here:
@@ -226,10 +228,10 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, Mapping[str
         if at + 1 < len(order) and lines[order[at + 1]] == lines[i]:
             continue
         address = "sha256:" + digests[32 * i : 32 * i + 32].hex()
-        yield address, ledger.get(address).body
+        yield address, case_result_body(ledger.get(address))
 
 
-def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[Mapping[str, Any]]:
+def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[CaseResultBody]:
     """A run's case result bodies in write order, one per case id, holding none in memory.
 
     A run writes each case once (a resumed run skips finished cases), so the first body of a
@@ -237,10 +239,17 @@ def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[Mapping[str, An
     """
     seen: set[str] = set()
     for _, event in ledger.lookup_events("run_cases", run_id):
-        body = event.body
+        body = case_result_body(event)
         if body["case_id"] not in seen:
             seen.add(body["case_id"])
             yield body
+
+
+def case_result_body(event: Event) -> CaseResultBody:
+    """The body of a case result event, typed (the run_cases index files nothing else)."""
+    if event.type != CASE_RESULT:
+        raise FormatError(f"a run's case index points at a {event.type} event, not a case result")
+    return cast(CaseResultBody, event.body)
 
 
 def replay(

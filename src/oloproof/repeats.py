@@ -20,6 +20,8 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from oloproof.bodies import VerdictCopy
+
 Summary = Mapping[str, Any]
 
 
@@ -35,17 +37,20 @@ def value_of(summary: Summary) -> float | None:
     return None
 
 
-def combine(summaries: Sequence[Summary]) -> dict[str, Any]:
+def combine(summaries: Sequence[Summary]) -> VerdictCopy:
     """One criterion's verdict summaries over a case's repeats, as one case-level summary."""
     excluded = [s for s in summaries if s["s"] == "excluded"]
     if excluded:
-        return dict(excluded[0])
+        kept: VerdictCopy = {"s": "excluded"}
+        if "r" in excluded[0]:
+            kept["r"] = excluded[0]["r"]
+        return kept
     observed = [v for v in (value_of(s) for s in summaries) if v is not None]
     missing = [s for s in summaries if value_of(s) is None]
     if not observed:
         reasons = Counter(str(s.get("r", "missing")) for s in missing)
         return {"s": "missing", "r": reasons.most_common(1)[0][0]}
-    combined: dict[str, Any] = {
+    combined: VerdictCopy = {
         "s": "value",
         "v": sum(observed) / len(observed),
         "n": len(observed),
@@ -55,7 +60,7 @@ def combine(summaries: Sequence[Summary]) -> dict[str, Any]:
     return combined
 
 
-def combine_verdicts(per_repeat: Sequence[Mapping[str, Summary]]) -> dict[str, dict[str, Any]]:
+def combine_verdicts(per_repeat: Sequence[Mapping[str, Summary]]) -> dict[str, VerdictCopy]:
     """Every criterion's case-level summary from the verdict maps of a case's repeats."""
     criteria = list(dict.fromkeys(c for verdicts in per_repeat for c in verdicts))
     missing: Summary = {"s": "missing", "r": "no_verdict"}

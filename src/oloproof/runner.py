@@ -18,6 +18,7 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
+from oloproof.bodies import CaseResultBody, RunBody, RunEndBody
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, load_dataset
@@ -227,8 +228,8 @@ class RunOutcome:
 
 def _run_body(
     plan: RunPlan, run_id: str, parent: Mapping[str, Any] | None, planned: int
-) -> dict[str, Any]:
-    return {
+) -> RunBody:
+    body: RunBody = {
         "run_id": run_id,
         "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "oloproof_version": __version__,
@@ -244,7 +245,6 @@ def _run_body(
             "cases": len(plan.dataset.cases),
         },
         "planned_cases": planned,
-        **_subset_body(plan),
         "evaluators": [
             {"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators
         ],
@@ -254,17 +254,13 @@ def _run_body(
         "policy_path": str(plan.policy_path) if plan.policy_path else None,
         "parent": dict(parent) if parent else None,
     }
-
-
-def _subset_body(plan: RunPlan) -> dict[str, Any]:
-    """What chose the run's cases and how often each ran; nothing for a plain run, so its
-    run event keeps the shape it always had."""
-    extra: dict[str, Any] = {}
+    # What chose the run's cases and how often each ran; nothing for a plain run, so its run
+    # event keeps the shape it always had.
     if not plan.selection.everything:
-        extra["subset"] = {**plan.selection.to_body(), "total": len(plan.dataset.cases)}
+        body["subset"] = {**plan.selection.to_body(), "total": len(plan.dataset.cases)}
     if plan.repeats > 1:
-        extra["repeats"] = plan.repeats
-    return extra
+        body["repeats"] = plan.repeats
+    return body
 
 
 async def execute_run(
@@ -344,7 +340,7 @@ async def _execute(
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     meter = UsageMeter(judge_identities(plan.evaluators), (prior_end or {}).get("judges") or {})
 
-    def on_case(result: dict[str, Any]) -> None:
+    def on_case(result: CaseResultBody) -> None:
         tally.add(result)
         meter.case_done(result["case_id"], result["judgments"])
 
@@ -354,7 +350,7 @@ async def _execute(
 
     def finish(
         *args: Any, **kwargs: Any
-    ) -> tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]:
+    ) -> tuple[RunEndBody, dict[str, Any] | None, RunReport | None]:
         redacted = redacted_earlier + redaction.stored_count() - redacted_before
         return _finish(
             ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
@@ -406,7 +402,7 @@ def _run_spec(
 
 
 def _finish_stopped(
-    finish: Callable[..., tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]],
+    finish: Callable[..., tuple[RunEndBody, dict[str, Any] | None, RunReport | None]],
     ledger: Ledger,
     run: _Started,
     tally: RunTally,
@@ -491,13 +487,13 @@ def _finish(
     decide: bool = True,
     redacted: int = 0,
     engine: Engine | None = None,
-) -> tuple[dict[str, Any], dict[str, Any] | None, RunReport | None]:
+) -> tuple[RunEndBody, dict[str, Any] | None, RunReport | None]:
     """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
     return both bodies, and with ``decide`` the run's report.
 
     ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
     """
-    end_body: dict[str, Any] = {
+    end_body: RunEndBody = {
         "run_id": run_id,
         "state": state,
         "reason": reason,

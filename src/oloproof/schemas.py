@@ -1,4 +1,5 @@
-"""JSON Schemas of the files users write and the artifacts systems record.
+"""JSON Schemas of the files users write, the artifacts systems record, and the body of each
+event type in the ledger (``events/<type>.json``, from ``oloproof.bodies``).
 
 ``python -m oloproof.schemas DIR`` writes them; a test regenerates them and compares with the
 checked-in ``schemas/``.
@@ -11,8 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
+from oloproof.bodies import BODIES
 from oloproof.config import ComparePolicy, Policy, ProjectConfig
 from oloproof.dataset import CaseRecord, GoldPassage, RelevanceLabel
 from oloproof.sdk import ARTIFACT_MODELS
@@ -29,8 +31,12 @@ MODELS: dict[str, type[BaseModel]] = {
 
 
 def generate() -> dict[str, dict[str, Any]]:
-    """File name (without .json) → schema."""
-    return {name: model.model_json_schema() for name, model in sorted(MODELS.items())}
+    """File name (without .json, relative to the folder) → schema."""
+    schemas = {name: model.model_json_schema() for name, model in sorted(MODELS.items())}
+    for kind, body in sorted(BODIES.items()):
+        schema = TypeAdapter(body).json_schema()
+        schemas[f"events/{kind}"] = {"title": f"{kind} event body", **schema}
+    return schemas
 
 
 def render(schema: dict[str, Any]) -> str:
@@ -42,6 +48,7 @@ def write(folder: Path) -> list[Path]:
     written = []
     for name, schema in generate().items():
         path = folder / f"{name}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(render(schema), encoding="utf-8")
         written.append(path)
     return written

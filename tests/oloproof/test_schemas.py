@@ -11,7 +11,10 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
 def test_schemas_are_in_sync_with_the_models() -> None:
     generated = {f"{name}.json": render(schema) for name, schema in generate().items()}
-    on_disk = {p.name: p.read_text(encoding="utf-8") for p in SCHEMAS.glob("*.json")}
+    on_disk = {
+        p.relative_to(SCHEMAS).as_posix(): p.read_text(encoding="utf-8")
+        for p in SCHEMAS.rglob("*.json")
+    }
     assert sorted(on_disk) == sorted(generated), "run: python -m oloproof.schemas schemas"
     for name, text in generated.items():
         assert on_disk[name] == text, f"{name} is stale; run: python -m oloproof.schemas schemas"

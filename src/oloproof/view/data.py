@@ -519,11 +519,11 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
     body = diagnosis.body
     outcomes: dict[str, dict[str, str]] = {}
     for child in body.get("child_runs", []):
-        verdicts = {}
+        verdicts: dict[str, str] = {}
         for case in stream_case_results(reader.ledger, child["run_id"]):
-            verdict = case["verdicts"].get(body["criterion"]) or {}
+            verdict = case["verdicts"].get(body["criterion"])
             verdicts[case["case_id"]] = (
-                "errored" if case["status"] == "errored" else str(verdict.get("s", "none"))
+                "errored" if case["status"] == "errored" else verdict["s"] if verdict else "none"
             )
         outcomes[child["run_id"]] = verdicts
     parent_address, parent_body = reader.run_event(body["run_id"])

@@ -1,0 +1,244 @@
+"""The body of each event type, as Oloproof reads it: one typed definition per type.
+
+Each is a ``TypedDict``, so a body stays the plain dict the ledger stores and decodes (no object
+is built per event on the hot path), while the writers build it and the readers read it under
+the type checker. ``oloproof.schemas`` publishes their JSON Schemas under ``schemas/events/``
+for tools that read a ledger, and a test checks every event of real runs against them.
+
+These are the bodies as read: through ``events.upcast`` (every older schema reads as the
+current one) and ``stored_form.expand`` (texts, a staged execution's retrieval and addresses
+put back). What is nested inside a project's own files (its config, policy, evaluator specs,
+a system's fingerprints) is described by those files' schemas and kept as plain maps here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, NotRequired
+
+from typing_extensions import TypedDict
+
+Map = dict[str, Any]
+
+
+class TextBody(TypedDict):
+    """``oloproof.text``: one passage text, stored once."""
+
+    text: str
+
+
+class StageBody(TypedDict):
+    """``oloproof.stage``: one output of a staged system's retrieve or generate stage."""
+
+    stage: str
+    identity: str
+    retrieval: NotRequired[Map]  # a retrieve stage's retrieval/v1
+    output: NotRequired[Any]  # a generate stage's output
+    model_calls: NotRequired[list[Map]]  # model_call/v1 records made by generate
+
+
+class StageRef(TypedDict):
+    stage: str
+    identity: str
+    address: str
+
+
+class ExecutionBody(TypedDict):
+    """``oloproof.execution``: one case executed by one system identity."""
+
+    identity: str
+    input: Any
+    status: Literal["ok", "errored"]
+    output: Any
+    artifacts: dict[str, list[Any]]  # kind (retrieval/v1, context/v1, …) -> records
+    error: NotRequired[Map]
+    stages: NotRequired[list[StageRef]]
+
+
+class JudgmentBody(TypedDict):
+    """``oloproof.judgment``: one evaluator's verdict on one execution (its first ref)."""
+
+    criterion: str
+    evaluator: Map
+    identity: str
+    status: Literal["pass", "fail", "value", "missing", "excluded"]
+    value: float | None
+    reason: str | None
+    detail: Map
+
+
+class VerdictCopy(TypedDict):
+    """A verdict as a case result keeps it: status, graded value, why missing or excluded; with
+    --repeats, how many repeats the value averages and how many were missing."""
+
+    s: Literal["pass", "fail", "value", "missing", "excluded"]
+    v: NotRequired[float]
+    r: NotRequired[str]
+    n: NotRequired[int]
+    m: NotRequired[int]
+
+
+class CaseResultBody(TypedDict):
+    """``oloproof.case_result``: one case's place in one run."""
+
+    run_id: str
+    case_id: str
+    line: int
+    input_key: str
+    expected: Map
+    metadata: Map
+    execution: str
+    status: Literal["ok", "errored"]
+    verdicts: dict[str, VerdictCopy]
+    judgments: dict[str, str]
+    cache: Map
+    labels: NotRequired[dict[str, str]]
+    stages: NotRequired[dict[str, bool]]  # stage -> whether it came from the stage cache
+    repeats: NotRequired[list[Map]]  # with --repeats: each repeat's execution and verdicts
+
+
+class DatasetRef(TypedDict):
+    path: str
+    sha256: str
+    cases: int
+
+
+class EvaluatorEntry(TypedDict):
+    criterion: str
+    kind: str
+    spec: Map
+
+
+class RunBody(TypedDict):
+    """``oloproof.run``: a run began."""
+
+    run_id: str
+    created_at: str
+    oloproof_version: str
+    config_path: str
+    config: Map  # the project file as loaded (schemas/config.json)
+    system: Map  # the system's identity
+    fingerprints: Map
+    dataset: DatasetRef
+    planned_cases: int
+    evaluators: list[EvaluatorEntry]
+    slices: list[str]
+    min_slice_support: int
+    policy: Map | None  # schemas/policy.json
+    policy_path: str | None
+    parent: Map | None  # a diagnosis's child run: its parent run and intervention
+    subset: NotRequired[Map]  # --sample, --cases, --shard: what chose the cases
+    repeats: NotRequired[int]
+
+
+class RunCache(TypedDict):
+    execution: list[int]  # reused, made, shared within the run
+    judgment: list[int]
+    stages: dict[str, list[int]]  # stage -> [hits, misses]
+
+
+class RunEndBody(TypedDict):
+    """``oloproof.run_end``: a run finished, was interrupted or was stopped."""
+
+    run_id: str
+    state: str
+    reason: str | None
+    cases: int
+    errored: int
+    redacted: int | None  # None: written before redactions were counted
+    cache: RunCache
+    judges: NotRequired[Map]  # per LLM judge: calls, tokens, cost, reused judgments
+    engine: NotRequired[Map]  # a run on Ray: replicas, workers lost, cases sent again
+    intervals: NotRequired[list[list[Any]]]  # the intervals its report computed
+
+
+class Gate(TypedDict):
+    blocked: bool
+    exit_code: int
+
+
+class DecisionBody(TypedDict):
+    """``oloproof.decision``: a policy applied to a run."""
+
+    run_id: str
+    policy: Map
+    policy_path: str | None
+    rules: list[Map]
+    gate: Gate
+
+
+class DiagnosisBody(TypedDict):
+    """``oloproof.diagnosis``: a run's failures re-executed under an intervention."""
+
+    run_id: str
+    run: str
+    criterion: str
+    intervention: Map
+    repeats: int
+    system_kind: str | None
+    top_k: int | None
+    selected: list[str]
+    excluded: list[Map]
+    child_runs: list[Map]
+    carried_from: str | None
+    cases: list[Map]
+    summary: Map
+    state: NotRequired[str]  # present when a child run did not finish
+    reason: NotRequired[str | None]
+
+
+class RunRef(TypedDict):
+    run_id: str
+    address: str
+
+
+class ComparisonBody(TypedDict):
+    """``oloproof.comparison``: a paired comparison of two runs."""
+
+    candidate: RunRef
+    baseline: RunRef
+    oloproof_version: str
+    level: float
+    policy: Map | None
+    policy_path: str | None
+    paired_cases: int
+    unpaired: list[Map]
+    metrics: list[Map]
+    not_compared: list[Map]
+    min_slice_support: int
+    slices: list[Map]
+    decisions: list[Map]
+    gate: Map | None
+
+
+class CalibrationBody(TypedDict):
+    """``oloproof.calibration``: a judge measured against human labels."""
+
+    identity: str
+    judge: Map
+    level: float
+    labels: Map
+    counts: dict[str, int]
+    agreement: Map
+    sensitivity: Map
+    specificity: Map
+    disagreements: list[Any]
+    missing: list[Any]
+    missing_reasons: dict[str, int]
+    excluded: list[Any]
+    recorded_at: str
+
+
+BODIES: dict[str, type] = {
+    "oloproof.run": RunBody,
+    "oloproof.execution": ExecutionBody,
+    "oloproof.stage": StageBody,
+    "oloproof.text": TextBody,
+    "oloproof.judgment": JudgmentBody,
+    "oloproof.case_result": CaseResultBody,
+    "oloproof.run_end": RunEndBody,
+    "oloproof.decision": DecisionBody,
+    "oloproof.diagnosis": DiagnosisBody,
+    "oloproof.comparison": ComparisonBody,
+    "oloproof.calibration": CalibrationBody,
+}
+"""Each event type's body definition (the keys are ``events.SCHEMAS``'s)."""
