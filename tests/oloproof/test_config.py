@@ -133,18 +133,3 @@ def test_compare_policy_margin_in_points(tmp_path: Path) -> None:
     both = text + "    superiority: {margin: 1}\n"
     message = error_of(write(tmp_path, both, "both.yaml"), load_compare_policy)
     assert "exactly one of non_inferiority, superiority or equivalence" in message
-
-
-def test_the_judge_types_are_those_of_the_judge_configs() -> None:
-    """``events.JUDGE_TYPES`` (what finds judges in a stored run, without the config models)
-    names exactly the ``type`` of each judge config."""
-    from typing import get_args
-
-    from oloproof.events import JUDGE_TYPES
-    from oloproof.judge_config import JudgeConfig
-
-    union, _ = get_args(JudgeConfig)
-    types = {
-        t for model in get_args(union) for t in get_args(model.model_fields["type"].annotation)
-    }
-    assert types == JUDGE_TYPES

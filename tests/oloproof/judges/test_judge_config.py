@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from oloproof.events import JUDGE_TYPES
 from oloproof.judge_config import (
-    JUDGE_TYPES,
     AnswerJudgeConfig,
     CitationSupportJudgeConfig,
     GroundednessJudgeConfig,
