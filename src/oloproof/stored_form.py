@@ -124,7 +124,8 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
     refs = event.refs
     body = dict(event.body)
     if event.type == ev.CASE_RESULT:
-        body["execution"] = _address(address, refs, body.get("execution"))
+        if "execution" in body:
+            body["execution"] = _address(address, refs, body["execution"])
         body["judgments"] = {c: _address(address, refs, a) for c, a in body["judgments"].items()}
         return Event(event.type, event.schema, body, refs)
     unpacked = _unpacker(address, event, fetch)
