@@ -57,7 +57,7 @@ from oloproof.identities import (
 )
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
-from oloproof.stored_form import Stored, make_stored
+from oloproof.stored_form import Stored, make_stored, remember
 from oloproof.systems.base import (
     ExecContext,
     Execution,
@@ -184,12 +184,9 @@ class EventWriter:
         """
         texts = self._texts
         for address, text in stored.texts:
-            if address in texts:
-                continue
-            if len(texts) >= _TEXTS_KEPT:
-                del texts[next(iter(texts))]
-            texts[address] = None
-            self.add(text)
+            if address not in texts:
+                remember(texts, address, None, _TEXTS_KEPT)
+                self.add(text)
         address = self.add(stored.event)
         if stored.event.type == ev.STAGE:
             self._stages[stored.body["identity"]] = {**stored.body, "address": address}
@@ -199,9 +196,7 @@ class EventWriter:
     def saw_stage(self, address: str, body: Mapping[str, Any]) -> None:
         """Remember a retrieve stage's retrieval (see ``retrievals``)."""
         if body.get("stage") == "retrieve" and "retrieval" in body:
-            if len(self.retrievals) >= _RETRIEVALS_KEPT:
-                del self.retrievals[next(iter(self.retrievals))]
-            self.retrievals[address] = body["retrieval"]
+            remember(self.retrievals, address, body["retrieval"], _RETRIEVALS_KEPT)
 
     def pending_stage(self, identity: str) -> dict[str, Any] | None:
         return self._stages.get(identity)

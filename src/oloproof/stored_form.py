@@ -30,7 +30,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from ledger import Event, FormatError, address_of
 from ledger.application import Fetch
@@ -43,6 +43,8 @@ _COMPACT_FROM: Final = 2  # the schema from which these types are stored compact
 _COMPACT: Final = frozenset({ev.EXECUTION, ev.STAGE, ev.CASE_RESULT})
 _KEPT: Final = 4096  # texts kept once made or read: a corpus's passages recur case after case
 _PASSAGES: Final = (("retrieval/v1", "candidates"), ("context/v1", "items"))
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,14 +108,14 @@ def make_stored(
         stages = read.get("stages") or []
         if stages:
             stored["stages"] = [{k: v for k, v in s.items() if k != "address"} for s in stages]
-        artifacts = dict(read["artifacts"])
-        recorded = artifacts.get("retrieval/v1")
+        recorded = read["artifacts"].get("retrieval/v1")
         at = _retrieve_stage(stages, recorded, retrievals or {})
         if at is not None and isinstance(recorded, list):
-            artifacts["retrieval/v1"] = [{_STAGE_REF: at}, *recorded[1:]]
-        stored["artifacts"] = _artifacts(artifacts, packed)
-    elif isinstance(read.get("retrieval"), Mapping):
-        stored["retrieval"] = _passages(read["retrieval"], "candidates", packed)
+            stored["artifacts"] = {
+                **read["artifacts"],
+                "retrieval/v1": [{_STAGE_REF: at}, *recorded[1:]],
+            }
+    stored = _with_passages(kind, stored, packed)
     return Stored(Event(kind, schema, stored, links), tuple(texts), read)
 
 
@@ -128,17 +130,15 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
             body["execution"] = _address(address, refs, body["execution"])
         body["judgments"] = {c: _address(address, refs, a) for c, a in body["judgments"].items()}
         return Event(event.type, event.schema, body, refs)
-    unpacked = _unpacker(address, event, fetch)
+    body = _with_passages(event.type, body, _unpacker(address, event, fetch))
     if event.type == ev.STAGE:
-        if isinstance(body.get("retrieval"), Mapping):
-            body["retrieval"] = _passages(body["retrieval"], "candidates", unpacked)
         return Event(event.type, event.schema, body, refs)
     if "stages" in body:
         body["stages"] = [
             s if "address" in s else {**s, "address": _ref_at(address, refs, i)}
             for i, s in enumerate(body["stages"])
         ]
-    artifacts = _artifacts(body["artifacts"], unpacked)
+    artifacts = dict(body["artifacts"])
     retrievals = artifacts.get("retrieval/v1")
     if isinstance(retrievals, list) and retrievals and _is_stage_ref(retrievals[0]):
         stage_address = _ref_at(address, refs, retrievals[0][_STAGE_REF])
@@ -209,7 +209,15 @@ def _unpacker(
 ) -> Callable[[Mapping[str, Any]], Mapping[str, Any]]:
     """What puts the texts back into the passages of ``event``, those texts read in one go."""
     refs = event.refs
-    wanted = sorted({p[_TEXT_REF] for p in _stored_passages(event) if _TEXT_REF in p})
+    held: set[int] = set()
+
+    def note(passage: Mapping[str, Any]) -> Mapping[str, Any]:
+        if _TEXT_REF in passage:
+            held.add(passage[_TEXT_REF])
+        return passage
+
+    _with_passages(event.type, event.body, note)
+    wanted = sorted(held)
     found = _texts(address, [_ref_at(address, refs, at) for at in wanted], fetch)
     texts = dict(zip(wanted, found, strict=True))
 
@@ -238,10 +246,16 @@ def _texts(address: str, wanted: Sequence[str], fetch: Fetch) -> list[str]:
         if not isinstance(text, str):
             raise FormatError(f"event {address} refers to {text_address} for a text, not a text")
         got[text_address] = text
-        if len(kept) >= _KEPT:
-            del kept[next(iter(kept))]
-        kept[text_address] = text
+        remember(kept, text_address, text, _KEPT)
     return [got[a] for a in wanted]
+
+
+def remember(kept: dict[K, V], key: K, value: V, limit: int) -> None:
+    """Keep ``value`` under ``key`` in ``kept``, forgetting the oldest entry once it holds
+    ``limit``: what is kept between events stays bounded whatever the number of cases."""
+    if key not in kept and len(kept) >= limit:
+        del kept[next(iter(kept))]
+    kept[key] = value
 
 
 def _address(address: str, refs: Sequence[str], value: Any) -> Any:
@@ -260,23 +274,18 @@ def _is_stage_ref(value: Any) -> bool:
     return isinstance(value, Mapping) and value.keys() == {_STAGE_REF}
 
 
-def _stored_passages(event: Event) -> Iterable[Mapping[str, Any]]:
-    body = event.body
-    if event.type == ev.EXECUTION:
-        artifacts = body.get("artifacts") or {}
-        for kind, key in _PASSAGES:
-            for artifact in artifacts.get(kind, ()):
-                yield from _list(artifact, key)
-    elif isinstance(body.get("retrieval"), Mapping):
-        yield from _list(body["retrieval"], "candidates")
-
-
-def _list(artifact: Any, key: str) -> list[Mapping[str, Any]]:
-    found = artifact.get(key) if isinstance(artifact, Mapping) else None
-    return [p for p in found if isinstance(p, Mapping)] if isinstance(found, list) else []
-
-
 Rewrite = Callable[[Mapping[str, Any]], Mapping[str, Any]]
+
+
+def _with_passages(kind: str, body: Mapping[str, Any], rewrite: Rewrite) -> dict[str, Any]:
+    """``body`` with each passage ``rewrite`` gives for it: the one place that says where an
+    execution and a stage keep passages."""
+    out = dict(body)
+    if kind == ev.EXECUTION:
+        out["artifacts"] = _artifacts(body["artifacts"], rewrite)
+    elif kind == ev.STAGE and isinstance(body.get("retrieval"), Mapping):
+        out["retrieval"] = _passages(body["retrieval"], "candidates", rewrite)
+    return out
 
 
 def _artifacts(artifacts: Mapping[str, Any], rewrite: Rewrite) -> dict[str, Any]:
