@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger.address import digest_of, format_address, is_address
+from ledger.address import PREFIX, digest_of, format_address, is_address
 from ledger.codec import decode, encode_event, loads_trusted
 from ledger.errors import AddressError, FormatError
 
@@ -107,7 +107,6 @@ def _from_map(obj: Any) -> Event:
     return Event(obj["type"], obj["schema"], obj["body"], tuple(refs))
 
 
-_PREFIX = "sha256:"
 # The slots' own setters fill in a frozen Event without going through its __setattr__.
 _new = object.__new__
 _set_type = Event.__dict__["type"].__set__
@@ -127,5 +126,5 @@ def event_from_trusted(data: bytes) -> Event:
     _set_type(event, obj["type"])
     _set_schema(event, obj["schema"])
     _set_body(event, obj["body"])
-    _set_refs(event, tuple(ref if type(ref) is str else _PREFIX + ref.hex() for ref in obj["refs"]))
+    _set_refs(event, tuple(ref if type(ref) is str else PREFIX + ref.hex() for ref in obj["refs"]))
     return event

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ledger import Event, FormatError, Ledger
+from ledger.address import format_address, parse_address
 from oloproof.bodies import CaseResultBody
 from oloproof.events import CASE_RESULT
 from oloproof.repeats import bounds
@@ -221,13 +222,13 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
         if not isinstance(line, int):
             line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
         lines.append(line)
-        digests += bytes.fromhex(address[7:])
+        digests += parse_address(address)
     order = sorted(range(len(lines)), key=lambda i: (lines[i], i))
     for at, i in enumerate(order):
         # A case id is on one line, so the last result written for a line is its latest.
         if at + 1 < len(order) and lines[order[at + 1]] == lines[i]:
             continue
-        address = "sha256:" + digests[32 * i : 32 * i + 32].hex()
+        address = format_address(bytes(digests[32 * i : 32 * i + 32]))
         yield address, case_result_body(ledger.get(address))
 
 
