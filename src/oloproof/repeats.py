@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from oloproof.bodies import VerdictCopy
 
@@ -41,10 +41,7 @@ def combine(summaries: Sequence[Summary]) -> VerdictCopy:
     """One criterion's verdict summaries over a case's repeats, as one case-level summary."""
     excluded = [s for s in summaries if s["s"] == "excluded"]
     if excluded:
-        kept: VerdictCopy = {"s": "excluded"}
-        if "r" in excluded[0]:
-            kept["r"] = excluded[0]["r"]
-        return kept
+        return cast(VerdictCopy, dict(excluded[0]))
     observed = [v for v in (value_of(s) for s in summaries) if v is not None]
     missing = [s for s in summaries if value_of(s) is None]
     if not observed:
