@@ -28,18 +28,20 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
 
 from __future__ import annotations
 
+import math
+from array import array
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ledger import Ledger
 from oloproof import __version__
 from oloproof import events as ev
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
-from oloproof.metrics import case_results, slice_value
+from oloproof.metrics import case_result_body, case_results, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -136,12 +138,16 @@ def derive_comparison(
     policy: ComparePolicy | None,
     policy_path: Path | None,
 ) -> dict[str, Any]:
-    """The comparison body of two stored runs, from their case results in the ledger."""
-    return build_comparison(
+    """The comparison body of two stored runs, from their case results in the ledger.
+
+    Each candidate case finds its baseline case through the ``run_case`` index, and each
+    baseline case is asked the same of the candidate: neither run is held in memory.
+    """
+    return _comparison(
         candidate,
-        (b for _, b in case_results(ledger, candidate.run_id)),
+        _StoredCases(ledger, candidate.run_id),
         baseline,
-        (b for _, b in case_results(ledger, baseline.run_id)),
+        _StoredCases(ledger, baseline.run_id),
         policy=policy,
         policy_path=policy_path,
     )
@@ -163,13 +169,33 @@ def build_comparison(
     policy_path: Path | None = None,
 ) -> dict[str, Any]:
     """The comparison body (pure): pairing, metric rows, slice rows, decisions and gate."""
+    return _comparison(
+        candidate,
+        _HeldCases(candidate_cases),
+        baseline,
+        _HeldCases(baseline_cases),
+        policy=policy,
+        policy_path=policy_path,
+    )
+
+
+def _comparison(
+    candidate: StoredRun,
+    candidate_cases: _Cases,
+    baseline: StoredRun,
+    baseline_cases: _Cases,
+    *,
+    policy: ComparePolicy | None,
+    policy_path: Path | None,
+) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
     base_metrics = [e["criterion"] for e in baseline.body["evaluators"]]
     compared = [m for m in cand_metrics if m in base_metrics]
     _check_policy_metrics(policy, policy_path, set(cand_metrics) | set(base_metrics))
     level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
-    pairing = _pair(candidate_cases, baseline_cases)
-    collected = {m: _collect(m, pairing) for m in compared}
+    slices = list(candidate.body.get("slices", []))
+    pairing = _pair(candidate_cases, baseline_cases, compared, slices)
+    collected = pairing.metrics
     specs = _evaluator_specs(candidate.body), _evaluator_specs(baseline.body)
     support = int(candidate.body.get("min_slice_support", 1))
     decisions = _decide(policy, collected, level)
@@ -180,7 +206,7 @@ def build_comparison(
         "level": level,
         "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
         "policy_path": str(policy_path) if policy_path is not None else None,
-        "paired_cases": len(pairing.paired),
+        "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
             for r, ids in pairing.unpaired.items()
@@ -194,9 +220,7 @@ def build_comparison(
             *({"metric": m, "only_in": "baseline"} for m in base_metrics if m not in compared),
         ],
         "min_slice_support": support,
-        "slices": _slice_rows(
-            list(candidate.body.get("slices", [])), compared, collected, pairing, level, support
-        ),
+        "slices": _slice_rows(slices, compared, pairing, level, support),
         "decisions": [_decision_body(d, r) for d, r in decisions],
         "gate": _gate_body(policy, [d for d, _ in decisions]),
     }
@@ -228,46 +252,161 @@ def _evaluator_specs(run_body: Mapping[str, Any]) -> dict[str, Any]:
 _Body = Mapping[str, Any]
 
 
+class _Cases(Protocol):
+    """One run's case results: in its line order, and one by case id."""
+
+    def __iter__(self) -> Iterator[_Body]: ...
+
+    def get(self, case_id: str) -> _Body | None: ...
+
+    def __contains__(self, case_id: str) -> bool: ...
+
+
+class _StoredCases:
+    """A stored run's case results, read as they are asked for."""
+
+    def __init__(self, ledger: Ledger, run_id: str) -> None:
+        self._ledger, self._run_id = ledger, run_id
+
+    def __iter__(self) -> Iterator[_Body]:
+        return (body for _, body in case_results(self._ledger, self._run_id))
+
+    def get(self, case_id: str) -> _Body | None:
+        # The latest result of a case id, as ``case_results`` hands out (a case id is on one
+        # line of the dataset).
+        address = self._latest(case_id)
+        return None if address is None else case_result_body(self._ledger.get(address))
+
+    def __contains__(self, case_id: str) -> bool:
+        return self._latest(case_id) is not None
+
+    def _latest(self, case_id: str) -> str | None:
+        return self._ledger.latest(ev.RUN_CASE, f"{self._run_id}/{case_id}")
+
+
+class _HeldCases:
+    """Case results given as an iterable (``build_comparison``), held by case id."""
+
+    def __init__(self, bodies: Iterable[_Body]) -> None:
+        self._bodies = {b["case_id"]: _compared(b) for b in bodies}
+
+    def __iter__(self) -> Iterator[_Body]:
+        return iter(self._bodies.values())
+
+    def get(self, case_id: str) -> _Body | None:
+        return self._bodies.get(case_id)
+
+    def __contains__(self, case_id: str) -> bool:
+        return case_id in self._bodies
+
+
+class _Values:
+    """Pairs of values (candidate, baseline) in two arrays of doubles, 16 bytes a pair: what a
+    comparison keeps of a case, so that its memory stays small at a million cases. NaN stands
+    for a side that is not known (``_MetricPairs.unknown``)."""
+
+    __slots__ = ("base", "cand")
+
+    def __init__(self, cand: Iterable[float] = (), base: Iterable[float] = ()) -> None:
+        self.cand, self.base = array("d", cand), array("d", base)
+
+    def add(self, cand: float | None, base: float | None) -> None:
+        self.cand.append(math.nan if cand is None else cand)
+        self.base.append(math.nan if base is None else base)
+
+    def __len__(self) -> int:
+        return len(self.cand)
+
+    def __add__(self, other: _Values) -> _Values:
+        return _Values(self.cand + other.cand, self.base + other.base)
+
+
+@dataclass
+class _MetricPairs:
+    """One metric's observed pairs and the rest.
+
+    ``unknown`` has one (candidate value, baseline value) per missing pair, NaN where that
+    side is unknown: what the worst and best cases of the bounded interval fill in.
+    """
+
+    metric: str
+    values: _Values = field(default_factory=_Values)
+    missing: Counter[str] = field(default_factory=Counter)
+    excluded: Counter[str] = field(default_factory=Counter)
+    unknown: _Values = field(default_factory=_Values)
+
+
 @dataclass
 class _Pairing:
-    """Paired cases (id, candidate body, baseline body), the ids of every unpaired case, and
-    each unpaired case's (reason, candidate body or None, baseline body or None)."""
+    """What pairing two runs' cases keeps: the number paired, the ids of every unpaired case
+    by reason, each compared metric's pairs, and the observed pairs of each candidate slice
+    value and metric."""
 
-    paired: list[tuple[str, _Body, _Body]] = field(default_factory=list)
+    metrics: dict[str, _MetricPairs]
+    paired: int = 0
     unpaired: dict[str, list[str]] = field(
         default_factory=lambda: {r: [] for r in UNPAIRED_REASONS}
     )
-    unpaired_bodies: list[tuple[str, _Body | None, _Body | None]] = field(default_factory=list)
-
-    @property
-    def unpaired_counts(self) -> Counter[str]:
-        return Counter({r: len(ids) for r, ids in self.unpaired.items() if ids})
+    slices: dict[str, dict[tuple[str, str], _Values]] = field(default_factory=dict)
 
 
 def _pair(
-    candidate_cases: Iterable[Mapping[str, Any]], baseline_cases: Iterable[Mapping[str, Any]]
+    candidate: _Cases, baseline: _Cases, compared: Sequence[str], slices: Sequence[str]
 ) -> _Pairing:
-    """Pair by case id (candidate order, then the baseline's own cases)."""
-    cand = {b["case_id"]: _compared(b) for b in candidate_cases}
-    base = {b["case_id"]: _compared(b) for b in baseline_cases}
-    pairing = _Pairing()
-    for case_id, c in cand.items():
-        b = base.get(case_id)
-        reason = "only_in_candidate" if b is None else _unpaired_reason(c, b)
+    """Pair by case id (candidate order, then the baseline's own cases), one case at a time."""
+    pairing = _Pairing({m: _MetricPairs(m) for m in compared})
+    pairing.slices = {name: {} for name in slices}
+    for cand in candidate:
+        case_id = cand["case_id"]
+        base = baseline.get(case_id)
+        reason = "only_in_candidate" if base is None else _unpaired_reason(cand, base)
         if reason is None:
-            pairing.paired.append((case_id, c, base[case_id]))
+            assert base is not None
+            pairing.paired += 1
+            _add_paired(pairing, cand, base)
         else:
             pairing.unpaired[reason].append(case_id)
-            pairing.unpaired_bodies.append((reason, c, b))
-    for case_id, b in base.items():
-        if case_id not in cand:
-            pairing.unpaired["only_in_baseline"].append(case_id)
-            pairing.unpaired_bodies.append(("only_in_baseline", None, b))
+            _add_unpaired(pairing, reason, cand, base)
+    for base in baseline:
+        if base["case_id"] not in candidate:
+            pairing.unpaired["only_in_baseline"].append(base["case_id"])
+            _add_unpaired(pairing, "only_in_baseline", None, base)
+    for pairs in pairing.metrics.values():
+        pairs.missing.update({r: len(ids) for r, ids in pairing.unpaired.items() if ids})
     return pairing
 
 
-# What a comparison reads of a case result: both runs' cases are held while they are paired,
-# so not their expected values (gold passages among them), addresses and cache notes.
+def _add_paired(pairing: _Pairing, cand: _Body, base: _Body) -> None:
+    for metric, out in pairing.metrics.items():
+        cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
+        if cv is None or bv is None:
+            out.missing["no_verdict"] += 1
+            out.unknown.add(_known(cand, metric), _known(base, metric))
+        elif cv["s"] == "missing" or bv["s"] == "missing":
+            source = cv if cv["s"] == "missing" else bv
+            out.missing[source.get("r", "missing")] += 1
+            out.unknown.add(_known(cand, metric), _known(base, metric))
+        elif cv["s"] == "excluded" or bv["s"] == "excluded":
+            source = cv if cv["s"] == "excluded" else bv
+            out.excluded[source.get("r", "excluded")] += 1
+        else:
+            x, y = _number(cv), _number(bv)
+            out.values.add(x, y)
+            for name, groups in pairing.slices.items():
+                key = (slice_value(name, cand), metric)
+                groups.setdefault(key, _Values()).add(x, y)
+
+
+def _add_unpaired(pairing: _Pairing, reason: str, cand: _Body | None, base: _Body | None) -> None:
+    for metric, out in pairing.metrics.items():
+        if reason == "input_differs":  # neither run ran the other's input: both unknown
+            out.unknown.add(None, None)
+        else:
+            out.unknown.add(_known(cand, metric), _known(base, metric))
+
+
+# What a comparison given case results as an iterable holds of each: not their expected values
+# (gold passages among them), addresses and cache notes.
 _COMPARED = ("case_id", "input_key", "status", "verdicts", "metadata", "labels")
 
 
@@ -288,48 +427,6 @@ def _unpaired_reason(cand: Mapping[str, Any], base: Mapping[str, Any]) -> str | 
     return None
 
 
-_Known = tuple[float | None, float | None]
-
-
-@dataclass
-class _MetricPairs:
-    """One metric's observed pairs (case id, candidate value, baseline value) and the rest.
-
-    ``unknown`` has one (candidate value, baseline value) per missing pair, None where that
-    side is unknown: what the worst and best cases of the bounded interval fill in.
-    """
-
-    metric: str
-    values: list[tuple[str, float, float]] = field(default_factory=list)
-    missing: Counter[str] = field(default_factory=Counter)
-    excluded: Counter[str] = field(default_factory=Counter)
-    unknown: list[_Known] = field(default_factory=list)
-
-
-def _collect(metric: str, pairing: _Pairing) -> _MetricPairs:
-    out = _MetricPairs(metric, missing=pairing.unpaired_counts)
-    for reason, cand_body, base_body in pairing.unpaired_bodies:
-        if reason == "input_differs":  # neither run ran the other's input: both unknown
-            out.unknown.append((None, None))
-        else:
-            out.unknown.append((_known(cand_body, metric), _known(base_body, metric)))
-    for case_id, cand, base in pairing.paired:
-        cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
-        if cv is None or bv is None:
-            out.missing["no_verdict"] += 1
-            out.unknown.append((_known(cand, metric), _known(base, metric)))
-        elif cv["s"] == "missing" or bv["s"] == "missing":
-            source = cv if cv["s"] == "missing" else bv
-            out.missing[source.get("r", "missing")] += 1
-            out.unknown.append((_known(cand, metric), _known(base, metric)))
-        elif cv["s"] == "excluded" or bv["s"] == "excluded":
-            source = cv if cv["s"] == "excluded" else bv
-            out.excluded[source.get("r", "excluded")] += 1
-        else:
-            out.values.append((case_id, _number(cv), _number(bv)))
-    return out
-
-
 def _known(body: _Body | None, metric: str) -> float | None:
     """The observed value of ``metric`` in one run's case result, None when not observed."""
     summary = body["verdicts"].get(metric) if body is not None else None
@@ -338,14 +435,18 @@ def _known(body: _Body | None, metric: str) -> float | None:
     return _number(summary)
 
 
-def _worst(unknown: Sequence[_Known]) -> list[tuple[float, float]]:
+def _worst(unknown: _Values) -> _Values:
     """Missing pairs at their worst for the candidate: unknown candidate 0, baseline 1."""
-    return [(0.0 if c is None else c, 1.0 if b is None else b) for c, b in unknown]
+    return _Values(_filled(unknown.cand, 0.0), _filled(unknown.base, 1.0))
 
 
-def _best(unknown: Sequence[_Known]) -> list[tuple[float, float]]:
+def _best(unknown: _Values) -> _Values:
     """Missing pairs at their best for the candidate: unknown candidate 1, baseline 0."""
-    return [(1.0 if c is None else c, 0.0 if b is None else b) for c, b in unknown]
+    return _Values(_filled(unknown.cand, 1.0), _filled(unknown.base, 0.0))
+
+
+def _filled(values: Iterable[float], fill: float) -> Iterator[float]:
+    return (fill if math.isnan(v) else v for v in values)
 
 
 def _number(summary: Mapping[str, Any]) -> float:
@@ -360,12 +461,11 @@ def _number(summary: Mapping[str, Any]) -> float:
 # -------------------------------------------------------------------------------- differences
 
 
-def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str, Any]:
+def _difference(pairs: _Values, level: float) -> dict[str, Any]:
     """Estimate, interval and (for 0/1 data) the discordant counts b and c of paired values."""
-    binary = all(x in (0.0, 1.0) and y in (0.0, 1.0) for x, y in pairs)
-    if binary:
-        b = sum(1 for x, y in pairs if x > y)
-        c = sum(1 for x, y in pairs if x < y)
+    if _binary(pairs.cand) and _binary(pairs.base):
+        b = sum(1 for x, y in zip(pairs.cand, pairs.base, strict=True) if x > y)
+        c = sum(1 for x, y in zip(pairs.cand, pairs.base, strict=True) if x < y)
         estimate, interval = paired_binary_difference(len(pairs), b, c, level)
         return {
             "estimate": estimate,
@@ -376,7 +476,7 @@ def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str,
             "b": b,
             "c": c,
         }
-    estimate, interval = paired_difference([x for x, _ in pairs], [y for _, y in pairs], level)
+    estimate, interval = paired_difference(pairs.cand, pairs.base, level)
     return {
         "estimate": estimate,
         "lower": interval.lower,
@@ -388,12 +488,16 @@ def _difference(pairs: Sequence[tuple[float, float]], level: float) -> dict[str,
     }
 
 
+def _binary(values: Iterable[float]) -> bool:
+    return all(v in (0.0, 1.0) for v in values)
+
+
 def _bounded(pairs: _MetricPairs, level: float) -> dict[str, Any] | None:
     """The difference with the missing pairs counted against the candidate (3a), or None
     without a paired case. ``lower``/``upper`` are the bounded interval; with missing pairs,
     ``observed_lower``/``observed_upper`` are the paired-only one (without, the two are one and
     the row keeps the shape older comparisons have); estimate, b and c are the paired cases'."""
-    values = [(x, y) for _, x, y in pairs.values]
+    values = pairs.values
     if not values:
         return None
     out = _difference(values, level)
@@ -405,10 +509,9 @@ def _bounded(pairs: _MetricPairs, level: float) -> dict[str, Any] | None:
 
 
 def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict[str, Any]:
-    values = [(x, y) for _, x, y in pairs.values]
     return {
         "metric": pairs.metric,
-        "paired": len(values),
+        "paired": len(pairs.values),
         "missing": sum(pairs.missing.values()),
         "excluded": sum(pairs.excluded.values()),
         "missing_reasons": dict(sorted(pairs.missing.items())),
@@ -421,7 +524,6 @@ def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict
 def _slice_rows(
     slices: Sequence[str],
     compared: Sequence[str],
-    collected: Mapping[str, _MetricPairs],
     pairing: _Pairing,
     level: float,
     support: int,
@@ -429,12 +531,8 @@ def _slice_rows(
     """One row per candidate slice x value (the candidate's) x compared metric with a pair."""
     rows: list[dict[str, Any]] = []
     for name in slices:
-        value_of = {case_id: slice_value(name, cand) for case_id, cand, _ in pairing.paired}
-        groups: dict[tuple[str, str], list[tuple[float, float]]] = {}
-        for metric in compared:
-            for case_id, x, y in collected[metric].values:
-                groups.setdefault((value_of[case_id], metric), []).append((x, y))
-        for value in sorted(set(value_of.values())):
+        groups = pairing.slices[name]
+        for value in sorted({value for value, _ in groups}):
             for metric in compared:
                 pairs = groups.get((value, metric))
                 if pairs:
@@ -446,7 +544,7 @@ def _slice_row(
     name: str,
     value: str,
     metric: str,
-    pairs: Sequence[tuple[float, float]],
+    pairs: _Values,
     level: float,
     support: int,
 ) -> dict[str, Any]:
@@ -455,7 +553,7 @@ def _slice_row(
         diff = _difference(pairs, level)
         estimate, lower, upper = diff["estimate"], diff["lower"], diff["upper"]
     else:
-        estimate = sum(x - y for x, y in pairs) / len(pairs)
+        estimate = sum(x - y for x, y in zip(pairs.cand, pairs.base, strict=True)) / len(pairs)
         lower = upper = None
     return {
         "slice": name,
