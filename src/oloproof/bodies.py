@@ -26,6 +26,14 @@ class TextBody(TypedDict):
     text: str
 
 
+class CaseBody(TypedDict):
+    """``oloproof.case``: what a case result takes from its case, stored once for every run of
+    the dataset when it is not small."""
+
+    expected: Map
+    metadata: Map
+
+
 class StageBody(TypedDict):
     """``oloproof.stage``: one output of a staged system's retrieve or generate stage."""
 
@@ -233,6 +241,7 @@ BODIES: dict[str, type] = {
     "oloproof.execution": ExecutionBody,
     "oloproof.stage": StageBody,
     "oloproof.text": TextBody,
+    "oloproof.case": CaseBody,
     "oloproof.judgment": JudgmentBody,
     "oloproof.case_result": CaseResultBody,
     "oloproof.run_end": RunEndBody,

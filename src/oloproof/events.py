@@ -56,19 +56,21 @@ DIAGNOSIS = "oloproof.diagnosis"
 COMPARISON = "oloproof.comparison"
 CALIBRATION = "oloproof.calibration"
 TEXT = "oloproof.text"
+CASE = "oloproof.case"
 
 SCHEMAS: Final[Mapping[str, int]] = {
     RUN: 1,
     EXECUTION: 2,
     STAGE: 2,
     JUDGMENT: 1,
-    CASE_RESULT: 2,
+    CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 1,
     DIAGNOSIS: 1,
     COMPARISON: 1,
     CALIBRATION: 1,
     TEXT: 1,
+    CASE: 1,
 }
 """The schema each event type is written at today."""
 
@@ -90,6 +92,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,
+    (CASE_RESULT, 2): unchanged,
 }
 """``(type, N) -> upcast_vN_vN+1``: one step from schema N to N + 1 of a type."""
 

@@ -177,16 +177,17 @@ class EventWriter:
         return item.address
 
     def add_stored(self, stored: Stored) -> str:
-        """Buffer an execution or stage event and the texts it refers to; return its address.
+        """Buffer an execution, stage or case result event and the texts or case it refers to;
+        return its address.
 
-        A text added lately is not prepared again (a corpus's passages recur from case to
+        A part added lately is not prepared again (a corpus's passages recur from case to
         case); one added long ago is, and the ledger skips storing it a second time.
         """
         texts = self._texts
-        for address, text in stored.texts:
+        for address, part in stored.parts:
             if address not in texts:
                 remember(texts, address, None, _TEXTS_KEPT)
-                self.add(text)
+                self.add(part)
         address = self.add(stored.event)
         if stored.event.type == ev.STAGE:
             self._stages[stored.body["identity"]] = {**stored.body, "address": address}

@@ -13,11 +13,17 @@ Three things were stored again and again, and are now stored once:
   retrieve stage stored: it is kept as ``{"stage_ref": i}``, ``refs[i]`` being that stage. It is
   only kept so when making that stage's event again from the artifact gives the stage's own
   address: content addressing proves them equal.
+- **A case's expected values and metadata.** Every run of a dataset copied them into each case
+  result, gold passages and all. When they encode to more than ``_INLINE_CASE`` bytes they are
+  an event of their own, ``oloproof.case`` (body ``{"expected": …, "metadata": …}``), and the
+  case result keeps ``"case_ref": i`` in their place: every run of the same case refers to the
+  same event. Smaller ones stay in the case result, where they cost less than a ref.
 - **Addresses.** An execution's stage addresses are its first refs (in the order of its
   ``stages``), and a case result's ``execution`` and ``judgments`` are positions in its refs,
   instead of a second copy of each address in the body.
 
-These are schema 2 of ``oloproof.execution``, ``oloproof.stage`` and ``oloproof.case_result``.
+These are schema 2 of ``oloproof.execution`` and ``oloproof.stage``, and schema 3 of
+``oloproof.case_result`` (2 kept its case's values in it).
 ``expand`` (the store's ``Application.expand``) puts everything back on every read, so every
 reader sees the bodies of schema 1, whatever was stored. ``verify``, archives and compaction
 follow texts and stages through the refs like any other link.
@@ -32,13 +38,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Final, TypeVar
 
-from ledger import Event, FormatError, address_of
+from ledger import Event, FormatError, address_of, encode
 from ledger.application import Fetch
 from oloproof import events as ev
 from oloproof.redaction import redact
 
 _TEXT_REF: Final = "text_ref"
 _STAGE_REF: Final = "stage_ref"
+_CASE_REF: Final = "case_ref"
+_CASE_PART: Final = ("expected", "metadata")
+# A case's values are stored apart above this size: a ref costs 32 bytes in the case result and,
+# the first time, an event with its address and index entries (about 100 bytes more).
+_INLINE_CASE: Final = 160
 _COMPACT_FROM: Final = 2  # the schema from which these types are stored compactly
 _COMPACT: Final = frozenset({ev.EXECUTION, ev.STAGE, ev.CASE_RESULT})
 _KEPT: Final = 4096  # texts kept once made or read: a corpus's passages recur case after case
@@ -49,10 +60,11 @@ V = TypeVar("V")
 
 @dataclass(frozen=True, slots=True)
 class Stored:
-    """An event made to be stored: itself, the texts it refers to, and its body as read back."""
+    """An event made to be stored: itself, the texts or case it refers to, and its body as read
+    back."""
 
     event: Event
-    texts: tuple[tuple[str, Event], ...]  # (address, event) of each, in the order of the refs
+    parts: tuple[tuple[str, Event], ...]  # (address, event) of each, in the order of the refs
     body: Mapping[str, Any]
 
 
@@ -85,7 +97,16 @@ def make_stored(
     stored = dict(read)
     if kind == ev.CASE_RESULT:
         stored.update(_positions_of(read, links))
-        return Stored(Event(kind, schema, stored, links), (), read)
+        part = {key: read[key] for key in _CASE_PART if key in read}
+        if len(part) < len(_CASE_PART) or len(encode(part)) <= _INLINE_CASE:
+            return Stored(Event(kind, schema, stored, links), (), read)
+        case = Event(ev.CASE, ev.SCHEMAS[ev.CASE], part)
+        case_address = address_of(case)
+        for key in _CASE_PART:
+            del stored[key]
+        stored[_CASE_REF] = len(links)
+        links.append(case_address)
+        return Stored(Event(kind, schema, stored, links), ((case_address, case),), read)
     positions: dict[str, int] = {}
     texts: list[tuple[str, Event]] = []
 
@@ -126,6 +147,8 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
     refs = event.refs
     body = dict(event.body)
     if event.type == ev.CASE_RESULT:
+        if _CASE_REF in body:
+            body.update(_case_part(address, _ref_at(address, refs, body.pop(_CASE_REF)), fetch))
         if "execution" in body:
             body["execution"] = _address(address, refs, body["execution"])
         body["judgments"] = {c: _address(address, refs, a) for c, a in body["judgments"].items()}
@@ -151,6 +174,13 @@ def expand(address: str, event: Event, fetch: Fetch) -> Event:
         artifacts["retrieval/v1"] = [dict(stage.body["retrieval"]), *retrievals[1:]]
     body["artifacts"] = artifacts
     return Event(event.type, event.schema, body, refs)
+
+
+def _case_part(address: str, case_address: str, fetch: Fetch) -> dict[str, Any]:
+    (case,) = fetch([case_address])
+    if case.type != ev.CASE or not all(isinstance(case.body.get(k), Mapping) for k in _CASE_PART):
+        raise FormatError(f"event {address} refers to {case_address} for its case, not a case")
+    return {key: case.body[key] for key in _CASE_PART}
 
 
 def _positions_of(body: Mapping[str, Any], refs: list[str]) -> dict[str, Any]:

@@ -128,8 +128,9 @@ def test_blackbox_run_round_trips(tmp_path: Path) -> None:
     assert before[("verify",)][0] == 0
 
     out = export(root, tmp_path / "run.oloarchive", run)
-    # 89 events of the run and its cases, and the 19 distinct passage texts they hold.
-    assert re.fullmatch(r"exported 108 events to .*run\.oloarchive \([0-9,]+ bytes\)\n", out)
+    # 89 events of the run and its cases, the 19 distinct passage texts they hold, and the 13
+    # cases (expected values with gold passages) their case results refer to.
+    assert re.fullmatch(r"exported 121 events to .*run\.oloarchive \([0-9,]+ bytes\)\n", out)
     target = imported(tmp_path, "target", tmp_path / "run.oloarchive")
     # The run was the whole ledger: its id, `latest`, and even the chain's head come along.
     assert_same(before, reads(target, commands))

@@ -1,4 +1,4 @@
-"""Passage texts are stored once, and every reader still sees them whole.
+"""Passage texts and cases are stored once, and every reader still sees them whole.
 
 support_rag's retriever ranks a small knowledge base, so the same passages come back in case
 after case, run after run, and in the gold-context child runs of a diagnosis. Checked through
@@ -9,7 +9,11 @@ the real CLI on a real project ledger:
 - what is read back (``inspect --case --json``, ``export``, an archive imported elsewhere) is
   what the retriever returned and what the case's gold context says, text for text;
 - a damaged text is named by ``verify``, and a command that needs it says so in one sentence;
-  a process that read the text from an intact copy still refuses it from the damaged ledger.
+  a process that read the text from an intact copy still refuses it from the damaged ledger;
+- a case whose expected values are not small (support_rag's carry gold passages) is one
+  ``oloproof.case`` event that every run's case result refers to: no stored case result holds
+  a gold passage, what reads back is the dataset's own values, a second run adds no case, and
+  a damaged case is named by ``verify`` and refused by ``inspect`` in one sentence.
 """
 
 from __future__ import annotations
@@ -174,3 +178,49 @@ def test_a_damaged_text_is_named_and_refused_in_one_sentence(tmp_path: Path) -> 
     shown = oloproof("inspect", "latest", "--case", first["id"], cwd=root)
     assert shown.code == 2 and "Traceback" not in shown.err
     assert address in shown.err and len(shown.err.strip().splitlines()) <= 2, shown.err
+
+
+def test_a_case_is_stored_once_for_every_run_and_read_back_as_the_dataset_has_it(
+    tmp_path: Path,
+) -> None:
+    root = copy_example("support_rag", tmp_path)
+    cases = {c["id"]: c for c in map(json.loads, (root / "cases.jsonl").read_text().splitlines())}
+    ok(root, "run", codes=(3,))
+    config = root / "oloproof.yaml"
+    config.write_text(config.read_text().replace("slice-b-example", "slice-b-second"))
+    ok(root, "run", codes=(3,))
+
+    stored_cases: dict[str, dict[str, Any]] = {}
+    read: list[dict[str, Any]] = []
+    with open_ledger(root / ".oloproof", app=APPLICATION, readonly=True) as ledger:
+        for address, event in ledger.events(ev.CASE):
+            stored_cases[address] = dict(event.body)
+        for address, event in ledger.events(ev.CASE_RESULT):
+            raw = decode(ledger.get_bytes(address))
+            assert "gold_context" not in json.dumps(raw, default=str)
+            assert ("case_ref" in raw["body"]) is ("expected" not in raw["body"])
+            read.append(dict(event.body))
+    with_gold = [c for c in cases.values() if "gold_context" in c["expected"]]
+    assert with_gold and len(stored_cases) == len(with_gold)  # one per case, for both runs
+    assert len(read) == 2 * len(cases)
+    for body in read:
+        case = cases[body["case_id"]]
+        assert body["expected"] == case["expected"]
+        assert body["metadata"] == case.get("metadata", {})
+
+    first = with_gold[0]
+    shown = json.loads(ok(root, "inspect", "latest", "--case", first["id"], "--json", codes=(0, 3)))
+    assert first["expected"]["gold_context"][0]["text"] in json.dumps(shown)
+    assert ok(root, "verify").splitlines()[-1].endswith(": ok")
+
+    ((address, _),) = [
+        (a, b) for a, b in stored_cases.items() if b["expected"] == first["expected"]
+    ]
+    with open_ledger(root / ".oloproof", readonly=True) as ledger:
+        data = ledger.get_bytes(address)
+    flip_byte_of(root / ".oloproof", data)
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 1 and f"corrupt event {address}" in verified.out, verified.out
+    shown_now = oloproof("inspect", "latest", "--case", first["id"], cwd=root)
+    assert shown_now.code == 2 and "Traceback" not in shown_now.err
+    assert address in shown_now.err and len(shown_now.err.strip().splitlines()) <= 2, shown_now.err

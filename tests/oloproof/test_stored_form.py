@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ledger import Event, address_of, encode
+from ledger import Event, FormatError, address_of, encode
 from oloproof import events as ev
 from oloproof.stored_form import _same, expand, make_stored
 
@@ -74,7 +75,7 @@ def stored(
     store: Store, kind: str, body: dict[str, Any], refs: Sequence[str] = (), **kw: Any
 ) -> str:
     made = make_stored(kind, body, refs, **kw)
-    for _, text in made.texts:
+    for _, text in made.parts:
         store.put(text)
     assert made.body == ev.make(kind, body, refs).body
     return store.put(made.event)
@@ -165,3 +166,49 @@ def test_a_case_result_keeps_its_addresses_once() -> None:
     assert store.events[address].body["execution"] == 1
     assert store.events[address].body["judgments"] == {"answer": 2}
     assert store.read(address).body == ev.make(ev.CASE_RESULT, body).body
+
+
+case_values = st.dictionaries(
+    st.sampled_from(["answer", "relevant", "gold_context", "topic"]), tricky_values, max_size=4
+)
+
+
+@given(case_values, case_values, st.sampled_from(["", "x" * 200]))
+def test_a_case_result_refers_to_its_case_only_when_that_is_smaller(
+    expected: dict[str, Any], metadata: dict[str, Any], long: str
+) -> None:
+    """A case's values read back as made, type for type, whether kept in the case result or
+    stored once as an ``oloproof.case`` event; they are stored apart exactly when they encode to
+    more than a ref would save, and the same case from another run is the same event."""
+    store = Store()
+    expected = {**expected, "note": long}
+    body = {
+        "run_id": "r",
+        "case_id": "c",
+        "status": "ok",
+        "judgments": {},
+        "verdicts": {},
+        "expected": expected,
+        "metadata": metadata,
+    }
+    address = stored(store, ev.CASE_RESULT, body)
+    kept = store.events[address]
+    read = store.read(address).body
+    assert encode(read) == encode(ev.make(ev.CASE_RESULT, body).body)
+    large = len(encode({"expected": expected, "metadata": metadata})) > 160
+    assert ("case_ref" in kept.body) is large
+    assert ("expected" in kept.body) is not large
+    cases = [e for e in store.events.values() if e.type == ev.CASE]
+    assert len(cases) == int(large)
+    again = stored(store, ev.CASE_RESULT, {**body, "run_id": "r2"})
+    assert len([e for e in store.events.values() if e.type == ev.CASE]) == int(large)
+    assert store.events[again].refs == kept.refs
+
+
+def test_a_case_ref_to_another_event_is_refused() -> None:
+    store = Store()
+    text = store.put(Event(ev.TEXT, 1, {"text": "not a case"}))
+    body = {"run_id": "r", "case_id": "c", "judgments": {}, "case_ref": 0}
+    address = store.put(Event(ev.CASE_RESULT, 3, body, (text,)))
+    with pytest.raises(FormatError, match="for its case, not a case"):
+        store.read(address)
