@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ledger._lmdb import LMDB_ERROR, _error
+from ledger import _reads
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
 from ledger.errors import StaleIndexesError
@@ -47,17 +48,29 @@ class _Indexes(_Reader):
 
     def lookup(self, index: str, key: str) -> list[str]:
         """Addresses of the events filed under ``key`` in ``index``, in append order."""
+        return list(self.iter_lookup(index, key))
+
+    def iter_lookup(self, index: str, key: str) -> Iterator[str]:
+        """``lookup`` read a chunk of entries at a time, for a key that files very many events
+        (a run's cases): what it holds stays the same whatever their number."""
         prefix = index_prefix(index, key)
-        found: list[str] = []
-        with self._reading() as txn:
-            cursor = txn.cursor(db=self._index)
-            if cursor.set_range(prefix):
-                for entry, digest in cursor:
-                    if not entry.startswith(prefix):
-                        break
-                    found.append(format_address(digest))
-        found.extend(format_address(digest) for digest, _ in self._new_pending(prefix))
-        return found
+        start = prefix
+        while True:
+            with self._reading() as txn:
+                cursor = txn.cursor(db=self._index)
+                chunk = []
+                if cursor.set_range(start):
+                    for entry, digest in cursor:
+                        if not entry.startswith(prefix):
+                            break
+                        chunk.append((entry, digest))
+                        if len(chunk) >= _reads._SCAN_CHUNK:
+                            break
+            yield from (format_address(digest) for _, digest in chunk)
+            if len(chunk) < _reads._SCAN_CHUNK:
+                break
+            start = chunk[-1][0] + b"\x00"
+        yield from (format_address(digest) for digest, _ in self._new_pending(prefix))
 
     def lookup_events(self, index: str, key: str) -> Iterator[tuple[str, Event]]:
         """``(address, event)`` of each event filed under ``key`` in ``index``, in append order.

@@ -222,7 +222,12 @@ def _retrieve_stage(
 
 def _same(a: Any, b: Any) -> bool:
     """Whether two bodies hold the same values of the same types, so that their canonical
-    encodings are the same bytes (``==`` alone takes 1 for 1.0 and True, and 0.0 for -0.0)."""
+    encodings are the same bytes (``==`` alone takes 1 for 1.0 and True, and 0.0 for -0.0).
+
+    The stage's retrieval is most often the very object the execution recorded: that is
+    answered at once."""
+    if a is b:
+        return True
     if type(a) is not type(b):
         return False
     if type(a) is dict:

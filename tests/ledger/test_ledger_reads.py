@@ -112,6 +112,20 @@ def test_scans_span_chunks_in_append_order(ledger: Ledger) -> None:
             assert [a for a, _ in other.events("case")] == written
 
 
+@pytest.mark.usefixtures("small_chunks")
+def test_iter_lookup_is_lookup_a_chunk_at_a_time(ledger: Ledger) -> None:
+    """Chunks of 4 entries: a key's entries span several, and another key's entries sit right
+    after them (the scan must stop at the key's last entry, not at a chunk's end)."""
+    addresses = fill(ledger, 12)
+    assert list(ledger.iter_lookup("run", "r1")) == addresses
+    assert list(ledger.iter_lookup("case", "c0")) == addresses[::3]
+    assert ledger.lookup("case", "c1") == addresses[1::3]
+    assert list(ledger.iter_lookup("case", "c9")) == []
+    with ledger.batch():
+        waiting = ledger.put(case(12, attempt=1))
+        assert list(ledger.iter_lookup("case", "c0")) == [*addresses[::3], waiting]
+
+
 def test_lookup_events_sees_a_batch_pending_events(ledger: Ledger) -> None:
     first = ledger.put(case(0))
     with ledger.batch():

@@ -261,11 +261,18 @@ class RagSystem:
         if kind == "gold-context":
             context = gold_context(case, self._count_tokens)
         else:
+            dumped = None
             if kind in REPLAYED:
                 retrieval = Retrieval.model_validate(ctx.replay["retrievals"][case.id])
             else:
-                retrieval = await self._retrieve(case, ctx, stages)
-            recorded = [retrieval.model_dump(mode="json", exclude_none=True)]
+                retrieval, dumped = await self._retrieve(case, ctx, stages)
+            # The retrieval the stage stored, as the very same map: storing the execution
+            # then sees at once that it is the stage's (``stored_form``).
+            recorded = [
+                dumped
+                if dumped is not None
+                else retrieval.model_dump(mode="json", exclude_none=True)
+            ]
             ranked = retrieval
             if kind == "reranker":
                 ranked = await self._rerank(ctx.replay["reranker"], case, retrieval)
@@ -288,13 +295,16 @@ class RagSystem:
             artifacts["citations/v1"] = [_citations(case, cited)]
         return Execution(output=output, artifacts=artifacts, stages=stages)
 
-    async def _retrieve(self, case: Case, ctx: ExecContext, stages: list[StageRecord]) -> Retrieval:
+    async def _retrieve(
+        self, case: Case, ctx: ExecContext, stages: list[StageRecord]
+    ) -> tuple[Retrieval, dict[str, Any] | None]:
+        """The retrieval, and the map a new stage output stored it as (None from the cache)."""
         identity = self.retrieve_identity(case.input)
         cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
             retrieval = Retrieval.model_validate(cached["retrieval"])
             stages.append(StageRecord("retrieve", identity, cached["address"], True))
-            return retrieval
+            return retrieval, None
         result = await self._call(self._obj.retrieve, case.input, self.depth)
         try:
             retrieval = (
@@ -308,7 +318,7 @@ class RagSystem:
         stored = retrieval.model_dump(mode="json", exclude_none=True)
         address = ctx.stage_cache.record("retrieve", identity, {"retrieval": stored})
         stages.append(StageRecord("retrieve", identity, address, False))
-        return retrieval
+        return retrieval, stored
 
     async def _rerank(
         self, function: Callable[..., Any], case: Case, retrieval: Retrieval
