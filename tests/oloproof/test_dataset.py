@@ -110,6 +110,41 @@ def test_cases_read_as_a_sequence_and_parse_the_same_every_time(tmp_path: Path) 
         cases[6]
 
 
+def test_many_cases_read_back_in_any_order_as_each_line_says(tmp_path: Path) -> None:
+    """Cases are kept compressed, a block of lines at a time: read in any order, from any
+    block and across the edges of blocks, each is its own line parsed (the reference)."""
+    lines = [
+        json.dumps({**GOOD, "id": f"c{i}", "expected": {"answer": "x" * (i % 97)}})
+        for i in range(1300)
+    ]
+    path = write(tmp_path, lines)
+    cases = load_dataset(path).cases
+    order = [1299, 0, 255, 256, 257, 511, 512, 1024, 3, 1298, 700, 256]
+    for i in order:
+        case = cases[i]
+        assert (case.id, case.expected, case.line) == (
+            f"c{i}",
+            json.loads(lines[i])["expected"],
+            i + 1,
+        )
+    assert [c.id for c in cases] == [f"c{i}" for i in range(1300)]
+
+
+def test_a_repeated_id_is_found_among_many_and_before_a_later_bad_line(tmp_path: Path) -> None:
+    lines = [json.dumps({**GOOD, "id": f"c{i}"}) for i in range(2000)]
+    repeated = [*lines[:1500], json.dumps({**GOOD, "id": "c7"}), *lines[1500:]]
+    assert error_of(write(tmp_path, repeated)).endswith(
+        "line 1501: duplicate case id 'c7' (first on line 8)"
+    )
+    # The file's first mistake is reported, whatever is wrong further down.
+    assert error_of(write(tmp_path, [*repeated, '{"id": "late"}'])).endswith(
+        "line 1501: duplicate case id 'c7' (first on line 8)"
+    )
+    assert error_of(write(tmp_path, [*lines, '{"id": "late"}'])).endswith(
+        "line 2001: case 'late' has no 'input'"
+    )
+
+
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     assert error_of(write(tmp_path, [""])).endswith("no cases (the file is empty)")
     assert error_of(tmp_path / "none.jsonl").endswith("no such file")
