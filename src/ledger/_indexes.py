@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ledger._lmdb import LMDB_ERROR, _error
 from ledger import _reads
+from ledger._lmdb import LMDB_ERROR, _error
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
 from ledger.errors import StaleIndexesError

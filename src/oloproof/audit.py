@@ -33,12 +33,22 @@ from typing import Any, cast
 from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
 from oloproof import events as ev
 from oloproof import stats
+from oloproof.bodies import (
+    CaseResultBody,
+    DecisionBody,
+    RunEndBody,
+    comparison_body,
+    decision_body,
+    judgment_body,
+    run_body,
+    run_end_body,
+)
 from oloproof.compare import derive_comparison
 from oloproof.config import ComparePolicy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.errors import OloproofError
 from oloproof.events import plain
-from oloproof.metrics import RunTally, criteria_of
+from oloproof.metrics import RunTally, case_result_body, criteria_of
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
 from oloproof.stored_runs import StoredRun, load_run
@@ -81,10 +91,11 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
     counts = counts if counts is not None else AuditCounts()
     judgments = _Judgments(ledger)
     for address in ledger.lookup("type", ev.RUN):
-        run = _read(ledger, address)
-        if run is not None:
+        event = _read(ledger, address)
+        if event is not None:
+            body = run_body(event)
             yield from _check_run(
-                ledger, StoredRun(run.body["run_id"], address, run.body), judgments, counts
+                ledger, StoredRun(body["run_id"], address, body), judgments, counts
             )
     for address in ledger.lookup("type", ev.DIAGNOSIS):
         if _read(ledger, address) is not None:
@@ -103,7 +114,7 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
 @dataclass
 class _Decision:
     address: str
-    body: Mapping[str, Any]
+    body: DecisionBody
     cases: int  # the case results the tally held when it was made
     links: tuple[str, ...]  # its refs: the run, its run_end, the calibrations it relied on
 
@@ -120,14 +131,16 @@ def _check_run(
         if event is None:
             continue
         counts.case_results += 1
-        yield from stale_summary(address, "case_result", _copy_differences(event, run, judgments))
-        if tally is None or event.body["case_id"] in seen:
+        body = case_result_body(event)
+        differences = _copy_differences(body, event.refs, run, judgments)
+        yield from stale_summary(address, "case_result", differences)
+        if tally is None or body["case_id"] in seen:
             continue
         while decisions and decisions[0].cases == len(seen):
             counts.decisions += 1
             yield from _check_decision(ledger, decisions.pop(0), run, tally)
-        seen.add(event.body["case_id"])
-        tally.add(event.body)
+        seen.add(body["case_id"])
+        tally.add(body)
     for decision in decisions:
         counts.decisions += 1
         if tally is not None and decision.cases == len(seen):
@@ -147,25 +160,21 @@ def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Pr
     for address in ledger.lookup("run_meta", run.run_id):
         event = _read(ledger, address)
         if event is not None and event.type == ev.RUN_END:
-            problems.extend(_interval_problems(address, event.body))
+            problems.extend(_interval_problems(address, run_end_body(event)))
         if event is None or event.type != ev.DECISION:
             continue
-        end = _read(ledger, event.refs[1]) if len(event.refs) >= 2 else None
-        if (
-            event.refs[:1] != (run.address,)
-            or end is None
-            or end.type != ev.RUN_END
-            or end.body["run_id"] != run.run_id
-        ):
+        linked = _read(ledger, event.refs[1]) if len(event.refs) >= 2 else None
+        end = run_end_body(linked) if linked is not None and linked.type == ev.RUN_END else None
+        if event.refs[:1] != (run.address,) or end is None or end["run_id"] != run.run_id:
             detail = f"decision: its links do not name run {run.run_id} and one of its run_ends"
             problems.append(Problem(STALE_SUMMARY, address, detail))
             continue
-        found.append(_Decision(address, event.body, int(end.body["cases"]), event.refs))
+        found.append(_Decision(address, decision_body(event), int(end["cases"]), event.refs))
     found.sort(key=lambda d: d.cases)
     return found, problems
 
 
-def _interval_problems(address: str, end: Mapping[str, Any]) -> list[Problem]:
+def _interval_problems(address: str, end: RunEndBody) -> list[Problem]:
     """Each interval a run_end stored for its report (``stats.remembered``) that does not
     recompute to the same bounds."""
     differences = []
@@ -216,18 +225,19 @@ class _AsDecided:
         return getattr(self._ledger, name)
 
 
-def _copy_differences(event: Event, run: StoredRun, judgments: _Judgments) -> list[str]:
-    body = event.body
+def _copy_differences(
+    body: CaseResultBody, refs: Sequence[str], run: StoredRun, judgments: _Judgments
+) -> list[str]:
     differences: list[str] = []
-    if run.address not in event.refs:
+    if run.address not in refs:
         differences.append(f"its links do not name run {run.run_id}")
     repeats = body.get("repeats")
     if not repeats:
-        return differences + _verdict_differences(body, event.refs, judgments, "")
+        return differences + _verdict_differences(body, refs, judgments, "")
     # A repeated case (oloproof.repeats): each repeat's copies match its judgments, and the
     # case's verdicts are what combining the repeats' gives.
     for index, repeat in enumerate(repeats):
-        differences += _verdict_differences(repeat, event.refs, judgments, f"repeat {index}: ")
+        differences += _verdict_differences(repeat, refs, judgments, f"repeat {index}: ")
     combined = combine_verdicts([r.get("verdicts") or {} for r in repeats])
     if plain(body.get("verdicts")) != plain(combined):
         differences.append(
@@ -310,16 +320,22 @@ class _Judgments:
         except LedgerError:
             found = None
         else:
-            body = event.body
-            found = (
-                event.type,
-                body.get("criterion"),
-                body.get("status"),
-                body.get("value"),
-                body.get("reason"),
-            )
+            found = _judgment_of(event)
         self._seen[address] = found
         return found
+
+
+def _judgment_of(event: Event) -> _Judgment:
+    if event.type != ev.JUDGMENT:
+        return (event.type,)  # the type alone says it is no judgment
+    body = judgment_body(event)
+    return (
+        event.type,
+        body.get("criterion"),
+        body.get("status"),
+        body.get("value"),
+        body.get("reason"),
+    )
 
 
 # -- comparisons --------------------------------------------------------------------------
@@ -327,12 +343,13 @@ class _Judgments:
 
 def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
     """Re-derive a comparison from the two runs and its recorded policy; list differences."""
-    body = event.body
+    body = comparison_body(event)
     try:
         candidate = load_run(ledger, body["candidate"]["address"])
         baseline = load_run(ledger, body["baseline"]["address"])
         policy = ComparePolicy.model_validate(body["policy"]) if body.get("policy") else None
-        policy_path = Path(body["policy_path"]) if body.get("policy_path") else None
+        recorded_path = body.get("policy_path")
+        policy_path = Path(recorded_path) if recorded_path else None
         derived = derive_comparison(
             ledger, candidate, baseline, policy=policy, policy_path=policy_path
         )

@@ -9,13 +9,20 @@ These are the bodies as read: through ``events.upcast`` (every older schema read
 current one) and ``stored_form.expand`` (texts, a staged execution's retrieval and addresses
 put back). What is nested inside a project's own files (its config, policy, evaluator specs,
 a system's fingerprints) is described by those files' schemas and kept as plain maps here.
+
+A reader takes a body through the function named after its type (``run_body``,
+``diagnosis_body``, …; a case result's is ``metrics.case_result_body``), which checks the
+event's type once where it is read, so every key read after it is checked by the type checker.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired
+from collections.abc import Mapping
+from typing import Any, Literal, NotRequired, cast
 
 from typing_extensions import TypedDict
+
+from ledger import Event, FormatError
 
 Map = dict[str, Any]
 
@@ -174,6 +181,16 @@ class DecisionBody(TypedDict):
     gate: Gate
 
 
+class ChildRun(TypedDict):
+    """One child run of a diagnosis: which of its runs it is, and where it is stored."""
+
+    label: str
+    role: str  # intervention or control
+    run_id: str
+    address: str
+    repeat: NotRequired[int]  # with repeats above 1: which repeat of its role (from 1)
+
+
 class DiagnosisBody(TypedDict):
     """``oloproof.diagnosis``: a run's failures re-executed under an intervention."""
 
@@ -186,7 +203,7 @@ class DiagnosisBody(TypedDict):
     top_k: int | None
     selected: list[str]
     excluded: list[Map]
-    child_runs: list[Map]
+    child_runs: list[ChildRun]
     carried_from: str | None
     cases: list[Map]
     summary: Map
@@ -251,3 +268,44 @@ BODIES: dict[str, type] = {
     "oloproof.calibration": CalibrationBody,
 }
 """Each event type's body definition (the keys are ``events.SCHEMAS``'s)."""
+
+
+def _checked(event: Event, kind: str) -> Mapping[str, Any]:
+    if event.type != kind:
+        raise FormatError(f"expected an {kind} event, found a {event.type} event")
+    return event.body
+
+
+def run_body(event: Event) -> RunBody:
+    """The body of a run event, typed."""
+    return cast(RunBody, _checked(event, "oloproof.run"))
+
+
+def execution_body(event: Event) -> ExecutionBody:
+    """The body of an execution event, typed."""
+    return cast(ExecutionBody, _checked(event, "oloproof.execution"))
+
+
+def judgment_body(event: Event) -> JudgmentBody:
+    """The body of a judgment event, typed."""
+    return cast(JudgmentBody, _checked(event, "oloproof.judgment"))
+
+
+def run_end_body(event: Event) -> RunEndBody:
+    """The body of a run_end event, typed."""
+    return cast(RunEndBody, _checked(event, "oloproof.run_end"))
+
+
+def decision_body(event: Event) -> DecisionBody:
+    """The body of a decision event, typed."""
+    return cast(DecisionBody, _checked(event, "oloproof.decision"))
+
+
+def diagnosis_body(event: Event) -> DiagnosisBody:
+    """The body of a diagnosis event, typed."""
+    return cast(DiagnosisBody, _checked(event, "oloproof.diagnosis"))
+
+
+def comparison_body(event: Event) -> ComparisonBody:
+    """The body of a comparison event, typed."""
+    return cast(ComparisonBody, _checked(event, "oloproof.comparison"))

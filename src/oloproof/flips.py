@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ledger import Ledger
+from oloproof.bodies import CaseResultBody, VerdictCopy
 from oloproof.metrics import case_results
 from oloproof.repeats import value_of
 
@@ -38,7 +39,7 @@ class Flip:
         return asdict(self)
 
 
-def _verdict_text(summary: Mapping[str, Any]) -> str:
+def _verdict_text(summary: VerdictCopy) -> str:
     status = summary["s"]
     if status in ("pass", "fail"):
         return str(status)
@@ -66,7 +67,7 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
 
 
 def _flip(
-    metric: str, cand: Mapping[str, Any], base: Mapping[str, Any], cand_id: str, base_id: str
+    metric: str, cand: CaseResultBody, base: CaseResultBody, cand_id: str, base_id: str
 ) -> Flip | None:
     cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
     if cv is None or bv is None:

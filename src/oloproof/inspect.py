@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
+from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body
 from oloproof.dataset import load_dataset
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
@@ -26,16 +27,16 @@ class CaseDetail:
     expected: Mapping[str, Any]
     metadata: Mapping[str, Any]
     output: Any
-    artifacts: Mapping[str, Any]
+    artifacts: Mapping[str, list[Any]]
     error: Mapping[str, Any] | None
-    verdicts: Mapping[str, Mapping[str, Any]]
+    verdicts: Mapping[str, VerdictCopy]
     judgments: Mapping[str, str]
     execution: str
     address: str
 
 
-def case_detail(ledger: Ledger, address: str, body: Mapping[str, Any]) -> CaseDetail:
-    execution = ledger.get(body["execution"]).body
+def case_detail(ledger: Ledger, address: str, body: CaseResultBody) -> CaseDetail:
+    execution = execution_body(ledger.get(body["execution"]))
     return CaseDetail(
         case_id=body["case_id"],
         status=body["status"],
@@ -59,7 +60,7 @@ def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
     raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
 
 
-def is_failure(verdicts: Mapping[str, Mapping[str, Any]]) -> bool:
+def is_failure(verdicts: Mapping[str, VerdictCopy]) -> bool:
     return any(v["s"] == "missing" or is_failed(v) for v in verdicts.values())
 
 
@@ -140,7 +141,7 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path) -> Path:
     return folder
 
 
-def _bundle_record(ledger: Ledger, address: str, body: Mapping[str, Any]) -> dict[str, Any]:
+def _bundle_record(ledger: Ledger, address: str, body: CaseResultBody) -> dict[str, Any]:
     detail = case_detail(ledger, address, body)
     record = {
         "id": detail.case_id,

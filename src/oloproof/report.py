@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from oloproof.bodies import Map, RunCache, RunEndBody, execution_body
 from oloproof.metrics import MetricTally, RunTally
 
 if TYPE_CHECKING:
@@ -258,7 +259,7 @@ def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> lis
 
     for line, case_id, execution in sorted(errored):
         try:
-            error = ledger.get(execution).body.get("error") or {}
+            error: Map = execution_body(ledger.get(execution)).get("error") or {}
         except LedgerError:  # `verify` names a damaged event; the report still says it errored
             error = {"type": "error", "message": "its execution record cannot be read"}
         message = str(error.get("message", "")).strip().splitlines()
@@ -300,11 +301,9 @@ def corrected_row(
     )
 
 
-def judge_usage_rows(
-    run_body: Mapping[str, Any], end: Mapping[str, Any] | None
-) -> list[JudgeUsageRow]:
+def judge_usage_rows(run_body: Mapping[str, Any], end: RunEndBody | None) -> list[JudgeUsageRow]:
     """Per LLM judge of the run, the totals its latest run_end recorded (none without one)."""
-    recorded: Mapping[str, Any] = (end or {}).get("judges") or {}
+    recorded = (end.get("judges") if end else None) or {}
     rows = []
     for entry in run_body["evaluators"]:
         totals = recorded.get(entry["criterion"])
@@ -328,7 +327,7 @@ def judge_usage_rows(
     return rows
 
 
-def execution_state(end: Mapping[str, Any] | None, tally: RunTally) -> str:
+def execution_state(end: RunEndBody | None, tally: RunTally) -> str:
     if end is None or end["state"] == "interrupted":
         return "INTERRUPTED"
     if end["state"] == "stopped":
@@ -340,7 +339,7 @@ def build_run_report(
     run_body: Mapping[str, Any],
     address: str,
     tally: RunTally,
-    end: Mapping[str, Any] | None,
+    end: RunEndBody | None,
     decision: Mapping[str, Any] | None,
     corrected: Sequence[CorrectedRow] = (),
     errors: Sequence[ErrorGroup] = (),
@@ -380,7 +379,7 @@ def build_run_report(
     ]
     gate = decision["gate"] if decision else None
     decision_state, exit_code = _decision_state(gate, policy, state)
-    cache: Mapping[str, Any] = (
+    cache: RunCache = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )
     is_staged = run_body["system"].get("kind") == "rag"
@@ -412,7 +411,7 @@ def build_run_report(
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
-        redacted=(end or {}).get("redacted"),
+        redacted=end.get("redacted") if end else None,
         subset=dict(run_body["subset"]) if run_body.get("subset") else None,
         repeats=int(run_body.get("repeats", 1)),
         block_on=list(policy.get("block_on") or []) if policy else None,

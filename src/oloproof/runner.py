@@ -578,16 +578,14 @@ def resume_plan(
     run = load_run(ledger, run_id)
     if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
-    policy_path = Path(run.body["policy_path"]) if run.body.get("policy_path") else None
+    policy = run.body["policy_path"]
     plan = plan_run(
         Path(run.body["config_path"]),
-        policy_path=policy_path,
+        policy_path=Path(policy) if policy else None,
         concurrency=concurrency,
         engine=engine,
     )
-    plan = plan.restrict(
-        Selection.from_body(run.body.get("subset")), int(run.body.get("repeats", 1))
-    )
+    plan = plan.restrict(Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1))
     if plan.system.identity() != run.body["system"]:
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "

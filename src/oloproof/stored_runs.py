@@ -11,9 +11,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ledger import Ledger
+from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof import stats
+from oloproof.bodies import DecisionBody, RunBody, RunEndBody, decision_body, run_body, run_end_body
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
 from oloproof.errors import LedgerAccessError
 from oloproof.latest import LATEST, resolve_latest
@@ -30,20 +31,37 @@ from oloproof.report import (
 from oloproof.store import load_event
 
 
-def latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
-    """The body of a run's latest event of ``kind`` (run_end or decision), or None."""
-    found: Mapping[str, Any] | None = None
+def _latest_meta_event(ledger: Ledger, run_id: str, kind: str) -> Event | None:
+    found: Event | None = None
     for _, event in ledger.lookup_events("run_meta", run_id):
         if event.type == kind:
-            found = event.body
+            found = event
     return found
+
+
+def latest_meta(ledger: Ledger, run_id: str, kind: str) -> Mapping[str, Any] | None:
+    """The body of a run's latest event of ``kind`` (run_end or decision), or None."""
+    found = _latest_meta_event(ledger, run_id, kind)
+    return None if found is None else found.body
+
+
+def latest_end(ledger: Ledger, run_id: str) -> RunEndBody | None:
+    """The body of a run's latest run_end, or None."""
+    found = _latest_meta_event(ledger, run_id, ev.RUN_END)
+    return None if found is None else run_end_body(found)
+
+
+def latest_decision(ledger: Ledger, run_id: str) -> DecisionBody | None:
+    """The body of a run's latest decision, or None."""
+    found = _latest_meta_event(ledger, run_id, ev.DECISION)
+    return None if found is None else decision_body(found)
 
 
 @dataclass(frozen=True)
 class StoredRun:
     run_id: str
     address: str
-    body: Mapping[str, Any]
+    body: RunBody
 
 
 def load_run(ledger: Ledger, text: str) -> StoredRun:
@@ -54,7 +72,8 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
     if text == LATEST:
         text = resolve_latest(ledger)
     address, event = load_event(ledger, text, ev.RUN, "a run")
-    return StoredRun(event.body["run_id"], address, event.body)
+    body = run_body(event)
+    return StoredRun(body["run_id"], address, body)
 
 
 def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
@@ -68,9 +87,9 @@ def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = N
     the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
     rebuild-indexes``.
     """
-    end = latest_meta(ledger, run.run_id, ev.RUN_END)
+    end = latest_end(ledger, run.run_id)
     if end is None:
-        if latest_meta(ledger, run.run_id, ev.DECISION) is None:
+        if latest_decision(ledger, run.run_id) is None:
             return  # not finished yet (or never will be): nothing recorded to check against
         problem = "it has a decision but its index finds no end record"
     else:
@@ -103,11 +122,11 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     run = load_run(ledger, run_id)
     tally = tally_run(ledger, run.run_id, criteria_of(run.body), list(run.body["slices"]))
     check_run_indexes(ledger, run, tally)
-    end = latest_meta(ledger, run.run_id, ev.RUN_END)
-    decision = latest_meta(ledger, run.run_id, ev.DECISION)
+    end = latest_end(ledger, run.run_id)
+    decision = latest_decision(ledger, run.run_id)
     # Intervals of the same counts as the run's end computed are taken from it (any other, say
     # of cases a resume added later, is computed): ``verify`` recomputes what it stored.
-    with stats.remembered((end or {}).get("intervals") or ()):
+    with stats.remembered((end.get("intervals") or ()) if end else ()):
         return report_of(ledger, run.body, run.address, tally, end, decision)
 
 
@@ -116,7 +135,7 @@ def report_of(
     body: Mapping[str, Any],
     address: str,
     tally: RunTally,
-    end: Mapping[str, Any] | None,
+    end: RunEndBody | None,
     decision: Mapping[str, Any] | None,
 ) -> RunReport:
     corrected = _corrected_rows(ledger, body, tally, decision)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
+from oloproof.bodies import CaseResultBody
 from oloproof.errors import ConfigError
 from oloproof.inspect import case_detail
 from oloproof.metrics import case_results
@@ -70,7 +71,7 @@ def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _verdict_row(run_id: str, body: Mapping[str, Any], criterion: str) -> dict[str, Any]:
+def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str, Any]:
     summary = body["verdicts"].get(criterion, {"s": "missing", "r": "no_verdict"})
     status = summary["s"]
     value = value_of(summary)
@@ -218,7 +219,7 @@ def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str]:
     return "".join(line + "\n" for line in run_lines), "".join(q + "\n" for q in qrels_lines)
 
 
-def _ranking(artifacts: Mapping[str, Any]) -> list[str]:
+def _ranking(artifacts: Mapping[str, list[Any]]) -> list[str]:
     """Document ids of the case's first recorded retrieval, first occurrence of each only."""
     retrievals = artifacts.get("retrieval/v1") or []
     if not retrievals:

@@ -29,6 +29,15 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof import events as ev
+from oloproof.bodies import (
+    CaseResultBody,
+    ChildRun,
+    DiagnosisBody,
+    ExecutionBody,
+    Map,
+    diagnosis_body,
+    execution_body,
+)
 from oloproof.diagnosis.labels import (
     COMPLETE,
     GOLD_CONTEXT,
@@ -56,9 +65,9 @@ from oloproof.diagnosis.labels import (
     replay_result,
 )
 from oloproof.events import plain
-from oloproof.metrics import stream_case_results
+from oloproof.metrics import case_result_body, stream_case_results
 from oloproof.store import load_event
-from oloproof.stored_runs import StoredRun, latest_meta
+from oloproof.stored_runs import StoredRun, latest_end
 
 # Fields a diagnosis body holds that verify re-derives (the rest are its inputs).
 DERIVED_FIELDS = (
@@ -88,9 +97,9 @@ class Selection:
     excluded: list[dict[str, str]]
     results: dict[str, str]
 
-    def result(self, ledger: Ledger, case_id: str) -> Mapping[str, Any]:
+    def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
         """The parent's case result body of a selected case."""
-        return ledger.get(self.results[case_id]).body
+        return case_result_body(ledger.get(self.results[case_id]))
 
 
 def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
@@ -101,7 +110,7 @@ def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     """
     failed: dict[str, tuple[str, bool]] = {}
     for address, event in ledger.lookup_events("run_cases", run_id):
-        body = event.body
+        body = case_result_body(event)
         if is_failure(body["verdicts"].get(criterion)):
             failed[body["case_id"]] = (address, bool(body["expected"].get("gold_context")))
         else:
@@ -115,10 +124,10 @@ def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     return Selection(selected, excluded, {case_id: failed[case_id][0] for case_id in selected})
 
 
-def artifact(execution: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+def artifact(execution: ExecutionBody, kind: str) -> Map | None:
     """The last artifact of ``kind`` an execution recorded, or None."""
     items = execution.get("artifacts", {}).get(kind) or [None]
-    found: Mapping[str, Any] | None = items[-1]
+    found: Map | None = items[-1]
     return found
 
 
@@ -151,10 +160,10 @@ def derive_diagnosis(
     *,
     criterion: str,
     intervention: Mapping[str, Any],
-    child_runs: Sequence[Mapping[str, Any]],
+    child_runs: Sequence[ChildRun],
     carried_from: str | None,
     repeats: int = 1,
-) -> dict[str, Any]:
+) -> DiagnosisBody:
     """Every label and count of a diagnosis, from the parent, child runs and carried labels.
 
     Cases are read one at a time from the ledger: nothing per case is held but its record.
@@ -163,10 +172,10 @@ def derive_diagnosis(
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
     selection = select_cases(ledger, parent.run_id, criterion)
-    evaluator: Mapping[str, Any] = next(
-        (e for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
+    spec = next(
+        (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )
-    ranking_only = (evaluator.get("spec") or {}).get("type") in RANKING_EVALUATORS
+    ranking_only = (spec or {}).get("type") in RANKING_EVALUATORS
     inputs = _Inputs(ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only)
     if not staged:
         cases, summary = _unsupported(inputs)
@@ -175,7 +184,7 @@ def derive_diagnosis(
     else:
         cases, summary = _replay(inputs, child_runs, _carried_cases(ledger, carried_from))
     summary = {"selected": len(selection.selected), "excluded": len(selection.excluded), **summary}
-    body: dict[str, Any] = {
+    body: DiagnosisBody = {
         "run_id": parent.run_id,
         "run": parent.address,
         "criterion": criterion,
@@ -185,7 +194,7 @@ def derive_diagnosis(
         "top_k": top_k,
         "selected": selection.selected,
         "excluded": selection.excluded,
-        "child_runs": [dict(c) for c in child_runs],
+        "child_runs": [c.copy() for c in child_runs],
         "carried_from": carried_from,
         "cases": cases,
         "summary": summary,
@@ -200,7 +209,7 @@ def derive_diagnosis(
 
 def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
     result = inputs.selection.result(inputs.ledger, case_id)
-    execution = inputs.ledger.get(result["execution"]).body
+    execution = execution_body(inputs.ledger.get(result["execution"]))
     retrieval = artifact(execution, "retrieval/v1")
     evidence = evidence_of(
         retrieval, artifact(execution, "context/v1"), result["expected"], inputs.top_k
@@ -209,14 +218,14 @@ def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
 
 
 def _state(
-    ledger: Ledger, expected: Sequence[str], child_runs: Sequence[Mapping[str, Any]]
+    ledger: Ledger, expected: Sequence[str], child_runs: Sequence[ChildRun]
 ) -> tuple[str, str | None]:
     """``complete``, or the state of the first child run that did not finish, and why."""
     for child in child_runs:
-        end = latest_meta(ledger, child["run_id"], ev.RUN_END)
+        end = latest_end(ledger, child["run_id"])
         state = end["state"] if end is not None else STOPPED
         if state != COMPLETE:
-            why = (end or {}).get("reason") or "it recorded no end"
+            why = (end.get("reason") if end else None) or "it recorded no end"
             return state, f"the {child['label']} run {child['run_id']} {state}: {why}"
     recorded = {child["label"] for child in child_runs}
     for label in expected:
@@ -258,7 +267,7 @@ class _Observed:
 class _Outcomes:
     """Each child run's verdicts on the criterion, by role and case (streamed, small)."""
 
-    def __init__(self, inputs: _Inputs, child_runs: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, inputs: _Inputs, child_runs: Sequence[ChildRun]) -> None:
         self._repeats = inputs.repeats
         self._runs: dict[str, list[dict[str, tuple[str, str]]]] = {
             "intervention": [],
@@ -296,7 +305,7 @@ def _recovered_in(inputs: _Inputs, cases: Sequence[Mapping[str, Any]]) -> list[d
     return [{"passes": k, "cases": counts[k]} for k in sorted(counts, reverse=True)]
 
 
-def _gold(inputs: _Inputs, child_runs: Sequence[Mapping[str, Any]]) -> Derived:
+def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Derived:
     observed = _Outcomes(inputs, child_runs)
     cases: list[dict[str, Any]] = []
     for case_id in inputs.selection.selected:
@@ -334,8 +343,8 @@ def _gold(inputs: _Inputs, child_runs: Sequence[Mapping[str, Any]]) -> Derived:
 
 def _replay(
     inputs: _Inputs,
-    child_runs: Sequence[Mapping[str, Any]],
-    carried: Mapping[str, Mapping[str, Any]] | None,
+    child_runs: Sequence[ChildRun],
+    carried: Mapping[str, Map] | None,
 ) -> Derived:
     observed = _Outcomes(inputs, child_runs)
     cases: list[dict[str, Any]] = []
@@ -377,7 +386,7 @@ def _replay(
 def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dict[str, Any]:
     """What the intervention made of a case: its ranking's best relevant position and the
     positions of the relevant passages it admitted that the budget dropped (first repeat)."""
-    body = inputs.ledger.get(execution).body if execution is not None else None
+    body = execution_body(inputs.ledger.get(execution)) if execution is not None else None
     if body is None or body.get("status") != "ok":
         return {"intervention_position": NOT_OBSERVED, "budget_dropped": []}
     ranking = artifact(body, "retrieval/v1")
@@ -394,25 +403,26 @@ def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dic
     }
 
 
-def _carried_cases(ledger: Ledger, carried_from: str | None) -> dict[str, Mapping[str, Any]] | None:
+def _carried_cases(ledger: Ledger, carried_from: str | None) -> dict[str, Map] | None:
     if carried_from is None:
         return None
-    body = ledger.get(carried_from).body
+    body = diagnosis_body(ledger.get(carried_from))
     return {c["case_id"]: c for c in body["cases"]}
 
 
-def diagnosis_refs(body: Mapping[str, Any]) -> list[str]:
+def diagnosis_refs(body: DiagnosisBody) -> list[str]:
     """The links of a diagnosis event: its parent run, each child run, the carried diagnosis."""
     refs = [body["run"], *(c["address"] for c in body["child_runs"])]
-    if body.get("carried_from"):
-        refs.append(body["carried_from"])
+    carried_from = body["carried_from"]
+    if carried_from:
+        refs.append(carried_from)
     return refs
 
 
 def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str) -> str | None:
     """The address of the latest complete gold-context diagnosis of ``run_id`` on ``criterion``."""
     for address in reversed(ledger.lookup("diagnoses", run_id)):
-        body = ledger.get(address).body
+        body = diagnosis_body(ledger.get(address))
         if (
             body["intervention"]["kind"] == GOLD_CONTEXT
             and body["criterion"] == criterion
@@ -430,15 +440,14 @@ class Diagnosis:
     """A stored diagnosis, and the gold-context diagnosis whose labels it carries (if any)."""
 
     address: str
-    body: Mapping[str, Any]
+    body: DiagnosisBody
     carried_address: str | None = None
     carried: Mapping[str, Any] | None = None
 
     @property
     def state(self) -> str:
         """``complete``, ``stopped`` or ``interrupted``."""
-        state: str = self.body.get("state", COMPLETE)
-        return state
+        return self.body.get("state", COMPLETE)
 
     def to_json(self) -> dict[str, Any]:
         """A plain-data form for ``--json``."""
@@ -454,11 +463,11 @@ class Diagnosis:
 def load_diagnosis(ledger: Ledger, text: str) -> Diagnosis:
     """The diagnosis named by an address or prefix, with the diagnosis it carries labels from."""
     address, event = load_event(ledger, text, ev.DIAGNOSIS, "a diagnosis")
-    return with_carried(ledger, address, event.body)
+    return with_carried(ledger, address, diagnosis_body(event))
 
 
-def with_carried(ledger: Ledger, address: str, body: Mapping[str, Any]) -> Diagnosis:
+def with_carried(ledger: Ledger, address: str, body: DiagnosisBody) -> Diagnosis:
     """The diagnosis ``body`` stored at ``address``, with the diagnosis it carries labels from."""
     carried_from = body.get("carried_from")
-    carried = ledger.get(carried_from).body if carried_from else None
+    carried = diagnosis_body(ledger.get(carried_from)) if carried_from else None
     return Diagnosis(address, body, carried_from, carried)

@@ -21,9 +21,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ConfigError
+
+if TYPE_CHECKING:  # bodies imports the ledger, which this module must not load
+    from oloproof.bodies import VerdictCopy
 
 GOLD_CONTEXT = "gold-context"
 TOP_K = "top-k"
@@ -131,7 +134,7 @@ class Evidence:
     drop_reasons: tuple[str, ...] = ()
 
 
-def outcome_of(verdict: Mapping[str, Any] | None) -> str:
+def outcome_of(verdict: VerdictCopy | None) -> str:
     """``pass``, ``fail`` or ``missing``; a graded criterion passes only at its full value."""
     if verdict is None:
         return NOT_OBSERVED
@@ -145,7 +148,7 @@ def outcome_of(verdict: Mapping[str, Any] | None) -> str:
     return NOT_OBSERVED
 
 
-def is_failure(verdict: Mapping[str, Any] | None) -> bool:
+def is_failure(verdict: VerdictCopy | None) -> bool:
     """Whether a parent verdict selects its case: a fail, or a graded value of 0."""
     if verdict is None:
         return False

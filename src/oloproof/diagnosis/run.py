@@ -35,6 +35,7 @@ from typing import Any
 from ledger import Ledger
 from oloproof import aio
 from oloproof import events as ev
+from oloproof.bodies import ChildRun, execution_body, run_body
 from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
     Diagnosis,
@@ -171,7 +172,7 @@ async def adiagnose(
 
 async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
     cases = _ParentCases(ledger, request.selection)
-    child_runs: list[dict[str, Any]] = []
+    child_runs: list[ChildRun] = []
     for spec in request.specs:
         before = ledger.latest("type", ev.RUN)
         try:
@@ -213,7 +214,7 @@ def _prepare(
     return _Request(parent, criterion, chosen, repeats, selection, carried_from, specs)
 
 
-def _record(ledger: Ledger, request: _Request, child_runs: list[dict[str, Any]]) -> Diagnosis:
+def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Diagnosis:
     body = derive_diagnosis(
         ledger,
         request.parent,
@@ -233,7 +234,7 @@ def _note_started(
     request: _Request,
     spec: _ChildSpec,
     before: str | None,
-    child_runs: list[dict[str, Any]],
+    child_runs: list[ChildRun],
 ) -> None:
     """Add the child run that stopped (if it was written at all) to ``child_runs``.
 
@@ -244,14 +245,14 @@ def _note_started(
     for address in reversed(ledger.lookup("type", ev.RUN)):
         if address == before:
             return
-        body = ledger.get(address).body
+        body = run_body(ledger.get(address))
         if plain(body.get("parent")) == wanted:
             child_runs.append(_child_record(spec, body["run_id"], address))
             return
 
 
-def _child_record(spec: _ChildSpec, run_id: str, address: str) -> dict[str, Any]:
-    record: dict[str, Any] = {
+def _child_record(spec: _ChildSpec, run_id: str, address: str) -> ChildRun:
+    record: ChildRun = {
         "label": spec.label,
         "role": spec.role,
         "run_id": run_id,
@@ -360,7 +361,7 @@ async def _run_child(
     spec: _ChildSpec,
     cases: Sequence[Case],
     engine: Engine | None,
-) -> dict[str, Any]:
+) -> ChildRun:
     outcome = await execute_run(
         ledger,
         spec.plan,
@@ -409,7 +410,7 @@ class _ParentCases(Sequence[Case]):
 
     def _case(self, case_id: str) -> Case:
         result = self._selection.result(self._ledger, case_id)
-        execution = self._ledger.get(result["execution"]).body
+        execution = execution_body(self._ledger.get(result["execution"]))
         return Case(
             id=result["case_id"],
             input=plain(execution["input"]),
@@ -428,7 +429,7 @@ class _Retrievals(Mapping[str, Any]):
 
     def __getitem__(self, case_id: str) -> Any:
         result = self._selection.result(self._ledger, case_id)
-        execution = self._ledger.get(result["execution"]).body
+        execution = execution_body(self._ledger.get(result["execution"]))
         return plain(artifact(execution, "retrieval/v1") or {})
 
     def __len__(self) -> int:

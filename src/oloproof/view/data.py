@@ -29,9 +29,27 @@ from typing import Any
 
 from ledger import Event, Ledger, LedgerError, StaleIndexesError, open_ledger
 from oloproof import events as ev
+from oloproof.bodies import (
+    CaseResultBody,
+    ComparisonBody,
+    DecisionBody,
+    DiagnosisBody,
+    JudgmentBody,
+    Map,
+    RunBody,
+    RunEndBody,
+    StageRef,
+    comparison_body,
+    decision_body,
+    diagnosis_body,
+    execution_body,
+    judgment_body,
+    run_body,
+    run_end_body,
+)
 from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
-from oloproof.metrics import slice_value, stream_case_results
+from oloproof.metrics import case_result_body, slice_value, stream_case_results
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
 from oloproof.run_list import run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
@@ -82,22 +100,23 @@ class Reader:
         except LedgerError as exc:
             raise ViewError(str(exc)) from None
 
-    def run_event(self, text: str) -> tuple[str, Mapping[str, Any]]:
+    def run_event(self, text: str) -> tuple[str, RunBody]:
         """The address and body of the run named by ``text`` (id, ref or address)."""
         address = self.resolve(text)
         event = self.event(address)
         if event.type != ev.RUN:
             raise ViewError(f"{text} is a {event.type} event, not a run")
-        return address, event.body
+        return address, run_body(event)
 
-    def run_meta(self, run_id: str) -> tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]:
+    def run_meta(self, run_id: str) -> tuple[RunEndBody | None, DecisionBody | None]:
         """The latest run_end and decision bodies of a run (either may be None)."""
-        end = decision = None
+        end: RunEndBody | None = None
+        decision: DecisionBody | None = None
         for _, event in self.ledger.lookup_events("run_meta", run_id):
             if event.type == ev.RUN_END:
-                end = event.body
+                end = run_end_body(event)
             elif event.type == ev.DECISION:
-                decision = event.body
+                decision = decision_body(event)
         return end, decision
 
 
@@ -129,7 +148,7 @@ class RunRow:
     observed: int
     missing: int
     planned: int
-    parent: Mapping[str, Any] | None
+    parent: Map | None
     children: list[DiagnosisRow] = field(default_factory=list)
 
 
@@ -141,7 +160,7 @@ class DiagnosisRow:
     runs: list[RunRow]
 
 
-def _run_row(reader: Reader, address: str, body: Mapping[str, Any]) -> RunRow:
+def _run_row(reader: Reader, address: str, body: RunBody) -> RunRow:
     # The same state, gate and counts as `oloproof runs` shows: one definition of each.
     listed = run_row(reader.ledger, address, body)
     return RunRow(
@@ -179,13 +198,14 @@ def runs(
     page: int = 1,
 ) -> RunsPage:
     """Top-level runs, newest first, filtered; each with its diagnoses and their child runs."""
-    top: list[tuple[str, Mapping[str, Any]]] = []
-    children: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    top: list[tuple[str, RunBody]] = []
+    children: dict[str, tuple[str, RunBody]] = {}
     for address, event in reader.ledger.events(ev.RUN):
-        if event.body.get("parent"):
-            children[event.body["run_id"]] = (address, event.body)
+        body = run_body(event)
+        if body.get("parent"):
+            children[body["run_id"]] = (address, body)
         else:
-            top.append((address, event.body))
+            top.append((address, body))
     top.reverse()
     if reader.only_runs is not None:
         top = [(a, b) for a, b in top if b["run_id"] in reader.only_runs]
@@ -207,12 +227,12 @@ def runs(
 
 
 def _diagnosis_rows(
-    reader: Reader, run_id: str, children: Mapping[str, tuple[str, Mapping[str, Any]]]
+    reader: Reader, run_id: str, children: Mapping[str, tuple[str, RunBody]]
 ) -> list[DiagnosisRow]:
     found: list[DiagnosisRow] = []
     claimed: set[str] = set()
     for address, event in reader.ledger.lookup_events("diagnoses", run_id):
-        body = event.body
+        body = diagnosis_body(event)
         child_rows = []
         for child in body.get("child_runs", []):
             if child["run_id"] in children:
@@ -230,7 +250,7 @@ def _diagnosis_rows(
     return found
 
 
-def intervention_text(body: Mapping[str, Any]) -> str:
+def intervention_text(body: DiagnosisBody) -> str:
     intervention = body.get("intervention") or {}
     kind = str(intervention.get("kind", "?"))
     extra = [f"{k} {v}" for k, v in sorted(intervention.items()) if k != "kind"]
@@ -245,9 +265,9 @@ class RunPage:
     """What the run page shows; ``report`` replays the run on first use (and is cached)."""
 
     row: RunRow
-    body: Mapping[str, Any]
-    end: Mapping[str, Any] | None
-    decision: Mapping[str, Any] | None
+    body: RunBody
+    end: RunEndBody | None
+    decision: DecisionBody | None
     problems: int
     diagnoses: list[DiagnosisRow]
     comparisons: list[tuple[str, str, str]]
@@ -286,15 +306,17 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
     run_id = body["run_id"]
     end, decision = reader.run_meta(run_id)
     problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
+    stored_runs = ((a, run_body(e)) for a, e in reader.ledger.events(ev.RUN))
     children = {
-        e.body["run_id"]: (a, e.body)
-        for a, e in reader.ledger.events(ev.RUN)
-        if (e.body.get("parent") or {}).get("diagnosis_of") == run_id
+        b["run_id"]: (a, b)
+        for a, b in stored_runs
+        if (b.get("parent") or {}).get("diagnosis_of") == run_id
     }
+    stored_comparisons = ((a, comparison_body(e)) for a, e in reader.ledger.events(ev.COMPARISON))
     comparisons = [
-        (a, e.body["candidate"]["run_id"], e.body["baseline"]["run_id"])
-        for a, e in reader.ledger.events(ev.COMPARISON)
-        if run_id in (e.body["candidate"]["run_id"], e.body["baseline"]["run_id"])
+        (a, c["candidate"]["run_id"], c["baseline"]["run_id"])
+        for a, c in stored_comparisons
+        if run_id in (c["candidate"]["run_id"], c["baseline"]["run_id"])
     ]
     rules = {r["id"]: r for r in (body.get("policy") or {}).get("rules", [])}
     thresholds: dict[str, float] = {}
@@ -319,13 +341,14 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
     )
 
 
-def _diagnosis_of(reader: Reader, body: Mapping[str, Any]) -> tuple[str, str] | None:
+def _diagnosis_of(reader: Reader, body: RunBody) -> tuple[str, str] | None:
     """For a child run: (the diagnosis that links it, its parent run id)."""
     parent = (body.get("parent") or {}).get("diagnosis_of")
     if not parent:
         return None
     for address, event in reader.ledger.lookup_events("diagnoses", parent):
-        if any(c["run_id"] == body["run_id"] for c in event.body.get("child_runs", [])):
+        child_runs = diagnosis_body(event).get("child_runs", [])
+        if any(c["run_id"] == body["run_id"] for c in child_runs):
             return address, parent
     return "", parent
 
@@ -342,7 +365,7 @@ class FailureRow:
     failed: list[str]
     missing: list[str]
     output: Any
-    error: Mapping[str, Any] | None
+    error: Map | None
 
 
 @dataclass
@@ -380,21 +403,22 @@ def failures(
     total = len(addresses)
     pages, page = max(1, -(-total // PAGE_SIZE)), max(1, page)
     chosen = addresses[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    events = reader.ledger.get_many(chosen)
-    executions = reader.ledger.get_many([e.body["execution"] for e in events])
+    results = [case_result_body(e) for e in reader.ledger.get_many(chosen)]
+    executions = reader.ledger.get_many([r["execution"] for r in results])
     rows = []
-    for address, event, execution in zip(chosen, events, executions, strict=True):
-        kinds, failed, missing = ev.problem_kinds(event.body)
+    for address, result, stored in zip(chosen, results, executions, strict=True):
+        kinds, failed, missing = ev.problem_kinds(result)
+        execution = execution_body(stored)
         rows.append(
             FailureRow(
-                case_id=event.body["case_id"],
+                case_id=result["case_id"],
                 address=address,
-                status=event.body["status"],
+                status=result["status"],
                 kinds=kinds,
                 failed=failed,
                 missing=missing,
-                output=execution.body.get("output"),
-                error=execution.body.get("error"),
+                output=execution.get("output"),
+                error=execution.get("error"),
             )
         )
     end, _ = reader.run_meta(run_id)
@@ -440,15 +464,15 @@ def _in_slice(reader: Reader, addresses: Sequence[str], slice_: str) -> list[str
 @dataclass
 class CasePage:
     run_id: str
-    run_body: Mapping[str, Any]
+    run_body: RunBody
     detail: CaseDetail
-    judgments: dict[str, Mapping[str, Any]]
+    judgments: dict[str, JudgmentBody]
     criteria: list[str]
-    stages: list[Mapping[str, Any]]
+    stages: list[StageRef]
     diagnosed: list[tuple[str, str, str]]  # (diagnosis, its intervention, this case's label)
 
 
-def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]]:
+def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody]:
     """The address and body of one case of a run, found through the index."""
     _, body = reader.run_event(run_id)
     found = _case_by_id(reader, body["run_id"], case_id)
@@ -457,9 +481,9 @@ def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[s
     return found
 
 
-def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, Mapping[str, Any]] | None:
+def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody] | None:
     address = reader.ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
-    return None if address is None else (address, reader.event(address).body)
+    return None if address is None else (address, case_result_body(reader.event(address)))
 
 
 def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
@@ -468,14 +492,14 @@ def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
     detail = case_detail(reader.ledger, address, body)
     judged = list(detail.judgments.items())
     events = reader.ledger.get_many([a for _, a in judged])
-    execution = reader.event(detail.execution)
+    execution = execution_body(reader.event(detail.execution))
     return CasePage(
         run_id=run_body["run_id"],
         run_body=run_body,
         detail=detail,
-        judgments={c: e.body for (c, _), e in zip(judged, events, strict=True)},
+        judgments={c: judgment_body(e) for (c, _), e in zip(judged, events, strict=True)},
         criteria=[e["criterion"] for e in run_body["evaluators"]],
-        stages=list(execution.body.get("stages") or []),
+        stages=list(execution.get("stages") or []),
         diagnosed=_diagnosed(reader, run_body["run_id"], case_id),
     )
 
@@ -484,16 +508,17 @@ def _diagnosed(reader: Reader, run_id: str, case_id: str) -> list[tuple[str, str
     """Each diagnosis of the run that labels this case, with the label it gives."""
     found = []
     for address, event in reader.ledger.lookup_events("diagnoses", run_id):
-        for case in event.body.get("cases", []):
+        body = diagnosis_body(event)
+        for case in body.get("cases", []):
             if case.get("case_id") == case_id:
                 label = case.get("label") or (case.get("gold") or {}).get("label") or "—"
-                found.append((address, intervention_text(event.body), str(label)))
+                found.append((address, intervention_text(body), str(label)))
     return found
 
 
-def last_artifact(artifacts: Mapping[str, Any], kind: str) -> Mapping[str, Any] | None:
+def last_artifact(artifacts: Mapping[str, list[Any]], kind: str) -> Map | None:
     items = artifacts.get(kind) or []
-    found: Mapping[str, Any] | None = items[-1] if items else None
+    found: Map | None = items[-1] if items else None
     return found
 
 
@@ -503,7 +528,7 @@ def last_artifact(artifacts: Mapping[str, Any], kind: str) -> Mapping[str, Any] 
 @dataclass
 class DiagnosisPage:
     address: str
-    body: Mapping[str, Any]
+    body: DiagnosisBody
     carried: Mapping[str, Any] | None
     outcomes: dict[str, dict[str, str]]
     parent: RunRow
@@ -550,7 +575,7 @@ class Flip:
 @dataclass
 class ComparisonPage:
     address: str
-    body: Mapping[str, Any]
+    body: ComparisonBody
     flips: list[Flip]
     flip_metrics: list[str]
 
@@ -560,7 +585,7 @@ def comparison_page(reader: Reader, text: str) -> ComparisonPage:
     event = reader.event(address)
     if event.type != ev.COMPARISON:
         raise ViewError(f"{text} is a {event.type} event, not a comparison")
-    body = event.body
+    body = comparison_body(event)
     metrics = _pass_fail_metrics(reader, body)
     with reader._lock:
         flips = reader._flips.get(address)
@@ -571,13 +596,13 @@ def comparison_page(reader: Reader, text: str) -> ComparisonPage:
     return ComparisonPage(address, body, flips, metrics)
 
 
-def _pass_fail_metrics(reader: Reader, body: Mapping[str, Any]) -> list[str]:
+def _pass_fail_metrics(reader: Reader, body: ComparisonBody) -> list[str]:
     _, cand = reader.run_event(body["candidate"]["address"])
     kinds = {e["criterion"]: e["kind"] for e in cand["evaluators"]}
     return [m["metric"] for m in body["metrics"] if kinds.get(m["metric"]) == "pass_fail"]
 
 
-def _flips(reader: Reader, body: Mapping[str, Any], metrics: Sequence[str]) -> list[Flip]:
+def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list[Flip]:
     """Paired cases whose pass/fail verdict changed, read from the failed cases of each run.
 
     A flip needs a failure in one of the two runs, so only the failed cases of each run (from
@@ -592,27 +617,33 @@ def _flips(reader: Reader, body: Mapping[str, Any], metrics: Sequence[str]) -> l
                 found = counterpart(case["case_id"])
                 if found is None or not _paired(case, found):
                     continue
-                if (found["verdicts"].get(metric) or {}).get("s") != "pass":
+                if _status(found, metric) != "pass":
                     continue
                 base, cand = ("fail", "pass") if base_failed else ("pass", "fail")
                 flips[(case["case_id"], metric)] = Flip(case["case_id"], metric, base, cand)
     return sorted(flips.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
 
 
-def _counterparts(reader: Reader, run_id: str) -> Callable[[str], Mapping[str, Any] | None]:
+def _counterparts(reader: Reader, run_id: str) -> Callable[[str], CaseResultBody | None]:
     """Find a case of ``run_id`` by id, through the index."""
     return lambda case_id: (_case_by_id(reader, run_id, case_id) or (None, None))[1]
 
 
-def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[Mapping[str, Any]]:
+def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[CaseResultBody]:
     addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
     for start in range(0, len(addresses), 1024):
         for event in reader.ledger.get_many(addresses[start : start + 1024]):
-            if (event.body["verdicts"].get(metric) or {}).get("s") == "fail":
-                yield event.body
+            body = case_result_body(event)
+            if _status(body, metric) == "fail":
+                yield body
 
 
-def _paired(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+def _status(case: CaseResultBody, metric: str) -> str | None:
+    verdict = case["verdicts"].get(metric)
+    return verdict.get("s") if verdict else None
+
+
+def _paired(a: CaseResultBody, b: CaseResultBody) -> bool:
     """Paired as ``compare`` pairs: the same input and neither errored."""
     return (
         a.get("input_key") == b.get("input_key")
@@ -663,13 +694,15 @@ def address_page(reader: Reader, text: str, *, rederive: bool = False) -> Addres
 
 def page_of(address: str, event: Event) -> tuple[str, ...] | None:
     """The viewer page that shows an event, as (kind, *names), if it has one."""
-    body = event.body
     if event.type == ev.RUN:
-        return ("run", body["run_id"])
+        return ("run", run_body(event)["run_id"])
     if event.type == ev.CASE_RESULT:
-        return ("case", body["run_id"], body["case_id"])
-    if event.type in (ev.RUN_END, ev.DECISION):
-        return ("run", body["run_id"])
+        case = case_result_body(event)
+        return ("case", case["run_id"], case["case_id"])
+    if event.type == ev.RUN_END:
+        return ("run", run_end_body(event)["run_id"])
+    if event.type == ev.DECISION:
+        return ("run", decision_body(event)["run_id"])
     if event.type == ev.DIAGNOSIS:
         return ("diagnosis", address)
     if event.type == ev.COMPARISON:
@@ -686,7 +719,7 @@ def _type_of(reader: Reader, address: str) -> str | None:
 
 def _links_in(reader: Reader, address: str, event: Event) -> tuple[list[tuple[str, str]], str]:
     """Events that link to ``address``, as far as the indexes tell (the note says how far)."""
-    lookup, body = reader.ledger.lookup, event.body
+    lookup = reader.ledger.lookup
     found: list[tuple[str, str]] = []
 
     def add(addresses: Iterable[str], kind: str) -> None:
@@ -694,7 +727,7 @@ def _links_in(reader: Reader, address: str, event: Event) -> tuple[list[tuple[st
 
     note = "found through the ledger's indexes"
     if event.type == ev.RUN:
-        run_id = body["run_id"]
+        run_id = run_body(event)["run_id"]
         add(lookup("run_meta", run_id), "run_end or decision")
         add(lookup("diagnoses", run_id), ev.DIAGNOSIS)
         add(
@@ -713,7 +746,8 @@ def _links_in(reader: Reader, address: str, event: Event) -> tuple[list[tuple[st
     elif event.type == ev.STAGE:
         add(lookup(ev.LINKED_FROM, address), ev.EXECUTION)
     elif event.type == ev.RUN_END:
-        add((a for a in lookup("run_meta", body["run_id"]) if a != address), "decision")
+        meta = lookup("run_meta", run_end_body(event)["run_id"])
+        add((a for a in meta if a != address), "decision")
     elif event.type == ev.DIAGNOSIS:
         add(
             (a for a, e in reader.ledger.events(ev.DIAGNOSIS) if address in e.refs),
@@ -745,11 +779,12 @@ def events_of_run(reader: Reader, run_id: str) -> Iterator[str]:
     yield address
     yield from reader.ledger.lookup("run_meta", run_id)
     for case_address, event in reader.ledger.lookup_events("run_cases", run_id):
+        body = case_result_body(event)
         yield case_address
-        yield event.body["execution"]
-        yield from event.body["judgments"].values()
-        execution = reader.event(event.body["execution"])
-        yield from (s["address"] for s in execution.body.get("stages") or [])
+        yield body["execution"]
+        yield from body["judgments"].values()
+        execution = execution_body(reader.event(body["execution"]))
+        yield from (s["address"] for s in execution.get("stages") or [])
 
 
 def case_ids(reader: Reader, run_id: str) -> Iterator[str]:

@@ -133,7 +133,9 @@ def rule_threshold(rule: Mapping[str, Any]) -> float | None:
     return None
 
 
-def ranked_items(artifacts: Mapping[str, Any], expected: Mapping[str, Any]) -> list[svg.Ranked]:
+def ranked_items(
+    artifacts: Mapping[str, list[Any]], expected: Mapping[str, Any]
+) -> list[svg.Ranked]:
     """The recorded retrieval in rank order, each marked relevant / in context / dropped."""
     retrieval = data.last_artifact(artifacts, "retrieval/v1")
     if retrieval is None:
@@ -161,7 +163,7 @@ def ranked_items(artifacts: Mapping[str, Any], expected: Mapping[str, Any]) -> l
     return ranked
 
 
-def checked_citations(artifacts: Mapping[str, Any]) -> list[tuple[str, bool]]:
+def checked_citations(artifacts: Mapping[str, list[Any]]) -> list[tuple[str, bool]]:
     """Each cited id and whether it names a passage of the context the answer was given."""
     cited = data.last_artifact(artifacts, "citations/v1")
     if cited is None:
