@@ -48,7 +48,7 @@ from oloproof.config import ComparePolicy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.errors import OloproofError
 from oloproof.events import plain
-from oloproof.metrics import RunTally, case_result_body, criteria_of
+from oloproof.metrics import RunTally, SeenCases, case_result_body, criteria_of
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
 from oloproof.stored_runs import StoredRun, load_run
@@ -125,8 +125,8 @@ def _check_run(
     decisions, problems = _decisions(ledger, run)
     yield from problems
     tally = RunTally(criteria_of(run.body), list(run.body["slices"])) if decisions else None
-    seen: set[str] = set()
-    for address in ledger.lookup("run_cases", run.run_id):
+    seen = SeenCases()
+    for address in ledger.iter_lookup("run_cases", run.run_id):
         event = _read(ledger, address)
         if event is None:
             continue
@@ -134,21 +134,21 @@ def _check_run(
         body = case_result_body(event)
         differences = _copy_differences(body, event.refs, run, judgments)
         yield from stale_summary(address, "case_result", differences)
-        if tally is None or body["case_id"] in seen:
+        if tally is None or body in seen:
             continue
-        while decisions and decisions[0].cases == len(seen):
+        while decisions and decisions[0].cases == seen.count:
             counts.decisions += 1
             yield from _check_decision(ledger, decisions.pop(0), run, tally)
-        seen.add(body["case_id"])
+        seen.add(body)
         tally.add(body)
     for decision in decisions:
         counts.decisions += 1
-        if tally is not None and decision.cases == len(seen):
+        if tally is not None and decision.cases == seen.count:
             yield from _check_decision(ledger, decision, run, tally)
         else:
             detail = (
                 f"decision: its run_end counts {decision.cases} case(s), but the ledger holds "
-                f"{len(seen)} case result(s) of {run.run_id}"
+                f"{seen.count} case result(s) of {run.run_id}"
             )
             yield Problem(STALE_SUMMARY, decision.address, detail)
 

@@ -244,12 +244,44 @@ def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[CaseResultBody]
     A run writes each case once (a resumed run skips finished cases), so the first body of a
     case id is its only one; a repeat is skipped rather than counted twice.
     """
-    seen: set[str] = set()
+    seen = SeenCases()
     for _, event in ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
-        if body["case_id"] not in seen:
-            seen.add(body["case_id"])
+        if seen.add(body):
             yield body
+
+
+class SeenCases:
+    """The cases of one run met so far: a bit per line of the dataset (a case id is on one
+    line), rather than a set of ids that would grow by about 60 bytes a case. Case results
+    written before they had a line are kept by id."""
+
+    def __init__(self) -> None:
+        self._lines = bytearray()
+        self._ids: set[str] = set()
+        self.count = 0
+
+    def __contains__(self, body: CaseResultBody) -> bool:
+        line = body.get("line")
+        if not isinstance(line, int) or line < 0:
+            return body["case_id"] in self._ids
+        byte, bit = divmod(line, 8)
+        return byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
+
+    def add(self, body: CaseResultBody) -> bool:
+        """Count the case of ``body``; whether it was new."""
+        if body in self:
+            return False
+        line = body.get("line")
+        if not isinstance(line, int) or line < 0:
+            self._ids.add(body["case_id"])
+        else:
+            byte, bit = divmod(line, 8)
+            if byte >= len(self._lines):
+                self._lines.extend(bytes(byte + 1 - len(self._lines)))
+            self._lines[byte] |= 1 << bit
+        self.count += 1
+        return True
 
 
 def case_result_body(event: Event) -> CaseResultBody:
