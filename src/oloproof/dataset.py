@@ -210,7 +210,7 @@ class Cases(Sequence[Case]):
 def _checked_line(number: int, line: bytes) -> Case:
     """A case from a line ``_parse_line`` accepted: its checks only refuse, they change no
     value, so the plain parse gives the same case at a fraction of the cost."""
-    data = json.loads(line)
+    data = json.loads(line.decode("utf-8"))
     return Case(
         data["id"], data["input"], data.get("expected", {}), data.get("metadata", {}), number
     )
