@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, overload
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from ledger import CodecError, encode
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import DatasetError
@@ -58,38 +56,6 @@ class Dataset:
     digest: str
     # Every top-level key of any case's metadata (what a `metadata.KEY` slice can read).
     metadata_keys: frozenset[str] = frozenset()
-
-
-class RelevanceLabel(BaseModel):
-    """A passage that answers the case."""
-
-    model_config = ConfigDict(extra="forbid")
-    doc_id: str = Field(min_length=1, description="The relevant document.")
-    chunk_id: str | None = Field(default=None, description="The relevant chunk, if labelled.")
-    grade: float = Field(default=1, description="Relevance grade; > 0 is relevant.")
-
-
-class GoldPassage(BaseModel):
-    """The passage text that would have answered the case."""
-
-    model_config = ConfigDict(extra="forbid")
-    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, description="The chunk, if any.")
-    text: str = Field(description="The passage text.")
-
-
-class CaseRecord(BaseModel):
-    """One line of cases.jsonl (the schema of a case)."""
-
-    model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1, description="Unique within the file.")
-    input: dict[str, Any] = Field(description="What the system is called with.")
-    expected: dict[str, Any] = Field(
-        default_factory=dict,
-        description="What evaluators compare against; `relevant` (a list of RelevanceLabel) and "
-        "`gold_context` (a list of GoldPassage) have fixed shapes.",
-    )
-    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form; slices read it.")
 
 
 def load_dataset(path: Path) -> Dataset:

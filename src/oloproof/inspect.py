@@ -10,7 +10,6 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body
-from oloproof.dataset import load_dataset
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
 from oloproof.metrics import case_results
@@ -73,6 +72,8 @@ def failures(ledger: Ledger, run: StoredRun) -> tuple[list[CaseDetail], list[str
         if body["status"] == "errored" or is_failure(body["verdicts"]):
             details.append(case_detail(ledger, address, body))
     unfinished: list[str] = []
+    from oloproof.dataset import load_dataset  # only here: `inspect RUN` starts without it
+
     try:
         dataset = load_dataset(Path(run.body["dataset"]["path"]))
         planned_ids = [c.id for c in dataset.cases]

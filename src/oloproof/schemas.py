@@ -15,8 +15,8 @@ from typing import Any
 from pydantic import BaseModel, TypeAdapter
 
 from oloproof.bodies import BODIES
+from oloproof.case_schema import CaseRecord, GoldPassage, RelevanceLabel
 from oloproof.config import ComparePolicy, Policy, ProjectConfig
-from oloproof.dataset import CaseRecord, GoldPassage, RelevanceLabel
 from oloproof.sdk import ARTIFACT_MODELS
 
 MODELS: dict[str, type[BaseModel]] = {

@@ -1,0 +1,45 @@
+"""The shape of one line of cases.jsonl, as a JSON Schema for editors and other tools
+(``schemas/case.json``, written by ``oloproof.schemas``).
+
+``oloproof.dataset`` checks each line by hand instead, for its speed and for errors that name
+the line and the field; these models only describe the file, and loading the dataset does not
+import them (nor pydantic).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RelevanceLabel(BaseModel):
+    """A passage that answers the case."""
+
+    model_config = ConfigDict(extra="forbid")
+    doc_id: str = Field(min_length=1, description="The relevant document.")
+    chunk_id: str | None = Field(default=None, description="The relevant chunk, if labelled.")
+    grade: float = Field(default=1, description="Relevance grade; > 0 is relevant.")
+
+
+class GoldPassage(BaseModel):
+    """The passage text that would have answered the case."""
+
+    model_config = ConfigDict(extra="forbid")
+    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
+    chunk_id: str | None = Field(default=None, description="The chunk, if any.")
+    text: str = Field(description="The passage text.")
+
+
+class CaseRecord(BaseModel):
+    """One line of cases.jsonl (the schema of a case)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(min_length=1, description="Unique within the file.")
+    input: dict[str, Any] = Field(description="What the system is called with.")
+    expected: dict[str, Any] = Field(
+        default_factory=dict,
+        description="What evaluators compare against; `relevant` (a list of RelevanceLabel) and "
+        "`gold_context` (a list of GoldPassage) have fixed shapes.",
+    )
+    metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form; slices read it.")
