@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ledger import _reads
 from ledger._lmdb import LMDB_ERROR, _error
 from ledger._reads import _checked, _Reader
 from ledger.address import digest_of, format_address
@@ -54,22 +53,8 @@ class _Indexes(_Reader):
         """``lookup`` read a chunk of entries at a time, for a key that files very many events
         (a run's cases): what it holds stays the same whatever their number."""
         prefix = index_prefix(index, key)
-        start = prefix
-        while True:
-            with self._reading() as txn:
-                cursor = txn.cursor(db=self._index)
-                chunk = []
-                if cursor.set_range(start):
-                    for entry, digest in cursor:
-                        if not entry.startswith(prefix):
-                            break
-                        chunk.append((entry, digest))
-                        if len(chunk) >= _reads._SCAN_CHUNK:
-                            break
-            yield from (format_address(digest) for _, digest in chunk)
-            if len(chunk) < _reads._SCAN_CHUNK:
-                break
-            start = chunk[-1][0] + b"\x00"
+        for digest in self._scan_entries(prefix, lambda _txn, _key, digest: digest):
+            yield format_address(digest)
         yield from (format_address(digest) for digest, _ in self._new_pending(prefix))
 
     def lookup_events(self, index: str, key: str) -> Iterator[tuple[str, Event]]:

@@ -10,8 +10,9 @@ transaction for each chunk of ``_SCAN_CHUNK``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from hashlib import sha256
+from typing import Any, TypeVar
 
 from ledger._lmdb import LMDB_ERROR, _error, _Tables
 from ledger.address import format_address, parse_address
@@ -20,6 +21,8 @@ from ledger.event import Event, event_from_trusted
 from ledger.format import _SEQ, TYPE_INDEX, index_prefix
 
 _SCAN_CHUNK = 1024  # records read per read transaction when iterating
+
+T = TypeVar("T")
 
 
 class _Reader(_Tables):
@@ -179,9 +182,24 @@ class _Reader(_Tables):
             start = _SEQ.pack(_SEQ.unpack(chunk[-1][0])[0] + 1)
 
     def _scan_index(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """``(digest, bytes)`` of the event each index entry under ``prefix`` files, skipping
+        a stale entry (its record is another event's)."""
+        events = self._events
+
+        def record(txn: Any, key: bytes, digest: bytes) -> tuple[bytes, bytes] | None:
+            value = txn.get(key[-8:], db=events)
+            return (digest, value[32:]) if value is not None and value.startswith(digest) else None
+
+        return self._scan_entries(prefix, record)
+
+    def _scan_entries(
+        self, prefix: bytes, take: Callable[[Any, bytes, bytes], T | None]
+    ) -> Iterator[T]:
+        """What ``take(txn, entry key, digest)`` makes of each index entry under ``prefix``
+        (``None``: nothing), ``_SCAN_CHUNK`` of them per short read transaction."""
         start = prefix
         while True:
-            chunk: list[tuple[bytes, bytes]] = []
+            chunk: list[T] = []
             last = b""
             with self._reading() as txn:
                 cursor = txn.cursor(db=self._index)
@@ -189,9 +207,9 @@ class _Reader(_Tables):
                     for key, digest in cursor:
                         if not key.startswith(prefix):
                             break
-                        value = txn.get(key[-8:], db=self._events)
-                        if value is not None and value.startswith(digest):  # else stale
-                            chunk.append((digest, value[32:]))
+                        item = take(txn, key, digest)
+                        if item is not None:
+                            chunk.append(item)
                         last = key
                         if len(chunk) >= _SCAN_CHUNK:
                             break
