@@ -219,8 +219,8 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
     digests = bytearray()
     unnumbered: dict[str, int] = {}  # written before case results had a line: by case id
     for address, event in ledger.lookup_events("run_cases", run_id):
-        line = event.body.get("line")
-        if not isinstance(line, int):
+        line = _line_of(case_result_body(event))
+        if line is None:
             line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
         keys.append(line << _PLACE_BITS | len(keys))
         digests += parse_address(address)
@@ -262,8 +262,8 @@ class SeenCases:
         self.count = 0
 
     def __contains__(self, body: CaseResultBody) -> bool:
-        line = body.get("line")
-        if not isinstance(line, int) or line < 0:
+        line = _line_of(body)
+        if line is None:
             return body["case_id"] in self._ids
         byte, bit = divmod(line, 8)
         return byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
@@ -272,8 +272,8 @@ class SeenCases:
         """Count the case of ``body``; whether it was new."""
         if body in self:
             return False
-        line = body.get("line")
-        if not isinstance(line, int) or line < 0:
+        line = _line_of(body)
+        if line is None:
             self._ids.add(body["case_id"])
         else:
             byte, bit = divmod(line, 8)
@@ -282,6 +282,12 @@ class SeenCases:
             self._lines[byte] |= 1 << bit
         self.count += 1
         return True
+
+
+def _line_of(body: CaseResultBody) -> int | None:
+    """A case result's dataset line, None when it was written before case results had one."""
+    line = body.get("line")
+    return line if isinstance(line, int) and line >= 0 else None
 
 
 def case_result_body(event: Event) -> CaseResultBody:
