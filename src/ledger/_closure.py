@@ -22,7 +22,7 @@ from ledger.application import Links
 from ledger.chain import ChainRecord
 from ledger.errors import MissingEventError
 from ledger.event import Event, event_from_trusted
-from ledger.format import _SEQ, index_prefix
+from ledger.format import _SEQ
 
 if TYPE_CHECKING:
     from ledger._lmdb import Snapshot
@@ -118,7 +118,7 @@ def _follow(
     read = upcast(address, event) if upcast is not None else event
     if links.follow is not None:
         for index, key in links.follow(address, read):
-            for entry, _ in snap.index_entries(index_prefix(index, key)):
+            for entry, _ in snap.index_entries(snap.index_prefix(index, key)):
                 stack.append(_SEQ.unpack(entry[-8:])[0])
     digest = parse_address(address)
     for names, into in ((links.names, selection.refs), (links.defaults, selection.defaults)):

@@ -11,12 +11,20 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ledger._lmdb import LMDB_ERROR, _error
-from ledger._reads import _checked, _Reader
+from ledger._lmdb import LMDB_ERROR, _declare, _error
+from ledger._reads import _Reader
 from ledger.address import digest_of, format_address
 from ledger.errors import StaleIndexesError
 from ledger.event import Event, event_from_trusted
-from ledger.format import INDEXES_KEY, TYPE_INDEX, _type_prefix, _type_prefixes, index_prefix
+from ledger.format import (
+    COMPACT_INDEX,
+    ENTRY_HEAD,
+    INDEXES_KEY,
+    TYPE_INDEX,
+    _type_prefix,
+    _type_prefixes,
+    legacy_index_prefix,
+)
 
 
 class _Indexes(_Reader):
@@ -24,13 +32,18 @@ class _Indexes(_Reader):
 
     def _prefixes(self, address: str, event: Event) -> tuple[bytes, ...]:
         """The index entry prefixes of ``event``: its type's, then the indexer's, each once."""
-        prefixes: tuple[bytes, ...] = _type_prefixes.get(event.type) or _type_prefix(event.type)
+        prefix = self._prefix
+        prefixes: tuple[bytes, ...] = (
+            (legacy_index_prefix(TYPE_INDEX, event.type),)
+            if self._legacy_index
+            else _type_prefixes.get(event.type) or _type_prefix(event.type)
+        )
         if self._indexer is not None:
             more = []
             for name, key in self._indexer(address, event):
                 if name == TYPE_INDEX:
                     raise ValueError(f"the index name {TYPE_INDEX!r} is reserved by the ledger")
-                more.append(index_prefix(name, key))
+                more.append(prefix(name, key))
             if more:
                 prefixes = tuple(dict.fromkeys((*prefixes, *more)))
         return prefixes
@@ -52,10 +65,16 @@ class _Indexes(_Reader):
     def iter_lookup(self, index: str, key: str) -> Iterator[str]:
         """``lookup`` read a chunk of entries at a time, for a key that files very many events
         (a run's cases): what it holds stays the same whatever their number."""
-        prefix = index_prefix(index, key)
-        for digest in self._scan_entries(prefix, lambda _txn, _key, digest: digest):
-            yield format_address(digest)
-        yield from (format_address(digest) for digest, _ in self._new_pending(prefix))
+        prefix = self._prefix(index, key)
+        events = self._events
+
+        def digest(txn: Any, entry: bytes, head: bytes) -> bytes | None:
+            value = txn.get(entry[-8:], db=events)
+            return None if value is None or not value.startswith(head) else value[:32]
+
+        for found in self._scan_entries(prefix, digest):
+            yield format_address(found)
+        yield from (format_address(found) for found, _ in self._new_pending(prefix))
 
     def lookup_events(self, index: str, key: str) -> Iterator[tuple[str, Event]]:
         """``(address, event)`` of each event filed under ``key`` in ``index``, in append order.
@@ -66,23 +85,23 @@ class _Indexes(_Reader):
         of one key (a run's cases). An index entry whose record no longer matches it is
         skipped (``verify`` reports the index as stale); a batch's pending events come last.
         """
-        prefix = index_prefix(index, key)
+        prefix = self._prefix(index, key)
         return self._checked_events(self._scan_index(prefix), prefix)
 
     def latest(self, index: str, key: str) -> str | None:
         """The address of the last event filed under ``key`` in ``index``, or ``None``."""
-        prefix = index_prefix(index, key)
+        prefix = self._prefix(index, key)
         waiting = self._new_pending(prefix)
         if waiting:
             return format_address(waiting[-1][0])
         txn = self._begin()  # inline rather than _reading(): a cache lookup per case
         try:
-            last = self._last_entry(txn, prefix)
+            last = self._last_record(txn, prefix)
         except LMDB_ERROR as exc:
             raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
-        return None if last is None else format_address(last[1])
+        return None if last is None else format_address(last[:32])
 
     def latest_event(self, index: str, key: str) -> tuple[str, Event] | None:
         """``(address, event)`` of the last event filed under ``key`` in ``index``, or ``None``.
@@ -91,7 +110,7 @@ class _Indexes(_Reader):
         goes from the index entry straight to the event's record; the event is checked
         against its address as ``get`` checks it.
         """
-        prefix = index_prefix(index, key)
+        prefix = self._prefix(index, key)
         waiting = self._new_pending(prefix)
         if waiting:
             digest, data = waiting[-1]
@@ -99,28 +118,32 @@ class _Indexes(_Reader):
             return address, self._event(address, data)
         txn = self._begin()  # inline rather than _reading(): a cache lookup per case
         try:
-            last = self._last_entry(txn, prefix)
+            last = self._last_record(txn, prefix)
             if last is None:
                 return None
-            entry, digest = last
-            value = txn.get(entry[-8:], db=self._events)
+            digest = last[:32]
+            data = self._checked(digest, last, txn)
         except LMDB_ERROR as exc:
             raise _error(exc, "read", self.path) from exc
         finally:
             self._end(txn)
         address = format_address(digest)
-        if value is None or not value.startswith(digest):
-            return address, self.get(address)  # a stale entry: find the event by its address
-        return address, self._event(address, _checked(digest, value))
+        return address, self._event(address, data)
 
-    def _last_entry(self, txn: Any, prefix: bytes) -> tuple[bytes, bytes] | None:
-        """The last ``(entry key, digest)`` of the index entries under ``prefix``, if any."""
+    def _last_record(self, txn: Any, prefix: bytes) -> bytes | None:
+        """The ``events`` record of the last event filed under ``prefix``, if any; an entry
+        whose record is not the event it was filed for (a stale index) is passed over."""
         cursor = txn.cursor(db=self._index)
         positioned = cursor.set_range(prefix + b"\xff" * 9)  # past every entry under prefix
-        if cursor.prev() if positioned else cursor.last():
-            entry, digest = cursor.item()
-            if entry.startswith(prefix):
-                return entry, digest
+        moved = cursor.prev() if positioned else cursor.last()
+        while moved:
+            entry, head = cursor.item()
+            if not entry.startswith(prefix):
+                return None
+            value: bytes | None = txn.get(entry[-8:], db=self._events)
+            if value is not None and value.startswith(head):
+                return value
+            moved = cursor.prev()
         return None
 
     def _filed_under(self) -> str:
@@ -131,10 +154,12 @@ class _Indexes(_Reader):
 
     def keep_indexes_current(self) -> None:
         """Rebuild the indexes when they were filed by other rules than the application's
-        (``Application.indexes``); refuse a read-only ledger whose indexes are out of date."""
+        (``Application.indexes``) or in an older layout; refuse a read-only ledger whose
+        indexes are out of date."""
         wanted = self.app.indexes
-        if not wanted or self._filed_under() == wanted:
-            return
+        rules_current = not wanted or self._filed_under() == wanted
+        if rules_current and (self.readonly or not self._legacy_index):
+            return  # entries of the first layout are read as they are until written to
         if self.readonly:
             raise StaleIndexesError(
                 f"the indexes of the ledger at {self.path} were filed by an older version of "
@@ -148,7 +173,8 @@ class _Indexes(_Reader):
         the application's indexing rules as the ones they were filed by.
 
         An event whose bytes no longer hash to its address keeps its ``addr`` entry but is not
-        indexed (its content cannot be trusted); ``verify`` reports it.
+        indexed (its content cannot be trusted); ``verify`` reports it. Entries of the first
+        layout are refiled in the compact one, and the format record then says so.
         """
         wanted = self.app.indexes
 
@@ -158,7 +184,7 @@ class _Indexes(_Reader):
             addrs: list[tuple[bytes, bytes]] = []
             entries: list[tuple[bytes, bytes]] = []
             for seq_key, value in txn.cursor(db=self._events):
-                digest, data = value[:32], value[32:]
+                digest, data = value[:32], self._data(value[32:], txn)
                 addrs.append((digest, seq_key))
                 if digest_of(data) != digest:
                     continue
@@ -168,15 +194,21 @@ class _Indexes(_Reader):
                 except Exception:  # hashes right yet cannot be read or filed: verify says so
                     continue
                 for prefix in prefixes:
-                    entries.append((prefix + seq_key, digest))
+                    entries.append((prefix + seq_key, digest[:ENTRY_HEAD]))
             addrs.sort()
             entries.sort()
             txn.cursor(db=self._addr).putmulti(addrs)
             txn.cursor(db=self._index).putmulti(entries)
+            _declare(txn, self._meta, COMPACT_INDEX)
             if wanted:
                 txn.put(INDEXES_KEY, wanted.encode(), db=self._meta)
             else:  # filed by rules that have no name: a program that names its rules refiles
                 txn.delete(INDEXES_KEY, db=self._meta)
 
         with self._lock:
-            self._write(body)
+            legacy, self._legacy_index = self._legacy_index, False  # derive compact prefixes
+            try:
+                self._write(body)
+            except BaseException:
+                self._legacy_index = legacy
+                raise

@@ -33,6 +33,7 @@ import lmdb
 from ledger._datafile import check_data_file
 from ledger._failures import write_failure
 from ledger._pending import _Pending
+from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
 from ledger.codec import decode, encode
 from ledger.errors import DamagedStoreError, FormatError, LedgerError, StoreError
@@ -42,10 +43,15 @@ from ledger.format import (
     _V1_DB_NAMES,
     BINARY_REFS,
     CHAINLESS_FORMAT,
+    COMPACT_INDEX,
+    ENTRY_HEAD,
     FORMAT,
     _format_record,
     check_format,
-    has_binary_refs,
+    extensions_of,
+    index_name_of,
+    index_prefix,
+    legacy_index_prefix,
 )
 
 if TYPE_CHECKING:
@@ -281,14 +287,23 @@ def _declare_binary_refs(env: lmdb.Environment, meta: Any) -> None:
     """Have the format record of a ledger opened for writing declare ``binary-refs`` before
     anything is written that spells refs so (a ledger written before holds only text refs)."""
     with env.begin() as txn:
-        if has_binary_refs(txn.get(b"format", db=meta) or b""):
+        if BINARY_REFS in extensions_of(txn.get(b"format", db=meta) or b""):
             return
     with env.begin(write=True) as txn:
         raw = txn.get(b"format", db=meta) or b""
-        if not has_binary_refs(raw):  # else another process declared it meanwhile
+        if BINARY_REFS not in extensions_of(raw):  # else another process declared it meanwhile
             record = decode(raw)
             record["extensions"] = sorted({*record["extensions"], BINARY_REFS})
             txn.put(b"format", encode(record), db=meta)
+
+
+def _declare(txn: Any, meta_db: Any, extension: str) -> None:
+    """Have the format record declare ``extension``, in the write transaction ``txn`` that
+    first writes what it names (a version that does not know it then refuses the ledger)."""
+    record = decode(txn.get(b"format", db=meta_db))
+    if extension not in record["extensions"]:
+        record["extensions"] = sorted({*record["extensions"], extension})
+        txn.put(b"format", encode(record), db=meta_db)
 
 
 def _migrate(env: lmdb.Environment, meta: Any, root: Path, name: str) -> None:
@@ -308,7 +323,8 @@ def _migrate(env: lmdb.Environment, meta: Any, root: Path, name: str) -> None:
         if count:
             txn.put(_SEQ.pack(1), pack_record(head.digest(), 1, last), db=chain)
         txn.put(b"migrated", encode({"from": CHAINLESS_FORMAT, "events": count}), db=meta)
-        txn.put(b"format", _format_record(), db=meta)
+        # Its index keeps the first layout until it is refiled (``keep_indexes_current``).
+        txn.put(b"format", encode({"format": FORMAT, "extensions": []}), db=meta)
 
 
 class Snapshot:
@@ -325,8 +341,9 @@ class Snapshot:
         """Every ``(sequence key, recorded digest, event bytes)`` from ``start``, in order."""
         cursor = self._txn.cursor(db=self._ledger._events)
         if cursor.set_range(_SEQ.pack(start)):
+            data = self._ledger._data
             for key, value in cursor:
-                yield key, value[:32], value[32:]
+                yield key, value[:32], data(value[32:], self._txn)
 
     def seq_keys(self) -> Iterator[bytes]:
         """The sequence key of every event record, in order (the records are not read)."""
@@ -336,7 +353,7 @@ class Snapshot:
         if len(seq_key) != 8:  # an addr entry no write made: verify counts it stale
             return None
         value = self._txn.get(seq_key, db=self._ledger._events)
-        return None if value is None else (value[:32], value[32:])
+        return None if value is None else (value[:32], self._ledger._data(value[32:], self._txn))
 
     def last_seq(self) -> int:
         cursor = self._txn.cursor(db=self._ledger._events)
@@ -353,8 +370,20 @@ class Snapshot:
         result: bytes | None = self._txn.get(key, db=self._ledger._index)
         return result
 
+    def index_prefix(self, name: str, key: str) -> bytes:
+        """The entry prefix of ``(name, key)`` in the ledger's index layout."""
+        return self._ledger._prefix(name, key)
+
+    def entry_value(self, digest: bytes) -> bytes:
+        """The value an index entry filing the event of ``digest`` holds."""
+        return self._ledger._entry_value(digest)
+
+    def index_name(self, entry_key: bytes) -> str:
+        """The index name an entry key (or prefix) files under."""
+        return index_name_of(entry_key, legacy=self._ledger._legacy_index)
+
     def index_entries(self, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
-        """``(entry key, digest)`` of the index entries whose key starts with ``prefix``."""
+        """``(entry key, digest head)`` of the index entries whose key starts with ``prefix``."""
         cursor = self._txn.cursor(db=self._ledger._index)
         if not cursor.set_range(prefix):
             return
@@ -469,6 +498,37 @@ class _Tables:
         self._generation = 0  # counts chunk commits, so a savepoint knows it was overtaken
         self._savepoints: list[tuple[int, int, int]] = []
         self._pending = _Pending()
+        with self._reading() as txn:
+            self._packing = Records(self._stored_dictionary(txn))
+            # Only ever changes from True to False: ``rebuild_indexes`` refiles the entries.
+            extensions = extensions_of(txn.get(b"format", db=self._meta) or b"")
+            self._legacy_index = COMPACT_INDEX not in extensions
+
+    def _prefix(self, name: str, key: str) -> bytes:
+        """The index entry prefix of ``(name, key)`` in this ledger's layout."""
+        if self._legacy_index:
+            return legacy_index_prefix(name, key)
+        return index_prefix(name, key)
+
+    def _entry_value(self, digest: bytes) -> bytes:
+        """The value of an index entry filing the event of ``digest``, in this layout."""
+        return digest if self._legacy_index else digest[:ENTRY_HEAD]
+
+    def _stored_dictionary(self, txn: Any) -> bytes | None:
+        """The ledger's zstd dictionary (read in ``txn``, or in a read transaction of its
+        own), or ``None`` while it has none."""
+        if txn is None:
+            with self._reading() as txn:
+                return self._stored_dictionary(txn)
+        found = txn.get(DICTIONARY_KEY, db=self._meta)
+        return None if found is None else bytes(found)
+
+    def _data(self, stored: bytes, txn: Any = None) -> bytes:
+        """The event bytes of the part of an ``events`` record after its digest (see
+        ``ledger._records``); ``txn`` is the transaction the record was read in, if open."""
+        if stored[:4] != ZSTD_MAGIC:
+            return stored
+        return self._packing.unpack(stored, lambda: self._stored_dictionary(txn))
 
     # -- transactions ----------------------------------------------------------------------
 

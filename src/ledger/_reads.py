@@ -18,7 +18,7 @@ from ledger._lmdb import LMDB_ERROR, _error, _Tables
 from ledger.address import format_address, parse_address
 from ledger.errors import CorruptEventError, UnknownAddressError
 from ledger.event import Event, event_from_trusted
-from ledger.format import _SEQ, TYPE_INDEX, index_prefix
+from ledger.format import _SEQ, TYPE_INDEX
 
 _SCAN_CHUNK = 1024  # records read per read transaction when iterating
 
@@ -41,7 +41,7 @@ class _Reader(_Tables):
                 if data is None:
                     seq_key = get(digest, db=addr_db)
                     value = None if seq_key is None else get(seq_key, db=events_db)
-                    data = None if value is None else _checked(digest, value)
+                    data = None if value is None else self._checked(digest, value, txn)
                 found.append(data)
         except LMDB_ERROR as exc:
             raise _error(exc, "read", self.path) from exc
@@ -127,7 +127,7 @@ class _Reader(_Tables):
         """
         if type is None:
             return self._checked_events(self._scan_records(), None)
-        prefix = index_prefix(TYPE_INDEX, type)  # as lookup_events(TYPE_INDEX, type) reads
+        prefix = self._prefix(TYPE_INDEX, type)  # as lookup_events(TYPE_INDEX, type) reads
         return self._checked_events(self._scan_index(prefix), prefix)
 
     def _checked_events(
@@ -176,7 +176,7 @@ class _Reader(_Tables):
                         if len(chunk) >= _SCAN_CHUNK:
                             break
             for _, value in chunk:
-                yield value[:32], value[32:]
+                yield value[:32], self._data(value[32:])
             if len(chunk) < _SCAN_CHUNK:
                 return
             start = _SEQ.pack(_SEQ.unpack(chunk[-1][0])[0] + 1)
@@ -184,18 +184,20 @@ class _Reader(_Tables):
     def _scan_index(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """``(digest, bytes)`` of the event each index entry under ``prefix`` files, skipping
         a stale entry (its record is another event's)."""
-        events = self._events
+        events, data = self._events, self._data
 
-        def record(txn: Any, key: bytes, digest: bytes) -> tuple[bytes, bytes] | None:
+        def record(txn: Any, key: bytes, head: bytes) -> tuple[bytes, bytes] | None:
             value = txn.get(key[-8:], db=events)
-            return (digest, value[32:]) if value is not None and value.startswith(digest) else None
+            if value is None or not value.startswith(head):
+                return None
+            return value[:32], data(value[32:], txn)
 
         return self._scan_entries(prefix, record)
 
     def _scan_entries(
         self, prefix: bytes, take: Callable[[Any, bytes, bytes], T | None]
     ) -> Iterator[T]:
-        """What ``take(txn, entry key, digest)`` makes of each index entry under ``prefix``
+        """What ``take(txn, entry key, digest head)`` makes of each index entry under ``prefix``
         (``None``: nothing), ``_SCAN_CHUNK`` of them per short read transaction."""
         start = prefix
         while True:
@@ -204,10 +206,10 @@ class _Reader(_Tables):
             with self._reading() as txn:
                 cursor = txn.cursor(db=self._index)
                 if cursor.set_range(start):
-                    for key, digest in cursor:
+                    for key, head in cursor:
                         if not key.startswith(prefix):
                             break
-                        item = take(txn, key, digest)
+                        item = take(txn, key, head)
                         if item is not None:
                             chunk.append(item)
                         last = key
@@ -218,14 +220,14 @@ class _Reader(_Tables):
                 return
             start = last + b"\x00"
 
-
-def _checked(digest: bytes, value: bytes) -> bytes:
-    """The event bytes of an ``events`` record read for ``digest``, after checking that the
-    record is the one of ``digest`` and that its bytes still hash to it."""
-    data = value[32:]
-    if sha256(data).digest() != digest or not value.startswith(digest):
-        raise CorruptEventError(format_address(digest))
-    return data
+    def _checked(self, digest: bytes, value: bytes, txn: Any) -> bytes:
+        """The event bytes of an ``events`` record read for ``digest`` in ``txn``, after
+        checking that the record is the one of ``digest`` and that its bytes still hash to
+        it."""
+        data = self._data(value[32:], txn)
+        if sha256(data).digest() != digest or not value.startswith(digest):
+            raise CorruptEventError(format_address(digest))
+        return data
 
 
 def _decode(address: str, data: bytes) -> Event:

@@ -19,12 +19,14 @@ from hashlib import sha256
 from typing import Any, Final, Self
 
 from ledger._indexes import _Indexes
+from ledger._lmdb import _declare
 from ledger._pending import ANY, _Pending, _RefOp
+from ledger._records import DICTIONARY_KEY, train
 from ledger.address import check_ref_name, format_address, parse_address
 from ledger.chain import GENESIS, pack_record
 from ledger.errors import RefConflictError, StoreError
 from ledger.event import Event
-from ledger.format import _SEQ
+from ledger.format import _SEQ, ENTRY_HEAD, ZSTD_RECORDS
 
 CHUNK_BYTES: Final = 32 << 20
 CHUNK_EVENTS: Final = 20_000
@@ -97,15 +99,26 @@ class _Writer(_Indexes):
 
     def _commit(self, pending: _Pending) -> int:
         """Write ``pending`` in one transaction; return how many events were new."""
+        # The first commit big enough to learn from trains the ledger's dictionary (outside
+        # the transaction: it takes tens of milliseconds); ``_records`` says why.
+        trained = train(pending.data.values()) if self._packing.dictionary is None else None
+        written_with: list[bytes | None] = [None]
 
         def body(txn: Any) -> int:
+            dictionary = self._stored_dictionary(txn)
+            if dictionary is None and trained is not None:
+                dictionary = trained
+                txn.put(DICTIONARY_KEY, trained, db=self._meta)
+                _declare(txn, self._meta, ZSTD_RECORDS)
+            written_with[0] = dictionary
+            pack = self._packing.packer(dictionary)
             cursor = txn.cursor(db=self._events)
             first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
             seq = first
             get, addr_db, prefixes = txn.get, self._addr, pending.prefixes
             number, previous = _chain_tip(txn, self._chain)
             head = sha256(previous)  # the commit's head: see ledger.chain
-            # Kept as single bytes (digest + sequence key; entry key + digest) and split as
+            # Kept as single bytes (digest + sequence key; entry key + digest head) and split as
             # they are written: bytes are not tracked by the garbage collector, tuples are.
             addrs: list[bytes] = []
             entries: list[bytes] = []
@@ -119,9 +132,10 @@ class _Writer(_Indexes):
                     seq += 1
                     head.update(digest)
                     addrs.append(digest + seq_key)
+                    head_of = digest[:ENTRY_HEAD]
                     for prefix in prefixes[digest]:
-                        entries.append(prefix + seq_key + digest)
-                    yield seq_key, digest + data
+                        entries.append(prefix + seq_key + head_of)
+                    yield seq_key, digest + pack(data)
 
             cursor.putmulti(records(), append=True)
             if seq > first:
@@ -130,7 +144,7 @@ class _Writer(_Indexes):
             addrs.sort()
             txn.cursor(db=addr_db).putmulti((a[:32], a[32:]) for a in addrs)
             entries.sort()
-            txn.cursor(db=self._index).putmulti((e[:-32], e[-32:]) for e in entries)
+            txn.cursor(db=self._index).putmulti((e[:-ENTRY_HEAD], e[-ENTRY_HEAD:]) for e in entries)
             for op in pending.refs:
                 current = get(op.name, db=self._refs)
                 if op.expected is not ANY and current != op.expected:
@@ -140,7 +154,10 @@ class _Writer(_Indexes):
                 txn.put(op.name, op.digest, db=self._refs)
             return seq - first
 
-        return self._write(body)
+        added = self._write(body)
+        if written_with[0] is not None:  # only once it is committed: it is the ledger's now
+            self._packing.adopt(written_with[0])
+        return added
 
     @contextmanager
     def batch(self) -> Iterator[Self]:

@@ -2,10 +2,14 @@
 
 Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
 
-    events  8-byte big-endian sequence number -> 32-byte sha256 digest + canonical event bytes
+    events  8-byte big-endian sequence number -> 32-byte sha256 digest + canonical event bytes,
+            or a zstd frame of them (``ledger._records``; the digest is of the canonical bytes)
             (keys only ever append, so writes touch the last page and a scan is append order)
     addr    32-byte digest -> sequence number (derived: rebuilt from ``events``)
-    index   index name, key, sequence number -> digest (derived: rebuilt from ``events``)
+    index   index name, key, sequence number -> the first 4 bytes of the event's digest
+            (derived: rebuilt from ``events``; ``index_prefix`` says how keys are spelled,
+            and the digest's head tells an entry whose record is another event's; a ledger
+            without ``compact-index`` has ``legacy_index_prefix`` keys -> whole digests)
     refs    ref name -> digest (movable names; not derived)
     chain   8-byte big-endian commit number -> 32-byte head + 8-byte first sequence number +
             8-byte count of the events the commit added (see ``ledger.chain``)
@@ -15,6 +19,9 @@ Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
             been given its chain (its first commit then hashes the n events it held)
             b"indexes" -> the name of the application's indexing rules the ``index`` table
             was last rebuilt by (``Application.indexes``; absent when it names none)
+            b"dictionary" -> the zstd dictionary the compressed ``events`` records were made
+            with (``ledger._records``; absent until a commit brings enough events to train
+            one, and the format record then declares ``zstd-records``)
 
 Format 1 is format 2 without the ``chain`` table. A format-1 ledger opened for writing is
 migrated in one transaction; opened read-only it is read as it is. A ledger of a newer format,
@@ -49,32 +56,62 @@ CHAINLESS_FORMAT: Final = 1  # read, and migrated when opened for writing
 # A ledger or archive that may hold such events says so, so that a version reading refs only
 # as text refuses it instead of misreading it.
 BINARY_REFS: Final = "binary-refs"
-KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset({BINARY_REFS})
+# The ``index`` table's entries have the compact layout (``index_prefix``, each entry's value
+# the first ``ENTRY_HEAD`` bytes of its event's digest). A ledger without it has the first
+# layout (every key spelled as text, the whole digest in each entry): it is read as it is
+# when opened read-only and refiled when opened for writing.
+COMPACT_INDEX: Final = "compact-index"
+ENTRY_HEAD: Final = 4
+# Some ``events`` records hold a zstd frame made with the dictionary in ``meta`` (see
+# ``ledger._records``): a version that cannot unpack them refuses the ledger.
+ZSTD_RECORDS: Final = "zstd-records"
+KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset({BINARY_REFS, COMPACT_INDEX, ZSTD_RECORDS})
 TYPE_INDEX: Final = "type"
 
 _DB_NAMES = (b"events", b"addr", b"index", b"refs", b"chain", b"meta")
 _V1_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"meta")
 _SEQ = struct.Struct(">Q")
-_LEN = struct.Struct(">H")
 _MAX_COMPONENT = 200  # longer index names or keys are stored by their blake3 digest
 
 
 def _component(text: str) -> bytes:
-    raw = text.encode("utf-8")
-    if len(raw) > _MAX_COMPONENT:
-        return b"\x01" + blake3(raw).digest()
-    return b"\x00" + raw
+    """One part of an entry key: a tag byte, then the text, or the 32 bytes that an address
+    or a 64-digit hex digest spell (most keys are one: half the bytes), or the blake3 digest
+    of a text too long to keep whole."""
+    if len(text) == 71 and text.startswith("sha256:"):
+        raw = _hex_bytes(text[7:])
+        if raw is not None:
+            return b"\x02" + raw
+    elif len(text) == 64:
+        raw = _hex_bytes(text)
+        if raw is not None:
+            return b"\x03" + raw
+    encoded = text.encode("utf-8")
+    if len(encoded) > _MAX_COMPONENT:
+        return b"\x01" + blake3(encoded).digest()
+    return b"\x00" + encoded
+
+
+def _hex_bytes(text: str) -> bytes | None:
+    """The bytes that 64 lowercase hex digits spell (only those: "AB" and "ab" must not file
+    under one key), else ``None``."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        return None
+    return raw if len(raw) == 32 and raw.hex() == text else None
 
 
 def index_prefix(name: str, key: str) -> bytes:
     """The ``index`` database key prefix of one (index name, key) pair.
 
-    Each part is length-prefixed so no pair's prefix is a prefix of another's; the sequence
-    number of the event follows, so entries under one prefix sort in append order.
+    Each part is length-prefixed (one byte: a part is at most 201) so no pair's prefix is a
+    prefix of another's; the sequence number of the event follows, so entries under one
+    prefix sort in append order.
     """
     n = _component(name)
     k = _component(key)
-    return _LEN.pack(len(n)) + n + _LEN.pack(len(k)) + k
+    return bytes((len(n),)) + n + bytes((len(k),)) + k
 
 
 _type_prefixes: dict[str, tuple[bytes]] = {}
@@ -91,25 +128,41 @@ def _type_prefix(event_type: str) -> tuple[bytes]:
     return prefix
 
 
-def index_name_of(entry_key: bytes) -> str:
-    """The index name part of an ``index`` database key (a digest for very long names)."""
-    if len(entry_key) < 3:
-        return "#malformed"  # no index the ledger writes has such a key: verify reports it
-    (length,) = _LEN.unpack_from(entry_key)
-    comp = entry_key[2 : 2 + length]
-    if comp[:1] == b"\x01":
-        return "#" + comp[1:].hex()
-    return comp[1:].decode("utf-8", "replace")
+def index_name_of(entry_key: bytes, *, legacy: bool = False) -> str:
+    """The index name part of an ``index`` database key (a digest for very long names);
+    ``legacy``: a key of the first layout."""
+    if legacy:
+        if len(entry_key) < 3:
+            return "#malformed"
+        comp = entry_key[2 : 2 + int.from_bytes(entry_key[:2], "big")]
+    else:
+        if len(entry_key) < 2:
+            return "#malformed"  # no index the ledger writes has such a key: verify reports it
+        comp = entry_key[1 : 1 + entry_key[0]]
+    if comp[:1] == b"\x00":
+        return comp[1:].decode("utf-8", "replace")
+    return "#" + comp[1:].hex()
+
+
+def legacy_index_prefix(name: str, key: str) -> bytes:
+    """``index_prefix`` as the first layout spelled it: each part as text (or the blake3
+    digest of a long one), after a two-byte length."""
+    parts = []
+    for text in (name, key):
+        raw = text.encode("utf-8")
+        comp = b"\x01" + blake3(raw).digest() if len(raw) > _MAX_COMPONENT else b"\x00" + raw
+        parts.append(len(comp).to_bytes(2, "big") + comp)
+    return parts[0] + parts[1]
 
 
 def _format_record() -> bytes:
-    return encode({"format": FORMAT, "extensions": [BINARY_REFS]})
+    return encode({"format": FORMAT, "extensions": [BINARY_REFS, COMPACT_INDEX]})
 
 
-def has_binary_refs(raw: bytes) -> bool:
-    """Whether a format record (already checked) declares ``binary-refs``."""
+def extensions_of(raw: bytes) -> frozenset[str]:
+    """The extensions a format record (already checked) declares."""
     record = decode(raw) if raw else {}
-    return BINARY_REFS in record.get("extensions", ())
+    return frozenset(record.get("extensions", ()))
 
 
 def check_format(raw: bytes | None, where: str, name: str = "ledger") -> int:

@@ -34,12 +34,13 @@ from typing import TYPE_CHECKING, Any
 from ledger._datafile import check_data_file
 from ledger._deepscan import deep_scan
 from ledger._lmdb import Snapshot
+from ledger._records import undecodable
 from ledger.address import check_ref_name, digest_of, format_address, parse_address
 from ledger.chain import GENESIS, ChainRecord, unpack_record
 from ledger.codec import decode
 from ledger.errors import AddressError, LedgerError
 from ledger.event import Event
-from ledger.format import _SEQ, TYPE_INDEX, index_name_of
+from ledger.format import _SEQ, TYPE_INDEX
 
 if TYPE_CHECKING:
     from ledger.store import Ledger
@@ -290,9 +291,12 @@ def _check_events(
         actual = digest_of(data)
         if actual != digest:
             corrupt.add(seq_key)
-            problems.append(
-                Problem(CORRUPT_EVENT, address, f"its bytes hash to {format_address(actual)}")
+            detail = (
+                "its compressed record does not decompress"
+                if undecodable(data)
+                else f"its bytes hash to {format_address(actual)}"
             )
+            problems.append(Problem(CORRUPT_EVENT, address, detail))
             continue
         try:
             event = Event.from_bytes(data)  # refuses what `import` refuses
@@ -319,9 +323,9 @@ def _check_events(
             if name is None:
                 if len(names) > 65536:
                     names.clear()
-                name = names[prefix] = index_name_of(prefix)
+                name = names[prefix] = snap.index_name(prefix)
             expected[name] += 1
-            if snap.index_get(prefix + seq_key) == digest:
+            if snap.index_get(prefix + seq_key) == snap.entry_value(digest):
                 present[name] += 1
     report.events_checked = done
     if progress is not None:
@@ -357,7 +361,7 @@ def _check_indexes(
     stored: Counter[str] = Counter()
     for key, _ in snap.index_entries():
         if key[-8:] not in corrupt:
-            stored[index_name_of(key)] += 1
+            stored[snap.index_name(key)] += 1
     skipped = ledger.indexer is None and any(n != TYPE_INDEX for n in stored)
     if skipped:
         report.notes.append(

@@ -15,7 +15,15 @@ import re
 import struct
 from pathlib import Path
 
-from tests.ledger.raw import RECORD, SEQ, chain_records, event_records, tables, type_prefix
+from tests.ledger.raw import (
+    RECORD,
+    SEQ,
+    chain_records,
+    entry_value,
+    event_records,
+    tables,
+    type_prefix,
+)
 from tests.support import copy_example, oloproof
 
 from ledger import Event, open_ledger
@@ -119,7 +127,9 @@ def _swap_records(root: Path, a: int, b: int) -> None:
             digest, data = records[there]
             txn.put(SEQ.pack(here), digest + data, db=dbs[b"events"])
             txn.put(digest, SEQ.pack(here), db=dbs[b"addr"])
-            txn.put(type_prefix("test.note") + SEQ.pack(here), digest, db=dbs[b"index"])
+            txn.put(
+                type_prefix("test.note") + SEQ.pack(here), entry_value(digest), db=dbs[b"index"]
+            )
 
 
 def test_reordering_committed_events_is_caught(tmp_path: Path) -> None:
@@ -139,7 +149,7 @@ def test_rewriting_a_committed_event_is_caught(tmp_path: Path) -> None:
         txn.put(SEQ.pack(seq), digest + forged, db=dbs[b"events"])
         txn.delete(old, db=dbs[b"addr"])
         txn.put(digest, SEQ.pack(seq), db=dbs[b"addr"])
-        txn.put(type_prefix("test.note") + SEQ.pack(seq), digest, db=dbs[b"index"])
+        txn.put(type_prefix("test.note") + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
     found = problems(root)
     assert [(p["kind"], p["message"].split(":")[1].strip()) for p in found] == [
         ("BrokenChain", "commit 3")
@@ -153,7 +163,7 @@ def test_an_event_added_behind_the_chains_back_is_caught(tmp_path: Path) -> None
     with tables(root / ".oloproof") as (txn, dbs):
         txn.put(SEQ.pack(7), digest + extra, db=dbs[b"events"])
         txn.put(digest, SEQ.pack(7), db=dbs[b"addr"])
-        txn.put(type_prefix("test.note") + SEQ.pack(7), digest, db=dbs[b"index"])
+        txn.put(type_prefix("test.note") + SEQ.pack(7), entry_value(digest), db=dbs[b"index"])
     found = problems(root)
     assert [p["message"] for p in found] == [
         "broken chain: 1 event(s) from event 7 on were added by no commit (the chain ends at "

@@ -35,9 +35,15 @@ def tables(project_ledger: Path) -> Iterator[tuple[Any, dict[bytes, Any]]]:
 
 
 def index_key(name: str, key: str) -> bytes:
-    """The ``index`` key prefix of one (index name, key) pair (for short names and keys)."""
+    """The ``index`` key prefix of one (index name, key) pair (for short text names and keys,
+    neither an address nor 64 hex digits)."""
     n, k = b"\x00" + name.encode(), b"\x00" + key.encode()
-    return struct.pack(">H", len(n)) + n + struct.pack(">H", len(k)) + k
+    return bytes((len(n),)) + n + bytes((len(k),)) + k
+
+
+def entry_value(digest: bytes) -> bytes:
+    """The value of an ``index`` entry filing the event of ``digest``: its digest's head."""
+    return digest[:4]
 
 
 def append_raw(
@@ -57,9 +63,9 @@ def append_raw(
         txn.put(SEQ.pack(seq), digest + data, db=dbs[b"events"])
         txn.put(digest, SEQ.pack(seq), db=dbs[b"addr"])
         if event_type is not None:
-            txn.put(type_prefix(event_type) + SEQ.pack(seq), digest, db=dbs[b"index"])
+            txn.put(type_prefix(event_type) + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
         for name, key in entries:
-            txn.put(index_key(name, key) + SEQ.pack(seq), digest, db=dbs[b"index"])
+            txn.put(index_key(name, key) + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
         chain = txn.cursor(db=dbs[b"chain"])
         number, previous = 1, bytes(32)
         if chain.last():

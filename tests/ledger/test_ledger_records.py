@@ -1,0 +1,211 @@
+"""Compressed event records and the compact index layout, on the real LMDB store.
+
+A commit that brings enough events trains the ledger's zstd dictionary; records written from
+then on hold frames, and every read gives back the canonical bytes the address is the hash of.
+Index keys spell addresses and hex digests as their bytes, and entries keep a digest's head.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import sys
+from pathlib import Path
+
+import cbor2
+import lmdb
+import pytest
+
+from ledger import (
+    Application,
+    CorruptEventError,
+    Event,
+    export_archive,
+    import_archive,
+    open_ledger,
+)
+from ledger._records import ZSTD_MAGIC
+from ledger.compact import compact_ledger
+from ledger.format import index_prefix
+from ledger.verify import CORRUPT_EVENT
+
+ENOUGH = 400  # events of about 600 bytes: past both of the dictionary's training thresholds
+
+
+def note(i: int, run: str = "r1") -> Event:
+    # Repetitive keys and values, as events are, and a part that differs in each.
+    body = {
+        "run_id": run,
+        "case_id": f"c{i}",
+        "status": "ok" if i % 3 else "errored",
+        "verdicts": {"answer_correct": {"s": "pass" if i % 2 else "fail"}},
+        "identity": hashlib.sha256(str(i).encode()).hexdigest(),
+        "text": " ".join(f"word{(i * 7 + j) % 50}" for j in range(60)),
+    }
+    return Event("note", 1, body)
+
+
+def by_run(address: str, event: Event) -> list[tuple[str, str]]:
+    return [
+        ("run", event.body["run_id"]),
+        ("identity", event.body["identity"]),
+        ("linked", address),
+    ]
+
+
+def raw_records(path: Path) -> list[tuple[bytes, bytes]]:
+    env = lmdb.open(str(path / "ledger"), readonly=True, lock=False, max_dbs=8)
+    try:
+        with env.begin() as txn:
+            db = env.open_db(b"events", txn=txn, create=False)
+            return [(bytes(v[:32]), bytes(v[32:])) for _, v in txn.cursor(db=db)]
+    finally:
+        env.close()
+
+
+def format_record(path: Path) -> dict[str, object]:
+    env = lmdb.open(str(path / "ledger"), readonly=True, lock=False, max_dbs=8)
+    try:
+        with env.begin() as txn:
+            meta = env.open_db(b"meta", txn=txn, create=False)
+            record: dict[str, object] = cbor2.loads(txn.get(b"format", db=meta))
+            return record
+    finally:
+        env.close()
+
+
+def rewrite_record(path: Path, digest: bytes, change: bytes) -> None:
+    env = lmdb.open(str(path / "ledger"), max_dbs=8)
+    try:
+        with env.begin(write=True) as txn:
+            db = env.open_db(b"events", txn=txn, create=False)
+            for key, value in txn.cursor(db=db):
+                if value[:32] == digest:
+                    txn.put(key, digest + change, db=db)
+                    return
+    finally:
+        env.close()
+    raise AssertionError("no such record")
+
+
+def filled(path: Path, n: int = ENOUGH) -> list[tuple[str, Event]]:
+    events = [note(i) for i in range(n)]
+    with open_ledger(path, indexer=by_run) as ledger, ledger.batch():
+        return [(ledger.put(event), event) for event in events]
+
+
+def test_a_big_commit_trains_a_dictionary_and_every_read_gives_the_canonical_bytes(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_run) as ledger:
+        small = ledger.put(note(-1))  # a commit too small to learn from: stored as it is
+    put = filled(path)
+    records = dict(raw_records(path))
+    assert records[bytes.fromhex(small[7:])] == note(-1).to_bytes()
+    frames = [stored for stored in records.values() if stored[:4] == ZSTD_MAGIC]
+    assert len(frames) == ENOUGH  # every event of the big commit, none of the first
+    assert sum(map(len, frames)) < 0.5 * sum(len(e.to_bytes()) for _, e in put)
+    assert "zstd-records" in format_record(path)["extensions"]  # type: ignore[operator]
+
+    with open_ledger(path, indexer=by_run, readonly=True) as ledger:
+        for address, event in put[:50]:
+            assert ledger.get_bytes(address) == event.to_bytes()
+            assert hashlib.sha256(ledger.get_bytes(address)).hexdigest() == address[7:]
+            assert ledger.get(address) == event
+        assert ledger.get_many([a for a, _ in put]) == [e for _, e in put]
+        assert [e for _, e in ledger.events()] == [note(-1)] + [e for _, e in put]
+        assert list(ledger.lookup_events("run", "r1")) == [(small, note(-1)), *put]
+        assert ledger.lookup("run", "r1") == [small] + [a for a, _ in put]
+        address, event = put[7]
+        assert ledger.latest_event("identity", event.body["identity"]) == (address, event)
+        assert ledger.latest("linked", address) == address
+        report = ledger.verify()
+        assert report.ok, str(report)
+        assert report.events_checked == ENOUGH + 1
+
+
+def test_archives_and_compaction_carry_canonical_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    put = filled(path)
+    with open_ledger(path, indexer=by_run) as ledger:
+        ledger.set_ref("last", put[-1][0])
+        export_archive(ledger, [a for a, _ in put], tmp_path / "all.archive")
+    archive = (tmp_path / "all.archive").read_bytes()
+    assert put[3][1].to_bytes() in archive  # the archive holds the events' own bytes
+    with open_ledger(tmp_path / "copy", indexer=by_run) as copy:
+        import_archive(copy, tmp_path / "all.archive")
+        assert copy.get_many([a for a, _ in put]) == [e for _, e in put]
+        assert copy.verify().ok
+    # The importing ledger trained a dictionary of its own from the imported commit.
+    assert all(stored[:4] == ZSTD_MAGIC for _, stored in raw_records(tmp_path / "copy"))
+
+    compact_ledger(path, lambda ledger: ["last"], app=Application(indexer=by_run))
+    with open_ledger(path, indexer=by_run, readonly=True) as ledger:
+        assert ledger.get(put[-1][0]) == put[-1][1]
+        assert ledger.verify().ok
+
+
+def test_a_reader_opened_before_the_dictionary_existed_reads_what_another_process_wrote(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "l"
+    open_ledger(path).close()
+    child = f"""
+import sys
+sys.path[:0] = {sys.path!r}
+from tests.ledger.test_ledger_records import filled
+from pathlib import Path
+filled(Path({str(path)!r}))
+"""
+    with open_ledger(path, readonly=True) as reader:  # no dictionary yet
+        done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        events = [event for _, event in reader.events()]
+    assert events == [note(i) for i in range(ENOUGH)]
+
+
+def test_a_damaged_frame_is_refused_and_verify_names_it(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    put = filled(path)
+    records = dict(raw_records(path))
+    cut, flipped = (bytes.fromhex(put[i][0][7:]) for i in (5, 9))
+    rewrite_record(path, cut, records[cut][:-8])  # a frame that ends too soon
+    frame = bytearray(records[flipped])
+    frame[len(frame) // 2] ^= 0x55  # a frame that decompresses to other bytes
+    rewrite_record(path, flipped, bytes(frame))
+
+    with open_ledger(path, indexer=by_run, readonly=True) as ledger:
+        for i in (5, 9):
+            with pytest.raises(CorruptEventError, match=put[i][0]):
+                ledger.get(put[i][0])
+        assert ledger.get(put[6][0]) == put[6][1]  # its neighbours still read
+        report = ledger.verify()
+    found = {p.address: p for p in report.problems if p.kind == CORRUPT_EVENT}
+    assert set(found) == {put[5][0], put[9][0]}
+    assert "does not decompress" in str(found[put[5][0]])
+    assert "does not decompress" not in str(found[put[9][0]])
+
+
+def test_index_keys_spell_addresses_and_hex_digests_as_their_bytes() -> None:
+    digest = hashlib.sha256(b"x").hexdigest()
+    text = index_prefix("linked", "c1")
+    assert len(index_prefix("linked", "sha256:" + digest)) == len(text) - 2 + 32
+    assert len(index_prefix("exec", digest)) == len(index_prefix("exec", "c1")) - 2 + 32
+    # Upper-case hex, or a 64-character key that is not hex, stays text: no two keys share one.
+    keys = {"sha256:" + digest, digest, digest.upper(), "sha256:" + digest.upper(), "g" * 64}
+    assert len({index_prefix("k", key) for key in keys}) == len(keys)
+
+
+def test_hex_and_address_keys_look_up_exactly(tmp_path: Path) -> None:
+    digest = hashlib.sha256(b"x").hexdigest()
+    spellings = [digest, digest.upper(), "sha256:" + digest, "sha256:" + digest.upper()]
+
+    def by_key(address: str, event: Event) -> list[tuple[str, str]]:
+        return [("k", event.body["key"])]
+
+    with open_ledger(tmp_path / "l", indexer=by_key) as ledger:
+        filed = {key: ledger.put(Event("k", 1, {"key": key})) for key in spellings}
+        for key, address in filed.items():
+            assert ledger.lookup("k", key) == [address]
+        assert ledger.verify().ok
