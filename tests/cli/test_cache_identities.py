@@ -204,12 +204,17 @@ class Endpoint:
         module = importlib.util.module_from_spec(spec)
         import sys
 
+        # server.py imports its own `app`: an `app` another test of this process imported
+        # (another example's) must not answer for it, and is put back afterwards.
+        earlier = sys.modules.pop("app", None)
         sys.path.insert(0, str(root))
         try:
             spec.loader.exec_module(module)
         finally:
             sys.path.remove(str(root))
             sys.modules.pop("app", None)
+            if earlier is not None:
+                sys.modules["app"] = earlier
         self.requests = 0
         lock = threading.Lock()
         endpoint = self
