@@ -11,7 +11,8 @@ Every figure is printed beside its target, as a ratio measured in this run where
    times (10 by default), each run a new system version so that every case is executed and
    stored again. Printed: stored event bytes and on-disk bytes (``data.mdb``) per executed case
    after the first run and after the last (the corpus seen once: the growth of runs 2..R over
-   their cases); bytes the run process wrote (``wchar``) per byte its store grew.
+   their cases), and how that growth splits between the tables and the pages LMDB keeps free
+   for its next commits; bytes the run process wrote (``wchar``) per byte its store grew.
 2. Every command at N and 10 N staged cases (10,000 and 100,000 by default), each in a fresh
    process: ``run`` (a first run, and a second of a new version to compare with), ``verify``,
    ``export`` (the bundle), ``inspect``, ``compare`` and ``diagnose`` (a top-k replay of the
@@ -159,6 +160,24 @@ def disk(root: Path) -> int:
         env.close()
 
 
+def table_pages(root: Path) -> dict[str, int]:
+    """The bytes of the pages each table uses, and of those the file holds beyond them (pages
+    LMDB freed and keeps for the next commits)."""
+    env = lmdb.open(str(root / ".oloproof" / "ledger"), readonly=True, lock=False, max_dbs=8)
+    try:
+        size = int(env.stat()["psize"])
+        found: dict[str, int] = {}
+        with env.begin() as txn:
+            for name in (b"events", b"addr", b"index"):
+                stat = txn.stat(env.open_db(name, txn=txn, create=False))
+                used = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
+                found[name.decode()] = used * size
+        found["free and other"] = (env.info()["last_pgno"] + 1) * size - sum(found.values())
+        return found
+    finally:
+        env.close()
+
+
 def stored_bytes(root: Path) -> int:
     with open_ledger(root / ".oloproof", app=APPLICATION, readonly=True) as ledger:
         return sum(len(ledger.get_bytes(address)) for address, _ in ledger.events())
@@ -173,11 +192,13 @@ def store_growth(base: Path, n: int, runs: int) -> None:
     root = staged(base / "store", n)
     first, _ = run(root)
     after_one = (stored_bytes(root), disk(root))
+    tables_one = table_pages(root)
     written = 0
     for version in range(2, runs + 1):
         new_version(root, version)
         written += run(root)[0].written
     after = (stored_bytes(root), disk(root))
+    tables = table_pages(root)
     later = n * (runs - 1)
     print(
         f"1. store growth of a staged case (20 of a 5,000-passage corpus), {n} cases x {runs} runs"
@@ -192,6 +213,10 @@ def store_growth(base: Path, n: int, runs: int) -> None:
         f"   runs 2..{runs}: {grown_stored / 1024:.2f} KB stored, {grown_disk / 1024:.2f} KB on "
         f"disk per executed case (target at most 4 KB on disk)"
     )
+    parts = ", ".join(
+        f"{name} {(tables[name] - tables_one[name]) / later / 1024:.2f}" for name in tables
+    )
+    print(f"   of those, KB per case: {parts}")
     print(
         f"   bytes written per byte stored: first run {first.written / max(after_one[0], 1):.2f}, "
         f"runs 2..{runs} {written / max(after[0] - after_one[0], 1):.2f} (target at most 2)"

@@ -209,3 +209,49 @@ def test_hex_and_address_keys_look_up_exactly(tmp_path: Path) -> None:
         for key, address in filed.items():
             assert ledger.lookup("k", key) == [address]
         assert ledger.verify().ok
+
+
+WRITER = """
+import sys
+sys.path[:0] = {path!r}
+from pathlib import Path
+from ledger import open_ledger
+from tests.ledger.test_ledger_records import by_run, note
+
+ledger = open_ledger(Path({ledger!r}), indexer=by_run)
+for batch in range(3):
+    with ledger.batch():
+        for i in range({enough}):
+            ledger.put(note({offset} + batch * {enough} + i, run={run!r}))
+ledger.close()
+"""
+
+
+def test_two_writers_training_at_once_share_one_dictionary(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    open_ledger(path).close()
+    writers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                WRITER.format(
+                    path=sys.path, ledger=str(path), enough=ENOUGH, offset=k * 10_000, run=f"r{k}"
+                ),
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for k in range(2)
+    ]
+    for writer in writers:
+        _, err = writer.communicate(timeout=120)
+        assert writer.returncode == 0, err
+    with open_ledger(path, indexer=by_run, readonly=True) as ledger:
+        for k in range(2):
+            got = [event for _, event in ledger.lookup_events("run", f"r{k}")]
+            assert got == [note(k * 10_000 + i, run=f"r{k}") for i in range(3 * ENOUGH)]
+        report = ledger.verify()
+        assert report.ok, str(report)
+    # Whichever trained first, every frame was made with the one dictionary the ledger keeps.
+    assert sum(stored[:4] == ZSTD_MAGIC for _, stored in raw_records(path)) == 6 * ENOUGH
