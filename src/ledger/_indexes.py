@@ -133,6 +133,7 @@ class _Indexes(_Reader):
     def _last_record(self, txn: Any, prefix: bytes) -> bytes | None:
         """The ``events`` record of the last event filed under ``prefix``, if any; an entry
         whose record is not the event it was filed for (a stale index) is passed over."""
+        self._check_layout(txn)
         cursor = txn.cursor(db=self._index)
         positioned = cursor.set_range(prefix + b"\xff" * 9)  # past every entry under prefix
         moved = cursor.prev() if positioned else cursor.last()

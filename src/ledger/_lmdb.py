@@ -36,7 +36,13 @@ from ledger._pending import _Pending
 from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
 from ledger.codec import decode, encode
-from ledger.errors import DamagedStoreError, FormatError, LedgerError, StoreError
+from ledger.errors import (
+    DamagedStoreError,
+    FormatError,
+    LedgerError,
+    StaleIndexesError,
+    StoreError,
+)
 from ledger.format import (
     _DB_NAMES,
     _SEQ,
@@ -509,6 +515,17 @@ class _Tables:
         if self._legacy_index:
             return legacy_index_prefix(name, key)
         return index_prefix(name, key)
+
+    def _check_layout(self, txn: Any) -> None:
+        """Stop a process reading entries of the first layout once another process has
+        refiled them (``rebuild_indexes``): its keys would find nothing, silently."""
+        if self._legacy_index:
+            raw = txn.get(b"format", db=self._meta) or b""
+            if COMPACT_INDEX in extensions_of(raw):
+                raise StaleIndexesError(
+                    f"the indexes of the ledger at {self.path} were refiled by another process "
+                    "after this one opened it; open it again to read them"
+                )
 
     def _entry_value(self, digest: bytes) -> bytes:
         """The value of an index entry filing the event of ``digest``, in this layout."""

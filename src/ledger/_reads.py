@@ -204,6 +204,7 @@ class _Reader(_Tables):
             chunk: list[T] = []
             last = b""
             with self._reading() as txn:
+                self._check_layout(txn)
                 cursor = txn.cursor(db=self._index)
                 if cursor.set_range(start):
                     for key, head in cursor:

@@ -8,6 +8,8 @@ Index keys spell addresses and hex digests as their bytes, and entries keep a di
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,11 +17,13 @@ from pathlib import Path
 import cbor2
 import lmdb
 import pytest
+from tests.fixtures.ledger.make_fixtures import case_index
 
 from ledger import (
     Application,
     CorruptEventError,
     Event,
+    StaleIndexesError,
     export_archive,
     import_archive,
     open_ledger,
@@ -29,6 +33,7 @@ from ledger.compact import compact_ledger
 from ledger.format import index_prefix
 from ledger.verify import CORRUPT_EVENT
 
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "ledger"
 ENOUGH = 400  # events of about 600 bytes: past both of the dictionary's training thresholds
 
 
@@ -68,7 +73,9 @@ def format_record(path: Path) -> dict[str, object]:
     try:
         with env.begin() as txn:
             meta = env.open_db(b"meta", txn=txn, create=False)
-            record: dict[str, object] = cbor2.loads(txn.get(b"format", db=meta))
+            raw = txn.get(b"format", db=meta)
+            assert raw is not None
+            record: dict[str, object] = cbor2.loads(raw)
             return record
     finally:
         env.close()
@@ -255,3 +262,27 @@ def test_two_writers_training_at_once_share_one_dictionary(tmp_path: Path) -> No
         assert report.ok, str(report)
     # Whichever trained first, every frame was made with the one dictionary the ledger keeps.
     assert sum(stored[:4] == ZSTD_MAGIC for _, stored in raw_records(path)) == 6 * ENOUGH
+
+
+def test_a_reader_of_the_first_index_layout_stops_once_another_process_refiles_it(
+    tmp_path: Path,
+) -> None:
+    path = Path(shutil.copytree(FIXTURES / "v2", tmp_path / "v2"))  # written in the first layout
+    expected = json.loads((FIXTURES / "v2" / "expected.json").read_text())
+    key, addresses = next(iter(expected["index"]["case"].items()))
+    refile = f"""
+import sys
+sys.path[:0] = {sys.path!r}
+from ledger import open_ledger
+from tests.fixtures.ledger.make_fixtures import case_index
+open_ledger({str(path)!r}, indexer=case_index).close()
+"""
+    with open_ledger(path, indexer=case_index, readonly=True) as reader:
+        assert reader.lookup("case", key) == addresses  # read in the layout it was filed in
+        done = subprocess.run([sys.executable, "-c", refile], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        for look in (reader.lookup, reader.latest):
+            with pytest.raises(StaleIndexesError, match="refiled by another process"):
+                look("case", key)
+    with open_ledger(path, indexer=case_index, readonly=True) as again:
+        assert again.lookup("case", key) == addresses  # opened again: the compact layout
