@@ -433,10 +433,10 @@ class Snapshot:
     def exists(self, digest: bytes) -> bool:
         """Whether an event with this digest is stored (its record, not just an addr entry)."""
         seq_key = self.addr_get(digest)
-        if seq_key is None:
+        if seq_key is None or len(seq_key) != 8:
             return False
-        record = self.record_at(seq_key)
-        return record is not None and record[0] == digest
+        value = self._txn.get(seq_key, db=self._ledger._events)  # not unpacked: only its digest
+        return value is not None and value[:32] == digest
 
     def count_events(self) -> int:
         return self._entries(self._ledger._events)
