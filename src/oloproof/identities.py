@@ -162,9 +162,12 @@ class KeySet:
             return True
         if self._high is None or not isinstance(key, int) or not 0 <= key < 1 << 128:
             return False
-        high, low = self._high, key & _LOW
-        at, end = int(high.searchsorted(key >> 64)), len(high)
-        while at < end and high[at] == key >> 64:
+        import numpy as np
+
+        # As numpy scalars: a Python int would make numpy compare the whole array as objects.
+        high, top, low = self._high, np.uint64(key >> 64), np.uint64(key & _LOW)
+        at, end = int(high.searchsorted(top)), len(high)
+        while at < end and high[at] == top:
             if self._low[at] == low:
                 return True
             at += 1
