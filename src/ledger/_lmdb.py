@@ -296,11 +296,7 @@ def _declare_binary_refs(env: lmdb.Environment, meta: Any) -> None:
         if BINARY_REFS in extensions_of(txn.get(b"format", db=meta) or b""):
             return
     with env.begin(write=True) as txn:
-        raw = txn.get(b"format", db=meta) or b""
-        if BINARY_REFS not in extensions_of(raw):  # else another process declared it meanwhile
-            record = decode(raw)
-            record["extensions"] = sorted({*record["extensions"], BINARY_REFS})
-            txn.put(b"format", encode(record), db=meta)
+        _declare(txn, meta, BINARY_REFS)  # a no-op if another process declared it meanwhile
 
 
 def _declare(txn: Any, meta_db: Any, extension: str) -> None:
