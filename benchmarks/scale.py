@@ -16,10 +16,12 @@ Every figure is printed beside its target, as a ratio measured in this run where
 2. Every command at N and 10 N staged cases (10,000 and 100,000 by default), each in a fresh
    process: ``run`` (a first run, and a second of a new version to compare with), ``verify``,
    ``export`` (the bundle), ``inspect``, ``compare`` and ``diagnose`` (a top-k replay of the
-   failed third of the cases). Printed: peak anonymous memory (RSS without the mapped ledger)
-   and peak RSS, the 10 N figure as a ratio of the N one (target at most 1.2); the run's time per
-   case at N and 10 N (target 10 N within 1.1 of N), beside the floor: encoding, hashing and
-   putting the same events into a bare LMDB table, measured on the events the run stored.
+   failed third of the cases: the half that declares gold context is re-executed twice and
+   diagnosed, the other half excluded). Printed: peak anonymous memory (RSS without the
+   mapped ledger) and peak RSS, the 10 N figure as a ratio of the N one (target at most 1.2);
+   the run's time per case at N and 10 N (target 10 N within 1.1 of N), beside the floor:
+   encoding, hashing and putting the same events into a bare LMDB table, measured on the
+   events the run stored.
 3. With --million: one run of 1,000,000 trivial cases (a callable echo, one evaluator): time,
    peak memory (target under 400 MB), store size, bytes written per byte stored; and its time
    per case beside the floor and beside a run of 10,000 of the same cases.
@@ -112,8 +114,9 @@ rules:
 """
 
 
-def staged(root: Path, n: int) -> Path:
-    """The staged project of n cases (section 1 and 2)."""
+def staged(root: Path, n: int, *, gold: bool = False) -> Path:
+    """The staged project of n cases (section 1 and 2); with ``gold``, every odd case declares
+    gold context, so a diagnosis selects half the failed cases and excludes the other half."""
     root.mkdir(parents=True)
     (root / "app.py").write_text(STAGED)
     (root / "oloproof.yaml").write_text(STAGED_CONFIG.format(version="1"))
@@ -121,7 +124,12 @@ def staged(root: Path, n: int) -> Path:
     (root / "compare.yaml").write_text(COMPARE)
     with (root / "cases.jsonl").open("w") as f:
         for i in range(n):
-            expected = {"answer": "yes", "relevant": [{"doc_id": f"p{(i * 7) % 5000}"}]}
+            expected: dict[str, object] = {
+                "answer": "yes",
+                "relevant": [{"doc_id": f"p{(i * 7) % 5000}"}],
+            }
+            if gold and i % 2:
+                expected["gold_context"] = [{"doc_id": f"p{(i * 7) % 5000}", "text": f"gold {i}"}]
             f.write(
                 json.dumps({"id": f"c{i}", "input": {"n": i, "q": f"q{i}"}, "expected": expected})
             )
@@ -246,7 +254,7 @@ def floor_seconds(root: Path) -> float:
 
 
 def commands(base: Path, n: int) -> dict[str, Measured]:
-    root = staged(base / f"n{n}", n)
+    root = staged(base / f"n{n}", n, gold=True)
     found: dict[str, Measured] = {}
     found["run"], baseline = run(root)
     new_version(root, 2)

@@ -201,14 +201,25 @@ class DiagnosisBody(TypedDict):
     repeats: int
     system_kind: str | None
     top_k: int | None
-    selected: list[str]
-    excluded: list[Map]
     child_runs: list[ChildRun]
     carried_from: str | None
-    cases: list[Map]
+    # The per-case records, in oloproof.diagnosis_page events (read them through
+    # diagnosis.derive.diagnosis_cases and diagnosis_excluded).
+    case_pages: list[str]
+    excluded_pages: list[str]
     summary: Map
     state: NotRequired[str]  # present when a child run did not finish
     reason: NotRequired[str | None]
+    # Schema 1 kept the records here (its page lists read as empty).
+    selected: NotRequired[list[str]]
+    excluded: NotRequired[list[Map]]
+    cases: NotRequired[list[Map]]
+
+
+class DiagnosisPageBody(TypedDict):
+    """``oloproof.diagnosis_page``: consecutive per-case records of one diagnosis."""
+
+    records: list[Map]
 
 
 class RunRef(TypedDict):
@@ -264,6 +275,7 @@ BODIES: dict[str, type] = {
     "oloproof.run_end": RunEndBody,
     "oloproof.decision": DecisionBody,
     "oloproof.diagnosis": DiagnosisBody,
+    "oloproof.diagnosis_page": DiagnosisPageBody,
     "oloproof.comparison": ComparisonBody,
     "oloproof.calibration": CalibrationBody,
 }
@@ -304,6 +316,11 @@ def decision_body(event: Event) -> DecisionBody:
 def diagnosis_body(event: Event) -> DiagnosisBody:
     """The body of a diagnosis event, typed."""
     return cast(DiagnosisBody, _checked(event, "oloproof.diagnosis"))
+
+
+def diagnosis_page_body(event: Event) -> DiagnosisPageBody:
+    """The body of a diagnosis page event, typed."""
+    return cast(DiagnosisPageBody, _checked(event, "oloproof.diagnosis_page"))
 
 
 def comparison_body(event: Event) -> ComparisonBody:

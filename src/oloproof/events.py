@@ -11,7 +11,8 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case_result 2  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
     oloproof.decision    1  a policy applied to a run (rules and gate)
-    oloproof.diagnosis   1  a diagnosis of a run's failures, linking its child runs
+    oloproof.diagnosis   2  a diagnosis of a run's failures, linking its child runs
+    oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  1  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
 
@@ -32,6 +33,13 @@ Changes so far:
   (passage texts as ``oloproof.text`` events, a staged execution's retrieval as its stage,
   addresses once, in the refs: ``oloproof.stored_form``, which puts everything back on every
   read). As read, the shape is schema 1's: the upcasters from 1 change nothing.
+
+- ``oloproof.diagnosis`` 2: the per-case records (``cases``, and ``excluded``) are in
+  ``oloproof.diagnosis_page`` events the diagnosis links (``case_pages``, ``excluded_pages``),
+  so neither the event nor the command that writes it grows with the selection; ``selected``
+  is the case ids of the case pages. Schema 1 kept all three in the body; it reads with both
+  page lists empty and its lists where they were (``diagnosis.derive.diagnosis_cases`` reads
+  either).
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -57,6 +65,7 @@ COMPARISON = "oloproof.comparison"
 CALIBRATION = "oloproof.calibration"
 TEXT = "oloproof.text"
 CASE = "oloproof.case"
+DIAGNOSIS_PAGE = "oloproof.diagnosis_page"
 
 SCHEMAS: Final[Mapping[str, int]] = {
     RUN: 1,
@@ -66,11 +75,12 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 1,
-    DIAGNOSIS: 1,
+    DIAGNOSIS: 2,
     COMPARISON: 1,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
+    DIAGNOSIS_PAGE: 1,
 }
 """The schema each event type is written at today."""
 
@@ -82,6 +92,11 @@ def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "redacted": None}
 
 
+def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 kept its case records in the body: no pages (the lists stay where they are)."""
+    return {**body, "case_pages": [], "excluded_pages": []}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -89,6 +104,7 @@ def unchanged(body: dict[str, Any]) -> dict[str, Any]:
 
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
+    (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

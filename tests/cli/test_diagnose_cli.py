@@ -248,11 +248,17 @@ def test_verify_re_derives_every_diagnosis_and_catches_a_tampered_one(support: P
     try:
         event = ledger.get(gold)
         body = json.loads(json.dumps(event.body))
-        for case in body["cases"]:
+        (page_address,) = body["case_pages"]
+        page = ledger.get(page_address)
+        records = json.loads(json.dumps(page.body["records"]))
+        for case in records:
             if case["case_id"] == "money_back":
                 case["label"] = "RANKED_OUT"
+        forged_page = ledger.put(Event(page.type, page.schema, {"records": records}))
+        body["case_pages"] = [forged_page]
         body["summary"]["recovered"] = 4
-        forged = ledger.put(Event(event.type, event.schema, body, event.refs))
+        refs = [r if r != page_address else forged_page for r in event.refs]
+        forged = ledger.put(Event(event.type, event.schema, body, refs))
         stale = {(p.kind, p.address) for p in diagnosis_checks(ledger)}
         assert stale == {("StaleSummary", forged)}
         assert verify_diagnosis(ledger, gold) == []

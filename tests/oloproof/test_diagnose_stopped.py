@@ -23,7 +23,7 @@ from ledger import Ledger
 from oloproof import events as ev
 from oloproof.audit import application_checks
 from oloproof.diagnosis import DiagnosisStoppedError, adiagnose, diagnose, verify_diagnosis
-from oloproof.diagnosis.derive import latest_gold_diagnosis
+from oloproof.diagnosis.derive import diagnosis_cases, latest_gold_diagnosis
 from oloproof.errors import ArtifactError
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
@@ -122,13 +122,13 @@ def test_a_control_that_stops_leaves_a_stopped_diagnosis_linking_both_runs(
     assert body["reason"].startswith(f"the control run {control['run_id']} stopped: case ")
     assert "malformed retrieval/v1" in body["reason"]
     # No case was observed under the control, so none is labelled from it.
-    assert {(c["label"], c["reason"]) for c in body["cases"]} == {
+    assert {(c["label"], c["reason"]) for c in diagnosis_cases(ledger, body)} == {
         ("UNRESOLVED", "control_not_observed")
     }
     # Every child run written is linked by the diagnosis: none is left orphaned.
     assert set(child_runs_of(ledger, run_id)) == linked_runs(ledger)
     assert sorted(ledger.get(diagnosis.address).refs) == sorted(
-        [body["run"], gold["address"], control["address"]]
+        [body["run"], gold["address"], control["address"], *body["case_pages"]]
     )
     # It re-derives, state and reason included, and verify finds nothing stale.
     assert verify_diagnosis(ledger, diagnosis.address) == []

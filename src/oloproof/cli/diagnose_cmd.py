@@ -6,8 +6,9 @@ module is imported at start-up; the runner and what it needs load when a command
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -21,6 +22,7 @@ from oloproof.diagnosis import labels as dg
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
+    from oloproof.bodies import DiagnosisBody
     from oloproof.diagnosis.derive import Diagnosis
 
 NO_GOLD_CONTEXT_HINT = (
@@ -114,7 +116,8 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
     else:
         lines.extend(label_lines(summary))
     lines.append(f"Diagnosis {diagnosis.address}")
-    children = [*((diagnosis.carried or {}).get("child_runs") or []), *body["child_runs"]]
+    carried = diagnosis.carried["child_runs"] if diagnosis.carried is not None else []
+    children = [*carried, *body["child_runs"]]
     if children:
         named = ", ".join(f"{c['label']} {c['run_id']}" for c in children)
         lines.append(f"Child runs: {named}")
@@ -204,12 +207,14 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
     return lines
 
 
-def case_lines(body: Mapping[str, Any]) -> list[str]:
-    """One line per case, sorted by case id (what ``oloproof inspect DIAGNOSIS`` prints)."""
+def case_lines(ledger: Ledger, body: DiagnosisBody) -> Iterator[str]:
+    """One line per case, in case-id order (what ``oloproof inspect DIAGNOSIS`` prints), read
+    one page at a time."""
+    from oloproof.diagnosis.derive import diagnosis_cases
+
     label = dg.intervention_label(body["intervention"])
     repeats = body.get("repeats", 1)
-    lines = []
-    for case in sorted(body["cases"], key=lambda c: c["case_id"]):
+    for case in diagnosis_cases(ledger, body):
         where = f"strength {case['strength']}, best relevant position {case['position']}"
         moved = case.get("intervention_position")
         if moved is not None and moved != case["position"]:
@@ -219,7 +224,7 @@ def case_lines(body: Mapping[str, Any]) -> list[str]:
             outcome = f"{case['label']}, {case['reason']}"
             if passes:
                 outcome += f", {passes}"
-            lines.append(f"{case['case_id']}: {outcome}, {where}")
+            yield f"{case['case_id']}: {outcome}, {where}"
             continue
         gold = case.get("gold")
         carried = (
@@ -234,8 +239,7 @@ def case_lines(body: Mapping[str, Any]) -> list[str]:
         if dropped:
             at = ", ".join(str(p) for p in dropped)
             where += f"; {dg.BUDGET_DROPPED} (position {at})"
-        lines.append(f"{case['case_id']}: under {label}: {result}, {where}{carried}")
-    return lines
+        yield f"{case['case_id']}: under {label}: {result}, {where}{carried}"
 
 
 def _passes(case: Mapping[str, Any], repeats: int) -> str:
@@ -263,8 +267,15 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
         }
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    lines = stopped_lines(event.body) + case_lines(event.body)
-    typer.echo("\n".join(lines) if lines else "No case was selected.")
+    from oloproof.bodies import diagnosis_body
+
+    body = diagnosis_body(event)
+    printed = False
+    for line in itertools.chain(stopped_lines(body), case_lines(ledger, body)):
+        typer.echo(line)
+        printed = True
+    if not printed:
+        typer.echo("No case was selected.")
     return 0
 
 
@@ -354,7 +365,7 @@ def diagnose_command(
         engine=engine,
     )
     if as_json:
-        typer.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False))
     else:
         typer.echo("\n".join(diagnosis_lines(diagnosis)))
 

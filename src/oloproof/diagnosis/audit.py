@@ -4,8 +4,10 @@ Requirements this module meets:
 
 1. ``verify_diagnosis`` re-reads the inputs a diagnosis names (its parent run, its child runs,
    the carried gold-context diagnosis), checks that they are what the diagnosis says they are,
-   re-derives every other field with ``derive_diagnosis`` and lists each difference. An empty
-   list means the diagnosis is exactly what the ledger re-derives.
+   re-derives every other field with ``derive_diagnosis`` and lists each difference. The case
+   records are compared one at a time, the stored ones read a page at a time, and the pages
+   must be the very pages the re-derived records make. An empty list means the diagnosis is
+   exactly what the ledger re-derives.
 2. It never stops at the first difference and never raises for a damaged diagnosis: what
    cannot be re-derived is itself reported.
 3. ``diagnosis_checks`` runs it over every stored diagnosis for ``oloproof verify``, one
@@ -15,12 +17,22 @@ Requirements this module meets:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from ledger import CorruptEventError, Ledger, LedgerError, Problem
 from oloproof import events as ev
-from oloproof.diagnosis.derive import DERIVED_FIELDS, derive_diagnosis, diagnosis_refs
+from oloproof.bodies import DiagnosisBody, diagnosis_body
+from oloproof.diagnosis.derive import (
+    DERIVED_FIELDS,
+    Derivation,
+    derive_diagnosis,
+    diagnosis_cases,
+    diagnosis_excluded,
+    diagnosis_refs,
+    page_addresses,
+    paged,
+)
 from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
 from oloproof.errors import OloproofError
 from oloproof.events import plain
@@ -42,7 +54,7 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
         event = ledger.get(address)
         if event.type != ev.DIAGNOSIS:
             return [f"{address} is a {event.type} event, not a diagnosis"]
-        body = event.body
+        body = diagnosis_body(event)
         problems = _check_inputs(ledger, body)
         if problems:
             return problems
@@ -56,12 +68,34 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
             carried_from=body.get("carried_from"),
             repeats=body.get("repeats", 1),
         )
+        problems, made = _record_differences(ledger, body, derived)
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
-    problems = _differences(plain(body), plain(derived))
-    if sorted(event.refs) != sorted(diagnosis_refs(derived)):
-        problems.append("its links differ from the parent, child runs and carried diagnosis")
+    problems.extend(_differences(plain(body), plain(made)))
+    if not problems and "cases" not in body:
+        # The records agree one by one; the pages must hold them as the writer pages them.
+        for key in ("case_pages", "excluded_pages"):
+            if list(body[key]) != made[key]:
+                problems.append(f"{key}: the stored pages are not the pages its records make")
+    if sorted(event.refs) != sorted(diagnosis_refs(body)):
+        problems.append("its links differ from the parent, child runs, carried diagnosis and pages")
     return problems
+
+
+def _record_differences(
+    ledger: Ledger, body: DiagnosisBody, derived: Derivation
+) -> tuple[list[str], DiagnosisBody]:
+    """The differences between the stored and the re-derived records, compared one at a time,
+    and the re-derived body (with the pages those records make)."""
+    pages: list[str] = []
+    problems = _case_differences(diagnosis_cases(ledger, body), paged(derived.records, pages))
+    selection = derived.selection
+    problems += _case_differences(
+        diagnosis_excluded(ledger, body), selection.excluded_records(), "excluded case"
+    )
+    if "selected" in body and plain(body["selected"]) != selection.selected:
+        problems.append(f"selected: stored {body['selected']!r}, re-derived {selection.selected!r}")
+    return problems, derived.body(pages, page_addresses(selection.excluded_records()))
 
 
 def diagnosis_checks(ledger: Ledger) -> Iterator[Problem]:
@@ -139,9 +173,7 @@ def _check_inputs(ledger: Ledger, body: Mapping[str, Any]) -> list[str]:
 def _differences(stored: Mapping[str, Any], derived: Mapping[str, Any]) -> list[str]:
     problems: list[str] = []
     for key in DERIVED_FIELDS:
-        if key == "cases":
-            problems.extend(_case_differences(stored.get(key) or [], derived[key]))
-        elif key == "summary":
+        if key == "summary":
             for name in sorted(set(stored.get(key) or {}) | set(derived[key])):
                 mine, theirs = (stored.get(key) or {}).get(name), derived[key].get(name)
                 if mine != theirs:
@@ -152,20 +184,27 @@ def _differences(stored: Mapping[str, Any], derived: Mapping[str, Any]) -> list[
 
 
 def _case_differences(
-    stored: Sequence[Mapping[str, Any]], derived: Sequence[Mapping[str, Any]]
+    stored: Iterable[Any], derived: Iterable[Any], what: str = "case"
 ) -> list[str]:
-    mine = {c["case_id"]: c for c in stored}
-    theirs = {c["case_id"]: c for c in derived}
+    """The differences between two streams of case records, both in case-id order."""
+    mine, theirs = iter(stored), iter(derived)
+    a, b = next(mine, None), next(theirs, None)
     problems: list[str] = []
-    for case_id in sorted(set(mine) | set(theirs)):
-        if case_id not in theirs:
-            problems.append(f"case {case_id}: stored, but not selected when re-derived")
-            continue
-        if case_id not in mine:
-            problems.append(f"case {case_id}: selected when re-derived, but not stored")
-            continue
-        for name in sorted(set(mine[case_id]) | set(theirs[case_id])):
-            a, b = mine[case_id].get(name), theirs[case_id].get(name)
-            if a != b:
-                problems.append(f"case {case_id}: {name} stored {a!r}, re-derived {b!r}")
+    while a is not None or b is not None:
+        if b is None or (a is not None and a["case_id"] < b["case_id"]):
+            assert a is not None
+            problems.append(f"{what} {a['case_id']}: stored, but not re-derived")
+            a = next(mine, None)
+        elif a is None or b["case_id"] < a["case_id"]:
+            problems.append(f"{what} {b['case_id']}: re-derived, but not stored")
+            b = next(theirs, None)
+        else:
+            one, other = plain(a), plain(b)
+            for name in sorted(set(one) | set(other)):
+                if one.get(name) != other.get(name):
+                    problems.append(
+                        f"{what} {a['case_id']}: {name} stored {one.get(name)!r}, "
+                        f"re-derived {other.get(name)!r}"
+                    )
+            a, b = next(mine, None), next(theirs, None)
     return problems

@@ -16,18 +16,23 @@ Requirements this module meets:
    (``budget_dropped``; not for a ranking criterion, which no context can change).
 5. With repeats, a case's outcome per role combines its repeats (``combine``: any pass is a
    pass), and each case counts its passes per role.
-6. Nothing per case is held beyond its record: the parent's and the child runs' case results
-   are streamed, and each case's events are read when the case is derived.
+6. Nothing per case is held beyond the selection's ids: each case's events (its result in the
+   parent and in each child run, through the ``run_case`` index) are read when the case is
+   derived, the records are consumed one at a time, and the summary counts them as they pass.
+7. The records are stored in ``oloproof.diagnosis_page`` events of ``PAGE_SIZE`` records, in
+   case-id order, which the diagnosis links; a reader reads them one page at a time
+   (``diagnosis_cases``), or finds one case by bisecting them (``diagnosis_case``).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, cast
 
-from ledger import Ledger
+from ledger import Event, FormatError, Ledger, address_of
 from oloproof import events as ev
 from oloproof.bodies import (
     CaseResultBody,
@@ -36,6 +41,7 @@ from oloproof.bodies import (
     ExecutionBody,
     Map,
     diagnosis_body,
+    diagnosis_page_body,
     execution_body,
 )
 from oloproof.diagnosis.labels import (
@@ -65,11 +71,12 @@ from oloproof.diagnosis.labels import (
     replay_result,
 )
 from oloproof.events import plain
-from oloproof.metrics import case_result_body, stream_case_results
+from oloproof.metrics import case_result_body
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, latest_end
 
-# Fields a diagnosis body holds that verify re-derives (the rest are its inputs).
+# Fields of a diagnosis body that verify re-derives (the rest are its inputs, and its pages,
+# whose records it re-derives one by one).
 DERIVED_FIELDS = (
     "run_id",
     "run",
@@ -77,51 +84,55 @@ DERIVED_FIELDS = (
     "intervention",
     "system_kind",
     "top_k",
-    "selected",
-    "excluded",
-    "cases",
     "summary",
     "state",
     "reason",
 )
 
-Derived = tuple[list[dict[str, Any]], dict[str, Any]]
-
 
 @dataclass(frozen=True)
 class Selection:
-    """The parent's failed cases: the selected ones (by id), the excluded ones, and the address
-    of each selected case's result event (bodies are read when needed, never all held)."""
+    """The parent's failed cases: the selected ones and the excluded ones, by id in order.
+    Each case's result is read from the ledger when it is needed, never all held."""
 
+    run_id: str
     selected: list[str]
-    excluded: list[dict[str, str]]
-    results: dict[str, str]
+    excluded: list[str]
+
+    def excluded_records(self) -> Iterator[Map]:
+        """The record of each excluded case, as its diagnosis stores it."""
+        return ({"case_id": case_id, "reason": NO_GOLD_CONTEXT} for case_id in self.excluded)
 
     def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
         """The parent's case result body of a selected case."""
-        return case_result_body(ledger.get(self.results[case_id]))
+        found = latest_result(ledger, self.run_id, case_id)
+        if found is None:
+            raise FormatError(f"run {self.run_id} has no case result of {case_id} in its index")
+        return found
+
+
+def latest_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | None:
+    """The latest case result of ``case_id`` in ``run_id``, or None: one index lookup."""
+    address = ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
+    return None if address is None else case_result_body(ledger.get(address))
 
 
 def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     """Failed cases on ``criterion`` with gold context, and those excluded for lacking it.
 
-    The parent's case results are streamed; only the failed ones' ids and addresses are kept
-    (the latest result of a case id decides, as everywhere else).
+    The parent's case results are streamed; only the failed ones' ids are kept (the latest
+    result of a case id decides, as everywhere else).
     """
-    failed: dict[str, tuple[str, bool]] = {}
-    for address, event in ledger.lookup_events("run_cases", run_id):
+    failed: dict[str, bool] = {}
+    for _, event in ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
         if is_failure(body["verdicts"].get(criterion)):
-            failed[body["case_id"]] = (address, bool(body["expected"].get("gold_context")))
+            failed[body["case_id"]] = bool(body["expected"].get("gold_context"))
         else:
             failed.pop(body["case_id"], None)
-    selected = sorted(case_id for case_id, (_, gold) in failed.items() if gold)
-    excluded = [
-        {"case_id": case_id, "reason": NO_GOLD_CONTEXT}
-        for case_id in sorted(failed)
-        if not failed[case_id][1]
-    ]
-    return Selection(selected, excluded, {case_id: failed[case_id][0] for case_id in selected})
+    selected = sorted(case_id for case_id, gold in failed.items() if gold)
+    excluded = sorted(case_id for case_id, gold in failed.items() if not gold)
+    return Selection(run_id, selected, excluded)
 
 
 def artifact(execution: ExecutionBody, kind: str) -> Map | None:
@@ -154,6 +165,33 @@ class _Inputs:
     ranking_only: bool
 
 
+class Derivation:
+    """A diagnosis being derived: its fields, then its case records one at a time, then its
+    summary, which counts the records as they pass (so none of them is held).
+
+    Consume ``records`` once, in full, before ``body``.
+    """
+
+    def __init__(
+        self, fields: Map, selection: Selection, records: Iterator[Map], tally: _Tally
+    ) -> None:
+        self.fields = fields
+        self.selection = selection
+        self.records = records
+        self._tally = tally
+
+    def body(self, case_pages: list[str], excluded_pages: list[str]) -> DiagnosisBody:
+        """The diagnosis body, its records stored in ``case_pages`` and ``excluded_pages``."""
+        summary = {
+            "selected": len(self.selection.selected),
+            "excluded": len(self.selection.excluded),
+            **self._tally.summary(),
+        }
+        body = {**self.fields, "case_pages": case_pages, "excluded_pages": excluded_pages}
+        body["summary"] = summary
+        return cast(DiagnosisBody, body)
+
+
 def derive_diagnosis(
     ledger: Ledger,
     parent: StoredRun,
@@ -163,10 +201,10 @@ def derive_diagnosis(
     child_runs: Sequence[ChildRun],
     carried_from: str | None,
     repeats: int = 1,
-) -> DiagnosisBody:
+) -> Derivation:
     """Every label and count of a diagnosis, from the parent, child runs and carried labels.
 
-    Cases are read one at a time from the ledger: nothing per case is held but its record.
+    Cases are read one at a time from the ledger as ``records`` is consumed.
     """
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
@@ -177,14 +215,18 @@ def derive_diagnosis(
     )
     ranking_only = (spec or {}).get("type") in RANKING_EVALUATORS
     inputs = _Inputs(ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only)
+    tally: _Tally
     if not staged:
-        cases, summary = _unsupported(inputs)
+        tally = _Tally(_unsupported_summary)
+        records = _unsupported(inputs)
     elif intervention["kind"] == GOLD_CONTEXT:
-        cases, summary = _gold(inputs, child_runs)
+        tally = _Tally(lambda cases: _gold_summary(inputs, cases))
+        records = _gold(inputs, child_runs)
     else:
-        cases, summary = _replay(inputs, child_runs, _carried_cases(ledger, carried_from))
-    summary = {"selected": len(selection.selected), "excluded": len(selection.excluded), **summary}
-    body: DiagnosisBody = {
+        carried = _Carried(ledger, carried_from)
+        tally = _Tally(lambda cases: _replay_summary(inputs, cases, carried.present))
+        records = _replay(inputs, child_runs, carried)
+    fields: Map = {
         "run_id": parent.run_id,
         "run": parent.address,
         "criterion": criterion,
@@ -192,19 +234,55 @@ def derive_diagnosis(
         "repeats": repeats,
         "system_kind": system.get("kind"),
         "top_k": top_k,
-        "selected": selection.selected,
-        "excluded": selection.excluded,
         "child_runs": [c.copy() for c in child_runs],
         "carried_from": carried_from,
-        "cases": cases,
-        "summary": summary,
     }
     expected = child_labels(intervention, repeats) if staged and selection.selected else []
     state, reason = _state(ledger, [label for label, _ in expected], child_runs)
     if state != COMPLETE:
-        body["state"] = state
-        body["reason"] = reason
-    return body
+        fields["state"] = state
+        fields["reason"] = reason
+    return Derivation(fields, selection, map(tally.add, records), tally)
+
+
+class _Tally:
+    """The case records counted by what the summary reads of them: a few dozen kinds of case
+    however many cases, so the summary is computed without holding the records."""
+
+    _READ = ("label", "reason", "strength", "control", "result", "intervention_passes")
+
+    def __init__(self, summarise: Callable[[Iterable[Map]], Map]) -> None:
+        self._kinds: Counter[tuple[Any, ...]] = Counter()
+        self._summarise = summarise
+
+    def add(self, record: Map) -> Map:
+        self._kinds[
+            (
+                *(record.get(name) for name in self._READ),
+                tuple(record.get("drop_reasons", ())),
+                (record.get("gold") or {}).get("label"),
+                bool(record.get("budget_dropped")),
+            )
+        ] += 1
+        return record
+
+    def summary(self) -> Map:
+        return self._summarise(_Counted(self._kinds))
+
+
+class _Counted(Iterable[Map]):
+    """Each counted case, as the summary reads it; iterable again and again."""
+
+    def __init__(self, kinds: Counter[tuple[Any, ...]]) -> None:
+        self._kinds = kinds
+
+    def __iter__(self) -> Iterator[Map]:
+        for key, count in self._kinds.items():
+            *values, drops, gold_label, dropped = key
+            case = dict(zip(_Tally._READ, values, strict=True))
+            case.update(drop_reasons=list(drops), gold_label=gold_label, budget_dropped=dropped)
+            for _ in range(count):
+                yield case
 
 
 def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
@@ -234,18 +312,19 @@ def _state(
     return COMPLETE, None
 
 
-def _unsupported(inputs: _Inputs) -> Derived:
-    cases = [
-        {
+def _unsupported(inputs: _Inputs) -> Iterator[Map]:
+    for case_id in inputs.selection.selected:
+        yield {
             "case_id": case_id,
             "position": _parent_case(inputs, case_id).evidence.position,
             "label": UNRESOLVED,
             "reason": INTERVENTION_UNSUPPORTED,
             "strength": NO_STRENGTH,
         }
-        for case_id in inputs.selection.selected
-    ]
-    return cases, {"control_passed": None, "recovered": None, "labels": label_counts(cases)}
+
+
+def _unsupported_summary(cases: Iterable[Map]) -> Map:
+    return {"control_passed": None, "recovered": None, "labels": label_counts(cases)}
 
 
 @dataclass(frozen=True)
@@ -265,28 +344,26 @@ class _Observed:
 
 
 class _Outcomes:
-    """Each child run's verdicts on the criterion, by role and case (streamed, small)."""
+    """Each child run's verdict on the criterion for a case, read from its index when asked."""
 
     def __init__(self, inputs: _Inputs, child_runs: Sequence[ChildRun]) -> None:
-        self._repeats = inputs.repeats
-        self._runs: dict[str, list[dict[str, tuple[str, str]]]] = {
-            "intervention": [],
-            "control": [],
-        }
+        self._inputs = inputs
+        self._runs: dict[str, list[str]] = {"intervention": [], "control": []}
         for child in child_runs:
-            found: dict[str, tuple[str, str]] = {}
-            for body in stream_case_results(inputs.ledger, child["run_id"]):
-                verdict = body["verdicts"].get(inputs.criterion)
-                found[body["case_id"]] = (outcome_of(verdict), body["execution"])
-            self._runs[child["role"]].append(found)
+            self._runs[child["role"]].append(child["run_id"])
 
     def of(self, role: str, case_id: str) -> _Observed:
         """A case's outcome in each repeat of ``role``; a repeat never run counts as missing."""
-        runs = self._runs[role]
-        seen = [run.get(case_id) for run in runs]
+        seen = [self._seen(run_id, case_id) for run_id in self._runs[role]]
         outcomes = [s[0] if s else NOT_OBSERVED for s in seen]
-        outcomes += [NOT_OBSERVED] * (self._repeats - len(outcomes))
+        outcomes += [NOT_OBSERVED] * (self._inputs.repeats - len(outcomes))
         return _Observed(outcomes, seen[0][1] if seen and seen[0] else None)
+
+    def _seen(self, run_id: str, case_id: str) -> tuple[str, str] | None:
+        body = latest_result(self._inputs.ledger, run_id, case_id)
+        if body is None:
+            return None
+        return outcome_of(body["verdicts"].get(self._inputs.criterion)), body["execution"]
 
 
 def _repeat_counts(
@@ -297,7 +374,7 @@ def _repeat_counts(
         record["intervention_passes"] = treated.passes
 
 
-def _recovered_in(inputs: _Inputs, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, int]]:
+def _recovered_in(cases: Iterable[Map]) -> list[dict[str, int]]:
     """How many recovered cases passed in each number of intervention repeats, most first."""
     counts = Counter(
         c["intervention_passes"] for c in cases if c["strength"] == INTERVENTION_RECOVERY
@@ -305,9 +382,8 @@ def _recovered_in(inputs: _Inputs, cases: Sequence[Mapping[str, Any]]) -> list[d
     return [{"passes": k, "cases": counts[k]} for k in sorted(counts, reverse=True)]
 
 
-def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Derived:
+def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
     observed = _Outcomes(inputs, child_runs)
-    cases: list[dict[str, Any]] = []
     for case_id in inputs.selection.selected:
         found = _parent_case(inputs, case_id).evidence
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
@@ -329,7 +405,10 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Derived:
             "strength": label.strength,
         }
         _repeat_counts(record, inputs, control, treated)
-        cases.append(record)
+        yield record
+
+
+def _gold_summary(inputs: _Inputs, cases: Iterable[Map]) -> Map:
     summary: dict[str, Any] = {
         "control_passed": sum(c["control"] == PASSED for c in cases),
         "recovered": sum(c["strength"] == INTERVENTION_RECOVERY for c in cases),
@@ -337,22 +416,17 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Derived:
         "implicated": implicated(cases),
     }
     if inputs.repeats > 1:
-        summary["recovered_in"] = _recovered_in(inputs, cases)
-    return cases, summary
+        summary["recovered_in"] = _recovered_in(cases)
+    return summary
 
 
-def _replay(
-    inputs: _Inputs,
-    child_runs: Sequence[ChildRun],
-    carried: Mapping[str, Map] | None,
-) -> Derived:
+def _replay(inputs: _Inputs, child_runs: Sequence[ChildRun], carried: _Carried) -> Iterator[Map]:
     observed = _Outcomes(inputs, child_runs)
-    cases: list[dict[str, Any]] = []
     for case_id in inputs.selection.selected:
         parent = _parent_case(inputs, case_id)
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
         result, strength = replay_result(control=control.outcome, intervention=treated.outcome)
-        gold = (carried or {}).get(case_id)
+        gold = carried.get(case_id)
         record: dict[str, Any] = {
             "case_id": case_id,
             "position": parent.evidence.position,
@@ -364,23 +438,26 @@ def _replay(
             **_as_replayed(inputs, parent, treated.execution),
         }
         _repeat_counts(record, inputs, control, treated)
-        cases.append(record)
-    ranked_out = [c for c in cases if (c["gold"] or {}).get("label") == RANKED_OUT]
+        yield record
+
+
+def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool) -> Map:
+    def ranked_out() -> Iterator[Map]:
+        return (c for c in cases if c["gold_label"] == RANKED_OUT)
+
     summary: dict[str, Any] = {
         "control_passed": sum(c["control"] == PASSED for c in cases),
         "recovered": sum(c["result"] == RECOVERED for c in cases),
-        "ranked_out": None if carried is None else len(ranked_out),
-        "confirmed": None if carried is None else sum(c["result"] == RECOVERED for c in ranked_out),
-        "budget_dropped": None
-        if inputs.ranking_only
-        else sum(bool(c["budget_dropped"]) for c in cases),
+        "ranked_out": None if not carried else sum(1 for _ in ranked_out()),
+        "confirmed": None if not carried else sum(c["result"] == RECOVERED for c in ranked_out()),
+        "budget_dropped": None if inputs.ranking_only else sum(c["budget_dropped"] for c in cases),
         "ranked_out_budget_dropped": None
-        if carried is None or inputs.ranking_only
-        else sum(bool(c["budget_dropped"]) for c in ranked_out),
+        if not carried or inputs.ranking_only
+        else sum(c["budget_dropped"] for c in ranked_out()),
     }
     if inputs.repeats > 1:
-        summary["recovered_in"] = _recovered_in(inputs, cases)
-    return cases, summary
+        summary["recovered_in"] = _recovered_in(cases)
+    return summary
 
 
 def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dict[str, Any]:
@@ -403,20 +480,102 @@ def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dic
     }
 
 
-def _carried_cases(ledger: Ledger, carried_from: str | None) -> dict[str, Map] | None:
-    if carried_from is None:
+class _Carried:
+    """The carried gold-context diagnosis's case records, met in case-id order as the replay
+    reaches its cases (both are the parent's selection, in that order)."""
+
+    def __init__(self, ledger: Ledger, carried_from: str | None) -> None:
+        self.present = carried_from is not None
+        self._records: Iterator[Map] = iter(())
+        if carried_from is not None:
+            self._records = diagnosis_cases(ledger, diagnosis_body(ledger.get(carried_from)))
+        self._next = next(self._records, None)
+
+    def get(self, case_id: str) -> Map | None:
+        while self._next is not None and self._next["case_id"] < case_id:
+            self._next = next(self._records, None)
+        if self._next is not None and self._next["case_id"] == case_id:
+            return self._next
         return None
-    body = diagnosis_body(ledger.get(carried_from))
-    return {c["case_id"]: c for c in body["cases"]}
+
+
+# -- a diagnosis's pages ------------------------------------------------------------------
+
+PAGE_SIZE: Final = 256
+"""Case records in one ``oloproof.diagnosis_page``: a reader holds one page at a time."""
+
+
+def pages_of(records: Iterable[Map]) -> Iterator[tuple[Event, list[Map]]]:
+    """``records`` as consecutive diagnosis pages of up to ``PAGE_SIZE`` records, each with the
+    records it holds."""
+    records = iter(records)
+    while chunk := list(itertools.islice(records, PAGE_SIZE)):
+        yield ev.make(ev.DIAGNOSIS_PAGE, {"records": chunk}), chunk
+
+
+def put_pages(ledger: Ledger, records: Iterable[Map]) -> list[str]:
+    """Store ``records`` as diagnosis pages, one at a time; their addresses in order."""
+    return [ledger.put(page) for page, _ in pages_of(records)]
+
+
+def page_addresses(records: Iterable[Map]) -> list[str]:
+    """The addresses ``put_pages`` would give the pages of ``records``, storing nothing."""
+    return [address_of(page) for page, _ in pages_of(records)]
+
+
+def paged(records: Iterable[Map], pages: list[str]) -> Iterator[Map]:
+    """``records`` as they pass, the address of each page they make appended to ``pages``
+    (``page_addresses`` of records that are consumed once)."""
+    for page, chunk in pages_of(records):
+        pages.append(address_of(page))
+        yield from chunk
+
+
+def _read_pages(ledger: Ledger, pages: Sequence[str]) -> Iterator[Map]:
+    for page in pages:
+        yield from diagnosis_page_body(ledger.get(page))["records"]
+
+
+def diagnosis_cases(ledger: Ledger, body: DiagnosisBody) -> Iterator[Map]:
+    """A stored diagnosis's case records in case-id order, one page read at a time."""
+    yield from body.get("cases", [])  # schema 1 kept them in the body
+    yield from _read_pages(ledger, body["case_pages"])
+
+
+def diagnosis_excluded(ledger: Ledger, body: DiagnosisBody) -> Iterator[Map]:
+    """A stored diagnosis's excluded cases (failed, but without gold context)."""
+    yield from body.get("excluded", [])
+    yield from _read_pages(ledger, body["excluded_pages"])
+
+
+def diagnosis_case(ledger: Ledger, body: DiagnosisBody, case_id: str) -> Map | None:
+    """One case's record in a stored diagnosis, or None: the pages are in case-id order, so
+    this reads about log2(pages) of them."""
+    inline = [c for c in body.get("cases", []) if c["case_id"] == case_id]
+    if inline:
+        return inline[0]
+    pages = body["case_pages"]
+    low, high = 0, len(pages)
+    while low < high:
+        middle = (low + high) // 2
+        records = diagnosis_page_body(ledger.get(pages[middle]))["records"]
+        if not records or case_id < records[0]["case_id"]:
+            high = middle
+        elif case_id > records[-1]["case_id"]:
+            low = middle + 1
+        else:
+            return next((r for r in records if r["case_id"] == case_id), None)
+    return None
 
 
 def diagnosis_refs(body: DiagnosisBody) -> list[str]:
-    """The links of a diagnosis event: its parent run, each child run, the carried diagnosis."""
+    """The links of a diagnosis event: its parent run, each child run, the carried diagnosis,
+    then its pages."""
     refs = [body["run"], *(c["address"] for c in body["child_runs"])]
     carried_from = body["carried_from"]
     if carried_from:
         refs.append(carried_from)
-    return refs
+    return [*refs, *body["case_pages"], *body["excluded_pages"]]
 
 
 def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str) -> str | None:
@@ -442,22 +601,34 @@ class Diagnosis:
     address: str
     body: DiagnosisBody
     carried_address: str | None = None
-    carried: Mapping[str, Any] | None = None
+    carried: DiagnosisBody | None = None
 
     @property
     def state(self) -> str:
         """``complete``, ``stopped`` or ``interrupted``."""
         return self.body.get("state", COMPLETE)
 
-    def to_json(self) -> dict[str, Any]:
-        """A plain-data form for ``--json``."""
+    def to_json(self, ledger: Ledger) -> dict[str, Any]:
+        """A plain-data form for ``--json``: each body with its records read from its pages."""
         return {
             "address": self.address,
-            "diagnosis": plain(self.body),
+            "diagnosis": whole(ledger, self.body),
             "carried": None
             if self.carried is None
-            else {"address": self.carried_address, "diagnosis": plain(self.carried)},
+            else {"address": self.carried_address, "diagnosis": whole(ledger, self.carried)},
         }
+
+
+def whole(ledger: Ledger, body: DiagnosisBody) -> dict[str, Any]:
+    """A diagnosis body as plain data with ``selected``, ``cases`` and ``excluded`` read from
+    its pages (the size of the selection: for output that lists every case)."""
+    cases = [plain(c) for c in diagnosis_cases(ledger, body)]
+    return {
+        **plain(body),
+        "selected": [c["case_id"] for c in cases],
+        "cases": cases,
+        "excluded": [plain(c) for c in diagnosis_excluded(ledger, body)],
+    }
 
 
 def load_diagnosis(ledger: Ledger, text: str) -> Diagnosis:

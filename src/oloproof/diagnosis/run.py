@@ -8,8 +8,9 @@ Requirements this module meets:
 2. On a staged system with selected cases, two real child runs are executed, the intervention
    first and its control second, each with its own run id and a ``parent`` naming the diagnosed
    run. On a black box, or with nothing selected, nothing is executed.
-3. The diagnosis event links the parent run, every child run and, for a replay, the carried
-   gold-context diagnosis; its body comes from ``derive_diagnosis`` alone.
+3. The diagnosis event links the parent run, every child run, for a replay the carried
+   gold-context diagnosis, and the pages of its case records (stored first, one at a time, as
+   derivation yields them); its body comes from ``derive_diagnosis`` alone.
 4. A child run that stops with an error (or is interrupted) still leaves an honest record: the
    diagnosis is written with ``state`` ``stopped`` (or ``interrupted``), its ``reason``, and
    links to every child run that was started, so no child run is left without its diagnosis.
@@ -20,7 +21,8 @@ Requirements this module meets:
    runs that many times, each repeat its own child run whose intervention records the repeat
    index, so no repeat's execution or stage output can stand in for another's.
 7. The parent run is streamed: its cases and recorded retrievals are read from the ledger one
-   case at a time as the child runs reach them, so memory does not grow with the run.
+   case at a time as the child runs reach them, and the diagnosis's records one at a time as
+   they are derived and paged, so memory grows with neither the run nor the selection.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from oloproof.diagnosis.derive import (
     derive_diagnosis,
     diagnosis_refs,
     latest_gold_diagnosis,
+    put_pages,
     select_cases,
     with_carried,
 )
@@ -215,7 +218,7 @@ def _prepare(
 
 
 def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Diagnosis:
-    body = derive_diagnosis(
+    derivation = derive_diagnosis(
         ledger,
         request.parent,
         criterion=request.criterion,
@@ -224,8 +227,9 @@ def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Di
         carried_from=request.carried_from,
         repeats=request.repeats,
     )
+    case_pages = put_pages(ledger, derivation.records)
+    body = derivation.body(case_pages, put_pages(ledger, derivation.selection.excluded_records()))
     address = ledger.put(ev.make(ev.DIAGNOSIS, body, diagnosis_refs(body)))
-    # The body just stored, not a second copy read back: it is the size of the selection.
     return with_carried(ledger, address, body)
 
 
@@ -335,6 +339,8 @@ def _child_specs(
         # The repeat index is part of the intervention, hence of every execution's identity.
         intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
         plan = _child_plan(parent, engine)
+        if specs:  # one loaded dataset for all: each holds the file's lines, compressed
+            plan = dataclasses.replace(plan, dataset=specs[0].plan.dataset)
         if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
             raise ConfigError(
                 "oloproof diagnose: --intervention token-budget needs the system's "

@@ -506,13 +506,15 @@ def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
 
 def _diagnosed(reader: Reader, run_id: str, case_id: str) -> list[tuple[str, str, str]]:
     """Each diagnosis of the run that labels this case, with the label it gives."""
+    from oloproof.diagnosis.derive import diagnosis_case
+
     found = []
     for address, event in reader.ledger.lookup_events("diagnoses", run_id):
         body = diagnosis_body(event)
-        for case in body.get("cases", []):
-            if case.get("case_id") == case_id:
-                label = case.get("label") or (case.get("gold") or {}).get("label") or "—"
-                found.append((address, intervention_text(body), str(label)))
+        case = diagnosis_case(reader.ledger, body, case_id)
+        if case is not None:
+            label = case.get("label") or (case.get("gold") or {}).get("label") or "—"
+            found.append((address, intervention_text(body), str(label)))
     return found
 
 
@@ -529,6 +531,8 @@ def last_artifact(artifacts: Mapping[str, list[Any]], kind: str) -> Map | None:
 class DiagnosisPage:
     address: str
     body: DiagnosisBody
+    cases: list[Map]  # read from its pages: the page lists every case
+    excluded: list[Map]
     carried: Mapping[str, Any] | None
     outcomes: dict[str, dict[str, str]]
     parent: RunRow
@@ -536,6 +540,7 @@ class DiagnosisPage:
 
 def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
     from oloproof.diagnosis import load_diagnosis
+    from oloproof.diagnosis.derive import diagnosis_cases, diagnosis_excluded
 
     try:
         diagnosis = load_diagnosis(reader.ledger, reader.resolve(text))
@@ -555,6 +560,8 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
     return DiagnosisPage(
         diagnosis.address,
         body,
+        list(diagnosis_cases(reader.ledger, body)),
+        list(diagnosis_excluded(reader.ledger, body)),
         diagnosis.carried,
         outcomes,
         _run_row(reader, parent_address, parent_body),
