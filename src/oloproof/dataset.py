@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, overload
+from typing import Any, BinaryIO, Final, overload
 
 from ledger import CodecError, encode
 from ledger.codec import INT_MAX, INT_MIN
@@ -59,48 +59,93 @@ class Dataset:
 
 
 def load_dataset(path: Path) -> Dataset:
-    """Read and check every line of ``path``; raise ``DatasetError`` at the first bad one."""
+    """Read and check every line of ``path``; raise ``DatasetError`` at the first bad one.
+
+    The file is read a line at a time (hashed, checked and compressed as it goes), so loading
+    it never holds the whole file.
+    """
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as file:
+            return _load(path, file)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read it ({exc.strerror})") from None
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DatasetError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _load(path: Path, file: BinaryIO) -> Dataset:
+    digest = hashlib.sha256()
+    blocks = _Blocks()
     numbers = array("L")
     spans = array("Q")
     # Each case id's hash, not the ids themselves: a dict of a million ids would be the largest
     # thing a run holds. Equal hashes are rare, and are looked at exactly (``_first_duplicate``).
     hashes = array("q")
     metadata_keys: set[str] = set()
-    # Lines end at "\n" alone, as JSON Lines says: a U+2028 inside a string is not a line break.
-    start, number, size = 0, 0, len(raw)
-    while start < size:
-        end = raw.find(b"\n", start)
-        end = size if end < 0 else end
-        number += 1
-        line = raw[start:end].decode("utf-8")
+    start = 0
+    # Lines end at "\n" alone, as JSON Lines says (a binary file splits at nothing else): a
+    # U+2028 inside a string is not a line break.
+    for number, raw in enumerate(file, start=1):
+        digest.update(raw)
+        end = start + len(raw) - (1 if raw.endswith(b"\n") else 0)
+        try:
+            line = raw[: end - start].decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DatasetError(f"{path}: not UTF-8 text (byte {start + exc.start})") from None
         if line.strip():
             try:
                 case = _parse_line(path, number, line)
             except DatasetError:
                 # A repeated id on an earlier line is the first thing wrong with the file.
-                _first_duplicate(path, Cases(path, raw, spans, numbers), hashes)
+                _first_duplicate(path, blocks.cases(path, spans, numbers), hashes)
                 raise
             metadata_keys.update(case.metadata)
             numbers.append(number)
             spans.extend((start, end))
             hashes.append(hash(case.id))
-        start = end + 1
+            blocks.add(start, raw, len(numbers))
+        else:
+            blocks.skip(raw)
+        start += len(raw)
     if not numbers:
         raise DatasetError(f"{path}: no cases (the file is empty)")
-    cases = Cases(path, raw, spans, numbers)
+    cases = blocks.cases(path, spans, numbers)
     _first_duplicate(path, cases, hashes)
-    digest = hashlib.sha256(raw).hexdigest()
-    return Dataset(path, cases, digest, frozenset(metadata_keys))
+    return Dataset(path, cases, digest.hexdigest(), frozenset(metadata_keys))
+
+
+class _Blocks:
+    """The file's case lines, compressed ``_BLOCK_CASES`` cases at a time as they are read:
+    each block holds the bytes from its first case's line to its last one's end."""
+
+    def __init__(self) -> None:
+        self.compressed: list[bytes] = []
+        self.starts = array("Q")  # where each block starts in the file
+        self._open = bytearray()  # the block being filled, from its first case's line on
+
+    def add(self, start: int, raw: bytes, count: int) -> None:
+        """The line at ``start``, the ``count``-th case's."""
+        if not self._open:
+            self.starts.append(start)
+        self._open += raw
+        if count % _BLOCK_CASES == 0:
+            self._close()
+
+    def skip(self, raw: bytes) -> None:
+        """A blank line: inside a block it stays, so offsets within the block still hold."""
+        if self._open:
+            self._open += raw
+
+    def _close(self) -> None:
+        self.compressed.append(zlib.compress(bytes(self._open), 1))
+        self._open = bytearray()
+
+    def cases(self, path: Path, spans: array[int], numbers: array[int]) -> Cases:
+        """The cases read so far."""
+        blocks = list(self.compressed)
+        if self._open:
+            blocks.append(zlib.compress(bytes(self._open), 1))
+        return Cases(path, blocks, self.starts, spans, numbers)
 
 
 def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
@@ -131,17 +176,19 @@ class Cases(Sequence[Case]):
     all its cases.
     """
 
-    def __init__(self, path: Path, raw: bytes, spans: array[int], numbers: array[int]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        blocks: list[bytes],
+        starts: array[int],
+        spans: array[int],
+        numbers: array[int],
+    ) -> None:
         self._path = path
         self._spans = spans  # start and end offset of each case's line in the file
         self._numbers = numbers  # each case's line number
-        self._blocks: list[bytes] = []
-        self._starts = array("Q")  # where each block starts in the file
-        for first in range(0, len(numbers), _BLOCK_CASES):
-            last = min(first + _BLOCK_CASES, len(numbers)) - 1
-            begin, end = spans[2 * first], spans[2 * last + 1]
-            self._blocks.append(zlib.compress(raw[begin:end], 1))
-            self._starts.append(begin)
+        self._blocks = blocks  # each _BLOCK_CASES cases' lines, compressed
+        self._starts = starts  # where each block starts in the file
         self._open: tuple[int, bytes] = (-1, b"")  # the block read last, decompressed
 
     def __len__(self) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -148,3 +149,26 @@ def test_a_repeated_id_is_found_among_many_and_before_a_later_bad_line(tmp_path:
 def test_empty_and_missing_files(tmp_path: Path) -> None:
     assert error_of(write(tmp_path, [""])).endswith("no cases (the file is empty)")
     assert error_of(tmp_path / "none.jsonl").endswith("no such file")
+
+
+def test_a_file_read_line_by_line_keeps_its_digest_lines_and_byte_offsets(tmp_path: Path) -> None:
+    """The file is read a line at a time: blank lines before, inside and at the edges of the
+    compressed blocks, CRLF endings and no final newline change no case, line or digest (the
+    references: each line parsed alone, and the SHA-256 of the whole file's bytes)."""
+    text, expected = b"", []
+    for i in range(600):
+        if i in (0, 255, 256, 257, 511, 599):
+            text += b"\n  \r\n"
+        line = json.dumps({**GOOD, "id": f"c{i}", "input": {"n": i}}).encode()
+        expected.append((f"c{i}", {"n": i}, text.count(b"\n") + 1))
+        text += line + (b"\r\n" if i % 7 == 0 else b"\n")
+    path = tmp_path / "cases.jsonl"
+    path.write_bytes(text.rstrip(b"\n"))
+    dataset = load_dataset(path)
+    assert [(c.id, c.input, c.line) for c in dataset.cases] == expected
+    assert [(c.id, c.input, c.line) for c in reversed(dataset.cases)] == expected[::-1]
+    assert dataset.digest == hashlib.sha256(path.read_bytes()).hexdigest()
+    # A byte that is not UTF-8 on line 400 is named by its offset in the whole file.
+    at = text.index(b'"c400"') + 2
+    path.write_bytes(text[:at] + b"\xff" + text[at + 1 :])
+    assert error_of(path) == f"{path}: not UTF-8 text (byte {at})"
