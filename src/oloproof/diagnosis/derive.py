@@ -16,9 +16,10 @@ Requirements this module meets:
    (``budget_dropped``; not for a ranking criterion, which no context can change).
 5. With repeats, a case's outcome per role combines its repeats (``combine``: any pass is a
    pass), and each case counts its passes per role.
-6. Nothing per case is held beyond the selection's ids: each case's events (its result in the
-   parent and in each child run, through the ``run_case`` index) are read when the case is
-   derived, the records are consumed one at a time, and the summary counts them as they pass.
+6. Nothing per case is held beyond the selection's ids and the digests of their results in
+   the parent: each case's events (those results, and its result in each child run, found
+   through the ``run_case`` index) are read when the case is derived, the records are
+   consumed one at a time, and the summary counts them as they pass.
 7. The records are stored in ``oloproof.diagnosis_page`` events of ``PAGE_SIZE`` records, in
    case-id order, which the diagnosis links; a reader reads them one page at a time
    (``diagnosis_cases``), or finds one case by bisecting them (``diagnosis_case``).
@@ -26,13 +27,14 @@ Requirements this module meets:
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
-from ledger import Event, FormatError, Ledger, address_of
+from ledger import Event, Ledger, address_of
 from oloproof import events as ev
 from oloproof.bodies import (
     CaseResultBody,
@@ -92,23 +94,25 @@ DERIVED_FIELDS = (
 
 @dataclass(frozen=True)
 class Selection:
-    """The parent's failed cases: the selected ones and the excluded ones, by id in order.
-    Each case's result is read from the ledger when it is needed, never all held."""
+    """The parent's failed cases: the selected ones and the excluded ones, by id in order, and
+    the digest of each selected case's result (32 bytes a case; bodies are read when needed)."""
 
     run_id: str
     selected: list[str]
     excluded: list[str]
+    digests: bytes  # the selected cases' result digests, in the order of ``selected``
+
+    def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
+        """The parent's case result body of a selected case."""
+        at = bisect.bisect_left(self.selected, case_id)
+        if at == len(self.selected) or self.selected[at] != case_id:
+            raise KeyError(case_id)
+        digest = self.digests[32 * at : 32 * (at + 1)]
+        return case_result_body(ledger.get("sha256:" + digest.hex()))
 
     def excluded_records(self) -> Iterator[Map]:
         """The record of each excluded case, as its diagnosis stores it."""
         return ({"case_id": case_id, "reason": NO_GOLD_CONTEXT} for case_id in self.excluded)
-
-    def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
-        """The parent's case result body of a selected case."""
-        found = latest_result(ledger, self.run_id, case_id)
-        if found is None:
-            raise FormatError(f"run {self.run_id} has no case result of {case_id} in its index")
-        return found
 
 
 def latest_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | None:
@@ -120,19 +124,21 @@ def latest_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody |
 def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     """Failed cases on ``criterion`` with gold context, and those excluded for lacking it.
 
-    The parent's case results are streamed; only the failed ones' ids are kept (the latest
-    result of a case id decides, as everywhere else).
+    The parent's case results are streamed; only the failed ones' ids and result digests are
+    kept (the latest result of a case id decides, as everywhere else).
     """
-    failed: dict[str, bool] = {}
-    for _, event in ledger.lookup_events("run_cases", run_id):
+    failed: dict[str, tuple[bytes, bool]] = {}
+    for address, event in ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
         if is_failure(body["verdicts"].get(criterion)):
-            failed[body["case_id"]] = bool(body["expected"].get("gold_context"))
+            gold = bool(body["expected"].get("gold_context"))
+            failed[body["case_id"]] = (bytes.fromhex(address.removeprefix("sha256:")), gold)
         else:
             failed.pop(body["case_id"], None)
-    selected = sorted(case_id for case_id, gold in failed.items() if gold)
-    excluded = sorted(case_id for case_id, gold in failed.items() if not gold)
-    return Selection(run_id, selected, excluded)
+    selected = sorted(case_id for case_id, (_, gold) in failed.items() if gold)
+    excluded = sorted(case_id for case_id, (_, gold) in failed.items() if not gold)
+    digests = b"".join(failed[case_id][0] for case_id in selected)
+    return Selection(run_id, selected, excluded, digests)
 
 
 def artifact(execution: ExecutionBody, kind: str) -> Map | None:
