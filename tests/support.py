@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,20 @@ def oloproof(
         env={**os.environ, **(env or {})},
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def write_project(
+    root: Path, *, app: str, config: str, policy: str, cases: Iterable[dict[str, Any]]
+) -> Path:
+    """A project in ``root`` (made here): its ``app.py``, ``oloproof.yaml``, ``policy.yaml``
+    and one ``cases.jsonl`` line per case."""
+    root.mkdir()
+    (root / "app.py").write_text(app)
+    (root / "oloproof.yaml").write_text(config)
+    (root / "policy.yaml").write_text(policy)
+    with (root / "cases.jsonl").open("w") as f:
+        f.writelines(json.dumps(case) + "\n" for case in cases)
+    return root
 
 
 def copy_example(name: str, dest: Path) -> Path:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import cbor2
 import lmdb
-from tests.support import oloproof
+from tests.support import oloproof, write_project
 
 from oloproof import events as ev
 from oloproof.store import open_project_ledger
@@ -32,15 +32,11 @@ ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
 def project(root: Path) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(POLICY)
-    with (root / "cases.jsonl").open("w") as f:
-        for i in range(CASES):
-            case = {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}}
-            f.write(json.dumps(case) + "\n")
-    return root
+    cases = (
+        {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}}
+        for i in range(CASES)
+    )
+    return write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
 
 
 def ok(root: Path, *args: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import oloproof
+from tests.support import oloproof, write_project
 
 from ledger import Event
 from oloproof import events as ev
@@ -86,24 +86,21 @@ def has_gold(i: int) -> bool:
     return i % 50 != 7
 
 
+def case(i: int) -> dict[str, Any]:
+    gold = 1000 + i
+    expected: dict[str, Any] = {"answer": "yes", "relevant": [{"doc_id": f"d{gold}"}]}
+    if has_gold(i):
+        expected["gold_context"] = [{"doc_id": f"d{gold}", "text": f"passage {gold}"}]
+    return {
+        "id": case_id(i),
+        "input": {"n": i, "q": f"question {i}", "gold": gold, "kind": kind(i)},
+        "expected": expected,
+    }
+
+
 def project(root: Path) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(POLICY)
-    with (root / "cases.jsonl").open("w") as f:
-        for i in range(CASES):
-            gold = 1000 + i
-            expected: dict[str, Any] = {"answer": "yes", "relevant": [{"doc_id": f"d{gold}"}]}
-            if has_gold(i):
-                expected["gold_context"] = [{"doc_id": f"d{gold}", "text": f"passage {gold}"}]
-            case = {
-                "id": case_id(i),
-                "input": {"n": i, "q": f"question {i}", "gold": gold, "kind": kind(i)},
-                "expected": expected,
-            }
-            f.write(json.dumps(case) + "\n")
-    return root
+    cases = (case(i) for i in range(CASES))
+    return write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
 
 
 def ok(root: Path, *args: str) -> str:

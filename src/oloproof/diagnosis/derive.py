@@ -127,17 +127,22 @@ def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     The parent's case results are streamed; only the failed ones' ids and result digests are
     kept (the latest result of a case id decides, as everywhere else).
     """
-    failed: dict[str, tuple[bytes, bool]] = {}
+    # A failed case's value: twice the place of its result's digest in ``digests``, plus one
+    # with gold context (an int, not a tuple: this dict is as long as the failures).
+    failed: dict[str, int] = {}
+    found = bytearray()
     for address, event in ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
         if is_failure(body["verdicts"].get(criterion)):
             gold = bool(body["expected"].get("gold_context"))
-            failed[body["case_id"]] = (bytes.fromhex(address.removeprefix("sha256:")), gold)
+            failed[body["case_id"]] = 2 * (len(found) // 32) + gold
+            found += bytes.fromhex(address.removeprefix("sha256:"))
         else:
             failed.pop(body["case_id"], None)
-    selected = sorted(case_id for case_id, (_, gold) in failed.items() if gold)
-    excluded = sorted(case_id for case_id, (_, gold) in failed.items() if not gold)
-    digests = b"".join(failed[case_id][0] for case_id in selected)
+    selected = sorted(case_id for case_id, value in failed.items() if value & 1)
+    excluded = sorted(case_id for case_id, value in failed.items() if not value & 1)
+    at = (32 * (failed[case_id] >> 1) for case_id in selected)
+    digests = b"".join(found[i : i + 32] for i in at)
     return Selection(run_id, selected, excluded, digests)
 
 
@@ -207,15 +212,18 @@ def derive_diagnosis(
     child_runs: Sequence[ChildRun],
     carried_from: str | None,
     repeats: int = 1,
+    selection: Selection | None = None,
 ) -> Derivation:
     """Every label and count of a diagnosis, from the parent, child runs and carried labels.
 
-    Cases are read one at a time from the ledger as ``records`` is consumed.
+    ``selection`` is the one the child runs executed, when the caller made it; else it is
+    selected here. Cases are read one at a time from the ledger as ``records`` is consumed.
     """
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
-    selection = select_cases(ledger, parent.run_id, criterion)
+    if selection is None:
+        selection = select_cases(ledger, parent.run_id, criterion)
     spec = next(
         (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )

@@ -226,6 +226,7 @@ def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Di
         child_runs=child_runs,
         carried_from=request.carried_from,
         repeats=request.repeats,
+        selection=request.selection,
     )
     case_pages = put_pages(ledger, derivation.records)
     body = derivation.body(case_pages, put_pages(ledger, derivation.selection.excluded_records()))
