@@ -134,7 +134,17 @@ def _check_run(
         body = case_result_body(event)
         differences = _copy_differences(body, event.refs, run, judgments)
         yield from stale_summary(address, "case_result", differences)
-        if tally is None or body in seen:
+        if body in seen:
+            # A run executes a case once (a resume skips finished cases), so a second result is
+            # another writer's: reports count the first, which this one cannot overrule.
+            detail = (
+                f"case_result: {run.run_id} already holds a result for case "
+                f"{body['case_id']!r}; its reports count the first"
+            )
+            yield Problem(STALE_SUMMARY, address, detail)
+            continue
+        if tally is None:
+            seen.add(body)
             continue
         while decisions and decisions[0].cases == seen.count:
             counts.decisions += 1

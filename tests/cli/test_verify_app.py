@@ -121,6 +121,32 @@ def test_a_forged_verdict_copy_exits_1_naming_it(support: Path, tmp_path: Path) 
     assert ("StaleSummary", forged) in {(p["kind"], p["address"]) for p in report["problems"]}
 
 
+def test_a_second_result_for_one_case_of_a_run_exits_1_naming_it(
+    support: Path, tmp_path: Path
+) -> None:
+    """A run executes each case once; a second result for a case, whose verdict copies agree
+    with its judgments, is still another writer's and is named (reports count the first)."""
+    root = tmp_path / "copy"
+    copy_ledger(support, root)
+    before = summaries(oloproof("verify", cwd=root))
+
+    def recache(body: dict[str, Any]) -> None:
+        body["cache"] = {"execution": "hit" if body["cache"]["execution"] == "miss" else "miss"}
+
+    forged = forge(root, ev.CASE_RESULT, recache)
+    done = oloproof("verify", cwd=root)
+    assert done.code == 1, done.out + done.err
+    with open_project_ledger(root, create=False) as ledger:
+        body = ledger.get(forged).body
+    assert done.lines[0] == (
+        f"StaleSummary {forged}: case_result: {body['run_id']} already holds a result for case "
+        f"{body['case_id']!r}; its reports count the first"
+    )
+    assert done.lines[-1].endswith(": 1 problem(s)")
+    # Its verdict copies were still checked; the run's decision still re-derives from the first.
+    assert summaries(done)[:3] == before[:3] and summaries(done)[3] == before[3] + 1
+
+
 def test_a_decision_with_a_wrong_gate_exits_1_naming_it(support: Path, tmp_path: Path) -> None:
     root = tmp_path / "copy"
     copy_ledger(support, root)
