@@ -41,7 +41,7 @@ from oloproof import __version__
 from oloproof import events as ev
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
-from oloproof.metrics import case_result_body, case_results, slice_value
+from oloproof.metrics import case_result_body, case_result_of, case_results, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -272,16 +272,12 @@ class _StoredCases:
         return (body for _, body in case_results(self._ledger, self._run_id))
 
     def get(self, case_id: str) -> _Body | None:
-        # The latest result of a case id, as ``case_results`` hands out (a case id is on one
-        # line of the dataset).
-        address = self._latest(case_id)
+        # The first result of a case id, as ``case_results`` hands out.
+        address = case_result_of(self._ledger, self._run_id, case_id)
         return None if address is None else case_result_body(self._ledger.get(address))
 
     def __contains__(self, case_id: str) -> bool:
-        return self._latest(case_id) is not None
-
-    def _latest(self, case_id: str) -> str | None:
-        return self._ledger.latest(ev.RUN_CASE, f"{self._run_id}/{case_id}")
+        return case_result_of(self._ledger, self._run_id, case_id) is not None
 
 
 class _HeldCases:

@@ -27,7 +27,7 @@ from typing import Any, cast
 from ledger import Event, FormatError, Ledger
 from ledger.address import format_address, parse_address
 from oloproof.bodies import CaseResultBody
-from oloproof.events import CASE_RESULT
+from oloproof.events import CASE_RESULT, RUN_CASE
 from oloproof.repeats import bounds
 from oloproof.results import Interval, MetricKind
 from oloproof.stats import (
@@ -208,7 +208,10 @@ def slice_value(name: str, body: Mapping[str, Any]) -> str:
 
 
 def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultBody]]:
-    """The case_result events of a run, latest per case id, in the dataset's line order.
+    """The case_result events of a run, the first per case id, in the dataset's line order.
+
+    A run writes a case once; a second result for it is another writer's (``verify`` names it),
+    and every command counts the first, as the run's own tally and decision did.
 
     A run writes its cases in the order they finish, so they are put in line order here:
     holding each case's line and address (about 48 bytes) rather than its body, then reading
@@ -230,11 +233,17 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
     count = len(order)
     for at in range(count):
         i = int(order[at])
-        # A case id is on one line, so the last result written for a line is its latest.
-        if at + 1 < count and lines[int(order[at + 1])] == lines[i]:
+        # A case id is on one line, and the stable sort keeps the first written first.
+        if at > 0 and lines[int(order[at - 1])] == lines[i]:
             continue
         address = format_address(bytes(digests[32 * i : 32 * i + 32]))
         yield address, case_result_body(ledger.get(address))
+
+
+def case_result_of(ledger: Ledger, run_id: str, case_id: str) -> str | None:
+    """The address of the first case result of ``case_id`` in ``run_id`` (the one every
+    command counts), or None: one index lookup."""
+    return next(iter(ledger.iter_lookup(RUN_CASE, f"{run_id}/{case_id}")), None)
 
 
 def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[CaseResultBody]:

@@ -147,6 +147,47 @@ def test_a_second_result_for_one_case_of_a_run_exits_1_naming_it(
     assert summaries(done)[:3] == before[:3] and summaries(done)[3] == before[3] + 1
 
 
+def test_every_command_counts_the_first_result_of_a_case(support: Path, tmp_path: Path) -> None:
+    """A second writer's result for a passing case says it failed: the report, the failures,
+    the case view, the export and a diagnosis all keep to the first, so none of them can say
+    what the gate did not decide on."""
+    root = tmp_path / "copy"
+    copy_ledger(support, root)
+    with open_project_ledger(root, create=False) as ledger:
+        passing = next(
+            body
+            for _, event in ledger.events(ev.CASE_RESULT)
+            if (body := event.body)["verdicts"]["answer_correct"]["s"] == "pass"
+        )
+    run_id, case_id = passing["run_id"], passing["case_id"]
+    before = oloproof("inspect", run_id, "--failures", cwd=root).out
+
+    def fail(body: dict[str, Any]) -> None:
+        if body["case_id"] == case_id:
+            body["verdicts"]["answer_correct"] = {"s": "fail"}
+
+    with open_project_ledger(root, create=False) as ledger:
+        address = next(a for a, e in ledger.events(ev.CASE_RESULT) if e.body["case_id"] == case_id)
+        event = ledger.get(address)
+        body = json.loads(json.dumps(event.body))
+        fail(body)
+        ledger.put(Event(event.type, event.schema, body, event.refs))
+
+    assert oloproof("inspect", run_id, "--failures", cwd=root).out == before
+    assert case_id not in before.split()
+    shown = json.loads(ok("inspect", run_id, "--case", case_id, "--json", cwd=root).out)
+    assert shown["verdicts"]["answer_correct"] == {"s": "pass"}, shown["verdicts"]
+    ok("export", run_id, "--format", "jsonl", "--output", str(tmp_path / "out"), cwd=root)
+    rows = [
+        json.loads(line) for line in (tmp_path / "out" / "verdicts.jsonl").read_text().splitlines()
+    ]
+    mine = [r for r in rows if r["case_id"] == case_id and r["criterion"] == "answer_correct"]
+    assert [r["status"] for r in mine] == ["pass"]
+    diagnosed = json.loads(ok("diagnose", run_id, *GOLD, "--json", cwd=root).out)["diagnosis"]
+    assert diagnosed["cases"] and case_id not in {c["case_id"] for c in diagnosed["cases"]}
+    assert oloproof("verify", cwd=root).code == 1
+
+
 def test_a_decision_with_a_wrong_gate_exits_1_naming_it(support: Path, tmp_path: Path) -> None:
     root = tmp_path / "copy"
     copy_ledger(support, root)

@@ -73,7 +73,7 @@ from oloproof.diagnosis.labels import (
     replay_result,
 )
 from oloproof.events import plain
-from oloproof.metrics import case_result_body
+from oloproof.metrics import SeenCases, case_result_body, case_result_of
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, latest_end
 
@@ -115,9 +115,9 @@ class Selection:
         return ({"case_id": case_id, "reason": NO_GOLD_CONTEXT} for case_id in self.excluded)
 
 
-def latest_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | None:
-    """The latest case result of ``case_id`` in ``run_id``, or None: one index lookup."""
-    address = ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
+def first_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | None:
+    """The case result of ``case_id`` in ``run_id`` that every command counts, or None."""
+    address = case_result_of(ledger, run_id, case_id)
     return None if address is None else case_result_body(ledger.get(address))
 
 
@@ -125,20 +125,21 @@ def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
     """Failed cases on ``criterion`` with gold context, and those excluded for lacking it.
 
     The parent's case results are streamed; only the failed ones' ids and result digests are
-    kept (the latest result of a case id decides, as everywhere else).
+    kept (the first result of a case id decides, as everywhere else).
     """
     # A failed case's value: twice the place of its result's digest in ``digests``, plus one
     # with gold context (an int, not a tuple: this dict is as long as the failures).
     failed: dict[str, int] = {}
     found = bytearray()
+    seen = SeenCases()
     for address, event in ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
+        if not seen.add(body):
+            continue
         if is_failure(body["verdicts"].get(criterion)):
             gold = bool(body["expected"].get("gold_context"))
             failed[body["case_id"]] = 2 * (len(found) // 32) + gold
             found += bytes.fromhex(address.removeprefix("sha256:"))
-        else:
-            failed.pop(body["case_id"], None)
     selected = sorted(case_id for case_id, value in failed.items() if value & 1)
     excluded = sorted(case_id for case_id, value in failed.items() if not value & 1)
     at = (32 * (failed[case_id] >> 1) for case_id in selected)
@@ -374,7 +375,7 @@ class _Outcomes:
         return _Observed(outcomes, seen[0][1] if seen and seen[0] else None)
 
     def _seen(self, run_id: str, case_id: str) -> tuple[str, str] | None:
-        body = latest_result(self._inputs.ledger, run_id, case_id)
+        body = first_result(self._inputs.ledger, run_id, case_id)
         if body is None:
             return None
         return outcome_of(body["verdicts"].get(self._inputs.criterion)), body["execution"]

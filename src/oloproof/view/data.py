@@ -49,7 +49,7 @@ from oloproof.bodies import (
 )
 from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
-from oloproof.metrics import case_result_body, slice_value, stream_case_results
+from oloproof.metrics import case_result_body, case_result_of, slice_value, stream_case_results
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
 from oloproof.run_list import run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
@@ -482,7 +482,7 @@ def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResul
 
 
 def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody] | None:
-    address = reader.ledger.latest(ev.RUN_CASE, f"{run_id}/{case_id}")
+    address = case_result_of(reader.ledger, run_id, case_id)
     return None if address is None else (address, case_result_body(reader.event(address)))
 
 
