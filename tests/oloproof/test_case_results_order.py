@@ -1,8 +1,9 @@
-"""metrics.case_results hands out a run's latest result per case in the dataset's line order.
+"""metrics.case_results hands out a run's first result per case in the dataset's line order.
 
-Results are written to a real ledger in any order, a line may be written again (the later
-write is the latest), and results written before they carried a line follow by case id in the
-order their ids first appeared. The reference is a plain sort of (line, write order).
+Results are written to a real ledger in any order, a line may be written again (by a second
+writer: the first write is the one every command counts), and results written before they
+carried a line follow by case id in the order their ids first appeared. The reference is a plain
+sort of (line, write order).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ def result(case: int, numbered: bool, attempt: int) -> Event:
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
 @given(WRITES)
-def test_latest_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int, bool]]) -> None:
+def test_the_first_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int, bool]]) -> None:
     numbered = {case: flag for case, flag in writes}  # a case has a line in every write or none
     events = [result(case, numbered[case], n) for n, (case, _) in enumerate(writes)]
     path = tmp_path / str(abs(hash(tuple(writes))))
@@ -39,10 +40,10 @@ def test_latest_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int, b
             for address, body in case_results(ledger, "r1")
         ]
 
-    latest: dict[str, int] = {}
+    first: dict[str, int] = {}
     first_seen: dict[str, int] = {}
     for n, (case, _) in enumerate(writes):
-        latest[f"c{case}"] = n
+        first.setdefault(f"c{case}", n)
         first_seen.setdefault(f"c{case}", len(first_seen))
 
     def place(case_id: str) -> tuple[int, int]:
@@ -51,6 +52,6 @@ def test_latest_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int, b
 
     expected = [
         (addresses[n], case_id, n)
-        for case_id, n in sorted(latest.items(), key=lambda kv: place(kv[0]))
+        for case_id, n in sorted(first.items(), key=lambda kv: place(kv[0]))
     ]
     assert got == expected
