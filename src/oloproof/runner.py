@@ -113,12 +113,18 @@ def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:
     return config.model_copy(update={"engine": chosen})
 
 
-def plan_from_run(run_body: Mapping[str, Any], *, engine: str | None = None) -> RunPlan:
-    """Plan again from the config a run recorded; refuse when the system has changed since."""
+def plan_from_run(
+    run_body: Mapping[str, Any], *, engine: str | None = None, dataset: Dataset | None = None
+) -> RunPlan:
+    """Plan again from the config a run recorded; refuse when the system has changed since.
+
+    ``dataset``, when given, is that config's cases file already loaded (by an earlier plan
+    from the same run), which is then not read again.
+    """
     config_path = Path(run_body["config_path"])
     config = _with_engine(ProjectConfig.model_validate(run_body["config"]), engine)
     policy_path = Path(run_body["policy_path"]) if run_body.get("policy_path") else None
-    plan = _plan(config, config_path, policy_path, None)
+    plan = _plan(config, config_path, policy_path, None, dataset)
     if plan.system.identity() != run_body["system"]:
         raise ConfigError(
             f"the system changed since {run_body['run_id']} ran (its code or settings differ), "
@@ -128,7 +134,11 @@ def plan_from_run(run_body: Mapping[str, Any], *, engine: str | None = None) -> 
 
 
 def _plan(
-    config: ProjectConfig, config_path: Path, policy_path: Path | None, concurrency: int | None
+    config: ProjectConfig,
+    config_path: Path,
+    policy_path: Path | None,
+    concurrency: int | None,
+    dataset: Dataset | None = None,
 ) -> RunPlan:
     require_engine(config, config_path)
     base = config_path.parent
@@ -141,7 +151,8 @@ def _plan(
                 f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
                 "or context_truncated)"
             )
-    dataset = load_dataset(base / config.dataset)
+    if dataset is None:
+        dataset = load_dataset(base / config.dataset)
     check_slices(config, config_path, dataset)
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
         check_header_variables(config, config_path)

@@ -38,7 +38,7 @@ from ledger import Ledger
 from oloproof import aio
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
-from oloproof.dataset import Case
+from oloproof.dataset import Case, Dataset
 from oloproof.diagnosis.derive import (
     Diagnosis,
     Selection,
@@ -311,9 +311,9 @@ def _load_reranker(parent: StoredRun, reference: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def _child_plan(parent: StoredRun, engine: str | None) -> RunPlan:
+def _child_plan(parent: StoredRun, engine: str | None, dataset: Dataset | None) -> RunPlan:
     # Child runs decide no release: they carry no policy.
-    plan = plan_from_run(parent.body, engine=engine)
+    plan = plan_from_run(parent.body, engine=engine, dataset=dataset)
     return dataclasses.replace(plan, policy=None, policy_path=None)
 
 
@@ -339,9 +339,8 @@ def _child_specs(
         body = chosen if role == "intervention" else control
         # The repeat index is part of the intervention, hence of every execution's identity.
         intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
-        plan = _child_plan(parent, engine)
-        if specs:  # one loaded dataset for all: each holds the file's lines, compressed
-            plan = dataclasses.replace(plan, dataset=specs[0].plan.dataset)
+        # One loaded dataset for all: each would hold the file's lines, compressed.
+        plan = _child_plan(parent, engine, specs[0].plan.dataset if specs else None)
         if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
             raise ConfigError(
                 "oloproof diagnose: --intervention token-budget needs the system's "
