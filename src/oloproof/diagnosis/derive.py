@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Final, cast
 
 from ledger import Event, Ledger, address_of
+from ledger.address import format_address, parse_address
 from oloproof import events as ev
 from oloproof.bodies import (
     CaseResultBody,
@@ -108,7 +109,7 @@ class Selection:
         if at == len(self.selected) or self.selected[at] != case_id:
             raise KeyError(case_id)
         digest = self.digests[32 * at : 32 * (at + 1)]
-        return case_result_body(ledger.get("sha256:" + digest.hex()))
+        return case_result_body(ledger.get(format_address(digest)))
 
     def excluded_records(self) -> Iterator[Map]:
         """The record of each excluded case, as its diagnosis stores it."""
@@ -139,7 +140,7 @@ def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
         if is_failure(body["verdicts"].get(criterion)):
             gold = bool(body["expected"].get("gold_context"))
             failed[body["case_id"]] = 2 * (len(found) // 32) + gold
-            found += bytes.fromhex(address.removeprefix("sha256:"))
+            found += parse_address(address)
     selected = sorted(case_id for case_id, value in failed.items() if value & 1)
     excluded = sorted(case_id for case_id, value in failed.items() if not value & 1)
     at = (32 * (failed[case_id] >> 1) for case_id in selected)
