@@ -143,14 +143,12 @@ def _check_run(
             )
             yield Problem(STALE_SUMMARY, address, detail)
             continue
-        if tally is None:
-            seen.add(body)
-            continue
-        while decisions and decisions[0].cases == seen.count:
+        while tally is not None and decisions and decisions[0].cases == seen.count:
             counts.decisions += 1
             yield from _check_decision(ledger, decisions.pop(0), run, tally)
         seen.add(body)
-        tally.add(body)
+        if tally is not None:
+            tally.add(body)
     for decision in decisions:
         counts.decisions += 1
         if tally is not None and decision.cases == seen.count:
