@@ -243,7 +243,7 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
 def case_result_of(ledger: Ledger, run_id: str, case_id: str) -> str | None:
     """The address of the first case result of ``case_id`` in ``run_id`` (the one every
     command counts), or None: one index lookup."""
-    return next(iter(ledger.iter_lookup(RUN_CASE, f"{run_id}/{case_id}")), None)
+    return next(ledger.iter_lookup(RUN_CASE, f"{run_id}/{case_id}"), None)
 
 
 def stream_case_results(ledger: Ledger, run_id: str) -> Iterator[CaseResultBody]:
