@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import threading
+import time
+from typing import Any
 
 import pytest
 
@@ -67,3 +70,61 @@ def test_a_closed_pool_takes_no_more_calls_and_its_threads_end() -> None:
     for thread in asyncio.run(main()):
         thread.join(timeout=5)
         assert not thread.is_alive()
+
+
+def test_calls_that_finish_while_the_loop_is_busy_share_one_wake_up() -> None:
+    calls = 16
+    returned = threading.Semaphore(0)
+
+    def work(i: int) -> int:
+        returned.release()
+        return i * 3
+
+    async def main() -> tuple[list[int], int]:
+        loop = asyncio.get_running_loop()
+        wakes = 0
+        threadsafe = loop.call_soon_threadsafe
+
+        def counted(*args: Any) -> Any:
+            nonlocal wakes
+            wakes += 1
+            return threadsafe(*args)
+
+        loop.call_soon_threadsafe = counted  # type: ignore[method-assign]
+        pool = CallPool("busy")
+        try:
+            tasks = [asyncio.ensure_future(pool.call(work, i)) for i in range(calls)]
+            await asyncio.sleep(0)  # every task submits its call
+            # Hold the loop thread until every call has returned on its thread, and a little
+            # longer so that each has handed back its result.
+            for _ in range(calls):
+                assert returned.acquire(timeout=30)
+            time.sleep(0.2)
+            results = await asyncio.wait_for(asyncio.gather(*tasks), timeout=30)
+        finally:
+            pool.close()
+        return results, wakes
+
+    results, wakes = asyncio.run(main())
+    assert results == [i * 3 for i in range(calls)]
+    assert wakes < calls / 2  # one thread's wake-up settles the others' calls (one, usually)
+
+
+def test_no_call_is_left_unsettled_when_threads_finish_in_any_order() -> None:
+    rng = random.Random(7)
+    pauses = [rng.random() / 5000 for _ in range(3000)]
+
+    def work(i: int) -> int:
+        time.sleep(pauses[i])
+        return i
+
+    async def main() -> list[int]:
+        pool = CallPool("order")
+        try:
+            calls = [pool.call(work, i) for i in range(len(pauses))]
+            # A lost wake-up would leave a call waiting for ever: fail instead of hanging.
+            return await asyncio.wait_for(asyncio.gather(*calls), timeout=120)
+        finally:
+            pool.close()
+
+    assert asyncio.run(main()) == list(range(len(pauses)))
