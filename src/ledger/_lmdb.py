@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from hashlib import sha256
 from pathlib import Path
@@ -272,7 +272,7 @@ def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) 
                 txn.put(b"format", _format_record(), db=meta)
                 for table in _DB_NAMES:
                     env.open_db(table, txn=txn, create=True)
-    meta = env.open_db(b"meta", create=False)
+    meta = _open_tables(env, (b"meta",))[b"meta"]
     with env.begin() as txn:
         version = check_format(txn.get(b"format", db=meta), str(root), name)
     if version == CHAINLESS_FORMAT and not readonly:
@@ -282,11 +282,21 @@ def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) 
         _declare_binary_refs(env, meta)
     tables = _DB_NAMES if version == FORMAT else _V1_DB_NAMES
     try:
-        dbs: dict[bytes, Any] = {table: env.open_db(table, create=False) for table in tables}
+        dbs = _open_tables(env, tables)
     except lmdb.NotFoundError as exc:
         raise FormatError(f"the ledger at {root} is missing one of its databases") from exc
     dbs.setdefault(b"chain", None)
     return dbs
+
+
+def _open_tables(env: lmdb.Environment, tables: Iterable[bytes]) -> dict[bytes, Any]:
+    """Handles of existing tables. A writable environment opens them in a write transaction
+    begun here: py-lmdb would begin its own holding the GIL, and so wait for a commit running
+    on another thread of this process while that commit waits for the GIL."""
+    if env.flags()["readonly"]:
+        return {table: env.open_db(table, create=False) for table in tables}
+    with env.begin(write=True) as txn:
+        return {table: env.open_db(table, txn=txn, create=False) for table in tables}
 
 
 def _declare_binary_refs(env: lmdb.Environment, meta: Any) -> None:

@@ -12,7 +12,7 @@ an exception drops only the chunk not yet committed.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from hashlib import sha256
@@ -67,6 +67,24 @@ class _Writer(_Indexes):
     def put_prepared(self, item: Prepared) -> str:
         """``put`` of an event ``prepare`` made ready; return its address."""
         return self._store(item.address, item.digest, item.data, item.prefixes)
+
+    def put_all(self, items: Sequence[Prepared]) -> int:
+        """Store events ``prepare`` made ready in transactions of their own (chunked as a batch
+        is), apart from any open batch; return how many were new.
+
+        For a thread that stores what its owner prepared while the owner goes on: nothing is
+        shared with the owner's batch, and the owner's reads see each chunk once it commits.
+        """
+        if self.readonly:
+            raise StoreError(f"the ledger at {self.path} was opened read-only")
+        added = 0
+        pending = _Pending()
+        for item in items:
+            pending.add(item.digest, item.data, item.prefixes)
+            if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
+                added += self._commit(pending)
+                pending = _Pending()
+        return added + (self._commit(pending) if pending else 0)
 
     def _store(
         self,

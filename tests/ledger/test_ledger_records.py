@@ -12,6 +12,8 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import cbor2
@@ -286,3 +288,45 @@ open_ledger({str(path)!r}, indexer=case_index).close()
                 look("case", key)
     with open_ledger(path, indexer=case_index, readonly=True) as again:
         assert again.lookup("case", key) == addresses  # opened again: the compact layout
+
+
+def test_threads_write_and_read_compressed_records_at_once(tmp_path: Path) -> None:
+    # A run's writer thread commits while the owner commits events of its own and another
+    # thread reads: each commit packs, each read unpacks, and zstd's contexts are not shareable.
+    path = tmp_path / "l"
+    put = filled(path)
+    with open_ledger(path, indexer=by_run) as ledger:
+        behind = [Event("note", 1, {**note(i).body, "n": i}) for i in range(2 * ENOUGH)]
+        own = [Event("note", 1, {**note(i).body, "own": i}) for i in range(ENOUGH)]
+        errors: list[BaseException] = []
+
+        def guarded(work: Callable[[], object]) -> Callable[[], None]:
+            def run() -> None:
+                try:
+                    work()
+                except BaseException as exc:  # reported by the test below
+                    errors.append(exc)
+
+            return run
+
+        def read() -> None:
+            for _ in range(3):
+                for address, event in put:
+                    assert ledger.get(address) == event
+
+        def commit_own() -> None:
+            for event in own:
+                ledger.put(event)
+
+        works = (read, commit_own, lambda: ledger.put_all([ledger.prepare(e) for e in behind]))
+        threads = [threading.Thread(target=guarded(work)) for work in works]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert errors == []
+        assert all(ledger.get(ledger.prepare(e).address) == e for e in behind + own)
+    frames = [stored for _, stored in raw_records(path) if stored[:4] == ZSTD_MAGIC]
+    assert len(frames) == ENOUGH + 2 * ENOUGH + ENOUGH
+    with open_ledger(path, indexer=by_run, readonly=True) as ledger:
+        assert ledger.verify().ok

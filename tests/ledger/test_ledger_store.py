@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -410,6 +412,20 @@ def test_indexer_runs_only_for_new_events(tmp_path: Path) -> None:
         assert led.lookup("all", "x") == [a]
 
 
+def test_put_all_commits_apart_from_the_open_batch(ledger: Ledger) -> None:
+    # The batch rolls back; what put_all stored while it was open stays, and is read at once.
+    items = [ledger.prepare(note(i)) for i in range(3)]
+    with pytest.raises(RuntimeError, match="boom"), ledger.batch():
+        in_batch = ledger.put(note(99))
+        assert ledger.put_all(items + items[:1]) == 3  # a repeat is stored once
+        assert [ledger.get(item.address) for item in items] == [note(0), note(1), note(2)]
+        raise RuntimeError("boom")
+    assert not ledger.has(in_batch)
+    assert all(ledger.has(item.address) for item in items)
+    assert ledger.put_all(items) == 0  # all stored already
+    assert len(ledger) == 3
+
+
 def test_a_prepared_event_is_stored_only_when_put(tmp_path: Path) -> None:
     calls: list[str] = []
     indexer = recording_indexer(calls)
@@ -544,3 +560,47 @@ def test_new_ulid_is_monotonic_and_well_formed() -> None:
     ids = [new_ulid() for _ in range(2000)]
     assert ids == sorted(ids) and len(set(ids)) == len(ids)
     assert all(len(i) == 26 and set(i) <= set("0123456789ABCDEFGHJKMNPQRSTVWXYZ") for i in ids)
+
+
+OPEN_WHILE_WRITING = """
+import sys, threading, time
+import ledger._writes as writes
+from ledger import Event, open_ledger
+
+path = sys.argv[1]
+inside = threading.Event()
+tip = writes._chain_tip
+
+def slow_tip(txn, chain_db):
+    inside.set()  # the write transaction is open: the commit goes on after a pause
+    time.sleep(0.3)
+    return tip(txn, chain_db)
+
+with open_ledger(path) as first:
+    writes._chain_tip = slow_tip
+    writer = threading.Thread(target=first.put, args=(Event("note", 1, {"i": 1}),))
+    writer.start()
+    inside.wait()
+    with open_ledger(path) as second:  # the same file, opened again in this process
+        pass
+    writer.join()
+    print(len(first))
+"""
+
+
+def test_a_ledger_opens_while_another_thread_of_the_process_commits(tmp_path: Path) -> None:
+    # Opening its tables took LMDB's write lock while holding the GIL: with a commit running on
+    # another thread (a run's writer while a system opens the project's ledger), both waited.
+    path = tmp_path / ".oloproof"
+    open_ledger(path).close()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", OPEN_WHILE_WRITING, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("opening the ledger waited for a commit that waited for it")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["1"]
