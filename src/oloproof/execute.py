@@ -4,7 +4,8 @@ Cases run ``concurrency`` at a time (worker coroutines pulling from one queue; s
 thread pool). Each finished case becomes an execution event, one judgment event per evaluator
 and a case_result event that ties them to the run. Events are written in batched transactions;
 Ctrl-C, SIGTERM or an exception loses only the cases still in flight (the rest is written on the
-way out), a hard kill at most the last unwritten batch too, and the run can be resumed.
+way out), a hard kill at most the last two unwritten batches too (one may be being written
+while the next gathers), and the run can be resumed.
 
 Caches, and where a result comes from (``CacheCounts``):
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import gc
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +87,8 @@ _FLUSH_SECONDS = 2.0
 # against 129 MB; 82 against 118 MB at 30,000 staged ones), in the same time, for about 1.5x
 # the bytes written.
 _FLUSH_BYTES = 1 << 20
+# How far what is pending may outgrow a flush while the one before is still being written.
+_BEHIND_LIMIT = 2
 # Cases that never wait (an async system that awaits nothing, a fully cached run) would keep
 # the event loop from running anything else, Ctrl-C's handler included: a worker hands it a
 # turn at least this often.
@@ -159,7 +163,10 @@ class EventWriter:
     """Buffers events and writes them in batched transactions.
 
     Each event is made ready to store (encoded, hashed, its index entries worked out) as it is
-    added, so a flush only writes: the last one, at the end of a run, is all the run waits for.
+    added, so a flush only writes. A flush the run asks for on its way (``maybe_flush``) is
+    written on a thread of its own while the cases go on (``_Behind``): a run that waits on
+    its system (a model server) then hardly waits on its ledger. Only the last flush, at the
+    end of a run, is waited for.
     """
 
     def __init__(self, ledger: Ledger) -> None:
@@ -167,6 +174,7 @@ class EventWriter:
         self._pending: list[Prepared] = []
         self._pending_bytes = 0
         self._stages: dict[str, dict[str, Any]] = {}
+        self._behind: _Behind | None = None
         self._texts: dict[str, None] = {}  # texts added lately, oldest first
         # The retrievals of retrieve stages stored or found lately, by address: an execution
         # made from one is then stored as referring to it without making the stage again.
@@ -204,28 +212,97 @@ class EventWriter:
             remember(self.retrievals, address, body["retrieval"], _RETRIEVALS_KEPT)
 
     def pending_stage(self, identity: str) -> dict[str, Any] | None:
-        return self._stages.get(identity)
+        found = self._stages.get(identity)
+        if found is None and self._behind is not None:
+            found = self._behind.stages.get(identity)
+        return found
 
-    def maybe_flush(self) -> bool:
-        """Flush when enough events or time have gathered; whether it did."""
-        if (
-            len(self._pending) >= _FLUSH_EVENTS
-            or self._pending_bytes >= _FLUSH_BYTES
+    def maybe_flush(self, memory: RunMemory) -> None:
+        """Start writing what has gathered when it is enough events or time, once the write
+        started before has finished; ``memory`` then forgets what that one wrote."""
+        pending, size = len(self._pending), self._pending_bytes
+        if self._behind is not None:
+            # A system that never lets the loop wait starves the writing thread of the GIL:
+            # past the limit, wait for it rather than let what is pending grow without bound.
+            limit = pending >= _FLUSH_EVENTS * _BEHIND_LIMIT or size >= _FLUSH_BYTES * _BEHIND_LIMIT
+            if self._behind.thread.is_alive() and not limit:
+                return
+            self._settle(memory)
+        if pending and (
+            pending >= _FLUSH_EVENTS
+            or size >= _FLUSH_BYTES
             or time.monotonic() - self._last_flush > _FLUSH_SECONDS
         ):
-            self.flush()
-            return True
-        return False
+            self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
+            self._pending, self._pending_bytes, self._stages = [], 0, {}
+            self._last_flush = time.monotonic()
 
-    def flush(self) -> None:
-        if self._pending:
-            with self._ledger.batch():
-                for item in self._pending:
-                    self._ledger.put_prepared(item)
-            self._pending.clear()
-            self._pending_bytes = 0
-            self._stages.clear()
-        self._last_flush = time.monotonic()
+    def _settle(self, memory: RunMemory) -> None:
+        """Wait for the write started on its way and raise what it raised; ``memory`` then
+        forgets what it wrote (the ledger has it now)."""
+        behind = self._behind
+        if behind is None:
+            return
+        behind.thread.join()
+        self._behind = None  # only once joined: a Ctrl-C in the join leaves it to ``flush``
+        if behind.error is not None:
+            # Written again with what followed them, or not at all: later events refer to
+            # these, and none may be stored without what it refers to.
+            self._pending[:0] = behind.items
+            self._pending_bytes += sum(len(item.data) for item in behind.items)
+            self._stages = {**behind.stages, **self._stages}
+            raise behind.error
+        memory.forget(behind.written)
+
+    def flush(self, memory: RunMemory) -> None:
+        """Write everything added, and wait until it is written."""
+        try:
+            self._settle(memory)
+        finally:
+            # Not while a write started on the way may still be going (the join above was
+            # interrupted): what is pending refers to what it writes, and would go first.
+            if self._behind is None and self._pending:
+                self._ledger.put_all(self._pending)
+                self._pending.clear()
+                self._pending_bytes = 0
+                self._stages.clear()
+            self._last_flush = time.monotonic()
+
+
+class _Behind:
+    """One flush written on a thread of its own (``EventWriter.maybe_flush``).
+
+    Until it is settled its stage outputs stay visible to the run (``pending_stage``), and the
+    run keeps in memory the executions and judgments it holds: the run's own reads of the
+    ledger find them only once it is settled.
+    """
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        items: list[Prepared],
+        stages: dict[str, dict[str, Any]],
+        memory: RunMemory,
+    ) -> None:
+        self.items = items
+        self.stages = stages
+        # What the run may forget once these are written: what it finished before now, whose
+        # events are all among ``items``.
+        self.written = memory.finished()
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(
+            # Not a daemon: what was handed to it is written before the process exits.
+            target=self._write,
+            args=(ledger, items),
+            name="oloproof-writer",
+        )
+        self.thread.start()
+
+    def _write(self, ledger: Ledger, items: list[Prepared]) -> None:
+        try:
+            ledger.put_all(items)
+        except BaseException as exc:  # raised in the run's thread by EventWriter._settle
+            self.error = exc
 
 
 @dataclass
@@ -317,8 +394,7 @@ async def execute_cases(
                 if case_done is not None:
                     case_done(body)
                 progress(done, total)
-            if writer.maybe_flush():
-                run.memory.forget_written()
+            writer.maybe_flush(run.memory)
             now = time.monotonic()
             if now - turn > _YIELD_SECONDS:
                 turn = now
@@ -337,7 +413,7 @@ async def execute_cases(
         raise
     finally:
         gc.unfreeze()
-        writer.flush()
+        writer.flush(run.memory)
     return run.counts
 
 

@@ -135,10 +135,28 @@ class RunMemory:
         self.executed_stale = KeySet()
         self.judged_stale = KeySet()
 
-    def forget_written(self) -> None:
-        for identity in [i for i, f in self.executions.items() if f.done()]:
-            del self.executions[identity]
-        self.judgments.clear()
+    def finished(self) -> Finished:
+        """What the run has finished making so far: once its events are written, ``forget``
+        it."""
+        done = [(i, f) for i, f in self.executions.items() if f.done()]
+        return Finished(done, list(self.judgments))
+
+    def forget(self, written: Finished) -> None:
+        """Let go of what ``finished`` listed, now that the ledger holds its events."""
+        executions, judgments = self.executions, self.judgments
+        for identity, future in written.executions:
+            if executions.get(identity) is future:
+                del executions[identity]
+        for pair in written.judgments:
+            judgments.pop(pair, None)
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """``RunMemory.finished``: executions (each with its future) and judgments."""
+
+    executions: list[tuple[str, asyncio.Future[Made]]]
+    judgments: list[tuple[str, str]]
 
 
 class KeySet:

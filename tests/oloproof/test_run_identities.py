@@ -22,7 +22,7 @@ from oloproof.evaluators.reads import WholeCase, reads_of
 from oloproof.evaluators.text import Contains
 from oloproof.execute import CacheCounts
 from oloproof.fingerprint import _walk
-from oloproof.identities import ReadKeys, judgment_identity
+from oloproof.identities import ReadKeys, RunMemory, judgment_identity
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
 
@@ -66,6 +66,23 @@ def project(root: Path, questions: list[str], evaluators: list[dict[str, Any]]) 
     }
     (root / "oloproof.yaml").write_text(yaml.safe_dump(config))
     return root
+
+
+@pytest.fixture
+def written_case_by_case(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every case is written before the next starts (its flush waited for, not written on the
+    run's way), so a repeat finds the first occurrence in the ledger, not in the run's memory."""
+    monkeypatch.setattr(execute, "_FLUSH_EVENTS", 1)
+    original = execute.EventWriter.maybe_flush
+
+    def written(self: execute.EventWriter, memory: RunMemory) -> None:
+        original(self, memory)
+        behind = self._behind
+        if behind is not None:
+            behind.thread.join()
+            original(self, memory)  # settles it: the run forgets what it wrote
+
+    monkeypatch.setattr(execute.EventWriter, "maybe_flush", written)
 
 
 CONTAINS = {"type": "contains", "criterion": "answer_correct"}
@@ -113,21 +130,19 @@ def test_the_fingerprint_is_computed_once_per_run(
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
+@pytest.mark.usefixtures("written_case_by_case")
 def test_a_repeat_after_its_first_occurrence_was_written_still_shares_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, use_cache: bool
+    tmp_path: Path, use_cache: bool
 ) -> None:
-    # Every case is written before the next starts, so a repeat finds the first occurrence in
-    # the ledger, not in the run's unwritten buffer.
-    monkeypatch.setattr(execute, "_FLUSH_EVENTS", 1)
     root = project(tmp_path, ["a", "b", "a", "c", "a"], [CONTAINS])
     assert counts(run(root, use_cache=use_cache)) == ((0, 3, 2), (0, 3, 2))
     assert sorted(calls(root)) == ["a", "b", "c"]
 
 
+@pytest.mark.usefixtures("written_case_by_case")
 def test_a_repeat_of_a_reused_execution_is_a_hit_and_a_new_judgment_is_shared(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setattr(execute, "_FLUSH_EVENTS", 1)
     root = project(tmp_path, ["a", "b", "a"], [CONTAINS])
     run(root)
     calls(root)
@@ -139,12 +154,10 @@ def test_a_repeat_of_a_reused_execution_is_a_hit_and_a_new_judgment_is_shared(
     assert counts(run(root)) == ((3, 0, 0), (3, 2, 1))
 
 
-def test_executions_made_again_keep_judgments_and_share_new_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.usefixtures("written_case_by_case")
+def test_executions_made_again_keep_judgments_and_share_new_ones(tmp_path: Path) -> None:
     # --no-cache executes again; the events come out identical to the stored ones, so their
     # judgments are reused (hits), and a judgment made now is shared by the repeat, not a hit.
-    monkeypatch.setattr(execute, "_FLUSH_EVENTS", 1)
     root = project(tmp_path, ["a", "b", "a"], [CONTAINS])
     run(root)
     project(root, ["a", "b", "a"], [CONTAINS, EQUALS])

@@ -197,16 +197,24 @@ def test_serving_another_address_needs_an_explicit_flag(support_project: Support
 
 CRASHING_APP = """
 import os, signal, time
-from oloproof import system
+from pathlib import Path
+from oloproof import events, system
+from oloproof.store import open_project_ledger
 
 @system(name="crashing", version="1")
 def run(case):
     if case["q"].startswith("error"):
         raise RuntimeError("boom")
     if case["q"] == "pause":
-        time.sleep(2.5)  # past the writer's flush interval: the cases before are committed
+        time.sleep(2.5)  # past the writer's flush interval: the cases before are written
     if case["q"] == "crash":
-        os.kill(os.getpid(), signal.SIGKILL)  # the process dies with no run end written
+        # Once the writer's thread has written them, the process dies with no run end written.
+        with open_project_ledger(Path.cwd(), create=False) as ledger:
+            deadline = time.monotonic() + 30
+            while sum(1 for _ in ledger.events(events.CASE_RESULT)) < 3:
+                assert time.monotonic() < deadline, "the cases before were never written"
+                time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGKILL)
     return {"answer": case["q"]}
 """
 
