@@ -1,7 +1,8 @@
 """The run's writer: a flush asked for on the run's way is written on a thread of its own while
-the run goes on, what it holds stays visible to the run until it is written, a write that fails
-stops the run without storing an event apart from what it refers to, and what waits behind a
-slow write stays bounded. A real ledger in a temp folder; runs through the library.
+the run goes on when the run mostly waits (and at once when it is busy), what it holds stays
+visible to the run until it is written, a write that fails stops the run without storing an
+event apart from what it refers to, and what waits behind a slow write stays bounded. A real
+ledger in a temp folder; runs through the library.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -18,7 +20,7 @@ import yaml
 from ledger import Event, Ledger, LedgerError, Prepared
 from oloproof import events as ev
 from oloproof import execute
-from oloproof.execute import EventWriter
+from oloproof.execute import EventWriter, writes_behind
 from oloproof.identities import Made, RunMemory
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
@@ -32,6 +34,13 @@ _WAIT_S = 30.0
 def ledger(tmp_path: Path) -> Iterator[Ledger]:
     with open_project_ledger(tmp_path) as opened:
         yield opened
+
+
+@pytest.fixture
+def behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every flush on the run's way goes on the writer's thread, however busy the test's own
+    thread was (``writes_behind`` has tests of its own)."""
+    monkeypatch.setattr(execute, "writes_behind", lambda cpu_s, wall_s: True)
 
 
 class HeldWrites:
@@ -68,6 +77,7 @@ def finished_execution(loop: asyncio.AbstractEventLoop, memory: RunMemory, ident
     memory.executions[identity] = future
 
 
+@pytest.mark.usefixtures("behind")
 def test_a_flush_on_the_way_is_written_while_the_run_goes_on_and_stays_visible_until_written(
     ledger: Ledger, monkeypatch: pytest.MonkeyPatch, loop: asyncio.AbstractEventLoop
 ) -> None:
@@ -94,8 +104,7 @@ def test_a_flush_on_the_way_is_written_while_the_run_goes_on_and_stays_visible_u
     finished_execution(
         loop, memory, "e2"
     )  # finished after the write began: not among what it wrote
-    writer.add(note(3))
-    writer.maybe_flush(memory)  # enough for a flush, but the first write has not finished
+    writer.maybe_flush(memory)  # short of a flush, and the first write has not finished
     assert writes.threads == ["oloproof-writer"]
     writes.release.set()
     writer.flush(memory)  # waits for the first, then writes the rest itself
@@ -106,11 +115,12 @@ def test_a_flush_on_the_way_is_written_while_the_run_goes_on_and_stays_visible_u
     assert writer.pending_stage("s1") is None
 
 
-def test_what_waits_behind_a_write_that_does_not_finish_is_bounded(
+@pytest.mark.usefixtures("behind")
+def test_what_waits_behind_a_write_that_does_not_finish_is_one_flush_at_most(
     ledger: Ledger, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A system that never lets the event loop wait keeps the writing thread from the GIL: past
-    # twice a flush, the run waits for the write instead of gathering without bound.
+    # A system that never lets the event loop wait keeps the writing thread from the GIL: once
+    # the next flush is ready, the run waits for the write instead of gathering more.
     monkeypatch.setattr(execute, "_FLUSH_EVENTS", 2)
     writes = HeldWrites(ledger, monkeypatch)
     writer, memory = EventWriter(ledger), RunMemory()
@@ -118,19 +128,41 @@ def test_what_waits_behind_a_write_that_does_not_finish_is_bounded(
     writer.add(note(2))
     writer.maybe_flush(memory)
     writer.add(note(3))
-    writer.add(note(4))
-    writer.add(note(5))
-    writer.maybe_flush(memory)  # three waiting: under the limit of four, no wait
+    writer.maybe_flush(memory)  # one waiting, short of a flush: no wait
     assert not writes.release.is_set()
-    writer.add(note(6))
+    writer.add(note(4))
     releaser = threading.Timer(0.2, writes.release.set)
     releaser.start()
-    writer.maybe_flush(memory)  # four waiting: waits for the first write, then starts the next
+    writer.maybe_flush(memory)  # a flush's worth: waits for the first write, then starts the next
     assert writes.release.is_set()
     releaser.join()
     writer.flush(memory)
-    assert all(ledger.has(ledger.prepare(note(i)).address) for i in range(1, 7))
+    assert all(ledger.has(ledger.prepare(note(i)).address) for i in range(1, 5))
     assert writes.threads == ["oloproof-writer", "oloproof-writer"]
+
+
+def test_a_flush_goes_on_a_thread_of_its_own_only_when_the_run_mostly_waited() -> None:
+    assert writes_behind(cpu_s=0.1, wall_s=1.0)  # a run waiting on its model server
+    assert writes_behind(cpu_s=0.7, wall_s=1.0)  # a fast one, sleeping 20 ms a case
+    assert not writes_behind(cpu_s=0.9, wall_s=1.0)  # a trivial system
+    assert not writes_behind(cpu_s=1.0, wall_s=1.0)  # a cached re-run, which never waits
+
+
+def test_a_writer_that_waited_writes_on_its_way_and_a_busy_one_at_once(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(execute, "_FLUSH_EVENTS", 1)
+    writes = HeldWrites(ledger, monkeypatch)
+    writes.release.set()
+    writer, memory = EventWriter(ledger), RunMemory()
+    writer.add(note(1))
+    time.sleep(0.05)  # the run's thread waits, using next to no CPU
+    writer.maybe_flush(memory)
+    writer.add(note(2))
+    monkeypatch.setattr(execute, "writes_behind", lambda cpu_s, wall_s: False)  # busy
+    writer.maybe_flush(memory)  # waits for the first write, then writes the second itself
+    assert writes.threads == ["oloproof-writer", "MainThread"]
+    assert ledger.has(ledger.prepare(note(2)).address)
 
 
 APP = """
@@ -164,6 +196,7 @@ def project(root: Path, n: int) -> Path:
     return root
 
 
+@pytest.mark.usefixtures("behind")
 def test_a_write_that_fails_on_the_way_stops_the_run_with_every_stored_event_whole(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
