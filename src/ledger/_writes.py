@@ -81,7 +81,7 @@ class _Writer(_Indexes):
         pending = _Pending()
         for item in items:
             pending.add(item.digest, item.data, item.prefixes)
-            if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
+            if _chunk_full(pending):
                 added += self._commit(pending)
                 pending = _Pending()
         return added + (self._commit(pending) if pending else 0)
@@ -100,7 +100,7 @@ class _Writer(_Indexes):
                 pending = self._pending
                 if digest not in pending.data:
                     pending.add(digest, data, self._entries(address, entries))
-                    if pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS:
+                    if _chunk_full(pending):
                         self._flush()
                 return address
             if self.readonly:
@@ -236,6 +236,11 @@ class _Writer(_Indexes):
             return 1, GENESIS
         with self._reading() as txn:
             return _chain_tip(txn, self._chain)
+
+
+def _chunk_full(pending: _Pending) -> bool:
+    """Whether ``pending`` holds a chunk's worth, to commit before it gathers more."""
+    return pending.size >= CHUNK_BYTES or len(pending.data) >= CHUNK_EVENTS
 
 
 def _chain_tip(txn: Any, chain_db: Any) -> tuple[int, bytes]:

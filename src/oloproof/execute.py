@@ -315,17 +315,13 @@ class _Behind:
         # events are all among ``items``.
         self.written = memory.finished()
         self.error: BaseException | None = None
-        self.thread = threading.Thread(
-            # Not a daemon: what was handed to it is written before the process exits.
-            target=self._write,
-            args=(ledger, items),
-            name="oloproof-writer",
-        )
+        # Not a daemon: what was handed to it is written before the process exits.
+        self.thread = threading.Thread(target=self._write, args=(ledger,), name="oloproof-writer")
         self.thread.start()
 
-    def _write(self, ledger: Ledger, items: list[Prepared]) -> None:
+    def _write(self, ledger: Ledger) -> None:
         try:
-            ledger.put_all(items)
+            ledger.put_all(self.items)
         except BaseException as exc:  # raised in the run's thread by EventWriter._settle
             self.error = exc
 
