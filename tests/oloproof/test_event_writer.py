@@ -165,6 +165,36 @@ def test_a_writer_that_waited_writes_on_its_way_and_a_busy_one_at_once(
     assert ledger.has(ledger.prepare(note(2)).address)
 
 
+def test_a_run_that_waits_writes_a_few_hundred_events_on_its_way_and_a_busy_one_a_full_flush(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(execute, "_EAGER_EVENTS", 3)
+    monkeypatch.setattr(execute, "_EAGER_SECONDS", 0.05)
+    writes = HeldWrites(ledger, monkeypatch)
+    writes.release.set()
+    writer, memory = EventWriter(ledger), RunMemory()
+    writer.add(note(1))
+    writer.add(note(2))
+    time.sleep(0.1)  # the run's thread waits, using next to no CPU
+    writer.maybe_flush(memory)  # long enough, but too few events to write early
+    assert writes.threads == []
+    writer.add(note(3))
+    writer.maybe_flush(memory)  # enough of both: written on the way, far short of a flush
+    writer.flush(memory)
+    assert writes.threads == ["oloproof-writer"]
+    assert all(ledger.has(ledger.prepare(note(i)).address) for i in range(1, 4))
+    monkeypatch.setattr(execute, "writes_behind", lambda cpu_s, wall_s: False)  # busy
+    for i in range(4, 8):
+        writer.add(note(i))
+    time.sleep(0.1)
+    writer.maybe_flush(memory)  # a busy run waits for a full flush: only the end writes these
+    assert writes.threads == ["oloproof-writer"]
+    assert not ledger.has(ledger.prepare(note(4)).address)
+    writer.flush(memory)
+    assert writes.threads == ["oloproof-writer", "MainThread"]
+    assert ledger.has(ledger.prepare(note(7)).address)
+
+
 APP = """
 import asyncio
 
