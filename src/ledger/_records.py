@@ -30,7 +30,7 @@ DICTIONARY_KEY: Final = b"dictionary"
 _TRAIN_EVENTS: Final = 256
 _TRAIN_BYTES: Final = 128 << 10
 _TRAIN_SAMPLES: Final = 4096  # a commit has up to CHUNK_EVENTS; more samples add little
-_DICTIONARY_SIZE: Final = 16 << 10
+_DICTIONARY_SIZE: Final = 256 << 10
 _LEVEL: Final = 3
 # Fixed cover parameters: left at 0, zstd searches them, which took 110-140 ms a dictionary on
 # staged and trivial runs' events, against 30-36 ms for these, for frames within 0.3% as small.

@@ -87,11 +87,14 @@ _FLUSH_SECONDS = 2.0
 # against 129 MB; 82 against 118 MB at 30,000 staged ones), in the same time, for about 1.5x
 # the bytes written.
 _FLUSH_BYTES = 1 << 20
-# A flush is written on a thread of its own when the run's thread was busy less than this
-# share of the time since the last one (``writes_behind``). Measured at each flush: 2,000
-# cases sleeping 20 ms at concurrency 50, 0.69 (and 1.22 to 1.12 times the loop alone, written
-# behind); a trivial sync system, 0.90-0.95; a cached re-run, 0.98-1.0 (35% slower behind).
-_BEHIND_BUSY = 0.8
+# A flush is written on a thread of its own when the run used less CPU than this share of the
+# time since the last one (``writes_behind``). Measured at each flush, every thread but the
+# writer's counted: 2,000 cases sleeping 20 ms at concurrency 50, 0.57-0.89 (1.22 to 1.12
+# times the loop alone written behind); a trivial sync system, 1.01-1.04; a staged one,
+# 0.99-1.04; a cached re-run, 0.98-1.0 (35% slower behind). The event loop's thread alone
+# put a staged run, whose stages run on threads, at 0.84-0.93: close enough to 0.8 to be
+# taken for a waiting one.
+_BEHIND_BUSY = 0.9
 # A run that mostly waits also flushes once it holds this many events and this long passed:
 # its thread has the time, and the run's end then waits for a small last commit. The 2,000
 # sleeping cases, 1 MB a flush: the last commit ~2,500 events, ~30 ms; with these, ~400 events,
@@ -190,7 +193,10 @@ class EventWriter:
         # made from one is then stored as referring to it without making the stage again.
         self.retrievals: dict[str, Any] = {}
         self._last_flush = time.monotonic()
-        self._last_cpu = time.thread_time()
+        # The process's CPU time at the last flush, and what writes on the writer's thread
+        # used of it since (``writes_behind`` asks what the run itself used).
+        self._last_cpu = time.process_time()
+        self._writer_cpu = 0.0
 
     def add(self, event: Event) -> str:
         """Buffer ``event``; return its address."""
@@ -252,8 +258,8 @@ class EventWriter:
             self._settle(memory)
         if not full and (len(self._pending) < _EAGER_EVENTS or since <= _EAGER_SECONDS):
             return
-        cpu = time.thread_time()
-        if writes_behind(cpu - self._last_cpu, since):
+        cpu = time.process_time()
+        if writes_behind(cpu - self._last_cpu - self._writer_cpu, since):
             self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
             self._pending, self._pending_bytes, self._stages = [], 0, {}
         elif full:
@@ -262,7 +268,7 @@ class EventWriter:
             memory.forget(written)
         else:
             return
-        self._last_flush, self._last_cpu = now, cpu
+        self._last_flush, self._last_cpu, self._writer_cpu = now, cpu, 0.0
 
     def _settle(self, memory: RunMemory) -> None:
         """Wait for the write started on its way and raise what it raised; ``memory`` then
@@ -272,6 +278,7 @@ class EventWriter:
             return
         behind.thread.join()
         self._behind = None  # only once joined: a Ctrl-C in the join leaves it to ``flush``
+        self._writer_cpu += behind.cpu
         if behind.error is not None:
             # Written again with what followed them, or not at all: later events refer to
             # these, and none may be stored without what it refers to.
@@ -300,12 +307,13 @@ class EventWriter:
 
 
 def writes_behind(cpu_s: float, wall_s: float) -> bool:
-    """Whether a flush goes on a thread of its own, given the CPU time the run's thread used
-    and the time that passed since the last one.
+    """Whether a flush goes on a thread of its own, given the CPU time the run used (every
+    thread of the process but the writer's: a sync system's threads hold the GIL as the event
+    loop does) and the time that passed since the last one.
 
-    Only when that thread often waited (for a model server, a sleep): a thread writing beside
-    a busy one makes both wait, as each LMDB read and put hands the GIL to the other, which
-    may keep it up to the 5 ms switch interval.
+    Only when the run often waited (for a model server, a sleep): a thread writing beside a
+    busy one makes both wait, as each LMDB read and put hands the GIL to the other, which may
+    keep it up to the 5 ms switch interval.
     """
     return cpu_s < _BEHIND_BUSY * wall_s
 
@@ -331,13 +339,18 @@ class _Behind:
         # events are all among ``items``.
         self.written = memory.finished()
         self.error: BaseException | None = None
+        self.cpu = 0.0  # the CPU time the write took, once written
         # Not a daemon: what was handed to it is written before the process exits.
         self.thread = threading.Thread(target=self._write, args=(ledger,), name="oloproof-writer")
         self.thread.start()
 
     def _write(self, ledger: Ledger) -> None:
         try:
-            ledger.put_all(self.items)
+            start = time.thread_time()
+            try:
+                ledger.put_all(self.items)
+            finally:
+                self.cpu = time.thread_time() - start
         except BaseException as exc:  # raised in the run's thread by EventWriter._settle
             self.error = exc
 

@@ -195,6 +195,55 @@ def test_a_run_that_waits_writes_a_few_hundred_events_on_its_way_and_a_busy_one_
     assert ledger.has(ledger.prepare(note(7)).address)
 
 
+class Clock:
+    """The process's CPU time as a test sets it (``time.process_time``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.cpu = 0.0
+        monkeypatch.setattr(time, "process_time", lambda: self.cpu)
+
+
+def test_a_run_busy_on_other_threads_writes_in_place_and_the_writers_own_time_is_not_the_runs(
+    ledger: Ledger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A sync system's cases use the CPU on threads of their own while the event loop's thread
+    # waits for them: the run is busy, and a writer thread beside it would slow it.
+    monkeypatch.setattr(execute, "_EAGER_EVENTS", 1)
+    monkeypatch.setattr(execute, "_EAGER_SECONDS", 0.05)
+    clock = Clock(monkeypatch)
+    shares: list[float] = []
+    decide = execute.writes_behind
+
+    def recorded(cpu_s: float, wall_s: float) -> bool:
+        shares.append(cpu_s)
+        return decide(cpu_s, wall_s)
+
+    monkeypatch.setattr(execute, "writes_behind", recorded)
+    writes = HeldWrites(ledger, monkeypatch)
+    writes.release.set()
+    writer, memory = EventWriter(ledger), RunMemory()
+    writer.add(note(1))
+    start = time.monotonic()
+    time.sleep(0.1)
+    clock.cpu = time.monotonic() - start  # as much CPU as time: busy
+    writer.maybe_flush(memory)  # busy and short of a flush: nothing written yet
+    assert writes.threads == []
+    clock.cpu = 0.11  # then the run waits: written on the way
+    time.sleep(0.1)
+    writer.maybe_flush(memory)
+    assert writes.threads == ["oloproof-writer"]
+    behind = writer._behind
+    assert behind is not None
+    behind.thread.join(_WAIT_S)
+    writer.add(note(2))
+    time.sleep(0.1)
+    clock.cpu += behind.cpu + 0.01  # the write's own CPU, and 10 ms of the run's
+    writer.maybe_flush(memory)
+    assert shares[-1] == pytest.approx(0.01)
+    writer.flush(memory)
+    assert ledger.has(ledger.prepare(note(2)).address)
+
+
 APP = """
 import asyncio
 
