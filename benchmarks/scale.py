@@ -160,7 +160,7 @@ def new_version(root: Path, version: int) -> None:
 def disk(root: Path) -> int:
     """The bytes of the pages the ledger's file uses (its file may be longer: LMDB grows it in
     steps)."""
-    env = lmdb.open(str(root / ".oloproof" / "ledger"), readonly=True, lock=False, max_dbs=8)
+    env = lmdb.open(str(root / ".oloproof" / "ledger"), readonly=True, lock=False, max_dbs=80)
     try:
         pages: int = env.info()["last_pgno"] + 1
         return pages * int(env.stat()["psize"])
@@ -169,17 +169,21 @@ def disk(root: Path) -> int:
 
 
 def table_pages(root: Path) -> dict[str, int]:
-    """The bytes of the pages each table uses, and of those the file holds beyond them (pages
-    LMDB freed and keeps for the next commits)."""
-    env = lmdb.open(str(root / ".oloproof" / "ledger"), readonly=True, lock=False, max_dbs=8)
+    """The bytes of the pages the events and the runs of entries use (``runs``: the 64 run
+    tables, with the first layout's ``addr`` and ``index``), and of those the file holds
+    beyond them (pages LMDB freed and keeps for the next commits)."""
+    env = lmdb.open(str(root / ".oloproof" / "ledger"), readonly=True, lock=False, max_dbs=80)
     try:
         size = int(env.stat()["psize"])
-        found: dict[str, int] = {}
+        found: dict[str, int] = {"events": 0, "runs": 0}
         with env.begin() as txn:
-            for name in (b"events", b"addr", b"index"):
+            names = [name for name, _ in txn.cursor()]
+            for name in names:
+                if name not in (b"events", b"addr", b"index") and not name.startswith(b"run"):
+                    continue
                 stat = txn.stat(env.open_db(name, txn=txn, create=False))
                 used = stat["branch_pages"] + stat["leaf_pages"] + stat["overflow_pages"]
-                found[name.decode()] = used * size
+                found["events" if name == b"events" else "runs"] += used * size
         found["free and other"] = (env.info()["last_pgno"] + 1) * size - sum(found.values())
         return found
     finally:

@@ -26,7 +26,7 @@ _SCRIPT = r"""
 import sys
 import lmdb
 
-env = lmdb.open(sys.argv[1], readonly=True, lock=True, max_dbs=64, subdir=True)
+env = lmdb.open(sys.argv[1], readonly=True, lock=True, max_dbs=256, subdir=True)
 try:
     with env.begin(buffers=True) as txn:
         names = [bytes(key) for key, _ in txn.cursor()]

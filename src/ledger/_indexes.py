@@ -13,13 +13,17 @@ from typing import Any
 
 from ledger._lmdb import LMDB_ERROR, _declare, _error
 from ledger._reads import _Reader
+from ledger._runs import EMPTY_DIRECTORY, RUNS_KEY, RunSet, RunWriter, read_directory
 from ledger.address import digest_of, format_address
-from ledger.errors import StaleIndexesError
+from ledger.errors import FormatError, StaleIndexesError, StoreError
 from ledger.event import Event, event_from_trusted
 from ledger.format import (
+    _SEQ,
     COMPACT_INDEX,
     ENTRY_HEAD,
     INDEXES_KEY,
+    RUN_TABLES,
+    SORTED_RUNS,
     TYPE_INDEX,
     _type_prefix,
     _type_prefixes,
@@ -133,18 +137,11 @@ class _Indexes(_Reader):
     def _last_record(self, txn: Any, prefix: bytes) -> bytes | None:
         """The ``events`` record of the last event filed under ``prefix``, if any; an entry
         whose record is not the event it was filed for (a stale index) is passed over."""
-        self._check_layout(txn)
-        cursor = txn.cursor(db=self._index)
-        positioned = cursor.set_range(prefix + b"\xff" * 9)  # past every entry under prefix
-        moved = cursor.prev() if positioned else cursor.last()
-        while moved:
-            entry, head = cursor.item()
-            if not entry.startswith(prefix):
-                return None
-            value: bytes | None = txn.get(entry[-8:], db=self._events)
+        get, events = txn.get, self._events
+        for entry, head in self._run_set(txn).entries_back(txn, prefix):
+            value: bytes | None = get(entry[-8:], db=events)
             if value is not None and value.startswith(head):
                 return value
-            moved = cursor.prev()
         return None
 
     def _filed_under(self) -> str:
@@ -159,8 +156,8 @@ class _Indexes(_Reader):
         indexes are out of date."""
         wanted = self.app.indexes
         rules_current = not wanted or self._filed_under() == wanted
-        if rules_current and (self.readonly or not self._legacy_index):
-            return  # entries of the first layout are read as they are until written to
+        if rules_current and (self.readonly or self._base is None):
+            return  # entries of a first layout are read as they are until written to
         if self.readonly:
             raise StaleIndexesError(
                 f"the indexes of the ledger at {self.path} were filed by an older version of "
@@ -170,46 +167,77 @@ class _Indexes(_Reader):
         self.rebuild_indexes()
 
     def rebuild_indexes(self) -> None:
-        """Recompute the ``addr`` table and every index from the events alone, and record
+        """Recompute the address entries and every index from the events alone, and record
         the application's indexing rules as the ones they were filed by.
 
-        An event whose bytes no longer hash to its address keeps its ``addr`` entry but is not
-        indexed (its content cannot be trusted); ``verify`` reports it. Entries of the first
-        layout are refiled in the compact one, and the format record then says so.
+        The entries are filed in sorted runs (``ledger._runs``), a chunk of events at a time,
+        merged as a run's commits are; entries of a first layout (the ``addr`` and ``index``
+        tables) are moved to runs, and the format record then says so. An event whose bytes
+        no longer hash to its address keeps its address entry but is not indexed (its content
+        cannot be trusted); ``verify`` reports it.
         """
         wanted = self.app.indexes
 
-        def body(txn: Any) -> None:
-            txn.drop(self._addr, delete=False)
-            txn.drop(self._index, delete=False)
-            addrs: list[tuple[bytes, bytes]] = []
-            entries: list[tuple[bytes, bytes]] = []
+        def body(txn: Any) -> RunSet:
+            for db in (self._addr, self._index, *self._run_dbs):
+                txn.drop(db, delete=False)
+            raw = txn.get(RUNS_KEY, db=self._meta)
+            try:
+                next_ident = read_directory(raw)[0] if raw is not None else 1
+            except FormatError:
+                next_ident = 1
+            # Idents go on from the old directory's: another process keeps filters by them.
+            writer = RunWriter(txn, self._run_dbs, RunSet((), next_ident, EMPTY_DIRECTORY))
+            addrs: list[bytes] = []
+            entries: list[bytes] = []
+            first = 0
             for seq_key, value in txn.cursor(db=self._events):
+                if not addrs:
+                    first = _SEQ.unpack(seq_key)[0]
                 digest, data = value[:32], self._data(value[32:], txn)
-                addrs.append((digest, seq_key))
-                if digest_of(data) != digest:
-                    continue
-                try:
-                    event = event_from_trusted(data)
-                    prefixes = self.derive_prefixes(format_address(digest), event)
-                except Exception:  # hashes right yet cannot be read or filed: verify says so
-                    continue
-                for prefix in prefixes:
-                    entries.append((prefix + seq_key, digest[:ENTRY_HEAD]))
-            addrs.sort()
-            entries.sort()
-            txn.cursor(db=self._addr).putmulti(addrs)
-            txn.cursor(db=self._index).putmulti(entries)
+                addrs.append(digest + seq_key)
+                if digest_of(data) == digest:
+                    try:
+                        event = event_from_trusted(data)
+                        prefixes = self.derive_prefixes(format_address(digest), event)
+                    except Exception:  # hashes right yet cannot be read or filed: verify says so
+                        prefixes = ()
+                    head = digest[:ENTRY_HEAD]
+                    entries.extend(prefix + seq_key + head for prefix in prefixes)
+                if len(addrs) >= _REBUILD_CHUNK:
+                    _file(writer, first, seq_key, addrs, entries)
+                    addrs, entries = [], []
+            if addrs:
+                _file(writer, first, seq_key, addrs, entries)
+            txn.put(RUNS_KEY, writer.runs.raw, db=self._meta)
             _declare(txn, self._meta, COMPACT_INDEX)
+            _declare(txn, self._meta, SORTED_RUNS)
             if wanted:
                 txn.put(INDEXES_KEY, wanted.encode(), db=self._meta)
             else:  # filed by rules that have no name: a program that names its rules refiles
                 txn.delete(INDEXES_KEY, db=self._meta)
+            return writer.runs
 
         with self._lock:
+            if len(self._run_dbs) != RUN_TABLES:
+                raise StoreError(f"the ledger at {self.path} was opened read-only")
             legacy, self._legacy_index = self._legacy_index, False  # derive compact prefixes
             try:
-                self._write(body)
+                runs = self._write(body)
             except BaseException:
                 self._legacy_index = legacy
                 raise
+            self._base = None
+            self._adopt_runs(runs)
+
+
+_REBUILD_CHUNK = 20_000  # events filed as one run while rebuilding (a long batch's chunk)
+
+
+def _file(
+    writer: RunWriter, first: int, last_key: bytes, addrs: list[bytes], entries: list[bytes]
+) -> None:
+    """File the entries of events ``first`` to ``last_key`` as one run."""
+    addrs.sort()
+    entries.sort()
+    writer.add(first, _SEQ.unpack(last_key)[0] + 1, addrs, entries)

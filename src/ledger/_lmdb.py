@@ -34,6 +34,20 @@ from ledger._datafile import check_data_file
 from ledger._failures import write_failure
 from ledger._pending import _Pending
 from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
+from ledger._runs import (
+    ADDR_TAG,
+    EMPTY_DIRECTORY,
+    FILTER_KEY,
+    INDEX_TAG,
+    RUNS_KEY,
+    Filter,
+    Run,
+    RunSet,
+    base_run,
+    digest_hash,
+    prefix_hash,
+    read_directory,
+)
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
 from ledger.codec import decode, encode
 from ledger.errors import (
@@ -52,6 +66,9 @@ from ledger.format import (
     COMPACT_INDEX,
     ENTRY_HEAD,
     FORMAT,
+    RUN_TABLE_NAMES,
+    RUN_TABLES,
+    SORTED_RUNS,
     _format_record,
     check_format,
     extensions_of,
@@ -203,7 +220,7 @@ def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Envi
             env = lmdb.open(
                 key,
                 map_size=map_size,
-                max_dbs=len(_DB_NAMES) + 2,
+                max_dbs=len(_DB_NAMES) + RUN_TABLES + 2,
                 subdir=True,
                 readonly=readonly,
                 create=not readonly,
@@ -270,17 +287,31 @@ def _open_once(env: lmdb.Environment, root: Path, *, readonly: bool, name: str) 
             meta = env.open_db(b"meta", txn=txn, create=True)
             if txn.get(b"format", db=meta) is None:  # else another process made it meanwhile
                 txn.put(b"format", _format_record(), db=meta)
-                for table in _DB_NAMES:
+                txn.put(RUNS_KEY, EMPTY_DIRECTORY, db=meta)
+                for table in (*_DB_NAMES, *RUN_TABLE_NAMES):
                     env.open_db(table, txn=txn, create=True)
+        with env.begin() as txn:
+            names = [key for key, _ in txn.cursor()]
     meta = _open_tables(env, (b"meta",))[b"meta"]
     with env.begin() as txn:
-        version = check_format(txn.get(b"format", db=meta), str(root), name)
+        raw = txn.get(b"format", db=meta)
+        version = check_format(raw, str(root), name)
     if version == CHAINLESS_FORMAT and not readonly:
         _migrate(env, meta, root, name)
         version = FORMAT
     if not readonly:
         _declare_binary_refs(env, meta)
+        missing = [table for table in RUN_TABLE_NAMES if table not in names]
+        if missing:  # a ledger written before runs: refiled in them (``keep_indexes_current``)
+            with env.begin(write=True) as txn:
+                for table in missing:
+                    env.open_db(table, txn=txn, create=True)
+            names.extend(missing)
     tables = _DB_NAMES if version == FORMAT else _V1_DB_NAMES
+    if SORTED_RUNS in extensions_of(raw or b""):
+        tables = (*tables, *RUN_TABLE_NAMES)
+    else:  # read in the first layout, or about to be refiled: its run tables, if made
+        tables = (*tables, *(table for table in RUN_TABLE_NAMES if table in names))
     try:
         dbs = _open_tables(env, tables)
     except lmdb.NotFoundError as exc:
@@ -348,6 +379,7 @@ class Snapshot:
     def __init__(self, ledger: _Tables, txn: Any) -> None:
         self._ledger = ledger
         self._txn = txn
+        self._runs: RunSet | None = None
 
     def records(self, start: int = 1) -> Iterator[tuple[bytes, bytes, bytes]]:
         """Every ``(sequence key, recorded digest, event bytes)`` from ``start``, in order."""
@@ -371,16 +403,53 @@ class Snapshot:
         cursor = self._txn.cursor(db=self._ledger._events)
         return int(_SEQ.unpack(cursor.key())[0]) if cursor.last() else 0
 
+    def runs(self) -> RunSet:
+        """The runs that hold the address and index entries (``ledger._runs``);
+        ``FormatError`` when their directory cannot be read."""
+        if self._runs is None:
+            self._runs = self._ledger._run_set(self._txn)
+        return self._runs
+
     def addr_get(self, digest: bytes) -> bytes | None:
-        result: bytes | None = self._txn.get(digest, db=self._ledger._addr)
-        return result
+        """The sequence key the address entries file ``digest`` under, or ``None``."""
+        return self.runs().seq_of(self._txn, digest)
 
-    def addr_entries(self) -> Iterator[tuple[bytes, bytes]]:
-        yield from self._txn.cursor(db=self._ledger._addr)
+    def addr_at(self, seq_key: bytes, digest: bytes) -> bool:
+        """Whether the run that covers ``seq_key`` files ``digest`` under it, where a lookup
+        finds it (its filter holds the digest)."""
+        run = self.runs().covering(_SEQ.unpack(seq_key)[0])
+        if run is None or not run.may_hold(digest_hash(digest)):
+            return False
+        return run.addr(self._txn, digest) == seq_key
 
-    def index_get(self, key: bytes) -> bytes | None:
-        result: bytes | None = self._txn.get(key, db=self._ledger._index)
-        return result
+    def index_at(self, entry_key: bytes) -> bytes | None:
+        """The value of the index entry ``entry_key`` (prefix + sequence key) in the run that
+        covers its event, where a lookup finds it; else ``None``."""
+        run = self.runs().covering(_SEQ.unpack(entry_key[-8:])[0])
+        if run is None or not run.may_hold(prefix_hash(entry_key[:-8])):
+            return None
+        return run.index_at(self._txn, entry_key)
+
+    def run_items(self, run: Run) -> Iterator[tuple[bytes, bytes]]:
+        """Every ``(key, value)`` ``run`` holds, in order: its address entries (tag
+        ``ADDR_TAG``), its index records (``INDEX_TAG``), its filter and anything else its
+        table holds. The first layout's tables are given with those tags put in front."""
+        if run.table >= 0:
+            yield from self._txn.cursor(db=run.index_db)
+            return
+        for key, value in self._txn.cursor(db=run.addr_db):
+            yield ADDR_TAG + key, value
+        for key, value in self._txn.cursor(db=run.index_db):
+            yield INDEX_TAG + key, value
+
+    def unused_run_tables(self) -> Iterator[tuple[int, int]]:
+        """``(table, entries)`` of each run table that no run uses and yet holds entries."""
+        used = {run.table for run in self.runs().runs}
+        for table, db in enumerate(self._ledger._run_dbs):
+            if table not in used:
+                entries: int = self._txn.stat(db)["entries"]
+                if entries:
+                    yield table, entries
 
     def index_prefix(self, name: str, key: str) -> bytes:
         """The entry prefix of ``(name, key)`` in the ledger's index layout."""
@@ -394,15 +463,14 @@ class Snapshot:
         """The index name an entry key (or prefix) files under."""
         return index_name_of(entry_key, legacy=self._ledger._legacy_index)
 
-    def index_entries(self, prefix: bytes = b"") -> Iterator[tuple[bytes, bytes]]:
-        """``(entry key, digest head)`` of the index entries whose key starts with ``prefix``."""
-        cursor = self._txn.cursor(db=self._ledger._index)
-        if not cursor.set_range(prefix):
-            return
-        for key, digest in cursor:
-            if not key.startswith(prefix):
-                return
-            yield key, digest
+    def index_entries(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """``(entry key, digest head)`` of the index entries under ``prefix``, in append
+        order."""
+        return self.runs().entries(self._txn, prefix)
+
+    def count_index(self) -> int:
+        """How many index entries the runs hold."""
+        return sum(1 for run in self.runs().runs for _ in run.scan(self._txn, b""))
 
     def refs(self) -> Iterator[tuple[str, bytes]]:
         """Every ``(name, digest)`` ref; a name that is not UTF-8 comes back with its bad
@@ -445,16 +513,7 @@ class Snapshot:
         return value is not None and value[:32] == digest
 
     def count_events(self) -> int:
-        return self._entries(self._ledger._events)
-
-    def count_addr(self) -> int:
-        return self._entries(self._ledger._addr)
-
-    def count_index(self) -> int:
-        return self._entries(self._ledger._index)
-
-    def _entries(self, db: Any) -> int:
-        entries: int = self._txn.stat(db)["entries"]
+        entries: int = self._txn.stat(self._ledger._events)["entries"]
         return entries
 
 
@@ -499,6 +558,7 @@ class _Tables:
         self._events = dbs[b"events"]
         self._addr = dbs[b"addr"]
         self._index = dbs[b"index"]
+        self._run_dbs = tuple(dbs[name] for name in RUN_TABLE_NAMES if name in dbs)
         self._refs = dbs[b"refs"]
         self._chain = dbs[b"chain"]
         self._meta = dbs[b"meta"]
@@ -512,9 +572,16 @@ class _Tables:
         self._pending = _Pending()
         with self._reading() as txn:
             self._packing = Records(self._stored_dictionary(txn))
-            # Only ever changes from True to False: ``rebuild_indexes`` refiles the entries.
+            # Only ever change from True to False, and _base to None: ``rebuild_indexes``
+            # refiles the entries.
             extensions = extensions_of(txn.get(b"format", db=self._meta) or b"")
             self._legacy_index = COMPACT_INDEX not in extensions
+            self._base: RunSet | None = None
+            if SORTED_RUNS not in extensions:
+                self._base = RunSet((base_run(self._addr, self._index),), 1, None)
+        # The run directory last read, and the filters of its runs (see ``_run_set``).
+        self._last_runs: RunSet | None = None
+        self._filters: dict[tuple[int, int, int, int, int], Filter | None] = {}
 
     def _prefix(self, name: str, key: str) -> bytes:
         """The index entry prefix of ``(name, key)`` in this ledger's layout."""
@@ -523,15 +590,51 @@ class _Tables:
         return index_prefix(name, key)
 
     def _check_layout(self, txn: Any) -> None:
-        """Stop a process reading entries of the first layout once another process has
-        refiled them (``rebuild_indexes``): its keys would find nothing, silently."""
-        if self._legacy_index:
-            raw = txn.get(b"format", db=self._meta) or b""
-            if COMPACT_INDEX in extensions_of(raw):
+        """Stop a process reading entries in a first layout once another process has refiled
+        them (``rebuild_indexes``): its lookups would find nothing, silently."""
+        if self._base is not None:
+            extensions = extensions_of(txn.get(b"format", db=self._meta) or b"")
+            if SORTED_RUNS in extensions or (self._legacy_index and COMPACT_INDEX in extensions):
                 raise StaleIndexesError(
                     f"the indexes of the ledger at {self.path} were refiled by another process "
                     "after this one opened it; open it again to read them"
                 )
+
+    def _run_set(self, txn: Any) -> RunSet:
+        """The runs holding the address and index entries in ``txn``'s snapshot: read from
+        its directory record, each run's filter read once and kept for as long as the run
+        is listed."""
+        base = self._base
+        if base is not None:
+            self._check_layout(txn)
+            return base
+        raw = txn.get(RUNS_KEY, db=self._meta)
+        last = self._last_runs
+        if last is not None and last.raw == raw:
+            return last
+        try:
+            next_ident, rows = read_directory(raw)
+        except FormatError as exc:
+            raise FormatError(
+                f"the ledger at {self.path} cannot be read: {exc} (rebuilding its indexes mends it)"
+            ) from None
+        filters = self._filters
+        kept: dict[tuple[int, int, int, int, int], Filter | None] = {}
+        runs = []
+        for row in rows:
+            db = self._run_dbs[row[1]]
+            made = filters[row] if row in filters else Filter.from_bytes(txn.get(FILTER_KEY, db=db))
+            kept[row] = made
+            runs.append(Run(*row, db, db, filter=made))
+        found = RunSet(runs, next_ident, raw)
+        self._filters, self._last_runs = kept, found
+        return found
+
+    def _adopt_runs(self, runs: RunSet) -> None:
+        """Remember ``runs``, the directory a commit of this process wrote, and the filters it
+        made (called once the commit succeeded)."""
+        self._filters = {(r.ident, r.table, r.first, r.end, r.entries): r.filter for r in runs.runs}
+        self._last_runs = runs
 
     def _entry_value(self, digest: bytes) -> bytes:
         """The value of an index entry filing the event of ``digest``, in this layout."""
@@ -620,7 +723,7 @@ class _Tables:
     def _committed(self, digest: bytes) -> bool:
         txn = self._begin()  # not _reading(): this is has(), on every write's path
         try:
-            return txn.get(digest, db=self._addr) is not None
+            return self._run_set(txn).seq_of(txn, digest) is not None
         except lmdb.Error as exc:
             raise _error(exc, "read", self.path) from exc
         finally:

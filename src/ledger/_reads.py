@@ -35,11 +35,11 @@ class _Reader(_Tables):
         found: list[bytes | None] = []
         txn = self._begin()  # not _reading(): this is get() and get_bytes(), the hot path
         try:
-            get, addr_db, events_db = txn.get, self._addr, self._events
+            get, seq_of, events_db = txn.get, self._run_set(txn).seq_of, self._events
             for digest in digests:
                 data = pending.get(digest) if pending else None
                 if data is None:
-                    seq_key = get(digest, db=addr_db)
+                    seq_key = seq_of(txn, digest)
                     value = None if seq_key is None else get(seq_key, db=events_db)
                     data = None if value is None else self._checked(digest, value, txn)
                 found.append(data)
@@ -116,7 +116,8 @@ class _Reader(_Tables):
     def __len__(self) -> int:
         with self._reading() as txn:
             count: int = txn.stat(self._events)["entries"]
-            count += sum(1 for d in list(self._pending.data) if txn.get(d, db=self._addr) is None)
+            seq_of = self._run_set(txn).seq_of
+            count += sum(1 for d in list(self._pending.data) if seq_of(txn, d) is None)
         return count
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
@@ -159,8 +160,8 @@ class _Reader(_Tables):
         if not waiting:
             return []
         with self._reading() as txn:
-            get, addr_db = txn.get, self._addr
-            return [(digest, data) for digest, data in waiting if get(digest, db=addr_db) is None]
+            seq_of = self._run_set(txn).seq_of
+            return [(digest, data) for digest, data in waiting if seq_of(txn, digest) is None]
 
     def _scan_records(self) -> Iterator[tuple[bytes, bytes]]:
         # Short read transactions, one per chunk, so iterating never pins the database and the
@@ -198,28 +199,26 @@ class _Reader(_Tables):
         self, prefix: bytes, take: Callable[[Any, bytes, bytes], T | None]
     ) -> Iterator[T]:
         """What ``take(txn, entry key, digest head)`` makes of each index entry under ``prefix``
-        (``None``: nothing), ``_SCAN_CHUNK`` of them per short read transaction."""
-        start = prefix
+        (``None``: nothing), ``_SCAN_CHUNK`` of them per short read transaction; each chunk
+        goes on after the last event the one before reached, in whatever runs hold it then."""
+        after = 0
         while True:
             chunk: list[T] = []
-            last = b""
             with self._reading() as txn:
-                self._check_layout(txn)
-                cursor = txn.cursor(db=self._index)
-                if cursor.set_range(start):
-                    for key, head in cursor:
-                        if not key.startswith(prefix):
-                            break
+                entries = self._run_set(txn).entries(txn, prefix, after)
+                try:
+                    for key, head in entries:
                         item = take(txn, key, head)
                         if item is not None:
                             chunk.append(item)
-                        last = key
+                        after = _SEQ.unpack(key[-8:])[0]
                         if len(chunk) >= _SCAN_CHUNK:
                             break
+                finally:
+                    entries.close()
             yield from chunk
             if len(chunk) < _SCAN_CHUNK:
                 return
-            start = last + b"\x00"
 
     def _checked(self, digest: bytes, value: bytes, txn: Any) -> bytes:
         """The event bytes of an ``events`` record read for ``digest`` in ``txn``, after

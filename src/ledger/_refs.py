@@ -33,15 +33,17 @@ class _Refs(_Writer):
         pending = list(self._pending.data)
         found = {format_address(d) for d in pending if d.hex().startswith(hexpart)}
         even = hexpart[: len(hexpart) // 2 * 2]
+        start = bytes.fromhex(even)
         with self._reading() as txn:
-            cursor = txn.cursor(db=self._addr)
-            if cursor.set_range(bytes.fromhex(even)):
-                for digest in cursor.iternext(keys=True, values=False):
+            for run in self._run_set(txn).runs:  # each run's first ``limit`` in digest order
+                taken = 0
+                for digest in run.addr_keys(txn, start):
                     hexed = digest.hex()
-                    if not hexed.startswith(even) or len(found) >= limit:
+                    if not hexed.startswith(even) or taken >= limit:
                         break
                     if hexed.startswith(hexpart):
                         found.add(format_address(digest))
+                        taken += 1
         return sorted(found)[:limit]
 
     # -- refs ------------------------------------------------------------------------------

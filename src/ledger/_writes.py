@@ -22,6 +22,7 @@ from ledger._indexes import _Indexes
 from ledger._lmdb import _declare
 from ledger._pending import ANY, _Pending, _RefOp
 from ledger._records import DICTIONARY_KEY, train
+from ledger._runs import RUNS_KEY, RunSet, RunWriter
 from ledger.address import check_ref_name, format_address, parse_address
 from ledger.chain import GENESIS, pack_record
 from ledger.errors import RefConflictError, StoreError
@@ -121,8 +122,10 @@ class _Writer(_Indexes):
         # the transaction: it takes tens of milliseconds); ``_records`` says why.
         trained = train(pending.data.values()) if self._packing.dictionary is None else None
         written_with: list[bytes | None] = [None]
+        filed: list[RunSet | None] = [None]  # the runs as the commit left them
 
         def body(txn: Any) -> int:
+            filed[0] = None  # a transaction run again (the map grew) starts over
             dictionary = self._stored_dictionary(txn)
             if dictionary is None and trained is not None:
                 dictionary = trained
@@ -133,7 +136,8 @@ class _Writer(_Indexes):
             cursor = txn.cursor(db=self._events)
             first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
             seq = first
-            get, addr_db, prefixes = txn.get, self._addr, pending.prefixes
+            runs = self._run_set(txn)
+            seq_of, prefixes = runs.seq_of, pending.prefixes
             number, previous = _chain_tip(txn, self._chain)
             head = sha256(previous)  # the commit's head: see ledger.chain
             # Kept as single bytes (digest + sequence key; entry key + digest head) and split as
@@ -144,7 +148,7 @@ class _Writer(_Indexes):
             def records() -> Iterator[tuple[bytes, bytes]]:
                 nonlocal seq
                 for digest, data in pending.data.items():
-                    if get(digest, db=addr_db) is not None:
+                    if seq_of(txn, digest) is not None:
                         continue  # already stored (perhaps by another process meanwhile)
                     seq_key = _SEQ.pack(seq)
                     seq += 1
@@ -159,12 +163,14 @@ class _Writer(_Indexes):
             if seq > first:
                 chain = txn.cursor(db=self._chain)
                 chain.put(_SEQ.pack(number), pack_record(head.digest(), first, seq - first))
-            addrs.sort()
-            txn.cursor(db=addr_db).putmulti((a[:32], a[32:]) for a in addrs)
-            entries.sort()
-            txn.cursor(db=self._index).putmulti((e[:-ENTRY_HEAD], e[-ENTRY_HEAD:]) for e in entries)
+                addrs.sort()
+                entries.sort()
+                writer = RunWriter(txn, self._run_dbs, runs)
+                writer.add(first, seq, addrs, entries)
+                txn.put(RUNS_KEY, writer.runs.raw, db=self._meta)
+                filed[0] = writer.runs
             for op in pending.refs:
-                current = get(op.name, db=self._refs)
+                current = txn.get(op.name, db=self._refs)
                 if op.expected is not ANY and current != op.expected:
                     raise RefConflictError(
                         op.name.decode(), _address_or_none(op.expected), _address_or_none(current)
@@ -175,6 +181,8 @@ class _Writer(_Indexes):
         added = self._write(body)
         if written_with[0] is not None:  # only once it is committed: it is the ledger's now
             self._packing.adopt(written_with[0])
+        if filed[0] is not None:
+            self._adopt_runs(filed[0])
         return added
 
     @contextmanager

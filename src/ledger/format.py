@@ -1,15 +1,21 @@
 """The ledger's on-disk format: the format record, the tables, and how their keys are made.
 
-Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
+Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases and 64 run tables.
 
     events  8-byte big-endian sequence number -> 32-byte sha256 digest + canonical event bytes,
             or a zstd frame of them (``ledger._records``; the digest is of the canonical bytes)
             (keys only ever append, so writes touch the last page and a scan is append order)
-    addr    32-byte digest -> sequence number (derived: rebuilt from ``events``)
-    index   index name, key, sequence number -> the first 4 bytes of the event's digest
-            (derived: rebuilt from ``events``; ``index_prefix`` says how keys are spelled,
-            and the digest's head tells an entry whose record is another event's; a ledger
-            without ``compact-index`` has ``legacy_index_prefix`` keys -> whole digests)
+    run00 … run63
+            the derived entries, in sorted runs (``ledger._runs``; rebuilt from ``events``):
+            each run's table holds, for the events of one range of sequence numbers,
+            0x00 + 32-byte digest -> sequence number (the address entries), 0x01 + index
+            name, key, sequence number -> the first 4 bytes of the event's digest (the index
+            entries; ``index_prefix`` says how keys are spelled, and the digest's head tells
+            an entry whose record is another event's), and 0xff -> the run's filter
+    addr, index
+            the same entries without the tag byte, in a ledger without ``sorted-runs`` (and
+            without ``compact-index``: ``legacy_index_prefix`` keys -> whole digests); empty
+            in one with it
     refs    ref name -> digest (movable names; not derived)
     chain   8-byte big-endian commit number -> 32-byte head + 8-byte first sequence number +
             8-byte count of the events the commit added (see ``ledger.chain``)
@@ -22,6 +28,8 @@ Layout: one LMDB environment in ``<dir>/ledger/`` with six named databases.
             b"dictionary" -> the zstd dictionary the compressed ``events`` records were made
             with (``ledger._records``; absent until a commit brings enough events to train
             one, and the format record then declares ``zstd-records``)
+            b"runs" -> canonical CBOR {"next": n, "runs": [[ident, table, first, end,
+            entries], ...]}, the directory of the runs (``ledger._runs``)
 
 Format 1 is format 2 without the ``chain`` table. A format-1 ledger opened for writing is
 migrated in one transaction; opened read-only it is read as it is. A ledger of a newer format,
@@ -65,10 +73,19 @@ ENTRY_HEAD: Final = 4
 # Some ``events`` records hold a zstd frame made with the dictionary in ``meta`` (see
 # ``ledger._records``): a version that cannot unpack them refuses the ledger.
 ZSTD_RECORDS: Final = "zstd-records"
-KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset({BINARY_REFS, COMPACT_INDEX, ZSTD_RECORDS})
+# The address entries and index entries are kept in sorted runs, in the run tables, listed by
+# the directory in ``meta`` (``ledger._runs``); the ``addr`` and ``index`` tables are empty. A
+# ledger without it keeps them in those two tables: read as they are when opened read-only,
+# refiled in runs when opened for writing.
+SORTED_RUNS: Final = "sorted-runs"
+KNOWN_EXTENSIONS: Final[frozenset[str]] = frozenset(
+    {BINARY_REFS, COMPACT_INDEX, SORTED_RUNS, ZSTD_RECORDS}
+)
 TYPE_INDEX: Final = "type"
 
 _DB_NAMES = (b"events", b"addr", b"index", b"refs", b"chain", b"meta")
+RUN_TABLES: Final = 64
+RUN_TABLE_NAMES: Final = tuple(b"run%02d" % i for i in range(RUN_TABLES))
 _V1_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"meta")
 _SEQ = struct.Struct(">Q")
 _MAX_COMPONENT = 200  # longer index names or keys are stored by their blake3 digest
@@ -156,7 +173,7 @@ def legacy_index_prefix(name: str, key: str) -> bytes:
 
 
 def _format_record() -> bytes:
-    return encode({"format": FORMAT, "extensions": [BINARY_REFS, COMPACT_INDEX]})
+    return encode({"format": FORMAT, "extensions": [BINARY_REFS, COMPACT_INDEX, SORTED_RUNS]})
 
 
 def extensions_of(raw: bytes) -> frozenset[str]:

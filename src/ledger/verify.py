@@ -35,10 +35,11 @@ from ledger._datafile import check_data_file
 from ledger._deepscan import deep_scan
 from ledger._lmdb import Snapshot
 from ledger._records import undecodable
+from ledger._runs import ADDR_TAG, FILTER_KEY, INDEX_TAG
 from ledger.address import check_ref_name, digest_of, format_address, parse_address
 from ledger.chain import GENESIS, ChainRecord, unpack_record
 from ledger.codec import decode
-from ledger.errors import AddressError, LedgerError
+from ledger.errors import AddressError, FormatError, LedgerError
 from ledger.event import Event
 from ledger.format import _SEQ, TYPE_INDEX
 
@@ -275,6 +276,7 @@ def _check_events(
 ) -> None:
     problems = report.problems
     total = snap.count_events()
+    runs_readable = _runs_readable(snap, report)
     corrupt: set[bytes] = set()  # sequence keys of unusable events: their entries are skipped
     addr_present = 0
     expected: Counter[str] = Counter()  # index name -> entries a rebuild would write
@@ -284,7 +286,7 @@ def _check_events(
     for seq_key, digest, data in snap.records():
         done += 1
         address = format_address(digest)
-        if snap.addr_get(digest) == seq_key:
+        if runs_readable and snap.addr_at(seq_key, digest):
             addr_present += 1
         if progress is not None and done % _PROGRESS_EVERY == 0:
             progress(done, total)
@@ -304,9 +306,10 @@ def _check_events(
             corrupt.add(seq_key)
             problems.append(Problem(MALFORMED_EVENT, address, str(exc)))
             continue
-        for ref in event.refs:
-            if not snap.exists(parse_address(ref)):
-                problems.append(Problem(MISSING_REF, address, target=ref))
+        if runs_readable:
+            for ref in event.refs:
+                if not snap.exists(parse_address(ref)):
+                    problems.append(Problem(MISSING_REF, address, target=ref))
         try:
             prefixes = ledger.derive_prefixes(address, event)
         except LedgerError as exc:
@@ -325,17 +328,19 @@ def _check_events(
                     names.clear()
                 name = names[prefix] = snap.index_name(prefix)
             expected[name] += 1
-            if snap.index_get(prefix + seq_key) == snap.entry_value(digest):
+            if runs_readable and snap.index_at(prefix + seq_key) == snap.entry_value(digest):
                 present[name] += 1
     report.events_checked = done
     if progress is not None:
         progress(done, total)
+    if not runs_readable:
+        return
 
-    stored_addr = snap.count_addr()
+    stored_addr, stored = _check_runs(snap, report, corrupt, snap.last_seq())
     if addr_present != done or stored_addr != addr_present:
         detail = _stale_detail(done - addr_present, stored_addr - addr_present)
         problems.append(Problem(STALE_INDEX, name="addr", detail=detail))
-    _check_indexes(ledger, snap, report, corrupt, expected, present)
+    _check_indexes(ledger, report, expected, present, stored)
     for name, digest in snap.refs():
         report.refs_checked += 1
         try:
@@ -350,18 +355,93 @@ def _check_events(
             problems.append(Problem(DANGLING_NAME, format_address(digest), name=name))
 
 
+def _runs_readable(snap: Snapshot, report: VerifyReport) -> bool:
+    """Whether the runs' directory can be read; if not, that is the problem found, and the
+    checks that look events up by address cannot be made."""
+    try:
+        snap.runs()
+    except FormatError as exc:
+        report.problems.append(Problem(STALE_INDEX, name="runs", detail=str(exc)))
+        report.notes.append(
+            "links, refs and index entries were not checked: the run directory is unreadable"
+        )
+        return False
+    return True
+
+
+def _check_runs(
+    snap: Snapshot, report: VerifyReport, corrupt: set[bytes], last: int
+) -> tuple[int, Counter[str]]:
+    """Walk every key of every run once: count the address entries and, by index name, the
+    index entries (those of unusable events aside), and report what is wrong with the runs
+    themselves: events no run covers or runs past the last event, a count the directory
+    states wrongly, a missing filter, keys that are no entry, and tables no run uses that
+    hold entries. Returns the two counts."""
+    runs = snap.runs()
+    stored_addr = 0
+    stored: Counter[str] = Counter()
+    found: list[str] = []
+    covered = 1
+    for run in runs.runs:
+        addr = index = other = disordered = 0
+        has_filter = False
+        previous = b""
+        for key, value in snap.run_items(run):
+            tag = key[:1]
+            if tag == ADDR_TAG:
+                addr += 1
+            elif tag == INDEX_TAG and run.is_record(key, value):
+                name = snap.index_name(key[1:])
+                for entry in run.entries_of(key, value):
+                    index += 1
+                    disordered += entry <= previous
+                    previous = entry
+                    if entry[-8:] not in corrupt:
+                        stored[name] += 1
+            elif key == FILTER_KEY:
+                has_filter = True
+            else:
+                other += 1
+        stored_addr += addr
+        if runs.raw is None:
+            continue  # the first layout's tables: no directory, no filter
+        if run.first > covered:
+            found.append(f"events {covered} to {run.first - 1} are in no run")
+        covered = run.end
+        if run.entries != addr + index:
+            found.append(
+                f"run {run.ident} (run{run.table:02d}) is listed with {run.entries} entries "
+                f"but holds {addr + index}"
+            )
+        if not has_filter or run.filter is None:
+            found.append(f"run {run.ident} (run{run.table:02d}) has no filter that can be read")
+        if other:
+            found.append(f"run{run.table:02d} holds {other} key(s) that are no entry")
+        if disordered:
+            found.append(
+                f"run {run.ident} (run{run.table:02d}) files {disordered} index entries out of "
+                "order"
+            )
+    if runs.raw is not None:
+        if covered <= last:
+            found.append(f"events {covered} to {last} are in no run")
+        elif covered > last + 1:
+            found.append(f"the runs cover events up to {covered - 1}, past the last ({last})")
+        for table, entries in snap.unused_run_tables():
+            found.append(f"run{table:02d} holds {entries} entries of no run")
+    report.problems.extend(
+        Problem(STALE_INDEX, name="runs", detail=f"{text}; run rebuild_indexes()") for text in found
+    )
+    return stored_addr, stored
+
+
 def _check_indexes(
     ledger: Ledger,
-    snap: Snapshot,
     report: VerifyReport,
-    corrupt: set[bytes],
     expected: Counter[str],
     present: Counter[str],
+    stored: Counter[str],
 ) -> None:
-    stored: Counter[str] = Counter()
-    for key, _ in snap.index_entries():
-        if key[-8:] not in corrupt:
-            stored[snap.index_name(key)] += 1
     skipped = ledger.indexer is None and any(n != TYPE_INDEX for n in stored)
     if skipped:
         report.notes.append(

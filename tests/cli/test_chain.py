@@ -18,11 +18,13 @@ from pathlib import Path
 from tests.ledger.raw import (
     RECORD,
     SEQ,
+    add_run,
     chain_records,
-    entry_value,
     event_records,
+    file_entries,
     tables,
     type_prefix,
+    unfile_entries,
 )
 from tests.support import copy_example, oloproof
 
@@ -102,8 +104,7 @@ def test_deleting_an_event_and_its_entries_is_caught_by_the_chain_alone(tmp_path
     seq, digest, _ = event_records(root / ".oloproof")[2]  # in the middle of commit 2
     with tables(root / ".oloproof") as (txn, dbs):
         txn.delete(SEQ.pack(seq), db=dbs[b"events"])
-        txn.delete(digest, db=dbs[b"addr"])
-        txn.delete(type_prefix("test.note") + SEQ.pack(seq), db=dbs[b"index"])
+        unfile_entries(txn, dbs, seq, digest, [type_prefix("test.note")])
     found = problems(root)
     assert {p["kind"] for p in found} == {"BrokenChain"}, found
     missing, mismatch = (p["message"] for p in found)
@@ -122,14 +123,14 @@ def _head_of(root: Path, commit: int) -> str:
 def _swap_records(root: Path, a: int, b: int) -> None:
     """Swap two event records, and repoint their address and index entries to match."""
     records = {seq: (digest, data) for seq, digest, data in event_records(root / ".oloproof")}
+    prefixes = [type_prefix("test.note")]
     with tables(root / ".oloproof") as (txn, dbs):
+        for here in (a, b):
+            unfile_entries(txn, dbs, here, records[here][0], prefixes)
         for here, there in ((a, b), (b, a)):
             digest, data = records[there]
             txn.put(SEQ.pack(here), digest + data, db=dbs[b"events"])
-            txn.put(digest, SEQ.pack(here), db=dbs[b"addr"])
-            txn.put(
-                type_prefix("test.note") + SEQ.pack(here), entry_value(digest), db=dbs[b"index"]
-            )
+            file_entries(txn, dbs, here, digest, prefixes)
 
 
 def test_reordering_committed_events_is_caught(tmp_path: Path) -> None:
@@ -147,9 +148,8 @@ def test_rewriting_a_committed_event_is_caught(tmp_path: Path) -> None:
     digest = hashlib.sha256(forged).digest()
     with tables(root / ".oloproof") as (txn, dbs):
         txn.put(SEQ.pack(seq), digest + forged, db=dbs[b"events"])
-        txn.delete(old, db=dbs[b"addr"])
-        txn.put(digest, SEQ.pack(seq), db=dbs[b"addr"])
-        txn.put(type_prefix("test.note") + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
+        unfile_entries(txn, dbs, seq, old, [type_prefix("test.note")])
+        file_entries(txn, dbs, seq, digest, [type_prefix("test.note")])
     found = problems(root)
     assert [(p["kind"], p["message"].split(":")[1].strip()) for p in found] == [
         ("BrokenChain", "commit 3")
@@ -162,8 +162,7 @@ def test_an_event_added_behind_the_chains_back_is_caught(tmp_path: Path) -> None
     digest = hashlib.sha256(extra).digest()
     with tables(root / ".oloproof") as (txn, dbs):
         txn.put(SEQ.pack(7), digest + extra, db=dbs[b"events"])
-        txn.put(digest, SEQ.pack(7), db=dbs[b"addr"])
-        txn.put(type_prefix("test.note") + SEQ.pack(7), entry_value(digest), db=dbs[b"index"])
+        add_run(txn, dbs, 7, digest, [type_prefix("test.note")])
     found = problems(root)
     assert [p["message"] for p in found] == [
         "broken chain: 1 event(s) from event 7 on were added by no commit (the chain ends at "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.ledger.raw import INDEX_TAG
 from tests.ledger.tamper import data_file
 from tests.support import copy_example, oloproof
 
@@ -25,17 +26,17 @@ def _case_count(root: Path, run_id: str) -> int:
 def _hide_one_case(root: Path, run_id: str) -> None:
     """Flip one byte of the run's index so that one of its case results is no longer found.
 
-    The byte is the last of the digest an index entry holds. The data file may also hold
-    stale copies of the entry (pages LMDB has since rewritten); the copy that counts is the
-    one whose flip changes what the index finds, so each copy is tried in turn.
+    The byte is the last of the digest head the run's first index entry holds: its record
+    (tag, prefix, sequence number) is followed in the page by the head. The data file may also
+    hold stale copies of the record (pages LMDB has since rewritten); the copy that counts is
+    the one whose flip changes what the index finds, so each copy is tried in turn.
     """
     with open_ledger(root / ".oloproof") as ledger, ledger.snapshot() as snapshot:
-        prefix = index_prefix("run_cases", run_id)
-        key, digest = next((k, d) for k, d in snapshot.index_entries() if k.startswith(prefix))
+        key, digest = next(snapshot.index_entries(index_prefix("run_cases", run_id)))
     before = _case_count(root, run_id)
     path = data_file(root / ".oloproof")
     data = bytearray(path.read_bytes())
-    needle = key + digest
+    needle = INDEX_TAG + key + digest
     at = data.find(needle)
     while at >= 0:
         spot = at + len(needle) - 1

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import cbor2
-from tests.ledger.raw import append_raw, tables
+from tests.ledger.raw import ADDR_TAG, INDEX_TAG, append_raw, directory, tables
 from tests.support import oloproof
 
 from ledger import Event, check_archive, encode, open_ledger
@@ -131,12 +131,15 @@ def test_table_entries_no_write_makes_are_reported_not_raised(tmp_path: Path) ->
         root / ".oloproof", Event("test.note", 1, {"n": 2}).to_bytes(), "test.note"
     )
     with tables(root / ".oloproof") as (txn, dbs):
-        txn.put(bytes.fromhex(address[7:]), b"\x00", db=dbs[b"addr"])  # not a sequence key
-        txn.put(b"\x00", b"\x01" * 32, db=dbs[b"index"])  # not an index key
+        run = directory(txn, dbs)["runs"][-1]  # the run append_raw made for it
+        table = dbs[b"run%02d" % run[1]]
+        txn.put(ADDR_TAG + bytes.fromhex(address[7:]), b"\x00", db=table)  # not a sequence key
+        txn.put(INDEX_TAG + b"\x00", b"\x01" * 32, db=table)  # not an index key
     done = oloproof("verify", cwd=root)
     assert done.code == 1 and done.err == "", done.err
     assert done.lines[:2] == [
+        f"stale index runs: run{run[1]:02d} holds 1 key(s) that are no entry; run "
+        "rebuild_indexes()",
         "stale index addr: 1 entry missing, 1 entry that a rebuild would drop; run "
         "rebuild_indexes()",
-        "stale index #malformed: 1 entry that a rebuild would drop; run rebuild_indexes()",
     ], done.out

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import cbor2
 import lmdb
 
 SEQ = struct.Struct(">Q")
@@ -25,7 +26,7 @@ def type_prefix(event_type: str) -> bytes:
 def tables(project_ledger: Path) -> Iterator[tuple[Any, dict[bytes, Any]]]:
     """A write transaction on the ledger kept in ``project_ledger`` (a ``.oloproof/`` dir),
     and its named databases."""
-    env = lmdb.open(str(project_ledger / "ledger"), max_dbs=16)
+    env = lmdb.open(str(project_ledger / "ledger"), max_dbs=128)
     try:
         with env.begin(write=True) as txn:
             names = [key for key, _ in txn.cursor()]
@@ -52,20 +53,19 @@ def append_raw(
     event_type: str | None = None,
     entries: tuple[tuple[str, str], ...] = (),
 ) -> str:
-    """Append ``data`` as the next event record, with its ``addr`` entry, its ``type`` index
-    entry (when ``event_type`` is given) and the application's ``entries``, and a chain record
-    of its own, so that only what is wrong with the bytes themselves remains to be found.
-    Returns its address."""
+    """Append ``data`` as the next event record, filed in a run of its own with its address
+    entry, its ``type`` index entry (when ``event_type`` is given) and the application's
+    ``entries``, and a chain record of its own, so that only what is wrong with the bytes
+    themselves remains to be found. Returns its address."""
     digest = hashlib.sha256(data).digest()
     with tables(project_ledger) as (txn, dbs):
         cursor = txn.cursor(db=dbs[b"events"])
         seq = SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
         txn.put(SEQ.pack(seq), digest + data, db=dbs[b"events"])
-        txn.put(digest, SEQ.pack(seq), db=dbs[b"addr"])
+        prefixes = [index_key(name, key) for name, key in entries]
         if event_type is not None:
-            txn.put(type_prefix(event_type) + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
-        for name, key in entries:
-            txn.put(index_key(name, key) + SEQ.pack(seq), entry_value(digest), db=dbs[b"index"])
+            prefixes.insert(0, type_prefix(event_type))
+        add_run(txn, dbs, seq, digest, prefixes)
         chain = txn.cursor(db=dbs[b"chain"])
         number, previous = 1, bytes(32)
         if chain.last():
@@ -74,6 +74,137 @@ def append_raw(
         head = hashlib.sha256(previous + digest).digest()
         txn.put(SEQ.pack(number), RECORD.pack(head, seq, 1), db=dbs[b"chain"])
     return "sha256:" + digest.hex()
+
+
+# -- sorted runs (docs/ledger.md, "On disk"), written as another tool would -------------------
+
+ADDR_TAG, INDEX_TAG, FILTER_KEY = b"\x00", b"\x01", b"\xff"
+
+
+def run_table_of(ledger: Any, txn: Any, seq: int) -> Any:
+    """The table of the run that holds the entries of event ``seq`` of the open ``ledger``,
+    as its write transaction ``txn`` sees it."""
+    return ledger._run_set(txn).covering(seq).index_db
+
+
+def directory(txn: Any, dbs: dict[bytes, Any]) -> dict[str, Any]:
+    found: dict[str, Any] = cbor2.loads(txn.get(b"runs", db=dbs[b"meta"]))
+    return found
+
+
+def _filter_bits(key: bytes, *, is_digest: bool) -> tuple[int, int]:
+    raw = key[:16] if is_digest else hashlib.blake2b(key, digest_size=16).digest()
+    h = int.from_bytes(raw, "little")
+    mask = 0
+    for i in range(6):
+        mask |= 1 << ((h >> (64 + 6 * i)) & 63)
+    return h & (2**64 - 1), mask
+
+
+def _set_filter(txn: Any, table: Any, keys: list[tuple[bytes, bool]]) -> None:
+    data = bytearray(txn.get(FILTER_KEY, db=table))
+    words = len(data) // 8
+    for key, is_digest in keys:
+        block, mask = _filter_bits(key, is_digest=is_digest)
+        at = 8 * (block % words)
+        word = int.from_bytes(data[at : at + 8], "little") | mask
+        data[at : at + 8] = word.to_bytes(8, "little")
+    txn.put(FILTER_KEY, bytes(data), db=table)
+
+
+def _covering(txn: Any, dbs: dict[bytes, Any], seq: int) -> tuple[dict[str, Any], list[int]]:
+    record = directory(txn, dbs)
+    for row in record["runs"]:
+        if row[2] <= seq < row[3]:
+            return record, row
+    raise KeyError(seq)
+
+
+def add_run(
+    txn: Any, dbs: dict[bytes, Any], seq: int, digest: bytes, prefixes: list[bytes]
+) -> None:
+    """File event ``seq`` (of ``digest``, under the index ``prefixes``) as a new run of its
+    own, in the first run table no run uses."""
+    record = directory(txn, dbs)
+    used = {row[1] for row in record["runs"]}
+    table = next(t for t in range(64) if t not in used)
+    db = dbs[b"run%02d" % table]
+    # One entry of each key: each index record holds that one entry alone.
+    items = [(ADDR_TAG + digest, SEQ.pack(seq))]
+    items += sorted((INDEX_TAG + p + SEQ.pack(seq), entry_value(digest)) for p in prefixes)
+    for key, value in items:
+        txn.put(key, value, db=db)
+    words = max(1, (len(items) * 10 + 63) // 64)
+    txn.put(FILTER_KEY, bytes(8 * words), db=db)
+    _set_filter(txn, db, [(digest, True), *((p, False) for p in prefixes)])
+    record["runs"].append([record["next"], table, seq, seq + 1, len(items)])
+    record["next"] += 1
+    txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
+
+
+def _postings_at(
+    txn: Any, db: Any, prefix: bytes, seq: int
+) -> tuple[bytes | None, list[tuple[int, bytes]]]:
+    """The key and the ``(sequence number, head)`` entries of the index record of ``prefix``
+    that holds (or would hold) event ``seq``: the last one that begins at or before it."""
+    cursor = txn.cursor(db=db)
+    start = INDEX_TAG + prefix + SEQ.pack(seq)
+    exact = cursor.set_range(start) and cursor.key() == start
+    if not exact and not (cursor.prev() if cursor.key() else cursor.last()):
+        return None, []
+    key, value = cursor.item()
+    if key[1:-8] != prefix:
+        return None, []
+    entries = [(SEQ.unpack(key[-8:])[0], value[:4])]
+    entries += [
+        (SEQ.unpack(value[at : at + 8])[0], value[at + 8 : at + 12])
+        for at in range(4, len(value), 12)
+    ]
+    return bytes(key), entries
+
+
+def _put_postings(txn: Any, db: Any, prefix: bytes, entries: list[tuple[int, bytes]]) -> None:
+    if entries:
+        first, head = entries[0]
+        rest = b"".join(SEQ.pack(seq) + h for seq, h in entries[1:])
+        txn.put(INDEX_TAG + prefix + SEQ.pack(first), head + rest, db=db)
+
+
+def file_entries(
+    txn: Any, dbs: dict[bytes, Any], seq: int, digest: bytes, prefixes: list[bytes]
+) -> None:
+    """Add event ``seq``'s address entry and index entries to the run that covers it, as a
+    careful tool would: each index entry into the record of its key that holds its place,
+    its filter and its count in the directory following."""
+    record, row = _covering(txn, dbs, seq)
+    db = dbs[b"run%02d" % row[1]]
+    row[4] += txn.put(ADDR_TAG + digest, SEQ.pack(seq), db=db, overwrite=False)
+    for prefix in prefixes:
+        key, entries = _postings_at(txn, db, prefix, seq)
+        if key is not None:
+            txn.delete(key, db=db)
+        _put_postings(txn, db, prefix, sorted({*entries, (seq, entry_value(digest))}))
+        row[4] += 1
+    _set_filter(txn, db, [(digest, True), *((p, False) for p in prefixes)])
+    txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
+
+
+def unfile_entries(
+    txn: Any, dbs: dict[bytes, Any], seq: int, digest: bytes, prefixes: list[bytes]
+) -> None:
+    """Remove event ``seq``'s address entry and index entries from the run that covers it,
+    and its count in the directory with them."""
+    record, row = _covering(txn, dbs, seq)
+    db = dbs[b"run%02d" % row[1]]
+    row[4] -= txn.delete(ADDR_TAG + digest, db=db)
+    for prefix in prefixes:
+        key, entries = _postings_at(txn, db, prefix, seq)
+        kept = [(s, head) for s, head in entries if s != seq]
+        if key is not None and len(kept) < len(entries):
+            txn.delete(key, db=db)
+            _put_postings(txn, db, prefix, kept)
+            row[4] -= 1
+    txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
 
 
 def event_records(project_ledger: Path) -> list[tuple[int, bytes, bytes]]:

@@ -82,10 +82,11 @@ def test_an_older_ledger_declares_the_extension_when_first_written(tmp_path: Pat
         assert any(e.refs for _, e in old)
         ledger.put(Event("note", 1, {"after": True}, [old[-1][0]]))
         assert ledger.verify().ok
-    # Opened for writing, its index was refiled in the compact layout, which it declares too.
-    assert extensions(path) == ["binary-refs", "compact-index"]
+    # Opened for writing, its entries were refiled in sorted runs of the compact layout, which
+    # it declares too.
+    assert extensions(path) == ["binary-refs", "compact-index", "sorted-runs"]
     open_ledger(tmp_path / "new").close()
-    assert extensions(tmp_path / "new") == ["binary-refs", "compact-index"]
+    assert extensions(tmp_path / "new") == ["binary-refs", "compact-index", "sorted-runs"]
 
 
 def test_an_archive_declares_it_and_carries_digest_refs(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import pytest
+from tests.ledger.raw import INDEX_TAG, run_table_of
 from tests.ledger.tamper import flip_byte_of
 
 import ledger._reads as store_module
@@ -185,7 +186,7 @@ def test_latest_passes_over_a_stale_entry(ledger: Ledger) -> None:
     # while its value is the head of c0's digest: no event it could name is filed under c1.
     entry = index_prefix("case", "c1") + (3).to_bytes(8, "big")
     head = bytes.fromhex(addresses[0][7:])[:4]
-    ledger._write(lambda txn: txn.put(entry, head, db=ledger._index))
+    ledger._write(lambda txn: txn.put(INDEX_TAG + entry, head, db=run_table_of(ledger, txn, 3)))
     assert ledger.latest("case", "c1") == addresses[1]
     assert ledger.latest_event("case", "c1") == (addresses[1], case(1))
     assert ledger.lookup("case", "c1") == [addresses[1]]

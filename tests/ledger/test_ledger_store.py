@@ -8,10 +8,12 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import lmdb
 import pytest
 from tests.ledger.contract import ambiguous_check
+from tests.ledger.raw import ADDR_TAG, run_table_of
 
 import ledger._writes as store_module
 from ledger import (
@@ -321,14 +323,15 @@ def test_ref_names_that_are_fine(ledger: Ledger) -> None:
 
 
 def test_ambiguous_eight_digit_prefix(ledger: Ledger) -> None:
-    # A real 8-hex-digit collision needs ~65,000 events; instead add an addr entry whose key
-    # shares a's first 8 digits (prefix search reads only the addr table).
+    # A real 8-hex-digit collision needs ~65,000 events; instead add an address entry whose
+    # key shares a's first 8 digits (prefix search reads only the address entries).
     a, b = ledger.put(note(1)), ledger.put(note(2))
     twin = "sha256:" + a[7:15] + b[15:]
 
-    def body(txn: object) -> None:
-        seq = txn.get(bytes.fromhex(b[7:]), db=ledger._addr)  # type: ignore[attr-defined]
-        txn.put(bytes.fromhex(twin[7:]), seq, db=ledger._addr)  # type: ignore[attr-defined]
+    def body(txn: Any) -> None:
+        table = run_table_of(ledger, txn, 2)
+        seq = txn.get(ADDR_TAG + bytes.fromhex(b[7:]), db=table)
+        txn.put(ADDR_TAG + bytes.fromhex(twin[7:]), seq, db=table)
 
     ledger._write(body)
     ambiguous_check(ledger, [a, twin])
@@ -456,9 +459,9 @@ def test_type_index_name_is_reserved(tmp_path: Path) -> None:
 def test_rebuild_indexes_restores_them(ledger: Ledger) -> None:
     addresses = [ledger.put(note(i, case=f"c{i % 3}")) for i in range(30)]
 
-    def wipe(txn: object) -> None:
-        txn.drop(ledger._index, delete=False)  # type: ignore[attr-defined]
-        txn.drop(ledger._addr, delete=False)  # type: ignore[attr-defined]
+    def wipe(txn: Any) -> None:
+        for table in ledger._run_dbs:  # type: ignore[attr-defined]
+            txn.drop(table, delete=False)
 
     ledger._write(wipe)
     assert ledger.lookup("case", "c0") == []

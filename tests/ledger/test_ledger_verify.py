@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from tests.ledger.raw import ADDR_TAG, INDEX_TAG, run_table_of
 from tests.ledger.tamper import flip_byte_of
 
 from ledger import (
@@ -83,25 +85,27 @@ def test_every_problem_is_reported(tmp_path: Path) -> None:
         # A ref to an event that is not there, and a stale index entry, written behind the
         # ledger's back.
         ledger._write(lambda txn: txn.put(b"gone", bytes.fromhex(MISSING[7:]), db=ledger._refs))
-        ledger._write(lambda txn: txn.delete(_first_key(txn, ledger), db=ledger._index))
+        ledger._write(lambda txn: _delete_first_case_entry(txn, ledger))
         stored = ledger.get_bytes(addresses[2])  # not c0, whose index entry went above
     flip_byte_of(path, stored)
     with open_ledger(path, indexer=by_case) as ledger:
         report = ledger.verify()
     kinds = sorted(p.kind for p in report.problems)
-    assert kinds == ["CorruptEvent", "DanglingName", "MissingRef", "StaleIndex"]
+    assert kinds == ["CorruptEvent", "DanglingName", "MissingRef", "StaleIndex", "StaleIndex"]
     text = [str(p) for p in report.problems]
     assert f"broken link from {orphan} to {MISSING}" in text
     assert f"dangling ref gone to missing event {MISSING}" in text
     assert any(t.startswith("stale index case: 1 entry missing") for t in text)
+    assert any(t.startswith("stale index runs: run 1 (run00) is listed with") for t in text)
     assert report.events_checked == len(addresses) + 1
 
 
-def _first_key(txn: object, ledger: Ledger) -> bytes:
-    cursor = txn.cursor(db=ledger._index)  # type: ignore[attr-defined]
-    for key, _ in cursor:
-        if b"case" in key:
-            return bytes(key)
+def _delete_first_case_entry(txn: Any, ledger: Ledger) -> None:
+    for table in ledger._run_dbs:  # type: ignore[attr-defined]
+        for key, _ in txn.cursor(db=table):
+            if key[:1] == INDEX_TAG and b"case" in key:
+                txn.delete(key, db=table)
+                return
     raise AssertionError("no case index entry")
 
 
@@ -110,11 +114,18 @@ def test_extra_index_entries_are_stale(tmp_path: Path) -> None:
     build(path)
     with open_ledger(path, indexer=by_case) as ledger:
         key = index_prefix("z", "k") + b"\x00" * 8
-        ledger._write(lambda txn: txn.put(key, b"x" * 32, db=ledger._index))
-        ledger._write(lambda txn: txn.put(b"y" * 32, b"\x00" * 7 + b"\x09", db=ledger._addr))
+
+        def extra(txn: Any) -> None:
+            table = run_table_of(ledger, txn, 1)
+            txn.put(INDEX_TAG + key, b"x" * 4, db=table)
+            txn.put(ADDR_TAG + b"y" * 32, b"\x00" * 7 + b"\x09", db=table)
+
+        ledger._write(extra)
         problems = ledger.verify().problems
         assert sorted(str(p) for p in problems) == [
             "stale index addr: 1 entry that a rebuild would drop; run rebuild_indexes()",
+            "stale index runs: run 1 (run00) is listed with 17 entries but holds 19; "
+            "run rebuild_indexes()",
             "stale index z: 1 entry that a rebuild would drop; run rebuild_indexes()",
         ]
         ledger.rebuild_indexes()

@@ -1,0 +1,565 @@
+"""Sorted runs: how the address table and the indexes are kept so that writing them appends.
+
+Address entries (digest -> sequence number) and index entries (name, key, sequence number ->
+digest head) have keys that arrive in random order: digests and identities. Filed into one
+B-tree each, every new entry of a large ledger landed on a page of its own, which LMDB copies
+whole on write: a million-case run wrote 17 bytes for each byte it stored, its pages were half
+full, and its time per case grew with the ledger.
+
+So each commit files its entries as a *run*: sorted, written in one sweep into an empty table
+of its own (``format.RUN_TABLES`` of them), whose pages fill completely, and never changed
+after. A run covers the events of a range of sequence numbers, and the runs, ordered by that
+range, tile the ledger's events without gap or overlap. Runs of about the same size are merged
+into one, oldest first (``_next_merge``: eight of a size class, each class eight times the
+one below), so a ledger of N entries holds a few dozen runs and each entry is written about
+log8(N / commit) times; the largest runs are not merged further, which bounds what one commit
+holds in memory.
+
+A read asks every run, newest first for an address or the last entry of a key, in range order
+for every entry of a key; each run has a filter (``Filter``) that answers "certainly not here"
+for almost every key it does not hold, so a lookup reads the run that holds its key and about
+one other in a hundred. The directory of runs is one record in ``meta`` (``RUNS_KEY``), read
+in every transaction, so each transaction sees the runs that its snapshot holds.
+
+A ledger written before runs existed keeps its entries in the ``addr`` and ``index`` tables;
+read-only, it is read as one run that covers every event and has no filter (``base_run``).
+"""
+
+from __future__ import annotations
+
+import sys
+from array import array
+from bisect import bisect_right
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass, replace
+from hashlib import blake2b
+from itertools import islice
+from operator import itemgetter
+from typing import Any, Final
+
+from ledger.codec import decode, encode
+from ledger.errors import FormatError, LedgerError
+from ledger.format import _SEQ, ENTRY_HEAD, RUN_TABLES
+
+ADDR_TAG: Final = b"\x00"  # a run table's address entries: tag, digest -> sequence key
+INDEX_TAG: Final = b"\x01"  # its index entries: tag, prefix, sequence key -> digest head
+FILTER_KEY: Final = b"\xff"  # its filter, the table's last key
+RUNS_KEY: Final = b"runs"  # the directory, in ``meta``
+
+_BITS_PER_ENTRY: Final = 10
+_NO_END: Final = 1 << 64
+
+FANOUT: Final = 8  # runs of one size class merged at once
+_BASE: Final = 64  # entries below which a run is of the smallest class
+_TOP: Final = 5  # runs of this class (262,144 entries and more) are not merged by size
+# Runs allowed once a commit is done: one table stays free for the next commit's run and one
+# for a merge's output, written before its sources are dropped.
+_MAX_RUNS: Final = RUN_TABLES - 2
+_MERGE_CHUNK: Final = 8192  # records read from each source at a time while merging
+# An index record holds up to this many entries of one key (about 750 bytes: four or five
+# records to a page), so that one key's many entries cost 12 bytes each, not a record each.
+_POSTINGS: Final = 64
+_POSTING: Final = 8 + ENTRY_HEAD
+
+
+class Filter:
+    """A blocked Bloom filter over a run's keys: each key sets six bits of one 64-bit
+    word (``digest_hash``, ``prefix_hash``), so asking costs one word read whatever the probes.
+
+    Sized at ``_BITS_PER_ENTRY`` bits for each entry of its run (a key filing several entries
+    gets more): a key it does not hold passes about once in a hundred. Stored as its words,
+    little-endian, under ``FILTER_KEY`` in the run's table.
+    """
+
+    __slots__ = ("_blocks", "_words")
+
+    def __init__(self, words: array[int]) -> None:
+        self._words = words
+        self._blocks = len(words)
+
+    @classmethod
+    def sized(cls, entries: int) -> Filter:
+        return cls(array("Q", bytes(8 * max(1, (entries * _BITS_PER_ENTRY + 63) // 64))))
+
+    @classmethod
+    def from_bytes(cls, data: bytes | None) -> Filter | None:
+        """The filter stored as ``data``; ``None`` for bytes that cannot be one (a run without
+        a usable filter is asked as if it held every key)."""
+        if not data or len(data) % 8:
+            return None
+        words = array("Q")
+        words.frombytes(data)
+        if sys.byteorder == "big":
+            words.byteswap()
+        return cls(words)
+
+    def to_bytes(self) -> bytes:
+        if sys.byteorder == "big":
+            words = array("Q", self._words)
+            words.byteswap()
+            return words.tobytes()
+        return self._words.tobytes()
+
+    def add(self, hashed: tuple[int, int]) -> None:
+        block, mask = hashed
+        self._words[block % self._blocks] |= mask
+
+    def holds(self, hashed: tuple[int, int]) -> bool:
+        block, mask = hashed
+        return self._words[block % self._blocks] & mask == mask
+
+
+def digest_hash(digest: bytes) -> tuple[int, int]:
+    """``(block hash, bit mask)`` of an address entry's digest in a filter: a digest is
+    already uniform, so its first 16 bytes are the hash (``_split``)."""
+    return _split(digest[:16])
+
+
+def prefix_hash(prefix: bytes) -> tuple[int, int]:
+    """``(block hash, bit mask)`` of an index entry's prefix in a filter: the 16-byte BLAKE2b
+    digest of the prefix (``_split``)."""
+    return _split(blake2b(prefix, digest_size=16).digest())
+
+
+# The bits of two 6-bit fields (12 bits), looked up rather than shifted: a third of the time.
+_PAIRS: Final = tuple(1 << (x & 63) | 1 << (x >> 6) for x in range(4096))
+
+
+def _split(hashed: bytes) -> tuple[int, int]:
+    """The first 8 bytes of a 16-byte hash, little-endian, pick a filter's word (modulo
+    their number); the six 6-bit fields of the last 8, from the lowest, the bits to set."""
+    b = int.from_bytes(hashed[8:], "little")
+    masks = _PAIRS
+    return int.from_bytes(hashed[:8], "little"), (
+        masks[b & 4095] | masks[b >> 12 & 4095] | masks[b >> 24 & 4095]
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One run: the entries of the events ``first`` to ``end - 1``, in one table.
+
+    ``table`` is its run table's number (``-1`` for the first layout's ``addr`` and ``index``
+    tables, read as one run); ``tag_addr`` and ``tag_index`` start its address and index keys
+    there; ``filter`` is ``None`` where every key must be looked for.
+    """
+
+    ident: int
+    table: int
+    first: int
+    end: int
+    entries: int
+    addr_db: Any
+    index_db: Any
+    tag_addr: bytes = ADDR_TAG
+    tag_index: bytes = INDEX_TAG
+    filter: Filter | None = None
+
+    def may_hold(self, hashed: tuple[int, int]) -> bool:
+        return self.filter is None or self.filter.holds(hashed)
+
+    def addr(self, txn: Any, digest: bytes) -> bytes | None:
+        found: bytes | None = txn.get(self.tag_addr + digest, db=self.addr_db)
+        return found
+
+    def index_at(self, txn: Any, entry: bytes) -> bytes | None:
+        """The digest head of index entry ``entry`` (prefix + sequence key), or ``None``."""
+        key = self.tag_index + entry
+        if self.table < 0:
+            found: bytes | None = txn.get(key, db=self.index_db)
+            return found
+        cursor = txn.cursor(db=self.index_db)
+        if cursor.set_range(key) and cursor.key() == key:
+            return bytes(cursor.value()[:ENTRY_HEAD])
+        if not (cursor.prev() if cursor.key() else cursor.last()):
+            return None
+        record, value = cursor.item()
+        if record[len(self.tag_index) : -8] != entry[:-8]:
+            return None
+        seq = entry[-8:]
+        for at in range(ENTRY_HEAD, len(value), _POSTING):
+            if value[at : at + 8] == seq:
+                return bytes(value[at + 8 : at + _POSTING])
+        return None
+
+    def scan(self, txn: Any, prefix: bytes, after: int = 0) -> Iterator[tuple[bytes, bytes]]:
+        """``(entry key, digest head)`` of this run's entries under ``prefix`` (every entry,
+        for no prefix) whose event comes after sequence number ``after``, in key order (for
+        one index key: append order)."""
+        tag = self.tag_index
+        within, cut = tag + prefix, len(tag)
+        cursor = txn.cursor(db=self.index_db)
+        if after:
+            start = within + _SEQ.pack(after + 1)
+            moved = cursor.set_range(start)
+            # The record holding the first entry past ``after`` may begin before it.
+            if self.table >= 0 and (not moved or cursor.key() != start):
+                back = cursor.prev() if moved else cursor.last()
+                if not back or not cursor.key().startswith(within):
+                    moved = cursor.set_range(start)
+                else:
+                    moved = True
+        else:
+            moved = cursor.set_range(within)
+        if not moved:
+            return
+        postings = self.table >= 0
+        for key, value in cursor:
+            if not key.startswith(within):
+                return
+            if not postings:
+                if _SEQ.unpack(key[-8:])[0] > after:
+                    yield key[cut:], value
+                continue
+            entry = key[cut:-8]
+            for seq, head in _postings(key[-8:], value):
+                if _SEQ.unpack(seq)[0] > after:
+                    yield entry + seq, head
+
+    def is_record(self, key: bytes, value: bytes) -> bool:
+        """Whether ``(key, value)``, tagged ``INDEX_TAG``, has the shape of an index record:
+        a prefix of two parts and a sequence key; a head, then whole further entries."""
+        if len(key) < len(self.tag_index) + 4 + 8:
+            return False
+        return self.table < 0 or (
+            len(value) >= ENTRY_HEAD and not (len(value) - ENTRY_HEAD) % _POSTING
+        )
+
+    def entries_of(self, key: bytes, value: bytes) -> Iterator[bytes]:
+        """The entry keys (prefix + sequence key) of the index record ``key`` of this run
+        holds, ``value`` being its value."""
+        entry = key[len(self.tag_index) :]
+        if self.table < 0:
+            yield entry
+            return
+        prefix = entry[:-8]
+        for seq, _ in _postings(entry[-8:], value):
+            yield prefix + seq
+
+    def scan_back(self, txn: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """``scan`` of ``prefix`` from its last entry back to its first."""
+        tag = self.tag_index
+        within = tag + prefix
+        cursor = txn.cursor(db=self.index_db)
+        moved = cursor.prev() if cursor.set_range(within + b"\xff" * 9) else cursor.last()
+        cut, postings = len(tag), self.table >= 0
+        while moved:
+            key, value = cursor.item()
+            if not key.startswith(within):
+                return
+            if postings:
+                entry = key[cut:-8]
+                for seq, head in reversed(list(_postings(key[-8:], value))):
+                    yield entry + seq, head
+            else:
+                yield key[cut:], value
+            moved = cursor.prev()
+
+    def addr_keys(self, txn: Any, start: bytes = b"") -> Iterator[bytes]:
+        """The digests of this run's address entries from ``start`` on, in order."""
+        tag = self.tag_addr
+        cursor = txn.cursor(db=self.addr_db)
+        if not cursor.set_range(tag + start):
+            return
+        cut = len(tag)
+        for key in cursor.iternext(keys=True, values=False):
+            if not key.startswith(tag):
+                return
+            yield key[cut:]
+
+
+def _postings(first: bytes, value: bytes) -> Iterator[tuple[bytes, bytes]]:
+    """``(sequence key, digest head)`` of each entry an index record holds: the one its key
+    ends with (``first``), whose head starts ``value``, then each 8-byte sequence key and
+    4-byte head that follow."""
+    yield first, value[:ENTRY_HEAD]
+    for at in range(ENTRY_HEAD, len(value), _POSTING):
+        yield value[at : at + 8], value[at + 8 : at + _POSTING]
+
+
+def base_run(addr_db: Any, index_db: Any) -> Run:
+    """The first layout's ``addr`` and ``index`` tables, read as one run without a filter."""
+    return Run(0, -1, 1, _NO_END, 0, addr_db, index_db, b"", b"", None)
+
+
+class RunSet:
+    """The runs one transaction sees, ordered by the events they cover (see the module)."""
+
+    __slots__ = ("_firsts", "next_ident", "raw", "runs")
+
+    def __init__(self, runs: Sequence[Run], next_ident: int, raw: bytes | None) -> None:
+        self.runs = tuple(runs)
+        self._firsts = [run.first for run in self.runs]
+        self.next_ident = next_ident
+        self.raw = raw  # the directory record it was read from (``None``: the first layout)
+
+    def covering(self, seq: int) -> Run | None:
+        """The run that covers sequence number ``seq``, if any does."""
+        at = bisect_right(self._firsts, seq) - 1
+        if at < 0:
+            return None
+        run = self.runs[at]
+        return run if seq < run.end else None
+
+    def seq_of(self, txn: Any, digest: bytes) -> bytes | None:
+        """The sequence key of the event stored under ``digest``, or ``None``."""
+        hashed = digest_hash(digest)
+        for run in reversed(self.runs):  # a fresh event, the likeliest question, is newest
+            if run.filter is None or run.filter.holds(hashed):
+                found = run.addr(txn, digest)
+                if found is not None:
+                    return found
+        return None
+
+    def entries(
+        self, txn: Any, prefix: bytes, after: int = 0
+    ) -> Generator[tuple[bytes, bytes], None, None]:
+        """``(entry key, digest head)`` of every entry under ``prefix`` whose event comes after
+        sequence number ``after``, in append order."""
+        hashed = prefix_hash(prefix)
+        start = max(0, bisect_right(self._firsts, after) - 1)
+        for run in self.runs[start:]:
+            if run.end > after + 1 and run.may_hold(hashed):
+                yield from run.scan(txn, prefix, after if run.first <= after else 0)
+
+    def entries_back(self, txn: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
+        """``entries`` from the newest to the oldest."""
+        hashed = prefix_hash(prefix)
+        for run in reversed(self.runs):
+            if run.may_hold(hashed):
+                yield from run.scan_back(txn, prefix)
+
+    def with_runs(self, runs: Sequence[Run], next_ident: int) -> RunSet:
+        """A directory of ``runs``; its record is made now (``raw``)."""
+        record = {
+            "next": next_ident,
+            "runs": [[r.ident, r.table, r.first, r.end, r.entries] for r in runs],
+        }
+        return RunSet(runs, next_ident, encode(record))
+
+
+EMPTY_DIRECTORY: Final = encode({"next": 1, "runs": []})
+
+
+def read_directory(raw: bytes | None) -> tuple[int, list[tuple[int, int, int, int, int]]]:
+    """``(next ident, [(ident, table, first, end, entries), ...])`` of a directory record,
+    in the order it lists them; ``FormatError`` for a record in another shape."""
+    try:
+        record = decode(raw) if raw is not None else None
+        next_ident = record["next"]  # type: ignore[index]
+        listed = record["runs"]  # type: ignore[index]
+        rows = [tuple(row) for row in listed]
+    except (LedgerError, KeyError, TypeError):
+        raise FormatError("its run directory is unreadable") from None
+    if not isinstance(next_ident, int) or isinstance(next_ident, bool):
+        raise FormatError("its run directory has no number for its next run")
+    found: list[tuple[int, int, int, int, int]] = []
+    tables: set[int] = set()
+    end_before = 1
+    for row in rows:
+        if len(row) != 5 or not all(isinstance(v, int) and not isinstance(v, bool) for v in row):
+            raise FormatError(f"its run directory lists {list(row)!r}, not a run")
+        ident, table, first, end, entries = row
+        if not (0 <= table < RUN_TABLES and 0 < first < end and entries >= 0 and ident > 0):
+            raise FormatError(f"its run directory lists an impossible run {list(row)!r}")
+        if first < end_before or table in tables or ident >= next_ident:
+            raise FormatError(
+                f"its run directory lists run {ident} out of order, over another or twice"
+            )
+        tables.add(table)
+        end_before = end
+        found.append((ident, table, first, end, entries))
+    return next_ident, found
+
+
+# -- writing ---------------------------------------------------------------------------------
+
+
+def size_class(entries: int) -> int:
+    """0 below ``_BASE`` entries, then one more for each ``FANOUT`` times as many, up to
+    ``_TOP``."""
+    level, bound = 0, _BASE
+    while entries >= bound and level < _TOP:
+        level += 1
+        bound *= FANOUT
+    return level
+
+
+def _next_merge(runs: Sequence[Run]) -> tuple[int, int] | None:
+    """The runs ``[lo, hi)`` to merge next, or ``None``. Size classes never increase from
+    the oldest run to the newest: a new run larger than the runs before it takes them in; then
+    ``FANOUT`` runs of one class become one of a larger class; and past ``_MAX_RUNS`` the
+    adjacent pair with the fewest entries becomes one."""
+    n = len(runs)
+    if n < 2:
+        return None
+    newest = size_class(runs[-1].entries)
+    lo = n - 1
+    while lo > 0 and size_class(runs[lo - 1].entries) < newest:
+        lo -= 1
+    if lo < n - 1:
+        return lo, n
+    tail = runs[n - FANOUT :]
+    if newest < _TOP and n >= FANOUT and all(size_class(r.entries) == newest for r in tail):
+        return n - FANOUT, n
+    if n > _MAX_RUNS:
+        i = min(range(n - 1), key=lambda i: runs[i].entries + runs[i + 1].entries)
+        return i, i + 2
+    return None
+
+
+class RunWriter:
+    """Files runs and merges them, in one write transaction (``txn``), on the directory
+    ``runs`` as that transaction read it. ``tables`` are the run tables' handles."""
+
+    def __init__(self, txn: Any, tables: Sequence[Any], runs: RunSet) -> None:
+        if runs.raw is None:
+            raise FormatError("entries are written only in runs; its indexes need rebuilding")
+        self._txn = txn
+        self._tables = tables
+        self.runs = runs
+        self.merged = 0  # entries rewritten by merges
+
+    def add(self, first: int, end: int, addrs: list[bytes], entries: list[bytes]) -> None:
+        """File the entries of the events ``first`` to ``end - 1`` as a new run and merge as
+        the policy says. ``addrs`` are sorted digest + sequence key; ``entries`` sorted entry
+        key (prefix + sequence key) + digest head."""
+        count = len(addrs) + len(entries)
+        made = Filter.sized(count)
+
+        def items() -> Iterator[tuple[bytes, bytes]]:
+            add = made.add
+            for item in addrs:
+                digest = item[:32]
+                add(digest_hash(digest))
+                yield ADDR_TAG + digest, item[32:]
+            for prefix, key, value in _records(entries):
+                add(prefix_hash(prefix))
+                yield key, value
+
+        table = self._free_table()
+        self._fill(table, items(), made)
+        run = Run(self.runs.next_ident, table, first, end, count, *self._dbs(table), filter=made)
+        self.runs = self.runs.with_runs((*self.runs.runs, run), run.ident + 1)
+        self.settle()
+
+    def settle(self) -> None:
+        """Merge until the policy asks for nothing more (``_next_merge``)."""
+        while (span := _next_merge(self.runs.runs)) is not None:
+            self._merge(*span)
+
+    def _merge(self, lo: int, hi: int) -> None:
+        group = self.runs.runs[lo:hi]
+        made = Filter.sized(sum(run.entries for run in group))
+        counted = [0]
+
+        def items() -> Iterator[tuple[bytes, bytes]]:
+            add, previous = made.add, b""
+            sources = [self._txn.cursor(db=self._tables[run.table]).iternext() for run in group]
+            for key, value in _merged(sources):
+                if key[:1] == ADDR_TAG:
+                    counted[0] += 1
+                    add(digest_hash(key[1:]))
+                else:
+                    counted[0] += 1 + (len(value) - ENTRY_HEAD) // _POSTING
+                    prefix = key[1:-8]
+                    if prefix != previous:
+                        add(prefix_hash(prefix))
+                        previous = prefix
+                yield key, value
+
+        table = self._free_table()
+        self._fill(table, items(), made)
+        for run in group:
+            self._txn.drop(self._tables[run.table], delete=False)
+        ident = self.runs.next_ident
+        run = Run(ident, table, group[0].first, group[-1].end, counted[0], *self._dbs(table))
+        run = replace(run, filter=made)
+        runs = (*self.runs.runs[:lo], run, *self.runs.runs[hi:])
+        self.runs = self.runs.with_runs(runs, ident + 1)
+        self.merged += counted[0]
+
+    def _fill(self, table: int, items: Iterator[tuple[bytes, bytes]], made: Filter) -> None:
+        db = self._tables[table]
+        self._txn.cursor(db=db).putmulti(items, append=True)
+        self._txn.put(FILTER_KEY, made.to_bytes(), db=db, append=True)
+
+    def _free_table(self) -> int:
+        """A run table no run uses, emptied (a table left behind by a tool is dropped)."""
+        used = {run.table for run in self.runs.runs}
+        for table in range(RUN_TABLES):
+            if table not in used:
+                db = self._tables[table]
+                if self._txn.stat(db)["entries"]:
+                    self._txn.drop(db, delete=False)
+                return table
+        raise FormatError("every run table is in use")  # _MAX_RUNS keeps two free
+
+    def _dbs(self, table: int) -> tuple[Any, Any]:
+        db = self._tables[table]
+        return db, db
+
+
+def _records(entries: list[bytes]) -> Iterator[tuple[bytes, bytes, bytes]]:
+    """``(prefix, key, value)`` of the index records that file sorted ``entries`` (each an
+    entry key and its digest head): each holds up to ``_POSTINGS`` entries of one prefix, and
+    is keyed by the tag, the prefix and its first entry's sequence key (``_postings``)."""
+    i, n = 0, len(entries)
+    tail = 8 + ENTRY_HEAD
+    while i < n:
+        item = entries[i]
+        prefix = item[:-tail]
+        j = i + 1
+        stop = min(n, i + _POSTINGS)
+        while j < stop and entries[j][:-tail] == prefix:
+            j += 1
+        value = item[-ENTRY_HEAD:] + b"".join(e[-tail:] for e in entries[i + 1 : j])
+        yield prefix, INDEX_TAG + item[:-ENTRY_HEAD], value
+        i = j
+
+
+def _merged(sources: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
+    """The items of sorted ``sources`` (run tables, each ending with its filter, which is
+    left out) in one sorted stream, holding at most ``_MERGE_CHUNK`` items of each.
+
+    Items up to the smallest last key of the sources not yet read to the end are safe to
+    give: they are sorted together (in C, as one list of a few sorted runs). A key in two
+    sources (an event stored twice by another tool) is given once, with the older value.
+    """
+    buffers: list[list[tuple[bytes, bytes]]] = []
+    more: list[bool] = []
+
+    def fill(i: int) -> None:
+        chunk = list(islice(sources[i], _MERGE_CHUNK))
+        more[i] = len(chunk) == _MERGE_CHUNK
+        if chunk and chunk[-1][0] == FILTER_KEY:
+            chunk.pop()
+            more[i] = False
+        buffers[i] = chunk
+
+    for i in range(len(sources)):
+        buffers.append([])
+        more.append(True)
+        fill(i)
+    key = itemgetter(0)
+    last = b""
+    while any(buffers):
+        bounds = [b[-1][0] for b, m in zip(buffers, more, strict=True) if b and m]
+        bound = min(bounds) if bounds else None
+        taken: list[tuple[bytes, bytes]] = []
+        for i, buffer in enumerate(buffers):
+            if bound is None or (buffer and buffer[-1][0] <= bound):
+                taken.extend(buffer)
+                buffers[i] = []
+            elif buffer:
+                cut = bisect_right(buffer, bound, key=key)
+                taken.extend(buffer[:cut])
+                buffers[i] = buffer[cut:]
+        taken.sort()
+        for item in taken:
+            if item[0] != last:
+                last = item[0]
+                yield item
+        for i, buffer in enumerate(buffers):
+            if not buffer and more[i]:
+                fill(i)

@@ -1,0 +1,377 @@
+"""Sorted runs (``ledger._runs``): the address and index entries of many commits, merged.
+
+Real LMDB throughout. The merge policy is run over the sizes a ledger's commits make; the
+filters are checked against keys they hold and keys they do not; a ledger of a few hundred
+commits is read back by every read (get, has, resolve, lookup, iter_lookup, latest, events)
+and verified; what ``verify`` says of runs that a tool damaged, and how a rebuild mends them.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import cbor2
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from tests.ledger.raw import FILTER_KEY, INDEX_TAG, directory, tables
+from tests.ledger.test_ledger_fixtures import copy_of
+
+import ledger._reads as reads
+import ledger._runs as runs_module
+from ledger import Event, FormatError, Ledger, open_ledger
+from ledger._runs import _TOP as TOP
+from ledger._runs import (
+    FANOUT,
+    Filter,
+    Run,
+    _next_merge,
+    digest_hash,
+    prefix_hash,
+    size_class,
+)
+from ledger.format import RUN_TABLES
+
+
+def by_case(address: str, event: Event) -> Iterable[tuple[str, str]]:
+    if "case" in event.body:
+        yield ("case", str(event.body["case"]))
+
+
+def note(i: int, case: int) -> Event:
+    return Event("note", 1, {"i": i, "case": f"c{case}"})
+
+
+def fill(
+    ledger: Ledger, commits: Iterable[int], cases: int = 7, start: int = 0
+) -> list[tuple[str, Event]]:
+    """Commit batches of the given sizes, of events numbered from ``start``; each event files
+    under one of ``cases`` keys."""
+    stored: list[tuple[str, Event]] = []
+    i = start
+    for size in commits:
+        with ledger.batch():
+            for _ in range(size):
+                event = note(i, i % cases)
+                stored.append((ledger.put(event), event))
+                i += 1
+    return stored
+
+
+def listed(path: Path) -> list[list[int]]:
+    with tables(path) as (txn, dbs):
+        rows: list[list[int]] = directory(txn, dbs)["runs"]
+        return rows
+
+
+# -- the merge policy ------------------------------------------------------------------------
+
+
+def _fake(entries: int, first: int) -> Run:
+    return Run(first, 0, first, first + 1, entries, None, None)
+
+
+def settle(runs: list[Run]) -> int:
+    """Apply the policy as a commit does; return how many entries the merges rewrote."""
+    rewritten = 0
+    while (span := _next_merge(runs)) is not None:
+        lo, hi = span
+        group = runs[lo:hi]
+        rewritten += sum(r.entries for r in group)
+        runs[lo:hi] = [_fake(sum(r.entries for r in group), group[0].first)]
+    return rewritten
+
+
+@pytest.mark.parametrize("commit", [3, 700, 24_000, 90_000])
+def test_runs_stay_few_and_each_entry_is_rewritten_once_a_class(commit: int) -> None:
+    runs: list[Run] = []
+    written = rewritten = 0
+    for n in range(400):
+        size = commit if n % 5 else commit // 3 + 1  # now and then a smaller commit
+        runs.append(_fake(size, n))
+        written += size
+        rewritten += settle(runs)
+        classes = [size_class(r.entries) for r in runs]
+        assert classes == sorted(classes, reverse=True)  # never a larger run after a smaller
+        for level in set(classes) - {TOP}:
+            assert classes.count(level) < FANOUT
+        assert len(runs) <= RUN_TABLES - 2
+    # An entry is rewritten once for each class it passes, and now and then once more when
+    # a larger commit takes in the smaller one before it.
+    assert rewritten / written <= TOP
+    assert sum(r.entries for r in runs) == written
+
+
+def test_past_the_tables_two_neighbours_merge() -> None:
+    big = 1 << 20  # each run of the largest class: not merged by size
+    runs = [_fake(big, n) for n in range(RUN_TABLES)]
+    settle(runs)
+    assert len(runs) == RUN_TABLES - 2
+    assert sum(r.entries for r in runs) == RUN_TABLES * big
+
+
+# -- filters ---------------------------------------------------------------------------------
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.binary(min_size=1, max_size=60), min_size=1, max_size=300, unique=True))
+def test_a_filter_holds_every_key_it_was_given(keys: list[bytes]) -> None:
+    made = Filter.sized(len(keys))
+    hashed = [digest_hash(k) if len(k) == 32 else prefix_hash(k) for k in keys]
+    for h in hashed:
+        made.add(h)
+    again = Filter.from_bytes(made.to_bytes())
+    assert again is not None
+    assert all(again.holds(h) for h in hashed)
+
+
+def test_a_filter_lets_about_one_key_in_a_hundred_through() -> None:
+    rng = random.Random(7)
+    made = Filter.sized(20_000)
+    for _ in range(20_000):
+        made.add(digest_hash(rng.randbytes(32)))
+    others = [prefix_hash(rng.randbytes(40)) for _ in range(50_000)]
+    passed = sum(made.holds(h) for h in others) / len(others)
+    assert passed < 0.02, passed
+
+
+def test_filter_bytes_that_cannot_be_one_are_none() -> None:
+    assert Filter.from_bytes(None) is None
+    assert Filter.from_bytes(b"") is None
+    assert Filter.from_bytes(b"\x00" * 7) is None
+
+
+# -- a ledger of many commits ----------------------------------------------------------------
+
+
+@pytest.fixture
+def small_scans(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three entries per read transaction: scans go on across records, runs and chunks."""
+    monkeypatch.setattr(reads, "_SCAN_CHUNK", 3)
+
+
+@pytest.mark.usefixtures("small_scans")
+def test_every_read_finds_every_event_across_hundreds_of_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs_module, "_BASE", 16)  # small runs merge as large ones do
+    monkeypatch.setattr(runs_module, "_POSTINGS", 5)  # a key's entries span several records
+    path = tmp_path / "l"
+    rng = random.Random(3)
+    sizes = [rng.choice((1, 1, 2, 5, 13, 40)) for _ in range(300)]
+    with open_ledger(path, indexer=by_case) as ledger:
+        stored = fill(ledger, sizes)
+        for address, event in rng.sample(stored, 200):
+            assert ledger.get(address) == event
+            assert ledger.has(address)
+            assert ledger.resolve(address[:20]) == address
+        assert not ledger.has("sha256:" + "ab" * 32)
+        for case in range(7):
+            mine = [a for a, e in stored if e.body["case"] == f"c{case}"]
+            assert ledger.lookup("case", f"c{case}") == mine
+            assert [a for a, _ in ledger.lookup_events("case", f"c{case}")] == mine
+            assert ledger.latest("case", f"c{case}") == mine[-1]
+            assert ledger.latest_event("case", f"c{case}") == (mine[-1], ledger.get(mine[-1]))
+        assert [a for a, _ in ledger.events("note")] == [a for a, _ in stored]
+        assert ledger.lookup("case", "c99") == []
+        assert ledger.verify().ok
+    rows = listed(path)
+    assert len(rows) < 40  # 300 commits, merged
+    assert [row[2] for row in rows] == [1, *(row[3] for row in rows[:-1])]  # they tile
+    assert rows[-1][3] == len(stored) + 1
+
+
+def test_a_batch_reads_its_pending_events_beside_the_runs(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / "l", indexer=by_case) as ledger:
+        stored = fill(ledger, [3, 4])
+        with ledger.batch():
+            pending = ledger.put(note(100, 0))
+            assert ledger.lookup("case", "c0")[-1] == pending
+            assert ledger.latest("case", "c0") == pending
+            assert len(ledger) == len(stored) + 1
+        assert ledger.latest("case", "c0") == pending
+
+
+def test_an_event_put_again_is_not_filed_again(tmp_path: Path) -> None:
+    with open_ledger(tmp_path / "l", indexer=by_case) as ledger:
+        stored = fill(ledger, [5, 5, 5])
+        with ledger.batch():
+            for address, event in stored:
+                assert ledger.put(event) == address
+        assert len(ledger) == 15
+        assert ledger.verify().ok
+    assert sum(row[4] for row in listed(tmp_path / "l")) == 15 * 3  # address, type, case
+
+
+# -- other processes -------------------------------------------------------------------------
+
+WRITER = """
+import sys
+sys.path[:0] = {path!r}
+from tests.ledger.test_ledger_runs import by_case, fill
+from ledger import open_ledger
+with open_ledger({ledger!r}, indexer=by_case) as ledger:
+    fill(ledger, [{k} % 7 + 1 for _ in range(60)], start=1000 * ({k} + 1))
+"""
+
+
+def test_a_reader_sees_the_runs_other_processes_write_and_merge(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as reader:
+        fill(reader, [2])
+        assert len(reader.lookup("case", "c0")) == 1
+        writers = [
+            subprocess.Popen(
+                [sys.executable, "-c", WRITER.format(path=sys.path, ledger=str(path), k=k)],
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for k in range(2)
+        ]
+        for writer in writers:
+            _, err = writer.communicate(timeout=120)
+            assert writer.returncode == 0, err
+        # Its run directory changed under it, merges included: read again, in full.
+        total = 2 + sum((k % 7 + 1) * 60 for k in range(2))
+        assert len(reader) == total
+        everything = [a for a, _ in reader.events()]
+        assert len(everything) == total
+        assert all(reader.has(a) for a in everything)
+        assert sum(len(reader.lookup("case", f"c{c}")) for c in range(7)) == total
+        assert reader.verify().ok
+
+
+# -- what verify finds, and a rebuild mends --------------------------------------------------
+
+
+def damaged(tmp_path: Path, harm: Any) -> Ledger:
+    """A ledger of a few runs, harmed through its tables by ``harm(txn, dbs)``, reopened."""
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        fill(ledger, [4, 4, 4])
+    with tables(path) as (txn, dbs):
+        harm(txn, dbs)
+    return open_ledger(path, indexer=by_case)
+
+
+def problems(ledger: Ledger) -> list[str]:
+    return [str(p) for p in ledger.verify().problems]
+
+
+def mended(ledger: Ledger) -> None:
+    ledger.rebuild_indexes()
+    assert ledger.verify().ok
+    assert len(ledger.lookup("case", "c0")) == 2
+
+
+def first_run_table(txn: Any, dbs: dict[bytes, Any]) -> Any:
+    return dbs[b"run%02d" % directory(txn, dbs)["runs"][0][1]]
+
+
+def test_a_filter_without_a_key_makes_its_entries_missing(tmp_path: Path) -> None:
+    def blank(txn: Any, dbs: dict[bytes, Any]) -> None:
+        table = first_run_table(txn, dbs)
+        txn.put(FILTER_KEY, bytes(len(txn.get(FILTER_KEY, db=table))), db=table)
+
+    with damaged(tmp_path, blank) as ledger:
+        assert sorted(problems(ledger)) == [
+            "stale index addr: 4 entries missing, 4 entries that a rebuild would drop; "
+            "run rebuild_indexes()",
+            "stale index case: 4 entries missing, 4 entries that a rebuild would drop; "
+            "run rebuild_indexes()",
+            "stale index type: 4 entries missing, 4 entries that a rebuild would drop; "
+            "run rebuild_indexes()",
+        ]
+        mended(ledger)
+
+
+def test_runs_a_tool_left_wrong_are_named(tmp_path: Path) -> None:
+    def harm(txn: Any, dbs: dict[bytes, Any]) -> None:
+        record = directory(txn, dbs)
+        record["runs"] = record["runs"][1:]  # the first run's events are in no run
+        txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
+        table = dbs[b"run%02d" % record["runs"][0][1]]
+        txn.delete(FILTER_KEY, db=table)  # no filter: every key is looked for in it
+        # A type record whose two entries go backwards, both past the run's events.
+        prefix = bytes([5]) + b"\x00type" + bytes([5]) + b"\x00note"
+        backwards = b"hdhd" + (999).to_bytes(8, "big") + b"hdhd"
+        txn.put(INDEX_TAG + prefix + (1000).to_bytes(8, "big"), backwards, db=table)
+        txn.put(INDEX_TAG + prefix + (999).to_bytes(8, "big"), b"bad", db=table)  # no record
+
+    with damaged(tmp_path, harm) as ledger:
+        assert problems(ledger) == [
+            "stale index runs: events 1 to 4 are in no run; run rebuild_indexes()",
+            "stale index runs: run 2 (run01) is listed with 12 entries but holds 14; run "
+            "rebuild_indexes()",
+            "stale index runs: run 2 (run01) has no filter that can be read; run rebuild_indexes()",
+            "stale index runs: run01 holds 1 key(s) that are no entry; run rebuild_indexes()",
+            "stale index runs: run 2 (run01) files 1 index entries out of order; run "
+            "rebuild_indexes()",
+            "stale index runs: run00 holds 10 entries of no run; run rebuild_indexes()",
+            "stale index addr: 4 entries missing; run rebuild_indexes()",
+            "stale index case: 4 entries missing; run rebuild_indexes()",
+            "stale index type: 4 entries missing, 2 entries that a rebuild would drop; run "
+            "rebuild_indexes()",
+        ]
+        mended(ledger)
+
+
+def test_an_unreadable_directory_is_named_and_refused_in_one_sentence(tmp_path: Path) -> None:
+    def garble(txn: Any, dbs: dict[bytes, Any]) -> None:
+        txn.put(b"runs", b"\xa1\x64next\x00", db=dbs[b"meta"])
+
+    with damaged(tmp_path, garble) as ledger:
+        report = ledger.verify()
+        assert [str(p) for p in report.problems] == [
+            f"stale index runs: the ledger at {ledger.path} cannot be read: its run directory "
+            "is unreadable (rebuilding its indexes mends it)"
+        ]
+        assert report.notes == [
+            "links, refs and index entries were not checked: the run directory is unreadable"
+        ]
+        with pytest.raises(FormatError, match="its run directory is unreadable"):
+            ledger.lookup("case", "c0")
+        mended(ledger)
+
+
+def test_runs_over_one_another_are_refused(tmp_path: Path) -> None:
+    def overlap(txn: Any, dbs: dict[bytes, Any]) -> None:
+        record = directory(txn, dbs)
+        record["runs"][1][2] = 3  # begins inside the first run
+        txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
+
+    with damaged(tmp_path, overlap) as ledger:
+        with pytest.raises(FormatError, match="out of order, over another or twice"):
+            ledger.get(ledger.lookup("type", "note")[0])
+        mended(ledger)
+
+
+def test_rebuilding_a_large_ledger_files_it_in_merged_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ledger._indexes._REBUILD_CHUNK", 50)
+    monkeypatch.setattr(runs_module, "_BASE", 16)
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        stored = fill(ledger, [400, 400, 400])
+        ledger.rebuild_indexes()
+        assert ledger.verify().ok
+        assert ledger.lookup("case", "c3") == [a for a, e in stored if e.body["case"] == "c3"]
+    rows = listed(path)
+    assert 1 < len(rows) < 24  # 1,200 events in runs of 50, merged
+    assert rows[0][0] > 3  # numbers go on from the directory it replaced
+
+
+def test_the_first_layout_is_read_as_one_run_without_a_filter(tmp_path: Path) -> None:
+    # The fixture was written before runs existed: read-only, it is read in place.
+    path = copy_of("v2", tmp_path)
+    with open_ledger(path, readonly=True) as ledger:
+        with ledger.snapshot() as snap:
+            (only,) = snap.runs().runs
+        assert only.table == -1 and only.filter is None
+        assert ledger.verify().ok
