@@ -13,14 +13,21 @@ from typing import Any
 
 from ledger._lmdb import LMDB_ERROR, _declare, _error
 from ledger._reads import _Reader
-from ledger._runs import EMPTY_DIRECTORY, RUNS_KEY, RunSet, RunWriter, read_directory
+from ledger._runs import (
+    EMPTY_DIRECTORY,
+    RUNS_KEY,
+    Filing,
+    RunSet,
+    RunWriter,
+    digest_hash,
+    read_directory,
+)
 from ledger.address import digest_of, format_address
 from ledger.errors import FormatError, StaleIndexesError, StoreError
 from ledger.event import Event, event_from_trusted
 from ledger.format import (
     _SEQ,
     COMPACT_INDEX,
-    ENTRY_HEAD,
     INDEXES_KEY,
     RUN_TABLES,
     SORTED_RUNS,
@@ -137,12 +144,7 @@ class _Indexes(_Reader):
     def _last_record(self, txn: Any, prefix: bytes) -> bytes | None:
         """The ``events`` record of the last event filed under ``prefix``, if any; an entry
         whose record is not the event it was filed for (a stale index) is passed over."""
-        get, events = txn.get, self._events
-        for entry, head in self._run_set(txn).entries_back(txn, prefix):
-            value: bytes | None = get(entry[-8:], db=events)
-            if value is not None and value.startswith(head):
-                return value
-        return None
+        return self._run_set(txn).last_record(txn, prefix, self._events)
 
     def _filed_under(self) -> str:
         """The name of the indexing rules the stored index entries were filed by."""
@@ -188,27 +190,25 @@ class _Indexes(_Reader):
                 next_ident = 1
             # Idents go on from the old directory's: another process keeps filters by them.
             writer = RunWriter(txn, self._run_dbs, RunSet((), next_ident, EMPTY_DIRECTORY))
-            addrs: list[bytes] = []
-            entries: list[bytes] = []
-            first = 0
+            filing, first, end = Filing(), 1, 1
             for seq_key, value in txn.cursor(db=self._events):
-                if not addrs:
+                if not filing:
                     first = _SEQ.unpack(seq_key)[0]
+                end = _SEQ.unpack(seq_key)[0] + 1
                 digest, data = value[:32], self._data(value[32:], txn)
-                addrs.append(digest + seq_key)
+                prefixes: tuple[bytes, ...] = ()
                 if digest_of(data) == digest:
                     try:
                         event = event_from_trusted(data)
                         prefixes = self.derive_prefixes(format_address(digest), event)
                     except Exception:  # hashes right yet cannot be read or filed: verify says so
                         prefixes = ()
-                    head = digest[:ENTRY_HEAD]
-                    entries.extend(prefix + seq_key + head for prefix in prefixes)
-                if len(addrs) >= _REBUILD_CHUNK:
-                    _file(writer, first, seq_key, addrs, entries)
-                    addrs, entries = [], []
-            if addrs:
-                _file(writer, first, seq_key, addrs, entries)
+                filing.event(digest, seq_key, digest_hash(digest), prefixes)
+                if len(filing.addrs) >= _REBUILD_CHUNK:
+                    writer.add(first, end, filing)
+                    filing = Filing()
+            if filing:
+                writer.add(first, end, filing)
             txn.put(RUNS_KEY, writer.runs.raw, db=self._meta)
             _declare(txn, self._meta, COMPACT_INDEX)
             _declare(txn, self._meta, SORTED_RUNS)
@@ -232,12 +232,3 @@ class _Indexes(_Reader):
 
 
 _REBUILD_CHUNK = 20_000  # events filed as one run while rebuilding (a long batch's chunk)
-
-
-def _file(
-    writer: RunWriter, first: int, last_key: bytes, addrs: list[bytes], entries: list[bytes]
-) -> None:
-    """File the entries of events ``first`` to ``last_key`` as one run."""
-    addrs.sort()
-    entries.sort()
-    writer.add(first, _SEQ.unpack(last_key)[0] + 1, addrs, entries)

@@ -51,6 +51,7 @@ from ledger._runs import (
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record
 from ledger.codec import decode, encode
 from ledger.errors import (
+    DamagedIndexesError,
     DamagedStoreError,
     FormatError,
     LedgerError,
@@ -581,6 +582,7 @@ class _Tables:
                 self._base = RunSet((base_run(self._addr, self._index),), 1, None)
         # The run directory last read, and the filters of its runs (see ``_run_set``).
         self._last_runs: RunSet | None = None
+        self._runs_at: tuple[int, RunSet] | None = None  # a read snapshot's id, its runs
         self._filters: dict[tuple[int, int, int, int, int], Filter | None] = {}
 
     def _prefix(self, name: str, key: str) -> bytes:
@@ -600,7 +602,7 @@ class _Tables:
                     "after this one opened it; open it again to read them"
                 )
 
-    def _run_set(self, txn: Any) -> RunSet:
+    def _run_set(self, txn: Any, *, write: bool = False) -> RunSet:
         """The runs holding the address and index entries in ``txn``'s snapshot: read from
         its directory record, each run's filter read once and kept for as long as the run
         is listed."""
@@ -608,15 +610,23 @@ class _Tables:
         if base is not None:
             self._check_layout(txn)
             return base
+        # A read transaction's id names its snapshot: the same id, the same runs. A write
+        # transaction's is the id its commit will have, so it is never taken from or kept.
+        at = self._runs_at
+        snapshot = None if write else txn.id()
+        if at is not None and at[0] == snapshot:
+            return at[1]
         raw = txn.get(RUNS_KEY, db=self._meta)
         last = self._last_runs
         if last is not None and last.raw == raw:
+            if snapshot is not None:
+                self._runs_at = (snapshot, last)
             return last
         try:
             next_ident, rows = read_directory(raw)
         except FormatError as exc:
-            raise FormatError(
-                f"the ledger at {self.path} cannot be read: {exc} (rebuilding its indexes mends it)"
+            raise DamagedIndexesError(
+                f"the indexes of the ledger at {self.path} cannot be read: {exc}"
             ) from None
         filters = self._filters
         kept: dict[tuple[int, int, int, int, int], Filter | None] = {}
@@ -628,6 +638,8 @@ class _Tables:
             runs.append(Run(*row, db, db, filter=made))
         found = RunSet(runs, next_ident, raw)
         self._filters, self._last_runs = kept, found
+        if snapshot is not None:
+            self._runs_at = (snapshot, found)
         return found
 
     def _adopt_runs(self, runs: RunSet) -> None:

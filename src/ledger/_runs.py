@@ -8,18 +8,21 @@ full, and its time per case grew with the ledger.
 
 So each commit files its entries as a *run*: sorted, written in one sweep into an empty table
 of its own (``format.RUN_TABLES`` of them), whose pages fill completely, and never changed
-after. A run covers the events of a range of sequence numbers, and the runs, ordered by that
-range, tile the ledger's events without gap or overlap. Runs of about the same size are merged
-into one, oldest first (``_next_merge``: eight of a size class, each class eight times the
-one below), so a ledger of N entries holds a few dozen runs and each entry is written about
-log8(N / commit) times; the largest runs are not merged further, which bounds what one commit
-holds in memory.
+after. The entries of one key in one run share records of up to ``_POSTINGS`` (12 bytes an
+entry beyond the first), so a type or a run's cases cost little more than their sequence
+numbers. A run covers the events of a range of sequence numbers, and the runs, ordered by that
+range, tile the ledger's events without gap or overlap. Once eight runs of one size class are
+the newest, they are merged into one of a larger class (``_next_merge``; each class eight
+times the one below), so a ledger of N entries holds a few dozen runs and each entry is written
+again once per class it passes, about log8(N / commit) times; runs of the largest class are
+not merged further, which bounds what one commit holds in memory.
 
-A read asks every run, newest first for an address or the last entry of a key, in range order
+A read asks the runs newest first for an address or the last entry of a key, in range order
 for every entry of a key; each run has a filter (``Filter``) that answers "certainly not here"
 for almost every key it does not hold, so a lookup reads the run that holds its key and about
 one other in a hundred. The directory of runs is one record in ``meta`` (``RUNS_KEY``), read
-in every transaction, so each transaction sees the runs that its snapshot holds.
+in the transaction that uses it (and kept for a read snapshot's id), so each transaction sees
+the runs that its snapshot holds.
 
 A ledger written before runs existed keeps its entries in the ``addr`` and ``index`` tables;
 read-only, it is read as one run that covers every event and has no filter (``base_run``).
@@ -27,10 +30,11 @@ read-only, it is read as one run that covers every event and has no filter (``ba
 
 from __future__ import annotations
 
+import struct
 import sys
 from array import array
 from bisect import bisect_right
-from collections.abc import Generator, Iterator, Sequence
+from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from hashlib import blake2b
 from itertools import islice
@@ -71,11 +75,11 @@ class Filter:
     little-endian, under ``FILTER_KEY`` in the run's table.
     """
 
-    __slots__ = ("_blocks", "_words")
+    __slots__ = ("blocks", "words")
 
     def __init__(self, words: array[int]) -> None:
-        self._words = words
-        self._blocks = len(words)
+        self.words = words
+        self.blocks = len(words)
 
     @classmethod
     def sized(cls, entries: int) -> Filter:
@@ -95,44 +99,55 @@ class Filter:
 
     def to_bytes(self) -> bytes:
         if sys.byteorder == "big":
-            words = array("Q", self._words)
+            words = array("Q", self.words)
             words.byteswap()
             return words.tobytes()
-        return self._words.tobytes()
+        return self.words.tobytes()
 
     def add(self, hashed: tuple[int, int]) -> None:
         block, mask = hashed
-        self._words[block % self._blocks] |= mask
+        self.words[block % self.blocks] |= mask
 
     def holds(self, hashed: tuple[int, int]) -> bool:
         block, mask = hashed
-        return self._words[block % self._blocks] & mask == mask
+        return self.words[block % self.blocks] & mask == mask
 
 
 def digest_hash(digest: bytes) -> tuple[int, int]:
     """``(block hash, bit mask)`` of an address entry's digest in a filter: a digest is
     already uniform, so its first 16 bytes are the hash (``_split``)."""
-    return _split(digest[:16])
+    return _split(digest)
 
 
 def prefix_hash(prefix: bytes) -> tuple[int, int]:
     """``(block hash, bit mask)`` of an index entry's prefix in a filter: the 16-byte BLAKE2b
-    digest of the prefix (``_split``)."""
-    return _split(blake2b(prefix, digest_size=16).digest())
+    digest of the prefix (``_split``). Remembered for the last few thousand prefixes: a key
+    looked up is often filed soon after (a cache miss), or looked up again (one execution's
+    judgments), and a type or a run is filed by every commit."""
+    found = _recent.get(prefix)
+    if found is None:
+        found = _split(blake2b(prefix, digest_size=16).digest())
+        if len(_recent) >= _RECENT:
+            _recent.clear()
+        _recent[prefix] = found
+    return found
 
 
+_RECENT: Final = 16384
+_recent: dict[bytes, tuple[int, int]] = {}
+
+
+_HALVES: Final = struct.Struct("<QQ")
 # The bits of two 6-bit fields (12 bits), looked up rather than shifted: a third of the time.
 _PAIRS: Final = tuple(1 << (x & 63) | 1 << (x >> 6) for x in range(4096))
 
 
 def _split(hashed: bytes) -> tuple[int, int]:
-    """The first 8 bytes of a 16-byte hash, little-endian, pick a filter's word (modulo
-    their number); the six 6-bit fields of the last 8, from the lowest, the bits to set."""
-    b = int.from_bytes(hashed[8:], "little")
+    """Of the first 16 bytes of a hash, the first 8, little-endian, pick a filter's word
+    (modulo their number); the six 6-bit fields of the next 8, from the lowest, the bits."""
+    block, b = _HALVES.unpack_from(hashed)
     masks = _PAIRS
-    return int.from_bytes(hashed[:8], "little"), (
-        masks[b & 4095] | masks[b >> 12 & 4095] | masks[b >> 24 & 4095]
-    )
+    return block, masks[b & 4095] | masks[b >> 12 & 4095] | masks[b >> 24 & 4095]
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,11 +262,11 @@ class Run:
             key, value = cursor.item()
             if not key.startswith(within):
                 return
-            if postings:
+            if postings and len(value) > ENTRY_HEAD:
                 entry = key[cut:-8]
                 for seq, head in reversed(list(_postings(key[-8:], value))):
                     yield entry + seq, head
-            else:
+            else:  # one entry: the record is the entry
                 yield key[cut:], value
             moved = cursor.prev()
 
@@ -285,13 +300,24 @@ def base_run(addr_db: Any, index_db: Any) -> Run:
 class RunSet:
     """The runs one transaction sees, ordered by the events they cover (see the module)."""
 
-    __slots__ = ("_firsts", "next_ident", "raw", "runs")
+    __slots__ = ("_firsts", "_probes", "next_ident", "raw", "runs")
 
     def __init__(self, runs: Sequence[Run], next_ident: int, raw: bytes | None) -> None:
         self.runs = tuple(runs)
         self._firsts = [run.first for run in self.runs]
         self.next_ident = next_ident
         self.raw = raw  # the directory record it was read from (``None``: the first layout)
+        # What an address lookup asks of each run, newest first, unpacked once: it is on
+        # the path of every get and put.
+        self._probes = tuple(
+            (
+                None if run.filter is None else run.filter.words,
+                1 if run.filter is None else run.filter.blocks,
+                run.addr_db,
+                run.tag_addr,
+            )
+            for run in reversed(self.runs)
+        )
 
     def covering(self, seq: int) -> Run | None:
         """The run that covers sequence number ``seq``, if any does."""
@@ -301,12 +327,16 @@ class RunSet:
         run = self.runs[at]
         return run if seq < run.end else None
 
-    def seq_of(self, txn: Any, digest: bytes) -> bytes | None:
-        """The sequence key of the event stored under ``digest``, or ``None``."""
-        hashed = digest_hash(digest)
-        for run in reversed(self.runs):  # a fresh event, the likeliest question, is newest
-            if run.filter is None or run.filter.holds(hashed):
-                found = run.addr(txn, digest)
+    def seq_of(
+        self, txn: Any, digest: bytes, hashed: tuple[int, int] | None = None
+    ) -> bytes | None:
+        """The sequence key of the event stored under ``digest``, or ``None``; ``hashed`` is
+        its ``digest_hash``, when the caller made it already."""
+        block, mask = digest_hash(digest) if hashed is None else hashed
+        get = txn.get
+        for words, blocks, db, tag in self._probes:  # a fresh event, the likeliest, is newest
+            if words is None or words[block % blocks] & mask == mask:
+                found: bytes | None = get(tag + digest, db=db)
                 if found is not None:
                     return found
         return None
@@ -322,12 +352,22 @@ class RunSet:
             if run.end > after + 1 and run.may_hold(hashed):
                 yield from run.scan(txn, prefix, after if run.first <= after else 0)
 
-    def entries_back(self, txn: Any, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
-        """``entries`` from the newest to the oldest."""
-        hashed = prefix_hash(prefix)
+    def last_record(self, txn: Any, prefix: bytes, events: Any) -> bytes | None:
+        """The ``events`` record (in table ``events``) of the last event filed under
+        ``prefix``, or ``None``; an entry whose record is another event's (a stale index: its
+        digest head differs) is passed over. A cache lookup: written out rather than built on
+        ``scan_back``, for its calls."""
+        block, mask = prefix_hash(prefix)
+        get = txn.get
         for run in reversed(self.runs):
-            if run.may_hold(hashed):
-                yield from run.scan_back(txn, prefix)
+            found = run.filter
+            if found is not None and found.words[block % found.blocks] & mask != mask:
+                continue
+            for entry, head in run.scan_back(txn, prefix):
+                value: bytes | None = get(entry[-8:], db=events)
+                if value is not None and value.startswith(head):
+                    return value
+        return None
 
     def with_runs(self, runs: Sequence[Run], next_ident: int) -> RunSet:
         """A directory of ``runs``; its record is made now (``raw``)."""
@@ -386,26 +426,67 @@ def size_class(entries: int) -> int:
 
 
 def _next_merge(runs: Sequence[Run]) -> tuple[int, int] | None:
-    """The runs ``[lo, hi)`` to merge next, or ``None``. Size classes never increase from
-    the oldest run to the newest: a new run larger than the runs before it takes them in; then
-    ``FANOUT`` runs of one class become one of a larger class; and past ``_MAX_RUNS`` the
-    adjacent pair with the fewest entries becomes one."""
+    """The runs ``[lo, hi)`` to merge next, or ``None``.
+
+    From the newest run back, the first stretch in which the largest size class present
+    (below ``_TOP``) holds ``FANOUT`` runs is merged, with the smaller runs just before it: a
+    few small commits between large ones are merged with them rather than left behind, and a
+    large run never takes in the smaller ones before it on its own (which would write it
+    again for a few entries). Past ``_MAX_RUNS``, the adjacent pair with the fewest entries
+    becomes one.
+    """
     n = len(runs)
-    if n < 2:
-        return None
-    newest = size_class(runs[-1].entries)
-    lo = n - 1
-    while lo > 0 and size_class(runs[lo - 1].entries) < newest:
-        lo -= 1
-    if lo < n - 1:
-        return lo, n
-    tail = runs[n - FANOUT :]
-    if newest < _TOP and n >= FANOUT and all(size_class(r.entries) == newest for r in tail):
-        return n - FANOUT, n
+    biggest = count = -1
+    for i in range(n - 1, -1, -1):
+        level = size_class(runs[i].entries)
+        if level > biggest:
+            biggest, count = level, 0
+        if level == biggest:
+            count += 1
+            if count == FANOUT and biggest < _TOP:
+                while i > 0 and size_class(runs[i - 1].entries) < biggest:
+                    i -= 1
+                return i, n
     if n > _MAX_RUNS:
         i = min(range(n - 1), key=lambda i: runs[i].entries + runs[i + 1].entries)
         return i, i + 2
     return None
+
+
+class Filing:
+    """The address and index entries of a range of events, gathered as each event is
+    appended (in order): what ``RunWriter.add`` files as one run. A key's entries are kept
+    together as they come, so that none needs sorting but the keys themselves."""
+
+    __slots__ = ("addrs", "count", "hashes", "keys")
+
+    def __init__(self) -> None:
+        self.addrs: list[bytes] = []  # digest + sequence key
+        self.hashes: list[tuple[int, int]] = []  # each digest's ``digest_hash``
+        self.keys: dict[bytes, list[bytes]] = {}  # prefix -> sequence key + digest head
+        self.count = 0
+
+    def event(
+        self, digest: bytes, seq_key: bytes, hashed: tuple[int, int], prefixes: Iterable[bytes]
+    ) -> None:
+        """File the event of ``digest`` (its ``digest_hash``), numbered ``seq_key``, under
+        its address and each of ``prefixes``."""
+        self.addrs.append(digest + seq_key)
+        self.hashes.append(hashed)
+        posting = seq_key + digest[:ENTRY_HEAD]
+        keys = self.keys
+        count = 1
+        for prefix in prefixes:
+            found = keys.get(prefix)
+            if found is None:
+                keys[prefix] = [posting]
+            else:
+                found.append(posting)
+            count += 1
+        self.count += count
+
+    def __bool__(self) -> bool:
+        return bool(self.addrs)
 
 
 class RunWriter:
@@ -418,28 +499,31 @@ class RunWriter:
         self._txn = txn
         self._tables = tables
         self.runs = runs
-        self.merged = 0  # entries rewritten by merges
 
-    def add(self, first: int, end: int, addrs: list[bytes], entries: list[bytes]) -> None:
-        """File the entries of the events ``first`` to ``end - 1`` as a new run and merge as
-        the policy says. ``addrs`` are sorted digest + sequence key; ``entries`` sorted entry
-        key (prefix + sequence key) + digest head."""
-        count = len(addrs) + len(entries)
-        made = Filter.sized(count)
+    def add(self, first: int, end: int, filing: Filing) -> None:
+        """File the entries of the events ``first`` to ``end - 1`` (``filing``) as a new run,
+        then merge as the policy says."""
+        made = Filter.sized(filing.count)
+        for hashed in filing.hashes:
+            made.add(hashed)
+        filing.addrs.sort()
 
         def items() -> Iterator[tuple[bytes, bytes]]:
-            add = made.add
-            for item in addrs:
-                digest = item[:32]
-                add(digest_hash(digest))
-                yield ADDR_TAG + digest, item[32:]
-            for prefix, key, value in _records(entries):
+            for item in filing.addrs:
+                yield ADDR_TAG + item[:32], item[32:]
+            keys, add = filing.keys, made.add
+            for prefix in sorted(keys):
                 add(prefix_hash(prefix))
-                yield key, value
+                postings, tagged = keys[prefix], INDEX_TAG + prefix
+                for at in range(0, len(postings), _POSTINGS):
+                    head = postings[at]
+                    rest = b"".join(postings[at + 1 : at + _POSTINGS])
+                    yield tagged + head[:8], head[8:] + rest
 
         table = self._free_table()
         self._fill(table, items(), made)
-        run = Run(self.runs.next_ident, table, first, end, count, *self._dbs(table), filter=made)
+        run = Run(self.runs.next_ident, table, first, end, filing.count, *self._dbs(table))
+        run = replace(run, filter=made)
         self.runs = self.runs.with_runs((*self.runs.runs, run), run.ident + 1)
         self.settle()
 
@@ -477,7 +561,6 @@ class RunWriter:
         run = replace(run, filter=made)
         runs = (*self.runs.runs[:lo], run, *self.runs.runs[hi:])
         self.runs = self.runs.with_runs(runs, ident + 1)
-        self.merged += counted[0]
 
     def _fill(self, table: int, items: Iterator[tuple[bytes, bytes]], made: Filter) -> None:
         db = self._tables[table]
@@ -498,24 +581,6 @@ class RunWriter:
     def _dbs(self, table: int) -> tuple[Any, Any]:
         db = self._tables[table]
         return db, db
-
-
-def _records(entries: list[bytes]) -> Iterator[tuple[bytes, bytes, bytes]]:
-    """``(prefix, key, value)`` of the index records that file sorted ``entries`` (each an
-    entry key and its digest head): each holds up to ``_POSTINGS`` entries of one prefix, and
-    is keyed by the tag, the prefix and its first entry's sequence key (``_postings``)."""
-    i, n = 0, len(entries)
-    tail = 8 + ENTRY_HEAD
-    while i < n:
-        item = entries[i]
-        prefix = item[:-tail]
-        j = i + 1
-        stop = min(n, i + _POSTINGS)
-        while j < stop and entries[j][:-tail] == prefix:
-            j += 1
-        value = item[-ENTRY_HEAD:] + b"".join(e[-tail:] for e in entries[i + 1 : j])
-        yield prefix, INDEX_TAG + item[:-ENTRY_HEAD], value
-        i = j
 
 
 def _merged(sources: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:

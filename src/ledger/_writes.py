@@ -22,12 +22,12 @@ from ledger._indexes import _Indexes
 from ledger._lmdb import _declare
 from ledger._pending import ANY, _Pending, _RefOp
 from ledger._records import DICTIONARY_KEY, train
-from ledger._runs import RUNS_KEY, RunSet, RunWriter
+from ledger._runs import RUNS_KEY, Filing, RunSet, RunWriter, digest_hash
 from ledger.address import check_ref_name, format_address, parse_address
 from ledger.chain import GENESIS, pack_record
 from ledger.errors import RefConflictError, StoreError
 from ledger.event import Event
-from ledger.format import _SEQ, ENTRY_HEAD, ZSTD_RECORDS
+from ledger.format import _SEQ, ZSTD_RECORDS
 
 CHUNK_BYTES: Final = 32 << 20
 CHUNK_EVENTS: Final = 20_000
@@ -136,37 +136,31 @@ class _Writer(_Indexes):
             cursor = txn.cursor(db=self._events)
             first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
             seq = first
-            runs = self._run_set(txn)
+            runs = self._run_set(txn, write=True)
             seq_of, prefixes = runs.seq_of, pending.prefixes
             number, previous = _chain_tip(txn, self._chain)
             head = sha256(previous)  # the commit's head: see ledger.chain
-            # Kept as single bytes (digest + sequence key; entry key + digest head) and split as
-            # they are written: bytes are not tracked by the garbage collector, tuples are.
-            addrs: list[bytes] = []
-            entries: list[bytes] = []
+            filing = Filing()
 
             def records() -> Iterator[tuple[bytes, bytes]]:
                 nonlocal seq
+                file = filing.event
                 for digest, data in pending.data.items():
-                    if seq_of(txn, digest) is not None:
+                    hashed = digest_hash(digest)
+                    if seq_of(txn, digest, hashed) is not None:
                         continue  # already stored (perhaps by another process meanwhile)
                     seq_key = _SEQ.pack(seq)
                     seq += 1
                     head.update(digest)
-                    addrs.append(digest + seq_key)
-                    head_of = digest[:ENTRY_HEAD]
-                    for prefix in prefixes[digest]:
-                        entries.append(prefix + seq_key + head_of)
+                    file(digest, seq_key, hashed, prefixes[digest])
                     yield seq_key, digest + pack(data)
 
             cursor.putmulti(records(), append=True)
             if seq > first:
                 chain = txn.cursor(db=self._chain)
                 chain.put(_SEQ.pack(number), pack_record(head.digest(), first, seq - first))
-                addrs.sort()
-                entries.sort()
                 writer = RunWriter(txn, self._run_dbs, runs)
-                writer.add(first, seq, addrs, entries)
+                writer.add(first, seq, filing)
                 txn.put(RUNS_KEY, writer.runs.raw, db=self._meta)
                 filed[0] = writer.runs
             for op in pending.refs:

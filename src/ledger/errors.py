@@ -17,6 +17,7 @@ names the address, ref or path concerned, so a shell can print ``str(exc)`` as i
     ├── RefConflictError            a compare-and-swap on a ref lost to another writer
     ├── StoreError                  the storage below failed (LMDB, the file system)
     │   └── StaleIndexesError       read-only, with indexes filed by the program's older rules
+    │       └── DamagedIndexesError the derived entries cannot be read as they are
     └── CodecError                  a value outside deterministic CBOR's allowed set
 """
 
@@ -107,6 +108,11 @@ class StoreError(LedgerError):
 class StaleIndexesError(StoreError):
     """A ledger opened read-only whose indexes were filed by other rules than the program's
     (``Application.indexes``): its lookups would miss entries, so it is not read."""
+
+
+class DamagedIndexesError(StaleIndexesError):
+    """The ledger's address and index entries cannot be read as they are (their runs'
+    directory is damaged): ``rebuild_indexes`` files them again from the events."""
 
 
 class CodecError(LedgerError):

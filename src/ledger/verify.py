@@ -39,7 +39,7 @@ from ledger._runs import ADDR_TAG, FILTER_KEY, INDEX_TAG
 from ledger.address import check_ref_name, digest_of, format_address, parse_address
 from ledger.chain import GENESIS, ChainRecord, unpack_record
 from ledger.codec import decode
-from ledger.errors import AddressError, FormatError, LedgerError
+from ledger.errors import AddressError, DamagedIndexesError, LedgerError
 from ledger.event import Event
 from ledger.format import _SEQ, TYPE_INDEX
 
@@ -249,10 +249,13 @@ def verify_ledger(
         return report
     try:
         with ledger.snapshot() as snap:
-            _check_events(ledger, snap, report, progress)
+            readable = _check_events(ledger, snap, report, progress)
             _check_chain(snap, report, head)
     except LedgerError as exc:  # the store failed under the checks (damage found late)
         report.problems.append(Problem(DAMAGED_STORE, detail=str(exc)))
+        return report
+    if not readable:  # the program's checks read through the indexes
+        report.notes.append("the program's own checks were not run: they read the indexes")
         return report
     for check in extra_checks:
         report.problems.extend(_guarded(check, ledger))
@@ -273,7 +276,9 @@ def _check_events(
     snap: Snapshot,
     report: VerifyReport,
     progress: Callable[[int, int], None] | None,
-) -> None:
+) -> bool:
+    """Check every event, its links, the address and index entries and the refs; return
+    whether the entries could be read at all."""
     problems = report.problems
     total = snap.count_events()
     runs_readable = _runs_readable(snap, report)
@@ -334,7 +339,7 @@ def _check_events(
     if progress is not None:
         progress(done, total)
     if not runs_readable:
-        return
+        return False
 
     stored_addr, stored = _check_runs(snap, report, corrupt, snap.last_seq())
     if addr_present != done or stored_addr != addr_present:
@@ -353,6 +358,7 @@ def _check_events(
             problems.append(Problem(MALFORMED_REF, name=name, detail=detail))
         elif not snap.exists(digest):
             problems.append(Problem(DANGLING_NAME, format_address(digest), name=name))
+    return True
 
 
 def _runs_readable(snap: Snapshot, report: VerifyReport) -> bool:
@@ -360,7 +366,7 @@ def _runs_readable(snap: Snapshot, report: VerifyReport) -> bool:
     checks that look events up by address cannot be made."""
     try:
         snap.runs()
-    except FormatError as exc:
+    except DamagedIndexesError as exc:
         report.problems.append(Problem(STALE_INDEX, name="runs", detail=str(exc)))
         report.notes.append(
             "links, refs and index entries were not checked: the run directory is unreadable"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ledger.raw import INDEX_TAG
+from tests.ledger.raw import INDEX_TAG, tables
 from tests.ledger.tamper import data_file
 from tests.support import copy_example, oloproof
 
@@ -91,3 +91,32 @@ def test_reads_refuse_a_run_whose_index_disagrees_and_a_rebuild_mends_it(
     clean = oloproof("verify", cwd=root)
     assert clean.code == 0, clean.out + clean.err
     assert oloproof("inspect", cand_id, cwd=root).out == healthy.out
+
+
+def test_an_unreadable_run_directory_is_refused_named_and_rebuilt(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    first = oloproof("run", cwd=root)
+    assert first.code in (0, 1, 3), first.err
+    healthy = oloproof("inspect", "latest", cwd=root)
+    with tables(root / ".oloproof") as (txn, dbs):
+        txn.put(b"runs", b"\xa1\x64next\x00", db=dbs[b"meta"])  # a map with no runs in it
+
+    where = root / ".oloproof"
+    said = f"the indexes of the ledger at {where} cannot be read: its run directory is unreadable"
+    for args in (["runs"], ["inspect", "latest"], ["export", "latest"]):
+        refused = oloproof(*args, cwd=root)
+        assert (refused.code, refused.err) == (
+            2,
+            f"error: {said} (`oloproof ledger rebuild-indexes` rebuilds them now)\n",
+        ), args
+    damaged = oloproof("verify", cwd=root)
+    assert damaged.code == 1
+    assert damaged.lines[:3] == [
+        f"stale index runs: {said}",
+        "note: links, refs and index entries were not checked: the run directory is unreadable",
+        "note: the program's own checks were not run: they read the indexes",
+    ], damaged.out
+    assert f"the indexes are derived from the events: {REBUILD}" in damaged.lines
+    assert oloproof("ledger", "rebuild-indexes", cwd=root).code == 0
+    assert oloproof("verify", cwd=root).code == 0
+    assert oloproof("inspect", "latest", cwd=root).out == healthy.out

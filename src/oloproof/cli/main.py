@@ -10,13 +10,13 @@ from typing import NoReturn
 
 import typer
 
-from ledger import DamagedStoreError, LedgerError
+from ledger import DamagedIndexesError, DamagedStoreError, LedgerError
 from oloproof.cli import style
 from oloproof.cli.guard import GUARDED, command_of, run_guarded
 from oloproof.errors import OloproofError, Terminated
 from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
-from oloproof.store import DAMAGE_HINT, LEDGER_DIR
+from oloproof.store import DAMAGE_HINT, LEDGER_DIR, STALE_HINT
 from oloproof.usercode import on_sigint
 
 app = typer.Typer(
@@ -119,4 +119,11 @@ def _run() -> None:
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
-        fail(f"{exc} ({DAMAGE_HINT})" if isinstance(exc, DamagedStoreError) else str(exc))
+        hint = (
+            DAMAGE_HINT
+            if isinstance(exc, DamagedStoreError)
+            else STALE_HINT
+            if isinstance(exc, DamagedIndexesError)
+            else None
+        )
+        fail(str(exc) if hint is None else f"{exc} ({hint})")
