@@ -23,19 +23,20 @@ from ledger._runs import (
     read_directory,
 )
 from ledger.address import digest_of, format_address
-from ledger.errors import FormatError, StaleIndexesError, StoreError
+from ledger.errors import FormatError, StaleIndexesError
 from ledger.event import Event, event_from_trusted
 from ledger.format import (
     _SEQ,
     COMPACT_INDEX,
     INDEXES_KEY,
-    RUN_TABLES,
     SORTED_RUNS,
     TYPE_INDEX,
     _type_prefix,
     _type_prefixes,
     legacy_index_prefix,
 )
+
+_REBUILD_CHUNK = 20_000  # events filed as one run while rebuilding (a long batch's chunk)
 
 
 class _Indexes(_Reader):
@@ -219,8 +220,6 @@ class _Indexes(_Reader):
             return writer.runs
 
         with self._lock:
-            if len(self._run_dbs) != RUN_TABLES:
-                raise StoreError(f"the ledger at {self.path} was opened read-only")
             legacy, self._legacy_index = self._legacy_index, False  # derive compact prefixes
             try:
                 runs = self._write(body)
@@ -229,6 +228,3 @@ class _Indexes(_Reader):
                 raise
             self._base = None
             self._adopt_runs(runs)
-
-
-_REBUILD_CHUNK = 20_000  # events filed as one run while rebuilding (a long batch's chunk)

@@ -406,7 +406,7 @@ class Snapshot:
 
     def runs(self) -> RunSet:
         """The runs that hold the address and index entries (``ledger._runs``);
-        ``FormatError`` when their directory cannot be read."""
+        ``DamagedIndexesError`` when their directory cannot be read."""
         if self._runs is None:
             self._runs = self._ledger._run_set(self._txn)
         return self._runs
@@ -444,8 +444,12 @@ class Snapshot:
             yield INDEX_TAG + key, value
 
     def unused_run_tables(self) -> Iterator[tuple[int, int]]:
-        """``(table, entries)`` of each run table that no run uses and yet holds entries."""
-        used = {run.table for run in self.runs().runs}
+        """``(table, entries)`` of each run table that no run (nor the merge under way) uses
+        and yet holds entries."""
+        runs = self.runs()
+        used = {run.table for run in runs.runs}
+        if runs.merging is not None:
+            used.add(runs.merging.table)
         for table, db in enumerate(self._ledger._run_dbs):
             if table not in used:
                 entries: int = self._txn.stat(db)["entries"]
@@ -623,7 +627,7 @@ class _Tables:
                 self._runs_at = (snapshot, last)
             return last
         try:
-            next_ident, rows = read_directory(raw)
+            next_ident, rows, merging = read_directory(raw)
         except FormatError as exc:
             raise DamagedIndexesError(
                 f"the indexes of the ledger at {self.path} cannot be read: {exc}"
@@ -636,7 +640,7 @@ class _Tables:
             made = filters[row] if row in filters else Filter.from_bytes(txn.get(FILTER_KEY, db=db))
             kept[row] = made
             runs.append(Run(*row, db, db, filter=made))
-        found = RunSet(runs, next_ident, raw)
+        found = RunSet(runs, next_ident, raw, merging)
         self._filters, self._last_runs = kept, found
         if snapshot is not None:
             self._runs_at = (snapshot, found)

@@ -56,9 +56,16 @@ _NO_END: Final = 1 << 64
 FANOUT: Final = 8  # runs of one size class merged at once
 _BASE: Final = 64  # entries below which a run is of the smallest class
 _TOP: Final = 5  # runs of this class (262,144 entries and more) are not merged by size
-# Runs allowed once a commit is done: one table stays free for the next commit's run and one
-# for a merge's output, written before its sources are dropped.
-_MAX_RUNS: Final = RUN_TABLES - 2
+# Runs allowed once a commit is done: one table stays free for the next commit's run, one for
+# a merge's output, written before its sources are dropped, and one for a merge under way.
+_MAX_RUNS: Final = RUN_TABLES - 3
+# Merges of up to this many entries are written at once (a few MB: eight runs of the class
+# below _TOP's); a larger one a step of _STEP records in each commit (``RunWriter.settle``),
+# or of _CATCH_UP times the records the commit filed, if more: a merge under way then keeps
+# ahead of the runs that large commits bring.
+_AT_ONCE: Final = 262_144
+_STEP: Final = 65_536
+_CATCH_UP: Final = 4
 _MERGE_CHUNK: Final = 8192  # records read from each source at a time while merging
 # An index record holds up to this many entries of one key (about 750 bytes: four or five
 # records to a page), so that one key's many entries cost 12 bytes each, not a record each.
@@ -191,10 +198,17 @@ class Run:
         record, value = cursor.item()
         if record[len(self.tag_index) : -8] != entry[:-8]:
             return None
-        seq = entry[-8:]
-        for at in range(ENTRY_HEAD, len(value), _POSTING):
-            if value[at : at + 8] == seq:
+        seq, lo, hi = entry[-8:], 0, (len(value) - ENTRY_HEAD) // _POSTING
+        while lo < hi:  # the entries after the first, by sequence number
+            mid = (lo + hi) // 2
+            at = ENTRY_HEAD + mid * _POSTING
+            found = value[at : at + 8]
+            if found == seq:
                 return bytes(value[at + 8 : at + _POSTING])
+            if found < seq:
+                lo = mid + 1
+            else:
+                hi = mid
         return None
 
     def scan(self, txn: Any, prefix: bytes, after: int = 0) -> Iterator[tuple[bytes, bytes]]:
@@ -297,13 +311,30 @@ def base_run(addr_db: Any, index_db: Any) -> Run:
     return Run(0, -1, 1, _NO_END, 0, addr_db, index_db, b"", b"", None)
 
 
+@dataclass(frozen=True, slots=True)
+class Merging:
+    """A merge written a step at a time (``RunWriter._advance``): the run table it fills, in
+    key order, and the runs it merges (their idents, adjacent in the directory), which stay
+    listed, and are what reads use, until it is done."""
+
+    table: int
+    sources: tuple[int, ...]
+
+
 class RunSet:
     """The runs one transaction sees, ordered by the events they cover (see the module)."""
 
-    __slots__ = ("_firsts", "_probes", "next_ident", "raw", "runs")
+    __slots__ = ("_firsts", "_probes", "merging", "next_ident", "raw", "runs")
 
-    def __init__(self, runs: Sequence[Run], next_ident: int, raw: bytes | None) -> None:
+    def __init__(
+        self,
+        runs: Sequence[Run],
+        next_ident: int,
+        raw: bytes | None,
+        merging: Merging | None = None,
+    ) -> None:
         self.runs = tuple(runs)
+        self.merging = merging  # a merge written a step at a time, not yet done
         self._firsts = [run.first for run in self.runs]
         self.next_ident = next_ident
         self.raw = raw  # the directory record it was read from (``None``: the first layout)
@@ -369,31 +400,41 @@ class RunSet:
                     return value
         return None
 
-    def with_runs(self, runs: Sequence[Run], next_ident: int) -> RunSet:
-        """A directory of ``runs``; its record is made now (``raw``)."""
-        record = {
+    def with_runs(
+        self, runs: Sequence[Run], next_ident: int, merging: Merging | None = None
+    ) -> RunSet:
+        """A directory of ``runs`` (and of a merge under way); its record is made now
+        (``raw``)."""
+        record: dict[str, Any] = {
             "next": next_ident,
             "runs": [[r.ident, r.table, r.first, r.end, r.entries] for r in runs],
         }
-        return RunSet(runs, next_ident, encode(record))
+        if merging is not None:
+            record["merging"] = [merging.table, list(merging.sources)]
+        return RunSet(runs, next_ident, encode(record), merging)
 
 
 EMPTY_DIRECTORY: Final = encode({"next": 1, "runs": []})
 
 
-def read_directory(raw: bytes | None) -> tuple[int, list[tuple[int, int, int, int, int]]]:
-    """``(next ident, [(ident, table, first, end, entries), ...])`` of a directory record,
-    in the order it lists them; ``FormatError`` for a record in another shape."""
+Row = tuple[int, int, int, int, int]  # ident, table, first, end, entries
+
+
+def read_directory(raw: bytes | None) -> tuple[int, list[Row], Merging | None]:
+    """``(next ident, [(ident, table, first, end, entries), ...], merge under way)`` of a
+    directory record, runs in the order it lists them; ``FormatError`` for a record in
+    another shape."""
     try:
         record = decode(raw) if raw is not None else None
         next_ident = record["next"]  # type: ignore[index]
         listed = record["runs"]  # type: ignore[index]
         rows = [tuple(row) for row in listed]
-    except (LedgerError, KeyError, TypeError):
+        under_way = record.get("merging")  # type: ignore[union-attr]
+    except (LedgerError, KeyError, TypeError, AttributeError):
         raise FormatError("its run directory is unreadable") from None
     if not isinstance(next_ident, int) or isinstance(next_ident, bool):
         raise FormatError("its run directory has no number for its next run")
-    found: list[tuple[int, int, int, int, int]] = []
+    found: list[Row] = []
     tables: set[int] = set()
     end_before = 1
     for row in rows:
@@ -409,7 +450,34 @@ def read_directory(raw: bytes | None) -> tuple[int, list[tuple[int, int, int, in
         tables.add(table)
         end_before = end
         found.append((ident, table, first, end, entries))
-    return next_ident, found
+    return next_ident, found, _merging(under_way, found, tables)
+
+
+def _merging(under_way: Any, rows: list[Row], tables: set[int]) -> Merging | None:
+    """The merge under way a directory names, checked against its runs."""
+    if under_way is None:
+        return None
+    try:
+        table, sources = under_way
+        merging = Merging(table, tuple(sources))
+    except (TypeError, ValueError):
+        raise FormatError("its run directory names a merge it cannot describe") from None
+    idents = [row[0] for row in rows]
+    at = (
+        idents.index(merging.sources[0])
+        if merging.sources[:1] and merging.sources[0] in idents
+        else -1
+    )
+    if (
+        not isinstance(table, int)
+        or not 0 <= table < RUN_TABLES
+        or table in tables
+        or len(merging.sources) < 2
+        or at < 0
+        or tuple(idents[at : at + len(merging.sources)]) != merging.sources
+    ):
+        raise FormatError(f"its run directory names an impossible merge {under_way!r}")
+    return merging
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -425,8 +493,8 @@ def size_class(entries: int) -> int:
     return level
 
 
-def _next_merge(runs: Sequence[Run]) -> tuple[int, int] | None:
-    """The runs ``[lo, hi)`` to merge next, or ``None``.
+def _next_merge(runs: Sequence[Run], start: int = 0) -> tuple[int, int] | None:
+    """The runs ``[lo, hi)`` to merge next, of those from ``start`` on, or ``None``.
 
     From the newest run back, the first stretch in which the largest size class present
     (below ``_TOP``) holds ``FANOUT`` runs is merged, with the smaller runs just before it: a
@@ -437,18 +505,18 @@ def _next_merge(runs: Sequence[Run]) -> tuple[int, int] | None:
     """
     n = len(runs)
     biggest = count = -1
-    for i in range(n - 1, -1, -1):
+    for i in range(n - 1, start - 1, -1):
         level = size_class(runs[i].entries)
         if level > biggest:
             biggest, count = level, 0
         if level == biggest:
             count += 1
             if count == FANOUT and biggest < _TOP:
-                while i > 0 and size_class(runs[i - 1].entries) < biggest:
+                while i > start and size_class(runs[i - 1].entries) < biggest:
                     i -= 1
                 return i, n
-    if n > _MAX_RUNS:
-        i = min(range(n - 1), key=lambda i: runs[i].entries + runs[i + 1].entries)
+    if n > _MAX_RUNS and n - start >= 2:
+        i = min(range(start, n - 1), key=lambda i: runs[i].entries + runs[i + 1].entries)
         return i, i + 2
     return None
 
@@ -499,6 +567,7 @@ class RunWriter:
         self._txn = txn
         self._tables = tables
         self.runs = runs
+        self._filed = 0  # records the commit filed as runs of its own
 
     def add(self, first: int, end: int, filing: Filing) -> None:
         """File the entries of the events ``first`` to ``end - 1`` (``filing``) as a new run,
@@ -512,6 +581,7 @@ class RunWriter:
             for item in filing.addrs:
                 yield ADDR_TAG + item[:32], item[32:]
             keys, add = filing.keys, made.add
+            self._filed += len(filing.addrs) + len(keys)
             for prefix in sorted(keys):
                 add(prefix_hash(prefix))
                 postings, tagged = keys[prefix], INDEX_TAG + prefix
@@ -524,13 +594,32 @@ class RunWriter:
         self._fill(table, items(), made)
         run = Run(self.runs.next_ident, table, first, end, filing.count, *self._dbs(table))
         run = replace(run, filter=made)
-        self.runs = self.runs.with_runs((*self.runs.runs, run), run.ident + 1)
+        runs = (*self.runs.runs, run)
+        self.runs = self.runs.with_runs(runs, run.ident + 1, self.runs.merging)
         self.settle()
 
     def settle(self) -> None:
-        """Merge until the policy asks for nothing more (``_next_merge``)."""
-        while (span := _next_merge(self.runs.runs)) is not None:
-            self._merge(*span)
+        """Merge as the policy says (``_next_merge``): a merge of up to ``_AT_ONCE`` entries
+        at once; a larger one, one at a time, ``_STEP`` records in each commit, so that what
+        a commit writes, and LMDB keeps in memory for it, stays bounded whatever the size of
+        the ledger."""
+        self._advance()
+        while True:
+            runs, merging = self.runs.runs, self.runs.merging
+            start = 0 if merging is None else _after(runs, merging)
+            span = _next_merge(runs, start)
+            if span is None:
+                return
+            lo, hi = span
+            if sum(run.entries for run in runs[lo:hi]) <= _AT_ONCE:
+                self._merge(lo, hi)
+            elif merging is None:
+                table = self._free_table()
+                under_way = Merging(table, tuple(run.ident for run in runs[lo:hi]))
+                self.runs = self.runs.with_runs(runs, self.runs.next_ident, under_way)
+                self._advance()
+            else:
+                return
 
     def _merge(self, lo: int, hi: int) -> None:
         group = self.runs.runs[lo:hi]
@@ -554,13 +643,73 @@ class RunWriter:
 
         table = self._free_table()
         self._fill(table, items(), made)
+        self._replace(lo, hi, table, counted[0], made, self.runs.merging)
+
+    def _advance(self, *, to_the_end: bool = False) -> None:
+        """Write the next step of the merge under way (all that is left, with ``to_the_end``),
+        after the last record its table holds, and finish it when none are left.
+        What it writes is the merge's own: any process's commit can take it on."""
+        merging = self.runs.merging
+        if merging is None:
+            return
+        runs = self.runs.runs
+        lo = _after(runs, merging) - len(merging.sources)
+        txn, db = self._txn, self._tables[merging.table]
+        target = txn.cursor(db=db)
+        last = bytes(target.key()) if target.last() else None
+        sources: list[Iterator[tuple[bytes, bytes]]] = []
+        for run in runs[lo : lo + len(merging.sources)]:
+            cursor = txn.cursor(db=self._tables[run.table])
+            found = cursor.set_range(last) if last is not None else cursor.first()
+            if found and cursor.key() == last:
+                found = cursor.next()
+            sources.append(cursor.iternext() if found else iter(()))
+        stream = _merged(sources)
+        if not to_the_end:
+            step = max(_STEP, _CATCH_UP * self._filed)
+            target.putmulti(islice(stream, step), append=True)
+            rest = next(stream, None)
+            if rest is not None:  # more to come, in a later commit
+                target.put(*rest, append=True)
+                return
+        else:
+            target.putmulti(stream, append=True)
+        made, count = self._filter_of(
+            db, sum(run.entries for run in runs[lo : lo + len(merging.sources)])
+        )
+        txn.put(FILTER_KEY, made.to_bytes(), db=db, append=True)
+        self._replace(lo, lo + len(merging.sources), merging.table, count, made, None)
+
+    def _filter_of(self, db: Any, entries: int) -> tuple[Filter, int]:
+        """The filter of the run a merge wrote a step at a time into ``db`` (sized for the
+        ``entries`` of its sources), and how many entries it holds: read back from it."""
+        made, count, previous = Filter.sized(entries), 0, b""
+        add = made.add
+        for key, value in self._txn.cursor(db=db):
+            if key[:1] == ADDR_TAG:
+                count += 1
+                add(digest_hash(key[1:]))
+            else:
+                count += 1 + (len(value) - ENTRY_HEAD) // _POSTING
+                prefix = key[1:-8]
+                if prefix != previous:
+                    add(prefix_hash(prefix))
+                    previous = prefix
+        return made, count
+
+    def _replace(
+        self, lo: int, hi: int, table: int, count: int, made: Filter, merging: Merging | None
+    ) -> None:
+        """Put the run just written into ``table`` in place of runs ``[lo, hi)``, whose tables
+        are emptied."""
+        group = self.runs.runs[lo:hi]
         for run in group:
             self._txn.drop(self._tables[run.table], delete=False)
         ident = self.runs.next_ident
-        run = Run(ident, table, group[0].first, group[-1].end, counted[0], *self._dbs(table))
+        run = Run(ident, table, group[0].first, group[-1].end, count, *self._dbs(table))
         run = replace(run, filter=made)
         runs = (*self.runs.runs[:lo], run, *self.runs.runs[hi:])
-        self.runs = self.runs.with_runs(runs, ident + 1)
+        self.runs = self.runs.with_runs(runs, ident + 1, merging)
 
     def _fill(self, table: int, items: Iterator[tuple[bytes, bytes]], made: Filter) -> None:
         db = self._tables[table]
@@ -568,19 +717,32 @@ class RunWriter:
         self._txn.put(FILTER_KEY, made.to_bytes(), db=db, append=True)
 
     def _free_table(self) -> int:
-        """A run table no run uses, emptied (a table left behind by a tool is dropped)."""
+        """A run table no run (nor the merge under way) uses, emptied (a table left behind by
+        a tool is dropped). Should none be free, the merge under way is finished first."""
         used = {run.table for run in self.runs.runs}
+        merging = self.runs.merging
+        if merging is not None:
+            used.add(merging.table)
         for table in range(RUN_TABLES):
             if table not in used:
                 db = self._tables[table]
                 if self._txn.stat(db)["entries"]:
                     self._txn.drop(db, delete=False)
                 return table
-        raise FormatError("every run table is in use")  # _MAX_RUNS keeps two free
+        if merging is not None:
+            self._advance(to_the_end=True)
+            return self._free_table()
+        raise FormatError("every run table is in use")  # _MAX_RUNS keeps three free
 
     def _dbs(self, table: int) -> tuple[Any, Any]:
         db = self._tables[table]
         return db, db
+
+
+def _after(runs: Sequence[Run], merging: Merging) -> int:
+    """The position, in ``runs``, just past the runs the merge under way merges."""
+    idents = [run.ident for run in runs]
+    return idents.index(merging.sources[-1]) + 1
 
 
 def _merged(sources: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:

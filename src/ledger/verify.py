@@ -12,8 +12,8 @@ In this order it checks that
 3. every address in an event's ``refs`` is a stored event (``MissingRef``);
 4. every named ref has a valid name and a digest (``MalformedRef``, what import refuses) and
    points at a stored event (``DanglingName``);
-5. the ``addr`` table and every index equal what a rebuild from the events would write
-   (``StaleIndex``);
+5. the address entries and every index, and the runs that hold them, equal what a rebuild
+   from the events would write (``StaleIndex``);
 6. the chain re-derives: each commit's head is the hash of the head before it and of the events
    it added, its events are there in order, and every event was added by a commit
    (``BrokenChain``); with ``head``, that head is one of this history's (``UnknownHead``);

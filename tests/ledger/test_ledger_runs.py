@@ -25,10 +25,12 @@ from tests.ledger.test_ledger_fixtures import copy_of
 import ledger._reads as reads
 import ledger._runs as runs_module
 from ledger import DamagedIndexesError, Event, Ledger, open_ledger
+from ledger._runs import _MAX_RUNS as MAX_RUNS
 from ledger._runs import _TOP as TOP
 from ledger._runs import (
     FANOUT,
     Filter,
+    Merging,
     Run,
     _next_merge,
     digest_hash,
@@ -112,7 +114,7 @@ def test_past_the_tables_two_neighbours_merge() -> None:
     big = 1 << 20  # each run of the largest class: not merged by size
     runs = [_fake(big, n) for n in range(RUN_TABLES)]
     settle(runs)
-    assert len(runs) == RUN_TABLES - 2
+    assert len(runs) == MAX_RUNS
     assert sum(r.entries for r in runs) == RUN_TABLES * big
 
 
@@ -377,3 +379,113 @@ def test_the_first_layout_is_read_as_one_run_without_a_filter(tmp_path: Path) ->
             (only,) = snap.runs().runs
         assert only.table == -1 and only.filter is None
         assert ledger.verify().ok
+
+
+# -- merges written a step at a time ----------------------------------------------------------
+
+
+@pytest.fixture
+def small_merges(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Runs of a few entries merge as large ones do; merges of more than 60 entries are
+    written 7 records a commit (or four times what the commit filed)."""
+    monkeypatch.setattr(runs_module, "_BASE", 4)
+    monkeypatch.setattr(runs_module, "_AT_ONCE", 60)
+    monkeypatch.setattr(runs_module, "_STEP", 7)
+
+
+def under_way(ledger: Ledger) -> Merging | None:
+    with ledger.snapshot() as snap:
+        return snap.runs().merging
+
+
+@pytest.mark.usefixtures("small_merges", "small_scans")
+def test_a_large_merge_is_written_a_step_a_commit_and_reads_stay_whole(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    stored: list[tuple[str, Event]] = []
+    seen_under_way = 0
+    for commit in range(120):
+        with open_ledger(path, indexer=by_case) as ledger:
+            stored += fill(ledger, [3], start=len(stored))
+            # Between any two commits, whatever a merge has written so far: every read whole.
+            assert [a for a, _ in ledger.events("note")] == [a for a, _ in stored]
+            assert ledger.lookup("case", "c2") == [a for a, e in stored if e.body["case"] == "c2"]
+            assert all(ledger.has(a) for a, _ in stored[-5:])
+            if commit % 15 == 0:
+                assert ledger.verify().ok
+            seen_under_way += under_way(ledger) is not None
+    assert seen_under_way > 10  # merges were under way across commits
+    with open_ledger(path, indexer=by_case) as ledger:
+        assert ledger.verify().ok
+    assert len(listed(path)) < 30
+
+
+STEP_WRITER = """
+import sys
+sys.path[:0] = {path!r}
+import ledger._runs as runs_module
+runs_module._BASE, runs_module._AT_ONCE, runs_module._STEP = 4, 60, 7
+from tests.ledger.test_ledger_runs import by_case, fill
+from ledger import open_ledger
+with open_ledger({ledger!r}, indexer=by_case) as ledger:
+    fill(ledger, [3] * {commits}, start={start})
+"""
+
+
+@pytest.mark.usefixtures("small_merges")
+def test_a_merge_one_process_began_another_finishes(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        commits = 0
+        while (begun := under_way(ledger)) is None:
+            fill(ledger, [3], start=3 * commits)
+            commits += 1
+    script = STEP_WRITER.format(path=sys.path, ledger=str(path), commits=40, start=10_000)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    with open_ledger(path, indexer=by_case) as ledger:
+        assert under_way(ledger) != begun  # the other process carried it on and finished it
+        assert ledger.verify().ok
+        assert len(ledger) == 3 * commits + 3 * 40
+
+
+@pytest.mark.usefixtures("small_merges")
+def test_with_every_table_taken_the_merge_under_way_is_finished_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs_module, "_TOP", 2)  # runs of 64 entries and more never merge
+    monkeypatch.setattr(runs_module, "_MAX_RUNS", 5)
+    monkeypatch.setattr(runs_module, "RUN_TABLES", 7)
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        fill(ledger, [3] * 60)
+        assert ledger.verify().ok
+    assert len(listed(path)) <= 7
+
+
+@pytest.mark.usefixtures("small_merges")
+def test_a_rebuild_drops_the_merge_under_way(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        while under_way(ledger) is None:
+            fill(ledger, [3], start=len(ledger))
+        ledger.rebuild_indexes()
+        assert under_way(ledger) is None
+        assert ledger.verify().ok
+
+
+@pytest.mark.parametrize(
+    "merging", [[70, [1, 2]], [0, [1, 2]], [5, [2]], [5, [1, 3]], [5, "x"], "x"]
+)
+def test_a_merge_the_directory_cannot_mean_is_refused(tmp_path: Path, merging: Any) -> None:
+    def name(txn: Any, dbs: dict[bytes, Any]) -> None:
+        record = directory(txn, dbs)
+        record["merging"] = merging
+        txn.put(b"runs", cbor2.dumps(record, canonical=True), db=dbs[b"meta"])
+
+    with damaged(tmp_path, name) as ledger:  # runs 1, 2, 3 in tables 0, 1, 2
+        with pytest.raises(
+            DamagedIndexesError,
+            match="run directory names an impossible merge|names a merge it cannot describe",
+        ):
+            ledger.lookup("case", "c0")
+        mended(ledger)
