@@ -37,10 +37,10 @@ from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
 from ledger._runs import (
     ADDR_TAG,
     EMPTY_DIRECTORY,
-    FILTER_KEY,
     INDEX_TAG,
     RUNS_KEY,
     Filter,
+    FilterCell,
     Run,
     RunSet,
     base_run,
@@ -419,7 +419,7 @@ class Snapshot:
         """Whether the run that covers ``seq_key`` files ``digest`` under it, where a lookup
         finds it (its filter holds the digest)."""
         run = self.runs().covering(_SEQ.unpack(seq_key)[0])
-        if run is None or not run.may_hold(digest_hash(digest)):
+        if run is None or not run.may_hold(self._txn, digest_hash(digest)):
             return False
         return run.addr(self._txn, digest) == seq_key
 
@@ -427,7 +427,7 @@ class Snapshot:
         """The value of the index entry ``entry_key`` (prefix + sequence key) in the run that
         covers its event, where a lookup finds it; else ``None``."""
         run = self.runs().covering(_SEQ.unpack(entry_key[-8:])[0])
-        if run is None or not run.may_hold(prefix_hash(entry_key[:-8])):
+        if run is None or not run.may_hold(self._txn, prefix_hash(entry_key[:-8])):
             return None
         return run.index_at(self._txn, entry_key)
 
@@ -442,6 +442,10 @@ class Snapshot:
             yield ADDR_TAG + key, value
         for key, value in self._txn.cursor(db=run.index_db):
             yield INDEX_TAG + key, value
+
+    def filter_of(self, run: Run) -> Filter | None:
+        """``run``'s filter, or ``None`` when it has none that can be read."""
+        return None if run.cell is None else run.cell.of(self._txn)
 
     def unused_run_tables(self) -> Iterator[tuple[int, int]]:
         """``(table, entries)`` of each run table that no run (nor the merge under way) uses
@@ -587,7 +591,7 @@ class _Tables:
         # The run directory last read, and the filters of its runs (see ``_run_set``).
         self._last_runs: RunSet | None = None
         self._runs_at: tuple[int, RunSet] | None = None  # a read snapshot's id, its runs
-        self._filters: dict[tuple[int, int, int, int, int], Filter | None] = {}
+        self._cells: dict[tuple[int, int, int, int, int], FilterCell] = {}
 
     def _prefix(self, name: str, key: str) -> bytes:
         """The index entry prefix of ``(name, key)`` in this ledger's layout."""
@@ -608,8 +612,8 @@ class _Tables:
 
     def _run_set(self, txn: Any, *, write: bool = False) -> RunSet:
         """The runs holding the address and index entries in ``txn``'s snapshot: read from
-        its directory record, each run's filter read once and kept for as long as the run
-        is listed."""
+        its directory record, each run's filter (read when first needed) kept for as long as
+        the run is listed."""
         base = self._base
         if base is not None:
             self._check_layout(txn)
@@ -632,16 +636,15 @@ class _Tables:
             raise DamagedIndexesError(
                 f"the indexes of the ledger at {self.path} cannot be read: {exc}"
             ) from None
-        filters = self._filters
-        kept: dict[tuple[int, int, int, int, int], Filter | None] = {}
+        cells = self._cells
+        kept: dict[tuple[int, int, int, int, int], FilterCell] = {}
         runs = []
         for row in rows:
             db = self._run_dbs[row[1]]
-            made = filters[row] if row in filters else Filter.from_bytes(txn.get(FILTER_KEY, db=db))
-            kept[row] = made
-            runs.append(Run(*row, db, db, filter=made))
+            cell = kept[row] = cells.get(row) or FilterCell(db)
+            runs.append(Run(*row, db, db, cell=cell))
         found = RunSet(runs, next_ident, raw, merging)
-        self._filters, self._last_runs = kept, found
+        self._cells, self._last_runs = kept, found
         if snapshot is not None:
             self._runs_at = (snapshot, found)
         return found
@@ -649,7 +652,11 @@ class _Tables:
     def _adopt_runs(self, runs: RunSet) -> None:
         """Remember ``runs``, the directory a commit of this process wrote, and the filters it
         made (called once the commit succeeded)."""
-        self._filters = {(r.ident, r.table, r.first, r.end, r.entries): r.filter for r in runs.runs}
+        self._cells = {
+            (r.ident, r.table, r.first, r.end, r.entries): r.cell
+            for r in runs.runs
+            if r.cell is not None
+        }
         self._last_runs = runs
 
     def _entry_value(self, digest: bytes) -> bytes:

@@ -120,6 +120,26 @@ class Filter:
         return self.words[block % self.blocks] & mask == mask
 
 
+class FilterCell:
+    """A run's filter: made by the commit that wrote the run, or read from its table the
+    first time a lookup needs it, so that runs only scanned cost no memory for one. A listed
+    run never changes, so what is read once serves every later transaction."""
+
+    __slots__ = ("_db", "filter", "read")
+
+    def __init__(self, db: Any, made: Filter | None = None) -> None:
+        self._db = db
+        self.filter = made
+        self.read = made is not None
+
+    def of(self, txn: Any) -> Filter | None:
+        """The filter (``None``: its bytes cannot be one, so every key is looked for)."""
+        if not self.read:
+            self.filter = Filter.from_bytes(txn.get(FILTER_KEY, db=self._db))
+            self.read = True
+        return self.filter
+
+
 def digest_hash(digest: bytes) -> tuple[int, int]:
     """``(block hash, bit mask)`` of an address entry's digest in a filter: a digest is
     already uniform, so its first 16 bytes are the hash (``_split``)."""
@@ -163,7 +183,7 @@ class Run:
 
     ``table`` is its run table's number (``-1`` for the first layout's ``addr`` and ``index``
     tables, read as one run); ``tag_addr`` and ``tag_index`` start its address and index keys
-    there; ``filter`` is ``None`` where every key must be looked for.
+    there; ``cell`` holds its filter (``None``: it has none, and every key is looked for).
     """
 
     ident: int
@@ -175,10 +195,14 @@ class Run:
     index_db: Any
     tag_addr: bytes = ADDR_TAG
     tag_index: bytes = INDEX_TAG
-    filter: Filter | None = None
+    cell: FilterCell | None = None
 
-    def may_hold(self, hashed: tuple[int, int]) -> bool:
-        return self.filter is None or self.filter.holds(hashed)
+    def may_hold(self, txn: Any, hashed: tuple[int, int]) -> bool:
+        """Whether the run's filter (read in ``txn`` if it was not) lets ``hashed`` through."""
+        if self.cell is None:
+            return True
+        made = self.cell.of(txn)
+        return made is None or made.holds(hashed)
 
     def addr(self, txn: Any, digest: bytes) -> bytes | None:
         found: bytes | None = txn.get(self.tag_addr + digest, db=self.addr_db)
@@ -340,15 +364,7 @@ class RunSet:
         self.raw = raw  # the directory record it was read from (``None``: the first layout)
         # What an address lookup asks of each run, newest first, unpacked once: it is on
         # the path of every get and put.
-        self._probes = tuple(
-            (
-                None if run.filter is None else run.filter.words,
-                1 if run.filter is None else run.filter.blocks,
-                run.addr_db,
-                run.tag_addr,
-            )
-            for run in reversed(self.runs)
-        )
+        self._probes = tuple((run.cell, run.addr_db, run.tag_addr) for run in reversed(self.runs))
 
     def covering(self, seq: int) -> Run | None:
         """The run that covers sequence number ``seq``, if any does."""
@@ -365,23 +381,32 @@ class RunSet:
         its ``digest_hash``, when the caller made it already."""
         block, mask = digest_hash(digest) if hashed is None else hashed
         get = txn.get
-        for words, blocks, db, tag in self._probes:  # a fresh event, the likeliest, is newest
-            if words is None or words[block % blocks] & mask == mask:
-                found: bytes | None = get(tag + digest, db=db)
-                if found is not None:
-                    return found
+        for cell, db, tag in self._probes:  # a fresh event, the likeliest, is newest
+            if cell is not None:
+                made = cell.filter if cell.read else cell.of(txn)
+                if made is not None and made.words[block % made.blocks] & mask != mask:
+                    continue
+            found: bytes | None = get(tag + digest, db=db)
+            if found is not None:
+                return found
         return None
 
     def entries(
         self, txn: Any, prefix: bytes, after: int = 0
     ) -> Generator[tuple[bytes, bytes], None, None]:
         """``(entry key, digest head)`` of every entry under ``prefix`` whose event comes after
-        sequence number ``after``, in append order."""
-        hashed = prefix_hash(prefix)
+        sequence number ``after``, in append order. A scan reads no filter that was not read
+        already (it costs a run one seek), so that reading a run's cases holds none."""
+        block, mask = prefix_hash(prefix)
         start = max(0, bisect_right(self._firsts, after) - 1)
         for run in self.runs[start:]:
-            if run.end > after + 1 and run.may_hold(hashed):
-                yield from run.scan(txn, prefix, after if run.first <= after else 0)
+            if run.end <= after + 1:
+                continue
+            cell = run.cell
+            made = cell.filter if cell is not None else None
+            if made is not None and made.words[block % made.blocks] & mask != mask:
+                continue
+            yield from run.scan(txn, prefix, after if run.first <= after else 0)
 
     def last_record(self, txn: Any, prefix: bytes, events: Any) -> bytes | None:
         """The ``events`` record (in table ``events``) of the last event filed under
@@ -391,9 +416,11 @@ class RunSet:
         block, mask = prefix_hash(prefix)
         get = txn.get
         for run in reversed(self.runs):
-            found = run.filter
-            if found is not None and found.words[block % found.blocks] & mask != mask:
-                continue
+            cell = run.cell
+            if cell is not None:
+                made = cell.filter if cell.read else cell.of(txn)
+                if made is not None and made.words[block % made.blocks] & mask != mask:
+                    continue
             for entry, head in run.scan_back(txn, prefix):
                 value: bytes | None = get(entry[-8:], db=events)
                 if value is not None and value.startswith(head):
@@ -593,7 +620,7 @@ class RunWriter:
         table = self._free_table()
         self._fill(table, items(), made)
         run = Run(self.runs.next_ident, table, first, end, filing.count, *self._dbs(table))
-        run = replace(run, filter=made)
+        run = replace(run, cell=FilterCell(run.index_db, made))
         runs = (*self.runs.runs, run)
         self.runs = self.runs.with_runs(runs, run.ident + 1, self.runs.merging)
         self.settle()
@@ -707,7 +734,7 @@ class RunWriter:
             self._txn.drop(self._tables[run.table], delete=False)
         ident = self.runs.next_ident
         run = Run(ident, table, group[0].first, group[-1].end, count, *self._dbs(table))
-        run = replace(run, filter=made)
+        run = replace(run, cell=FilterCell(run.index_db, made))
         runs = (*self.runs.runs[:lo], run, *self.runs.runs[hi:])
         self.runs = self.runs.with_runs(runs, ident + 1, merging)
 

@@ -419,7 +419,7 @@ def _check_runs(
                 f"run {run.ident} (run{run.table:02d}) is listed with {run.entries} entries "
                 f"but holds {addr + index}"
             )
-        if not has_filter or run.filter is None:
+        if not has_filter or snap.filter_of(run) is None:
             found.append(f"run {run.ident} (run{run.table:02d}) has no filter that can be read")
         if other:
             found.append(f"run{run.table:02d} holds {other} key(s) that are no entry")

@@ -377,7 +377,7 @@ def test_the_first_layout_is_read_as_one_run_without_a_filter(tmp_path: Path) ->
     with open_ledger(path, readonly=True) as ledger:
         with ledger.snapshot() as snap:
             (only,) = snap.runs().runs
-        assert only.table == -1 and only.filter is None
+        assert only.table == -1 and only.cell is None
         assert ledger.verify().ok
 
 
@@ -489,3 +489,21 @@ def test_a_merge_the_directory_cannot_mean_is_refused(tmp_path: Path, merging: A
         ):
             ledger.lookup("case", "c0")
         mended(ledger)
+
+
+def test_scans_read_no_filter_and_a_lookup_reads_those_it_passes(tmp_path: Path) -> None:
+    path = tmp_path / "l"
+    with open_ledger(path, indexer=by_case) as ledger:
+        stored = fill(ledger, [5, 5, 5, 5])
+    with open_ledger(path, indexer=by_case, readonly=True) as ledger:
+
+        def read() -> list[bool]:
+            with ledger.snapshot() as snap:
+                return [run.cell is not None and run.cell.read for run in snap.runs().runs]
+
+        assert len(ledger.lookup("case", "c1")) == 3
+        assert read() == [False] * 4  # a scan holds no filter
+        assert ledger.get(stored[-1][0]) == stored[-1][1]
+        assert read() == [False, False, False, True]  # the newest run held it
+        assert not ledger.has("sha256:" + "0" * 64)
+        assert read() == [True] * 4  # a miss asks every run
