@@ -14,15 +14,17 @@ numbers. A run covers the events of a range of sequence numbers, and the runs, o
 range, tile the ledger's events without gap or overlap. Once eight runs of one size class are
 the newest, they are merged into one of a larger class (``_next_merge``; each class eight
 times the one below), so a ledger of N entries holds a few dozen runs and each entry is written
-again once per class it passes, about log8(N / commit) times; runs of the largest class are
-not merged further, which bounds what one commit holds in memory.
+again once per class it passes, about log8(N / commit) times. A merge larger than
+``_AT_ONCE`` is written a step at a time, in the commits that follow (``Merging``), and runs
+of the largest class are not merged further: what one commit writes, and LMDB holds in memory
+for it, stays bounded.
 
 A read asks the runs newest first for an address or the last entry of a key, in range order
-for every entry of a key; each run has a filter (``Filter``) that answers "certainly not here"
-for almost every key it does not hold, so a lookup reads the run that holds its key and about
-one other in a hundred. The directory of runs is one record in ``meta`` (``RUNS_KEY``), read
-in the transaction that uses it (and kept for a read snapshot's id), so each transaction sees
-the runs that its snapshot holds.
+for every entry of a key; each run has a filter (``Filter``, read when a lookup first needs it)
+that answers "certainly not here" for almost every key it does not hold, so a lookup reads the
+run that holds its key and about two others in a hundred. The directory of runs is one record
+in ``meta`` (``RUNS_KEY``), read in the transaction that uses it (and kept for a read
+snapshot's id), so each transaction sees the runs that its snapshot holds.
 
 A ledger written before runs existed keeps its entries in the ``addr`` and ``index`` tables;
 read-only, it is read as one run that covers every event and has no filter (``base_run``).
@@ -50,7 +52,7 @@ INDEX_TAG: Final = b"\x01"  # its index entries: tag, prefix, sequence key -> di
 FILTER_KEY: Final = b"\xff"  # its filter, the table's last key
 RUNS_KEY: Final = b"runs"  # the directory, in ``meta``
 
-_BITS_PER_ENTRY: Final = 10
+_BITS_PER_KEY: Final = 10
 _NO_END: Final = 1 << 64
 
 FANOUT: Final = 8  # runs of one size class merged at once
@@ -59,12 +61,12 @@ _TOP: Final = 5  # runs of this class (262,144 entries and more) are not merged 
 # Runs allowed once a commit is done: one table stays free for the next commit's run, one for
 # a merge's output, written before its sources are dropped, and one for a merge under way.
 _MAX_RUNS: Final = RUN_TABLES - 3
-# Merges of up to this many entries are written at once (a few MB: eight runs of the class
-# below _TOP's); a larger one a step of _STEP records in each commit (``RunWriter.settle``),
+# Merges of up to this many entries are written at once (about 2 MB of pages); a larger one a
+# step of _STEP records in each commit (``RunWriter.settle``),
 # or of _CATCH_UP times the records the commit filed, if more: a merge under way then keeps
 # ahead of the runs that large commits bring.
-_AT_ONCE: Final = 262_144
-_STEP: Final = 65_536
+_AT_ONCE: Final = 65_536
+_STEP: Final = 16_384
 _CATCH_UP: Final = 4
 _MERGE_CHUNK: Final = 8192  # records read from each source at a time while merging
 # An index record holds up to this many entries of one key (about 750 bytes: four or five
@@ -77,9 +79,10 @@ class Filter:
     """A blocked Bloom filter over a run's keys: each key sets six bits of one 64-bit
     word (``digest_hash``, ``prefix_hash``), so asking costs one word read whatever the probes.
 
-    Sized at ``_BITS_PER_ENTRY`` bits for each entry of its run (a key filing several entries
-    gets more): a key it does not hold passes about once in a hundred. Stored as its words,
-    little-endian, under ``FILTER_KEY`` in the run's table.
+    Sized at ``_BITS_PER_KEY`` bits for each key of its run (a merged run's, at the words of
+    the filters of the runs it merged, which may count a key twice): a key it does not hold
+    passes about twice in a hundred. Stored as its words, little-endian, under ``FILTER_KEY``
+    in the run's table.
     """
 
     __slots__ = ("blocks", "words")
@@ -89,8 +92,14 @@ class Filter:
         self.blocks = len(words)
 
     @classmethod
-    def sized(cls, entries: int) -> Filter:
-        return cls(array("Q", bytes(8 * max(1, (entries * _BITS_PER_ENTRY + 63) // 64))))
+    def sized(cls, keys: int) -> Filter:
+        """An empty filter for ``keys`` keys."""
+        return cls.of_words(max(1, (keys * _BITS_PER_KEY + 63) // 64))
+
+    @classmethod
+    def of_words(cls, words: int) -> Filter:
+        """An empty filter of ``words`` words."""
+        return cls(array("Q", bytes(8 * words)))
 
     @classmethod
     def from_bytes(cls, data: bytes | None) -> Filter | None:
@@ -160,7 +169,7 @@ def prefix_hash(prefix: bytes) -> tuple[int, int]:
     return found
 
 
-_RECENT: Final = 16384
+_RECENT: Final = 4096
 _recent: dict[bytes, tuple[int, int]] = {}
 
 
@@ -599,7 +608,7 @@ class RunWriter:
     def add(self, first: int, end: int, filing: Filing) -> None:
         """File the entries of the events ``first`` to ``end - 1`` (``filing``) as a new run,
         then merge as the policy says."""
-        made = Filter.sized(filing.count)
+        made = Filter.sized(len(filing.addrs) + len(filing.keys))
         for hashed in filing.hashes:
             made.add(hashed)
         filing.addrs.sort()
@@ -650,7 +659,7 @@ class RunWriter:
 
     def _merge(self, lo: int, hi: int) -> None:
         group = self.runs.runs[lo:hi]
-        made = Filter.sized(sum(run.entries for run in group))
+        made = Filter.of_words(self._words_for(group))
         counted = [0]
 
         def items() -> Iterator[tuple[bytes, bytes]]:
@@ -691,9 +700,9 @@ class RunWriter:
             if found and cursor.key() == last:
                 found = cursor.next()
             sources.append(cursor.iternext() if found else iter(()))
-        stream = _merged(sources)
+        step = max(_STEP, _CATCH_UP * self._filed)
+        stream = _merged(sources, min(_MERGE_CHUNK, step // len(sources) + 1))
         if not to_the_end:
-            step = max(_STEP, _CATCH_UP * self._filed)
             target.putmulti(islice(stream, step), append=True)
             rest = next(stream, None)
             if rest is not None:  # more to come, in a later commit
@@ -701,16 +710,23 @@ class RunWriter:
                 return
         else:
             target.putmulti(stream, append=True)
-        made, count = self._filter_of(
-            db, sum(run.entries for run in runs[lo : lo + len(merging.sources)])
-        )
+        made, count = self._filter_of(db, self._words_for(runs[lo : lo + len(merging.sources)]))
         txn.put(FILTER_KEY, made.to_bytes(), db=db, append=True)
         self._replace(lo, lo + len(merging.sources), merging.table, count, made, None)
 
-    def _filter_of(self, db: Any, entries: int) -> tuple[Filter, int]:
-        """The filter of the run a merge wrote a step at a time into ``db`` (sized for the
-        ``entries`` of its sources), and how many entries it holds: read back from it."""
-        made, count, previous = Filter.sized(entries), 0, b""
+    def _words_for(self, group: Sequence[Run]) -> int:
+        """The words of a filter for what ``group``'s runs hold: theirs, added up (a run
+        without a filter that can be read, as if each entry were a key)."""
+        words = 0
+        for run in group:
+            made = None if run.cell is None else run.cell.of(self._txn)
+            words += Filter.sized(run.entries).blocks if made is None else made.blocks
+        return words
+
+    def _filter_of(self, db: Any, words: int) -> tuple[Filter, int]:
+        """The filter, of ``words`` words, of the run a merge wrote a step at a time into
+        ``db``, and how many entries it holds: read back from it."""
+        made, count, previous = Filter.of_words(words), 0, b""
         add = made.add
         for key, value in self._txn.cursor(db=db):
             if key[:1] == ADDR_TAG:
@@ -772,9 +788,11 @@ def _after(runs: Sequence[Run], merging: Merging) -> int:
     return idents.index(merging.sources[-1]) + 1
 
 
-def _merged(sources: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[bytes, bytes]]:
+def _merged(
+    sources: list[Iterator[tuple[bytes, bytes]]], chunk: int = _MERGE_CHUNK
+) -> Iterator[tuple[bytes, bytes]]:
     """The items of sorted ``sources`` (run tables, each ending with its filter, which is
-    left out) in one sorted stream, holding at most ``_MERGE_CHUNK`` items of each.
+    left out) in one sorted stream, holding at most ``chunk`` items of each.
 
     Items up to the smallest last key of the sources not yet read to the end are safe to
     give: they are sorted together (in C, as one list of a few sorted runs). A key in two
@@ -784,12 +802,12 @@ def _merged(sources: list[Iterator[tuple[bytes, bytes]]]) -> Iterator[tuple[byte
     more: list[bool] = []
 
     def fill(i: int) -> None:
-        chunk = list(islice(sources[i], _MERGE_CHUNK))
-        more[i] = len(chunk) == _MERGE_CHUNK
-        if chunk and chunk[-1][0] == FILTER_KEY:
-            chunk.pop()
+        read = list(islice(sources[i], chunk))
+        more[i] = len(read) == chunk
+        if read and read[-1][0] == FILTER_KEY:
+            read.pop()
             more[i] = False
-        buffers[i] = chunk
+        buffers[i] = read
 
     for i in range(len(sources)):
         buffers.append([])
