@@ -61,11 +61,11 @@ _TOP: Final = 5  # runs of this class (262,144 entries and more) are not merged 
 # Runs allowed once a commit is done: one table stays free for the next commit's run, one for
 # a merge's output, written before its sources are dropped, and one for a merge under way.
 _MAX_RUNS: Final = RUN_TABLES - 3
-# Merges of up to this many entries are written at once (about 0.5 MB of pages); a larger one a
+# Merges of up to this many entries are written at once (about 2 MB of pages); a larger one a
 # step of _STEP records in each commit (``RunWriter.settle``),
 # or of _CATCH_UP times the records the commit filed, if more: a merge under way then keeps
 # ahead of the runs that large commits bring.
-_AT_ONCE: Final = 16_384
+_AT_ONCE: Final = 65_536
 _STEP: Final = 16_384
 _CATCH_UP: Final = 4
 _MERGE_CHUNK: Final = 8192  # records read from each source at a time while merging
