@@ -450,10 +450,7 @@ class Snapshot:
     def unused_run_tables(self) -> Iterator[tuple[int, int]]:
         """``(table, entries)`` of each run table that no run (nor the merge under way) uses
         and yet holds entries."""
-        runs = self.runs()
-        used = {run.table for run in runs.runs}
-        if runs.merging is not None:
-            used.add(runs.merging.table)
+        used = self.runs().tables()
         for table, db in enumerate(self._ledger._run_dbs):
             if table not in used:
                 entries: int = self._txn.stat(db)["entries"]

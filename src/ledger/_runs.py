@@ -375,6 +375,13 @@ class RunSet:
         # the path of every get and put.
         self._probes = tuple((run.cell, run.addr_db, run.tag_addr) for run in reversed(self.runs))
 
+    def tables(self) -> set[int]:
+        """The run tables in use: the runs' and the merge under way's."""
+        used = {run.table for run in self.runs}
+        if self.merging is not None:
+            used.add(self.merging.table)
+        return used
+
     def covering(self, seq: int) -> Run | None:
         """The run that covers sequence number ``seq``, if any does."""
         at = bisect_right(self._firsts, seq) - 1
@@ -659,27 +666,11 @@ class RunWriter:
 
     def _merge(self, lo: int, hi: int) -> None:
         group = self.runs.runs[lo:hi]
-        made = Filter.of_words(self._words_for(group))
-        counted = [0]
-
-        def items() -> Iterator[tuple[bytes, bytes]]:
-            add, previous = made.add, b""
-            sources = [self._txn.cursor(db=self._tables[run.table]).iternext() for run in group]
-            for key, value in _merged(sources):
-                if key[:1] == ADDR_TAG:
-                    counted[0] += 1
-                    add(digest_hash(key[1:]))
-                else:
-                    counted[0] += 1 + (len(value) - ENTRY_HEAD) // _POSTING
-                    prefix = key[1:-8]
-                    if prefix != previous:
-                        add(prefix_hash(prefix))
-                        previous = prefix
-                yield key, value
-
+        tally = _Tally(Filter.of_words(self._words_for(group)))
         table = self._free_table()
-        self._fill(table, items(), made)
-        self._replace(lo, hi, table, counted[0], made, self.runs.merging)
+        sources = [self._txn.cursor(db=self._tables[run.table]).iternext() for run in group]
+        self._fill(table, tally.through(_merged(sources)), tally.filter)
+        self._replace(lo, hi, table, tally.entries, tally.filter, self.runs.merging)
 
     def _advance(self, *, to_the_end: bool = False) -> None:
         """Write the next step of the merge under way (all that is left, with ``to_the_end``),
@@ -710,9 +701,13 @@ class RunWriter:
                 return
         else:
             target.putmulti(stream, append=True)
-        made, count = self._filter_of(db, self._words_for(runs[lo : lo + len(merging.sources)]))
-        txn.put(FILTER_KEY, made.to_bytes(), db=db, append=True)
-        self._replace(lo, lo + len(merging.sources), merging.table, count, made, None)
+        # Its filter and count, read back from all the steps' records.
+        hi = lo + len(merging.sources)
+        tally = _Tally(Filter.of_words(self._words_for(runs[lo:hi])))
+        for _ in tally.through(txn.cursor(db=db)):
+            pass
+        txn.put(FILTER_KEY, tally.filter.to_bytes(), db=db, append=True)
+        self._replace(lo, hi, merging.table, tally.entries, tally.filter, None)
 
     def _words_for(self, group: Sequence[Run]) -> int:
         """The words of a filter for what ``group``'s runs hold: theirs, added up (a run
@@ -722,23 +717,6 @@ class RunWriter:
             made = None if run.cell is None else run.cell.of(self._txn)
             words += Filter.sized(run.entries).blocks if made is None else made.blocks
         return words
-
-    def _filter_of(self, db: Any, words: int) -> tuple[Filter, int]:
-        """The filter, of ``words`` words, of the run a merge wrote a step at a time into
-        ``db``, and how many entries it holds: read back from it."""
-        made, count, previous = Filter.of_words(words), 0, b""
-        add = made.add
-        for key, value in self._txn.cursor(db=db):
-            if key[:1] == ADDR_TAG:
-                count += 1
-                add(digest_hash(key[1:]))
-            else:
-                count += 1 + (len(value) - ENTRY_HEAD) // _POSTING
-                prefix = key[1:-8]
-                if prefix != previous:
-                    add(prefix_hash(prefix))
-                    previous = prefix
-        return made, count
 
     def _replace(
         self, lo: int, hi: int, table: int, count: int, made: Filter, merging: Merging | None
@@ -762,17 +740,14 @@ class RunWriter:
     def _free_table(self) -> int:
         """A run table no run (nor the merge under way) uses, emptied (a table left behind by
         a tool is dropped). Should none be free, the merge under way is finished first."""
-        used = {run.table for run in self.runs.runs}
-        merging = self.runs.merging
-        if merging is not None:
-            used.add(merging.table)
+        used = self.runs.tables()
         for table in range(RUN_TABLES):
             if table not in used:
                 db = self._tables[table]
                 if self._txn.stat(db)["entries"]:
                     self._txn.drop(db, delete=False)
                 return table
-        if merging is not None:
+        if self.runs.merging is not None:
             self._advance(to_the_end=True)
             return self._free_table()
         raise FormatError("every run table is in use")  # _MAX_RUNS keeps three free
@@ -780,6 +755,33 @@ class RunWriter:
     def _dbs(self, table: int) -> tuple[Any, Any]:
         db = self._tables[table]
         return db, db
+
+
+class _Tally:
+    """What a merged run's records, met in key order, hold: their keys added to its filter
+    and their entries counted (``entries``) as they pass ``through``."""
+
+    __slots__ = ("entries", "filter")
+
+    def __init__(self, made: Filter) -> None:
+        self.filter = made
+        self.entries = 0
+
+    def through(self, records: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
+        """``records`` as they are (entries only: no filter record)."""
+        add, previous, entries = self.filter.add, b"", 0
+        for key, value in records:
+            if key[:1] == ADDR_TAG:
+                entries += 1
+                add(digest_hash(key[1:]))
+            else:
+                entries += 1 + (len(value) - ENTRY_HEAD) // _POSTING
+                prefix = key[1:-8]
+                if prefix != previous:
+                    add(prefix_hash(prefix))
+                    previous = prefix
+            yield key, value
+        self.entries += entries
 
 
 def _after(runs: Sequence[Run], merging: Merging) -> int:
