@@ -76,8 +76,6 @@ def load_dataset(path: Path) -> Dataset:
 def _load(path: Path, file: BinaryIO) -> Dataset:
     digest = hashlib.sha256()
     blocks = _Blocks()
-    numbers = array("L")
-    spans = array("Q")
     # Each case id's hash, not the ids themselves: a dict of a million ids would be the largest
     # thing a run holds. Equal hashes are rare, and are looked at exactly (``_first_duplicate``).
     hashes = array("q")
@@ -97,38 +95,38 @@ def _load(path: Path, file: BinaryIO) -> Dataset:
                 case = _parse_line(path, number, line)
             except DatasetError:
                 # A repeated id on an earlier line is the first thing wrong with the file.
-                _first_duplicate(path, blocks.cases(path, spans, numbers), hashes)
+                _first_duplicate(path, blocks.cases(path), hashes)
                 raise
             metadata_keys.update(case.metadata)
-            numbers.append(number)
-            spans.extend((start, end))
             hashes.append(hash(case.id))
-            blocks.add(start, raw, len(numbers))
+            blocks.add(number, raw)
         else:
             blocks.skip(raw)
         start += len(raw)
-    if not numbers:
+    if not hashes:
         raise DatasetError(f"{path}: no cases (the file is empty)")
-    cases = blocks.cases(path, spans, numbers)
+    cases = blocks.cases(path)
     _first_duplicate(path, cases, hashes)
     return Dataset(path, cases, digest.hexdigest(), frozenset(metadata_keys))
 
 
 class _Blocks:
     """The file's case lines, compressed ``_BLOCK_CASES`` cases at a time as they are read:
-    each block holds the bytes from its first case's line to its last one's end."""
+    each block holds the lines from its first case's to its last one's, blank ones included."""
 
     def __init__(self) -> None:
         self.compressed: list[bytes] = []
-        self.starts = array("Q")  # where each block starts in the file
+        self.first_lines = array("Q")  # the line number of each block's first case
+        self.offsets = array("Q")  # where each case's line starts in its block
         self._open = bytearray()  # the block being filled, from its first case's line on
 
-    def add(self, start: int, raw: bytes, count: int) -> None:
-        """The line at ``start``, the ``count``-th case's."""
+    def add(self, number: int, raw: bytes) -> None:
+        """The case on line ``number``, whose bytes are ``raw``."""
         if not self._open:
-            self.starts.append(start)
+            self.first_lines.append(number)
+        self.offsets.append(len(self._open))
         self._open += raw
-        if count % _BLOCK_CASES == 0:
+        if len(self.offsets) % _BLOCK_CASES == 0:
             self._close()
 
     def skip(self, raw: bytes) -> None:
@@ -140,12 +138,12 @@ class _Blocks:
         self.compressed.append(zlib.compress(bytes(self._open), 1))
         self._open = bytearray()
 
-    def cases(self, path: Path, spans: array[int], numbers: array[int]) -> Cases:
+    def cases(self, path: Path) -> Cases:
         """The cases read so far."""
         blocks = list(self.compressed)
         if self._open:
             blocks.append(zlib.compress(bytes(self._open), 1))
-        return Cases(path, blocks, self.starts, spans, numbers)
+        return Cases(path, blocks, self.first_lines, self.offsets)
 
 
 def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
@@ -167,32 +165,28 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
 
 class Cases(Sequence[Case]):
     """A checked file's cases, in file order, kept as the file's lines (compressed, a block of
-    them at a time) and each case's place.
+    them at a time) and where each case's line starts in its block.
 
     Parsed, a small case takes about 1.2 KB of Python objects; its line, about a tenth of that,
-    and compressed a few times less again: a run over 1,000,000 cases holds a few tens of MB of
-    them. Each case is parsed again when it is read, which cannot fail: the file was checked
-    whole when it was loaded. Runs read cases in file order, so a block is decompressed once for
-    all its cases.
+    and compressed a few times less again: with its offset, a case held costs a few tens of
+    bytes. Each case is parsed again when it is read, which cannot fail: the file was checked
+    whole when it was loaded. A case's line number is its block's first case's plus the line
+    breaks before it in the block. Runs read cases in file order, so a block is decompressed,
+    and its line breaks counted, once for all its cases.
     """
 
     def __init__(
-        self,
-        path: Path,
-        blocks: list[bytes],
-        starts: array[int],
-        spans: array[int],
-        numbers: array[int],
+        self, path: Path, blocks: list[bytes], first_lines: array[int], offsets: array[int]
     ) -> None:
         self._path = path
-        self._spans = spans  # start and end offset of each case's line in the file
-        self._numbers = numbers  # each case's line number
         self._blocks = blocks  # each _BLOCK_CASES cases' lines, compressed
-        self._starts = starts  # where each block starts in the file
+        self._first_lines = first_lines  # each block's first case's line number
+        self._offsets = offsets  # where each case's line starts in its block
         self._open: tuple[int, bytes] = (-1, b"")  # the block read last, decompressed
+        self._counted = (-1, 0, 0)  # block, offset, line number there: the last case read
 
     def __len__(self) -> int:
-        return len(self._numbers)
+        return len(self._offsets)
 
     @overload
     def __getitem__(self, index: int) -> Case: ...
@@ -215,9 +209,18 @@ class Cases(Sequence[Case]):
         if opened != block:
             data = zlib.decompress(self._blocks[block])
             self._open = (block, data)
-        begin = self._starts[block]
-        start, end = self._spans[2 * i] - begin, self._spans[2 * i + 1] - begin
-        return _checked_line(self._numbers[i], data[start:end])
+        start = self._offsets[i]
+        end = data.find(b"\n", start)
+        line = data[start:] if end < 0 else data[start:end]
+        return _checked_line(self._line_number(block, data, start), line)
+
+    def _line_number(self, block: int, data: bytes, start: int) -> int:
+        counted, at, number = self._counted
+        if counted != block or start < at:
+            at, number = 0, self._first_lines[block]
+        number += data.count(b"\n", at, start)
+        self._counted = (block, start, number)
+        return number
 
 
 def _checked_line(number: int, line: bytes) -> Case:

@@ -21,7 +21,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
-from oloproof.metrics import case_results
+from oloproof.metrics import case_result_body, case_result_of, case_results
 from oloproof.repeats import value_of
 
 
@@ -50,12 +50,16 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
     """The flips of the comparison ``body``: by metric (its order), then by the candidate's
     case order."""
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
-    base = {b["case_id"]: b for _, b in case_results(ledger, base_id)}
     metrics = [row["metric"] for row in body["metrics"]]
     found: dict[str, list[Flip]] = {m: [] for m in metrics}
     for _, cand in case_results(ledger, cand_id):
-        other = base.get(cand["case_id"])
-        if other is None or other.get("input_key") != cand.get("input_key"):
+        # The baseline's case through the index (the first result of its id, the one
+        # ``case_results`` counts): the baseline run is never held in memory.
+        at = case_result_of(ledger, base_id, cand["case_id"])
+        if at is None:
+            continue
+        other = case_result_body(ledger.get(at))
+        if other.get("input_key") != cand.get("input_key"):
             continue
         if "errored" in (cand["status"], other["status"]):
             continue

@@ -18,7 +18,6 @@ the interval rules decide on. A case result without a verdict for a criterion co
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +27,7 @@ from ledger import Event, FormatError, Ledger
 from ledger.address import format_address, parse_address
 from oloproof.bodies import CaseResultBody
 from oloproof.events import CASE_RESULT, RUN_CASE
+from oloproof.lineorder import LineOrder
 from oloproof.repeats import bounds
 from oloproof.results import Interval, MetricKind
 from oloproof.stats import (
@@ -213,31 +213,24 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
     A run writes a case once; a second result for it is another writer's (``verify`` names it),
     and every command counts the first, as the run's own tally and decision did.
 
-    A run writes its cases in the order they finish, so they are put in line order here:
-    holding each case's line and address (about 48 bytes) rather than its body, then reading
-    each body again as it is handed out.
+    A run writes its cases in the order they finish, so they are put in line order here
+    (``LineOrder``: sorted a chunk at a time, spilled to a temporary file beyond one chunk) by
+    their line and address, then each body is read again as it is handed out.
     """
-    import numpy as np
-
-    lines = array("q")  # each result's line, in write order (a stable sort keeps that order)
-    digests = bytearray()
     unnumbered: dict[str, int] = {}  # written before case results had a line: by case id
-    for address, event in ledger.lookup_events("run_cases", run_id):
-        line = _line_of(case_result_body(event))
-        if line is None:
-            line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
-        lines.append(line)
-        digests += parse_address(address)
-    in_order = np.frombuffer(lines, dtype=np.int64) if lines else np.empty(0, np.int64)
-    order = in_order.argsort(kind="stable")
-    count = len(order)
-    for at in range(count):
-        i = int(order[at])
-        # A case id is on one line, and the stable sort keeps the first written first.
-        if at > 0 and lines[int(order[at - 1])] == lines[i]:
-            continue
-        address = format_address(bytes(digests[32 * i : 32 * i + 32]))
-        yield address, case_result_body(ledger.get(address))
+    with LineOrder() as order:
+        for address, event in ledger.lookup_events("run_cases", run_id):
+            line = _line_of(case_result_body(event))
+            if line is None:
+                line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
+            order.add(line, parse_address(address))
+        previous: int | None = None
+        for line, digest in order:
+            # A case id is on one line, and the order keeps the first written first.
+            if line != previous:
+                address = format_address(digest)
+                yield address, case_result_body(ledger.get(address))
+            previous = line
 
 
 def case_result_of(ledger: Ledger, run_id: str, case_id: str) -> str | None:
@@ -275,6 +268,13 @@ class SeenCases:
             return body["case_id"] in self._ids
         byte, bit = divmod(line, 8)
         return byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
+
+    def has(self, case_id: str, line: int) -> bool:
+        """Whether the case on dataset line ``line`` (or, for a result without a line, with
+        ``case_id``) was met."""
+        byte, bit = divmod(line, 8)
+        seen = byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
+        return seen or case_id in self._ids
 
     def add(self, body: CaseResultBody) -> bool:
         """Count the case of ``body``; whether it was new."""

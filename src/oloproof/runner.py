@@ -10,10 +10,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
@@ -31,6 +32,7 @@ from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execu
 from oloproof.latest import FINISHED, LATEST
 from oloproof.metrics import (
     RunTally,
+    SeenCases,
     case_results,
     criteria_of,
     tally_run,
@@ -339,16 +341,17 @@ async def _execute(
     engine: Engine,
 ) -> RunOutcome:
     run_id, body = run.run_id, run.body
-    done = [b for _, b in case_results(ledger, run_id)] if resumed else []
+    finished = SeenCases()
+    done = (b for _, b in case_results(ledger, run_id) if finished.add(b)) if resumed else ()
+    tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     prior = _stored_counts(ledger, run_id) if resumed else CacheCounts()
     prior_end = latest_meta(ledger, run_id, ev.RUN_END) if resumed else None
-    finished = {b["case_id"] for b in done}
     source = cases if cases is not None else plan.cases
-    # A fresh run reads its cases one at a time as it goes; a resumed one holds what is left.
-    todo = [c for c in source if c.id not in finished] if finished else source
+    # A fresh run reads its cases one at a time as it goes; a resumed one, the positions of
+    # those left (8 bytes a case), each case parsed again when it is reached.
+    todo = _Remaining(source, finished) if finished.count else source
     if not todo and is_complete(prior_end):  # another writer finished it since it was planned
         raise ConfigError(f"run {run_id} is complete; there is nothing to resume")
-    tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     meter = UsageMeter(judge_identities(plan.evaluators), (prior_end or {}).get("judges") or {})
 
     def on_case(result: CaseResultBody) -> None:
@@ -385,6 +388,28 @@ async def _execute(
     # The live tally is what a replay of the ledger gives (a test checks it), without re-reading.
     assert report is not None  # a decided finish reports
     return RunOutcome(run_id, run.run_address, report)
+
+
+class _Remaining(Sequence[Case]):
+    """The cases of ``source`` whose results ``finished`` has not met, in their order."""
+
+    def __init__(self, source: Sequence[Case], finished: SeenCases) -> None:
+        self._source = source
+        self._at = array("Q", (i for i, c in enumerate(source) if not finished.has(c.id, c.line)))
+
+    def __len__(self) -> int:
+        return len(self._at)
+
+    @overload
+    def __getitem__(self, index: int) -> Case: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Case]: ...
+
+    def __getitem__(self, index: int | slice) -> Case | list[Case]:
+        if isinstance(index, slice):
+            return [self._source[i] for i in self._at[index]]
+        return self._source[self._at[index]]
 
 
 def _run_spec(

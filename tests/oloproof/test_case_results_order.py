@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from ledger import Event, open_ledger
 from oloproof.events import CASE_RESULT, index_entries
+from oloproof.lineorder import LineOrder
 from oloproof.metrics import case_results
 
 WRITES = st.lists(st.tuples(st.integers(0, 12), st.booleans()), max_size=40)
@@ -54,4 +55,16 @@ def test_the_first_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int
         (addresses[n], case_id, n)
         for case_id, n in sorted(first.items(), key=lambda kv: place(kv[0]))
     ]
+    assert got == expected
+
+
+@given(st.lists(st.integers(-3, 20), max_size=60), st.integers(1, 7))
+def test_line_order_matches_a_stable_sort_whatever_the_chunk(lines: list[int], chunk: int) -> None:
+    # Beyond one chunk the pairs are spilled to files and merged: the order must not change.
+    digests = [n.to_bytes(32, "big") for n in range(len(lines))]
+    with LineOrder(chunk) as order:
+        for line, digest in zip(lines, digests, strict=True):
+            order.add(line, digest)
+        got = list(order)
+    expected = sorted(zip(lines, digests, strict=True), key=lambda pair: pair[0])
     assert got == expected
