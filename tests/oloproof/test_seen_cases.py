@@ -32,3 +32,18 @@ def test_each_case_is_new_once_as_in_a_set_of_ids(results: list[tuple[int, bool]
         assert seen.add(result) == (result["case_id"] not in reference)
         reference.add(result["case_id"])
         assert seen.count == len(reference)
+
+
+@given(st.lists(st.tuples(st.integers(0, 40), st.booleans()), max_size=80))
+def test_a_resumed_run_finds_its_finished_cases_by_id_and_line(
+    results: list[tuple[int, bool]],
+) -> None:
+    # ``has`` asks as a resumed run does, with each dataset case's id and line: a result with
+    # a line is found by it, one written before results had lines by its id.
+    numbered = {case: line for case, line in results}
+    seen = SeenCases()
+    for case, _ in results:
+        seen.add(body(case, numbered[case]))
+    finished = {case for case, _ in results}
+    for case in range(41):
+        assert seen.has(f"c{case}", case * 3 + 1) == (case in finished)
