@@ -4,8 +4,9 @@ A run writes its case results in the order they finish, and every command reads 
 dataset's line order. ``LineOrder`` takes ``(line, address)`` pairs in write order and hands
 them back sorted by line, the first written first among equal lines (a stable sort). Up to
 ``chunk`` pairs are sorted in memory; beyond that each full chunk is sorted and spilled to an
-unlinked temporary file, and the chunks are merged as they are read back: a 1,000,000-case run
-holds a few chunks' read buffers, not 48 bytes a case.
+unlinked temporary file, and the chunks are merged as they are read back, through a 12 KB
+buffer each: a 1,000,000-case run holds about 750 KB of them while it merges, not 48 bytes a
+case.
 """
 
 from __future__ import annotations
