@@ -264,17 +264,16 @@ class SeenCases:
 
     def __contains__(self, body: CaseResultBody) -> bool:
         line = _line_of(body)
-        if line is None:
-            return body["case_id"] in self._ids
-        byte, bit = divmod(line, 8)
-        return byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
+        return body["case_id"] in self._ids if line is None else self._has_line(line)
 
     def has(self, case_id: str, line: int) -> bool:
         """Whether the case on dataset line ``line`` (or, for a result without a line, with
         ``case_id``) was met."""
+        return self._has_line(line) or case_id in self._ids
+
+    def _has_line(self, line: int) -> bool:
         byte, bit = divmod(line, 8)
-        seen = byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
-        return seen or case_id in self._ids
+        return byte < len(self._lines) and bool(self._lines[byte] >> bit & 1)
 
     def add(self, body: CaseResultBody) -> bool:
         """Count the case of ``body``; whether it was new."""

@@ -14,7 +14,7 @@ from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, overload
+from typing import Any
 
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
@@ -22,7 +22,7 @@ from oloproof import events as ev
 from oloproof.bodies import CaseResultBody, RunBody, RunEndBody
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
-from oloproof.dataset import Case, Dataset, load_dataset
+from oloproof.dataset import Case, CaseSequence, Dataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
@@ -390,7 +390,7 @@ async def _execute(
     return RunOutcome(run_id, run.run_address, report)
 
 
-class _Remaining(Sequence[Case]):
+class _Remaining(CaseSequence):
     """The cases of ``source`` whose results ``finished`` has not met, in their order."""
 
     def __init__(self, source: Sequence[Case], finished: SeenCases) -> None:
@@ -400,16 +400,8 @@ class _Remaining(Sequence[Case]):
     def __len__(self) -> int:
         return len(self._at)
 
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Case]: ...
-
-    def __getitem__(self, index: int | slice) -> Case | list[Case]:
-        if isinstance(index, slice):
-            return [self._source[i] for i in self._at[index]]
-        return self._source[self._at[index]]
+    def _case(self, i: int) -> Case:
+        return self._source[self._at[i]]
 
 
 def _run_spec(

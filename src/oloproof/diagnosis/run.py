@@ -38,7 +38,7 @@ from ledger import Ledger
 from oloproof import aio
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
-from oloproof.dataset import Case, Dataset
+from oloproof.dataset import Case, CaseSequence, Dataset
 from oloproof.diagnosis.derive import (
     Diagnosis,
     Selection,
@@ -396,7 +396,7 @@ def child_parent(
     }
 
 
-class _ParentCases(Sequence[Case]):
+class _ParentCases(CaseSequence):
     """The selected cases exactly as the parent ran them, read from the ledger when reached:
     the input from the execution, the rest as recorded."""
 
@@ -407,15 +407,8 @@ class _ParentCases(Sequence[Case]):
     def __len__(self) -> int:
         return len(self._selection.selected)
 
-    def __getitem__(self, index: int) -> Case:  # type: ignore[override]  # no slices needed
-        return self._case(self._selection.selected[index])
-
-    def __iter__(self) -> Iterator[Case]:
-        for case_id in self._selection.selected:
-            yield self._case(case_id)
-
-    def _case(self, case_id: str) -> Case:
-        result = self._selection.result(self._ledger, case_id)
+    def _case(self, i: int) -> Case:
+        result = self._selection.result(self._ledger, self._selection.selected[i])
         execution = execution_body(self._ledger.get(result["execution"]))
         return Case(
             id=result["case_id"],
