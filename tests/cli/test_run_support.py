@@ -84,6 +84,23 @@ def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
     assert "Traceback" not in result.err
 
 
+def test_a_run_without_a_judge_does_not_load_the_http_client(support: Path) -> None:
+    # httpx brings its own command-line tool with it (a tenth of a second): only judges and
+    # HTTP systems need it, and they import it when they make a request.
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "oloproof", "run"],
+        cwd=support,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 3, done.stderr[-2000:]  # the gate blocks route B
+    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+    assert {"oloproof.runner", "oloproof.evaluators.judges"} <= imported
+    assert not {name for name in imported if name.split(".")[0] == "httpx"}
+    assert_in_order(done.stdout.splitlines(), [*RULES_B, *METRICS_B])
+
+
 def test_inspect_reads_the_report_back_without_scipy_and_prints_what_the_run_did(
     support: Path,
 ) -> None:
