@@ -14,7 +14,8 @@ run) and ``SHARED`` (a repeat within this run taking what an earlier case of it 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from bisect import bisect_left
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,7 +163,12 @@ class Finished:
 class KeySet:
     """A set of 128-bit keys (``bits``) in about 16 bytes a key, where a set of ints takes
     about 90: keys added lately sit in a set, and every ``_FOLD`` of them are folded into two
-    sorted arrays of their high and low 64 bits, which a lookup searches by bisection."""
+    sorted arrays of their high and low 64 bits, which a lookup searches by bisection.
+
+    The lookup bisects with ``bisect`` over a memoryview of the arrays, not with numpy's
+    ``searchsorted``: that lets go of the GIL, and in a run, whose systems and writes work on
+    other threads, getting it back took 13 us a lookup on average and up to 7 ms (two lookups
+    a case, 9% of a 200,000-case run), where bisecting takes about 2 us."""
 
     _FOLD = 1 << 14
 
@@ -170,6 +176,9 @@ class KeySet:
         self._new: set[int] = set()
         self._high: Any = None  # numpy uint64 arrays, sorted by (high, low)
         self._low: Any = None
+        # Their views: indexing one gives a Python int, without a copy of the array.
+        self._high_view: Sequence[int] = ()
+        self._low_view: Sequence[int] = ()
         self._count = 0
 
     def __len__(self) -> int:
@@ -178,15 +187,13 @@ class KeySet:
     def __contains__(self, key: object) -> bool:
         if key in self._new:
             return True
-        if self._high is None or not isinstance(key, int) or not 0 <= key < 1 << 128:
+        high = self._high_view
+        if not high or not isinstance(key, int) or not 0 <= key < 1 << 128:
             return False
-        import numpy as np
-
-        # As numpy scalars: a Python int would make numpy compare the whole array as objects.
-        high, top, low = self._high, np.uint64(key >> 64), np.uint64(key & _LOW)
-        at, end = int(high.searchsorted(top)), len(high)
+        top, low, lows = key >> 64, key & _LOW, self._low_view
+        at, end = bisect_left(high, top), len(high)
         while at < end and high[at] == top:
-            if self._low[at] == low:
+            if lows[at] == low:
                 return True
             at += 1
         return False
@@ -208,6 +215,7 @@ class KeySet:
             high, low = np.concatenate((self._high, high)), np.concatenate((self._low, low))
         order = np.lexsort((low, high))
         self._high, self._low = high[order], low[order]
+        self._high_view, self._low_view = memoryview(self._high), memoryview(self._low)
         self._new = set()
 
 
