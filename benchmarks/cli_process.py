@@ -4,12 +4,15 @@ Shared by the benchmarks that measure commands (``diagnose.py``, ``scale.py``); 
 folder at the end of ``sys.path``, after the installed packages, so that ``benchmarks/ledger.py``
 never shadows the ``ledger`` package.
 
-Reported: wall time; peak resident memory (ru_maxrss), which counts the mapped ledger pages the
+Reported: wall time; peak resident memory (``VmHWM``), which counts the mapped ledger pages the
 command touched (LMDB reads through a memory map; the kernel can drop them at will); the peak of
 its anonymous resident memory (RssAnon, sampled every 10 ms), which leaves the mapped file out;
 the bytes it wrote (``/proc/self/io``: ``wchar``, every byte handed to ``write``); and, when
 traced, the Python heap's peak (tracemalloc). The command runs in the measured process itself,
 without the child process that reading commands otherwise fork.
+
+Not ``ru_maxrss``: Linux carries it over from the parent at fork, through exec, so every command
+started by a benchmark that had just read a 1 GB ledger reported the benchmark's own 2.5 GB.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 WRAPPER = """
-import json, resource, sys, threading, time, tracemalloc
+import json, sys, threading, time, tracemalloc
 args, traced = json.loads(sys.argv[1]), sys.argv[2] == "1"
 if traced:
     tracemalloc.start()
@@ -34,6 +37,10 @@ def sample():
                 if line.startswith("RssAnon:"):
                     anon[0] = max(anon[0], int(line.split()[1]))
         time.sleep(0.01)
+
+def status(field):
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith(field))
 
 def written():
     with open("/proc/self/io") as io:
@@ -55,7 +62,7 @@ except SystemExit as exc:
 report = {
     "code": code,
     "seconds": time.perf_counter() - start,
-    "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "rss_kb": status("VmHWM:"),
     "anon_kb": anon[0],
     "written": int(written()["wchar"]) - before,
     "heap": tracemalloc.get_traced_memory()[1] if traced else 0,
