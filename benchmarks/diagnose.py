@@ -8,7 +8,7 @@ A staged system (depth 20, top_k 5, a 150-word budget, passages of 60 words, gol
 every case, every answer wrong) is run over SMALL and LARGE cases (200 and 2,000 by default);
 each run is then diagnosed with a top-k replay, in a process of its own, twice:
 
-- once plain, for its wall time and its peak resident memory (the process's own ru_maxrss).
+- once plain, for its wall time and its peak resident memory (the process's own VmHWM).
   Resident memory includes the ledger pages the process has mapped (LMDB reads through a
   memory map; the kernel can drop them at will) and LMDB's write buffers; the peak of its
   anonymous part (RssAnon) leaves the mapped file out;
