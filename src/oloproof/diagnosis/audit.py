@@ -93,8 +93,10 @@ def _record_differences(
     problems += _case_differences(
         diagnosis_excluded(ledger, body), selection.excluded_records(), "excluded case"
     )
-    if "selected" in body and plain(body["selected"]) != selection.selected:
-        problems.append(f"selected: stored {body['selected']!r}, re-derived {selection.selected!r}")
+    if "selected" in body:  # an older diagnosis, which stored its selected ids whole
+        ids = list(selection.selected)
+        if plain(body["selected"]) != ids:
+            problems.append(f"selected: stored {body['selected']!r}, re-derived {ids!r}")
     return problems, derived.body(pages, page_addresses(selection.excluded_records()))
 
 
