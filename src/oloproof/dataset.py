@@ -10,16 +10,15 @@ import hashlib
 import json
 import re
 import zlib
-from abc import abstractmethod
 from array import array
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO, Final, overload
+from typing import Any, BinaryIO, Final
 
 from ledger import CodecError, encode
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import DatasetError
+from oloproof.lazyseq import LazySequence
 from oloproof.suggest import did_you_mean
 
 _KEYS = frozenset({"id", "input", "expected", "metadata"})
@@ -164,30 +163,7 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
         first_line[case.id] = case.line
 
 
-class CaseSequence(Sequence[Case]):
-    """Cases made only when read: ``_case`` makes the one at a position (counted from 0, within
-    ``len``), and indexing, slicing and iterating go through it, so none is held."""
-
-    @abstractmethod
-    def _case(self, i: int) -> Case: ...
-
-    @overload
-    def __getitem__(self, index: int) -> Case: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[Case]: ...
-
-    def __getitem__(self, index: int | slice) -> Case | list[Case]:
-        if isinstance(index, slice):
-            return [self._case(i) for i in range(len(self))[index]]
-        return self._case(range(len(self))[index])
-
-    def __iter__(self) -> Iterator[Case]:
-        for i in range(len(self)):
-            yield self._case(i)
-
-
-class Cases(CaseSequence):
+class Cases(LazySequence[Case]):
     """A checked file's cases, in file order, kept as the file's lines (compressed, a block of
     them at a time) and where each case's line starts in its block.
 
@@ -212,7 +188,7 @@ class Cases(CaseSequence):
     def __len__(self) -> int:
         return len(self._offsets)
 
-    def _case(self, i: int) -> Case:
+    def _item(self, i: int) -> Case:
         block = i // _BLOCK_CASES
         opened, data = self._open
         if opened != block:

@@ -22,7 +22,7 @@ from oloproof import events as ev
 from oloproof.bodies import CaseResultBody, RunBody, RunEndBody
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
-from oloproof.dataset import Case, CaseSequence, Dataset, load_dataset
+from oloproof.dataset import Case, Dataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
@@ -30,6 +30,7 @@ from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
 from oloproof.latest import FINISHED, LATEST
+from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
     RunTally,
     SeenCases,
@@ -390,7 +391,7 @@ async def _execute(
     return RunOutcome(run_id, run.run_address, report)
 
 
-class _Remaining(CaseSequence):
+class _Remaining(LazySequence[Case]):
     """The cases of ``source`` whose results ``finished`` has not met, in their order."""
 
     def __init__(self, source: Sequence[Case], finished: SeenCases) -> None:
@@ -400,7 +401,7 @@ class _Remaining(CaseSequence):
     def __len__(self) -> int:
         return len(self._at)
 
-    def _case(self, i: int) -> Case:
+    def _item(self, i: int) -> Case:
         return self._source[self._at[i]]
 
 

@@ -33,7 +33,7 @@ from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, cast, overload
+from typing import Any, Final, cast
 
 from ledger import Event, Ledger, address_of
 from ledger.address import format_address, parse_address
@@ -75,6 +75,7 @@ from oloproof.diagnosis.labels import (
     replay_result,
 )
 from oloproof.events import plain
+from oloproof.lazyseq import LazySequence
 from oloproof.metrics import SeenCases, case_result_body, case_result_of
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, latest_end
@@ -94,7 +95,7 @@ DERIVED_FIELDS = (
 )
 
 
-class PackedIds(Sequence[str]):
+class PackedIds(LazySequence[str]):
     """Case ids, packed end to end in one bytes object with where each starts: about 8 bytes
     an id beside its text, where a list of str objects takes about 60 (a diagnosis of 100,000
     cases keeps 33,000 of them while its child runs go on). Sorted ids stay sorted, so
@@ -113,21 +114,7 @@ class PackedIds(Sequence[str]):
     def __len__(self) -> int:
         return len(self._starts) - 1
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self._id(i) for i in range(len(self))[index]]
-        return self._id(range(len(self))[index])
-
-    def __iter__(self) -> Iterator[str]:
-        return (self._id(i) for i in range(len(self)))
-
-    def _id(self, i: int) -> str:
+    def _item(self, i: int) -> str:
         return self._text[self._starts[i] : self._starts[i + 1]].decode("utf-8", "surrogatepass")
 
 

@@ -38,7 +38,7 @@ from ledger import Ledger
 from oloproof import aio
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
-from oloproof.dataset import Case, CaseSequence, Dataset
+from oloproof.dataset import Case, Dataset
 from oloproof.diagnosis.derive import (
     Diagnosis,
     Selection,
@@ -61,6 +61,7 @@ from oloproof.diagnosis.labels import (
 from oloproof.engines import Engine, open_engine
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.events import plain
+from oloproof.lazyseq import LazySequence
 from oloproof.metrics import criteria_of
 from oloproof.runner import RunPlan, execute_run, plan_from_run
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
@@ -396,7 +397,7 @@ def child_parent(
     }
 
 
-class _ParentCases(CaseSequence):
+class _ParentCases(LazySequence[Case]):
     """The selected cases exactly as the parent ran them, read from the ledger when reached:
     the input from the execution, the rest as recorded."""
 
@@ -407,7 +408,7 @@ class _ParentCases(CaseSequence):
     def __len__(self) -> int:
         return len(self._selection.selected)
 
-    def _case(self, i: int) -> Case:
+    def _item(self, i: int) -> Case:
         result = self._selection.result(self._ledger, self._selection.selected[i])
         execution = execution_body(self._ledger.get(result["execution"]))
         return Case(
