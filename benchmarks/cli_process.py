@@ -30,17 +30,14 @@ if traced:
     tracemalloc.start()
 anon = [0]
 
-def sample():
-    while True:
-        with open("/proc/self/status") as status:
-            for line in status:
-                if line.startswith("RssAnon:"):
-                    anon[0] = max(anon[0], int(line.split()[1]))
-        time.sleep(0.01)
-
 def status(field):
     with open("/proc/self/status") as status:
         return next(int(line.split()[1]) for line in status if line.startswith(field))
+
+def sample():
+    while True:
+        anon[0] = max(anon[0], status("RssAnon:"))
+        time.sleep(0.01)
 
 def written():
     with open("/proc/self/io") as io:

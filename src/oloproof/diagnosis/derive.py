@@ -133,6 +133,10 @@ class Selection:
         at = bisect.bisect_left(self.selected, case_id)
         if at == len(self.selected) or self.selected[at] != case_id:
             raise KeyError(case_id)
+        return self.result_at(ledger, at)
+
+    def result_at(self, ledger: Ledger, at: int) -> CaseResultBody:
+        """The parent's case result body of the selected case at position ``at``."""
         digest = self.digests[32 * at : 32 * (at + 1)]
         return case_result_body(ledger.get(format_address(digest)))
 

@@ -409,7 +409,7 @@ class _ParentCases(LazySequence[Case]):
         return len(self._selection.selected)
 
     def _item(self, i: int) -> Case:
-        result = self._selection.result(self._ledger, self._selection.selected[i])
+        result = self._selection.result_at(self._ledger, i)
         execution = execution_body(self._ledger.get(result["execution"]))
         return Case(
             id=result["case_id"],
