@@ -57,6 +57,21 @@ class Dataset:
     # Every top-level key of any case's metadata (what a `metadata.KEY` slice can read).
     metadata_keys: frozenset[str] = frozenset()
 
+    @property
+    def count(self) -> int:
+        return len(self.cases)
+
+
+@dataclass(frozen=True)
+class RecordedDataset:
+    """A cases file as a run recorded it: where it was, the SHA-256 of its bytes and its number
+    of cases then. What a plan that re-executes that run's cases has in place of the file,
+    which it does not read (its cases are the run's own, from the ledger)."""
+
+    path: Path
+    digest: str
+    count: int
+
 
 def load_dataset(path: Path) -> Dataset:
     """Read and check every line of ``path``; raise ``DatasetError`` at the first bad one.

@@ -149,7 +149,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
     why = _Why(ledger, plan, use_cache)
     seen: set[str] = set()
     shared = 0
-    for case in plan.dataset.cases:
+    for case in plan.loaded.cases:
         identity = execution_identity(system_key, ev.identity_key(case.input))
         if identity in seen:  # a repeated input shares its first occurrence's execution
             shared += 1
@@ -185,7 +185,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
         )
         for judge, spec, _ in specs
     ]
-    total = len(plan.dataset.cases)
+    total = plan.loaded.count
     staged = why.staged
     return DryRun(
         cases=total,

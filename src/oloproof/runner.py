@@ -22,7 +22,7 @@ from oloproof import events as ev
 from oloproof.bodies import CaseResultBody, RunBody, RunEndBody
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
-from oloproof.dataset import Case, Dataset, load_dataset
+from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
@@ -63,30 +63,38 @@ class RunPlan:
 
     config: ProjectConfig
     config_path: Path
-    dataset: Dataset
+    dataset: Dataset | RecordedDataset
     system: System
     evaluators: list[AnyEvaluator]
     policy: Policy | None
     policy_path: Path | None
     selection: Selection = field(default_factory=Selection)
     repeats: int = 1
-    chosen: list[Case] | None = None
+    chosen: Sequence[Case] | None = None
 
     @property
     def base_dir(self) -> Path:
         return self.config_path.parent
 
     @property
+    def loaded(self) -> Dataset:
+        """The cases file this plan read; a replay's plan (``replay_plan``) read none."""
+        if isinstance(self.dataset, RecordedDataset):
+            raise TypeError("a replay's plan executes the cases it was given; it read no file")
+        return self.dataset
+
+    @property
     def cases(self) -> Sequence[Case]:
-        """The cases the run executes: the dataset's, or the subset ``restrict`` chose."""
-        return self.dataset.cases if self.chosen is None else self.chosen
+        """The cases the run executes: the dataset's, the subset ``restrict`` chose, or the
+        recorded run's that a replay was given."""
+        return self.loaded.cases if self.chosen is None else self.chosen
 
     def restrict(self, selection: Selection, repeats: int = 1) -> RunPlan:
         """This plan over the cases ``selection`` keeps (``oloproof.subset``), each executed
         ``repeats`` times (``oloproof.repeats``); checked here, before anything is written."""
         if repeats < 1:
             raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
-        chosen = None if selection.everything else select(self.dataset.cases, selection)
+        chosen = None if selection.everything else select(self.loaded.cases, selection)
         return dataclasses.replace(self, selection=selection, repeats=repeats, chosen=chosen)
 
 
@@ -106,6 +114,8 @@ def plan_run(
     config = load_config(config_path)
     if overrides:
         config = _apply_overrides(config, overrides, config_path)
+    if policy_path is None and config.policy is not None:
+        policy_path = config_path.parent / config.policy
     return _plan(_with_engine(config, engine), config_path, policy_path, concurrency)
 
 
@@ -116,24 +126,27 @@ def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:
     return config.model_copy(update={"engine": chosen})
 
 
-def plan_from_run(
-    run_body: Mapping[str, Any], *, engine: str | None = None, dataset: Dataset | None = None
+def replay_plan(
+    run_body: Mapping[str, Any], cases: Sequence[Case], *, engine: str | None = None
 ) -> RunPlan:
-    """Plan again from the config a run recorded; refuse when the system has changed since.
+    """A plan that executes ``cases`` of a recorded run again, under the config it recorded,
+    deciding no release; refuse when the system has changed since.
 
-    ``dataset``, when given, is that config's cases file already loaded (by an earlier plan
-    from the same run), which is then not read again.
+    Nothing the run read is read again but the system's code: ``cases`` are the run's own
+    (from the ledger, as the run executed them), the run's dataset block is recorded for them,
+    and there is no policy. A cases or policy file edited or removed since changes nothing.
     """
     config_path = Path(run_body["config_path"])
     config = _with_engine(ProjectConfig.model_validate(run_body["config"]), engine)
-    policy_path = Path(run_body["policy_path"]) if run_body.get("policy_path") else None
-    plan = _plan(config, config_path, policy_path, None, dataset)
+    block = run_body["dataset"]
+    recorded = RecordedDataset(Path(block["path"]), block["sha256"], int(block["cases"]))
+    plan = _plan(config, config_path, None, None, recorded)
     if plan.system.identity() != run_body["system"]:
         raise ConfigError(
             f"the system changed since {run_body['run_id']} ran (its code or settings differ), "
             "so its cases cannot be re-executed as they were"
         )
-    return plan
+    return dataclasses.replace(plan, chosen=cases)
 
 
 def _plan(
@@ -141,7 +154,7 @@ def _plan(
     config_path: Path,
     policy_path: Path | None,
     concurrency: int | None,
-    dataset: Dataset | None = None,
+    recorded: RecordedDataset | None = None,
 ) -> RunPlan:
     require_engine(config, config_path)
     base = config_path.parent
@@ -154,14 +167,16 @@ def _plan(
                 f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
                 "or context_truncated)"
             )
-    if dataset is None:
+    # A replay's cases were checked, slices included, when the recorded run was planned.
+    dataset: Dataset | RecordedDataset
+    if recorded is None:
         dataset = load_dataset(base / config.dataset)
-    check_slices(config, config_path, dataset)
+        check_slices(config, config_path, dataset)
+    else:
+        dataset = recorded
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
         check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base)
-    if policy_path is None and config.policy is not None:
-        policy_path = base / config.policy
     policy = load_policy(policy_path.resolve()) if policy_path is not None else None
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
@@ -256,7 +271,7 @@ def _run_body(
         "dataset": {
             "path": str(plan.dataset.path),
             "sha256": plan.dataset.digest,
-            "cases": len(plan.dataset.cases),
+            "cases": plan.dataset.count,
         },
         "planned_cases": planned,
         "evaluators": [
@@ -271,7 +286,7 @@ def _run_body(
     # What chose the run's cases and how often each ran; nothing for a plain run, so its run
     # event keeps the shape it always had.
     if not plan.selection.everything:
-        body["subset"] = {**plan.selection.to_body(), "total": len(plan.dataset.cases)}
+        body["subset"] = {**plan.selection.to_body(), "total": plan.dataset.count}
     if plan.repeats > 1:
         body["repeats"] = plan.repeats
     return body
@@ -620,7 +635,7 @@ def resume_plan(
             f"the system changed since {run.run_id} started (its code or settings differ); "
             "start a new run instead"
         )
-    if plan.dataset.digest != run.body["dataset"]["sha256"]:
+    if plan.loaded.digest != run.body["dataset"]["sha256"]:
         raise ConfigError(
             f"{plan.dataset.path} changed since {run.run_id} started; start a new run instead"
         )

@@ -23,6 +23,7 @@ from ledger import Event
 from oloproof import events as ev
 from oloproof.diagnosis.audit import diagnosis_checks, verify_diagnosis
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import load_run
 
 REPO = Path(__file__).resolve().parents[2]
 SRC = REPO / "src"
@@ -410,3 +411,28 @@ def test_a_child_run_is_not_diagnosed_again(support: Project) -> None:
     done = oloproof("diagnose", child, *GOLD, cwd=support.path)
     assert done.returncode == 2
     assert f"diagnose {support.run_id} instead" in done.stderr
+
+
+def test_a_diagnosis_needs_the_ledger_not_the_files_the_parent_read(tmp_path: Path) -> None:
+    """The child runs re-execute the parent's cases from the ledger, under the config and system
+    the parent recorded: a cases file edited or removed since, or a policy file removed, changes
+    nothing, and each child run names the cases file as the parent read it."""
+    project = make_project(tmp_path, "support_rag")
+    (project.path / "cases.jsonl").write_text('{"id": "only", "input": {"question": "?"}}\n')
+    out = ok("diagnose", project.run_id, *GOLD, cwd=project.path)
+    assert normalise(out) == GOLD_LINES
+    (project.path / "cases.jsonl").unlink()
+    (project.path / "policy.yaml").unlink()
+    out = ok("diagnose", project.run_id, *GOLD, cwd=project.path)
+    assert normalise(out) == GOLD_LINES
+    ledger = open_project_ledger(project.path, create=False)
+    try:
+        parent = load_run(ledger, project.run_id).body
+        children = [r for r in runs(project) if r["child_of"] == project.run_id]
+        assert len(children) == 4
+        for child in children:
+            body = load_run(ledger, child["run_id"]).body
+            assert body["dataset"] == parent["dataset"], child["run_id"]
+            assert body["planned_cases"] == 4
+    finally:
+        ledger.close()

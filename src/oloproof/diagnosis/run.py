@@ -28,8 +28,7 @@ Requirements this module meets:
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +37,7 @@ from ledger import Ledger
 from oloproof import aio
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
-from oloproof.dataset import Case, Dataset
+from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
     Diagnosis,
     Selection,
@@ -63,7 +62,7 @@ from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.events import plain
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import criteria_of
-from oloproof.runner import RunPlan, execute_run, plan_from_run
+from oloproof.runner import RunPlan, execute_run, replay_plan
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.systems.base import load_object
 
@@ -175,12 +174,11 @@ async def adiagnose(
 
 
 async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
-    cases = _ParentCases(ledger, request.selection)
     child_runs: list[ChildRun] = []
     for spec in request.specs:
         before = ledger.latest("type", ev.RUN)
         try:
-            child_runs.append(await _run_child(ledger, request, spec, cases, engine))
+            child_runs.append(await _run_child(ledger, request, spec, engine))
         except OloproofError as exc:
             _note_started(ledger, request, spec, before, child_runs)
             raise DiagnosisStoppedError(exc, _record(ledger, request, child_runs)) from exc
@@ -312,12 +310,6 @@ def _load_reranker(parent: StoredRun, reference: str) -> Callable[..., Any]:
     return function  # type: ignore[no-any-return]
 
 
-def _child_plan(parent: StoredRun, engine: str | None, dataset: Dataset | None) -> RunPlan:
-    # Child runs decide no release: they carry no policy.
-    plan = plan_from_run(parent.body, engine=engine, dataset=dataset)
-    return dataclasses.replace(plan, policy=None, policy_path=None)
-
-
 def _child_specs(
     ledger: Ledger,
     parent: StoredRun,
@@ -334,14 +326,14 @@ def _child_specs(
         replay = {"retrievals": _Retrievals(ledger, selection)}
         treated = {**replay, "reranker": function} if function is not None else replay
     control: dict[str, Any] = {"kind": "control" if replay is None else "replay-control"}
+    cases = _ParentCases(ledger, selection)
     specs: list[_ChildSpec] = []
     for index, (label, role) in enumerate(child_labels(chosen, repeats)):
         repeat = index // 2 + 1 if repeats > 1 else None
         body = chosen if role == "intervention" else control
         # The repeat index is part of the intervention, hence of every execution's identity.
         intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
-        # One loaded dataset for all: each would hold the file's lines, compressed.
-        plan = _child_plan(parent, engine, specs[0].plan.dataset if specs else None)
+        plan = replay_plan(parent.body, cases, engine=engine)
         if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
             raise ConfigError(
                 "oloproof diagnose: --intervention token-budget needs the system's "
@@ -366,7 +358,6 @@ async def _run_child(
     ledger: Ledger,
     request: _Request,
     spec: _ChildSpec,
-    cases: Sequence[Case],
     engine: Engine | None,
 ) -> ChildRun:
     outcome = await execute_run(
@@ -374,7 +365,6 @@ async def _run_child(
         spec.plan,
         use_cache=False,
         use_stage_cache=spec.use_stage_cache,
-        cases=cases,
         parent=child_parent(
             request.parent.run_id, request.criterion, spec.label, spec.intervention
         ),
