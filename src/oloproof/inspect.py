@@ -63,28 +63,57 @@ def is_failure(verdicts: Mapping[str, VerdictCopy]) -> bool:
     return any(v["s"] == "missing" or is_failed(v) for v in verdicts.values())
 
 
-def failures(ledger: Ledger, run: StoredRun) -> tuple[list[CaseDetail], list[str], int]:
-    """Cases that failed or errored, ids that never finished, and the number of cases planned."""
-    details: list[CaseDetail] = []
+@dataclass(frozen=True)
+class Failures:
+    """A run's problem cases: those that failed or errored, in file order, and those planned
+    that never finished. The ledger says how many never finished; their ids come from the
+    cases file, and only from the very file the run read."""
+
+    failed: list[CaseDetail]
+    unfinished: list[str]
+    unnamed: int  # cases that never finished whose ids cannot be known
+    why_unnamed: str | None
+    planned: int
+
+
+def failures(ledger: Ledger, run: StoredRun) -> Failures:
+    found: list[tuple[int, CaseDetail]] = []
     seen: set[str] = set()
     for address, body in case_results(ledger, run.run_id):
         seen.add(body["case_id"])
         if body["status"] == "errored" or is_failure(body["verdicts"]):
-            details.append(case_detail(ledger, address, body))
-    unfinished: list[str] = []
-    from oloproof.dataset import load_dataset  # only here: `inspect RUN` starts without it
-
-    try:
-        dataset = load_dataset(Path(run.body["dataset"]["path"]))
-        planned_ids = [c.id for c in dataset.cases]
-    except DatasetError:
-        planned_ids = []
-    if run.body.get("parent") is None:
-        unfinished = [case_id for case_id in planned_ids if case_id not in seen]
-    order = {case_id: i for i, case_id in enumerate(planned_ids)}
-    details.sort(key=lambda d: order.get(d.case_id, len(order)))
+            found.append((int(body.get("line", 0)), case_detail(ledger, address, body)))
+    found.sort(key=lambda pair: pair[0])  # stable: results without a line keep ledger order
     planned = int(run.body.get("planned_cases", run.body["dataset"]["cases"]))
-    return details, unfinished, planned
+    missing = max(planned - len(seen), 0)
+    unfinished: list[str] = []
+    why: str | None = None
+    if missing:
+        ids, why = _planned_ids(run)
+        if ids is not None:
+            unfinished = [case_id for case_id in ids if case_id not in seen]
+    unnamed = missing - len(unfinished)
+    return Failures(
+        [detail for _, detail in found], unfinished, unnamed, why if unnamed else None, planned
+    )
+
+
+def _planned_ids(run: StoredRun) -> tuple[list[str] | None, str | None]:
+    """The ids of the cases ``run`` planned, in file order; else ``None`` and why not."""
+    if run.body.get("parent") is not None:
+        return None, "a diagnosis's child run re-executes cases its parent ran"
+    from oloproof.dataset import load_dataset  # only here: `inspect RUN` starts without it
+    from oloproof.subset import Selection, select
+
+    block = run.body["dataset"]
+    try:
+        dataset = load_dataset(Path(block["path"]))
+    except DatasetError:
+        return None, f"{block['path']} cannot be read as the cases file it was"
+    if dataset.digest != block["sha256"]:
+        return None, f"{block['path']} has changed since the run read it"
+    chosen = select(dataset.cases, Selection.from_body(run.body.get("subset")))
+    return [case.id for case in chosen], None
 
 
 ARTIFACT_ORDER = ("retrieval/v1", "context/v1", "citations/v1")

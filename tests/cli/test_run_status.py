@@ -244,3 +244,34 @@ def test_read_run_report_resolves_latest_once_for_every_lookup(tmp_path: Path) -
     (metric,) = report.metrics
     assert (metric.successes, metric.observed, metric.missing) == (2, 2, 1)
     assert [(g.type, g.count, g.first) for g in report.errors] == [("RuntimeError", 1, "c1")]
+
+
+def test_failures_count_only_the_cases_the_run_planned(tmp_path: Path) -> None:
+    """A subset run lists none of the cases it did not choose; a stopped run names the cases it
+    never finished from the file it read, and counts them without names once that file has
+    changed (never listing the new file's cases, never leaving them out of the count)."""
+    root = project(tmp_path, ["hello", "world", "boom one"])
+    subset = oloproof("run", "--limit", "2", cwd=root)
+    assert subset.code == 0, subset.out + subset.err
+    shown = oloproof("inspect", run_id_of(subset.lines), "--failures", cwd=root)
+    assert shown.lines == ["0 of 2 cases failed, errored or did not finish"]
+
+    cases(root, ["hello", "bad-artifact", "again", "more"])
+    result = oloproof("run", cwd=root)
+    assert result.code == 2, result.out + result.err
+    stopped = json.loads(oloproof("runs", "--json", cwd=root).out)[0]["run_id"]
+    shown = oloproof("inspect", stopped, "--failures", cwd=root)
+    assert shown.lines[0] == "3 of 4 cases failed, errored or did not finish"
+    assert [line for line in shown.lines if line.startswith("c")] == ["c1", "c2", "c3"]
+    assert shown.lines.count("  did not finish") == 3
+
+    cases(root, ["hello", "other"])
+    shown = oloproof("inspect", stopped, "--failures", cwd=root)
+    assert shown.lines == [
+        "3 of 4 cases failed, errored or did not finish",
+        "",
+        f"3 cases did not finish; ids unknown: {root / 'cases.jsonl'} has changed since the "
+        "run read it",
+    ]
+    listed = json.loads(oloproof("inspect", stopped, "--failures", "--json", cwd=root).out)
+    assert (listed["unfinished"], listed["unfinished_unnamed"]) == ([], 3)

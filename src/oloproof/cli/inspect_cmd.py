@@ -157,22 +157,23 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
                 f"run {run.run_id} has no criterion {name!r}{did_you_mean(name, criteria)} "
                 f"(criteria: {', '.join(criteria)})"
             )
-    failed, unfinished, planned = failures(ledger, run)
+    found = failures(ledger, run)
+    failed = found.failed
     if view.criteria:
         failed = [d for d in failed if _fails_on(d, view.criteria)]
         criteria = [c for c in criteria if c in view.criteria]
     if view.as_json:
-        typer.echo(
-            json.dumps(
-                {"failed": [d.__dict__ for d in failed], "unfinished": unfinished},
-                indent=2,
-                default=dict,
-            )
-        )
+        listed = {
+            "failed": [d.__dict__ for d in failed],
+            "unfinished": found.unfinished,
+            "unfinished_unnamed": found.unnamed,
+            "why_unnamed": found.why_unnamed,
+        }
+        typer.echo(json.dumps(listed, indent=2, default=dict))
         return
-    count = len(failed) + len(unfinished)
+    count = len(failed) + len(found.unfinished) + found.unnamed
     on = f" on {', '.join(view.criteria)}" if view.criteria else ""
-    lines = [f"{count} of {planned} cases failed, errored or did not finish{on}"]
+    lines = [f"{count} of {found.planned} cases failed, errored or did not finish{on}"]
     for detail in failed:
         lines += ["", detail.case_id]
         if detail.status == "errored" and detail.error is not None:
@@ -184,8 +185,11 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
             text = None if verdict is None else problem_word(verdict)
             if text is not None:
                 lines.append(f"  {criterion}: {style.current().outcome(text)}")
-    for case_id in unfinished:
+    for case_id in found.unfinished:
         lines += ["", case_id, "  did not finish"]
+    if found.unnamed:
+        cases = "case" if found.unnamed == 1 else "cases"
+        lines += ["", f"{found.unnamed} {cases} did not finish; ids unknown: {found.why_unnamed}"]
     typer.echo(fitted(lines))  # on a terminal, long previews fold to its width
 
 
