@@ -6,14 +6,17 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
-from oloproof.metrics import case_results
+from oloproof.metrics import SeenCases, case_results
 from oloproof.stored_runs import StoredRun
+
+if TYPE_CHECKING:
+    from oloproof.dataset import Case
 
 
 @dataclass(frozen=True)
@@ -77,29 +80,26 @@ class Failures:
 
 
 def failures(ledger: Ledger, run: StoredRun) -> Failures:
-    found: list[tuple[int, CaseDetail]] = []
-    seen: set[str] = set()
-    for address, body in case_results(ledger, run.run_id):
-        seen.add(body["case_id"])
+    failed: list[CaseDetail] = []
+    seen = SeenCases()
+    for address, body in case_results(ledger, run.run_id):  # in file order
+        seen.add(body)
         if body["status"] == "errored" or is_failure(body["verdicts"]):
-            found.append((int(body.get("line", 0)), case_detail(ledger, address, body)))
-    found.sort(key=lambda pair: pair[0])  # stable: results without a line keep ledger order
+            failed.append(case_detail(ledger, address, body))
     planned = int(run.body.get("planned_cases", run.body["dataset"]["cases"]))
-    missing = max(planned - len(seen), 0)
+    missing = max(planned - seen.count, 0)
     unfinished: list[str] = []
     why: str | None = None
     if missing:
-        ids, why = _planned_ids(run)
-        if ids is not None:
-            unfinished = [case_id for case_id in ids if case_id not in seen]
-    unnamed = missing - len(unfinished)
-    return Failures(
-        [detail for _, detail in found], unfinished, unnamed, why if unnamed else None, planned
-    )
+        chosen, why = _planned_cases(run)
+        if chosen is not None:
+            unfinished = [case.id for case in chosen if not seen.has(case.id, case.line)]
+    unnamed = max(missing - len(unfinished), 0)
+    return Failures(failed, unfinished, unnamed, why if unnamed else None, planned)
 
 
-def _planned_ids(run: StoredRun) -> tuple[list[str] | None, str | None]:
-    """The ids of the cases ``run`` planned, in file order; else ``None`` and why not."""
+def _planned_cases(run: StoredRun) -> tuple[list[Case] | None, str | None]:
+    """The cases ``run`` planned, in file order; else ``None`` and why not."""
     if run.body.get("parent") is not None:
         return None, "a diagnosis's child run re-executes cases its parent ran"
     from oloproof.dataset import load_dataset  # only here: `inspect RUN` starts without it
@@ -112,8 +112,7 @@ def _planned_ids(run: StoredRun) -> tuple[list[str] | None, str | None]:
         return None, f"{block['path']} cannot be read as the cases file it was"
     if dataset.digest != block["sha256"]:
         return None, f"{block['path']} has changed since the run read it"
-    chosen = select(dataset.cases, Selection.from_body(run.body.get("subset")))
-    return [case.id for case in chosen], None
+    return select(dataset.cases, Selection.from_body(run.body.get("subset"))), None
 
 
 ARTIFACT_ORDER = ("retrieval/v1", "context/v1", "citations/v1")

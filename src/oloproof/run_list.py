@@ -118,9 +118,12 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     if end is not None:
         cases, errored = int(end["cases"]), int(end["errored"])
     else:  # a run that ended with no run_end (a crash): count what it wrote
-        bodies = [e.body for _, e in ledger.lookup_events("run_cases", run_id)]
-        cases = len({b["case_id"] for b in bodies})
-        errored = len({b["case_id"] for b in bodies if b["status"] == "errored"})
+        from oloproof.metrics import case_results  # only then: `runs` starts without it
+
+        cases = errored = 0
+        for _, body in case_results(ledger, run_id):  # streamed, the first result of each case
+            cases += 1
+            errored += body["status"] == "errored"
     state = str(end["state"]) if end is not None else "interrupted"
     execution = _execution_state(state, errored)
     decision_state, gate, exit_code = _gate(ledger, body, execution)

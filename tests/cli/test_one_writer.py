@@ -92,6 +92,17 @@ def test_a_run_has_one_writer_and_a_killed_writer_leaves_it_resumable(tmp_path: 
     finally:
         first.send_signal(signal.SIGKILL)  # a crash: the lock must die with the process
         first.communicate(timeout=60)
+    # With no run_end, `runs` and `inspect --failures` count what the ledger holds of the run.
+    with open_ledger(root / ".oloproof") as ledger:
+        written = {e.body["case_id"] for _, e in ledger.events(ev.CASE_RESULT)}
+    rows = json.loads(oloproof("runs", "--json", cwd=root).out)
+    row = next(r for r in rows if r["run_id"] == run_id)
+    assert (row["state"], row["cases"], row["errored"]) == ("interrupted", len(written), 0)
+    listed = oloproof("inspect", run_id, "--failures", cwd=root)
+    assert listed.lines[0] == f"{4 - len(written)} of 4 cases failed, errored or did not finish"
+    assert [line for line in listed.lines if line in QUESTIONS] == [
+        q for q in QUESTIONS if q not in written
+    ]
     second = _start(root, "run", "--resume", run_id)
     try:
         # Two resumes at once: the second is refused while the first is alive.
