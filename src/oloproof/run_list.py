@@ -121,9 +121,9 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         from oloproof.metrics import case_results  # only then: `runs` starts without it
 
         cases = errored = 0
-        for _, body in case_results(ledger, run_id):  # streamed, the first result of each case
+        for _, result in case_results(ledger, run_id):  # streamed, the first result of a case
             cases += 1
-            errored += body["status"] == "errored"
+            errored += result["status"] == "errored"
     state = str(end["state"]) if end is not None else "interrupted"
     execution = _execution_state(state, errored)
     decision_state, gate, exit_code = _gate(ledger, body, execution)

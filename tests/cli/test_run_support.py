@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -101,7 +102,7 @@ def test_a_run_without_a_judge_does_not_load_the_http_client(support: Path) -> N
     assert_in_order(done.stdout.splitlines(), [*RULES_B, *METRICS_B])
 
 
-def test_inspect_reads_the_report_back_without_scipy_and_prints_what_the_run_did(
+def test_inspect_and_runs_start_without_scipy_or_pydantic_and_print_what_the_run_did(
     support: Path,
 ) -> None:
     first = oloproof("run", cwd=support)
@@ -117,6 +118,20 @@ def test_inspect_reads_the_report_back_without_scipy_and_prints_what_the_run_did
     )
     imported = {line.split("|")[-1].strip() for line in shown.stderr.splitlines()}
     assert "oloproof.stored_runs" in imported
-    assert not {name for name in imported if name.split(".")[0] in ("scipy", "numpy")}
+    # Nor pydantic: typer 0.29 validates every command's options through pydantic, which costs
+    # `runs` and `inspect` a tenth of a second more than `--help` (pyproject.toml pins it).
+    heavy = ("scipy", "numpy", "pydantic", "pydantic_core")
+    assert not {name for name in imported if name.split(".")[0] in heavy}
     assert_in_order(shown.stdout.splitlines(), [*RULES_B, *METRICS_B])
     assert shown.stdout.splitlines()[: len(first.lines)] == first.lines
+    listed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "oloproof", "runs", "--json"],
+        cwd=support,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    imported = {line.split("|")[-1].strip() for line in listed.stderr.splitlines()}
+    assert "oloproof.run_list" in imported
+    assert not {name for name in imported if name.split(".")[0] in heavy}
+    assert run_id in {row["run_id"] for row in json.loads(listed.stdout)}
