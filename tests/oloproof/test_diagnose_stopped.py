@@ -10,6 +10,7 @@ real: planned from its own oloproof.yaml and executed into a real ledger.
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import time
 from collections.abc import Iterator
@@ -206,5 +207,15 @@ def test_the_cli_exits_2_naming_the_stopped_diagnosis_and_inspect_says_so(
     assert RUN_ID.sub("run_…", first).startswith("Stopped: the control run run_… stopped: case ")
     assert len(cases) == 4
     assert all(": UNRESOLVED, control_not_observed, strength none, " in c for c in cases), cases
+    # The stopped control's unfinished cases are counted; their ids are the parent's, not the
+    # cases file's, so the listing says so instead of naming any from the file.
+    control = RUN_ID.findall(line)[0]
+    (row,) = [r for r in json.loads(oloproof("runs", "--all", "--json", cwd=root).out)
+              if r["run_id"] == control]  # fmt: skip
+    assert row["state"] == "stopped" and row["cases"] < row["planned"] == 4
+    listed = json.loads(oloproof("inspect", control, "--failures", "--json", cwd=root).out)
+    assert listed["unfinished"] == []
+    assert listed["unfinished_unnamed"] == row["planned"] - row["cases"]
+    assert listed["why_unnamed"] == "a diagnosis's child run re-executes cases its parent ran"
     verified = oloproof("verify", cwd=root)
     assert verified.code == 0, verified.out
