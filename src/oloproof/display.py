@@ -82,6 +82,11 @@ def _thousandths(steps: int) -> str:
     return f"{Decimal(steps).scaleb(-3):.3f}"
 
 
+def plural(count: int, word: str) -> str:
+    """``word`` as it reads after ``count``: ``1 case``, ``2 cases``."""
+    return word if count == 1 else word + "s"
+
+
 def fmt_percent(x: float) -> str:
     """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``."""
     return f"{_tenths(_nearest(x))}%"

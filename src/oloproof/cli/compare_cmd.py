@@ -20,7 +20,7 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 from oloproof.cli.render import fitted, gate_line
-from oloproof.display import fmt_points, fmt_points_interval
+from oloproof.display import fmt_points, fmt_points_interval, plural
 from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
 
@@ -143,7 +143,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
     paired = int(body["paired_cases"])
     lines = [
         f"Comparison {address} of {body['candidate']['run_id']} against "
-        f"{body['baseline']['run_id']} · {paired} paired {_plural(paired, 'case')}"
+        f"{body['baseline']['run_id']} · {paired} paired {plural(paired, 'case')}"
     ]
     lines += [_unpaired_line(u) for u in body["unpaired"]]
     for row in body["metrics"]:
@@ -157,10 +157,6 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         label = "BLOCK" if body["gate"]["blocked"] else "PASS"
         lines.append(gate_line(label, int(body["gate"]["exit_code"])))
     return lines
-
-
-def _plural(count: int, word: str) -> str:
-    return word if count == 1 else word + "s"
 
 
 def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
@@ -205,7 +201,7 @@ def _slice_lines(rows: Sequence[Mapping[str, Any]], support: int, show: bool) ->
     if not rows:
         return []
     count = len(rows)
-    noun = _plural(count, "difference")
+    noun = plural(count, "difference")
     if not show:
         them = "it" if count == 1 else "them"
         return [f"{count} exploratory slice {noun} not shown; add --slices to list {them}"]
@@ -257,6 +253,6 @@ def _planning_text(planning: Mapping[str, Any]) -> str:
         )
     more = int(planning["more"])
     return (
-        f"about {more} more paired {_plural(more, 'case')} would decide it, if the difference "
+        f"about {more} more paired {plural(more, 'case')} would decide it, if the difference "
         f"holds ({planning['total']} in total at {planning['discordance_percent']}% discordance)"
     )

@@ -18,6 +18,7 @@ from oloproof.cli.main import app
 from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
 from oloproof.cli.project import project_ledger, project_root
 from oloproof.cli.render import fitted, judgment_lines, preview, problem_word, run_report_lines
+from oloproof.display import plural
 from oloproof.errors import UnknownIdError
 from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
@@ -188,7 +189,7 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
     for case_id in found.unfinished:
         lines += ["", case_id, "  did not finish"]
     if found.unnamed:
-        cases = "case" if found.unnamed == 1 else "cases"
+        cases = plural(found.unnamed, "case")
         lines += ["", f"{found.unnamed} {cases} did not finish; ids unknown: {found.why_unnamed}"]
     typer.echo(fitted(lines))  # on a terminal, long previews fold to its width
 

@@ -33,6 +33,7 @@ from ledger import (
 from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
+from oloproof.display import plural
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -157,10 +158,6 @@ def _progress_bar() -> AbstractContextManager[Callable[[int, int], None]] | None
     return _bar() if sys.stderr.isatty() else None
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
 @ledger_app.command("export")
 def export_command(
     ids: list[str] = typer.Argument(
@@ -194,7 +191,7 @@ def export_command(
     with _open(create=False) as ledger:
         count = export_archive(ledger, ids or [], to, links=LINKS, everything=everything)
     size = to.stat().st_size
-    typer.echo(f"exported {_plural(count, 'event')} to {to} ({size:,} bytes)")
+    typer.echo(f"exported {count} {plural(count, 'event')} to {to} ({size:,} bytes)")
 
 
 @ledger_app.command("import")
@@ -219,7 +216,7 @@ def import_command(
         done = import_archive(ledger, file)
         commits, head = ledger.head()
     typer.echo(
-        f"imported {_plural(done.new, 'new event')} from {file} "
+        f"imported {done.new} {plural(done.new, 'new event')} from {file} "
         f"({done.present} already present, {done.refs} ref(s))"
     )
     how = f", {done.replayed} replayed from the archive" if done.replayed else ""
