@@ -95,7 +95,7 @@ def failures(ledger: Ledger, run: StoredRun) -> Failures:
         if chosen is not None:
             unfinished = [case.id for case in chosen if not seen.has(case.id, case.line)]
     unnamed = max(missing - len(unfinished), 0)
-    return Failures(failed, unfinished, unnamed, why if unnamed else None, planned)
+    return Failures(failed, unfinished, unnamed, why, planned)
 
 
 def _planned_cases(run: StoredRun) -> tuple[list[Case] | None, str | None]:

@@ -24,6 +24,18 @@ METRICS_B = [
 ]
 
 
+def importing(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """``oloproof ARGS`` under ``-X importtime``: what it did, and every module it imported."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "oloproof", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done, {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
+
+
 def test_route_b_run_and_the_budget_experiment(support: Path) -> None:
     first = oloproof("run", cwd=support)
     assert first.code == 3, first.err
@@ -88,15 +100,8 @@ def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
 def test_a_run_without_a_judge_does_not_load_the_http_client(support: Path) -> None:
     # httpx brings its own command-line tool with it (a tenth of a second): only judges and
     # HTTP systems need it, and they import it when they make a request.
-    done = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "oloproof", "run"],
-        cwd=support,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done, imported = importing("run", cwd=support)
     assert done.returncode == 3, done.stderr[-2000:]  # the gate blocks route B
-    imported = {line.split("|")[-1].strip() for line in done.stderr.splitlines()}
     assert {"oloproof.runner", "oloproof.evaluators.judges"} <= imported
     assert not {name for name in imported if name.split(".")[0] == "httpx"}
     assert_in_order(done.stdout.splitlines(), [*RULES_B, *METRICS_B])
@@ -109,14 +114,8 @@ def test_inspect_and_runs_start_without_scipy_or_pydantic_and_print_what_the_run
     run_id = first.lines[0].split()[1]
     # Its intervals come from the run's end record (verify recomputes them), so inspect does
     # not pay half a second to import scipy; the report is the run's, line for line.
-    shown = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "oloproof", "inspect", run_id],
-        cwd=support,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    imported = {line.split("|")[-1].strip() for line in shown.stderr.splitlines()}
+    shown, imported = importing("inspect", run_id, cwd=support)
+    assert shown.returncode == 0, shown.stderr[-2000:]
     assert "oloproof.stored_runs" in imported
     # Nor pydantic: typer 0.29 validates every command's options through pydantic, which costs
     # `runs` and `inspect` a tenth of a second more than `--help` (pyproject.toml pins it).
@@ -124,14 +123,8 @@ def test_inspect_and_runs_start_without_scipy_or_pydantic_and_print_what_the_run
     assert not {name for name in imported if name.split(".")[0] in heavy}
     assert_in_order(shown.stdout.splitlines(), [*RULES_B, *METRICS_B])
     assert shown.stdout.splitlines()[: len(first.lines)] == first.lines
-    listed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "oloproof", "runs", "--json"],
-        cwd=support,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    imported = {line.split("|")[-1].strip() for line in listed.stderr.splitlines()}
+    listed, imported = importing("runs", "--json", cwd=support)
+    assert listed.returncode == 0, listed.stderr[-2000:]
     assert "oloproof.run_list" in imported
     assert not {name for name in imported if name.split(".")[0] in heavy}
     assert run_id in {row["run_id"] for row in json.loads(listed.stdout)}
