@@ -145,6 +145,12 @@ class RunBody(TypedDict):
     repeats: NotRequired[int]
 
 
+def planned_cases(body: Mapping[str, Any]) -> int:
+    """How many cases the run of ``body`` planned (a run recorded before it said so planned its
+    whole cases file)."""
+    return int(body.get("planned_cases", body["dataset"]["cases"]))
+
+
 class RunCache(TypedDict):
     execution: list[int]  # reused, made, shared within the run
     judgment: list[int]

@@ -11,7 +11,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case_result 2  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
     oloproof.decision    1  a policy applied to a run (rules and gate)
-    oloproof.diagnosis   2  a diagnosis of a run's failures, linking its child runs
+    oloproof.diagnosis   3  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  1  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
@@ -40,6 +40,12 @@ Changes so far:
   is the case ids of the case pages. Schema 1 kept all three in the body; it reads with both
   page lists empty and its lists where they were (``diagnosis.derive.diagnosis_cases`` reads
   either).
+
+- ``oloproof.diagnosis`` 3: the parent's cases of unknown outcome on the criterion are counted
+  in the summary (``no_verdict``, by why the verdict is missing, and ``unfinished``, planned
+  cases with no result) and the ones without a verdict are excluded records (reason
+  ``no_verdict``). Schema 2 did not count them: both read as ``None`` (not counted), and
+  ``verify`` re-derives such a diagnosis as schema 2 did.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -75,7 +81,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 1,
-    DIAGNOSIS: 2,
+    DIAGNOSIS: 3,
     COMPARISON: 1,
     CALIBRATION: 1,
     TEXT: 1,
@@ -97,6 +103,11 @@ def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "case_pages": [], "excluded_pages": []}
 
 
+def upcast_diagnosis_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 did not count the parent's cases of unknown outcome: ``None`` (not counted)."""
+    return {**body, "summary": {**body["summary"], "no_verdict": None, "unfinished": None}}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -105,6 +116,7 @@ def unchanged(body: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
+    (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ledger import Ledger
-from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body
+from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body, planned_cases
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
 from oloproof.metrics import SeenCases, case_results
@@ -86,7 +86,7 @@ def failures(ledger: Ledger, run: StoredRun) -> Failures:
         seen.add(body)
         if body["status"] == "errored" or is_failure(body["verdicts"]):
             failed.append(case_detail(ledger, address, body))
-    planned = int(run.body.get("planned_cases", run.body["dataset"]["cases"]))
+    planned = planned_cases(run.body)
     missing = max(planned - seen.count, 0)
     unfinished: list[str] = []
     why: str | None = None

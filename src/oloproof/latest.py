@@ -20,6 +20,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof import events as ev
+from oloproof.bodies import planned_cases
 from oloproof.errors import UnknownIdError
 
 LATEST = "latest"
@@ -106,7 +107,7 @@ def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
         if len(reason) > _REASON_LIMIT:
             reason = reason[: _REASON_LIMIT - 1] + "…"
         return f"{run_id}, stopped: {reason}"
-    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    planned = planned_cases(body)
     cases = int(end["cases"]) if end is not None else len(ledger.lookup("run_cases", run_id))
     return (
         f"{run_id}, did not finish ({cases} of {planned} cases; finish it with: "

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oloproof.bodies import Map, RunCache, RunEndBody, execution_body
+from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, planned_cases
 from oloproof.metrics import MetricTally, RunTally
 
 if TYPE_CHECKING:
@@ -247,7 +247,7 @@ def metric_row(
 
 def not_run(run_body: Mapping[str, Any], tally: RunTally) -> int:
     """Planned cases of the run with no case result (an interrupted run): missing for all."""
-    planned = int(run_body.get("planned_cases", run_body["dataset"]["cases"]))
+    planned = planned_cases(run_body)
     return max(0, planned - tally.cases)
 
 
@@ -404,7 +404,7 @@ def build_run_report(
             else None
         ),
         cases=tally.cases,
-        planned_cases=int(run_body.get("planned_cases", run_body["dataset"]["cases"])),
+        planned_cases=planned_cases(run_body),
         errored=tally.errored,
         stop_reason=end.get("reason") if end else None,
         level=level,

@@ -21,6 +21,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof import events as ev
+from oloproof.bodies import planned_cases
 from oloproof.latest import run_end
 
 SHORT = 8
@@ -114,7 +115,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     """The row of the run whose run event is ``body`` (stored at ``address``)."""
     run_id = body["run_id"]
     end = run_end(ledger, run_id)
-    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    planned = planned_cases(body)
     if end is not None:
         cases, errored = int(end["cases"]), int(end["errored"])
     else:  # a run that ended with no run_end (a crash): count what it wrote

@@ -19,6 +19,7 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 from oloproof.diagnosis import labels as dg
+from oloproof.display import plural
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -68,7 +69,34 @@ def selection_lines(body: Mapping[str, Any]) -> list[str]:
             f"Excluded: {_cases(summary['excluded'])}, {dg.NO_GOLD_CONTEXT} - "
             f"{NO_GOLD_CONTEXT_HINT}"
         )
+    return lines + unjudged_lines(body)
+
+
+def unjudged_lines(body: Mapping[str, Any]) -> list[str]:
+    """The parent's cases of unknown outcome, which the diagnosis could not select (none for a
+    diagnosis recorded before it counted them)."""
+    summary = body["summary"]
+    lines = []
+    no_verdict = summary.get("no_verdict") or {}
+    if no_verdict:
+        n = sum(no_verdict.values())
+        why = ", ".join(f"{count} {reason}" for reason, count in no_verdict.items())
+        lines.append(
+            f"Excluded: {n} {plural(n, 'case')} with no verdict on {body['criterion']} in the "
+            f"parent run ({why}), so whether {_pronoun(n)} failed is unknown - "
+            f"oloproof inspect {body['run_id']} --failures shows why"
+        )
+    unfinished = summary.get("unfinished") or 0
+    if unfinished:
+        lines.append(
+            f"Excluded: {unfinished} planned {plural(unfinished, 'case')} never finished in the "
+            f"parent run, so whether {_pronoun(unfinished)} failed is unknown"
+        )
     return lines
+
+
+def _pronoun(n: int) -> str:
+    return "it" if n == 1 else "they"
 
 
 def label_lines(summary: Mapping[str, Any]) -> list[str]:
@@ -271,7 +299,8 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
 
     body = diagnosis_body(event)
     printed = False
-    for line in itertools.chain(stopped_lines(body), case_lines(ledger, body)):
+    shown = (stopped_lines(body), case_lines(ledger, body), unjudged_lines(body))
+    for line in itertools.chain(*shown):
         typer.echo(line)
         printed = True
     if not printed:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from ledger import CorruptEventError, Ledger, LedgerError, Problem
+from ledger import CorruptEventError, Ledger, LedgerError, Problem, decode
 from oloproof import events as ev
 from oloproof.bodies import DiagnosisBody, diagnosis_body
 from oloproof.diagnosis.derive import (
@@ -59,6 +59,9 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
         if problems:
             return problems
         parent = load_run(ledger, body["run"])
+        # Before schema 3 a diagnosis did not count its parent's cases of unknown outcome: it
+        # is re-derived as it was written (the upcast body's None counts cannot tell).
+        stored_schema = decode(ledger.get_bytes(address))["schema"]
         derived = derive_diagnosis(
             ledger,
             parent,
@@ -67,6 +70,7 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
             child_runs=body["child_runs"],
             carried_from=body.get("carried_from"),
             repeats=body.get("repeats", 1),
+            unjudged=stored_schema >= 3,
         )
         problems, made = _record_differences(ledger, body, derived)
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:

@@ -3,7 +3,11 @@
 Requirements this module meets:
 
 1. The selection (the parent's failed cases with gold context, and those excluded for lacking
-   it) is read from the parent run's case results, the same for every intervention.
+   it) is read from the parent run's case results, the same for every intervention. So are
+   the cases it cannot select for want of an outcome, each excluded and counted: those with no
+   verdict on the criterion (why, as the parent recorded it: ``no_verdict``) and the planned
+   cases with no result at all (``unfinished``). A diagnosis recorded before it counted them
+   (schema 2) reads both counts as ``None`` and is re-derived without them.
 2. Every field of a diagnosis that is not one of its inputs (the parent run, the criterion,
    the intervention, the child runs, the carried gold-context diagnosis) is computed here from
    events alone: the parent's recorded retrievals and contexts, the child runs' verdicts and
@@ -47,6 +51,7 @@ from oloproof.bodies import (
     diagnosis_body,
     diagnosis_page_body,
     execution_body,
+    planned_cases,
 )
 from oloproof.diagnosis.labels import (
     COMPLETE,
@@ -55,6 +60,7 @@ from oloproof.diagnosis.labels import (
     INTERVENTION_UNSUPPORTED,
     NO_GOLD_CONTEXT,
     NO_STRENGTH,
+    NO_VERDICT,
     NOT_OBSERVED,
     PASSED,
     RANKED_OUT,
@@ -119,14 +125,36 @@ class PackedIds(LazySequence[str]):
 
 
 @dataclass(frozen=True)
+class Unjudged:
+    """The parent's cases whose outcome on the criterion is unknown: those with no verdict, by
+    id in order with why each has none, and how many planned cases have no result."""
+
+    ids: Sequence[str]
+    why: Sequence[str]  # the missing verdict's reason, in the order of ``ids``
+    unfinished: int
+
+    def summary(self) -> Map:
+        return {
+            "no_verdict": dict(sorted(Counter(self.why).items())),
+            "unfinished": self.unfinished,
+        }
+
+
+NOT_COUNTED: Final[Map] = {"no_verdict": None, "unfinished": None}
+"""The summary's counts of unjudged cases in a diagnosis recorded before it counted them."""
+
+
+@dataclass(frozen=True)
 class Selection:
     """The parent's failed cases: the selected ones and the excluded ones, by id in order, and
-    the digest of each selected case's result (32 bytes a case; bodies are read when needed)."""
+    the digest of each selected case's result (32 bytes a case; bodies are read when needed);
+    and its cases of unknown outcome (``None``: not counted, as before schema 3)."""
 
     run_id: str
     selected: Sequence[str]
     excluded: Sequence[str]
     digests: bytes  # the selected cases' result digests, in the order of ``selected``
+    unjudged: Unjudged | None
 
     def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
         """The parent's case result body of a selected case."""
@@ -141,8 +169,13 @@ class Selection:
         return case_result_body(ledger.get(format_address(digest)))
 
     def excluded_records(self) -> Iterator[Map]:
-        """The record of each excluded case, as its diagnosis stores it."""
-        return ({"case_id": case_id, "reason": NO_GOLD_CONTEXT} for case_id in self.excluded)
+        """The record of each excluded case, as its diagnosis stores it: the failed cases
+        without gold context, then those without a verdict."""
+        for case_id in self.excluded:
+            yield {"case_id": case_id, "reason": NO_GOLD_CONTEXT}
+        if self.unjudged is not None:
+            for case_id, why in zip(self.unjudged.ids, self.unjudged.why, strict=True):
+                yield {"case_id": case_id, "reason": NO_VERDICT, "why": why}
 
 
 def first_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | None:
@@ -151,30 +184,45 @@ def first_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | 
     return None if address is None else case_result_body(ledger.get(address))
 
 
-def select_cases(ledger: Ledger, run_id: str, criterion: str) -> Selection:
-    """Failed cases on ``criterion`` with gold context, and those excluded for lacking it.
+def select_cases(
+    ledger: Ledger, parent: StoredRun, criterion: str, *, unjudged: bool = True
+) -> Selection:
+    """Failed cases on ``criterion`` with gold context, and those excluded for lacking it;
+    with ``unjudged``, the cases of unknown outcome too (``Unjudged``).
 
-    The parent's case results are streamed; only the failed ones' ids and result digests are
-    kept (the first result of a case id decides, as everywhere else).
+    The parent's case results are streamed; only the failed and unjudged ones' ids (and the
+    failed ones' result digests) are kept (the first result of a case id decides, as
+    everywhere else).
     """
     # A failed case's value: twice the place of its result's digest in ``digests``, plus one
     # with gold context (an int, not a tuple: this dict is as long as the failures).
     failed: dict[str, int] = {}
+    missing: dict[str, str] = {}  # case id -> why it has no verdict
     found = bytearray()
     seen = SeenCases()
-    for address, event in ledger.lookup_events("run_cases", run_id):
+    for address, event in ledger.lookup_events("run_cases", parent.run_id):
         body = case_result_body(event)
         if not seen.add(body):
             continue
-        if is_failure(body["verdicts"].get(criterion)):
+        verdict = body["verdicts"].get(criterion)
+        if is_failure(verdict):
             gold = bool(body["expected"].get("gold_context"))
             failed[body["case_id"]] = 2 * (len(found) // 32) + gold
             found += parse_address(address)
+        elif verdict is None:
+            missing[body["case_id"]] = NO_VERDICT
+        elif verdict["s"] == "missing":
+            missing[body["case_id"]] = verdict.get("r") or NO_VERDICT
     selected = sorted(case_id for case_id, value in failed.items() if value & 1)
     excluded = PackedIds(sorted(case_id for case_id, value in failed.items() if not value & 1))
     at = (32 * (failed[case_id] >> 1) for case_id in selected)
     digests = b"".join(found[i : i + 32] for i in at)
-    return Selection(run_id, PackedIds(selected), excluded, digests)
+    unknown = None
+    if unjudged:
+        ids = sorted(missing)
+        unfinished = max(planned_cases(parent.body) - seen.count, 0)
+        unknown = Unjudged(PackedIds(ids), PackedIds(missing[i] for i in ids), unfinished)
+    return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown)
 
 
 def artifact(execution: ExecutionBody, kind: str) -> Map | None:
@@ -224,9 +272,11 @@ class Derivation:
 
     def body(self, case_pages: list[str], excluded_pages: list[str]) -> DiagnosisBody:
         """The diagnosis body, its records stored in ``case_pages`` and ``excluded_pages``."""
+        unjudged = self.selection.unjudged
         summary = {
             "selected": len(self.selection.selected),
             "excluded": len(self.selection.excluded),
+            **(NOT_COUNTED if unjudged is None else unjudged.summary()),
             **self._tally.summary(),
         }
         body = {**self.fields, "case_pages": case_pages, "excluded_pages": excluded_pages}
@@ -244,17 +294,19 @@ def derive_diagnosis(
     carried_from: str | None,
     repeats: int = 1,
     selection: Selection | None = None,
+    unjudged: bool = True,
 ) -> Derivation:
     """Every label and count of a diagnosis, from the parent, child runs and carried labels.
 
     ``selection`` is the one the child runs executed, when the caller made it; else it is
-    selected here. Cases are read one at a time from the ledger as ``records`` is consumed.
+    selected here (counting the cases of unknown outcome only with ``unjudged``). Cases are
+    read one at a time from the ledger as ``records`` is consumed.
     """
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
     if selection is None:
-        selection = select_cases(ledger, parent.run_id, criterion)
+        selection = select_cases(ledger, parent, criterion, unjudged=unjudged)
     spec = next(
         (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )

@@ -57,6 +57,7 @@ INTERVENTION_NOT_OBSERVED = "intervention_not_observed"
 RECOVERS_ONLY_WITH_GOLD_ALONE = "recovers_only_with_gold_alone"
 NO_RELEVANCE_LABELS = "no_relevance_labels"
 NO_GOLD_CONTEXT = "no_gold_context"
+NO_VERDICT = "no_verdict"  # an excluded case the parent gave no verdict on
 # The order label lines are printed in, within a label.
 REASONS = (
     RELEVANT_NOT_RETRIEVED,

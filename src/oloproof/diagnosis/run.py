@@ -206,7 +206,7 @@ def _prepare(
     if staged:
         _check_change(parent, chosen)
     function = _load_reranker(parent, reranker) if reranker is not None else None
-    selection = select_cases(ledger, parent.run_id, criterion)
+    selection = select_cases(ledger, parent, criterion)
     carried_from = None
     if staged and chosen["kind"] != GOLD_CONTEXT:
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion)

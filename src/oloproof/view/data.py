@@ -44,6 +44,7 @@ from oloproof.bodies import (
     diagnosis_body,
     execution_body,
     judgment_body,
+    planned_cases,
     run_body,
     run_end_body,
 )
@@ -422,7 +423,7 @@ def failures(
             )
         )
     end, _ = reader.run_meta(run_id)
-    planned = int(body.get("planned_cases", body["dataset"]["cases"]))
+    planned = planned_cases(body)
     recorded = int(end["cases"]) if end else len(reader.ledger.lookup("run_cases", run_id))
     return FailuresPage(
         run_id, criteria, list(body["slices"]), rows, total, page, pages,
