@@ -202,6 +202,9 @@ class DiagnosisBody(TypedDict):
 
     run_id: str
     run: str
+    # How many of the parent's case result entries it read (the first, in append order);
+    # None before schema 3, which read them all.
+    parent_results: int | None
     criterion: str
     intervention: Map
     repeats: int

@@ -44,8 +44,10 @@ Changes so far:
 - ``oloproof.diagnosis`` 3: the parent's cases of unknown outcome on the criterion are counted
   in the summary (``no_verdict``, by why the verdict is missing, and ``unfinished``, planned
   cases with no result) and the ones without a verdict are excluded records (reason
-  ``no_verdict``). Schema 2 did not count them: both read as ``None`` (not counted), and
-  ``verify`` re-derives such a diagnosis as schema 2 did.
+  ``no_verdict``), and ``parent_results`` says how many of the parent's case results it read
+  (a parent resumed later holds more). Schema 2 did neither: the counts and
+  ``parent_results`` read as ``None``, and ``verify`` re-derives such a diagnosis as schema 2
+  did.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -104,8 +106,10 @@ def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def upcast_diagnosis_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
-    """Schema 2 did not count the parent's cases of unknown outcome: ``None`` (not counted)."""
-    return {**body, "summary": {**body["summary"], "no_verdict": None, "unfinished": None}}
+    """Schema 2 did not count the parent's cases of unknown outcome, nor say how many of its
+    results it read: ``None`` (not counted; all of them)."""
+    summary = {**body["summary"], "no_verdict": None, "unfinished": None}
+    return {**body, "summary": summary, "parent_results": None}
 
 
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,9 @@ from oloproof.diagnosis.derive import diagnosis_cases, diagnosis_excluded
 from oloproof.store import open_project_ledger
 
 BRITTLE = """
+import os
+import signal
+import time
 from pathlib import Path
 
 from app import SupportRag
@@ -39,6 +42,8 @@ from oloproof import rag_system
 
 RAISE_ON = "{raise_on}"
 MALFORMED_ON = "{malformed_on}"
+INTERRUPT_ON = "{interrupt_on}"
+ARMED = Path(__file__).with_name("armed")
 
 
 @rag_system(
@@ -55,6 +60,11 @@ class Brittle(SupportRag):
             raise RuntimeError("the model server went away")
         if input["question"].startswith(MALFORMED_ON) and MALFORMED_ON:
             return {{"answer": "broken", "citations": 5}}
+        # The first time it reaches this case, the run is interrupted as Ctrl-C would.
+        if input["question"].startswith(INTERRUPT_ON) and INTERRUPT_ON and ARMED.exists():
+            ARMED.unlink()
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(3600)  # the case never finishes: the interrupted run leaves it behind
         return SupportRag.generate(self, input, context)
 """
 
@@ -62,9 +72,12 @@ GOLD = ("--intervention", "gold-context", "--criterion", "answer_correct")
 SELECTED_3 = "Selected: 3 failed cases with gold context (observed; no population claim)"
 
 
-def brittle(tmp_path: Path, *, raise_on: str = "", malformed_on: str = "") -> Path:
+def brittle(
+    tmp_path: Path, *, raise_on: str = "", malformed_on: str = "", interrupt_on: str = ""
+) -> Path:
     root = copy_example("support_rag", tmp_path)
-    (root / "brittle.py").write_text(BRITTLE.format(raise_on=raise_on, malformed_on=malformed_on))
+    app = BRITTLE.format(raise_on=raise_on, malformed_on=malformed_on, interrupt_on=interrupt_on)
+    (root / "brittle.py").write_text(app)
     config = root / "oloproof.yaml"
     config.write_text(config.read_text().replace("app:SupportRag", "brittle:Brittle"))
     return root
@@ -188,3 +201,40 @@ def test_a_diagnosis_from_before_the_counts_reads_and_claims_nothing_of_them(
     done = oloproof("diagnose", "--verify", forged, cwd=root)
     assert done.code == 1, done.out
     assert "no_verdict" in done.out
+
+
+def test_a_diagnosis_of_an_interrupted_run_still_verifies_once_the_run_is_resumed(
+    tmp_path: Path,
+) -> None:
+    """A diagnosis reads the parent's results as they were: resuming the parent later adds
+    results, and must not make ``verify`` call the diagnosis stale."""
+    root = brittle(tmp_path, interrupt_on="How often are failed webhook")  # the 7th line
+    (root / "armed").touch()
+    stopped = oloproof("run", "--concurrency", "1", cwd=root)
+    assert stopped.code == 130, stopped.out + stopped.err
+    run_id = stopped.err.split("--resume ")[1].split()[0]
+    early = oloproof("diagnose", run_id, *GOLD, cwd=root)
+    assert early.code == 0, early.err
+    assert early.lines[:2] == [
+        SELECTED_3,
+        "Excluded: 7 planned cases never finished in the parent run, so whether they failed "
+        "is unknown",
+    ]
+    address = diagnosis_of(early.out)
+    assert as_json(root, "inspect", address)["body"]["parent_results"] == 6
+
+    resumed = oloproof("run", "--resume", run_id, cwd=root)
+    assert resumed.code == 3, resumed.err  # complete now: the gate blocks, as on the example
+    verified = oloproof("diagnose", "--verify", address, cwd=root)
+    assert verified.code == 0, verified.out
+    everything = oloproof("verify", cwd=root)
+    assert everything.code == 0, everything.out
+    # A diagnosis made now reads all 13 results: the fourth failure, and nothing unfinished.
+    late = oloproof("diagnose", run_id, *GOLD, cwd=root)
+    assert late.code == 0, late.err
+    assert (
+        late.lines[0]
+        == "Selected: 4 failed cases with gold context (observed; no population claim)"
+    )
+    assert not any(line.startswith("Excluded:") for line in late.lines)
+    assert as_json(root, "inspect", diagnosis_of(late.out))["body"]["parent_results"] == 13

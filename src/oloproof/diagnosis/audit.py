@@ -59,8 +59,8 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
         if problems:
             return problems
         parent = load_run(ledger, body["run"])
-        # Before schema 3 a diagnosis did not count its parent's cases of unknown outcome: it
-        # is re-derived as it was written (the upcast body's None counts cannot tell).
+        # A diagnosis is re-derived as its schema wrote it (``derive_diagnosis``): the upcast
+        # body's None counts cannot tell a schema-2 diagnosis from a forged one.
         stored_schema = decode(ledger.get_bytes(address))["schema"]
         derived = derive_diagnosis(
             ledger,
@@ -70,7 +70,8 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
             child_runs=body["child_runs"],
             carried_from=body.get("carried_from"),
             repeats=body.get("repeats", 1),
-            unjudged=stored_schema >= 3,
+            schema=stored_schema,
+            parent_results=body["parent_results"],
         )
         problems, made = _record_differences(ledger, body, derived)
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:

@@ -6,8 +6,11 @@ Requirements this module meets:
    it) is read from the parent run's case results, the same for every intervention. So are
    the cases it cannot select for want of an outcome, each excluded and counted: those with no
    verdict on the criterion (why, as the parent recorded it: ``no_verdict``) and the planned
-   cases with no result at all (``unfinished``). A diagnosis recorded before it counted them
-   (schema 2) reads both counts as ``None`` and is re-derived without them.
+   cases with no result at all (``unfinished``). The diagnosis records how many of the
+   parent's results it read (``parent_results``), and is re-derived from those alone: a parent
+   resumed later has more, which the diagnosis never saw. A diagnosis recorded before it
+   counted them (schema 2) reads both counts and ``parent_results`` as ``None``, and is
+   re-derived as it was written: from every result, without the counts.
 2. Every field of a diagnosis that is not one of its inputs (the parent run, the criterion,
    the intervention, the child runs, the carried gold-context diagnosis) is computed here from
    events alone: the parent's recorded retrievals and contexts, the child runs' verdicts and
@@ -91,6 +94,7 @@ from oloproof.stored_runs import StoredRun, latest_end
 DERIVED_FIELDS = (
     "run_id",
     "run",
+    "parent_results",
     "criterion",
     "intervention",
     "system_kind",
@@ -155,6 +159,7 @@ class Selection:
     excluded: Sequence[str]
     digests: bytes  # the selected cases' result digests, in the order of ``selected``
     unjudged: Unjudged | None
+    read: int  # the parent's case result entries read, in append order
 
     def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
         """The parent's case result body of a selected case."""
@@ -185,10 +190,16 @@ def first_result(ledger: Ledger, run_id: str, case_id: str) -> CaseResultBody | 
 
 
 def select_cases(
-    ledger: Ledger, parent: StoredRun, criterion: str, *, unjudged: bool = True
+    ledger: Ledger,
+    parent: StoredRun,
+    criterion: str,
+    *,
+    unjudged: bool = True,
+    upto: int | None = None,
 ) -> Selection:
     """Failed cases on ``criterion`` with gold context, and those excluded for lacking it;
-    with ``unjudged``, the cases of unknown outcome too (``Unjudged``).
+    with ``unjudged``, the cases of unknown outcome too (``Unjudged``). Of the parent's case
+    result entries, the first ``upto`` are read (all, for ``None``).
 
     The parent's case results are streamed; only the failed and unjudged ones' ids (and the
     failed ones' result digests) are kept (the first result of a case id decides, as
@@ -200,7 +211,9 @@ def select_cases(
     missing: dict[str, str] = {}  # case id -> why it has no verdict
     found = bytearray()
     seen = SeenCases()
-    for address, event in ledger.lookup_events("run_cases", parent.run_id):
+    read = 0
+    for address, event in itertools.islice(ledger.lookup_events("run_cases", parent.run_id), upto):
+        read += 1
         body = case_result_body(event)
         if not seen.add(body):
             continue
@@ -222,7 +235,7 @@ def select_cases(
         ids = sorted(missing)
         unfinished = max(planned_cases(parent.body) - seen.count, 0)
         unknown = Unjudged(PackedIds(ids), PackedIds(missing[i] for i in ids), unfinished)
-    return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown)
+    return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown, read)
 
 
 def artifact(execution: ExecutionBody, kind: str) -> Map | None:
@@ -294,19 +307,23 @@ def derive_diagnosis(
     carried_from: str | None,
     repeats: int = 1,
     selection: Selection | None = None,
-    unjudged: bool = True,
+    schema: int = ev.SCHEMAS[ev.DIAGNOSIS],
+    parent_results: int | None = None,
 ) -> Derivation:
     """Every label and count of a diagnosis, from the parent, child runs and carried labels.
 
     ``selection`` is the one the child runs executed, when the caller made it; else it is
-    selected here (counting the cases of unknown outcome only with ``unjudged``). Cases are
-    read one at a time from the ledger as ``records`` is consumed.
+    selected here, from the parent's first ``parent_results`` case results (all, for
+    ``None``), as a diagnosis of ``schema`` was (before 3: without the cases of unknown
+    outcome, and not pinned to the results read). Cases are read one at a time from the ledger
+    as ``records`` is consumed.
     """
+    pinned = schema >= 3
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
     if selection is None:
-        selection = select_cases(ledger, parent, criterion, unjudged=unjudged)
+        selection = select_cases(ledger, parent, criterion, unjudged=pinned, upto=parent_results)
     spec = next(
         (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )
@@ -326,6 +343,7 @@ def derive_diagnosis(
     fields: Map = {
         "run_id": parent.run_id,
         "run": parent.address,
+        "parent_results": selection.read if pinned else None,
         "criterion": criterion,
         "intervention": dict(intervention),
         "repeats": repeats,
