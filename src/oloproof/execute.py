@@ -103,6 +103,10 @@ _BEHIND_BUSY = 0.9
 # for each, where one commit every 2 s shares them.
 _EAGER_EVENTS = 512
 _EAGER_SECONDS = 0.25
+# A run whose every worker waits on its system (a stalled model server) finishes no case to
+# flush on: a timer writes what it finished before once no flush came for this long. Twice
+# the flush time, so that a run whose cases do finish keeps flushing on its own, in place.
+_IDLE_FLUSH_SECONDS = 2 * _FLUSH_SECONDS
 # Cases that never wait (an async system that awaits nothing, a fully cached run) would keep
 # the event loop from running anything else, Ctrl-C's handler included: a worker hands it a
 # turn at least this often.
@@ -269,6 +273,16 @@ class EventWriter:
         else:
             return
         self._last_flush, self._last_cpu, self._writer_cpu = now, cpu, 0.0
+
+    def flush_idle(self, memory: RunMemory) -> None:
+        """Start writing, on a thread of its own, what waited longer than
+        ``_IDLE_FLUSH_SECONDS`` since the last flush, unless a write is under way (a timer's
+        call). What that write raises, the next ``maybe_flush`` or ``flush`` raises."""
+        now = time.monotonic()
+        if self._behind is None and self._pending and now - self._last_flush > _IDLE_FLUSH_SECONDS:
+            self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
+            self._pending, self._pending_bytes, self._stages = [], 0, {}
+            self._last_flush, self._last_cpu, self._writer_cpu = now, time.process_time(), 0.0
 
     def _settle(self, memory: RunMemory) -> None:
         """Wait for the write started on its way and raise what it raised; ``memory`` then
@@ -450,12 +464,20 @@ async def execute_cases(
                 turn = now
                 await asyncio.sleep(0)
 
+    async def idle_flushes() -> None:
+        while True:
+            await asyncio.sleep(_FLUSH_SECONDS)
+            writer.flush_idle(run.memory)
+
     workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]
+    timer = asyncio.create_task(idle_flushes())
     # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
     # full passes skip it (at 100,000 cases each pass walked it for ~0.1 s).
     gc.freeze()
     try:
         await asyncio.gather(*workers)
+        if timer.done():  # it stopped on an error of its own: the run reports it
+            timer.result()
     except BaseException:
         for task in workers:
             task.cancel()
@@ -463,6 +485,7 @@ async def execute_cases(
         raise
     finally:
         gc.unfreeze()
+        timer.cancel()
         writer.flush(run.memory)
     return run.counts
 

@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -77,11 +78,22 @@ def _latest_run(root: Path) -> str:
         return str(ledger.get(newest).body["run_id"])
 
 
+def _written(root: Path) -> set[str]:
+    with open_ledger(root / ".oloproof") as ledger:
+        return {e.body["case_id"] for _, e in ledger.events(ev.CASE_RESULT)}
+
+
 def test_a_run_has_one_writer_and_a_killed_writer_leaves_it_resumable(tmp_path: Path) -> None:
     root = _project(tmp_path)
     first = _start(root, "run")
     try:
         run_id = _latest_run(root)
+        # Its only worker waits on the slow case, so no case finishes to flush on; the two it
+        # finished before are written all the same, within seconds.
+        deadline = time.monotonic() + 30
+        while _written(root) != {"a", "b"}:
+            assert time.monotonic() < deadline, f"still unwritten: {_written(root)}"
+            time.sleep(0.2)
         # A resume while the run itself still executes.
         during = oloproof("run", "--resume", run_id, cwd=root, timeout=60)
         assert during.code == 2, during.out + during.err
@@ -93,8 +105,8 @@ def test_a_run_has_one_writer_and_a_killed_writer_leaves_it_resumable(tmp_path: 
         first.send_signal(signal.SIGKILL)  # a crash: the lock must die with the process
         first.communicate(timeout=60)
     # With no run_end, `runs` and `inspect --failures` count what the ledger holds of the run.
-    with open_ledger(root / ".oloproof") as ledger:
-        written = {e.body["case_id"] for _, e in ledger.events(ev.CASE_RESULT)}
+    written = _written(root)
+    assert written == {"a", "b"}
     rows = json.loads(oloproof("runs", "--json", cwd=root).out)
     row = next(r for r in rows if r["run_id"] == run_id)
     assert (row["state"], row["cases"], row["errored"]) == ("interrupted", len(written), 0)

@@ -285,6 +285,7 @@ def test_a_subset_that_cannot_be_chosen_is_refused_before_anything_is_written(
 STOPPING_APP = """
 import os
 import signal
+import time
 from pathlib import Path
 
 from oloproof import system
@@ -298,7 +299,9 @@ def answer(case):
     if case["question"] == "q06" and ARMED.exists():
         ARMED.unlink()
         os.kill(os.getpid(), signal.SIGINT)
-        raise RuntimeError("unreachable: the signal interrupts the run first")
+        # Not a raise: the case would be recorded as errored if that won the race with the
+        # signal's handler. Asleep, it never finishes, and the resume runs it.
+        time.sleep(3600)
     return {"answer": "yes"}
 """
 
@@ -312,10 +315,13 @@ def test_resume_finishes_the_subset_the_run_chose(tmp_path: Path) -> None:
     stopped = oloproof("run", "--filter", "metadata.topic=even", "--repeats", "2", cwd=root)
     assert stopped.code == 130, stopped.out + stopped.err
     run_id = stopped.err.split("--resume ")[1].split()[0]
+    listed = json.loads(oloproof("inspect", run_id, "--failures", "--json", cwd=root).out)
+    assert "q06" in listed["unfinished"]
     resumed = oloproof("run", "--resume", run_id, "--json", cwd=root)
     assert resumed.code == 0, resumed.err
     report = json.loads(resumed.out)
     assert report["run_id"] == run_id and report["execution_state"] == "COMPLETE"
+    assert report["errored"] == 0  # q06 ran to the end in the resume
     assert report["planned_cases"] == report["cases"] == 6 and report["repeats"] == 2
     assert report["subset"]["filters"] == ["metadata.topic=even"]
     assert _case_ids(root, run_id) == [q for q in PATTERNS if int(q[1:]) % 2 == 0]
