@@ -358,13 +358,19 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
         policy = ComparePolicy.model_validate(body["policy"]) if body.get("policy") else None
         recorded_path = body.get("policy_path")
         policy_path = Path(recorded_path) if recorded_path else None
+        # Re-derived from the case results it read (a run resumed since holds more); one
+        # recorded before it said how many (schema 1) from all of them.
+        read = (body["candidate"]["results"], body["baseline"]["results"])
         derived = derive_comparison(
-            ledger, candidate, baseline, policy=policy, policy_path=policy_path
+            ledger, candidate, baseline, policy=policy, policy_path=policy_path, results=read
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
     # The version that recorded it is an input, not something the runs re-derive.
     derived["oloproof_version"] = body.get("oloproof_version")
+    for role, count in zip(("candidate", "baseline"), read, strict=True):
+        if count is None:
+            derived[role]["results"] = None
     differences = differences_between(plain(body), plain(derived))
     if sorted(event.refs) != sorted([candidate.address, baseline.address]):
         differences.append("its links differ from the candidate and baseline runs")

@@ -234,6 +234,9 @@ class DiagnosisPageBody(TypedDict):
 class RunRef(TypedDict):
     run_id: str
     address: str
+    # How many of the run's case result entries the comparison read (the first, in append
+    # order); None before schema 2, which read them all.
+    results: int | None
 
 
 class ComparisonBody(TypedDict):

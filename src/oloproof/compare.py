@@ -41,7 +41,7 @@ from oloproof import __version__
 from oloproof import events as ev
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
-from oloproof.metrics import case_result_body, case_result_of, case_results, slice_value
+from oloproof.metrics import RecordedCases, slice_value
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -137,17 +137,20 @@ def derive_comparison(
     *,
     policy: ComparePolicy | None,
     policy_path: Path | None,
+    results: tuple[int | None, int | None] = (None, None),
 ) -> dict[str, Any]:
-    """The comparison body of two stored runs, from their case results in the ledger.
+    """The comparison body of two stored runs, from their case results in the ledger: of each
+    run, its first ``results`` case result entries (all it has, for ``None``), as a
+    comparison that read that many is re-derived.
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory.
     """
     return _comparison(
         candidate,
-        _StoredCases(ledger, candidate.run_id),
+        RecordedCases(ledger, candidate.run_id, results[0]),
         baseline,
-        _StoredCases(ledger, baseline.run_id),
+        RecordedCases(ledger, baseline.run_id, results[1]),
         policy=policy,
         policy_path=policy_path,
     )
@@ -200,8 +203,8 @@ def _comparison(
     support = int(candidate.body.get("min_slice_support", 1))
     decisions = _decide(policy, collected, level)
     return {
-        "candidate": {"run_id": candidate.run_id, "address": candidate.address},
-        "baseline": {"run_id": baseline.run_id, "address": baseline.address},
+        "candidate": _run_ref(candidate, candidate_cases),
+        "baseline": _run_ref(baseline, baseline_cases),
         "oloproof_version": __version__,
         "level": level,
         "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
@@ -224,6 +227,10 @@ def _comparison(
         "decisions": [_decision_body(d, r) for d, r in decisions],
         "gate": _gate_body(policy, [d for d, _ in decisions]),
     }
+
+
+def _run_ref(run: StoredRun, cases: _Cases) -> dict[str, Any]:
+    return {"run_id": run.run_id, "address": run.address, "results": cases.results}
 
 
 def _check_policy_metrics(
@@ -253,7 +260,10 @@ _Body = Mapping[str, Any]
 
 
 class _Cases(Protocol):
-    """One run's case results: in its line order, and one by case id."""
+    """One run's case results: in its line order, and one by case id; ``results`` says how
+    many case result entries they are read from."""
+
+    results: int
 
     def __iter__(self) -> Iterator[_Body]: ...
 
@@ -262,29 +272,15 @@ class _Cases(Protocol):
     def __contains__(self, case_id: str) -> bool: ...
 
 
-class _StoredCases:
-    """A stored run's case results, read as they are asked for."""
-
-    def __init__(self, ledger: Ledger, run_id: str) -> None:
-        self._ledger, self._run_id = ledger, run_id
-
-    def __iter__(self) -> Iterator[_Body]:
-        return (body for _, body in case_results(self._ledger, self._run_id))
-
-    def get(self, case_id: str) -> _Body | None:
-        # The first result of a case id, as ``case_results`` hands out.
-        address = case_result_of(self._ledger, self._run_id, case_id)
-        return None if address is None else case_result_body(self._ledger.get(address))
-
-    def __contains__(self, case_id: str) -> bool:
-        return case_result_of(self._ledger, self._run_id, case_id) is not None
-
-
 class _HeldCases:
     """Case results given as an iterable (``build_comparison``), held by case id."""
 
     def __init__(self, bodies: Iterable[_Body]) -> None:
-        self._bodies = {b["case_id"]: _compared(b) for b in bodies}
+        self.results = 0
+        self._bodies: dict[str, _Body] = {}
+        for body in bodies:
+            self.results += 1
+            self._bodies[body["case_id"]] = _compared(body)
 
     def __iter__(self) -> Iterator[_Body]:
         return iter(self._bodies.values())

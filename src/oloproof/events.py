@@ -13,7 +13,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.decision    1  a policy applied to a run (rules and gate)
     oloproof.diagnosis   3  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
-    oloproof.comparison  1  a paired comparison of two runs under a policy
+    oloproof.comparison  2  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
 
 Schema versions are enforced on every read (``upcast``, which the store gives the ledger as
@@ -48,6 +48,10 @@ Changes so far:
   (a parent resumed later holds more). Schema 2 did neither: the counts and
   ``parent_results`` read as ``None``, and ``verify`` re-derives such a diagnosis as schema 2
   did.
+
+- ``oloproof.comparison`` 2: each run's reference says how many of its case results the
+  comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
+  since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -84,7 +88,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 1,
     DIAGNOSIS: 3,
-    COMPARISON: 1,
+    COMPARISON: 2,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -112,6 +116,12 @@ def upcast_diagnosis_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "summary": summary, "parent_results": None}
 
 
+def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
+    runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
+    return {**body, **runs}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -121,6 +131,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
+    (COMPARISON, 1): upcast_comparison_v1_v2,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

@@ -10,7 +10,9 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
 2. Each flip names the command that shows the case in each run, so a reviewer goes straight
    from a count to the cases behind it.
 3. Derived from the two runs' case results on demand, never stored: a comparison recorded
-   before this existed lists its flips too, and ``verify`` has nothing new to re-derive.
+   before this existed lists its flips too, and ``verify`` has nothing new to re-derive. They
+   are read from the case results the comparison read (``RecordedCases``): a run resumed
+   since has more, which the comparison never paired.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
-from oloproof.metrics import case_result_body, case_result_of, case_results
+from oloproof.metrics import RecordedCases
 from oloproof.repeats import value_of
 
 
@@ -52,13 +54,13 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
     metrics = [row["metric"] for row in body["metrics"]]
     found: dict[str, list[Flip]] = {m: [] for m in metrics}
-    for _, cand in case_results(ledger, cand_id):
+    baseline = RecordedCases(ledger, base_id, body["baseline"]["results"])
+    for cand in RecordedCases(ledger, cand_id, body["candidate"]["results"]):
         # The baseline's case through the index (the first result of its id, the one
         # ``case_results`` counts): the baseline run is never held in memory.
-        at = case_result_of(ledger, base_id, cand["case_id"])
-        if at is None:
+        other = baseline.get(cand["case_id"])
+        if other is None:
             continue
-        other = case_result_body(ledger.get(at))
         if other.get("input_key") != cand.get("input_key"):
             continue
         if "errored" in (cand["status"], other["status"]):

@@ -18,6 +18,7 @@ the interval rules decide on. A case result without a verdict for a criterion co
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -207,8 +208,11 @@ def slice_value(name: str, body: Mapping[str, Any]) -> str:
     return str(value)
 
 
-def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultBody]]:
-    """The case_result events of a run, the first per case id, in the dataset's line order.
+def case_results(
+    ledger: Ledger, run_id: str, upto: int | None = None
+) -> Iterator[tuple[str, CaseResultBody]]:
+    """The case_result events of a run, the first per case id, in the dataset's line order;
+    of its first ``upto`` case result entries in append order (all, for ``None``).
 
     A run writes a case once; a second result for it is another writer's (``verify`` names it),
     and every command counts the first, as the run's own tally and decision did.
@@ -219,7 +223,7 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
     """
     unnumbered: dict[str, int] = {}  # written before case results had a line: by case id
     with LineOrder() as order:
-        for address, event in ledger.lookup_events("run_cases", run_id):
+        for address, event in itertools.islice(ledger.lookup_events("run_cases", run_id), upto):
             line = _line_of(case_result_body(event))
             if line is None:
                 line = unnumbered.setdefault(event.body["case_id"], len(unnumbered)) - (1 << 62)
@@ -231,6 +235,62 @@ def case_results(ledger: Ledger, run_id: str) -> Iterator[tuple[str, CaseResultB
                 address = format_address(digest)
                 yield address, case_result_body(ledger.get(address))
             previous = line
+
+
+def result_entries(ledger: Ledger, run_id: str) -> int:
+    """How many case result entries ``run_id`` has (a case written twice counts twice)."""
+    return sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
+
+
+class RecordedCases:
+    """A run's case results as a reader once read them: of its first ``upto`` case result
+    entries in append order (all it has, for ``None``; ``results`` says how many), one at a
+    time in line order, or one by case id. A comparison made before its run was resumed
+    re-derives, and lists its flips, from what it read."""
+
+    def __init__(self, ledger: Ledger, run_id: str, upto: int | None = None) -> None:
+        self._ledger, self._run_id = ledger, run_id
+        found = result_entries(ledger, run_id)
+        self.results = found if upto is None else min(upto, found)
+        # Only when the run has more now: the digests of the entries read, sorted end to end
+        # (32 bytes a case), so that a case found by id counts only if it is one of them.
+        self._read: bytes | None = None
+        if found > self.results:
+            lookup = ledger.iter_lookup("run_cases", run_id)
+            read = sorted(parse_address(a) for a in itertools.islice(lookup, self.results))
+            self._read = b"".join(read)
+
+    def __iter__(self) -> Iterator[CaseResultBody]:
+        return (body for _, body in case_results(self._ledger, self._run_id, self.results))
+
+    def get(self, case_id: str) -> CaseResultBody | None:
+        # The first result of a case id, as ``case_results`` hands out.
+        address = self._address(case_id)
+        return None if address is None else case_result_body(self._ledger.get(address))
+
+    def __contains__(self, case_id: str) -> bool:
+        return self._address(case_id) is not None
+
+    def _address(self, case_id: str) -> str | None:
+        address = case_result_of(self._ledger, self._run_id, case_id)
+        if address is None or self._read is None or _holds(self._read, parse_address(address)):
+            return address
+        return None
+
+
+def _holds(table: bytes, digest: bytes) -> bool:
+    """Whether ``digest`` is one of the sorted 32-byte digests ``table`` holds end to end."""
+    low, high = 0, len(table) // 32
+    while low < high:
+        middle = (low + high) // 2
+        found = table[32 * middle : 32 * middle + 32]
+        if found == digest:
+            return True
+        if found < digest:
+            low = middle + 1
+        else:
+            high = middle
+    return False
 
 
 def case_result_of(ledger: Ledger, run_id: str, case_id: str) -> str | None:

@@ -416,8 +416,9 @@ def test_the_comparison_is_an_event_linking_both_runs(ledger: Ledger, tmp_path: 
     cand, base = ledger.resolve("run_cand"), ledger.resolve("run_base")
     assert event.type == ev.COMPARISON
     assert event.refs == (cand, base)
-    assert event.body["candidate"] == {"run_id": "run_cand", "address": cand}
-    assert event.body["baseline"] == {"run_id": "run_base", "address": base}
+    # Each run as read: its id, its run event and how many case results were compared.
+    assert event.body["candidate"] == {"run_id": "run_cand", "address": cand, "results": 15}
+    assert event.body["baseline"] == {"run_id": "run_base", "address": base, "results": 15}
     assert event.body["policy_path"] == str(path.resolve())
     assert event.body["policy"]["rules"][0]["non_inferiority"] == {"margin": 5.0}
     assert ledger.lookup("comparisons", "run_cand") == [comparison.address]

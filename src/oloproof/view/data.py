@@ -22,7 +22,7 @@ Requirements this module meets:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,13 @@ from oloproof.bodies import (
 )
 from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
-from oloproof.metrics import case_result_body, case_result_of, slice_value, stream_case_results
+from oloproof.metrics import (
+    RecordedCases,
+    case_result_body,
+    case_result_of,
+    slice_value,
+    stream_case_results,
+)
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
 from oloproof.run_list import run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
@@ -614,15 +620,21 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
     """Paired cases whose pass/fail verdict changed, read from the failed cases of each run.
 
     A flip needs a failure in one of the two runs, so only the failed cases of each run (from
-    the ``failures`` index) and their counterparts are read.
+    the ``failures`` index) and their counterparts are read: of the case results the
+    comparison read (``RecordedCases``), which a run resumed since outnumbers.
     """
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
+    read = {
+        role["run_id"]: RecordedCases(reader.ledger, role["run_id"], role["results"])
+        for role in (body["candidate"], body["baseline"])
+    }
     flips: dict[tuple[str, str], Flip] = {}
     for metric in metrics:
         for failing, other, base_failed in ((base_id, cand_id, True), (cand_id, base_id, False)):
-            counterpart = _counterparts(reader, other)
             for case in _failed_on(reader, failing, metric):
-                found = counterpart(case["case_id"])
+                if case["case_id"] not in read[failing]:
+                    continue
+                found = read[other].get(case["case_id"])
                 if found is None or not _paired(case, found):
                     continue
                 if _status(found, metric) != "pass":
@@ -630,11 +642,6 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
                 base, cand = ("fail", "pass") if base_failed else ("pass", "fail")
                 flips[(case["case_id"], metric)] = Flip(case["case_id"], metric, base, cand)
     return sorted(flips.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
-
-
-def _counterparts(reader: Reader, run_id: str) -> Callable[[str], CaseResultBody | None]:
-    """Find a case of ``run_id`` by id, through the index."""
-    return lambda case_id: (_case_by_id(reader, run_id, case_id) or (None, None))[1]
 
 
 def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[CaseResultBody]:
