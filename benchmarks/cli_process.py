@@ -4,12 +4,13 @@ Shared by the benchmarks that measure commands (``diagnose.py``, ``scale.py``); 
 folder at the end of ``sys.path``, after the installed packages, so that ``benchmarks/ledger.py``
 never shadows the ``ledger`` package.
 
-Reported: wall time; peak resident memory (``VmHWM``), which counts the mapped ledger pages the
-command touched (LMDB reads through a memory map; the kernel can drop them at will); the peak of
-its anonymous resident memory (RssAnon, sampled every 10 ms), which leaves the mapped file out;
-the bytes it wrote (``/proc/self/io``: ``wchar``, every byte handed to ``write``); and, when
-traced, the Python heap's peak (tracemalloc). The command runs in the measured process itself,
-without the child process that reading commands otherwise fork.
+Reported: wall time; the CPU time the process used, user and system (``process_time``); peak
+resident memory (``VmHWM``), which counts the mapped ledger pages the command touched (LMDB
+reads through a memory map; the kernel can drop them at will); the peak of its anonymous
+resident memory (RssAnon, sampled every 10 ms), which leaves the mapped file out; the bytes it
+wrote (``/proc/self/io``: ``wchar``, every byte handed to ``write``); and, when traced, the
+Python heap's peak (tracemalloc). The command runs in the measured process itself, without the
+child process that reading commands otherwise fork.
 
 Not ``ru_maxrss``: Linux carries it over from the parent at fork, through exec, so every command
 started by a benchmark that had just read a 1 GB ledger reported the benchmark's own 2.5 GB.
@@ -52,6 +53,7 @@ from oloproof.cli.main import main
 sys.argv = ["oloproof", *args]
 before = int(written()["wchar"])
 start, code = time.perf_counter(), 0
+cpu = time.process_time()
 try:
     main()
 except SystemExit as exc:
@@ -59,6 +61,7 @@ except SystemExit as exc:
 report = {
     "code": code,
     "seconds": time.perf_counter() - start,
+    "cpu_seconds": time.process_time() - cpu,
     "rss_kb": status("VmHWM:"),
     "anon_kb": anon[0],
     "written": int(written()["wchar"]) - before,
@@ -71,6 +74,7 @@ sys.stderr.write(json.dumps(report) + "\\n")
 @dataclass(frozen=True)
 class Measured:
     seconds: float
+    cpu_seconds: float
     rss_mb: float
     anon_mb: float
     heap_mb: float
@@ -96,6 +100,7 @@ def oloproof(root: Path, *args: str, traced: bool = False) -> Measured:
         raise SystemExit(f"oloproof {' '.join(args)} exited {report['code']}: {done.stderr}")
     return Measured(
         report["seconds"],
+        report["cpu_seconds"],
         report["rss_kb"] / 1024,
         report["anon_kb"] / 1024,
         report["heap"] / 2**20,

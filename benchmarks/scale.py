@@ -28,8 +28,8 @@ Every figure is printed beside its target, as a ratio measured in this run where
    at a size is what a run of that size takes beyond a run of a tenth of it, divided by the
    cases between (10,000 beyond 1,000; 1,000,000 beyond 100,000): the start-up, which a whole
    run of 10,000 spreads over fewer cases than one of 1,000,000, cancels out, as does the
-   floor's. Whole-run figures are printed too. Runs of 1,000 and 10,000 cases: the median of
-   three.
+   floor's. The CPU time per case is printed beside it, the same way. Whole-run figures are
+   printed too. Runs of 1,000 and 10,000 cases: the median of three.
 
 Start-up of ``runs`` and ``inspect`` beside ``--help`` is ``benchmarks/startup.py``.
 """
@@ -347,20 +347,21 @@ def million(base: Path) -> None:
         f"x{big.seconds / n / (done[small][0].seconds / small):.2f}"
     )
     print("   per case at a size: the time a run of it takes beyond one a tenth its size:")
-    marginal = {}
+    marginal, cpu = {}, {}
     for cases in (small, n):
         (run_s, floor_s, _), (tenth_s, tenth_floor, _) = done[cases], done[cases // 10]
         extra = cases - cases // 10
         per_case = (run_s.seconds - tenth_s.seconds) / extra
         per_floor = (floor_s - tenth_floor) / extra
         marginal[cases] = per_case
+        cpu[cases] = (run_s.cpu_seconds - tenth_s.cpu_seconds) / extra
         print(
             f"     {cases} cases: {per_case * 1e6:.0f} us a case, floor {per_floor * 1e6:.0f} us: "
-            f"x{per_case / per_floor:.2f} (target at most 3)"
+            f"x{per_case / per_floor:.2f} (target at most 3); CPU {cpu[cases] * 1e6:.0f} us a case"
         )
     print(
         f"     run time per case, {n} / {small}: x{marginal[n] / marginal[small]:.2f} "
-        "(target at most 1.1)"
+        f"(target at most 1.1); in CPU time x{cpu[n] / cpu[small]:.2f}"
     )
 
 
