@@ -151,6 +151,12 @@ def planned_cases(body: Mapping[str, Any]) -> int:
     return int(body.get("planned_cases", body["dataset"]["cases"]))
 
 
+def not_run(body: Mapping[str, Any], finished: int) -> int:
+    """How many cases the run of ``body`` planned but has no result for, of which ``finished``
+    have one (an interrupted or stopped run's, or a crashed one's)."""
+    return max(0, planned_cases(body) - finished)
+
+
 class RunCache(TypedDict):
     execution: list[int]  # reused, made, shared within the run
     judgment: list[int]

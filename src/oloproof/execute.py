@@ -264,14 +264,18 @@ class EventWriter:
             return
         cpu = time.process_time()
         if writes_behind(cpu - self._last_cpu - self._writer_cpu, since):
-            self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
-            self._pending, self._pending_bytes, self._stages = [], 0, {}
+            self._write_behind(memory, now, cpu)
         elif full:
             written = memory.finished()
             self._write_pending()
             memory.forget(written)
-        else:
-            return
+            self._last_flush, self._last_cpu, self._writer_cpu = now, cpu, 0.0
+
+    def _write_behind(self, memory: RunMemory, now: float, cpu: float) -> None:
+        """Hand what is pending to a write on a thread of its own (``_Behind``); ``now`` and
+        ``cpu`` are the clock and the process's CPU time when it was asked for."""
+        self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
+        self._pending, self._pending_bytes, self._stages = [], 0, {}
         self._last_flush, self._last_cpu, self._writer_cpu = now, cpu, 0.0
 
     def flush_idle(self, memory: RunMemory) -> None:
@@ -280,9 +284,7 @@ class EventWriter:
         call). What that write raises, the next ``maybe_flush`` or ``flush`` raises."""
         now = time.monotonic()
         if self._behind is None and self._pending and now - self._last_flush > _IDLE_FLUSH_SECONDS:
-            self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
-            self._pending, self._pending_bytes, self._stages = [], 0, {}
-            self._last_flush, self._last_cpu, self._writer_cpu = now, time.process_time(), 0.0
+            self._write_behind(memory, now, time.process_time())
 
     def _settle(self, memory: RunMemory) -> None:
         """Wait for the write started on its way and raise what it raised; ``memory`` then

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ledger import Ledger
-from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body, planned_cases
+from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body, not_run, planned_cases
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed
 from oloproof.metrics import SeenCases, case_results
@@ -87,7 +87,7 @@ def failures(ledger: Ledger, run: StoredRun) -> Failures:
         if body["status"] == "errored" or is_failure(body["verdicts"]):
             failed.append(case_detail(ledger, address, body))
     planned = planned_cases(run.body)
-    missing = max(planned - seen.count, 0)
+    missing = not_run(run.body, seen.count)
     unfinished: list[str] = []
     why: str | None = None
     if missing:

@@ -18,6 +18,7 @@ the interval rules decide on. A case result without a verdict for a criterion co
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -28,6 +29,7 @@ from ledger import Event, FormatError, Ledger
 from ledger.address import format_address, parse_address
 from oloproof.bodies import CaseResultBody
 from oloproof.events import CASE_RESULT, RUN_CASE
+from oloproof.lazyseq import LazySequence
 from oloproof.lineorder import LineOrder
 from oloproof.repeats import bounds
 from oloproof.results import Interval, MetricKind
@@ -252,13 +254,12 @@ class RecordedCases:
         self._ledger, self._run_id = ledger, run_id
         found = result_entries(ledger, run_id)
         self.results = found if upto is None else min(upto, found)
-        # Only when the run has more now: the digests of the entries read, sorted end to end
-        # (32 bytes a case), so that a case found by id counts only if it is one of them.
-        self._read: bytes | None = None
+        # Only when the run has more now: the digests of the entries read, so that a case
+        # found by id counts only if it is one of them.
+        self._read: _Digests | None = None
         if found > self.results:
             lookup = ledger.iter_lookup("run_cases", run_id)
-            read = sorted(parse_address(a) for a in itertools.islice(lookup, self.results))
-            self._read = b"".join(read)
+            self._read = _Digests(parse_address(a) for a in itertools.islice(lookup, self.results))
 
     def __iter__(self) -> Iterator[CaseResultBody]:
         return (body for _, body in case_results(self._ledger, self._run_id, self.results))
@@ -273,24 +274,29 @@ class RecordedCases:
 
     def _address(self, case_id: str) -> str | None:
         address = case_result_of(self._ledger, self._run_id, case_id)
-        if address is None or self._read is None or _holds(self._read, parse_address(address)):
+        if address is None or self._read is None or parse_address(address) in self._read:
             return address
         return None
 
 
-def _holds(table: bytes, digest: bytes) -> bool:
-    """Whether ``digest`` is one of the sorted 32-byte digests ``table`` holds end to end."""
-    low, high = 0, len(table) // 32
-    while low < high:
-        middle = (low + high) // 2
-        found = table[32 * middle : 32 * middle + 32]
-        if found == digest:
-            return True
-        if found < digest:
-            low = middle + 1
-        else:
-            high = middle
-    return False
+class _Digests(LazySequence[bytes]):
+    """32-byte digests, sorted and packed end to end (32 bytes each, where a list of bytes
+    objects takes about 75), found by bisection."""
+
+    def __init__(self, digests: Iterable[bytes]) -> None:
+        self._packed = b"".join(sorted(digests))
+
+    def __len__(self) -> int:
+        return len(self._packed) // 32
+
+    def _item(self, i: int) -> bytes:
+        return self._packed[32 * i : 32 * i + 32]
+
+    def __contains__(self, digest: object) -> bool:
+        if not isinstance(digest, bytes):
+            return False
+        at = bisect.bisect_left(self, digest)
+        return at < len(self) and self._item(at) == digest
 
 
 def case_result_of(ledger: Ledger, run_id: str, case_id: str) -> str | None:

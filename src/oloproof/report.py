@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, planned_cases
+from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
 from oloproof.metrics import MetricTally, RunTally
 
 if TYPE_CHECKING:
@@ -245,12 +245,6 @@ def metric_row(
     )
 
 
-def not_run(run_body: Mapping[str, Any], tally: RunTally) -> int:
-    """Planned cases of the run with no case result (an interrupted run): missing for all."""
-    planned = planned_cases(run_body)
-    return max(0, planned - tally.cases)
-
-
 def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> list[ErrorGroup]:
     """Why cases errored: (line, case id, execution address) grouped by error type and the
     first line of its message, most common first (then by the first case's line)."""
@@ -393,7 +387,8 @@ def build_run_report(
         exit_code=exit_code,
         rules=rules,
         metrics=[
-            metric_row(t, level, not_run=not_run(run_body, tally)) for t in tally.metrics.values()
+            metric_row(t, level, not_run=not_run(run_body, tally.cases))
+            for t in tally.metrics.values()
         ],
         slices=slices,
         min_slice_support=support,

@@ -21,7 +21,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof import events as ev
-from oloproof.bodies import planned_cases
+from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import run_end
 
 SHORT = 8
@@ -143,7 +143,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         cases=cases,
         observed=cases - errored,
         errored=errored,
-        not_run=max(0, planned - cases),
+        not_run=not_run(body, cases),
         code=code_fingerprint(body["system"]),
         child_of=parent.get("diagnosis_of"),
         label=parent.get("label"),

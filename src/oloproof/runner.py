@@ -19,7 +19,7 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
-from oloproof.bodies import CaseResultBody, RunBody, RunEndBody
+from oloproof.bodies import CaseResultBody, RunBody, RunEndBody, not_run
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
@@ -41,10 +41,7 @@ from oloproof.metrics import (
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_header_variables, check_slices
 from oloproof.policy import decide_policy, gate
-from oloproof.report import (
-    RunReport,
-    not_run,
-)
+from oloproof.report import RunReport
 from oloproof.runlock import run_writer
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
 from oloproof.subset import Selection, select
@@ -591,7 +588,7 @@ def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> 
     specs = [e["spec"] for e in run_body["evaluators"]]
     check = judge_check(ledger, specs, policy.confidence_level)
     # Planned cases that never ran (an interrupted run) count as missing for every rule.
-    decisions = decide_policy(policy, tally.metrics, check, not_run=not_run(run_body, tally))
+    decisions = decide_policy(policy, tally.metrics, check, not_run=not_run(run_body, tally.cases))
     outcome = gate(decisions, policy.block_on)
     return {
         "run_id": run_body["run_id"],

@@ -14,7 +14,15 @@ from typing import Any
 from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof import stats
-from oloproof.bodies import DecisionBody, RunBody, RunEndBody, decision_body, run_body, run_end_body
+from oloproof.bodies import (
+    DecisionBody,
+    RunBody,
+    RunEndBody,
+    decision_body,
+    not_run,
+    run_body,
+    run_end_body,
+)
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
 from oloproof.errors import LedgerAccessError
 from oloproof.latest import LATEST, resolve_latest
@@ -26,7 +34,6 @@ from oloproof.report import (
     build_run_report,
     corrected_row,
     error_groups,
-    not_run,
 )
 from oloproof.store import load_event
 
@@ -173,7 +180,9 @@ def _corrected_rows(
         chosen = chosen or find_calibration(ledger, identity)
         if chosen is not None:
             rows.append(
-                corrected_row(metric, chosen[1], chosen[0], level, not_run=not_run(run_body, tally))
+                corrected_row(
+                    metric, chosen[1], chosen[0], level, not_run=not_run(run_body, tally.cases)
+                )
             )
     return rows
 

@@ -54,7 +54,7 @@ from oloproof.bodies import (
     diagnosis_body,
     diagnosis_page_body,
     execution_body,
-    planned_cases,
+    not_run,
 )
 from oloproof.diagnosis.labels import (
     COMPLETE,
@@ -233,7 +233,7 @@ def select_cases(
     unknown = None
     if unjudged:
         ids = sorted(missing)
-        unfinished = max(planned_cases(parent.body) - seen.count, 0)
+        unfinished = not_run(parent.body, seen.count)
         unknown = Unjudged(PackedIds(ids), PackedIds(missing[i] for i in ids), unfinished)
     return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown, read)
 

@@ -44,7 +44,7 @@ from oloproof.bodies import (
     diagnosis_body,
     execution_body,
     judgment_body,
-    planned_cases,
+    not_run,
     run_body,
     run_end_body,
 )
@@ -429,11 +429,10 @@ def failures(
             )
         )
     end, _ = reader.run_meta(run_id)
-    planned = planned_cases(body)
     recorded = int(end["cases"]) if end else len(reader.ledger.lookup("run_cases", run_id))
     return FailuresPage(
         run_id, criteria, list(body["slices"]), rows, total, page, pages,
-        max(0, planned - recorded),
+        not_run(body, recorded),
     )  # fmt: skip
 
 
