@@ -19,7 +19,6 @@ from ledger._runs import (
     Filing,
     RunSet,
     RunWriter,
-    digest_hash,
     read_directory,
 )
 from ledger.address import digest_of, format_address
@@ -204,7 +203,7 @@ class _Indexes(_Reader):
                         prefixes = self.derive_prefixes(format_address(digest), event)
                     except Exception:  # hashes right yet cannot be read or filed: verify says so
                         prefixes = ()
-                filing.event(digest, seq_key, digest_hash(digest), prefixes)
+                filing.event(digest, seq_key, prefixes)
                 if len(filing.addrs) >= _REBUILD_CHUNK:
                     writer.add(first, end, filing)
                     filing = Filing()

@@ -32,6 +32,7 @@ import lmdb
 
 from ledger._datafile import check_data_file
 from ledger._failures import write_failure
+from ledger._filter import Filter, FilterCell, digest_hash, prefix_hash
 from ledger._pending import _Pending
 from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
 from ledger._runs import (
@@ -39,13 +40,9 @@ from ledger._runs import (
     EMPTY_DIRECTORY,
     INDEX_TAG,
     RUNS_KEY,
-    Filter,
-    FilterCell,
     Run,
     RunSet,
     base_run,
-    digest_hash,
-    prefix_hash,
     read_directory,
 )
 from ledger.chain import GENESIS, ChainRecord, pack_record, unpack_record

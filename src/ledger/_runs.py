@@ -32,27 +32,22 @@ read-only, it is read as one run that covers every event and has no filter (``ba
 
 from __future__ import annotations
 
-import struct
-import sys
-from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from hashlib import blake2b
-from itertools import islice
-from operator import itemgetter
+from itertools import chain, islice
+from operator import eq, itemgetter
 from typing import Any, Final
 
+from ledger._filter import FILTER_KEY, Filter, FilterCell, digest_hash, prefix_digest, prefix_hash
 from ledger.codec import decode, encode
 from ledger.errors import FormatError, LedgerError
 from ledger.format import _SEQ, ENTRY_HEAD, RUN_TABLES
 
 ADDR_TAG: Final = b"\x00"  # a run table's address entries: tag, digest -> sequence key
 INDEX_TAG: Final = b"\x01"  # its index entries: tag, prefix, sequence key -> digest head
-FILTER_KEY: Final = b"\xff"  # its filter, the table's last key
 RUNS_KEY: Final = b"runs"  # the directory, in ``meta``
 
-_BITS_PER_KEY: Final = 10
 _NO_END: Final = 1 << 64
 
 FANOUT: Final = 8  # runs of one size class merged at once
@@ -73,117 +68,6 @@ _MERGE_CHUNK: Final = 8192  # records read from each source at a time while merg
 # records to a page), so that one key's many entries cost 12 bytes each, not a record each.
 _POSTINGS: Final = 64
 _POSTING: Final = 8 + ENTRY_HEAD
-
-
-class Filter:
-    """A blocked Bloom filter over a run's keys: each key sets six bits of one 64-bit
-    word (``digest_hash``, ``prefix_hash``), so asking costs one word read whatever the probes.
-
-    Sized at ``_BITS_PER_KEY`` bits for each key of its run (a merged run's, at the words of
-    the filters of the runs it merged, which may count a key twice): a key it does not hold
-    passes about twice in a hundred. Stored as its words, little-endian, under ``FILTER_KEY``
-    in the run's table.
-    """
-
-    __slots__ = ("blocks", "words")
-
-    def __init__(self, words: array[int]) -> None:
-        self.words = words
-        self.blocks = len(words)
-
-    @classmethod
-    def sized(cls, keys: int) -> Filter:
-        """An empty filter for ``keys`` keys."""
-        return cls.of_words(max(1, (keys * _BITS_PER_KEY + 63) // 64))
-
-    @classmethod
-    def of_words(cls, words: int) -> Filter:
-        """An empty filter of ``words`` words."""
-        return cls(array("Q", bytes(8 * words)))
-
-    @classmethod
-    def from_bytes(cls, data: bytes | None) -> Filter | None:
-        """The filter stored as ``data``; ``None`` for bytes that cannot be one (a run without
-        a usable filter is asked as if it held every key)."""
-        if not data or len(data) % 8:
-            return None
-        words = array("Q")
-        words.frombytes(data)
-        if sys.byteorder == "big":
-            words.byteswap()
-        return cls(words)
-
-    def to_bytes(self) -> bytes:
-        if sys.byteorder == "big":
-            words = array("Q", self.words)
-            words.byteswap()
-            return words.tobytes()
-        return self.words.tobytes()
-
-    def add(self, hashed: tuple[int, int]) -> None:
-        block, mask = hashed
-        self.words[block % self.blocks] |= mask
-
-    def holds(self, hashed: tuple[int, int]) -> bool:
-        block, mask = hashed
-        return self.words[block % self.blocks] & mask == mask
-
-
-class FilterCell:
-    """A run's filter: made by the commit that wrote the run, or read from its table the
-    first time a lookup needs it, so that runs only scanned cost no memory for one. A listed
-    run never changes, so what is read once serves every later transaction."""
-
-    __slots__ = ("_db", "filter", "read")
-
-    def __init__(self, db: Any, made: Filter | None = None) -> None:
-        self._db = db
-        self.filter = made
-        self.read = made is not None
-
-    def of(self, txn: Any) -> Filter | None:
-        """The filter (``None``: its bytes cannot be one, so every key is looked for)."""
-        if not self.read:
-            self.filter = Filter.from_bytes(txn.get(FILTER_KEY, db=self._db))
-            self.read = True
-        return self.filter
-
-
-def digest_hash(digest: bytes) -> tuple[int, int]:
-    """``(block hash, bit mask)`` of an address entry's digest in a filter: a digest is
-    already uniform, so its first 16 bytes are the hash (``_split``)."""
-    return _split(digest)
-
-
-def prefix_hash(prefix: bytes) -> tuple[int, int]:
-    """``(block hash, bit mask)`` of an index entry's prefix in a filter: the 16-byte BLAKE2b
-    digest of the prefix (``_split``). Remembered for the last few thousand prefixes: a key
-    looked up is often filed soon after (a cache miss), or looked up again (one execution's
-    judgments), and a type or a run is filed by every commit."""
-    found = _recent.get(prefix)
-    if found is None:
-        found = _split(blake2b(prefix, digest_size=16).digest())
-        if len(_recent) >= _RECENT:
-            _recent.clear()
-        _recent[prefix] = found
-    return found
-
-
-_RECENT: Final = 4096
-_recent: dict[bytes, tuple[int, int]] = {}
-
-
-_HALVES: Final = struct.Struct("<QQ")
-# The bits of two 6-bit fields (12 bits), looked up rather than shifted: a third of the time.
-_PAIRS: Final = tuple(1 << (x & 63) | 1 << (x >> 6) for x in range(4096))
-
-
-def _split(hashed: bytes) -> tuple[int, int]:
-    """Of the first 16 bytes of a hash, the first 8, little-endian, pick a filter's word
-    (modulo their number); the six 6-bit fields of the next 8, from the lowest, the bits."""
-    block, b = _HALVES.unpack_from(hashed)
-    masks = _PAIRS
-    return block, masks[b & 4095] | masks[b >> 12 & 4095] | masks[b >> 24 & 4095]
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,12 +274,9 @@ class RunSet:
         run = self.runs[at]
         return run if seq < run.end else None
 
-    def seq_of(
-        self, txn: Any, digest: bytes, hashed: tuple[int, int] | None = None
-    ) -> bytes | None:
-        """The sequence key of the event stored under ``digest``, or ``None``; ``hashed`` is
-        its ``digest_hash``, when the caller made it already."""
-        block, mask = digest_hash(digest) if hashed is None else hashed
+    def seq_of(self, txn: Any, digest: bytes) -> bytes | None:
+        """The sequence key of the event stored under ``digest``, or ``None``."""
+        block, mask = digest_hash(digest)
         get = txn.get
         for cell, db, tag in self._probes:  # a fresh event, the likeliest, is newest
             if cell is not None:
@@ -569,21 +450,17 @@ class Filing:
     appended (in order): what ``RunWriter.add`` files as one run. A key's entries are kept
     together as they come, so that none needs sorting but the keys themselves."""
 
-    __slots__ = ("addrs", "count", "hashes", "keys")
+    __slots__ = ("addrs", "count", "keys")
 
     def __init__(self) -> None:
         self.addrs: list[bytes] = []  # digest + sequence key
-        self.hashes: list[tuple[int, int]] = []  # each digest's ``digest_hash``
         self.keys: dict[bytes, list[bytes]] = {}  # prefix -> sequence key + digest head
         self.count = 0
 
-    def event(
-        self, digest: bytes, seq_key: bytes, hashed: tuple[int, int], prefixes: Iterable[bytes]
-    ) -> None:
-        """File the event of ``digest`` (its ``digest_hash``), numbered ``seq_key``, under
-        its address and each of ``prefixes``."""
+    def event(self, digest: bytes, seq_key: bytes, prefixes: Iterable[bytes]) -> None:
+        """File the event of ``digest``, numbered ``seq_key``, under its address and each of
+        ``prefixes``."""
         self.addrs.append(digest + seq_key)
-        self.hashes.append(hashed)
         posting = seq_key + digest[:ENTRY_HEAD]
         keys = self.keys
         count = 1
@@ -615,18 +492,16 @@ class RunWriter:
     def add(self, first: int, end: int, filing: Filing) -> None:
         """File the entries of the events ``first`` to ``end - 1`` (``filing``) as a new run,
         then merge as the policy says."""
-        made = Filter.sized(len(filing.addrs) + len(filing.keys))
-        for hashed in filing.hashes:
-            made.add(hashed)
-        filing.addrs.sort()
+        addrs, keys = filing.addrs, filing.keys
+        addrs.sort()
+        prefixes = sorted(keys)
+        made = Filter.sized(len(addrs) + len(keys))
+        made.add_rows(b"".join(addrs), 32 + 8)
+        made.add_rows(b"".join([prefix_digest(prefix) for prefix in prefixes]), 16)
+        self._filed += len(addrs) + len(keys)
 
-        def items() -> Iterator[tuple[bytes, bytes]]:
-            for item in filing.addrs:
-                yield ADDR_TAG + item[:32], item[32:]
-            keys, add = filing.keys, made.add
-            self._filed += len(filing.addrs) + len(keys)
-            for prefix in sorted(keys):
-                add(prefix_hash(prefix))
+        def index_records() -> Iterator[tuple[bytes, bytes]]:
+            for prefix in prefixes:
                 postings, tagged = keys[prefix], INDEX_TAG + prefix
                 for at in range(0, len(postings), _POSTINGS):
                     head = postings[at]
@@ -634,7 +509,8 @@ class RunWriter:
                     yield tagged + head[:8], head[8:] + rest
 
         table = self._free_table()
-        self._fill(table, items(), made)
+        addr_records = [(ADDR_TAG + item[:32], item[32:]) for item in addrs]
+        self._fill(table, chain(addr_records, index_records()), made)
         run = Run(self.runs.next_ident, table, first, end, filing.count, *self._dbs(table))
         run = replace(run, cell=FilterCell(run.index_db, made))
         runs = (*self.runs.runs, run)
@@ -669,7 +545,7 @@ class RunWriter:
         tally = _Tally(Filter.of_words(self._words_for(group)))
         table = self._free_table()
         sources = [self._txn.cursor(db=self._tables[run.table]).iternext() for run in group]
-        self._fill(table, tally.through(_merged(sources)), tally.filter)
+        self._fill(table, chain.from_iterable(map(tally.of, _merged(sources))), tally.filter)
         self._replace(lo, hi, table, tally.entries, tally.filter, self.runs.merging)
 
     def _advance(self, *, to_the_end: bool = False) -> None:
@@ -693,19 +569,22 @@ class RunWriter:
             sources.append(cursor.iternext() if found else iter(()))
         step = max(_STEP, _CATCH_UP * self._filed)
         stream = _merged(sources, min(_MERGE_CHUNK, step // len(sources) + 1))
-        if not to_the_end:
-            target.putmulti(islice(stream, step), append=True)
-            rest = next(stream, None)
-            if rest is not None:  # more to come, in a later commit
-                target.put(*rest, append=True)
+        put = 0
+        for chunk in stream:
+            target.putmulti(chunk, append=True)
+            put += len(chunk)
+            if put >= step and not to_the_end:
+                more = next(stream, None)
+                if more is None:
+                    break
+                target.putmulti(more, append=True)  # and the rest in a later commit
                 return
-        else:
-            target.putmulti(stream, append=True)
         # Its filter and count, read back from all the steps' records.
         hi = lo + len(merging.sources)
         tally = _Tally(Filter.of_words(self._words_for(runs[lo:hi])))
-        for _ in tally.through(txn.cursor(db=db)):
-            pass
+        records = txn.cursor(db=db).iternext()
+        while chunk := list(islice(records, _MERGE_CHUNK)):
+            tally.of(chunk)
         txn.put(FILTER_KEY, tally.filter.to_bytes(), db=db, append=True)
         self._replace(lo, hi, merging.table, tally.entries, tally.filter, None)
 
@@ -759,29 +638,36 @@ class RunWriter:
 
 class _Tally:
     """What a merged run's records, met in key order, hold: their keys added to its filter
-    and their entries counted (``entries``) as they pass ``through``."""
+    and their entries counted (``entries``), a sorted chunk at a time (``of``)."""
 
-    __slots__ = ("entries", "filter")
+    __slots__ = ("_previous", "entries", "filter")
 
     def __init__(self, made: Filter) -> None:
         self.filter = made
         self.entries = 0
+        self._previous = b""  # the last index prefix added, which the next chunk may go on
 
-    def through(self, records: Iterable[tuple[bytes, bytes]]) -> Iterator[tuple[bytes, bytes]]:
-        """``records`` as they are (entries only: no filter record)."""
-        add, previous, entries = self.filter.add, b"", 0
-        for key, value in records:
-            if key[:1] == ADDR_TAG:
-                entries += 1
-                add(digest_hash(key[1:]))
-            else:
-                entries += 1 + (len(value) - ENTRY_HEAD) // _POSTING
-                prefix = key[1:-8]
-                if prefix != previous:
-                    add(prefix_hash(prefix))
-                    previous = prefix
-            yield key, value
-        self.entries += entries
+    def of(self, records: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        """``records`` as they are (entries only: no filter record), tallied. Address keys
+        sort before index keys, so each kind is one stretch of a chunk."""
+        keys = list(map(itemgetter(0), records))
+        cut = bisect_left(keys, INDEX_TAG)
+        addrs = b"".join(keys[:cut])
+        if len(addrs) == cut * (1 + 32):
+            self.filter.add_rows(addrs, 1 + 32, 1)
+        else:  # not all digests: a tool's doing, which verify reports; each key on its own
+            for key in keys[:cut]:
+                self.filter.add(digest_hash(key[1:]))
+        self.entries += cut
+        prefixes = dict.fromkeys([key[1:-8] for key in keys[cut:]])
+        prefixes.pop(self._previous, None)
+        if prefixes:
+            self.filter.add_rows(b"".join(map(prefix_digest, prefixes)), 16)
+            self._previous = keys[-1][1:-8]
+        self.entries += sum(
+            [1 + (len(value) - ENTRY_HEAD) // _POSTING for _, value in records[cut:]]
+        )
+        return records
 
 
 def _after(runs: Sequence[Run], merging: Merging) -> int:
@@ -792,13 +678,14 @@ def _after(runs: Sequence[Run], merging: Merging) -> int:
 
 def _merged(
     sources: list[Iterator[tuple[bytes, bytes]]], chunk: int = _MERGE_CHUNK
-) -> Iterator[tuple[bytes, bytes]]:
+) -> Iterator[list[tuple[bytes, bytes]]]:
     """The items of sorted ``sources`` (run tables, each ending with its filter, which is
-    left out) in one sorted stream, holding at most ``chunk`` items of each.
+    left out) in one sorted stream, in sorted chunks, holding at most ``chunk`` items of each.
 
     Items up to the smallest last key of the sources not yet read to the end are safe to
     give: they are sorted together (in C, as one list of a few sorted runs). A key in two
-    sources (an event stored twice by another tool) is given once, with the older value.
+    sources (an event stored twice by another tool) is given once, with the value that sorts
+    first.
     """
     buffers: list[list[tuple[bytes, bytes]]] = []
     more: list[bool] = []
@@ -830,10 +717,22 @@ def _merged(
                 taken.extend(buffer[:cut])
                 buffers[i] = buffer[cut:]
         taken.sort()
-        for item in taken:
-            if item[0] != last:
-                last = item[0]
-                yield item
+        keys = list(map(key, taken))
+        if keys and (keys[0] == last or any(map(eq, keys, islice(keys, 1, None)))):
+            taken = _once(taken, last)
+        if taken:
+            last = taken[-1][0]
+            yield taken
         for i, buffer in enumerate(buffers):
             if not buffer and more[i]:
                 fill(i)
+
+
+def _once(items: list[tuple[bytes, bytes]], last: bytes) -> list[tuple[bytes, bytes]]:
+    """Sorted ``items`` with each key but its first, and ``last`` (given before), left out."""
+    kept = []
+    for item in items:
+        if item[0] != last:
+            last = item[0]
+            kept.append(item)
+    return kept

@@ -22,7 +22,7 @@ from ledger._indexes import _Indexes
 from ledger._lmdb import _declare
 from ledger._pending import ANY, _Pending, _RefOp
 from ledger._records import DICTIONARY_KEY, train
-from ledger._runs import RUNS_KEY, Filing, RunSet, RunWriter, digest_hash
+from ledger._runs import RUNS_KEY, Filing, RunSet, RunWriter
 from ledger.address import check_ref_name, format_address, parse_address
 from ledger.chain import GENESIS, pack_record
 from ledger.errors import RefConflictError, StoreError
@@ -146,13 +146,12 @@ class _Writer(_Indexes):
                 nonlocal seq
                 file = filing.event
                 for digest, data in pending.data.items():
-                    hashed = digest_hash(digest)
-                    if seq_of(txn, digest, hashed) is not None:
+                    if seq_of(txn, digest) is not None:
                         continue  # already stored (perhaps by another process meanwhile)
                     seq_key = _SEQ.pack(seq)
                     seq += 1
                     head.update(digest)
-                    file(digest, seq_key, hashed, prefixes[digest])
+                    file(digest, seq_key, prefixes[digest])
                     yield seq_key, digest + pack(data)
 
             cursor.putmulti(records(), append=True)

@@ -33,9 +33,10 @@ from typing import TYPE_CHECKING, Any
 
 from ledger._datafile import check_data_file
 from ledger._deepscan import deep_scan
+from ledger._filter import FILTER_KEY
 from ledger._lmdb import Snapshot
 from ledger._records import undecodable
-from ledger._runs import ADDR_TAG, FILTER_KEY, INDEX_TAG
+from ledger._runs import ADDR_TAG, INDEX_TAG
 from ledger.address import check_ref_name, digest_of, format_address, parse_address
 from ledger.chain import GENESIS, ChainRecord, unpack_record
 from ledger.codec import decode

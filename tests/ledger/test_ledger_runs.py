@@ -22,19 +22,18 @@ from hypothesis import strategies as st
 from tests.ledger.raw import FILTER_KEY, INDEX_TAG, directory, tables
 from tests.ledger.test_ledger_fixtures import copy_of
 
+import ledger._filter as filter_module
 import ledger._reads as reads
 import ledger._runs as runs_module
 from ledger import DamagedIndexesError, Event, Ledger, open_ledger
+from ledger._filter import Filter, digest_hash, prefix_hash
 from ledger._runs import _MAX_RUNS as MAX_RUNS
 from ledger._runs import _TOP as TOP
 from ledger._runs import (
     FANOUT,
-    Filter,
     Merging,
     Run,
     _next_merge,
-    digest_hash,
-    prefix_hash,
     size_class,
 )
 from ledger.format import RUN_TABLES
@@ -143,6 +142,26 @@ def test_a_filter_lets_about_one_key_in_a_hundred_through() -> None:
     assert passed < 0.025, passed  # about two in a hundred, as docs/ledger.md says
 
 
+@pytest.mark.parametrize("count", [0, 1, 511, 512, 3000])
+@pytest.mark.parametrize(("width", "at"), [(16, 0), (33, 1), (40, 0)])
+@pytest.mark.parametrize("words", [1, 7, 640])
+def test_keys_added_in_bulk_set_the_bits_they_set_one_at_a_time(
+    count: int, width: int, at: int, words: int
+) -> None:
+    rows = random.Random(count * width + words).randbytes(count * width)
+    one_at_a_time = Filter.of_words(words)
+    for start in range(0, len(rows), width):
+        one_at_a_time.add(digest_hash(rows[start + at : start + at + 32]))
+    in_bulk = Filter.of_words(words)  # with NumPy from 512 keys on
+    in_bulk.add_rows(rows, width, at)
+    assert in_bulk.to_bytes() == one_at_a_time.to_bytes()
+
+
+def test_rows_that_do_not_divide_are_refused() -> None:
+    with pytest.raises(ValueError, match="not rows of 40"):
+        Filter.of_words(4).add_rows(b"x" * 41, 40)
+
+
 def test_filter_bytes_that_cannot_be_one_are_none() -> None:
     assert Filter.from_bytes(None) is None
     assert Filter.from_bytes(b"") is None
@@ -158,7 +177,15 @@ def small_scans(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reads, "_SCAN_CHUNK", 3)
 
 
-@pytest.mark.usefixtures("small_scans")
+@pytest.fixture(params=["one at a time", "in bulk"])
+def filling(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Filters filled a key at a time, as small commits fill them, or all in bulk (NumPy), as
+    large commits and merges do."""
+    if request.param == "in bulk":
+        monkeypatch.setattr(filter_module, "_BULK", 1)
+
+
+@pytest.mark.usefixtures("small_scans", "filling")
 def test_every_read_finds_every_event_across_hundreds_of_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -398,7 +425,7 @@ def under_way(ledger: Ledger) -> Merging | None:
         return snap.runs().merging
 
 
-@pytest.mark.usefixtures("small_merges", "small_scans")
+@pytest.mark.usefixtures("small_merges", "small_scans", "filling")
 def test_a_large_merge_is_written_a_step_a_commit_and_reads_stay_whole(tmp_path: Path) -> None:
     path = tmp_path / "l"
     stored: list[tuple[str, Event]] = []
