@@ -20,10 +20,12 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    Bits = npt.NDArray[np.uint64]
+
 _BITS_PER_KEY: Final = 10
-# Below this many keys, adding them one at a time costs less than setting NumPy up for them
-# (and a small commit, such as a command's one event, never imports it).
-_BULK: Final = 512
+# Below this many keys, adding or asking them one at a time costs less than setting NumPy up
+# for them (and a small commit, such as a command's one event, never imports it).
+BULK: Final = 512
 
 
 class Filter:
@@ -86,21 +88,38 @@ class Filter:
         count = len(rows) // width
         if len(rows) % width or at + 16 > width:
             raise ValueError(f"{len(rows)} bytes are not rows of {width} with a hash at {at}")
-        if count < _BULK:
-            words, blocks = self.words, self.blocks
+        if count < BULK:
+            kept, blocks = self.words, self.blocks
             for start in range(at, len(rows), width):
                 block, mask = _split(rows[start : start + 16])
-                words[block % blocks] |= mask
+                kept[block % blocks] |= mask
             return
         import numpy as np
 
-        table = np.frombuffer(rows, dtype=np.uint8).reshape(count, width)[:, at : at + 16]
-        halves = np.ascontiguousarray(table).view("<u8").astype(np.uint64, copy=False)
-        bits = halves[:, 1]
-        pairs = _pairs_array()
-        masks = pairs[bits & 4095] | pairs[bits >> 12 & 4095] | pairs[bits >> 24 & 4095]
-        words_now: npt.NDArray[np.uint64] = np.frombuffer(self.words, dtype=np.uint64)
-        np.bitwise_or.at(words_now, halves[:, 0] % np.uint64(self.blocks), masks)
+        hashes, masks = row_hashes(rows, width, at)
+        words: npt.NDArray[np.uint64] = np.frombuffer(self.words, dtype=np.uint64)
+        np.bitwise_or.at(words, hashes % np.uint64(self.blocks), masks)
+
+    def holding(self, hashes: Bits, masks: Bits) -> npt.NDArray[np.bool_]:
+        """Of the keys ``row_hashes`` gave as ``hashes`` and ``masks``, which the filter lets
+        through."""
+        import numpy as np
+
+        words: npt.NDArray[np.uint64] = np.frombuffer(self.words, dtype=np.uint64)
+        found: npt.NDArray[np.bool_] = words[hashes % np.uint64(self.blocks)] & masks == masks
+        return found
+
+
+def row_hashes(rows: bytes, width: int, at: int = 0) -> tuple[Bits, Bits]:
+    """``(block hashes, bit masks)`` (``_split``) of the 16-byte hashes that start at byte
+    ``at`` of each ``width``-byte row of ``rows``, with NumPy."""
+    import numpy as np
+
+    table = np.frombuffer(rows, dtype=np.uint8).reshape(len(rows) // width, width)
+    halves = np.ascontiguousarray(table[:, at : at + 16]).view("<u8").astype(np.uint64)
+    bits = halves[:, 1]
+    pairs = _pairs_array()
+    return halves[:, 0], pairs[bits & 4095] | pairs[bits >> 12 & 4095] | pairs[bits >> 24 & 4095]
 
 
 class FilterCell:
@@ -168,10 +187,10 @@ def _split(hashed: bytes) -> tuple[int, int]:
     return block, masks[b & 4095] | masks[b >> 12 & 4095] | masks[b >> 24 & 4095]
 
 
-_pairs: list[np.ndarray[Any, np.dtype[np.uint64]]] = []
+_pairs: list[Bits] = []
 
 
-def _pairs_array() -> np.ndarray[Any, np.dtype[np.uint64]]:
+def _pairs_array() -> Bits:
     """``_PAIRS`` as a NumPy array, made the first time a filter is filled in bulk."""
     if not _pairs:
         import numpy as np

@@ -39,7 +39,16 @@ from itertools import chain, islice
 from operator import eq, itemgetter
 from typing import Any, Final
 
-from ledger._filter import FILTER_KEY, Filter, FilterCell, digest_hash, prefix_digest, prefix_hash
+from ledger._filter import (
+    BULK,
+    FILTER_KEY,
+    Filter,
+    FilterCell,
+    digest_hash,
+    prefix_digest,
+    prefix_hash,
+    row_hashes,
+)
 from ledger.codec import decode, encode
 from ledger.errors import FormatError, LedgerError
 from ledger.format import _SEQ, ENTRY_HEAD, RUN_TABLES
@@ -287,6 +296,28 @@ class RunSet:
             if found is not None:
                 return found
         return None
+
+    def seqs_of(self, txn: Any, digests: Sequence[bytes]) -> list[bytes | None]:
+        """``seq_of`` each of ``digests``: a commit's, whose filters are asked all at once
+        (with NumPy), run by run, so that a run's table is read only for the few a filter
+        lets through."""
+        if len(digests) < BULK:
+            return [self.seq_of(txn, digest) for digest in digests]
+        import numpy as np
+
+        hashes, masks = row_hashes(b"".join(digests), 32)
+        found: list[bytes | None] = [None] * len(digests)
+        left = np.ones(len(digests), dtype=np.bool_)
+        get = txn.get
+        for cell, db, tag in self._probes:  # newest first, as ``seq_of``
+            made = None if cell is None else cell.of(txn)
+            asked = left if made is None else left & made.holding(hashes, masks)
+            for at in np.flatnonzero(asked).tolist():
+                seq_key: bytes | None = get(tag + digests[at], db=db)
+                if seq_key is not None:
+                    found[at] = seq_key
+                    left[at] = False
+        return found
 
     def entries(
         self, txn: Any, prefix: bytes, after: int = 0

@@ -137,7 +137,7 @@ class _Writer(_Indexes):
             first = _SEQ.unpack(cursor.key())[0] + 1 if cursor.last() else 1
             seq = first
             runs = self._run_set(txn, write=True)
-            seq_of, prefixes = runs.seq_of, pending.prefixes
+            prefixes = pending.prefixes
             number, previous = _chain_tip(txn, self._chain)
             head = sha256(previous)  # the commit's head: see ledger.chain
             filing = Filing()
@@ -145,8 +145,9 @@ class _Writer(_Indexes):
             def records() -> Iterator[tuple[bytes, bytes]]:
                 nonlocal seq
                 file = filing.event
-                for digest, data in pending.data.items():
-                    if seq_of(txn, digest) is not None:
+                stored = runs.seqs_of(txn, list(pending.data))
+                for (digest, data), stored_as in zip(pending.data.items(), stored, strict=True):
+                    if stored_as is not None:
                         continue  # already stored (perhaps by another process meanwhile)
                     seq_key = _SEQ.pack(seq)
                     seq += 1

@@ -36,6 +36,7 @@ from ledger._runs import (
     _next_merge,
     size_class,
 )
+from ledger.address import parse_address
 from ledger.format import RUN_TABLES
 
 
@@ -182,7 +183,8 @@ def filling(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
     """Filters filled a key at a time, as small commits fill them, or all in bulk (NumPy), as
     large commits and merges do."""
     if request.param == "in bulk":
-        monkeypatch.setattr(filter_module, "_BULK", 1)
+        monkeypatch.setattr(filter_module, "BULK", 1)
+        monkeypatch.setattr(runs_module, "BULK", 1)  # a commit's digests looked up at once
 
 
 @pytest.mark.usefixtures("small_scans", "filling")
@@ -236,6 +238,25 @@ def test_an_event_put_again_is_not_filed_again(tmp_path: Path) -> None:
         assert len(ledger) == 15
         assert ledger.verify().ok
     assert sum(row[4] for row in listed(tmp_path / "l")) == 15 * 3  # address, type, case
+
+
+def test_a_commit_s_digests_looked_up_at_once_are_found_as_one_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runs_module, "_BASE", 16)
+    rng = random.Random(5)
+    with open_ledger(tmp_path / "l", indexer=by_case) as ledger:
+        stored = fill(ledger, [rng.choice((1, 3, 40)) for _ in range(120)])
+        asked = [parse_address(a) for a, _ in stored] + [rng.randbytes(32) for _ in range(600)]
+        rng.shuffle(asked)
+        with ledger.snapshot() as snap:
+            runs = snap.runs()
+            assert len(runs.runs) > 5
+            one_at_a_time = [runs.seq_of(snap._txn, digest) for digest in asked]
+            assert sum(found is not None for found in one_at_a_time) == len(stored)
+            assert runs.seqs_of(snap._txn, asked) == one_at_a_time  # NumPy: past BULK digests
+            monkeypatch.setattr(runs_module, "BULK", 10**9)
+            assert runs.seqs_of(snap._txn, asked) == one_at_a_time
 
 
 # -- other processes -------------------------------------------------------------------------
