@@ -671,12 +671,11 @@ class _Tally:
     """What a merged run's records, met in key order, hold: their keys added to its filter
     and their entries counted (``entries``), a sorted chunk at a time (``of``)."""
 
-    __slots__ = ("_previous", "entries", "filter")
+    __slots__ = ("entries", "filter")
 
     def __init__(self, made: Filter) -> None:
         self.filter = made
         self.entries = 0
-        self._previous = b""  # the last index prefix added, which the next chunk may go on
 
     def of(self, records: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
         """``records`` as they are (entries only: no filter record), tallied. Address keys
@@ -690,11 +689,9 @@ class _Tally:
             for key in keys[:cut]:
                 self.filter.add(digest_hash(key[1:]))
         self.entries += cut
+        # A prefix whose entries go on from the chunk before is added again: a bit set twice.
         prefixes = dict.fromkeys([key[1:-8] for key in keys[cut:]])
-        prefixes.pop(self._previous, None)
-        if prefixes:
-            self.filter.add_rows(b"".join(map(prefix_digest, prefixes)), 16)
-            self._previous = keys[-1][1:-8]
+        self.filter.add_rows(b"".join(map(prefix_digest, prefixes)), 16)
         self.entries += sum(
             [1 + (len(value) - ENTRY_HEAD) // _POSTING for _, value in records[cut:]]
         )
