@@ -524,3 +524,56 @@ def test_context_truncated_is_true_only_when_the_budget_dropped_a_passage(tmp_pa
 
     unbounded = run(write_project(tmp_path / "q", "Sync", top_k=2))
     assert set(unbounded.labels("context_truncated").values()) == {"false"}
+
+
+# --- count_tokens is user code, like the stages ------------------------------------------------
+
+MEASURING_APP = (
+    KB_AND_BASE
+    + '''
+
+import os
+import time
+
+
+@rag_system(name="staged", version="1", depth=4, top_k=2, token_budget=10)
+class Measuring(Base):
+    """count_tokens hangs on one question and raises on another."""
+
+    def count_tokens(self, passage):
+        question = os.environ.get("OLOPROOF_TEST_PASSAGE_OF", "")
+        if passage.doc_id == "d3" and question == "hang":
+            time.sleep(3600)
+        if passage.doc_id == "d3" and question == "raise":
+            raise RuntimeError("tokenizer crashed")
+        return super().count_tokens(passage)
+'''
+)
+
+
+@pytest.mark.parametrize("behaviour", ["hang", "raise"])
+def test_a_count_tokens_that_hangs_or_raises_costs_its_cases_not_the_run(
+    tmp_path: Path, behaviour: str
+) -> None:
+    # Cases whose retrieval puts d3 in the top 2 meet the hanging (or raising) count_tokens;
+    # the others never call it on d3.
+    root = write_project(tmp_path / "p", "Measuring")
+    (root / "staged_app.py").write_text(MEASURING_APP)
+    config = yaml.safe_load((root / "oloproof.yaml").read_text())
+    config["timeout_s"] = 1
+    (root / "oloproof.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    result = oloproof("run", cwd=root, env={"OLOPROOF_TEST_PASSAGE_OF": behaviour}, timeout=30)
+    assert "Traceback" not in result.err
+    error = {"hang": "TimeoutError", "raise": "RuntimeError: tokenizer crashed"}[behaviour]
+    assert result.lines[1].startswith(f"2 of 5 cases errored: {error}"), result.out
+    run_id = result.out.split()[1]
+    with open_project_ledger(root) as ledger:
+        statuses = {body["case_id"]: body["status"] for _, body in case_results(ledger, run_id)}
+    # d3 is within the top 2 of these two cases only: the other three ran to the end.
+    assert statuses == {
+        "first": "ok",
+        "second": "errored",
+        "cut_off": "ok",
+        "missing": "ok",
+        "unlabelled": "errored",
+    }

@@ -31,10 +31,11 @@ The system's identity (the execution cache's) holds every setting and all three 
 from __future__ import annotations
 
 import contextvars
+import functools
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import ValidationError
 
@@ -246,6 +247,14 @@ class RagSystem:
         context = contextvars.copy_context()
         return await self._pool.call(context.run, fn, *args)
 
+    async def _measured(self, make: Callable[..., Context], *args: Any) -> Context:
+        """``make(*args)``, a context whose making calls ``count_tokens``: user code, so it runs
+        on a thread as the stages do, and one that hangs costs its case's timeout instead of
+        blocking the event loop (and with it every case, the timeouts and Ctrl-C)."""
+        if self._count_tokens is None:
+            return make(*args)
+        return cast(Context, await self._pool.call(contextvars.copy_context().run, make, *args))
+
     @property
     def counts_tokens(self) -> bool:
         """Whether the system measures passages (``count_tokens``), so a budget can apply."""
@@ -259,7 +268,7 @@ class RagSystem:
         top_k = int(intervention.get("top_k", self.top_k))
         budget = intervention["token_budget"] if kind == "token-budget" else self.token_budget
         if kind == "gold-context":
-            context = gold_context(case, self._count_tokens)
+            context = await self._measured(gold_context, case, self._count_tokens)
         else:
             dumped = None
             if kind in REPLAYED:
@@ -280,11 +289,14 @@ class RagSystem:
                 # last retrieval, so every retrieval metric scores the intervention's ranking.
                 recorded.append(ranked.model_dump(mode="json", exclude_none=True))
             artifacts["retrieval/v1"] = recorded
-            context = assemble_context(
-                ranked,
-                top_k=top_k,
-                token_budget=budget,
-                count_tokens=self._count_tokens,
+            context = await self._measured(
+                functools.partial(
+                    assemble_context,
+                    ranked,
+                    top_k=top_k,
+                    token_budget=budget,
+                    count_tokens=self._count_tokens,
+                )
             )
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
         output, calls = await self._generate(case, context, ctx, stages)
