@@ -78,6 +78,7 @@ UNKNOWN_HEAD = "UnknownHead"
 CHECK_FAILED = "CheckFailed"
 
 _PROGRESS_EVERY = 1024
+_REACHED_KEPT = 65_536  # ref targets whose existence is remembered (_check_events)
 
 
 @dataclass(frozen=True)
@@ -288,6 +289,10 @@ def _check_events(
     expected: Counter[str] = Counter()  # index name -> entries a rebuild would write
     present: Counter[str] = Counter()  # index name -> of those, entries found as expected
     names: dict[bytes, str] = {}  # index entry prefix -> index name
+    # Whether each ref target lately asked for exists: refs recur (every case result links its
+    # run, every judgment its execution, every retrieval a corpus's passages), and within one
+    # snapshot the answer cannot change.
+    reached: dict[bytes, bool] = {}
     done = 0
     for seq_key, digest, data in snap.records():
         done += 1
@@ -314,7 +319,13 @@ def _check_events(
             continue
         if runs_readable:
             for ref in event.refs:
-                if not snap.exists(parse_address(ref)):
+                target = parse_address(ref)
+                found = reached.get(target)
+                if found is None:
+                    if len(reached) >= _REACHED_KEPT:
+                        reached.clear()
+                    found = reached[target] = snap.exists(target)
+                if not found:
                     problems.append(Problem(MISSING_REF, address, target=ref))
         try:
             prefixes = ledger.derive_prefixes(address, event)

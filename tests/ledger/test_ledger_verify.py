@@ -100,6 +100,22 @@ def test_every_problem_is_reported(tmp_path: Path) -> None:
     assert report.events_checked == len(addresses) + 1
 
 
+def test_a_missing_target_is_reported_for_every_event_that_links_to_it(tmp_path: Path) -> None:
+    # Verify remembers what each ref target it asked about turned out to be: a second link to
+    # the same missing event is a problem of its own, and links to present ones are none.
+    path = tmp_path / ".oloproof"
+    addresses = build(path)
+    with open_ledger(path, indexer=by_case) as ledger:
+        linking = [
+            ledger.put(Event("note", 1, {"n": n}, [MISSING, addresses[0], addresses[1]]))
+            for n in range(3)
+        ]
+        report = ledger.verify()
+    assert [(p.kind, p.address, p.target) for p in report.problems] == [
+        ("MissingRef", address, MISSING) for address in linking
+    ]
+
+
 def _delete_first_case_entry(txn: Any, ledger: Ledger) -> None:
     for table in ledger._run_dbs:  # type: ignore[attr-defined]
         for key, _ in txn.cursor(db=table):
