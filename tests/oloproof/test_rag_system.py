@@ -538,13 +538,13 @@ import time
 
 @rag_system(name="staged", version="1", depth=4, top_k=2, token_budget=10)
 class Measuring(Base):
-    """count_tokens hangs on one question and raises on another."""
+    """count_tokens hangs or raises on passage d3, as OLOPROOF_TEST_TOKENIZER says."""
 
     def count_tokens(self, passage):
-        question = os.environ.get("OLOPROOF_TEST_PASSAGE_OF", "")
-        if passage.doc_id == "d3" and question == "hang":
+        behaviour = os.environ.get("OLOPROOF_TEST_TOKENIZER", "")
+        if passage.doc_id == "d3" and behaviour == "hang":
             time.sleep(3600)
-        if passage.doc_id == "d3" and question == "raise":
+        if passage.doc_id == "d3" and behaviour == "raise":
             raise RuntimeError("tokenizer crashed")
         return super().count_tokens(passage)
 '''
@@ -562,7 +562,7 @@ def test_a_count_tokens_that_hangs_or_raises_costs_its_cases_not_the_run(
     config = yaml.safe_load((root / "oloproof.yaml").read_text())
     config["timeout_s"] = 1
     (root / "oloproof.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
-    result = oloproof("run", cwd=root, env={"OLOPROOF_TEST_PASSAGE_OF": behaviour}, timeout=30)
+    result = oloproof("run", cwd=root, env={"OLOPROOF_TEST_TOKENIZER": behaviour}, timeout=30)
     assert "Traceback" not in result.err
     error = {"hang": "TimeoutError", "raise": "RuntimeError: tokenizer crashed"}[behaviour]
     assert result.lines[1].startswith(f"2 of 5 cases errored: {error}"), result.out

@@ -253,7 +253,7 @@ class RagSystem:
         blocking the event loop (and with it every case, the timeouts and Ctrl-C)."""
         if self._count_tokens is None:
             return make(*args)
-        return cast(Context, await self._pool.call(contextvars.copy_context().run, make, *args))
+        return cast(Context, await self._call(make, *args))
 
     @property
     def counts_tokens(self) -> bool:
