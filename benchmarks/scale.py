@@ -21,7 +21,9 @@ Every figure is printed beside its target, as a ratio measured in this run where
    mapped ledger) and peak RSS, the 10 N figure as a ratio of the N one (target at most 1.2);
    the run's time per case at N and 10 N (target 10 N within 1.1 of N), beside the floor:
    encoding, hashing and putting the same events into a bare LMDB table, measured on the
-   events the run stored.
+   events the run stored. The ratio to the floor is printed for the whole run and per case at
+   a size (target at most 3), as in section 3: the time beyond a run a tenth the size (one more
+   first run of N/10 cases is made for it), beside the floor's, so that the start-up cancels.
 3. With --million: one run of 1,000,000 trivial cases (a callable echo, one evaluator): time,
    peak memory (target under 400 MB), store size, bytes written per byte stored; and its time
    per case beside the floor and beside a run of 10,000 of the same cases. The time per case
@@ -262,7 +264,8 @@ def floor_seconds(root: Path) -> float:
     return took
 
 
-def commands(base: Path, n: int) -> dict[str, Measured]:
+def commands(base: Path, n: int) -> tuple[dict[str, Measured], float]:
+    """Every command at n staged cases, and the floor of the first run's events."""
     root = staged(base / f"n{n}", n, gold=True)
     found: dict[str, Measured] = {}
     found["run"], baseline = run(root)
@@ -287,14 +290,34 @@ def commands(base: Path, n: int) -> dict[str, Measured]:
     print(
         f"   {n} cases: run {found['run'].seconds / n * 1e6:.0f} us a case, floor (encode, hash, "
         f"put the same events) {floor / n * 1e6:.0f} us: x{found['run'].seconds / floor:.2f} "
-        f"(target at most 3)"
+        f"(whole run, start-up included)"
     )
-    return found
+    return found, floor
+
+
+def first_run(base: Path, n: int) -> tuple[Measured, float]:
+    """One run of n staged cases, and the floor of its events."""
+    root = staged(base / f"first{n}", n, gold=True)
+    return run(root)[0], floor_seconds(root)
 
 
 def memory(base: Path, n: int) -> None:
     print(f"2. every command at {n} and {10 * n} staged cases")
-    small, large = commands(base, n), commands(base, 10 * n)
+    tenth = first_run(base, n // 10)
+    (small, small_floor), (large, large_floor) = commands(base, n), commands(base, 10 * n)
+    print("   per case at a size: the time a run of it takes beyond one a tenth its size:")
+    for cases, (run_s, floor_s), (tenth_s, tenth_floor) in (
+        (n, (small["run"], small_floor), tenth),
+        (10 * n, (large["run"], large_floor), (small["run"], small_floor)),
+    ):
+        extra = cases - cases // 10
+        per_case = (run_s.seconds - tenth_s.seconds) / extra
+        per_floor = (floor_s - tenth_floor) / extra
+        print(
+            f"     {cases} cases: {per_case * 1e6:.0f} us a case, floor {per_floor * 1e6:.0f} us: "
+            f"x{per_case / per_floor:.2f} (target at most 3); CPU "
+            f"{(run_s.cpu_seconds - tenth_s.cpu_seconds) / extra * 1e6:.0f} us a case"
+        )
     for name, one in small.items():
         big = large[name]
         print(
