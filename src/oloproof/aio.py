@@ -17,16 +17,34 @@ thread happens to be), and noted in ``oloproof.usercode``: while a run executes,
 ``KeyboardInterrupt`` that reaches the engine was raised by user code, and the cancellation of
 a signal shows as the task being cancelled. A second signal during the shutdown raises
 ``KeyboardInterrupt`` at once, for a user who will not wait.
+
+Code that blocks the loop (an ``async def`` system calling ``time.sleep`` or a blocking client,
+or spinning) would keep the loop from ever seeing a signal or a timeout. So the loop notes when
+it last woke from its wait, and while it is held:
+
+- a SIGINT or SIGTERM that arrives outside Oloproof's own code (and asyncio's) is acted on at
+  once where that code is, as the loop would have: the run stops and keeps what it finished;
+- a watchdog thread signals the main thread (SIGALRM) once a case registered by ``Deadline``
+  is past it, and the handler raises ``Overran`` in that case's code, which records the case as
+  timed out; the run goes on. A case whose code swallowed ``Overran`` still times out.
+
+Code that holds the GIL in C the whole time (a regular expression that backtracks for hours)
+cannot be reached: Python runs signal handlers only between bytecodes.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import os
 import select
 import selectors
 import signal
+import threading
+import time
 from collections.abc import Coroutine
+from dataclasses import dataclass
+from types import FrameType
 from typing import Any, TypeVar
 
 from oloproof.errors import Terminated
@@ -36,12 +54,112 @@ T = TypeVar("T")
 
 _FD_SETSIZE = 1024  # select() cannot watch descriptors numbered this high
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
+_HELD_S = 0.25  # the loop counts as held after this long without a wait; the watchdog's period
+# Frames of these files are Oloproof's or the loop's own: a signal is never acted on inside them.
+_OURS = (
+    *(
+        os.path.join(os.path.dirname(os.path.dirname(__file__)), name) + os.sep
+        for name in ("oloproof", "ledger")
+    ),
+    os.path.dirname(asyncio.__file__) + os.sep,
+    selectors.__file__,
+)
+
+
+class Overran(BaseException):
+    """Raised in a case's code that held the event loop past the case's deadline (a
+    ``BaseException``, as ``CancelledError`` is, so that ``except Exception`` lets it through)."""
+
+
+@dataclass
+class _Watch:
+    """What the watchdog and the signal handlers read of the loop."""
+
+    woke: float = math.inf  # when the loop last came back from its wait; inf while it waits
+    deadlines: dict[asyncio.Task[Any], float] | None = None  # None: no watchdog runs
+    overran: set[asyncio.Task[Any]] | None = None
+
+    def held(self) -> bool:
+        return time.monotonic() - self.woke > _HELD_S
+
+
+_watch = _Watch()
+
+
+class Deadline:
+    """``with Deadline(seconds)``: the current task runs a case due within ``seconds`` (see the
+    module); ``overran``: its code held the loop past it and was stopped there."""
+
+    __slots__ = ("_seconds", "_task")
+
+    def __init__(self, seconds: float) -> None:
+        self._seconds = seconds
+        self._task: asyncio.Task[Any] | None = None
+
+    def __enter__(self) -> Deadline:
+        if _watch.deadlines is not None:  # a watchdog runs (``run`` on the main thread)
+            self._task = asyncio.current_task()
+            if self._task is not None:
+                _watch.deadlines[self._task] = time.monotonic() + self._seconds
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        task, deadlines, overran = self._task, _watch.deadlines, _watch.overran
+        if task is not None and deadlines is not None and overran is not None:
+            deadlines.pop(task, None)
+            overran.discard(task)
+
+    @property
+    def overran(self) -> bool:
+        overran = _watch.overran
+        return self._task is not None and overran is not None and self._task in overran
+
+
+def _ours(frame: FrameType | None) -> bool:
+    return frame is None or frame.f_code.co_filename.startswith(_OURS)
+
+
+def _current_task() -> asyncio.Task[Any] | None:
+    try:
+        return asyncio.current_task()
+    except RuntimeError:  # no loop running in this thread
+        return None
+
+
+def _on_alarm(signum: int, frame: FrameType | None) -> None:
+    """SIGALRM from the watchdog: stop the current case's code if it is past its deadline."""
+    task, deadlines, overran = _current_task(), _watch.deadlines, _watch.overran
+    if task is None or deadlines is None or overran is None or _ours(frame):
+        return
+    due = deadlines.get(task)
+    if due is None or time.monotonic() < due:
+        return
+    overran.add(task)
+    raise Overran
+
+
+def _watchdog(stop: threading.Event, main: int) -> None:
+    while not stop.wait(_HELD_S):
+        deadlines = _watch.deadlines
+        if not deadlines or not _watch.held():
+            continue
+        # list() copies the values in one step, whatever the loop's thread does meanwhile.
+        if min(list(deadlines.values()), default=math.inf) < time.monotonic():
+            signal.pthread_kill(main, signal.SIGALRM)
 
 
 class PreciseEpollSelector(selectors.EpollSelector):
-    """An epoll selector whose waits end on time rather than up to a millisecond late."""
+    """An epoll selector whose waits end on time rather than up to a millisecond late, and
+    that notes when the loop woke (``_Watch.woke``)."""
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        _watch.woke = math.inf
+        try:
+            return self._wait(timeout)
+        finally:
+            _watch.woke = time.monotonic()
+
+    def _wait(self, timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is None or timeout <= 0:
             return super().select(timeout)
         whole = math.floor(timeout * 1e3) / 1e3
@@ -85,8 +203,12 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
+    direct: set[int] = set()  # signals acted on where the held loop was, not yet seen by it
 
     def on_signal(signum: int) -> None:
+        if signum in direct:  # the loop's own delivery of a signal already acted on
+            direct.discard(signum)
+            return
         note_signal(signum)
         if caught:  # a second signal: stop waiting for the shutdown
             raise KeyboardInterrupt
@@ -94,15 +216,42 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         if task is not None:
             task.cancel()
 
+    def on_held(signum: int, frame: FrameType | None) -> None:
+        # Python calls this between bytecodes; the loop gets the signal through its wake-up
+        # descriptor as well, and acts on it itself unless something holds it.
+        if not _watch.held() or _ours(frame):
+            return
+        on_signal(signum)
+        direct.add(signum)
+        current = _current_task()
+        if current is None:
+            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+        current.cancel()  # what is unwound here is an interruption, not the case's own error
+        raise asyncio.CancelledError
+
     previous = signal.getsignal(signal.SIGINT)
     try:
         for signum in _SIGNALS:
             loop.add_signal_handler(signum, on_signal, signum)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
         return await main
+    for signum in _SIGNALS:
+        signal.signal(signum, on_held)
+    previous_alarm = signal.signal(signal.SIGALRM, _on_alarm)
+    _watch.deadlines, _watch.overran = {}, set()
+    stop = threading.Event()
+    watchdog = threading.Thread(
+        target=_watchdog, args=(stop, threading.get_ident()), name="oloproof-watchdog", daemon=True
+    )
+    watchdog.start()
     try:
         return await main
     finally:
+        stop.set()
+        # Joined before SIGALRM is handed back: a signal it sent is then already handled.
+        watchdog.join()
+        _watch.deadlines = _watch.overran = None
+        signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
         for signum in _SIGNALS:
             loop.remove_signal_handler(signum)
         signal.signal(signal.SIGINT, previous)

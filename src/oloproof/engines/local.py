@@ -8,7 +8,8 @@ out or stops the run the same way wherever it ran:
 2. a real interruption (Ctrl-C, SIGTERM, the task cancelled) propagates;
 3. an SDK type built wrongly by user code is a malformed artifact: ``ArtifactError``;
 4. anything else user code raised, ``BaseException`` included, errors that case: its type,
-   message and traceback are recorded (a timeout as ``TimeoutError``).
+   message and traceback are recorded (a timeout as ``TimeoutError``, and so is code that
+   held the event loop past the case's timeout, stopped there by ``oloproof.aio``).
 
 Tracebacks name each file relative to the import path entry it was loaded from (the project
 folder, site-packages, the standard library), so the record of an errored case reads the same
@@ -23,6 +24,7 @@ import sys
 import traceback
 from typing import Any
 
+from oloproof.aio import Deadline, Overran
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.sdk import malformed_artifact
@@ -56,24 +58,32 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
     """``system.execute(case)`` within ``timeout_s``: the execution, or the error record of a
     case that errored (see the module for what propagates instead)."""
     timeout = asyncio.timeout(timeout_s)
-    try:
-        async with timeout:
-            return await system.execute(case, ctx), None
-    except OloproofError:
-        raise
-    except BaseException as exc:  # whatever user code raised, sys.exit included: case errored
-        if interrupts_the_run(exc):
+    with Deadline(timeout_s) as due:
+        try:
+            async with timeout:
+                execution = await system.execute(case, ctx)
+        except OloproofError:
             raise
-        malformed = malformed_artifact(exc)
-        if malformed is not None:  # the SDK's own types, built wrongly: the adapter's contract
-            raise ArtifactError(f"case {case.id!r}: {malformed}") from None
-        if isinstance(exc, TimeoutError) and timeout.expired():
-            return None, {
-                "type": "TimeoutError",
-                "message": f"the case took longer than {timeout_s:g} s",
-                "traceback": "",
-            }
-        return None, error_record(exc)
+        except BaseException as exc:  # whatever user code raised, sys.exit included: errored
+            if interrupts_the_run(exc):
+                raise
+            malformed = malformed_artifact(exc)
+            if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
+                raise ArtifactError(f"case {case.id!r}: {malformed}") from None
+            if isinstance(exc, Overran) or due.overran:
+                return None, _timed_out(timeout_s, held=True)
+            if isinstance(exc, TimeoutError) and timeout.expired():
+                return None, _timed_out(timeout_s)
+            return None, error_record(exc)
+        # Code that swallowed Overran and returned still took longer than its case may.
+        return (None, _timed_out(timeout_s, held=True)) if due.overran else (execution, None)
+
+
+def _timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:
+    message = f"the case took longer than {timeout_s:g} s"
+    if held:
+        message += " and held up the event loop (blocking code in an async system)"
+    return {"type": "TimeoutError", "message": message, "traceback": ""}
 
 
 def interrupts_the_run(exc: BaseException) -> bool:
