@@ -203,12 +203,9 @@ def run(main: Coroutine[Any, Any, T]) -> T:
 async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    direct: set[int] = set()  # signals acted on where the held loop was, not yet seen by it
+    direct: list[int] = []  # signals acted on where the held loop was, not yet seen by it
 
-    def on_signal(signum: int) -> None:
-        if signum in direct:  # the loop's own delivery of a signal already acted on
-            direct.discard(signum)
-            return
+    def act(signum: int) -> None:
         note_signal(signum)
         if caught:  # a second signal: stop waiting for the shutdown
             raise KeyboardInterrupt
@@ -216,13 +213,19 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         if task is not None:
             task.cancel()
 
+    def on_signal(signum: int) -> None:
+        if signum in direct:  # the loop's own delivery of a signal already acted on
+            direct.remove(signum)
+            return
+        act(signum)
+
     def on_held(signum: int, frame: FrameType | None) -> None:
         # Python calls this between bytecodes; the loop gets the signal through its wake-up
         # descriptor as well, and acts on it itself unless something holds it.
         if not _watch.held() or _ours(frame):
             return
-        on_signal(signum)
-        direct.add(signum)
+        direct.append(signum)
+        act(signum)
         current = _current_task()
         if current is None:
             raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
