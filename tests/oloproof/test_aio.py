@@ -8,7 +8,9 @@ import resource
 import selectors
 import signal
 import socket
+import threading
 import time
+from types import FrameType
 
 import pytest
 
@@ -89,3 +91,64 @@ def test_sigterm_cancels_the_work_like_ctrl_c_and_raises_terminated() -> None:
     assert cleaned_up == [True]
     assert issubclass(Terminated, KeyboardInterrupt)
     assert signal.getsignal(signal.SIGTERM) == before  # the handler is gone with the loop
+
+
+def _held(
+    monkeypatch: pytest.MonkeyPatch, code: str, filename: str, seconds: float = 0.05
+) -> tuple[bool, bool, float, int]:
+    """Run ``code`` (it blocks the loop) in a case registered as due within ``seconds``, its
+    frame named ``filename``: (whether Overran reached it, Deadline.overran, seconds taken, how
+    many alarms the watchdog sent)."""
+    compiled = compile(code, filename, "exec")
+    alarms = []
+    handler = aio._on_alarm
+
+    def counted(signum: int, frame: FrameType | None) -> None:
+        alarms.append(signum)
+        handler(signum, frame)
+
+    monkeypatch.setattr(aio, "_on_alarm", counted)
+
+    async def case() -> tuple[bool, bool, float]:
+        start = time.monotonic()
+        stopped = False
+        with aio.Deadline(seconds) as due:
+            try:
+                exec(compiled, {"time": time})
+            except aio.Overran:
+                stopped = True
+            return stopped, due.overran, time.monotonic() - start
+
+    return (*aio.run(case()), len(alarms))
+
+
+def test_code_that_holds_the_loop_past_its_deadline_is_stopped_where_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stopped, overran, took, alarms = _held(monkeypatch, "time.sleep(5)", __file__)
+    assert stopped and overran and alarms >= 1
+    assert took < 2  # the watchdog looks every quarter of a second
+
+
+def test_oloproof_s_own_code_is_never_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A frame of Oloproof's own package past a case's deadline: the alarms come (the loop is
+    # held and the case overdue), and the handler lets the code finish.
+    ours = os.path.join(os.path.dirname(aio.__file__), "not_a_module.py")
+    stopped, overran, took, alarms = _held(monkeypatch, "time.sleep(1.5)", ours)
+    assert not stopped and not overran
+    assert took >= 1.5 and alarms >= 1
+
+
+def test_the_watchdog_and_its_signal_go_with_the_loop() -> None:
+    def mine(signum: int, frame: object) -> None:
+        raise AssertionError("not expected")
+
+    before = signal.signal(signal.SIGALRM, mine)
+    try:
+        aio.run(asyncio.sleep(0))
+        assert signal.getsignal(signal.SIGALRM) is mine
+        assert not [t for t in threading.enumerate() if t.name == "oloproof-watchdog"]
+        with aio.Deadline(1) as due:  # outside a run nothing is registered
+            assert not due.overran
+    finally:
+        signal.signal(signal.SIGALRM, before)
