@@ -43,7 +43,7 @@ import signal
 import threading
 import time
 from collections.abc import Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -77,7 +77,7 @@ class _Watch:
 
     woke: float = math.inf  # when the loop last came back from its wait; inf while it waits
     deadlines: dict[asyncio.Task[Any], float] | None = None  # None: no watchdog runs
-    overran: set[asyncio.Task[Any]] | None = None
+    overran: set[asyncio.Task[Any]] = field(default_factory=set)  # stopped past their deadline
 
     def held(self) -> bool:
         return time.monotonic() - self.woke > _HELD_S
@@ -104,15 +104,14 @@ class Deadline:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        task, deadlines, overran = self._task, _watch.deadlines, _watch.overran
-        if task is not None and deadlines is not None and overran is not None:
+        task, deadlines = self._task, _watch.deadlines
+        if task is not None and deadlines is not None:
             deadlines.pop(task, None)
-            overran.discard(task)
+            _watch.overran.discard(task)
 
     @property
     def overran(self) -> bool:
-        overran = _watch.overran
-        return self._task is not None and overran is not None and self._task in overran
+        return self._task is not None and self._task in _watch.overran
 
 
 def _ours(frame: FrameType | None) -> bool:
@@ -128,13 +127,13 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     """SIGALRM from the watchdog: stop the current case's code if it is past its deadline."""
-    task, deadlines, overran = _current_task(), _watch.deadlines, _watch.overran
-    if task is None or deadlines is None or overran is None or _ours(frame):
+    task, deadlines = _current_task(), _watch.deadlines
+    if task is None or deadlines is None or _ours(frame):
         return
     due = deadlines.get(task)
     if due is None or time.monotonic() < due:
         return
-    overran.add(task)
+    _watch.overran.add(task)
     raise Overran
 
 
@@ -197,7 +196,12 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         except asyncio.CancelledError:
             if not caught:
                 raise
-            raise (Terminated() if caught[0] == signal.SIGTERM else KeyboardInterrupt()) from None
+            raise _interruption(caught[0]) from None
+
+
+def _interruption(signum: int) -> KeyboardInterrupt:
+    """What a signal that stopped the work raises: ``Terminated`` for SIGTERM."""
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T:
@@ -228,7 +232,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         act(signum)
         current = _current_task()
         if current is None:
-            raise Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+            raise _interruption(signum)
         current.cancel()  # what is unwound here is an interruption, not the case's own error
         raise asyncio.CancelledError
 
@@ -241,7 +245,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
     for signum in _SIGNALS:
         signal.signal(signum, on_held)
     previous_alarm = signal.signal(signal.SIGALRM, _on_alarm)
-    _watch.deadlines, _watch.overran = {}, set()
+    _watch.deadlines = {}
     stop = threading.Event()
     watchdog = threading.Thread(
         target=_watchdog, args=(stop, threading.get_ident()), name="oloproof-watchdog", daemon=True
@@ -253,7 +257,8 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         stop.set()
         # Joined before SIGALRM is handed back: a signal it sent is then already handled.
         watchdog.join()
-        _watch.deadlines = _watch.overran = None
+        _watch.deadlines = None
+        _watch.overran.clear()
         signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
         for signum in _SIGNALS:
             loop.remove_signal_handler(signum)

@@ -24,7 +24,7 @@ import sys
 import traceback
 from typing import Any
 
-from oloproof.aio import Deadline, Overran
+from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.sdk import malformed_artifact
@@ -70,7 +70,7 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             malformed = malformed_artifact(exc)
             if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
-            if isinstance(exc, Overran) or due.overran:
+            if due.overran:  # what was raised in it (Overran), or what it raised after
                 return None, _timed_out(timeout_s, held=True)
             if isinstance(exc, TimeoutError) and timeout.expired():
                 return None, _timed_out(timeout_s)
