@@ -28,7 +28,11 @@ it last woke from its wait, and while it is held:
   is past it, and the handler raises ``Overran`` in that case's code, which records the case as
   timed out; the run goes on. A case whose code swallowed ``Overran`` still times out.
 
-Code that holds the GIL in C the whole time (a regular expression that backtracks for hours)
+The built-in evaluators judge on the loop and write nothing, so their frames may be stopped
+too. A regular expression that backtracks over a hostile output holds the GIL for as long as it
+runs, so the watchdog thread cannot run then; a judgment's ``Deadline`` therefore also arms
+the process's interval timer (``timer``), whose SIGALRM the kernel sends without the GIL, and
+``re`` checks for signals as it matches. Other C code that holds the GIL and never checks
 cannot be reached: Python runs signal handlers only between bytecodes.
 """
 
@@ -55,7 +59,8 @@ T = TypeVar("T")
 _FD_SETSIZE = 1024  # select() cannot watch descriptors numbered this high
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 _HELD_S = 0.25  # the loop counts as held after this long without a wait; the watchdog's period
-# Frames of these files are Oloproof's or the loop's own: a signal is never acted on inside them.
+# Frames of these files are Oloproof's or the loop's own: a signal is never acted on inside them,
+# but for the evaluators', which only compute a verdict.
 _OURS = (
     *(
         os.path.join(os.path.dirname(os.path.dirname(__file__)), name) + os.sep
@@ -64,6 +69,7 @@ _OURS = (
     os.path.dirname(asyncio.__file__) + os.sep,
     selectors.__file__,
 )
+_EVALUATORS = os.path.join(os.path.dirname(__file__), "evaluators") + os.sep
 
 
 class Overran(BaseException):
@@ -88,24 +94,30 @@ _watch = _Watch()
 
 class Deadline:
     """``with Deadline(seconds)``: the current task runs a case due within ``seconds`` (see the
-    module); ``overran``: its code held the loop past it and was stopped there."""
+    module); ``overran``: its code held the loop past it and was stopped there. With ``timer``
+    (for code that runs to its end on the loop, one at a time) the interval timer is armed too."""
 
-    __slots__ = ("_seconds", "_task")
+    __slots__ = ("_seconds", "_task", "_timer")
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, *, timer: bool = False) -> None:
         self._seconds = seconds
         self._task: asyncio.Task[Any] | None = None
+        self._timer = timer
 
     def __enter__(self) -> Deadline:
         if _watch.deadlines is not None:  # a watchdog runs (``run`` on the main thread)
             self._task = asyncio.current_task()
             if self._task is not None:
                 _watch.deadlines[self._task] = time.monotonic() + self._seconds
+                if self._timer:  # armed after the deadline is set: it never fires before it
+                    signal.setitimer(signal.ITIMER_REAL, self._seconds)
         return self
 
     def __exit__(self, *exc: object) -> None:
         task, deadlines = self._task, _watch.deadlines
         if task is not None and deadlines is not None:
+            if self._timer:
+                signal.setitimer(signal.ITIMER_REAL, 0)
             deadlines.pop(task, None)
             _watch.overran.discard(task)
 
@@ -115,7 +127,10 @@ class Deadline:
 
 
 def _ours(frame: FrameType | None) -> bool:
-    return frame is None or frame.f_code.co_filename.startswith(_OURS)
+    if frame is None:
+        return True
+    name = frame.f_code.co_filename
+    return name.startswith(_OURS) and not name.startswith(_EVALUATORS)
 
 
 def _current_task() -> asyncio.Task[Any] | None:

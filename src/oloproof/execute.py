@@ -36,6 +36,7 @@ from typing import Any
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
 from oloproof import redaction
+from oloproof.aio import Deadline
 from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, VerdictCopy
 from oloproof.dataset import Case
 from oloproof.engines import Engine
@@ -722,7 +723,7 @@ async def _judge_all(run: _Run, view: CaseView, made: Made, lookup: bool) -> lis
         if judge.is_async:
             waiting.append((index, judge, identity))
             continue
-        verdict = _judge_sync(judge, view)
+        verdict = _judge_sync(judge, view, run.spec.timeout_s)
         results[index] = _record_judgment(run, judge, identity, verdict, made)
     if waiting:
         verdicts = await asyncio.gather(*(_judge_async(j, view) for _, j, _ in waiting))
@@ -753,15 +754,24 @@ def _judged_before(
     return verdict, address, SHARED if here else HIT
 
 
-def _judge_sync(judge: _Judge, view: CaseView) -> Verdict:
-    try:
-        return judge.evaluator.judge(view)  # type: ignore[union-attr]  # is_async is False
-    except OloproofError:
-        raise
-    except BaseException as exc:  # an evaluator that breaks costs its judgment, not the run
-        if interrupts_the_run(exc):
+def _judge_sync(judge: _Judge, view: CaseView, timeout_s: float) -> Verdict:
+    # Made on the loop, so held to the case's timeout there (``oloproof.aio``): a regular
+    # expression backtracking over a hostile output holds the GIL, and only the timer reaches it.
+    with Deadline(timeout_s, timer=True) as due:
+        try:
+            verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # not is_async
+        except OloproofError:
             raise
-        return _evaluator_raised(exc)
+        except BaseException as exc:  # an evaluator that breaks costs its judgment, not the run
+            if interrupts_the_run(exc):
+                raise
+            verdict = _evaluator_raised(exc)
+        if due.overran:
+            message = f"the judgment took longer than {timeout_s:g} s"
+            return Verdict.missing(
+                "evaluator_timed_out", type="TimeoutError", message=message, traceback=""
+            )
+        return verdict
 
 
 async def _judge_async(judge: _Judge, view: CaseView) -> Verdict:

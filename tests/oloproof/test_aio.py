@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import resource
 import selectors
 import signal
@@ -94,11 +95,16 @@ def test_sigterm_cancels_the_work_like_ctrl_c_and_raises_terminated() -> None:
 
 
 def _held(
-    monkeypatch: pytest.MonkeyPatch, code: str, filename: str, seconds: float = 0.05
+    monkeypatch: pytest.MonkeyPatch,
+    code: str,
+    filename: str,
+    seconds: float = 0.05,
+    *,
+    timer: bool = False,
 ) -> tuple[bool, bool, float, int]:
     """Run ``code`` (it blocks the loop) in a case registered as due within ``seconds``, its
     frame named ``filename``: (whether Overran reached it, Deadline.overran, seconds taken, how
-    many alarms the watchdog sent)."""
+    many alarms came)."""
     compiled = compile(code, filename, "exec")
     alarms = []
     handler = aio._on_alarm
@@ -112,9 +118,9 @@ def _held(
     async def case() -> tuple[bool, bool, float]:
         start = time.monotonic()
         stopped = False
-        with aio.Deadline(seconds) as due:
+        with aio.Deadline(seconds, timer=timer) as due:
             try:
-                exec(compiled, {"time": time})
+                exec(compiled, {"time": time, "re": re})
             except aio.Overran:
                 stopped = True
             return stopped, due.overran, time.monotonic() - start
@@ -137,6 +143,28 @@ def test_oloproof_s_own_code_is_never_stopped(monkeypatch: pytest.MonkeyPatch) -
     stopped, overran, took, alarms = _held(monkeypatch, "time.sleep(1.5)", ours)
     assert not stopped and not overran
     assert took >= 1.5 and alarms >= 1
+
+
+EVALUATOR = os.path.join(os.path.dirname(aio.__file__), "evaluators", "not_a_module.py")
+
+
+def test_a_timed_judgment_stops_a_match_that_holds_the_gil(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ``re`` holds the GIL as it backtracks (some 2**40 ways here), so the watchdog thread
+    # cannot run; the interval timer's signal needs no GIL, and ``re`` checks for signals.
+    backtrack = "re.search(r'^(a+)+$', 'a' * 40 + '!')"
+    stopped, overran, took, alarms = _held(monkeypatch, backtrack, EVALUATOR, 0.5, timer=True)
+    assert stopped and overran and alarms >= 1
+    assert took < 2
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # disarmed as the deadline ends
+
+
+def test_an_evaluator_s_frame_is_stopped_though_it_is_oloproof_s(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stopped, overran, took, _ = _held(monkeypatch, "time.sleep(5)", EVALUATOR)
+    assert stopped and overran and took < 2
 
 
 def test_the_watchdog_and_its_signal_go_with_the_loop() -> None:
