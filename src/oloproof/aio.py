@@ -19,21 +19,21 @@ a signal shows as the task being cancelled. A second signal during the shutdown 
 ``KeyboardInterrupt`` at once, for a user who will not wait.
 
 Code that blocks the loop (an ``async def`` system calling ``time.sleep`` or a blocking client,
-or spinning) would keep the loop from ever seeing a signal or a timeout. So the loop notes when
-it last woke from its wait, and while it is held:
+or spinning, or a judgment's regular expression backtracking over a hostile output) would keep
+the loop from ever seeing a signal or a timeout. So the loop notes when it last woke from its
+wait, and while it is held:
 
 - a SIGINT or SIGTERM that arrives outside Oloproof's own code (and asyncio's) is acted on at
   once where that code is, as the loop would have: the run stops and keeps what it finished;
-- a watchdog thread signals the main thread (SIGALRM) once a case registered by ``Deadline``
-  is past it, and the handler raises ``Overran`` in that case's code, which records the case as
-  timed out; the run goes on. A case whose code swallowed ``Overran`` still times out.
+- once a case (or a judgment) registered by ``Deadline`` is past it, the SIGALRM of the
+  process's interval timer, kept armed for the earliest deadline, raises ``Overran`` in that
+  case's code, which records the case as timed out; the run goes on. A case whose code
+  swallowed ``Overran`` still times out.
 
-The built-in evaluators judge on the loop and write nothing, so their frames may be stopped
-too. A regular expression that backtracks over a hostile output holds the GIL for as long as it
-runs, so the watchdog thread cannot run then; a judgment's ``Deadline`` therefore also arms
-the process's interval timer (``timer``), whose SIGALRM the kernel sends without the GIL, and
-``re`` checks for signals as it matches. Other C code that holds the GIL and never checks
-cannot be reached: Python runs signal handlers only between bytecodes.
+The kernel sends that signal whoever holds the GIL (a thread could not look while a regular
+expression holds it), and Python runs the handler between bytecodes, or inside ``re``, which
+checks for signals as it matches. C code that holds the GIL and never checks cannot be reached.
+The built-in evaluators compute a verdict and write nothing, so their frames may be stopped too.
 """
 
 from __future__ import annotations
@@ -44,7 +44,6 @@ import os
 import select
 import selectors
 import signal
-import threading
 import time
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
@@ -58,7 +57,7 @@ T = TypeVar("T")
 
 _FD_SETSIZE = 1024  # select() cannot watch descriptors numbered this high
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
-_HELD_S = 0.25  # the loop counts as held after this long without a wait; the watchdog's period
+_HELD_S = 0.25  # the loop counts as held after this long without a wait
 # Frames of these files are Oloproof's or the loop's own: a signal is never acted on inside them,
 # but for the evaluators', which only compute a verdict.
 _OURS = (
@@ -79,14 +78,30 @@ class Overran(BaseException):
 
 @dataclass
 class _Watch:
-    """What the watchdog and the signal handlers read of the loop."""
+    """What the signal handlers read of the loop."""
 
     woke: float = math.inf  # when the loop last came back from its wait; inf while it waits
-    deadlines: dict[asyncio.Task[Any], float] | None = None  # None: no watchdog runs
+    deadlines: dict[asyncio.Task[Any], float] | None = None  # None: no timer is kept
     overran: set[asyncio.Task[Any]] = field(default_factory=set)  # stopped past their deadline
+    alarm: float = math.inf  # when the interval timer fires; inf: it is not armed
 
     def held(self) -> bool:
         return time.monotonic() - self.woke > _HELD_S
+
+    def rearm(self, now: float) -> None:
+        """After an alarm: fire at the earliest deadline to come, or a quarter of a second on
+        while one is past (its code may not yet hold the loop, or be out of our frames)."""
+        soonest = min(self.deadlines.values(), default=math.inf) if self.deadlines else math.inf
+        if soonest == math.inf:
+            self.alarm = math.inf  # a one-shot timer that fired is disarmed already
+        else:
+            _arm(max(soonest, now + _HELD_S))
+
+
+def _arm(at: float) -> None:
+    _watch.alarm = at
+    # The kernel never fires a timer early, so the alarm finds ``at`` passed.
+    signal.setitimer(signal.ITIMER_REAL, max(at - time.monotonic(), 1e-6))
 
 
 _watch = _Watch()
@@ -94,30 +109,28 @@ _watch = _Watch()
 
 class Deadline:
     """``with Deadline(seconds)``: the current task runs a case due within ``seconds`` (see the
-    module); ``overran``: its code held the loop past it and was stopped there. With ``timer``
-    (for code that runs to its end on the loop, one at a time) the interval timer is armed too."""
+    module); ``overran``: its code held the loop past it and was stopped there."""
 
-    __slots__ = ("_seconds", "_task", "_timer")
+    __slots__ = ("_seconds", "_task")
 
-    def __init__(self, seconds: float, *, timer: bool = False) -> None:
+    def __init__(self, seconds: float) -> None:
         self._seconds = seconds
         self._task: asyncio.Task[Any] | None = None
-        self._timer = timer
 
     def __enter__(self) -> Deadline:
-        if _watch.deadlines is not None:  # a watchdog runs (``run`` on the main thread)
+        deadlines = _watch.deadlines
+        if deadlines is not None:  # ``run`` on the main thread keeps the timer
             self._task = asyncio.current_task()
             if self._task is not None:
-                _watch.deadlines[self._task] = time.monotonic() + self._seconds
-                if self._timer:  # armed after the deadline is set: it never fires before it
-                    signal.setitimer(signal.ITIMER_REAL, self._seconds)
+                due = deadlines[self._task] = time.monotonic() + self._seconds
+                if due < _watch.alarm:  # mostly not: deadlines come in the order they fall due
+                    _arm(due)
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # The timer stays armed: when it fires for a deadline gone, it moves on to the next.
         task, deadlines = self._task, _watch.deadlines
         if task is not None and deadlines is not None:
-            if self._timer:
-                signal.setitimer(signal.ITIMER_REAL, 0)
             deadlines.pop(task, None)
             _watch.overran.discard(task)
 
@@ -141,25 +154,21 @@ def _current_task() -> asyncio.Task[Any] | None:
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
-    """SIGALRM from the watchdog: stop the current case's code if it is past its deadline."""
-    task, deadlines = _current_task(), _watch.deadlines
-    if task is None or deadlines is None or _ours(frame):
+    """The interval timer's SIGALRM: stop the current case's code if it holds the loop past its
+    deadline, and arm the timer for the next."""
+    deadlines = _watch.deadlines
+    if deadlines is None:
+        return
+    now = time.monotonic()
+    _watch.rearm(now)
+    task = _current_task()
+    if task is None or _ours(frame) or not _watch.held():
         return
     due = deadlines.get(task)
-    if due is None or time.monotonic() < due:
+    if due is None or now < due:
         return
     _watch.overran.add(task)
     raise Overran
-
-
-def _watchdog(stop: threading.Event, main: int) -> None:
-    while not stop.wait(_HELD_S):
-        deadlines = _watch.deadlines
-        if not deadlines or not _watch.held():
-            continue
-        # list() copies the values in one step, whatever the loop's thread does meanwhile.
-        if min(list(deadlines.values()), default=math.inf) < time.monotonic():
-            signal.pthread_kill(main, signal.SIGALRM)
 
 
 class PreciseEpollSelector(selectors.EpollSelector):
@@ -261,18 +270,13 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         signal.signal(signum, on_held)
     previous_alarm = signal.signal(signal.SIGALRM, _on_alarm)
     _watch.deadlines = {}
-    stop = threading.Event()
-    watchdog = threading.Thread(
-        target=_watchdog, args=(stop, threading.get_ident()), name="oloproof-watchdog", daemon=True
-    )
-    watchdog.start()
     try:
         return await main
     finally:
-        stop.set()
-        # Joined before SIGALRM is handed back: a signal it sent is then already handled.
-        watchdog.join()
-        _watch.deadlines = None
+        _watch.deadlines = None  # first: an alarm handled from here on arms nothing
+        if _watch.alarm != math.inf:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            _watch.alarm = math.inf
         _watch.overran.clear()
         signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
         for signum in _SIGNALS:

@@ -756,8 +756,8 @@ def _judged_before(
 
 def _judge_sync(judge: _Judge, view: CaseView, timeout_s: float) -> Verdict:
     # Made on the loop, so held to the case's timeout there (``oloproof.aio``): a regular
-    # expression backtracking over a hostile output holds the GIL, and only the timer reaches it.
-    with Deadline(timeout_s, timer=True) as due:
+    # expression backtracking over a hostile output is stopped where it is.
+    with Deadline(timeout_s) as due:
         try:
             verdict = judge.evaluator.judge(view)  # type: ignore[union-attr]  # not is_async
         except OloproofError:

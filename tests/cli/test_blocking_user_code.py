@@ -1,8 +1,8 @@
 """An async system that blocks the event loop: its case times out, and signals still stop the run.
 
-Real runs in a subprocess. The system sleeps (``time.sleep``, a blocking call) or spins in pure
-Python inside ``async def``, which holds the loop that would otherwise fire its timeout and
-handle Ctrl-C or SIGTERM.
+Real runs in a subprocess. The system sleeps (``time.sleep``, a blocking call), spins in pure
+Python or backtracks in a regular expression (C code that holds the GIL) inside ``async def``,
+which holds the loop that would otherwise fire its timeout and handle Ctrl-C or SIGTERM.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ import pytest
 from tests.support import oloproof
 
 APP = """
-import os, sys, time
+import os, re, sys, time
 from oloproof import system
 
 @system(name="blocking", version="1")
 async def run(case):
     q = case["q"]
-    if q in ("sleep", "spin", "swallow"):
+    if q in ("sleep", "spin", "swallow", "backtrack"):
         sys.stderr.write("blocking\\n")
         sys.stderr.flush()
         end = time.monotonic() + float(os.environ["BLOCK_S"])
@@ -34,6 +34,8 @@ async def run(case):
         elif q == "spin":
             while time.monotonic() < end:
                 pass
+        elif q == "backtrack":  # some 2**40 ways to try, in C, holding the GIL
+            re.search(r"^(a+)+$", "a" * 40 + "!")
         else:
             while time.monotonic() < end:
                 try:
@@ -74,9 +76,11 @@ def case_error(root: Path, run_id: str, case_id: str) -> str:
     return next((line.strip() for line in shown.lines if line.startswith("  error: ")), "")
 
 
-# A 5 s block leaves the watchdog (every 0.25 s) four seconds to stop it before it would end of
-# itself, however busy the machine.
-@pytest.mark.parametrize(("block", "held_s"), [("sleep", 3600), ("spin", 3600), ("sleep", 5)])
+# A 5 s block leaves the timer (it looks every 0.25 s once a case is overdue) four seconds to
+# stop it before it would end of itself, however busy the machine.
+@pytest.mark.parametrize(
+    ("block", "held_s"), [("sleep", 3600), ("spin", 3600), ("sleep", 5), ("backtrack", 0)]
+)
 def test_a_case_that_blocks_the_loop_times_out_and_the_run_goes_on(
     tmp_path: Path, block: str, held_s: float
 ) -> None:

@@ -9,7 +9,6 @@ import resource
 import selectors
 import signal
 import socket
-import threading
 import time
 from types import FrameType
 
@@ -99,8 +98,6 @@ def _held(
     code: str,
     filename: str,
     seconds: float = 0.05,
-    *,
-    timer: bool = False,
 ) -> tuple[bool, bool, float, int]:
     """Run ``code`` (it blocks the loop) in a case registered as due within ``seconds``, its
     frame named ``filename``: (whether Overran reached it, Deadline.overran, seconds taken, how
@@ -118,7 +115,7 @@ def _held(
     async def case() -> tuple[bool, bool, float]:
         start = time.monotonic()
         stopped = False
-        with aio.Deadline(seconds, timer=timer) as due:
+        with aio.Deadline(seconds) as due:
             try:
                 exec(compiled, {"time": time, "re": re})
             except aio.Overran:
@@ -133,7 +130,7 @@ def test_code_that_holds_the_loop_past_its_deadline_is_stopped_where_it_is(
 ) -> None:
     stopped, overran, took, alarms = _held(monkeypatch, "time.sleep(5)", __file__)
     assert stopped and overran and alarms >= 1
-    assert took < 2  # the watchdog looks every quarter of a second
+    assert took < 2  # the timer looks again every quarter of a second while one is overdue
 
 
 def test_oloproof_s_own_code_is_never_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -148,16 +145,13 @@ def test_oloproof_s_own_code_is_never_stopped(monkeypatch: pytest.MonkeyPatch) -
 EVALUATOR = os.path.join(os.path.dirname(aio.__file__), "evaluators", "not_a_module.py")
 
 
-def test_a_timed_judgment_stops_a_match_that_holds_the_gil(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    # ``re`` holds the GIL as it backtracks (some 2**40 ways here), so the watchdog thread
-    # cannot run; the interval timer's signal needs no GIL, and ``re`` checks for signals.
+def test_a_match_that_holds_the_gil_is_stopped_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # ``re`` holds the GIL as it backtracks (some 2**40 ways here), so no thread could look;
+    # the interval timer's signal needs no GIL, and ``re`` checks for signals as it matches.
     backtrack = "re.search(r'^(a+)+$', 'a' * 40 + '!')"
-    stopped, overran, took, alarms = _held(monkeypatch, backtrack, EVALUATOR, 0.5, timer=True)
+    stopped, overran, took, alarms = _held(monkeypatch, backtrack, EVALUATOR, 0.5)
     assert stopped and overran and alarms >= 1
     assert took < 2
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)  # disarmed as the deadline ends
 
 
 def test_an_evaluator_s_frame_is_stopped_though_it_is_oloproof_s(
@@ -167,16 +161,49 @@ def test_an_evaluator_s_frame_is_stopped_though_it_is_oloproof_s(
     assert stopped and overran and took < 2
 
 
-def test_the_watchdog_and_its_signal_go_with_the_loop() -> None:
+def test_the_timer_and_its_signal_go_with_the_loop() -> None:
     def mine(signum: int, frame: object) -> None:
         raise AssertionError("not expected")
 
+    async def cases() -> None:
+        with aio.Deadline(3600):  # arms the timer for an hour from now
+            assert signal.getitimer(signal.ITIMER_REAL)[0] > 3000
+
     before = signal.signal(signal.SIGALRM, mine)
     try:
-        aio.run(asyncio.sleep(0))
+        aio.run(cases())
         assert signal.getsignal(signal.SIGALRM) is mine
-        assert not [t for t in threading.enumerate() if t.name == "oloproof-watchdog"]
-        with aio.Deadline(1) as due:  # outside a run nothing is registered
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+        with aio.Deadline(1) as due:  # outside a run nothing is registered or armed
             assert not due.overran
+            assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     finally:
         signal.signal(signal.SIGALRM, before)
+
+
+def test_the_timer_moves_on_to_the_next_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Armed for the first case's deadline; when it fires, that case is gone, and the alarm
+    # re-arms the timer for the case still running. Nothing is stopped: no loop is held.
+    alarms: list[float] = []
+    entered: list[float] = []
+    handler = aio._on_alarm
+
+    def counted(signum: int, frame: FrameType | None) -> None:
+        alarms.append(time.monotonic())
+        handler(signum, frame)
+
+    monkeypatch.setattr(aio, "_on_alarm", counted)
+
+    async def case(seconds: float, lasts: float) -> bool:
+        entered.append(time.monotonic())
+        with aio.Deadline(seconds) as due:
+            await asyncio.sleep(lasts)
+            return due.overran
+
+    async def cases() -> list[bool]:
+        return await asyncio.gather(case(0.1, 0.05), case(0.4, 1.0))
+
+    assert aio.run(cases()) == [False, False]
+    assert len(alarms) >= 2
+    assert alarms[0] - entered[0] >= 0.1  # never before a deadline
+    assert alarms[1] - entered[1] >= 0.4
