@@ -26,7 +26,8 @@ wait, and while it is held:
 - a SIGINT or SIGTERM that arrives outside Oloproof's own code (and asyncio's) is acted on at
   once where that code is, as the loop would have: the run stops and keeps what it finished;
 - once a case (or a judgment) registered by ``Deadline`` is past it, the SIGALRM of the
-  process's interval timer, kept armed for the earliest deadline, raises ``Overran`` in that
+  process's interval timer, kept armed for the earliest deadline (and armed again when the
+  loop finds its alarm lost to a case's code), raises ``Overran`` in that
   case's code, which records the case as timed out; the run goes on. A case whose code
   swallowed ``Overran`` still times out.
 
@@ -173,14 +174,18 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
 
 class PreciseEpollSelector(selectors.EpollSelector):
     """An epoll selector whose waits end on time rather than up to a millisecond late, and
-    that notes when the loop woke (``_Watch.woke``)."""
+    that notes when the loop woke (``_Watch.woke``) and re-arms a timer that was lost."""
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         _watch.woke = math.inf
         try:
             return self._wait(timeout)
         finally:
-            _watch.woke = time.monotonic()
+            now = _watch.woke = time.monotonic()
+            if now - _watch.alarm > _HELD_S:
+                # Its alarm never came: code of a case disarmed the timer or took SIGALRM over
+                # for a while (a library's own signal-based timeout).
+                _watch.rearm(now)
 
     def _wait(self, timeout: float | None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is None or timeout <= 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import resource
@@ -179,6 +180,23 @@ def test_the_timer_and_its_signal_go_with_the_loop() -> None:
             assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
     finally:
         signal.signal(signal.SIGALRM, before)
+
+
+def test_a_timer_that_code_disarmed_is_armed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A case's code cancels the process's timer (as a library's own alarm-based timeout would);
+    # the loop finds the alarm overdue as it turns, and a later case's blocking code is stopped.
+    async def cases() -> tuple[bool, float]:
+        with aio.Deadline(0.05):
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        await asyncio.sleep(0.5)
+        start = time.monotonic()
+        with aio.Deadline(0.05) as due:
+            with contextlib.suppress(aio.Overran):
+                time.sleep(5)
+            return due.overran, time.monotonic() - start
+
+    overran, took = aio.run(cases())
+    assert overran and took < 2
 
 
 def test_the_timer_moves_on_to_the_next_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
