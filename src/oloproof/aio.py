@@ -27,9 +27,9 @@ wait, and while it is held:
   once where that code is, as the loop would have: the run stops and keeps what it finished;
 - once a case (or a judgment) registered by ``Deadline`` is past it, the SIGALRM of the
   process's interval timer, kept armed for the earliest deadline (and armed again when the
-  loop finds its alarm lost to a case's code), raises ``Overran`` in that
-  case's code, which records the case as timed out; the run goes on. A case whose code
-  swallowed ``Overran`` still times out.
+  loop finds its alarm lost to a case's code), raises ``Overran`` in that case's code, which
+  records the case as timed out; the run goes on. A case whose code swallowed ``Overran``
+  still times out.
 
 The kernel sends that signal whoever holds the GIL (a thread could not look while a regular
 expression holds it), and Python runs the handler between bytecodes, or inside ``re``, which
