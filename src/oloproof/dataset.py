@@ -18,6 +18,7 @@ from typing import Any, BinaryIO, Final
 from ledger import CodecError, encode
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import DatasetError
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.lazyseq import LazySequence
 from oloproof.suggest import did_you_mean
 
@@ -273,10 +274,11 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
             parse_float=_finite_float,
             parse_int=_int_in_range,
             parse_constant=_no_constant,
+            object_pairs_hook=unique_keys,
         )
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except _Unrecordable as exc:
+    except (_Unrecordable, DuplicateKey) as exc:
         raise DatasetError(f"{where}: {exc}") from None
     except RecursionError:
         raise DatasetError(f"{where}: nested deeper than {_NESTING_LIMIT}") from None

@@ -260,6 +260,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     qrels: dict[str, dict[str, int]] = {}
+    lines: dict[tuple[str, str], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -271,11 +272,21 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
             )
         qid, _, doc, rel = parts
         try:
-            qrels.setdefault(qid, {})[doc] = int(rel)
+            grade = int(rel)
         except ValueError:
             raise ConfigError(
                 f"{path}, line {number}: relevance {rel!r} is not an integer"
             ) from None
+        judged = qrels.setdefault(qid, {})
+        if judged.get(doc, grade) != grade:
+            raise ConfigError(
+                f"{path}, line {number}: query {qid!r}, document {doc!r} was judged "
+                f"{judged[doc]} on line {lines[qid, doc]} and {grade} here"
+            )
+        judged[doc] = grade
+        lines.setdefault((qid, doc), number)
+    if not qrels:
+        raise ConfigError(f"{path}: holds no judgment (qid iter docno rel lines)")
     return qrels
 
 

@@ -281,6 +281,14 @@ def test_response_that_is_not_an_object(server: ScriptedServer) -> None:
         run(adapter(server.url))
 
 
+def test_response_that_names_a_key_twice(server: ScriptedServer) -> None:
+    server.script = [Reply(body=b'{"answer": "yes", "answer": "no"}')]
+    with pytest.raises(
+        ArtifactError, match=r"case 'money_back': the response is ambiguous: the key 'answer'"
+    ):
+        run(adapter(server.url))
+
+
 def test_response_that_is_not_json(server: ScriptedServer) -> None:
     server.script = [Reply(body=b"<html>oops</html>")]
     with pytest.raises(ArtifactError, match=r"case 'money_back': the response is not JSON"):

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from oloproof.errors import ArtifactError, DatasetError
 from oloproof.evaluators.base import CaseView
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.sdk import validate_artifact
 
 
@@ -100,9 +101,11 @@ def load_labels(path: Path) -> list[LabelledExample]:
 
 def _parse_line(line: str, where: str) -> LabelledExample:
     try:
-        data = json.loads(line)
+        data = json.loads(line, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"not valid JSON ({exc.msg})", where=where) from None
+    except DuplicateKey as exc:
+        raise DatasetError(str(exc), where=where) from None
     if not isinstance(data, dict):
         raise DatasetError("expected one JSON object", where=where)
     try:

@@ -36,6 +36,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from oloproof.jsonkeys import DuplicateKey, unique_keys
+
 Scale = Literal["pass_fail", "score"]
 
 RAW_REPLY_LIMIT = 4000
@@ -105,7 +107,9 @@ def read_reply(
     if fenced is not None:
         body = fenced["body"].strip()
     try:
-        obj = json.loads(body)
+        obj = json.loads(body, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        return Unparseable(f"the reply is ambiguous: {exc}")
     except ValueError:
         return Unparseable(f"the reply is not one JSON object (it begins {_opening(body)})")
     if not isinstance(obj, dict):

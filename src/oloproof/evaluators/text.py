@@ -31,6 +31,7 @@ from oloproof.evaluator_config import (
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
 from oloproof.evaluators.reads import Reads
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.results import MetricKind, Verdict
 
 
@@ -253,7 +254,9 @@ class JsonSchema:
 def _load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
     path = base_dir / schema_path
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
+        schema = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        raise ConfigError(f"the JSON Schema file is ambiguous: {exc}", where=str(path)) from None
     except OSError as exc:
         raise ConfigError(
             f"cannot read the JSON Schema file: {exc.strerror or exc}", where=str(path)

@@ -32,6 +32,7 @@ import httpx
 from oloproof import redaction
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution
 
@@ -234,7 +235,9 @@ def _excerpt(response: httpx.Response) -> str:
 
 def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
     try:
-        body = json.loads(response.content)
+        body = json.loads(response.content, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:
+        raise ArtifactError(f"case {case_id!r}: the response is ambiguous: {exc}") from None
     except RecursionError:
         raise ArtifactError(
             f"case {case_id!r}: the response is nested deeper than JSON can be read here"

@@ -26,6 +26,7 @@ from typing import Any
 
 from oloproof.dataset import Case
 from oloproof.errors import ConfigError
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.judge_config import ModelSystemSettings
 from oloproof.systems.base import ExecContext, Execution
 
@@ -113,7 +114,11 @@ class ModelSystem:
         if self._settings.output == "text":
             return Execution(output=reply.text, artifacts=artifacts)
         try:
-            output = json.loads(reply.text)
+            output = json.loads(reply.text, object_pairs_hook=unique_keys)
+        except DuplicateKey as exc:
+            raise ModelSystemError(
+                f"case {case.id!r}: output: json, and in the reply {exc}"
+            ) from None
         except ValueError:
             output = None
         if not isinstance(output, dict):
@@ -201,7 +206,7 @@ def _read_text(base_dir: Path, name: str | None, where: str) -> str:
 def _read_passages(base_dir: Path, name: str, where: str) -> list[dict[str, Any]]:
     path = base_dir / name
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
     except FileNotFoundError:
         raise ConfigError(f"{where}: system.model.context_file {path}: no such file") from None
     except (OSError, UnicodeDecodeError, ValueError) as exc:

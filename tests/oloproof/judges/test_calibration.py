@@ -98,6 +98,7 @@ def test_load_labels_reads_every_field(tmp_path: Path) -> None:
     ("line", "message"),
     [
         ("{not json", "line 2: not valid JSON"),
+        ('{"id": "b", "label": true, "label": false}', "line 2: the key 'label' appears twice"),
         ("[1, 2]", "line 2: expected one JSON object"),
         ({**GOOD, "id": "b", "label": "yes"}, "line 2: label: Input should be a valid boolean"),
         ({k: v for k, v in GOOD.items() if k != "label"} | {"id": "b"}, "line 2: label: Field"),

@@ -411,6 +411,9 @@ def test_a_reply_that_is_the_object_gives_its_verdict(text: str, expected: str) 
         ('Sure:\n```json\n{"verdict": "pass"}\n```', "not one JSON object"),
         ('```json\n{"verdict": "pass"}\n```\nDone.', "not one JSON object"),
         ('```json\n{"verdict": "pass"}\n```\n```json\n{"verdict": "pass"}\n```', "not one"),
+        # JSON leaves which of two values counts undefined; Python's parser keeps the last.
+        ('{"verdict": "fail", "verdict": "pass"}', "'verdict' appears twice"),
+        ('{"verdict": "pass", "reason": "a", "reason": "b"}', "'reason' appears twice"),
     ],
 )
 def test_a_reply_that_is_not_one_verdict_object_is_unparseable(text: str, why: str) -> None:
