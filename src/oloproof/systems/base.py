@@ -76,6 +76,17 @@ class System(Protocol):
         """Release connections and threads."""
 
 
+def declared_apart(
+    declared: tuple[str, str] | None, name: str, version: str
+) -> dict[str, dict[str, str]]:
+    """The name and version a decorator declares, when oloproof.yaml gives others: they join
+    the system's identity, so that bumping the decorator's version executes every case again
+    even while oloproof.yaml's (which is what is recorded as the version) overrides it."""
+    if declared is None or declared == (name, version):
+        return {}
+    return {"declared": {"name": declared[0], "version": declared[1]}}
+
+
 def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     """Import ``module:attr`` with ``base_dir`` on the import path; errors name the config key."""
     module_name, sep, attr = reference.partition(":")

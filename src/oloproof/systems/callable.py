@@ -19,7 +19,7 @@ from oloproof.errors import ArtifactError, ConfigError
 from oloproof.fingerprint import of_callable
 from oloproof.models import recording_model_calls
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
-from oloproof.systems.base import ExecContext, Execution, load_object
+from oloproof.systems.base import ExecContext, Execution, declared_apart, load_object
 from oloproof.systems.threads import CallPool
 
 
@@ -54,6 +54,7 @@ class CallableSystem:
             "callable": reference,
             "records": list(self._records),
             "code": self._fingerprint.key,
+            **declared_apart((info.name, info.version) if info else None, name, version),
         }
 
     reuses_executions = True

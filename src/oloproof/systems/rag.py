@@ -59,6 +59,7 @@ from oloproof.systems.base import (
     Execution,
     StageRecord,
     UnrecordableOutput,
+    declared_apart,
     load_object,
     plain_output,
 )
@@ -207,6 +208,7 @@ class RagSystem:
             "token_budget": self.token_budget,
             "index_version": self.index_version,
             "code": {method: fp.key for method, fp in self._fingerprints.items()},
+            **declared_apart((info.name, info.version), name, version),
         }
 
     reuses_executions = True
