@@ -19,7 +19,7 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
-from oloproof.bodies import CaseResultBody, RunBody, RunEndBody, not_run
+from oloproof.bodies import CaseResultBody, EvaluatorEntry, RunBody, RunEndBody, not_run
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
@@ -245,6 +245,14 @@ def _build_evaluators(config: ProjectConfig, base: Path) -> list[AnyEvaluator]:
     return built
 
 
+def _evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:
+    return [{"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators]
+
+
+def _policy_record(plan: RunPlan) -> dict[str, Any] | None:
+    return plan.policy.model_dump(mode="json", exclude_none=True) if plan.policy else None
+
+
 @dataclass
 class RunOutcome:
     run_id: str
@@ -271,12 +279,10 @@ def _run_body(
             "cases": plan.dataset.count,
         },
         "planned_cases": planned,
-        "evaluators": [
-            {"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators
-        ],
+        "evaluators": _evaluator_records(plan),
         "slices": list(plan.config.slices),
         "min_slice_support": plan.config.min_slice_support,
-        "policy": plan.policy.model_dump(mode="json", exclude_none=True) if plan.policy else None,
+        "policy": _policy_record(plan),
         "policy_path": str(plan.policy_path) if plan.policy_path else None,
         "parent": dict(parent) if parent else None,
     }
@@ -635,5 +641,17 @@ def resume_plan(
     if plan.loaded.digest != run.body["dataset"]["sha256"]:
         raise ConfigError(
             f"{plan.dataset.path} changed since {run.run_id} started; start a new run instead"
+        )
+    # Its finished cases were judged, and its gate is decided, by what the run recorded: the
+    # rest judged or decided otherwise would mix two measurements in one run.
+    if ev.plain(_evaluator_records(plan)) != ev.plain(run.body["evaluators"]):
+        raise ConfigError(
+            f"the evaluators changed since {run.run_id} started (its finished cases were judged "
+            "by the ones it recorded); start a new run instead"
+        )
+    if ev.plain(_policy_record(plan)) != ev.plain(run.body["policy"]):
+        raise ConfigError(
+            f"{policy or 'the policy'} changed since {run.run_id} started (the run is decided "
+            "by the policy it recorded); start a new run instead"
         )
     return plan, run

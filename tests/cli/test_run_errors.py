@@ -278,6 +278,34 @@ def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
     assert again.code == 2 and "is complete" in again.err
 
 
+@pytest.mark.parametrize("change", ["evaluator", "policy file", "--policy"])
+def test_a_resume_refuses_what_would_judge_or_decide_its_run_otherwise(
+    tmp_path: Path, change: str
+) -> None:
+    # Its finished cases were judged by the evaluators it recorded, and its gate is decided by
+    # its policy: finishing it under others would mix two measurements in one run.
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
+    assert code == 130, out + err
+    run_id = err.split("--resume ")[1].split()[0]
+    args = ["run", "--resume", run_id]
+    if change == "evaluator":
+        config = root / "oloproof.yaml"
+        config.write_text(config.read_text().replace("type: contains", "type: equals"))
+        expected = f"error: the evaluators changed since {run_id} started"
+    elif change == "policy file":
+        (root / "policy.yaml").write_text(POLICY.replace("0.5", "0.99"))
+        expected = f"error: {root / 'policy.yaml'} changed since {run_id} started"
+    else:
+        (root / "strict.yaml").write_text(POLICY.replace("0.5", "0.99"))
+        args += ["--policy", "strict.yaml"]
+        expected = "error: --resume finishes a run under the policy it started with"
+    refused = oloproof(*args, cwd=root)
+    assert (refused.code, refused.out) == (2, ""), refused.err
+    assert refused.err.startswith(expected), refused.err
+    assert runs_fields(root, run_id)[3] == "INTERRUPTED"  # nothing of the resume was written
+
+
 QUICK_APP = """
 import sys
 from oloproof import system

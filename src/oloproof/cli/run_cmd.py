@@ -120,6 +120,10 @@ def run_command(
     choose = _selection(limit, sample, seed, filters)
     if resume is not None and (not choose.everything or repeats > 1):
         raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
+    if resume is not None and policy is not None:
+        raise ConfigError(
+            "--resume finishes a run under the policy it started with; give no --policy"
+        )
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
