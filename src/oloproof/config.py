@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -278,6 +278,16 @@ class Rule(_Model):
         return self
 
 
+R = TypeVar("R")
+
+
+def _at_least_one(rules: list[R]) -> list[R]:
+    # A policy of no rules passes any run: almost surely a file cut short, never a gate.
+    if not rules:
+        raise ValueError("a policy needs at least one rule (with none, any run would pass)")
+    return rules
+
+
 class Policy(_Model):
     """A release policy: rules on one run's metrics."""
 
@@ -287,7 +297,12 @@ class Policy(_Model):
         default_factory=lambda: list(_DEFAULT_BLOCK_ON),
         description="Outcomes that block the gate.",
     )
-    rules: list[Rule] = Field(default_factory=list, description="The rules.")
+    rules: list[Rule] = Field(description="The rules (at least one).")
+
+    @field_validator("rules")
+    @classmethod
+    def _some_rules(cls, rules: list[Rule]) -> list[Rule]:
+        return _at_least_one(rules)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:
@@ -334,7 +349,12 @@ class ComparePolicy(_Model):
         default_factory=lambda: list(_DEFAULT_BLOCK_ON),
         description="Outcomes that block the gate.",
     )
-    rules: list[CompareRule] = Field(default_factory=list, description="The rules.")
+    rules: list[CompareRule] = Field(description="The rules (at least one).")
+
+    @field_validator("rules")
+    @classmethod
+    def _some_rules(cls, rules: list[CompareRule]) -> list[CompareRule]:
+        return _at_least_one(rules)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> ComparePolicy:

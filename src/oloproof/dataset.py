@@ -80,6 +80,8 @@ def load_dataset(path: Path) -> Dataset:
     The file is read a line at a time (hashed, checked and compressed as it goes), so loading
     it never holds the whole file.
     """
+    if path.exists() and not path.is_file():  # a folder, or a device or pipe that never ends
+        raise DatasetError(f"{path}: not a file of cases")
     try:
         with path.open("rb") as file:
             return _load(path, file)

@@ -43,6 +43,14 @@ class _Config(BaseModel):
     # Strict, as oloproof.config's models are: `k: true` is not k = 1.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
 
+    @field_validator("field", "expected_field", check_fields=False)
+    @classmethod
+    def _dotted(cls, value: str | None) -> str | None:
+        # `answer..x` or `.answer` names a key no output has: every case would fail unread.
+        if value is not None and "" in value.split("."):
+            raise ValueError(f"{value!r} has an empty part: name keys joined by single dots")
+        return value
+
 
 # --- Text checks -----------------------------------------------------------------------------
 
@@ -141,9 +149,17 @@ class JsonSchemaConfig(_Config):
 
 
 def check_json_schema(schema: dict[str, Any]) -> None:
-    """Raise ``ValueError`` when ``schema`` is not a valid JSON Schema for its own dialect."""
+    """Raise ``ValueError`` when ``schema`` is not a valid JSON Schema for its own dialect, or
+    one the run cannot record (a NaN, a key that is not text)."""
     from jsonschema.exceptions import SchemaError
     from jsonschema.validators import validator_for
+
+    from ledger import CodecError, encode
+
+    try:
+        encode(schema)
+    except CodecError as exc:
+        raise ValueError(f"the schema cannot be recorded with the run: {exc}") from None
 
     try:
         validator_for(schema).check_schema(schema)

@@ -140,7 +140,13 @@ class _Walk:
         for key_node, value_node in node.value:
             key = key_node.value
             line = key_node.start_mark.line + 1
-            if isinstance(key_node, yaml.ScalarNode) and key != "<<":  # << merges: not a key
+            if not isinstance(key_node, yaml.ScalarNode):  # `? [a, b]`: no setting is named so
+                what = "list" if isinstance(key_node, yaml.SequenceNode) else "mapping"
+                where = ".".join(str(p) for p in at) or "(top level)"
+                raise ConfigError(
+                    f"{self.path}, line {line}: {where}: a key must be a name, not a {what}"
+                )
+            if key != "<<":  # << merges: not a key  # << merges: not a key
                 ident = (key_node.tag, key)
                 if ident in first:
                     raise ConfigError(

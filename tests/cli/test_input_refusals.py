@@ -191,6 +191,41 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         _config(CONFIG + "extra: &loop [*loop]\n"),
         "{root}/oloproof.yaml, line 10: extra.0: a YAML alias that refers to the node holding it",
     ),
+    # -- a key YAML allows and no setting has
+    "a key that is a list": (
+        _policy(POLICY + "? [a, b]\n: x\n"),
+        "{root}/policy.yaml, line 6: (top level): a key must be a name, not a list",
+    ),
+    # -- a gate that cannot block
+    "a policy of no rules": (
+        _policy("version: 1\nrules: []\n"),
+        "{root}/policy.yaml, line 2: rules: a policy needs at least one rule (with none, any "
+        "run would pass)",
+    ),
+    "a policy without rules": (
+        _policy("version: 1\n"),
+        "{root}/policy.yaml, line 1: rules: required key is missing",
+    ),
+    # -- what a run would fail at, or record, only once it had started
+    "a field path with an empty part": (
+        _config(CONFIG.replace("field: answer,", "field: answer..x,")),
+        "{root}/oloproof.yaml, line 7: evaluators.0.field: 'answer..x' has an empty part: "
+        "name keys joined by single dots",
+    ),
+    "a NaN in an inline schema": (
+        _config(
+            CONFIG.replace(
+                "slices:",
+                "  - {type: json_schema, criterion: shaped, schema: {maximum: .nan}}\nslices:",
+            )
+        ),
+        "{root}/oloproof.yaml, line 8: evaluators.1.json_schema: the schema cannot be recorded "
+        "with the run: cannot encode the float nan: only finite floats are allowed",
+    ),
+    "a device as the dataset": (
+        _config(CONFIG + "dataset: /dev/zero\n"),
+        "/dev/zero: not a file of cases",
+    ),
     # -- a system reference that is not Python code
     "built-in function as the system": (
         _config(CONFIG.replace("app:run", "os:getcwd")),
