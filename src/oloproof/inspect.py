@@ -17,6 +17,7 @@ from oloproof.stored_runs import StoredRun
 
 if TYPE_CHECKING:
     from oloproof.dataset import Case
+    from oloproof.run_list import RunRow
 
 
 @dataclass(frozen=True)
@@ -134,13 +135,14 @@ def ordered_artifacts(artifacts: Mapping[str, Any]) -> dict[str, Any]:
     return {kind: _sorted(artifacts[kind]) for kind in kinds}
 
 
-def export_run(ledger: Ledger, run: StoredRun, root: Path) -> Path:
+def export_run(ledger: Ledger, run: StoredRun, root: Path, row: RunRow) -> Path:
     """Write ``.oloproof/bundles/RUN_ID/`` (cases.jsonl and manifest.json); return the folder.
 
     Each line of cases.jsonl is one case: id, input, expected, metadata, status, output,
     artifacts (kind → list, as recorded), verdicts and the addresses behind them. The manifest
     names the run's address and the SHA-256 of cases.jsonl, so the bundle can be checked
-    against the ledger.
+    against the ledger, and (from ``row``) the run's state and how many of its planned cases
+    never ran, which the bundle cannot hold.
     """
     import hashlib
 
@@ -165,6 +167,9 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path) -> Path:
         "run": run.address,
         "cases": count,
         "cases_sha256": digest.hexdigest(),
+        "execution_state": row.execution_state,
+        "planned_cases": row.planned,
+        "not_run": row.not_run,
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return folder

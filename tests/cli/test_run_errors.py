@@ -306,6 +306,35 @@ def test_a_resume_refuses_what_would_judge_or_decide_its_run_otherwise(
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"  # nothing of the resume was written
 
 
+def test_an_export_of_an_interrupted_run_says_what_it_cannot_hold(tmp_path: Path) -> None:
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
+    assert code == 130, out + err
+    run_id = err.split("--resume ")[1].split()[0]
+    kept = int(runs_fields(root, run_id)[5].split(" of 31 observed")[0])
+    warning = (
+        f"warning: {run_id} is INTERRUPTED: {31 - kept} of its 31 planned cases did not run, "
+        "so nothing of them is exported\n"
+    )
+    bundle = oloproof("export", run_id, cwd=root)
+    assert (bundle.code, bundle.err) == (0, warning)
+    manifest = json.loads((root / ".oloproof" / "bundles" / run_id / "manifest.json").read_text())
+    assert (manifest["cases"], manifest["planned_cases"], manifest["not_run"]) == (
+        kept,
+        31,
+        31 - kept,
+    )
+    assert manifest["execution_state"] == "INTERRUPTED"
+    table = oloproof("export", run_id, "--format", "jsonl", "--output", "t", cwd=root)
+    assert (table.code, table.err) == (0, warning)
+    resumed = oloproof("run", "--resume", run_id, cwd=root)
+    assert resumed.code == 0, resumed.err
+    whole = oloproof("export", run_id, cwd=root)
+    assert (whole.code, whole.err) == (0, "")
+    manifest = json.loads((root / ".oloproof" / "bundles" / run_id / "manifest.json").read_text())
+    assert (manifest["execution_state"], manifest["not_run"]) == ("COMPLETE", 0)
+
+
 QUICK_APP = """
 import sys
 from oloproof import system

@@ -263,18 +263,26 @@ def export_command(
     Example: oloproof export run_01M4FCBPE0G550CKCVGXCNEM2P --format parquet --output results
     """
     from oloproof.inspect import export_run
+    from oloproof.run_list import run_row
     from oloproof.stored_runs import check_run_indexes, load_run
 
     ledger = project_ledger()
     run = load_run(ledger, id)
     check_run_indexes(ledger, run)
+    row = run_row(ledger, run.address, run.body)
     if fmt is None:
         if output is not None:
             raise UnknownIdError("--output names where --format writes; give --format with it")
-        folder = export_run(ledger, run, project_root())
+        folder = export_run(ledger, run, project_root(), row)
         typer.echo(f"Exported {run.run_id} to {folder}")
-        return
-    from oloproof.tabular import export_tables
+    else:
+        from oloproof.tabular import export_tables
 
-    written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
-    typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))
+        written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
+        typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))
+    if row.not_run:  # the export holds what ran; say what it cannot hold
+        typer.echo(
+            f"warning: {run.run_id} is {row.execution_state}: {row.not_run} of its "
+            f"{row.planned} planned cases did not run, so nothing of them is exported",
+            err=True,
+        )
