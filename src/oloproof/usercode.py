@@ -12,10 +12,36 @@ Kept free of asyncio and pydantic: the CLI imports it as it starts.
 
 from __future__ import annotations
 
+import os
 from types import FrameType
 from typing import NoReturn
 
 _received: set[int] = set()
+
+
+class HardExit(SystemExit):
+    """User code called ``os._exit``; raised in its place (``hold_hard_exits``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"it called os._exit({status})")
+
+
+def hold_hard_exits() -> None:
+    """From now on ``os._exit`` in this process raises ``HardExit`` rather than ending it.
+
+    A system that calls it on the cases it would fail would otherwise end the run with the
+    status it chose, 0 included, which CI reads as a passing gate; raised instead, it costs
+    only that case (or, at import, refuses the run) like ``sys.exit``. A child the process
+    forks (multiprocessing) still exits as it asks.
+    """
+    real, pid = os._exit, os.getpid()
+
+    def _exit(status: int) -> NoReturn:
+        if os.getpid() != pid:
+            real(status)
+        raise HardExit(status)
+
+    os._exit = _exit
 
 
 def note_signal(signum: int) -> None:
@@ -36,6 +62,8 @@ def on_sigint(signum: int, frame: FrameType | None) -> NoReturn:
 
 def describe(exc: BaseException) -> str:
     """``Type: message`` for an exception; ``it called sys.exit(N)`` for a ``SystemExit``."""
+    if isinstance(exc, HardExit):
+        return str(exc)
     if isinstance(exc, SystemExit):
         code = "" if exc.code is None else repr(exc.code)
         return f"it called sys.exit({code})"

@@ -24,6 +24,8 @@ from oloproof.store import open_project_ledger
 RAISERS = {
     "exit0": ("sys.exit(0)", "SystemExit"),
     "exit5": ("sys.exit(5)", "SystemExit"),
+    # A hard exit would end the process with the status it gives, 0 reading as a passing gate.
+    "hard0": ("os._exit(0)", "HardExit: it called os._exit(0)"),
     "keyboard": ("raise KeyboardInterrupt", "KeyboardInterrupt"),
     "generator": ("raise GeneratorExit", "GeneratorExit"),
     "cancelled": ("raise asyncio.CancelledError()", "CancelledError"),
@@ -47,7 +49,7 @@ def _app(is_async: bool) -> str:
     )
     head = "async def" if is_async else "def"
     return (
-        "import asyncio, sys\n"
+        "import asyncio, os, sys\n"
         "from oloproof import system\n\n"
         '@system(name="toy", version="1")\n'
         f"{head} run(case):\n"
@@ -85,7 +87,7 @@ def test_any_base_exception_from_a_system_errors_only_its_case(
     assert result.code == 0, result.out + result.err
     assert "Traceback" not in result.err and "interrupted" not in result.err
     assert result.lines[0].endswith("[NO_POLICY/PARTIAL]")
-    assert "2 / 2 observed · 6 missing" in result.out
+    assert "2 / 2 observed · 7 missing" in result.out
     assert _end_states(root) == ["complete"]
     run_id = result.lines[0].split()[1]
     for name, (_, kind) in RAISERS.items():
@@ -158,6 +160,7 @@ def test_code_that_exits_at_import_time_is_refused_naming_the_module(tmp_path: P
         "it called sys.exit(7)\n"
     )
     for statement, shown in (
+        ("import os\nos._exit(0)", "it called os._exit(0)"),
         ("raise KeyboardInterrupt", "KeyboardInterrupt"),
         ("raise BaseException('at import')", "BaseException: at import"),
     ):
@@ -166,6 +169,28 @@ def test_code_that_exits_at_import_time_is_refused_naming_the_module(tmp_path: P
         assert result.code == 2, result.out + result.err
         assert result.err.endswith(f"importing 'app' failed: {shown}\n")
     assert not (root / ".oloproof").exists()
+
+
+FORKS = """\
+import os
+from oloproof import system
+
+@system(name="toy", version="1")
+def run(case):
+    child = os.fork()
+    if child == 0:  # the child exits as it asks, with its own status
+        os._exit(7)
+    _, status = os.waitpid(child, 0)
+    return {"answer": f"{case['q']} {os.waitstatus_to_exitcode(status)}"}
+"""
+
+
+def test_a_child_the_system_forks_still_exits_as_it_asks(tmp_path: Path) -> None:
+    root = _project(tmp_path, FORKS, ["a"])
+    result = oloproof("run", "--json", cwd=root)
+    assert result.code == 0, result.err
+    shown = oloproof("inspect", json.loads(result.out)["run_id"], "--case", "a", cwd=root)
+    assert "answer: a 7" in shown.out, shown.out
 
 
 def test_a_staged_class_whose_constructor_exits_is_refused(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from oloproof.errors import OloproofError, Terminated
 from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
 from oloproof.store import DAMAGE_HINT, LEDGER_DIR, STALE_HINT
-from oloproof.usercode import on_sigint
+from oloproof.usercode import hold_hard_exits, on_sigint
 
 app = typer.Typer(
     name="oloproof",
@@ -105,6 +105,7 @@ def main() -> None:
         found = find_project(Path.cwd())
         run_guarded(_run, where=str((found.root if found else Path.cwd()) / LEDGER_DIR))
     else:
+        hold_hard_exits()  # these commands run user code (oloproof.usercode)
         _run()
 
 
