@@ -33,7 +33,6 @@ _SETTING_NAMES = {
     "output_path": "system.http.output_path",
     "artifacts": "system.http.artifacts",
     "reuse": "system.http.reuse.version",
-    "declared": "the name or version its decorator declares",
 }
 # What of a staged system's identity its retrieve stage's identity holds.
 RETRIEVE_SETTINGS = ("version", "index_version", "depth")
@@ -58,8 +57,23 @@ def system_changes(before: Mapping[str, Any], system: System) -> list[str]:
     """Everything that differs between a recorded run's system and ``system`` now."""
     now = system.identity()
     found = _setting_changes(before.get("system", {}), now, _SETTING_NAMES)
+    found += _decorator_changes(before.get("system", {}), now)
     found += _fingerprint_changes(before, system, list(system.fingerprints()))
     return _unique(found)
+
+
+def _decorator_changes(before: Mapping[str, Any], now: Mapping[str, Any]) -> list[str]:
+    """What the decorator declares (``systems.base.declared_apart``), when only it changed."""
+    if any(ev.plain(before.get(key)) != ev.plain(now.get(key)) for key in ("name", "version")):
+        return []  # said as system.name or system.version
+
+    def declared(identity: Mapping[str, Any]) -> Any:
+        given = {"name": identity.get("name"), "version": identity.get("version")}
+        return ev.plain(identity.get("declared") or given)
+
+    if declared(before) != declared(now):
+        return ["the name or version its decorator declares changed"]
+    return []
 
 
 def retrieve_changes(before: Mapping[str, Any], system: System) -> list[str]:

@@ -46,6 +46,8 @@ def test_bumping_the_decorator_s_version_executes_every_case_again(tmp_path: Pat
     # oloproof.yaml (which still says "1") is what the run records as its version.
     (root / "kb.txt").write_text("wrong ")
     (root / "app.py").write_text(APP.format(version="2"))
+    planned = oloproof("run", "--dry-run", cwd=root)
+    assert "  4 executions: the name or version its decorator declares changed" in planned.lines
     bumped = oloproof("run", "--json", cwd=root)
     assert bumped.code == 0, bumped.err
     report = json.loads(bumped.out)
