@@ -9,6 +9,7 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
     COMPLETE     every case ran and none errored
     PARTIAL      every case ran, but some errored (their judgments are missing)
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
+    RUNNING      a live process is writing the run now (it has no end yet)
     STOPPED      a malformed artifact, an unrecordable output or a failed write stopped the run
 
 Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
@@ -321,7 +322,9 @@ def judge_usage_rows(run_body: Mapping[str, Any], end: RunEndBody | None) -> lis
     return rows
 
 
-def execution_state(end: RunEndBody | None, tally: RunTally) -> str:
+def execution_state(end: RunEndBody | None, tally: RunTally, running: bool = False) -> str:
+    if end is None and running:
+        return "RUNNING"
     if end is None or end["state"] == "interrupted":
         return "INTERRUPTED"
     if end["state"] == "stopped":
@@ -337,6 +340,7 @@ def build_run_report(
     decision: Mapping[str, Any] | None,
     corrected: Sequence[CorrectedRow] = (),
     errors: Sequence[ErrorGroup] = (),
+    running: bool = False,
 ) -> RunReport:
     """Assemble a run's report from its run event, tally, latest run_end and decision.
 
@@ -344,7 +348,7 @@ def build_run_report(
     finds those in the ledger; see ``corrected_row``); ``errors`` says why cases errored
     (``error_groups``). A stopped run shows no decision, even one an older version recorded.
     """
-    state = execution_state(end, tally)
+    state = execution_state(end, tally, running)
     if state == "STOPPED":
         decision = None
     policy = run_body.get("policy")

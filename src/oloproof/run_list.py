@@ -23,6 +23,7 @@ from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import run_end
+from oloproof.runlock import writer_of
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -126,6 +127,8 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
             cases += 1
             errored += result["status"] == "errored"
     state = str(end["state"]) if end is not None else "interrupted"
+    if end is None and writer_of(ledger.path, run_id) is not None:
+        state = "running"
     execution = _execution_state(state, errored)
     decision_state, gate, exit_code = _gate(ledger, body, execution)
     parent = body.get("parent") or {}
@@ -151,6 +154,8 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
 
 
 def _execution_state(state: str, errored: int) -> str:
+    if state == "running":
+        return "RUNNING"
     if state == "stopped":
         return "STOPPED"
     if state != "complete":

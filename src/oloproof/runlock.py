@@ -61,6 +61,24 @@ def _acquire(path: Path, run_id: str) -> int:
         os.close(fd)  # the holder before us removed this file as we opened it: start again
 
 
+def writer_of(ledger_dir: Path, run_id: str) -> int | None:
+    """The pid of the live process writing the run, if one is (Linux: its open lock file in
+    /proc; elsewhere None). Read only: a lock taken to ask would turn a resume away."""
+    path = ledger_dir / LOCKS_DIR / f"{run_id}.lock"
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        target = os.path.realpath(path)
+        pid = int(text)
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except (OSError, ValueError, UnicodeDecodeError):  # no lock, no pid yet, or no /proc
+        return None
+    for fd in fds:
+        with contextlib.suppress(OSError):  # closed meanwhile
+            if os.readlink(f"/proc/{pid}/fd/{fd}") == target:
+                return pid
+    return None  # a lock file a crashed writer left, its pid now another process's
+
+
 def _still_named(fd: int, path: Path) -> bool:
     try:
         return os.stat(path).st_ino == os.fstat(fd).st_ino

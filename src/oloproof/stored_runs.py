@@ -35,6 +35,7 @@ from oloproof.report import (
     corrected_row,
     error_groups,
 )
+from oloproof.runlock import writer_of
 from oloproof.store import load_event
 
 
@@ -133,8 +134,9 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     decision = latest_decision(ledger, run.run_id)
     # Intervals of the same counts as the run's end computed are taken from it (any other, say
     # of cases a resume added later, is computed): ``verify`` recomputes what it stored.
+    running = end is None and writer_of(ledger.path, run.run_id) is not None
     with stats.remembered((end.get("intervals") or ()) if end else ()):
-        return report_of(ledger, run.body, run.address, tally, end, decision)
+        return report_of(ledger, run.body, run.address, tally, end, decision, running=running)
 
 
 def report_of(
@@ -144,10 +146,14 @@ def report_of(
     tally: RunTally,
     end: RunEndBody | None,
     decision: Mapping[str, Any] | None,
+    *,
+    running: bool = False,
 ) -> RunReport:
     corrected = _corrected_rows(ledger, body, tally, decision)
     errors = error_groups(ledger, tally.errored_cases)
-    return build_run_report(body, address, tally, end, decision, corrected=corrected, errors=errors)
+    return build_run_report(
+        body, address, tally, end, decision, corrected=corrected, errors=errors, running=running
+    )
 
 
 def _corrected_rows(

@@ -306,6 +306,33 @@ def test_a_resume_refuses_what_would_judge_or_decide_its_run_otherwise(
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"  # nothing of the resume was written
 
 
+def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "run"],
+        cwd=root,
+        env={**os.environ, "TOY_SLEEP": "0.2"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stderr is not None
+        assert proc.stderr.readline() == "sleeping\n"
+        listed = oloproof("runs", cwd=root)
+        assert len(listed.lines) == 1, listed.out
+        run_id = listed.lines[0].split()[0]
+        assert runs_fields(root, run_id)[3] == "RUNNING"
+        shown = oloproof("inspect", run_id, cwd=root)
+        assert shown.lines[0] == f"Run {run_id} [UNDECIDED/RUNNING]"
+        assert "another process is writing the run now" in shown.lines[1]
+        assert "--resume" not in shown.out  # the lock would refuse it
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert runs_fields(root, run_id)[3] == "INTERRUPTED"
+
+
 def test_an_export_of_an_interrupted_run_says_what_it_cannot_hold(tmp_path: Path) -> None:
     root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
     code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})

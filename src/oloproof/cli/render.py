@@ -76,6 +76,11 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             f"Repeats: each case executed {report.repeats} times; a case counts once, as the "
             "mean of its verdicts"
         )
+    if report.execution_state == "RUNNING":
+        lines.append(
+            f"{report.cases} of {report.planned_cases} cases finished so far; "
+            "another process is writing the run now"
+        )
     if report.execution_state == "INTERRUPTED":
         lines.append(
             f"{report.cases} of {report.planned_cases} cases finished; "
