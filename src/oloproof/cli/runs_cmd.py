@@ -26,8 +26,9 @@ def runs_command(
     """List the runs in this project's ledger, newest first: state, gate, evidence and code.
 
     Each line: run id, start time, system, state (COMPLETE, PARTIAL when cases errored,
-    INTERRUPTED, STOPPED, or RUNNING while a process writes it), the gate and its exit code (or why there is none), how many cases
-    were observed and how many are missing and why, and the system's code fingerprint.
+    INTERRUPTED, STOPPED, or RUNNING while a process writes it), the gate and its exit code
+    (or why there is none), how many cases were observed and how many are missing and why, and
+    the system's code fingerprint.
     Diagnosis child runs are left out unless --all is given.
 
     Example: oloproof runs --all
