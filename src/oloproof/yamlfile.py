@@ -10,7 +10,10 @@ Here each of those is one sentence naming the file and the line:
 3. values nest at most ``MAX_NESTING`` levels, and an alias may not refer to the node that
    holds it; a file holds at most ``MAX_VALUES`` values, aliases counted at each use;
 4. integers lie in what the ledger records (``-2**64 .. 2**64-1``), since the settings are
-   stored with every run.
+   stored with every run;
+5. a boolean is written ``true`` or ``false``: YAML 1.1 also reads a bare ``yes``, ``no``,
+   ``on`` or ``off`` as one, so ``enum: [yes, no]`` in a schema would silently be
+   ``[true, false]``.
 
 ``read_yaml`` returns the data and the line of every key path, for later errors.
 """
@@ -25,6 +28,7 @@ import yaml
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import ConfigError
 
+_BOOL = "tag:yaml.org,2002:bool"
 MAX_NESTING = 100
 MAX_VALUES = 100_000
 _INT_DIGITS = 40  # past 2**64 by far: refused without converting (Python's own limit is 4,300)
@@ -118,6 +122,8 @@ class _Walk:
             raise ConfigError(
                 f"{self.path}: more than {MAX_VALUES} values (YAML aliases repeat what they name)"
             )
+        if isinstance(node, yaml.ScalarNode):
+            self.scalar(node, at)
         if id(node) in self.holding:
             where = ".".join(str(p) for p in at)
             raise ConfigError(
@@ -130,6 +136,17 @@ class _Walk:
                 self._children(node, at)
             finally:
                 self.holding.discard(id(node))
+
+    def scalar(self, node: yaml.ScalarNode, at: tuple[Any, ...]) -> None:
+        word = node.value
+        if node.tag != _BOOL or word.lower() in ("true", "false"):
+            return
+        meant = str(word.lower() in ("yes", "y", "on")).lower()
+        where = ".".join(str(p) for p in at) or "(top level)"
+        raise ConfigError(
+            f"{self.path}, line {node.start_mark.line + 1}: {where}: a bare {word} is read by "
+            f'YAML as the boolean {meant}; write {meant}, or "{word}" for the text'
+        )
 
     def _children(self, node: yaml.Node, at: tuple[Any, ...]) -> None:
         if isinstance(node, yaml.SequenceNode):
@@ -146,6 +163,7 @@ class _Walk:
                 raise ConfigError(
                     f"{self.path}, line {line}: {where}: a key must be a name, not a {what}"
                 )
+            self.scalar(key_node, at)
             if key != "<<":  # << merges: not a key  # << merges: not a key
                 ident = (key_node.tag, key)
                 if ident in first:

@@ -196,6 +196,26 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         _policy(POLICY + "? [a, b]\n: x\n"),
         "{root}/policy.yaml, line 6: (top level): a key must be a name, not a list",
     ),
+    # -- YAML 1.1 booleans: a bare yes or off is read as true or false, wherever it stands
+    "yes and no in an inline schema": (
+        _config(
+            CONFIG.replace(
+                "slices:",
+                "  - {type: json_schema, criterion: yn, schema: {enum: [yes, no]}}\nslices:",
+            )
+        ),
+        "{root}/oloproof.yaml, line 8: evaluators.1.schema.enum.0: a bare yes is read by YAML as "
+        'the boolean true; write true, or "yes" for the text',
+    ),
+    "off as a setting": (
+        _config(
+            CONFIG.replace(
+                "expected_field: answer}", "expected_field: answer, case_sensitive: Off}"
+            )
+        ),
+        "{root}/oloproof.yaml, line 7: evaluators.0.case_sensitive: a bare Off is read by YAML "
+        'as the boolean false; write false, or "Off" for the text',
+    ),
     # -- a gate that cannot block
     "a policy of no rules": (
         _policy("version: 1\nrules: []\n"),
