@@ -63,11 +63,13 @@ class Contains:
     """Pass when the expected text is a substring of the output text.
 
     Both sides are casefolded unless ``case_sensitive``. Fails with ``field_missing`` or
-    ``field_not_text``; excluded with ``no_expected_value``.
+    ``field_not_text``; excluded with ``no_expected_value``, or ``empty_expected_value`` when
+    the expected text is empty (or only spaces): every output contains it, so passing would
+    say nothing (version 2; version 1 passed it).
     """
 
     config: ContainsConfig
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _expected: tuple[str, ...] | None = field(init=False, repr=False)
 
@@ -96,6 +98,10 @@ class Contains:
         expected = _expected_text(view, self._expected, self.config.expected_field)
         if isinstance(expected, Verdict):
             return expected
+        if not expected.strip():
+            return Verdict.excluded(
+                "empty_expected_value", expected_field=self.config.expected_field
+            )
         if not self.config.case_sensitive:
             text, expected = text.casefold(), expected.casefold()
         return Verdict.passed() if expected in text else Verdict.failed("not_contained")
