@@ -331,3 +331,25 @@ def test_an_output_that_cannot_be_recorded_stops_the_run_naming_the_case(
         states = [e.body["state"] for _, e in ledger.events(ev.RUN_END)]
         assert not list(ledger.events(ev.DECISION))
     assert states == ["stopped"]
+
+
+@pytest.mark.parametrize(
+    ("option", "target", "problem"),
+    [
+        ("--junit", "reports", "it is a folder"),
+        ("--summary", "cases.jsonl/summary.md", "cases.jsonl is not a folder"),
+        ("--summary", "/proc/summary.md", None),  # /proc takes no new file, even from root
+    ],
+)
+def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(
+    tmp_path: Path, option: str, target: str, problem: str | None
+) -> None:
+    # Found after the run, it left a recorded PASS and a process that exited 2.
+    root = _project(tmp_path)
+    (root / "reports").mkdir()
+    result = oloproof("run", option, target, cwd=root)
+    assert result.code == 2, result.out + result.err
+    assert result.err.startswith(f"error: cannot write {target}: "), result.err
+    if problem is not None:
+        assert result.err == f"error: cannot write {target}: {problem}\n"
+    assert not (root / ".oloproof").exists()

@@ -19,6 +19,7 @@ Requirements (``docs/ci.md``):
 from __future__ import annotations
 
 import os
+import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -32,6 +33,23 @@ if TYPE_CHECKING:
     from oloproof.report import RunReport
 
 BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+
+
+def check_writable(path: Path) -> None:
+    """Refuse, before any work, a path ``write_file`` could not write: a folder, a path under a
+    file, or a folder that takes no new file (probed with a temporary file, removed at once)."""
+    if path.is_dir():
+        raise ConfigError(f"cannot write {path}: it is a folder")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # write_file makes the rest
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"cannot write {path}: {folder} is not a folder")
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}."):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def write_file(path: Path, text: str) -> None:

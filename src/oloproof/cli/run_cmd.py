@@ -120,6 +120,12 @@ def run_command(
     choose = _selection(limit, sample, seed, filters)
     if resume is not None and (not choose.everything or repeats > 1):
         raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
+    if not dry_run:  # a report path that cannot be written is refused before the run, not after
+        from oloproof.cli.ci import check_writable
+
+        for path in (junit, summary):
+            if path is not None:
+                check_writable(path)
     if resume is not None and policy is not None:
         raise ConfigError(
             "--resume finishes a run under the policy it started with; give no --policy"
