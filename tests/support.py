@@ -8,8 +8,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +52,48 @@ def oloproof(
         env={**os.environ, **(env or {})},
     )
     return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def start_run(root: Path, marker: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    """``oloproof run`` in ``root``, returned once its stderr's first line is ``marker``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "run"],
+        cwd=root,
+        env={**os.environ, **(env or {})},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stderr is not None
+    assert proc.stderr.readline() == marker
+    return proc
+
+
+def interrupt_run(
+    root: Path,
+    marker: str,
+    stop: signal.Signals,
+    env: dict[str, str] | None = None,
+    timeout: float = 60,
+    settle: float = 0,
+) -> tuple[int, str, str]:
+    """``oloproof run`` in ``root``, sent ``stop`` ``settle`` seconds after its stderr's first
+    line is ``marker``: (exit code, stdout, stderr). The process is killed if it outlives
+    ``timeout``."""
+    proc = start_run(root, marker, env)
+    time.sleep(settle)
+    proc.send_signal(stop)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    finally:
+        proc.kill()
+    return proc.returncode, out, err
+
+
+def runs_fields(root: Path, run_id: str) -> list[str]:
+    """The columns of ``run_id``'s line in ``oloproof runs``."""
+    line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
+    return line.split("  ")
 
 
 def write_project(

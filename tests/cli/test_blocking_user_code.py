@@ -8,15 +8,12 @@ which holds the loop that would otherwise fire its timeout and handle Ctrl-C or 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import interrupt_run, oloproof, runs_fields
 
 APP = """
 import os, re, sys, time
@@ -116,26 +113,13 @@ def test_a_signal_stops_a_run_whose_loop_is_held(
 ) -> None:
     # The timeout is an hour away: only the signal can end this run.
     root = project(tmp_path, ["hello", "sleep", "world"], timeout=3600)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
-        cwd=root,
-        env={**os.environ, "BLOCK_S": "3600"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+    # Sent half a second after the marker: the loop is held by then, not merely about to be.
+    code, out, err = interrupt_run(
+        root, "blocking\n", stop, {"BLOCK_S": "3600"}, timeout=30, settle=0.5
     )
-    assert proc.stderr is not None
-    assert proc.stderr.readline() == "blocking\n"
-    time.sleep(0.5)  # the loop is held now, not merely about to be
-    proc.send_signal(stop)
-    try:
-        out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == status, out + err
+    assert code == status, out + err
     assert "Traceback" not in err
     run_id = err.split("--resume ")[1].split()[0]
-    line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
-    fields = line.split("  ")
+    fields = runs_fields(root, run_id)
     assert fields[3] == "INTERRUPTED"
     assert fields[5].startswith("1 of 3 observed"), fields  # hello, finished before, is kept

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import interrupt_run, oloproof, runs_fields, start_run
 
 from ledger import open_ledger
 from oloproof import events as ev
@@ -225,36 +222,6 @@ def test_no_cache_executes_again_and_metrics_replay_from_the_ledger(tmp_path: Pa
     assert (row["successes"], row["observed"], row["missing"]) == (2, 2, 1)
 
 
-def interrupt_run(
-    root: Path,
-    marker: str,
-    stop: signal.Signals,
-    env: dict[str, str] | None = None,
-    timeout: float = 60,
-) -> tuple[int, str, str]:
-    """``oloproof run`` in ``root``, sent ``stop`` once its stderr's first line is ``marker``:
-    (exit code, stdout, stderr)."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
-        cwd=root,
-        env={**os.environ, **(env or {})},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    assert proc.stderr.readline() == marker
-    proc.send_signal(stop)
-    out, err = proc.communicate(timeout=timeout)
-    return proc.returncode, out, err
-
-
-def runs_fields(root: Path, run_id: str) -> list[str]:
-    """The columns of ``run_id``'s line in ``oloproof runs``."""
-    line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
-    return line.split("  ")
-
-
 @pytest.mark.parametrize(("stop", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
     tmp_path: Path, stop: signal.Signals, status: int
@@ -308,17 +275,8 @@ def test_a_resume_refuses_what_would_judge_or_decide_its_run_otherwise(
 
 def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
     root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
-        cwd=root,
-        env={**os.environ, "TOY_SLEEP": "0.2"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "0.2"})
     try:
-        assert proc.stderr is not None
-        assert proc.stderr.readline() == "sleeping\n"
         listed = oloproof("runs", cwd=root)
         assert len(listed.lines) == 1, listed.out
         run_id = listed.lines[0].split()[0]

@@ -9,16 +9,13 @@ Real runs in a subprocess. The system's output for case ``evil`` is 40 letters `
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import oloproof, write_project
+from tests.support import interrupt_run, oloproof, runs_fields, write_project
 
 APP = """
 import sys
@@ -104,26 +101,11 @@ def test_a_signal_stops_a_run_held_by_a_judgment(
     tmp_path: Path, stop: signal.Signals, status: int
 ) -> None:
     root = project(tmp_path / "p", REGEX, timeout=3600)  # only the signal can end this run
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
-        cwd=root,
-        env=os.environ.copy(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stderr is not None
-    assert proc.stderr.readline() == "evil\n"
-    time.sleep(1)  # the judgment holds the loop now
-    proc.send_signal(stop)
-    try:
-        out, err = proc.communicate(timeout=30)
-    finally:
-        proc.kill()
-    assert proc.returncode == status, out + err
+    # Sent a second after the marker: the judgment holds the loop by then.
+    code, out, err = interrupt_run(root, "evil\n", stop, timeout=30, settle=1)
+    assert code == status, out + err
     assert "Traceback" not in err
     run_id = err.split("--resume ")[1].split()[0]
-    line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
-    fields = line.split("  ")
+    fields = runs_fields(root, run_id)
     assert fields[3] == "INTERRUPTED"
     assert fields[5].startswith("1 of 3 observed"), fields  # "hi", judged before, is kept
