@@ -42,6 +42,7 @@ from oloproof.bodies import (
     judgment_body,
     run_body,
     run_end_body,
+    verdict_copy,
 )
 from oloproof.compare import derive_comparison
 from oloproof.config import ComparePolicy
@@ -288,20 +289,6 @@ def _verdict_differences(
                 f"{where}verdict {criterion}: {verdict['s']!r} with no judgment behind it"
             )
     return differences
-
-
-def verdict_copy(status: str, value: Any, reason: str | None) -> dict[str, Any]:
-    """The verdict copy a case_result holds of a judgment: ``{"s", "v"?, "r"?}``.
-
-    ``v`` is there for a graded verdict, ``r`` for an excluded or missing one (as
-    ``oloproof.execute`` writes it).
-    """
-    copy: dict[str, Any] = {"s": status}
-    if status == "value" and value is not None:
-        copy["v"] = value
-    if status in ("excluded", "missing") and reason is not None:
-        copy["r"] = reason
-    return copy
 
 
 _CORRUPT: tuple[Any, ...] = ("corrupt",)

@@ -311,6 +311,20 @@ def run_body(event: Event) -> RunBody:
     return cast(RunBody, _checked(event, "oloproof.run"))
 
 
+def verdict_copy(status: str, value: Any, reason: str | None) -> dict[str, Any]:
+    """The verdict copy a case_result holds of a judgment: ``{"s", "v"?, "r"?}``.
+
+    ``v`` is there for a graded verdict, ``r`` for an excluded or missing one (as
+    ``oloproof.execute`` writes it).
+    """
+    copy: dict[str, Any] = {"s": status}
+    if status == "value" and value is not None:
+        copy["v"] = value
+    if status in ("excluded", "missing") and reason is not None:
+        copy["r"] = reason
+    return copy
+
+
 def execution_body(event: Event) -> ExecutionBody:
     """The body of an execution event, typed."""
     return cast(ExecutionBody, _checked(event, "oloproof.execution"))

@@ -8,10 +8,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger import Ledger
-from oloproof.bodies import CaseResultBody, VerdictCopy, execution_body, not_run, planned_cases
+from ledger import FormatError, Ledger
+from oloproof.bodies import (
+    CaseResultBody,
+    VerdictCopy,
+    execution_body,
+    judgment_body,
+    not_run,
+    planned_cases,
+    verdict_copy,
+)
 from oloproof.errors import DatasetError, UnknownIdError
-from oloproof.events import is_failed
+from oloproof.events import is_failed, plain
 from oloproof.metrics import SeenCases, case_results
 from oloproof.stored_runs import StoredRun
 
@@ -40,6 +48,7 @@ class CaseDetail:
 
 def case_detail(ledger: Ledger, address: str, body: CaseResultBody) -> CaseDetail:
     execution = execution_body(ledger.get(body["execution"]))
+    _check_verdicts(ledger, body)
     return CaseDetail(
         case_id=body["case_id"],
         status=body["status"],
@@ -54,6 +63,26 @@ def case_detail(ledger: Ledger, address: str, body: CaseResultBody) -> CaseDetai
         execution=body["execution"],
         address=address,
     )
+
+
+def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
+    """Read the judgments behind ``body``'s verdicts, each checked against its address, and
+    hold each verdict copy to its judgment: a case shown in full shows what its judges said,
+    not a copy whose judgment is damaged. (With repeats, each repeat's copies; the case's own
+    verdicts combine those.)"""
+    groups: list[Mapping[str, Any]] = list(body.get("repeats") or [body])
+    for group in groups:
+        pointers: Mapping[str, str] = group["judgments"]
+        for (criterion, pointer), event in zip(
+            pointers.items(), ledger.get_many(pointers.values()), strict=True
+        ):
+            judgment = judgment_body(event)
+            said = verdict_copy(judgment["status"], judgment["value"], judgment["reason"])
+            if judgment["criterion"] != criterion or said != plain(group["verdicts"][criterion]):
+                raise FormatError(
+                    f"case {body['case_id']}: its {criterion} verdict is not what judgment "
+                    f"{pointer} says; `oloproof verify` lists what else is damaged"
+                )
 
 
 def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
