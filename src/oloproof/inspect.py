@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ledger import FormatError, Ledger
 from oloproof.bodies import (
@@ -70,8 +70,8 @@ def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
     hold each verdict copy to its judgment: a case shown in full shows what its judges said,
     not a copy whose judgment is damaged. (With repeats, each repeat's copies; the case's own
     verdicts combine those.)"""
-    groups: list[Mapping[str, Any]] = list(body.get("repeats") or [body])
-    for group in groups:
+    repeats: Sequence[Mapping[str, Any]] = body.get("repeats") or []
+    for group in repeats or [cast(Mapping[str, Any], body)]:
         pointers: Mapping[str, str] = group["judgments"]
         for (criterion, pointer), event in zip(
             pointers.items(), ledger.get_many(pointers.values()), strict=True
