@@ -349,7 +349,13 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
         # recorded before it said how many (schema 1) from all of them.
         read = (body["candidate"]["results"], body["baseline"]["results"])
         derived = derive_comparison(
-            ledger, candidate, baseline, policy=policy, policy_path=policy_path, results=read
+            ledger,
+            candidate,
+            baseline,
+            policy=policy,
+            policy_path=policy_path,
+            results=read,
+            same_expected=body["same_expected"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -254,6 +254,7 @@ class ComparisonBody(TypedDict):
     level: float
     policy: Map | None
     policy_path: str | None
+    same_expected: bool  # whether a case's expected values had to match for it to pair
     paired_cases: int
     unpaired: list[Map]
     metrics: list[Map]

@@ -3,8 +3,10 @@
 Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
 
 1. Cases are paired by case id. A case is *paired* when both runs hold it, neither errored, and
-   its input is the same in both (equal ``input_key``). Every other case is reported as not
-   paired, with its reason, and counts as missing for every compared metric.
+   its input and its expected values are the same in both (``oloproof.pairing``). Every other
+   case is reported as not paired, with its reason, and counts as missing for every compared
+   metric. (A comparison recorded at schema 2 did not require the expected values to match,
+   and is re-derived as it was made.)
 2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
    or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
@@ -13,9 +15,10 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
 3a. Missing counts against the candidate: the interval the row shows and the rules decide on
    has, for its lower bound, every missing pair at its worst for the candidate (an unknown
    candidate value 0, an unknown baseline value 1) and, for its upper bound, at its best
-   (candidate 1, baseline 0); a value one run did observe is kept (except for a changed input,
-   where neither side is the case's). The paired-only interval is kept beside it. A rule whose
-   outcome the missing pairs changed says ``missing_cases_decide``.
+   (candidate 1, baseline 0); a value one run did observe is kept (except for a changed input
+   or changed expected values, where neither side's verdict answers the other's question).
+   The paired-only interval is kept beside it. A rule whose outcome the missing pairs changed
+   says ``missing_cases_decide``.
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
    never gated.
 5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
@@ -42,6 +45,7 @@ from oloproof import events as ev
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
 from oloproof.metrics import RecordedCases, slice_value
+from oloproof.pairing import expected_key, unpaired_reason
 from oloproof.policy import RuleDecision, gate
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -71,6 +75,7 @@ DEFAULT_LEVEL = 0.95
 
 UNPAIRED_REASONS = (
     "input_differs",
+    "expected_differs",
     "only_in_candidate",
     "only_in_baseline",
     "errored_in_candidate",
@@ -138,10 +143,12 @@ def derive_comparison(
     policy: ComparePolicy | None,
     policy_path: Path | None,
     results: tuple[int | None, int | None] = (None, None),
+    same_expected: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
-    comparison that read that many is re-derived.
+    comparison that read that many is re-derived; ``same_expected`` as a comparison recorded
+    with it is re-derived.
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory.
@@ -153,6 +160,7 @@ def derive_comparison(
         RecordedCases(ledger, baseline.run_id, results[1]),
         policy=policy,
         policy_path=policy_path,
+        same_expected=same_expected,
     )
 
 
@@ -179,6 +187,7 @@ def build_comparison(
         _HeldCases(baseline_cases),
         policy=policy,
         policy_path=policy_path,
+        same_expected=True,
     )
 
 
@@ -190,6 +199,7 @@ def _comparison(
     *,
     policy: ComparePolicy | None,
     policy_path: Path | None,
+    same_expected: bool,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
     base_metrics = [e["criterion"] for e in baseline.body["evaluators"]]
@@ -197,7 +207,7 @@ def _comparison(
     _check_policy_metrics(policy, policy_path, set(cand_metrics) | set(base_metrics))
     level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
     slices = list(candidate.body.get("slices", []))
-    pairing = _pair(candidate_cases, baseline_cases, compared, slices)
+    pairing = _pair(candidate_cases, baseline_cases, compared, slices, same_expected)
     collected = pairing.metrics
     specs = _evaluator_specs(candidate.body), _evaluator_specs(baseline.body)
     support = int(candidate.body.get("min_slice_support", 1))
@@ -209,6 +219,7 @@ def _comparison(
         "level": level,
         "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
         "policy_path": str(policy_path) if policy_path is not None else None,
+        "same_expected": same_expected,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -343,7 +354,11 @@ class _Pairing:
 
 
 def _pair(
-    candidate: _Cases, baseline: _Cases, compared: Sequence[str], slices: Sequence[str]
+    candidate: _Cases,
+    baseline: _Cases,
+    compared: Sequence[str],
+    slices: Sequence[str],
+    same_expected: bool,
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases), one case at a time."""
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
@@ -351,7 +366,11 @@ def _pair(
     for cand in candidate:
         case_id = cand["case_id"]
         base = baseline.get(case_id)
-        reason = "only_in_candidate" if base is None else _unpaired_reason(cand, base)
+        reason = (
+            "only_in_candidate"
+            if base is None
+            else unpaired_reason(cand, base, expected=same_expected)
+        )
         if reason is None:
             assert base is not None
             pairing.paired += 1
@@ -389,34 +408,27 @@ def _add_paired(pairing: _Pairing, cand: _Body, base: _Body) -> None:
                 groups.setdefault(key, _Values()).add(x, y)
 
 
+_NEITHER_SIDE = frozenset({"input_differs", "expected_differs"})
+
+
 def _add_unpaired(pairing: _Pairing, reason: str, cand: _Body | None, base: _Body | None) -> None:
     for metric, out in pairing.metrics.items():
-        if reason == "input_differs":  # neither run ran the other's input: both unknown
+        if reason in _NEITHER_SIDE:  # neither verdict answers the other run's question
             out.unknown.add(None, None)
         else:
             out.unknown.add(_known(cand, metric), _known(base, metric))
 
 
 # What a comparison given case results as an iterable holds of each: not their expected values
-# (gold passages among them), addresses and cache notes.
+# (gold passages among them; a key of them instead), addresses and cache notes.
 _COMPARED = ("case_id", "input_key", "status", "verdicts", "metadata", "labels")
 
 
 def _compared(body: _Body) -> _Body:
-    return {key: body[key] for key in _COMPARED if key in body}
-
-
-def _unpaired_reason(cand: Mapping[str, Any], base: Mapping[str, Any]) -> str | None:
-    if cand.get("input_key") != base.get("input_key"):
-        return "input_differs"
-    cand_err, base_err = cand["status"] == "errored", base["status"] == "errored"
-    if cand_err and base_err:
-        return "errored_in_both"
-    if cand_err:
-        return "errored_in_candidate"
-    if base_err:
-        return "errored_in_baseline"
-    return None
+    return {
+        **{key: body[key] for key in _COMPARED if key in body},
+        "expected_key": expected_key(body),
+    }
 
 
 def _known(body: _Body | None, metric: str) -> float | None:

@@ -88,7 +88,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 1,
     DIAGNOSIS: 3,
-    COMPARISON: 2,
+    COMPARISON: 3,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -122,6 +122,11 @@ def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, **runs}
 
 
+def upcast_comparison_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 paired a case whatever its expected values: ``same_expected`` is false."""
+    return {**body, "same_expected": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -132,6 +137,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (COMPARISON, 1): upcast_comparison_v1_v2,
+    (COMPARISON, 2): upcast_comparison_v2_v3,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

@@ -3,10 +3,10 @@
 Requirements (``docs/comparing-runs.md``, "Which cases changed"):
 
 1. A case flips on a metric when it is paired (both runs hold it, neither errored, the same
-   input) and both verdicts are observed and differ: fail → pass is *improved*, pass → fail
-   *regressed*; for a graded metric, a higher value is improved and a lower one regressed.
-   These are the cases behind a comparison's discordant counts (``b`` improved, ``c``
-   regressed, for a pass/fail metric).
+   input and expected values: ``oloproof.pairing``) and both verdicts are observed and
+   differ: fail → pass is *improved*, pass → fail *regressed*; for a graded metric, a higher
+   value is improved and a lower one regressed. These are the cases behind a comparison's
+   discordant counts (``b`` improved, ``c`` regressed, for a pass/fail metric).
 2. Each flip names the command that shows the case in each run, so a reviewer goes straight
    from a count to the cases behind it.
 3. Derived from the two runs' case results on demand, never stored: a comparison recorded
@@ -24,6 +24,7 @@ from typing import Any
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
 from oloproof.metrics import RecordedCases
+from oloproof.pairing import unpaired_reason
 from oloproof.repeats import value_of
 
 
@@ -61,9 +62,7 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
         other = baseline.get(cand["case_id"])
         if other is None:
             continue
-        if other.get("input_key") != cand.get("input_key"):
-            continue
-        if "errored" in (cand["status"], other["status"]):
+        if unpaired_reason(cand, other, expected=body["same_expected"]) is not None:
             continue
         for metric in metrics:
             flip = _flip(metric, cand, other, cand_id, base_id)

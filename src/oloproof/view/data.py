@@ -57,6 +57,7 @@ from oloproof.metrics import (
     slice_value,
     stream_case_results,
 )
+from oloproof.pairing import unpaired_reason
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
 from oloproof.run_list import run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
@@ -628,13 +629,14 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
         for role in (body["candidate"], body["baseline"])
     }
     flips: dict[tuple[str, str], Flip] = {}
+    same = body["same_expected"]
     for metric in metrics:
         for failing, other, base_failed in ((base_id, cand_id, True), (cand_id, base_id, False)):
             for case in _failed_on(reader, failing, metric):
                 if case["case_id"] not in read[failing]:
                     continue
                 found = read[other].get(case["case_id"])
-                if found is None or not _paired(case, found):
+                if found is None or unpaired_reason(case, found, expected=same) is not None:
                     continue
                 if _status(found, metric) != "pass":
                     continue
@@ -655,15 +657,6 @@ def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[CaseResultB
 def _status(case: CaseResultBody, metric: str) -> str | None:
     verdict = case["verdicts"].get(metric)
     return verdict.get("s") if verdict else None
-
-
-def _paired(a: CaseResultBody, b: CaseResultBody) -> bool:
-    """Paired as ``compare`` pairs: the same input and neither errored."""
-    return (
-        a.get("input_key") == b.get("input_key")
-        and a["status"] != "errored"
-        and b["status"] != "errored"
-    )
 
 
 # -------------------------------------------------------------------------------- address
