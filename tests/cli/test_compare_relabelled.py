@@ -3,7 +3,7 @@
 Its two verdicts were judged against different answers: a fail that becomes a pass because the
 label moved to what the system says is not an improvement, and a pass that becomes a fail is
 not a regression. ``compare`` leaves such a case unpaired (``expected differs``), counts it as
-missing for every metric, and lists no flip for it; the viewer's comparison page agrees.
+missing for every metric, and lists no flip for it.
 """
 
 from __future__ import annotations
