@@ -281,6 +281,30 @@ class Rule(_Model):
 R = TypeVar("R")
 
 
+def _blocks_on_fail(block_on: list[Outcome]) -> list[Outcome]:
+    # Without FAIL, a rule whose interval fails it would let the gate pass: never a gate.
+    if "FAIL" not in block_on:
+        raise ValueError(
+            "FAIL is not listed, so a rule that fails would pass the gate; list FAIL "
+            "(INSUFFICIENT_EVIDENCE and MANUAL_REVIEW are yours to choose)"
+        )
+    return block_on
+
+
+# Below 0.5 an "interval" covers the value less often than not; at 1 it is every value.
+LEVELS = (0.5, 0.999)
+
+
+def _a_level(level: float) -> float:
+    low, high = LEVELS
+    if not low <= level <= high:
+        raise ValueError(
+            f"{level:g} is outside {low:g} to {high:g}: an interval at that level would not "
+            "mean what a gate needs (0.95 is usual)"
+        )
+    return level
+
+
 def _at_least_one(rules: list[R]) -> list[R]:
     # A policy of no rules passes any run: almost surely a file cut short, never a gate.
     if not rules:
@@ -303,6 +327,16 @@ class Policy(_Model):
     @classmethod
     def _some_rules(cls, rules: list[Rule]) -> list[Rule]:
         return _at_least_one(rules)
+
+    @field_validator("block_on")
+    @classmethod
+    def _gate_blocks(cls, block_on: list[Outcome]) -> list[Outcome]:
+        return _blocks_on_fail(block_on)
+
+    @field_validator("confidence_level")
+    @classmethod
+    def _level(cls, level: float) -> float:
+        return _a_level(level)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:
@@ -355,6 +389,16 @@ class ComparePolicy(_Model):
     @classmethod
     def _some_rules(cls, rules: list[CompareRule]) -> list[CompareRule]:
         return _at_least_one(rules)
+
+    @field_validator("block_on")
+    @classmethod
+    def _gate_blocks(cls, block_on: list[Outcome]) -> list[Outcome]:
+        return _blocks_on_fail(block_on)
+
+    @field_validator("confidence_level")
+    @classmethod
+    def _level(cls, level: float) -> float:
+        return _a_level(level)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> ComparePolicy:

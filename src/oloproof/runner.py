@@ -155,14 +155,22 @@ def _plan(
 ) -> RunPlan:
     require_engine(config, config_path)
     base = config_path.parent
-    where = str(config_path)
-    for name in config.slices:
+    for index, name in enumerate(config.slices):
+        where = config.location("slices", index, path=config_path)
         if name in STAGED_SLICES and config.system.rag is None:
-            raise ConfigError(f"slice '{name}' {STAGED_SLICES[name]}, so it needs a staged system.")
+            raise ConfigError(
+                f"{where}: slices: slice '{name}' {STAGED_SLICES[name]}, so it needs a staged "
+                "system."
+            )
         if name not in STAGED_SLICES and not name.startswith("metadata."):
             raise ConfigError(
                 f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
                 "or context_truncated)"
+            )
+        if name in config.slices[:index]:
+            raise ConfigError(
+                f"{where}: slices: {name!r} is listed twice, so each case would count twice "
+                "in its rows"
             )
     # A replay's cases were checked, slices included, when the recorded run was planned.
     dataset: Dataset | RecordedDataset

@@ -222,6 +222,33 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         "{root}/policy.yaml, line 2: rules: a policy needs at least one rule (with none, any "
         "run would pass)",
     ),
+    "a policy that does not block on FAIL": (
+        _policy("version: 1\nblock_on: [INSUFFICIENT_EVIDENCE]\n" + POLICY[len("version: 1\n") :]),
+        "{root}/policy.yaml, line 2: block_on: FAIL is not listed, so a rule that fails would "
+        "pass the gate; list FAIL (INSUFFICIENT_EVIDENCE and MANUAL_REVIEW are yours to choose)",
+    ),
+    "a policy that blocks on nothing": (
+        _policy("version: 1\nblock_on: []\n" + POLICY[len("version: 1\n") :]),
+        "{root}/policy.yaml, line 2: block_on: FAIL is not listed, so a rule that fails would "
+        "pass the gate; list FAIL (INSUFFICIENT_EVIDENCE and MANUAL_REVIEW are yours to choose)",
+    ),
+    "a confidence level far below any gate's": (
+        _policy("version: 1\nconfidence_level: 0.01\n" + POLICY[len("version: 1\n") :]),
+        "{root}/policy.yaml, line 2: confidence_level: 0.01 is outside 0.5 to 0.999: an "
+        "interval at that level would not mean what a gate needs (0.95 is usual)",
+    ),
+    "a slice listed twice": (
+        _config(
+            CONFIG.replace("slices: [metadata.topic]", "slices: [metadata.topic, metadata.topic]")
+        ),
+        "{root}/oloproof.yaml, line 8: slices: 'metadata.topic' is listed twice, so each case "
+        "would count twice in its rows",
+    ),
+    "a slice of no known kind": (
+        _config(CONFIG.replace("slices: [metadata.topic]", "slices: [metadata.topic, input.q]")),
+        "{root}/oloproof.yaml, line 8: slices: unknown slice 'input.q' (use metadata.KEY, "
+        "relevant_position or context_truncated)",
+    ),
     "a policy without rules": (
         _policy("version: 1\n"),
         "{root}/policy.yaml, line 1: rules: required key is missing",

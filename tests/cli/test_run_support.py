@@ -82,8 +82,8 @@ def test_staged_slices_need_a_staged_system(blackbox: Path) -> None:
     result = oloproof("run", cwd=blackbox)
     assert result.code == 2
     assert result.err == (
-        "error: slice 'relevant_position' compares relevant positions with top_k, "
-        "so it needs a staged system.\n"
+        f"error: {config}, line 12: slices: slice 'relevant_position' compares relevant "
+        "positions with top_k, so it needs a staged system.\n"
     )
     assert not (blackbox / ".oloproof").exists()
 
