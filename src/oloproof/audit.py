@@ -25,7 +25,7 @@ as a convenience, these checks re-derive it and report each one that no longer m
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -50,6 +50,7 @@ from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagno
 from oloproof.errors import OloproofError
 from oloproof.events import plain
 from oloproof.metrics import RunTally, SeenCases, case_result_body, criteria_of
+from oloproof.policy import calibrations_relied_on
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
 from oloproof.stored_runs import StoredRun, load_run
@@ -198,7 +199,7 @@ def _check_decision(
     ledger: Ledger, decision: _Decision, run: StoredRun, tally: RunTally
 ) -> Iterator[Problem]:
     try:
-        derived = decide_run(run.body, tally, cast(Ledger, _AsDecided(ledger, decision)))
+        derived = decide_run(run.body, tally, cast(Ledger, _AsDecided(ledger, decision.links)))
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
     else:
@@ -207,16 +208,17 @@ def _check_decision(
 
 
 class _AsDecided:
-    """The ledger as a decision saw it: of a judge's calibrations, only those it links.
+    """The ledger as a decision or comparison saw it: of a judge's calibrations, only those it
+    links.
 
     A decision relies on the newest calibration of each judge at the time it was made, and
     links it. A calibration recorded later must not change what re-deriving it gives, so the
     ``calibration`` index answers with the linked calibrations alone; all else is the ledger.
     """
 
-    def __init__(self, ledger: Ledger, decision: _Decision) -> None:
+    def __init__(self, ledger: Ledger, links: Iterable[str]) -> None:
         self._ledger = ledger
-        self._linked = set(decision.links)
+        self._linked = set(links)
 
     def latest(self, index: str, key: str) -> str | None:
         if index != _CALIBRATION_INDEX:
@@ -349,13 +351,13 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
         # recorded before it said how many (schema 1) from all of them.
         read = (body["candidate"]["results"], body["baseline"]["results"])
         derived = derive_comparison(
-            ledger,
+            cast(Ledger, _AsDecided(ledger, event.refs)),
             candidate,
             baseline,
             policy=policy,
             policy_path=policy_path,
             results=read,
-            same_expected=body["same_expected"],
+            like_for_like=body["like_for_like"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
@@ -365,8 +367,12 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
         if count is None:
             derived[role]["results"] = None
     differences = differences_between(plain(body), plain(derived))
-    if sorted(event.refs) != sorted([candidate.address, baseline.address]):
-        differences.append("its links differ from the candidate and baseline runs")
+    relied_on = calibrations_relied_on(derived["decisions"])
+    if sorted(event.refs) != sorted([candidate.address, baseline.address, *relied_on]):
+        differences.append(
+            "its links differ from the candidate and baseline runs and the calibrations its "
+            "rules relied on"
+        )
     return differences
 
 

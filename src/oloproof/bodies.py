@@ -254,7 +254,10 @@ class ComparisonBody(TypedDict):
     level: float
     policy: Map | None
     policy_path: str | None
-    same_expected: bool  # whether a case's expected values had to match for it to pair
+    # Whether it compared like with like (schema 3): a case paired only with the same expected
+    # values, and a rule decided only on a metric the same evaluator judged in both runs, a
+    # judge's after its calibration.
+    like_for_like: bool
     paired_cases: int
     unpaired: list[Map]
     metrics: list[Map]

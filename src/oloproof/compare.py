@@ -42,11 +42,12 @@ from typing import Any, Protocol
 from ledger import Ledger
 from oloproof import __version__
 from oloproof import events as ev
+from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
 from oloproof.metrics import RecordedCases, slice_value
 from oloproof.pairing import expected_key, unpaired_reason
-from oloproof.policy import RuleDecision, gate
+from oloproof.policy import JudgeStanding, RuleDecision, calibrations_relied_on, gate
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
     PLANNING_LIMIT,
@@ -129,7 +130,8 @@ def compare_runs(
         policy_path = policy_path.resolve()
         policy = load_compare_policy(policy_path)
     body = derive_comparison(ledger, cand, base, policy=policy, policy_path=policy_path)
-    address = ledger.put(ev.make(ev.COMPARISON, body, refs=[cand.address, base.address]))
+    refs = [cand.address, base.address, *calibrations_relied_on(body["decisions"])]
+    address = ledger.put(ev.make(ev.COMPARISON, body, refs=refs))
     # Hand back the body as the ledger holds it, so what is printed now is what `inspect`
     # prints later.
     return Comparison(address, ledger.get(address).body)
@@ -143,15 +145,16 @@ def derive_comparison(
     policy: ComparePolicy | None,
     policy_path: Path | None,
     results: tuple[int | None, int | None] = (None, None),
-    same_expected: bool = True,
+    like_for_like: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
-    comparison that read that many is re-derived; ``same_expected`` as a comparison recorded
+    comparison that read that many is re-derived; ``like_for_like`` as a comparison recorded
     with it is re-derived.
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
-    baseline case is asked the same of the candidate: neither run is held in memory.
+    baseline case is asked the same of the candidate: neither run is held in memory. A rule on
+    a judge's metric relies on the judge's newest calibration in ``ledger``.
     """
     return _comparison(
         candidate,
@@ -160,7 +163,8 @@ def derive_comparison(
         RecordedCases(ledger, baseline.run_id, results[1]),
         policy=policy,
         policy_path=policy_path,
-        same_expected=same_expected,
+        like_for_like=like_for_like,
+        calibrations=ledger,
     )
 
 
@@ -179,7 +183,8 @@ def build_comparison(
     policy: ComparePolicy | None = None,
     policy_path: Path | None = None,
 ) -> dict[str, Any]:
-    """The comparison body (pure): pairing, metric rows, slice rows, decisions and gate."""
+    """The comparison body (pure): pairing, metric rows, slice rows, decisions and gate. With no
+    ledger to find calibrations in, a rule on a judge's metric is MANUAL_REVIEW."""
     return _comparison(
         candidate,
         _HeldCases(candidate_cases),
@@ -187,7 +192,8 @@ def build_comparison(
         _HeldCases(baseline_cases),
         policy=policy,
         policy_path=policy_path,
-        same_expected=True,
+        like_for_like=True,
+        calibrations=None,
     )
 
 
@@ -199,19 +205,20 @@ def _comparison(
     *,
     policy: ComparePolicy | None,
     policy_path: Path | None,
-    same_expected: bool,
+    like_for_like: bool,
+    calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
     base_metrics = [e["criterion"] for e in baseline.body["evaluators"]]
     compared = [m for m in cand_metrics if m in base_metrics]
-    _check_policy_metrics(policy, policy_path, set(cand_metrics) | set(base_metrics))
+    specs = _evaluator_specs(candidate.body), _evaluator_specs(baseline.body)
+    _check_policy_metrics(policy, policy_path, specs)
     level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
     slices = list(candidate.body.get("slices", []))
-    pairing = _pair(candidate_cases, baseline_cases, compared, slices, same_expected)
+    pairing = _pair(candidate_cases, baseline_cases, compared, slices, like_for_like)
     collected = pairing.metrics
-    specs = _evaluator_specs(candidate.body), _evaluator_specs(baseline.body)
     support = int(candidate.body.get("min_slice_support", 1))
-    decisions = _decide(policy, collected, level)
+    decisions = _decide(policy, collected, level, _Judging(specs, like_for_like, calibrations))
     return {
         "candidate": _run_ref(candidate, candidate_cases),
         "baseline": _run_ref(baseline, baseline_cases),
@@ -219,7 +226,7 @@ def _comparison(
         "level": level,
         "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
         "policy_path": str(policy_path) if policy_path is not None else None,
-        "same_expected": same_expected,
+        "like_for_like": like_for_like,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -245,18 +252,32 @@ def _run_ref(run: StoredRun, cases: _Cases) -> dict[str, Any]:
 
 
 def _check_policy_metrics(
-    policy: ComparePolicy | None, policy_path: Path | None, known: set[str]
+    policy: ComparePolicy | None,
+    policy_path: Path | None,
+    specs: tuple[Mapping[str, Any], Mapping[str, Any]],
 ) -> None:
-    """A rule on a metric neither run measures is a typo: refuse it (exit 2)."""
+    """A rule on a metric neither run measures is a typo, and ``judge:`` minimums on a metric
+    no judge gives can never be met: refuse both (exit 2)."""
     if policy is None:
         return
+    known = set(specs[0]) | set(specs[1])
+    judged = {*judge_identities(specs[0].values()), *judge_identities(specs[1].values())}
+    where = str(policy_path) if policy_path is not None else None
     for rule in policy.rules:
         if rule.metric not in known:
             names = ", ".join(sorted(known)) or "none"
             raise ConfigError(
                 f"rule {rule.id!r} reads metric {rule.metric!r}, which neither run measures "
                 f"(metrics: {names})",
-                where=str(policy_path) if policy_path is not None else None,
+                where=where,
+            )
+        if rule.judge is not None and rule.metric not in judged:
+            raise ConfigError(
+                f"rule {rule.id!r} sets judge: minimums, but its metric {rule.metric!r} is not "
+                "an LLM judge's",
+                where=where,
+                hint="judge: belongs to rules on a groundedness, citation support, answer or "
+                "rubric judge's metric",
             )
 
 
@@ -358,7 +379,7 @@ def _pair(
     baseline: _Cases,
     compared: Sequence[str],
     slices: Sequence[str],
-    same_expected: bool,
+    like_for_like: bool,
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases), one case at a time."""
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
@@ -369,7 +390,7 @@ def _pair(
         reason = (
             "only_in_candidate"
             if base is None
-            else unpaired_reason(cand, base, expected=same_expected)
+            else unpaired_reason(cand, base, expected=like_for_like)
         )
         if reason is None:
             assert base is not None
@@ -574,22 +595,63 @@ def _slice_row(
 # --------------------------------------------------------------------------------- decisions
 
 
+@dataclass(frozen=True)
+class _Judging:
+    """What a rule must know of the metric's evaluators before it reads the metric: each run's
+    evaluator specs by criterion, whether like must be compared with like (a comparison of
+    schema 3), and where the judges' calibrations are (None: nowhere)."""
+
+    specs: tuple[Mapping[str, Any], Mapping[str, Any]]
+    like_for_like: bool
+    calibrations: Ledger | None
+
+
 def _decide(
-    policy: ComparePolicy | None, collected: Mapping[str, _MetricPairs], level: float
+    policy: ComparePolicy | None,
+    collected: Mapping[str, _MetricPairs],
+    level: float,
+    judging: _Judging,
 ) -> list[tuple[RuleDecision, CompareRule]]:
     if policy is None:
         return []
-    return [(_decide_rule(rule, collected.get(rule.metric), level), rule) for rule in policy.rules]
+    check = judge_check(judging.calibrations, judging.specs[0].values(), level)
+    decided: list[tuple[RuleDecision, CompareRule]] = []
+    for rule in policy.rules:
+        pairs = collected.get(rule.metric)
+        if not judging.like_for_like or pairs is None:
+            decided.append((_decide_rule(rule, pairs, level), rule))
+        elif judging.specs[0].get(rule.metric) != judging.specs[1].get(rule.metric):
+            # The difference would mix the change to the system with the change to the
+            # measurement: no margin can be read from it.
+            decision = RuleDecision(
+                rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "evaluator_changed"
+            )
+            decided.append((decision, rule))
+        else:
+            decided.append((_decide_rule(rule, pairs, level, check(rule)), rule))
+    return decided
 
 
-def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) -> RuleDecision:
-    """One rule; a metric one run lacks, or with no paired case, is never a PASS."""
+def _decide_rule(
+    rule: CompareRule,
+    pairs: _MetricPairs | None,
+    level: float,
+    standing: JudgeStanding | None = None,
+) -> RuleDecision:
+    """One rule; a metric one run lacks, or with no paired case, is never a PASS; nor is a
+    judge's metric before its judge's calibration clears the rule (``standing``)."""
     test, margin = rule.test
     if pairs is None:
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "metric_not_compared")
+    judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
+    if standing is not None and standing.outcome is not None:
+        reason = standing.reason or "judge_not_calibrated"
+        return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     diff = _bounded(pairs, level)
     if diff is None:
-        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_paired_cases")
+        return RuleDecision(
+            rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_paired_cases", judged
+        )
     interval = Interval(diff["lower"], diff["upper"], level, diff["method"])
     outcome, reason = _DECIDERS[test](interval, margin)
     missing = len(pairs.unknown)
@@ -602,6 +664,7 @@ def _decide_rule(rule: CompareRule, pairs: _MetricPairs | None, level: float) ->
         "b": diff["b"],
         "c": diff["c"],
         "planning": None,
+        **judged,
     }
     if missing:
         detail["missing"] = missing

@@ -356,6 +356,10 @@ class CompareRule(_Model):
     non_inferiority: Margin | None = Field(default=None, description="Not worse by > margin.")
     superiority: Margin | None = Field(default=None, description="Better by > margin.")
     equivalence: Margin | None = Field(default=None, description="Within ± margin.")
+    judge: JudgeRequirement | None = Field(
+        default=None,
+        description="For a judge's metric: the calibration's lower bounds it needs to decide.",
+    )
 
     @model_validator(mode="after")
     def _one_test(self) -> CompareRule:

@@ -123,8 +123,9 @@ def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def upcast_comparison_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
-    """Schema 2 paired a case whatever its expected values: ``same_expected`` is false."""
-    return {**body, "same_expected": False}
+    """Schema 2 paired a case whatever its expected values, and decided a rule on a metric
+    whatever judged it: ``like_for_like`` is false."""
+    return {**body, "like_for_like": False}
 
 
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:

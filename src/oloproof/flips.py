@@ -62,7 +62,7 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
         other = baseline.get(cand["case_id"])
         if other is None:
             continue
-        if unpaired_reason(cand, other, expected=body["same_expected"]) is not None:
+        if unpaired_reason(cand, other, expected=body["like_for_like"]) is not None:
             continue
         for metric in metrics:
             flip = _flip(metric, cand, other, cand_id, base_id)

@@ -7,11 +7,11 @@ hardest to pass, and a rule that the missing cases decided says so (``missing_ca
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from oloproof.config import Policy, Rule
+from oloproof.config import CompareRule, Policy, Rule
 from oloproof.metrics import MetricTally
 from oloproof.results import MISSING_DECIDES, DecisionOutcome, Interval, with_observed_only
 from oloproof.stats import decide_max, decide_min
@@ -38,7 +38,7 @@ class JudgeStanding:
     detail: dict[str, Any] = field(default_factory=dict)
 
 
-JudgeCheck = Callable[[Rule], JudgeStanding | None]
+JudgeCheck = Callable[[Rule | CompareRule], JudgeStanding | None]
 """For a rule on a judge's metric, the judge's standing; None for a rule on any other metric."""
 
 
@@ -184,6 +184,17 @@ def decide_policy(
         )
         for rule in policy.rules
     ]
+
+
+def calibrations_relied_on(decisions: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The addresses of the calibrations the decided rules (their bodies) relied on, in order:
+    what a decision or comparison links, so that ``verify`` re-derives it from them."""
+    found: list[str] = []
+    for rule in decisions:
+        address = rule["detail"].get("judge", {}).get("calibration")
+        if isinstance(address, str) and address not in found:
+            found.append(address)
+    return found
 
 
 def gate(decisions: Sequence[RuleDecision], block_on: Sequence[str]) -> Gate:

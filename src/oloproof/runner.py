@@ -40,7 +40,7 @@ from oloproof.metrics import (
 )
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_header_variables, check_slices
-from oloproof.policy import decide_policy, gate
+from oloproof.policy import calibrations_relied_on, decide_policy, gate
 from oloproof.report import RunReport
 from oloproof.runlock import run_writer
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
@@ -585,7 +585,7 @@ def _finish(
         if state == FINISHED and not body.get("parent"):
             ledger.set_ref(LATEST, run_address)  # only a finished top-level run is `latest`
         if decision is not None:
-            refs = [run_address, end_address, *_calibrations_relied_on(decision)]
+            refs = [run_address, end_address, *calibrations_relied_on(decision["rules"])]
             ledger.put(ev.make(ev.DECISION, decision, refs))
     return end_body, decision, report
 
@@ -611,15 +611,6 @@ def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> 
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }
-
-
-def _calibrations_relied_on(decision: Mapping[str, Any]) -> list[str]:
-    found: list[str] = []
-    for rule in decision["rules"]:
-        address = rule["detail"].get("judge", {}).get("calibration")
-        if isinstance(address, str) and address not in found:
-            found.append(address)
-    return found
 
 
 def resume_plan(

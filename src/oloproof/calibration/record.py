@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from ledger import Ledger
-    from oloproof.config import Rule
+    from oloproof.config import CompareRule, Rule
     from oloproof.policy import JudgeCheck
 
 
@@ -121,7 +121,7 @@ def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[
     return found
 
 
-def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> JudgeCheck:
+def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) -> JudgeCheck:
     """The policy's per-rule judge check over the run's ``evaluators``.
 
     ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
@@ -130,20 +130,21 @@ def judge_check(ledger: Ledger, evaluators: Iterable[Any], level: float) -> Judg
     for its exact identity clears the rule's ``judge`` minimums (``requirement_check``), else
     ``MANUAL_REVIEW`` with its reason. Its detail records the judge's identity, the address of
     the calibration relied on (None without one), the minimums and the lower bounds at
-    ``level``. None for a rule on any other metric.
+    ``level``. None for a rule on any other metric. Without a ``ledger`` no judge has a
+    calibration.
     """
     from oloproof.policy import JudgeStanding
 
     identities = judge_identities(evaluators)
     found: dict[str, tuple[str, Calibration] | None] = {}
 
-    def check(rule: Rule) -> JudgeStanding | None:
+    def check(rule: Rule | CompareRule) -> JudgeStanding | None:
         entry = identities.get(rule.metric)
         if entry is None:
             return None
         identity = entry[0]
         if identity not in found:
-            found[identity] = find_calibration(ledger, identity)
+            found[identity] = find_calibration(ledger, identity) if ledger is not None else None
         recorded = found[identity]
         calibration = recorded[1] if recorded is not None else None
         requirement = rule.judge

@@ -629,7 +629,7 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
         for role in (body["candidate"], body["baseline"])
     }
     flips: dict[tuple[str, str], Flip] = {}
-    same = body["same_expected"]
+    same = body["like_for_like"]
     for metric in metrics:
         for failing, other, base_failed in ((base_id, cand_id, True), (cand_id, base_id, False)):
             for case in _failed_on(reader, failing, metric):
