@@ -32,6 +32,13 @@ class Passage(_Artifact):
     text: str | None = Field(default=None, description="The passage text.")
 
 
+class TokenCount(_Artifact):
+    """What a system's ``count_tokens`` says of one passage. Strictly a whole number, 0 or
+    more: ``None`` would switch the budget off and ``True`` count as 1, without a word."""
+
+    tokens: int = Field(ge=0, strict=True, description="The passage's size in tokens.")
+
+
 class Retrieval(_Artifact):
     """The ranked candidates a retriever returned for one query (``retrieval/v1``)."""
 

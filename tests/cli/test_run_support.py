@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from tests.cli.test_run_blackbox import assert_in_order
 from tests.support import normalise, oloproof
 
@@ -95,6 +96,22 @@ def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
     assert result.code == 2
     assert "a token_budget needs" in result.err and "never estimates tokens" in result.err
     assert "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("returned", ["None", "True", "'12'", "12.0", "-1"])
+def test_a_token_count_that_is_not_a_whole_number_stops_the_run(
+    support: Path, returned: str
+) -> None:
+    # None would switch the budget off and True count as 1, each without a word.
+    app = support / "app.py"
+    text = app.read_text()
+    counted = 'return len((passage.text or "").split())'
+    assert counted in text
+    app.write_text(text.replace(counted, f"return {returned}"))
+    result = oloproof("run", cwd=support)
+    assert result.code == 2, result.out + result.err
+    assert result.err.startswith("error: case 'refund_review': malformed "), result.err
+    assert "artifact: tokens: Input should be " in result.err and "Traceback" not in result.err
 
 
 def test_a_run_without_a_judge_does_not_load_the_http_client(support: Path) -> None:

@@ -52,6 +52,7 @@ from oloproof.sdk import (
     Passage,
     RagInfo,
     Retrieval,
+    TokenCount,
     validate_artifact,
 )
 from oloproof.systems.base import (
@@ -95,7 +96,7 @@ def assemble_context(
                 )
             )
             continue
-        tokens = count_tokens(passage) if count_tokens is not None else None
+        tokens = _counted(count_tokens, passage)
         if token_budget is not None and tokens is not None and used + tokens > token_budget:
             dropped.append(
                 DroppedItem(
@@ -120,6 +121,13 @@ def assemble_context(
     return Context(items=tuple(items), dropped=tuple(dropped), token_budget=token_budget)
 
 
+def _counted(count_tokens: Callable[[Passage], int] | None, passage: Passage) -> int | None:
+    """``count_tokens(passage)``, held to a whole number ≥ 0 (``TokenCount``); None without it."""
+    if count_tokens is None:
+        return None
+    return TokenCount(tokens=count_tokens(passage)).tokens
+
+
 def gold_context(case: Case, count_tokens: Callable[[Passage], int] | None) -> Context:
     """The case's ``expected.gold_context`` as the whole context (no budget applies)."""
     items = []
@@ -127,7 +135,7 @@ def gold_context(case: Case, count_tokens: Callable[[Passage], int] | None) -> C
         passage = Passage(
             doc_id=entry["doc_id"], chunk_id=entry.get("chunk_id"), text=entry["text"]
         )
-        tokens = count_tokens(passage) if count_tokens is not None else None
+        tokens = _counted(count_tokens, passage)
         items.append(
             ContextItem(
                 doc_id=passage.doc_id, chunk_id=passage.chunk_id, tokens=tokens, text=passage.text
