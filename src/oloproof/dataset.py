@@ -11,6 +11,7 @@ import json
 import re
 import zlib
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -74,8 +75,14 @@ class RecordedDataset:
     count: int
 
 
-def load_dataset(path: Path) -> Dataset:
-    """Read and check every line of ``path``; raise ``DatasetError`` at the first bad one.
+CaseCheck = Callable[[Case], str | None]
+"""What the planned run needs of each case beyond its shape (an evaluator's expected text):
+the problem, worded to follow ``FILE, line N: ``, or None."""
+
+
+def load_dataset(path: Path, check: CaseCheck | None = None) -> Dataset:
+    """Read and check every line of ``path`` (each case with ``check`` too, when given); raise
+    ``DatasetError`` at the first bad one.
 
     The file is read a line at a time (hashed, checked and compressed as it goes), so loading
     it never holds the whole file.
@@ -84,14 +91,14 @@ def load_dataset(path: Path) -> Dataset:
         raise DatasetError(f"{path}: not a file of cases")
     try:
         with path.open("rb") as file:
-            return _load(path, file)
+            return _load(path, file, check)
     except FileNotFoundError:
         raise DatasetError(f"{path}: no such file") from None
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read it ({exc.strerror})") from None
 
 
-def _load(path: Path, file: BinaryIO) -> Dataset:
+def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
     digest = hashlib.sha256()
     blocks = _Blocks()
     # Each case id's hash, not the ids themselves: a dict of a million ids would be the largest
@@ -111,6 +118,9 @@ def _load(path: Path, file: BinaryIO) -> Dataset:
         if line.strip():
             try:
                 case = _parse_line(path, number, line)
+                problem = check(case) if check is not None else None
+                if problem is not None:
+                    raise DatasetError(f"{path}, line {number}: {problem}")
             except DatasetError:
                 # A repeated id on an earlier line is the first thing wrong with the file.
                 _first_duplicate(path, blocks.cases(path), hashes)

@@ -28,6 +28,7 @@ from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluators
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
+from oloproof.evaluators.text import expected_text_check
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
 from oloproof.latest import FINISHED, LATEST
 from oloproof.lazyseq import LazySequence
@@ -175,7 +176,7 @@ def _plan(
     # A replay's cases were checked, slices included, when the recorded run was planned.
     dataset: Dataset | RecordedDataset
     if recorded is None:
-        dataset = load_dataset(base / config.dataset)
+        dataset = load_dataset(base / config.dataset, expected_text_check(config.evaluators))
         check_slices(config, config_path, dataset)
     else:
         dataset = recorded

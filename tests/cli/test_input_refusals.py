@@ -127,6 +127,10 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         "{root}/cases.jsonl, line 2: expected.relevant[0].chunk_id of case 'c2' must be a "
         "non-empty string or null",
     ),
+    "a number where the evaluator compares text": (
+        _case(expected={"answer": 42}),
+        "{root}/cases.jsonl, line 2: expected.answer of case 'c2' must be text for 'echo', not int",
+    ),
     # -- a slice no case can fill
     "slice key no case has": (
         _config(CONFIG.replace("metadata.topic", "metadata.topci")),

@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluator_config import (
@@ -33,6 +34,9 @@ from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_pa
 from oloproof.evaluators.reads import Reads
 from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.results import MetricKind, Verdict
+
+if TYPE_CHECKING:
+    from oloproof.dataset import Case
 
 
 def _output_text(view: CaseView, path: tuple[str, ...] | None, name: str | None) -> str | Verdict:
@@ -56,6 +60,32 @@ def _expected_text(view: CaseView, path: tuple[str, ...] | None, name: str) -> s
             where=f"case {view.case_id}",
         )
     return value
+
+
+def expected_text_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
+    """The check ``load_dataset`` makes of each case for the ``contains`` and ``equals``
+    evaluators among ``configs``: an expected value they compare with must be text. A number
+    there is a dataset mistake that would otherwise stop the run only once it reached the case.
+    None when no evaluator compares with expected text."""
+    fields = [
+        (parse_path(c.expected_field), c.expected_field, c.criterion)
+        for c in configs
+        if isinstance(c, ContainsConfig | EqualsConfig)
+    ]
+    if not fields:
+        return None
+
+    def check(case: Case) -> str | None:
+        for path, name, criterion in fields:
+            value = read_path(case.expected, path)
+            if value is not MISSING and value is not None and not isinstance(value, str):
+                return (
+                    f"expected.{name} of case {case.id!r} must be text for {criterion!r}, "
+                    f"not {type(value).__name__}"
+                )
+        return None
+
+    return check
 
 
 @dataclass(frozen=True)
