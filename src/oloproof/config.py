@@ -273,6 +273,15 @@ class Rule(_Model):
             raise ValueError("an interval rule needs min or max")
         elif self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min {self.min:g} is above max {self.max:g}: no metric can meet both")
+        elif self.min == 1 or self.max == 0:
+            # An interval from finitely many cases never reaches all the way to 100% (or to 0):
+            # such a rule could only ever block, which is a policy mistake, not a gate.
+            bound = "min: 1" if self.min == 1 else "max: 0"
+            raise ValueError(
+                f"{bound} can never pass: no finite number of cases gives an interval that "
+                "reaches it; for a rule that allows no failure at all, use kind: observed_count "
+                "with max_failures: 0"
+            )
         elif self.max_failures is not None:
             raise ValueError("max_failures belongs to kind: observed_count")
         return self

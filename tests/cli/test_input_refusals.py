@@ -111,6 +111,18 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         _policy(POLICY.replace("min: 0.5", "min: 0.9\n    max: 0.1")),
         "{root}/policy.yaml, line 3: rules.0: min 0.9 is above max 0.1: no metric can meet both",
     ),
+    "a floor of 100%": (
+        _policy(POLICY.replace("min: 0.5", "min: 1")),
+        "{root}/policy.yaml, line 3: rules.0: min: 1 can never pass: no finite number of cases "
+        "gives an interval that reaches it; for a rule that allows no failure at all, use kind: "
+        "observed_count with max_failures: 0",
+    ),
+    "a ceiling of 0%": (
+        _policy(POLICY.replace("min: 0.5", "max: 0.0")),
+        "{root}/policy.yaml, line 3: rules.0: max: 0 can never pass: no finite number of cases "
+        "gives an interval that reaches it; for a rule that allows no failure at all, use kind: "
+        "observed_count with max_failures: 0",
+    ),
     # -- unknown keys in a case
     "unknown key in expected.relevant[]": (
         _case(expected={"answer": "x", "relevant": [{"doc_id": "d1", "grde": 2}]}),
