@@ -204,8 +204,12 @@ class ProjectConfig(_Model):
 
     def location(self, *keys: Any, path: Path) -> str:
         """``FILE, line N`` of a key path, for errors found after loading (e.g. imports)."""
-        line = line_for(keys, self._lines) if self._lines else None
+        line = self.line_of(*keys)
         return f"{path}, line {line}" if line is not None else str(path)
+
+    def line_of(self, *keys: Any) -> int | None:
+        """The line of a key path, when the config was read from a file."""
+        return line_for(keys, self._lines) if self._lines else None
 
     system: SystemConfig = Field(description="The system under test.")
     dataset: str = Field(default="cases.jsonl", description="Path of the cases, one JSON a line.")
@@ -500,6 +504,7 @@ def load_policy(path: Path) -> Policy:
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a policy mapping at the top level")
+    _repeated_rule_id(path, data, lines)
     try:
         return Policy.model_validate(data)
     except ValidationError as exc:
@@ -509,11 +514,33 @@ def load_policy(path: Path) -> Policy:
         raise validation_error(path, exc, lines, Policy, data) from None
 
 
+def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, ...], int]) -> None:
+    """A rule id given twice, named at its second line (the model's own check, which runs
+    wherever a policy is validated, knows no lines)."""
+    rules = data.get("rules")
+    if not isinstance(rules, list):
+        return
+    seen: dict[str, int] = {}
+    for index, rule in enumerate(rules):
+        rule_id = rule.get("id") if isinstance(rule, dict) else None
+        if not isinstance(rule_id, str):
+            continue
+        first = seen.setdefault(rule_id, index)
+        if first != index:
+            line = line_for(("rules", index, "id"), lines)
+            raise ConfigError(
+                f"{path}, line {line}: rules.{index}.id: rule id {rule_id!r} is also rule "
+                f"{first}'s (line {line_for(('rules', first, 'id'), lines)}); each rule's "
+                "decision is reported by its id"
+            )
+
+
 def load_compare_policy(path: Path) -> ComparePolicy:
     """Read and validate a comparison policy file."""
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a policy mapping at the top level")
+    _repeated_rule_id(path, data, lines)
     try:
         return ComparePolicy.model_validate(data)
     except ValidationError as exc:

@@ -25,7 +25,7 @@ from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
-from oloproof.evaluators import build_evaluators
+from oloproof.evaluators import build_evaluator, repeated_criterion
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.text import expected_text_check
@@ -182,7 +182,7 @@ def _plan(
         dataset = recorded
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
         check_header_variables(config, config_path)
-    evaluators = _build_evaluators(config, base)
+    evaluators = _build_evaluators(config, base, config_path)
     policy = load_policy(policy_path.resolve()) if policy_path is not None else None
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
@@ -240,18 +240,29 @@ def _apply_overrides(
         raise ConfigError(f"{path}: invalid override: {exc}") from None
 
 
-def _build_evaluators(config: ProjectConfig, base: Path) -> list[AnyEvaluator]:
-    plain = [c for c in config.evaluators if not c.type.endswith("_judge")]
-    built: list[AnyEvaluator] = list(build_evaluators(plain, base_dir=base))  # type: ignore[arg-type]
-    for c in config.evaluators:
-        if c.type.endswith("_judge"):
-            built.append(build_judge(c, base_dir=base))  # type: ignore[arg-type]
-    seen: set[str] = set()
-    for evaluator in built:
-        if evaluator.criterion in seen:
-            raise ConfigError(f"two evaluators name the criterion {evaluator.criterion!r}")
-        seen.add(evaluator.criterion)
-    return built
+def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> list[AnyEvaluator]:
+    """The evaluators in the order runs record them (LLM judges last), refusing two that feed
+    one criterion: the second's line is named."""
+    built: list[AnyEvaluator] = [
+        build_judge(c, base_dir=base)  # type: ignore[arg-type]
+        if c.type.endswith("_judge")
+        else build_evaluator(c, base_dir=base)  # type: ignore[arg-type]
+        for c in config.evaluators
+    ]
+    repeated = repeated_criterion([e.criterion for e in built])
+    if repeated is not None:
+        first, index = repeated
+        raise ConfigError(
+            f"{config.location('evaluators', index, path=config_path)}: evaluators.{index}: the "
+            f"criterion {built[index].criterion!r} is also evaluator {first}'s (line "
+            f"{config.line_of('evaluators', first)}), and one metric cannot take the verdicts "
+            "of two",
+            hint="give one of them another `criterion:`",
+        )
+    judged = [c.type.endswith("_judge") for c in config.evaluators]
+    return [e for e, j in zip(built, judged, strict=True) if not j] + [
+        e for e, j in zip(built, judged, strict=True) if j
+    ]
 
 
 def _evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:

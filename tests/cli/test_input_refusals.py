@@ -123,6 +123,23 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         "gives an interval that reaches it; for a rule that allows no failure at all, use kind: "
         "observed_count with max_failures: 0",
     ),
+    "a rule id given twice": (
+        _policy(POLICY + "  - id: floor\n    metric: echo\n    min: 0.2\n"),
+        "{root}/policy.yaml, line 6: rules.1.id: rule id 'floor' is also rule 0's (line 3); "
+        "each rule's decision is reported by its id",
+    ),
+    "a criterion fed by two evaluators": (
+        _config(
+            CONFIG.replace(
+                "slices:",
+                "  - {type: equals, criterion: echo, field: answer, expected_field: answer}\n"
+                "slices:",
+            )
+        ),
+        "{root}/oloproof.yaml, line 8: evaluators.1: the criterion 'echo' is also evaluator 0's "
+        "(line 7), and one metric cannot take the verdicts of two (give one of them another "
+        "`criterion:`)",
+    ),
     # -- unknown keys in a case
     "unknown key in expected.relevant[]": (
         _case(expected={"answer": "x", "relevant": [{"doc_id": "d1", "grde": 2}]}),

@@ -110,7 +110,7 @@ def test_policy_loads_and_rejects_bad_rules(tmp_path: Path) -> None:
     assert message.startswith(f"{bad}, line 8: rules.1: ")
     assert "an observed_count rule needs max_failures" in message
     twice = write(tmp_path, POLICY.replace("citations-valid", "answer-floor"), "twice.yaml")
-    assert "rule id 'answer-floor' appears twice" in error_of(twice, load_policy)
+    assert "rule id 'answer-floor' is also rule 0's" in error_of(twice, load_policy)
 
 
 def test_numbers_that_cannot_be_recorded_are_refused_at_their_line(tmp_path: Path) -> None:

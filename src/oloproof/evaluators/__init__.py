@@ -8,7 +8,7 @@ that feed the same criterion.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from oloproof.errors import ConfigError
@@ -46,6 +46,7 @@ __all__ = [
     "Regex",
     "build_evaluator",
     "build_evaluators",
+    "repeated_criterion",
 ]
 
 
@@ -85,16 +86,24 @@ def build_evaluators(configs: Iterable[EvaluatorConfig], base_dir: Path) -> list
     Raises ``ConfigError`` when two of them claim the same criterion: their verdicts would
     feed one metric twice.
     """
-    built: list[Evaluator] = []
-    claimed: dict[str, int] = {}
-    for index, config in enumerate(configs):
-        evaluator = build_evaluator(config, base_dir=base_dir)
-        first = claimed.setdefault(evaluator.criterion, index)
-        if first != index:
-            raise ConfigError(
-                f"evaluators {first} and {index} both name the criterion {evaluator.criterion!r}",
-                where=f"evaluators[{index}]",
-                hint="give one of them another `criterion:`",
-            )
-        built.append(evaluator)
+    built = [build_evaluator(config, base_dir=base_dir) for config in configs]
+    repeated = repeated_criterion([e.criterion for e in built])
+    if repeated is not None:
+        first, index = repeated
+        raise ConfigError(
+            f"evaluators {first} and {index} both name the criterion {built[index].criterion!r}",
+            where=f"evaluators[{index}]",
+            hint="give one of them another `criterion:`",
+        )
     return built
+
+
+def repeated_criterion(criteria: Sequence[str]) -> tuple[int, int] | None:
+    """The positions of the first criterion named twice (the first and the repeat), or None:
+    two evaluators feeding one criterion would feed one metric twice."""
+    claimed: dict[str, int] = {}
+    for index, criterion in enumerate(criteria):
+        first = claimed.setdefault(criterion, index)
+        if first != index:
+            return first, index
+    return None
