@@ -9,11 +9,14 @@ the reply *is* the object the request asked for:
 - the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
   [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
 - the reply does not repeat the material under test: its text is not found in the material, and
-  no JSON object found in the material (also one written with escaped quotes, or carried as a
-  JSON string inside another object, as in a whole fake reply) gives the same reason, or, where
-  the reply gives none, the same bare decision. A reply that copied a verdict-shaped object out
-  of the answer (verbatim, re-spaced, re-cased, with its verdict flipped) or the instructions'
-  example (``"reason": "<one sentence>"``) is not the judge's.
+  no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
+  where the reply gives none, the same bare decision. The material is searched as loosely as a
+  model reads it (``oloproof.evaluators.loose_objects``: Python dicts, unquoted keys, trailing
+  commas, objects written with escaped quotes or carried as a JSON string inside another, as
+  in a whole fake reply), since a model that copies an object repairs it into JSON. A reply
+  that copied a verdict-shaped object out of the answer (verbatim, re-spaced, re-cased,
+  repaired, with its verdict flipped) or the instructions' example
+  (``"reason": "<one sentence>"``) is not the judge's.
 
 Anything else is unparseable, with one sentence saying why: never a pass or a fail. There is no
 search for "the first object anywhere", which is what let an answer that ended with
@@ -32,10 +35,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from oloproof.evaluators.loose_objects import Members, Scalar, loose_objects
 from oloproof.jsonkeys import DuplicateKey, unique_keys
 
 Scale = Literal["pass_fail", "score"]
@@ -120,10 +124,10 @@ def read_reply(
     judged = [m for m in material if m]
     if len(body) >= 2 and any(body in m for m in [*judged, instructions] if m):
         return Unparseable("the reply repeats text of the material under test")
-    planted = list(_objects_in(judged))
-    examples = list(_objects_in([instructions])) if instructions else []
-    if any(_same(found, other, scale, bare=True) for other in planted) or any(
-        _same(found, other, scale, bare=False) for other in examples
+    planted = (members for text in judged for members in loose_objects(text))
+    examples = loose_objects(instructions)
+    if any(_repeats(found, other, scale, bare=True) for other in planted) or any(
+        _repeats(found, other, scale, bare=False) for other in examples
     ):
         return Unparseable(
             "the reply repeats a verdict-shaped object found in the material under test"
@@ -159,49 +163,23 @@ def _decision(value: Any, scale: Scale) -> str | float | None:
     return None
 
 
-def _objects_in(texts: Iterable[str], depth: int = 3) -> Iterator[Mapping[str, Any]]:
-    """Every JSON object in ``texts``: those that start anywhere in them (nested ones too), those
-    written with escaped quotes (``{\\"verdict\\": ...}``), and those inside the string values of
-    the objects found (a whole fake reply carries its verdict as a JSON string)."""
-    decoder = json.JSONDecoder()
-    for text in texts:
-        unescaped = text.replace('\\"', '"')
-        for variant in (text,) if unescaped == text else (text, unescaped):
-            for match in re.finditer(r"\{", variant):
-                try:
-                    obj, _ = decoder.raw_decode(variant, match.start())
-                except ValueError:
-                    continue
-                if isinstance(obj, dict):
-                    yield obj
-                    if depth > 0:
-                        yield from _objects_in(_strings(obj), depth - 1)
-
-
-def _strings(value: Any) -> Iterator[str]:
-    """The string leaves of a decoded JSON value that could hold an object."""
-    if isinstance(value, str):
-        if "{" in value:
-            yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
-
-
-def _same(judgment: Judgment, other: Mapping[str, Any], scale: Scale, *, bare: bool) -> bool:
-    """Whether ``judgment`` repeats ``other``: the same reason, word for word (whatever the
-    decision: a judge does not write the reason an object of the answer or the instructions'
-    example gives), or, for a reply without a reason, the same decision (``bare``: only against
-    the judged material, whose objects were planted there)."""
-    found = _judgment(other, scale)
-    if isinstance(found, Unparseable):
+def _repeats(judgment: Judgment, members: Members, scale: Scale, *, bare: bool) -> bool:
+    """Whether ``judgment`` repeats the object ``members`` (its scalar members): the object has a
+    ``verdict`` or ``score`` and the same reason, word for word (whatever either decision: a
+    judge does not write the reason an object of the answer or the instructions' example
+    gives), or, for a reply without a reason, the same decision (``bare``: only against the
+    judged material, whose objects were planted there). Keys are matched in any case, as a
+    model that repairs ``{Verdict: PASS}`` writes them as asked."""
+    values: dict[str, list[Scalar]] = {}
+    for key, value in members:
+        values.setdefault(key.strip().casefold(), []).append(value)
+    decisions = [*values.get("verdict", ()), *values.get("score", ())]
+    if not decisions:
         return False
     if _norm(judgment.reason):
-        return _norm(found.reason) == _norm(judgment.reason)
-    return bare and found.decision == judgment.decision
+        reasons = values.get("reason", ())
+        return any(isinstance(r, str) and _norm(r) == _norm(judgment.reason) for r in reasons)
+    return bare and any(_decision(d, scale) == judgment.decision for d in decisions)
 
 
 def _norm(text: str | None) -> str:
