@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from tests.support import Result, oloproof, serving_judge_gate
 
-from oloproof.testing import RecordedRequest, Reply, verdict
+from oloproof.testing import RecordedRequest, Reply, raw, verdict
 
 TOKEN = "tok-ECHO-4c1b9e77d2"
 JUDGE_KEY = "sk-judge-gate-SECRET-5f3a9c"
@@ -154,6 +154,35 @@ def test_a_judge_repeating_its_key_in_a_valid_verdict(tmp_path: Path) -> None:
         exported = oloproof("ledger", "export", run_id, "--to", str(archive), cwd=root)
         printed = everything_printed(run, case, shown, exported)
         assert_nowhere(JUDGE_KEY, root, printed, archive)
+
+
+def test_a_judge_repeating_its_key_in_a_malformed_reply(tmp_path: Path) -> None:
+    def malformed(request: RecordedRequest) -> Reply:
+        content = json.dumps({"verdict": "pass", "reason": "stated"})
+        body = {
+            "id": f"reply to {request.headers['authorization']}",
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": [1, 2],
+        }
+        return raw(json.dumps(body), content_type="application/json")
+
+    with serving_judge_gate(tmp_path) as (root, server):
+        server.default = malformed
+        run = oloproof("run", cwd=root, env={"JUDGE_GATE_KEY": JUDGE_KEY})
+        assert run.code in (0, 3), run.err
+        # Before, no body was kept (the judgment held a traceback): nothing was redacted.
+        assert redacted_count(run) == 12, run.out
+        run_id = re.search(r"run_[0-9A-Z]{26}", run.lines[0]).group(0)  # type: ignore[union-attr]
+        case = oloproof("inspect", run_id, "--case", "sync_interval", cwd=root)
+        found = re.search(
+            r"groundedness: missing \(judge_malformed_response\)  (sha256:\S+)", case.out
+        )
+        assert found is not None, (case.out, case.err)
+        shown = oloproof("inspect", found.group(1), cwd=root)
+        assert '\\"id\\": \\"reply to Bearer [redacted]\\"' in shown.out, shown.out
+        archive = tmp_path / "judge.oloarchive"
+        exported = oloproof("ledger", "export", run_id, "--to", str(archive), cwd=root)
+        assert_nowhere(JUDGE_KEY, root, everything_printed(run, case, shown, exported), archive)
 
 
 def test_ci_files_and_table_exports_hold_the_redacted_values(echo_project: Path) -> None:

@@ -114,6 +114,8 @@ def read_reply(
         obj = json.loads(body, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:
         return Unparseable(f"the reply is ambiguous: {exc}")
+    except RecursionError:  # the parser recurses once per level
+        return Unparseable("the reply is nested too deep to read as JSON")
     except ValueError:
         return Unparseable(f"the reply is not one JSON object (it begins {_opening(body)})")
     if not isinstance(obj, dict):

@@ -12,6 +12,11 @@ most ``backoff_max_s``, plus up to a quarter more at random so parallel callers 
 a 2xx whose body is not the protocol's reply, fails at once. After the last try a
 ``ProviderError`` says what went wrong.
 
+A 2xx body is the protocol's reply only in the shape the protocol gives it: a JSON object, no
+deeper than the parser can read, with a ``usage`` that is an object when given and token counts
+that are whole numbers. Anything else (``"usage": [1, 2]``, a negative count, a body 100,000
+brackets deep) is a ``malformed_response`` with the body, never an exception of the parser's.
+
 The key goes only into the request header. It is never kept on the error, and every text an
 error carries (its message, the server's reply) has the key replaced by ``[redacted]`` in case a
 server echoes it. Errors are raised outside any ``except`` block, so no httpx exception, whose
@@ -52,6 +57,10 @@ ErrorKind = Literal[
 RETRY_STATUSES = frozenset({408, 409, 429})
 _RAW_LIMIT = 4000
 _MESSAGE_LIMIT = 300
+
+MAX_TOKEN_COUNT = 2**40
+"""The largest token count a reply may report (about 10**12): far beyond any model's context,
+and far enough below the ledger's integers (2**64) that a run's totals cannot overflow them."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +124,10 @@ class ProviderError(Exception):
         if self.raw is not None:
             detail["raw_reply"] = self.raw
         return detail
+
+
+class MalformedReply(ValueError):
+    """A 2xx body that is not the protocol's reply; the message says what is wrong with it."""
 
 
 @runtime_checkable
@@ -249,8 +262,9 @@ class HttpProvider:
             return None, f"{system}\n\n{user}"
         return system, user
 
-    def parse(self, data: Any) -> Completion:
-        """The completion in a 2xx body; raises ValueError, KeyError, TypeError or IndexError."""
+    def parse(self, data: dict[str, Any]) -> Completion:
+        """The completion in a 2xx body's object; raises ``MalformedReply`` (saying what is
+        wrong), or KeyError, TypeError or IndexError for a part that is not there."""
         raise NotImplementedError
 
     # --- the call ----------------------------------------------------------------------------
@@ -334,9 +348,10 @@ class HttpProvider:
         raw = response.text
         if 200 <= status < 300:
             try:
-                completion = self.parse(response.json())
-            except (ValueError, KeyError, TypeError, IndexError):
-                message = f"{self._what()}: the reply is not a {self.protocol} response"
+                completion = self.parse(_body_object(response))
+            except (ValueError, KeyError, TypeError, IndexError) as exc:
+                why = f" ({exc})" if isinstance(exc, MalformedReply) else ""
+                message = f"{self._what()}: the reply is not a {self.protocol} response{why}"
                 error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
                 return error, None
             return dataclasses.replace(completion, attempts=attempt)
@@ -405,13 +420,48 @@ class HttpProvider:
             await client.aclose()
 
 
+def _body_object(response: httpx.Response) -> dict[str, Any]:
+    """A 2xx body's JSON object; raises ``MalformedReply`` for any other body."""
+    try:
+        data = response.json()
+    except RecursionError:
+        # The parser recurses once per level of nesting; the body must not end the judgment
+        # as an exception of ours.
+        raise MalformedReply("the body is nested too deep to read") from None
+    if not isinstance(data, dict):
+        raise MalformedReply("the body is not a JSON object")
+    return data
+
+
+def usage_object(data: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The body's ``usage`` (empty when it gives none); raises ``MalformedReply`` when it is
+    not an object."""
+    usage = data.get("usage")
+    if usage is None:
+        return {}
+    if not isinstance(usage, dict):
+        raise MalformedReply("usage is not an object")
+    return usage
+
+
+def token_count(usage: Mapping[str, Any], key: str) -> int | None:
+    """``usage[key]``, None when it is not given; raises ``MalformedReply`` for a count that is
+    not a whole number up to ``MAX_TOKEN_COUNT`` (a negative one would lower the run's totals)."""
+    value = usage.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_TOKEN_COUNT:
+        raise MalformedReply(f"usage.{key} is not a whole number of tokens")
+    return value
+
+
 def _server_says(raw: str) -> str:
     """``: <the server's error message>`` when the body holds one, shortened."""
     import json
 
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read: shown as it is
         text = raw.strip()
     else:
         error = data.get("error") if isinstance(data, dict) else None
@@ -421,10 +471,6 @@ def _server_says(raw: str) -> str:
         return ""
     text = " ".join(text.split())
     return ": " + (text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…")
-
-
-def optional_int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def optional_str(value: Any) -> str | None:

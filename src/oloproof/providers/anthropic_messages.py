@@ -18,9 +18,11 @@ from typing import Any, ClassVar
 from oloproof.providers._http import (
     Completion,
     HttpProvider,
+    MalformedReply,
     Usage,
-    optional_int,
     optional_str,
+    token_count,
+    usage_object,
 )
 
 ANTHROPIC_VERSION = "2026-10-21"
@@ -58,16 +60,24 @@ class AnthropicMessagesProvider(HttpProvider):
             body["system"] = system_text
         return {**body, **self.extra_body}
 
-    def parse(self, data: Any) -> Completion:
-        texts = [block["text"] for block in data["content"] if block.get("type") == "text"]
+    def parse(self, data: dict[str, Any]) -> Completion:
+        blocks = data["content"]
+        if not isinstance(blocks, list):
+            raise MalformedReply("content is not a list")
+        texts = []
+        for number, block in enumerate(blocks):
+            if not isinstance(block, dict):
+                raise MalformedReply(f"content[{number}] is not an object")
+            if block.get("type") == "text":
+                texts.append(block["text"])
         if not texts or not all(isinstance(text, str) for text in texts):
-            raise ValueError("the reply has no text content")
-        usage = data.get("usage") or {}
+            raise MalformedReply("the reply has no text content")
+        usage = usage_object(data)
         return Completion(
             text="".join(texts),
             usage=Usage(
                 input_tokens=_prompt_tokens(usage),
-                output_tokens=optional_int(usage.get("output_tokens")),
+                output_tokens=token_count(usage, "output_tokens"),
             ),
             reply_id=optional_str(data.get("id")),
             model=optional_str(data.get("model")),
@@ -77,8 +87,9 @@ class AnthropicMessagesProvider(HttpProvider):
 
 def _prompt_tokens(usage: Mapping[str, Any]) -> int | None:
     """Every prompt token: the uncached ones and those read from or written to the cache."""
-    uncached = optional_int(usage.get("input_tokens"))
+    uncached = token_count(usage, "input_tokens")
+    read = token_count(usage, "cache_read_input_tokens")
+    written = token_count(usage, "cache_creation_input_tokens")
     if uncached is None:
         return None
-    cached = (usage.get("cache_read_input_tokens"), usage.get("cache_creation_input_tokens"))
-    return uncached + sum(optional_int(count) or 0 for count in cached)
+    return uncached + (read or 0) + (written or 0)

@@ -23,9 +23,11 @@ from typing import Any, ClassVar
 from oloproof.providers._http import (
     Completion,
     HttpProvider,
+    MalformedReply,
     Usage,
-    optional_int,
     optional_str,
+    token_count,
+    usage_object,
 )
 
 REPLY_SCHEMA_NAME = "reply"
@@ -71,17 +73,19 @@ class OpenAIChatProvider(HttpProvider):
             "json_schema": {"name": REPLY_SCHEMA_NAME, "strict": True, "schema": dict(schema)},
         }
 
-    def parse(self, data: Any) -> Completion:
+    def parse(self, data: dict[str, Any]) -> Completion:
         choice = data["choices"][0]
+        if not isinstance(choice, dict):
+            raise MalformedReply("choices[0] is not an object")
         text = choice["message"]["content"]
         if not isinstance(text, str):
-            raise TypeError("the reply has no text content")
-        usage = data.get("usage") or {}
+            raise MalformedReply("the reply has no text content")
+        usage = usage_object(data)
         return Completion(
             text=text,
             usage=Usage(
-                input_tokens=optional_int(usage.get("prompt_tokens")),
-                output_tokens=optional_int(usage.get("completion_tokens")),
+                input_tokens=token_count(usage, "prompt_tokens"),
+                output_tokens=token_count(usage, "completion_tokens"),
             ),
             reply_id=optional_str(data.get("id")),
             fingerprint=optional_str(data.get("system_fingerprint")),
