@@ -218,6 +218,11 @@ MALFORMED: dict[str, tuple[str, str, str]] = {
         "usage.prompt_tokens is not a whole number of tokens",
     ),
     "nested_too_deep": ("openai", DEEP, "the body is nested too deep to read"),
+    "choices_given_twice": (
+        "openai",
+        openai_body()[:-1] + ', "choices": []}',
+        "the body is ambiguous: the key 'choices' appears twice in one object",
+    ),
     "content_blocks_not_objects": (
         "anthropic",
         json.dumps({"type": "message", "content": [PASS_REPLY], "usage": {}}),

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import email.utils
+import json
 import math
 import os
 import random
@@ -44,6 +45,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from oloproof import redaction
+from oloproof.jsonkeys import DuplicateKey, unique_keys
 
 if TYPE_CHECKING:
     # Imported where a request is made: importing httpx loads its command-line tool too (rich,
@@ -423,7 +425,9 @@ class HttpProvider:
 def _body_object(response: httpx.Response) -> dict[str, Any]:
     """A 2xx body's JSON object; raises ``MalformedReply`` for any other body."""
     try:
-        data = response.json()
+        data = json.loads(response.content, object_pairs_hook=unique_keys)
+    except DuplicateKey as exc:  # which of the two would count is the parser's whim
+        raise MalformedReply(f"the body is ambiguous: {exc}") from None
     except RecursionError:
         # The parser recurses once per level of nesting; the body must not end the judgment
         # as an exception of ours.
@@ -457,7 +461,6 @@ def token_count(usage: Mapping[str, Any], key: str) -> int | None:
 
 def _server_says(raw: str) -> str:
     """``: <the server's error message>`` when the body holds one, shortened."""
-    import json
 
     try:
         data = json.loads(raw)

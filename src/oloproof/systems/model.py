@@ -119,7 +119,7 @@ class ModelSystem:
             raise ModelSystemError(
                 f"case {case.id!r}: output: json, and in the reply {exc}"
             ) from None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
             output = None
         if not isinstance(output, dict):
             raise ModelSystemError(

@@ -84,7 +84,8 @@ def test_anthropic_and_a_prompt_file_and_json_output(
     server: ScriptedJudgeServer, secret: str, tmp_path: Path
 ) -> None:
     (tmp_path / "prompt.txt").write_text("Give {{ what }} as JSON.", encoding="utf-8")
-    server.script(answer('{"answer": "five"}'), answer("not json"))
+    deep = "[" * 100_000 + "]" * 100_000
+    server.script(answer('{"answer": "five"}'), answer("not json"), answer(deep))
     system = build(
         server,
         tmp_path,
@@ -97,6 +98,9 @@ def test_anthropic_and_a_prompt_file_and_json_output(
     body = server.requests[0].json()
     assert body["system"] == "Reply in JSON." and body["max_tokens"] == 1024
     assert server.requests[0].headers["anthropic-version"] == "2026-10-21"
+    with pytest.raises(ModelSystemError, match="output: json, and the reply is not a JSON object"):
+        execute(system, {"what": "seats"})
+    # Nested deeper than the parser recurses: the same error, not a RecursionError.
     with pytest.raises(ModelSystemError, match="output: json, and the reply is not a JSON object"):
         execute(system, {"what": "seats"})
     assert (
