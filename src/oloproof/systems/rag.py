@@ -11,7 +11,9 @@ passages as its whole context; ``top-k``, ``reranker``, ``token-budget`` and ``r
 replay the retrieval the parent run recorded (``ExecContext.replay``) instead of calling
 retrieve, and assemble the context with the intervention's cut and budget. A reranker's order
 is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read the last, so
-every retrieval metric scores the ranking the intervention made.
+every retrieval metric scores the ranking the intervention made. That order must be the
+candidates it was given, reordered and perhaps fewer (``rerank.reordered``): a reranker that
+adds, repeats or alters a passage errors the case instead.
 
 Stage identities (each stage output is an ``oloproof.stage`` event found by identity), each
 with the code fingerprint of its own method (``oloproof.fingerprint.of_method``: the method, not
@@ -64,6 +66,7 @@ from oloproof.systems.base import (
     load_object,
     plain_output,
 )
+from oloproof.systems.rerank import reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
 
@@ -365,14 +368,13 @@ class RagSystem:
     async def _rerank(
         self, function: Callable[..., Any], case: Case, retrieval: Retrieval
     ) -> Retrieval:
-        ranked = await self._call(function, case.input, list(retrieval.candidates))
-        try:
-            return Retrieval(query=retrieval.query, depth=retrieval.depth, candidates=tuple(ranked))
-        except ValidationError as exc:
-            raise ArtifactError(
-                f"case {case.id!r}: the reranker returned something other than passages: "
-                f"{exc.errors()[0]['msg']}"
-            ) from None
+        """The reranker's order, when it is one of the candidates (``rerank.reordered``); a
+        reranker that returns anything else errors the case."""
+        # Copies: a passage changed in place cannot change the candidates it is checked against.
+        given = [passage.model_copy() for passage in retrieval.candidates]
+        ranked = await self._call(function, case.input, given)
+        candidates = reordered(retrieval.candidates, ranked)
+        return Retrieval(query=retrieval.query, depth=retrieval.depth, candidates=candidates)
 
     async def _generate(
         self, case: Case, context: Context, ctx: ExecContext, stages: list[StageRecord]

@@ -1,0 +1,92 @@
+"""What a reranker may return: the candidates it was given, reordered, some perhaps dropped.
+
+A reranker (``oloproof diagnose --intervention reranker``) is the user's function
+``(input, candidates) -> candidates``. Its output is recorded as the intervention's ranking and
+the context is assembled from it, so a passage it adds, repeats, relabels or rewrites would
+be credited to "reranking" although no ranking did it: a passage the retriever never returned
+could turn a miss into a recovery. ``reordered`` therefore accepts an output only when each of
+its passages is one of the candidates (the same ``doc_id``, ``chunk_id`` and ``text``; a new
+``score`` is the reranker's to give), none more often than it was given. Anything else raises
+``RerankerOutputError`` naming the first offending position and what is wrong with it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from oloproof.sdk import Passage
+
+_RULE = "a reranker may reorder or drop the candidates it is given, and nothing else"
+
+_Key = tuple[str, str | None, str | None]
+
+
+class RerankerOutputError(Exception):
+    """A reranker returned something other than a reordering of the candidates it was given.
+
+    Deliberately not an ``OloproofError``, which stops a run: this is user code misbehaving on
+    one case, so that case errors (recorded with this message) and the run goes on.
+    """
+
+
+def _key(passage: Passage) -> _Key:
+    return passage.doc_id, passage.chunk_id, passage.text
+
+
+def reordered(given: Sequence[Passage], returned: Any) -> tuple[Passage, ...]:
+    """``returned`` as passages, when it reorders (and may drop) ``given``; otherwise raise
+    ``RerankerOutputError``. Rescored passages keep their new scores."""
+    passages = _as_passages(returned)
+    left = Counter(_key(p) for p in given)
+    for position, passage in enumerate(passages, start=1):
+        key = _key(passage)
+        if left[key] > 0:
+            left[key] -= 1
+            continue
+        raise _malformed(f"position {position} ({passage.doc_id}) {_why(key, given)}")
+    return passages
+
+
+def _as_passages(returned: Any) -> tuple[Passage, ...]:
+    if isinstance(returned, str | bytes | Mapping) or not isinstance(returned, Iterable):
+        raise _malformed(f"it returned {type(returned).__name__}, not a list of passages")
+    passages = []
+    for position, item in enumerate(returned, start=1):
+        if isinstance(item, Passage):
+            passages.append(item)
+        elif isinstance(item, Mapping):  # a passage as data, which Retrieval also accepts
+            try:
+                passages.append(Passage.model_validate(item))
+            except ValidationError as exc:
+                raise _malformed(
+                    f"position {position} is not a passage: {exc.errors()[0]['msg']}"
+                ) from None
+        else:
+            raise _malformed(f"position {position} is a {type(item).__name__}, not a Passage")
+    return tuple(passages)
+
+
+def _why(key: _Key, given: Sequence[Passage]) -> str:
+    """Why a returned passage matches none of the candidates still unused: what it shares with
+    one, if anything (its text, else its doc_id and chunk_id), stated as found."""
+    doc_id, chunk_id, text = key
+    times = sum(_key(p) == key for p in given)
+    if times:
+        return f"repeats a passage it was given {'once' if times == 1 else f'{times} times'}"
+    why = "is not among the candidates it was given"
+    for number, candidate in enumerate(given, start=1):
+        if text is not None and candidate.text == text:
+            return f"{why}: its text is candidate {number}'s ({candidate.doc_id})"
+    for number, candidate in enumerate(given, start=1):
+        if (candidate.doc_id, candidate.chunk_id) == (doc_id, chunk_id):
+            named = "doc_id" if chunk_id is None else "doc_id and chunk_id"
+            return f"{why}: candidate {number} has that {named} with other text"
+    return why
+
+
+def _malformed(why: str) -> RerankerOutputError:
+    return RerankerOutputError(f"the reranker's output is malformed: {why}; {_RULE}")
