@@ -87,7 +87,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 1,
-    DIAGNOSIS: 3,
+    DIAGNOSIS: 4,
     COMPARISON: 3,
     CALIBRATION: 1,
     TEXT: 1,
@@ -116,6 +116,15 @@ def upcast_diagnosis_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "summary": summary, "parent_results": None}
 
 
+def upcast_diagnosis_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 did not count a replay's UNRESOLVED cases: ``unresolved`` is ``None`` (not
+    counted). A gold-context diagnosis counted them among its labels, and reads unchanged."""
+    replay = body.get("system_kind") == "rag" and body["intervention"]["kind"] != "gold-context"
+    if not replay:
+        return body
+    return {**body, "summary": {**body["summary"], "unresolved": None}}
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -137,6 +146,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
+    (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (EXECUTION, 1): unchanged,

@@ -108,6 +108,7 @@ def test_a_passage_the_reranker_added_is_never_credited_with_a_recovery(
     root, run_id = parent
     lines = diagnose(root, run_id, "injected", "hit_rate_at_2")
     assert "Recovered under reranker hostile:injected: 0 of 1" in lines
+    assert "UNRESOLVED: 1 of 1, the intervention gave no verdict (errored or missing)" in lines
     assert errors(root, lines, "injected") == {
         "money_back": f"RerankerOutputError: {MALFORMED}position 1 (kb-02) is not among the "
         "candidates it was given; a reranker may reorder or drop the candidates it is given, and "

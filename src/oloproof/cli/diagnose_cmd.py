@@ -99,10 +99,12 @@ def _pronoun(n: int) -> str:
     return "it" if n == 1 else "they"
 
 
-def label_lines(summary: Mapping[str, Any]) -> list[str]:
+def label_lines(summary: Mapping[str, Any], key: str = "labels") -> list[str]:
+    """``LABEL: k of n, phrase`` for each (label, reason) counted under ``key`` (none when a
+    diagnosis recorded before it was counted holds ``None`` there)."""
     n = summary["selected"]
     lines = []
-    for entry in summary["labels"]:
+    for entry in summary.get(key) or []:
         phrase = PHRASES.get(entry["reason"], entry["reason"])
         lines.append(f"{entry['label']}: {entry['count']} of {n}, {phrase}")
     return lines
@@ -211,7 +213,9 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
     body = diagnosis.body
     summary = body["summary"]
     label = dg.intervention_label(body["intervention"])
-    lines = [control_line(body), recovered_line(body, label)]
+    # The replay's own UNRESOLVED cases follow its recoveries, before any carried labels: a
+    # reranker that never ran reads "UNRESOLVED: 4 of 4", not only "0 of 4" recovered.
+    lines = [control_line(body), recovered_line(body, label), *label_lines(summary, "unresolved")]
     budget = budget_lines(body, label)
     if diagnosis.carried is None:
         lines.extend(budget)

@@ -20,7 +20,9 @@ Requirements this module meets:
    ``interrupted``) and a ``reason`` naming the child run; a complete one records neither.
 4. A replay case is read from the intervention's own execution too: the best relevant position
    in the ranking it made, and the relevant passages it admitted that the budget dropped
-   (``budget_dropped``; not for a ranking criterion, which no context can change).
+   (``budget_dropped``; not for a ranking criterion, which no context can change). A replay's
+   summary counts its UNRESOLVED cases by reason (``unresolved``: passed under the control, or
+   a role gave no verdict), from schema 4; before, it did not (``None``: not counted).
 5. With repeats, a case's outcome per role combines its repeats (``combine``: any pass is a
    pass), and each case counts its passes per role.
 6. Nothing per case is held beyond the selection's ids and the digests of their results in
@@ -69,6 +71,7 @@ from oloproof.diagnosis.labels import (
     RANKED_OUT,
     RANKING_EVALUATORS,
     RECOVERED,
+    STILL_FAILED,
     STOPPED,
     UNRESOLVED,
     Evidence,
@@ -103,6 +106,10 @@ DERIVED_FIELDS = (
     "state",
     "reason",
 )
+
+
+UNRESOLVED_COUNTED: Final = 4
+"""The diagnosis schema from which a replay's summary counts its UNRESOLVED cases."""
 
 
 class PackedIds(LazySequence[str]):
@@ -338,7 +345,8 @@ def derive_diagnosis(
         records = _gold(inputs, child_runs)
     else:
         carried = _Carried(ledger, carried_from)
-        tally = _Tally(lambda cases: _replay_summary(inputs, cases, carried.present))
+        counted = schema >= UNRESOLVED_COUNTED
+        tally = _Tally(lambda cases: _replay_summary(inputs, cases, carried.present, counted))
         records = _replay(inputs, child_runs, carried)
     fields: Map = {
         "run_id": parent.run_id,
@@ -556,7 +564,7 @@ def _replay(inputs: _Inputs, child_runs: Sequence[ChildRun], carried: _Carried) 
         yield record
 
 
-def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool) -> Map:
+def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counted: bool) -> Map:
     def ranked_out() -> Iterator[Map]:
         return (c for c in cases if c["gold_label"] == RANKED_OUT)
 
@@ -570,6 +578,14 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool) -> Map
         if not carried or inputs.ranking_only
         else sum(c["budget_dropped"] for c in ranked_out()),
     }
+    if counted:
+        # A case the control passed, or a role gave no verdict on, neither recovered nor failed
+        # to: counted apart, so "0 of N recovered" cannot stand for "nothing ran".
+        summary["unresolved"] = label_counts(
+            {"label": UNRESOLVED, "reason": c["result"]}
+            for c in cases
+            if c["result"] not in (RECOVERED, STILL_FAILED)
+        )
     if inputs.repeats > 1:
         summary["recovered_in"] = _recovered_in(cases)
     return summary
