@@ -38,7 +38,7 @@ def test_runs_page_lists_newest_first_with_child_runs_under_their_diagnosis(
     assert p.run_id in text and "support-rag" in text and "slice-b-example" in text
     assert "BLOCK (exit 3)" in text and "13 observed · 0 missing" in text
     # The parent row, then its diagnosis, then the two child runs.
-    order = [text.index(x) for x in (p.run_id, "diagnosis gold-context", p.gold_run, p.control_run)]
+    order = [text.index(x) for x in (p.run_id, "diagnosis gold context", p.gold_run, p.control_run)]
     assert order == sorted(order)
     assert f'href="/diagnoses/{p.diagnosis}"' in page
 
@@ -121,7 +121,7 @@ def test_diagnosis_page_shows_labels_child_runs_and_control_beside_intervention(
     assert status == 200
     text = _text(page)
     assert "Control: 0 of 4 passed when re-executed without the intervention" in text
-    assert "Recovered under gold-context: 3 of 4" in text
+    assert "Recovered under gold context: 3 of 4" in text
     assert "CONTEXT_ASSEMBLY_LOSS : 2 of 4" in text
     assert "refund_review CONTEXT_ASSEMBLY_LOSS relevant_dropped_from_context" in text
     assert "seat_count GENERATION_FAILURE fails_with_gold_context" in text

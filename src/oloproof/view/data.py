@@ -48,6 +48,7 @@ from oloproof.bodies import (
     run_body,
     run_end_body,
 )
+from oloproof.diagnosis.labels import intervention_label
 from oloproof.errors import UnknownIdError
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import (
@@ -259,10 +260,8 @@ def _diagnosis_rows(
 
 
 def intervention_text(body: DiagnosisBody) -> str:
-    intervention = body.get("intervention") or {}
-    kind = str(intervention.get("kind", "?"))
-    extra = [f"{k} {v}" for k, v in sorted(intervention.items()) if k != "kind"]
-    return " ".join([kind, *extra])
+    """The intervention as ``oloproof diagnose`` names it (``reranker m:f``, ``top-k 4``)."""
+    return intervention_label(body["intervention"])
 
 
 # ----------------------------------------------------------------------------------- a run
