@@ -138,6 +138,12 @@ class _Watched:
         return reads_of(self._judge)
 
     async def ajudge(self, view: CaseView) -> Verdict:
-        verdict = await self._judge.ajudge(view)
+        try:
+            verdict = await self._judge.ajudge(view)
+        except Exception:
+            # The run records the judgment as missing (evaluator_raised): a failure of this
+            # run's, never a judgment "reused" from the cache, which is what an unseen one means.
+            self._meter.seen(view.case_id, self.criterion, Verdict.missing("evaluator_raised"))
+            raise
         self._meter.seen(view.case_id, self.criterion, verdict)
         return verdict

@@ -146,6 +146,21 @@ def test_the_meter_tells_new_calls_from_reused_judgments() -> None:
     }
 
 
+def test_a_judge_that_raises_is_counted_failed_not_reused() -> None:
+    class Raising(_Judge):
+        async def ajudge(self, view: Any) -> Verdict:
+            raise KeyError(view.case_id)
+
+    meter = UsageMeter(["groundedness"])
+    watched = meter.watch(Raising({}))  # type: ignore[arg-type]
+    with pytest.raises(KeyError):
+        asyncio.run(watched.ajudge(_View("a")))  # type: ignore[arg-type]
+    meter.case_done("a", ["groundedness"])  # its missing judgment (evaluator_raised) recorded
+    meter.case_done("b", ["groundedness"])  # never judged here: from the cache
+    totals = meter.totals()["groundedness"]
+    assert (totals["failed"], totals["reused"], totals["calls"]) == (1, 1, 0)
+
+
 def test_a_priced_judge_that_makes_no_call_costs_zero() -> None:
     class Priced:
         price_per_input_token = 1e-6
