@@ -126,7 +126,7 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
                 _first_duplicate(path, blocks.cases(path), hashes)
                 raise
             metadata_keys.update(case.metadata)
-            hashes.append(hash(case.id))
+            hashes.append(hash(_same_text(case.id)))
             blocks.add(number, raw)
         else:
             blocks.skip(raw)
@@ -181,14 +181,32 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
     ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
     if not bool((ordered[1:] == ordered[:-1]).any()):
         return
-    first_line: dict[str, int] = {}
+    first: dict[str, tuple[str, int]] = {}
     for case in cases:
-        if case.id in first_line:
+        key = _same_text(case.id)
+        if key in first:
+            earlier, line = first[key]
+            if earlier == case.id:
+                raise DatasetError(
+                    f"{path}, line {case.line}: duplicate case id {case.id!r} "
+                    f"(first on line {line})"
+                )
             raise DatasetError(
-                f"{path}, line {case.line}: duplicate case id {case.id!r} "
-                f"(first on line {first_line[case.id]})"
+                f"{path}, line {case.line}: case id {ascii(case.id)} is the same text as "
+                f"{ascii(earlier)} on line {line}, written with other Unicode code points (they "
+                "look alike wherever they are shown); write both the same way, or rename one"
             )
-        first_line[case.id] = case.line
+        first[key] = (case.id, case.line)
+
+
+def _same_text(case_id: str) -> str:
+    """``case_id`` in Unicode's composed form (NFC): ids that differ only in how an accented
+    letter is encoded are one id to anyone reading them."""
+    if case_id.isascii():  # nearly every id: nothing to compose
+        return case_id
+    import unicodedata
+
+    return unicodedata.normalize("NFC", case_id)
 
 
 class Cases(LazySequence[Case]):

@@ -140,6 +140,16 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         "(line 7), and one metric cannot take the verdicts of two (give one of them another "
         "`criterion:`)",
     ),
+    "two ids that differ only in their Unicode encoding": (
+        lambda root: (root / "cases.jsonl").write_text(
+            json.dumps({**CASE, "id": "caf\u00e9"})
+            + "\n"
+            + json.dumps({**CASE, "id": "cafe\u0301"})
+        ),
+        "{root}/cases.jsonl, line 2: case id 'cafe\\u0301' is the same text as 'caf\\xe9' on "
+        "line 1, written with other Unicode code points (they look alike wherever they are "
+        "shown); write both the same way, or rename one",
+    ),
     # -- unknown keys in a case
     "unknown key in expected.relevant[]": (
         _case(expected={"answer": "x", "relevant": [{"doc_id": "d1", "grde": 2}]}),
