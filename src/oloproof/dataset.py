@@ -192,8 +192,8 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
                     f"(first on line {line})"
                 )
             raise DatasetError(
-                f"{path}, line {case.line}: case id {ascii(case.id)} is the same text as "
-                f"{ascii(earlier)} on line {line}, written with other Unicode code points (they "
+                f"{path}, line {case.line}: case id {case.id!a} is the same text as "
+                f"{earlier!a} on line {line}, written with other Unicode code points (they "
                 "look alike wherever they are shown); write both the same way, or rename one"
             )
         first[key] = (case.id, case.line)
