@@ -65,7 +65,7 @@ class HttpSystem(_Model):
         description="Request headers; `${NAME}` in a value is read from the environment at call "
         "time and never stored.",
     )
-    timeout_s: float = Field(default=30.0, gt=0, description="Seconds to wait for one response.")
+    timeout_s: float = Field(default=30.0, gt=0, description="Seconds one whole response may take.")
     retries: int = Field(
         default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
     )

@@ -44,6 +44,7 @@ class Reply:
     body: Any = field(default_factory=lambda: GOOD_BODY)
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
+    trickle_s: float = 0.0  # a pause before each byte of the body
 
 
 @dataclass
@@ -87,7 +88,13 @@ class ScriptedServer:
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
-                    self.wfile.write(payload)
+                    if reply.trickle_s:
+                        for byte in payload:
+                            time.sleep(reply.trickle_s)
+                            self.wfile.write(bytes([byte]))
+                            self.wfile.flush()
+                    else:
+                        self.wfile.write(payload)
                 except (BrokenPipeError, ConnectionResetError):
                     pass  # the client gave up waiting (the timeout tests)
 
@@ -361,6 +368,35 @@ def test_timeout_is_retried_then_errors(server: ScriptedServer) -> None:
     server.script = [Reply(delay_s=0.5)]
     with pytest.raises(HttpSystemError, match=r"failed after 2 tries: no response within 0.1 s"):
         run(adapter(server.url, retries=1, timeout_s=0.1))
+
+
+def test_a_reply_that_trickles_in_past_the_timeout_is_a_timeout(server: ScriptedServer) -> None:
+    # Each byte comes within the timeout; the whole reply does not. It was recorded as an answer.
+    server.script = [Reply(trickle_s=0.05)]
+    started = time.monotonic()
+    with pytest.raises(HttpSystemError, match=r"failed after 1 try: no response within 0.5 s"):
+        run(adapter(server.url, retries=0, timeout_s=0.5))
+    assert time.monotonic() - started < 0.5 * len(json.dumps(GOOD_BODY)) * 0.05
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+def test_a_redirect_is_an_errored_case_not_an_answer(server: ScriptedServer, status: int) -> None:
+    # Its body was read as the system's answer before.
+    server.script = [Reply(status=status, headers={"Location": "http://example.com/x"})]
+    with pytest.raises(HttpSystemError) as err:
+        run(adapter(server.url, retries=2))
+    assert len(server.seen) == 1
+    assert str(err.value) == (
+        f"case 'money_back': POST {server.url} answered HTTP {status}, a redirect to "
+        "http://example.com/x, which is not followed: set url to the endpoint itself"
+    )
+
+
+def test_no_content_is_an_errored_case(server: ScriptedServer) -> None:
+    # It stopped the whole run as "not JSON".
+    server.script = [Reply(status=204, body=b"")]
+    with pytest.raises(HttpSystemError, match=r"answered HTTP 204 with no body, so there is no"):
+        run(adapter(server.url))
 
 
 def test_timeout_then_success(server: ScriptedServer) -> None:

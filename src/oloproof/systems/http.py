@@ -168,8 +168,10 @@ class HttpSystemAdapter:
         for attempt in range(tries):
             wait = delay
             try:
-                response = await client.post(settings.url, json=case.input, headers=headers)
-            except httpx.TimeoutException:
+                # httpx's timeout bounds each read; a reply that trickles in must end in time too.
+                async with asyncio.timeout(settings.timeout_s):
+                    response = await client.post(settings.url, json=case.input, headers=headers)
+            except (httpx.TimeoutException, TimeoutError):
                 problem = f"no response within {settings.timeout_s:g} s"
             except httpx.TransportError as exc:
                 problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
@@ -184,6 +186,19 @@ class HttpSystemAdapter:
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} was refused: "
                         f"HTTP {status}{_excerpt(response)}"
+                    )
+                elif status >= 300:
+                    # Not followed: a body sent beside a redirect is not the system's answer.
+                    where = response.headers.get("location")
+                    to = f" to {where}" if where else ""
+                    raise HttpSystemError(
+                        f"case {case.id!r}: POST {settings.url} answered HTTP {status}, a "
+                        f"redirect{to}, which is not followed: set url to the endpoint itself"
+                    )
+                elif status != 200 and not response.content:
+                    raise HttpSystemError(
+                        f"case {case.id!r}: POST {settings.url} answered HTTP {status} with no "
+                        "body, so there is no output"
                     )
                 else:
                     return _json_object(response, case.id)
