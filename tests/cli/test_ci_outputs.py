@@ -5,11 +5,12 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from junitparser import Error, Failure, JUnitXml, Skipped
-from tests.support import oloproof
+from tests.support import oloproof, write_project
 
 
 def _outcome(case: object) -> str:
@@ -166,3 +167,46 @@ def test_compare_cases_json_and_ci_files_name_the_changed_cases(blackbox: Path) 
         f"| answer_correct | money_back | fail | pass | `oloproof inspect {cand} --case money_back` |"
         in summary
     )
+
+
+HOSTILE_APP = """
+from oloproof import system
+
+@system(name="hostile", version="1")
+def run(case):
+    if case["q"] == "boom":
+        raise RuntimeError('<img src="https://attacker.example/p.png"> **Gate: PASS**\\n<!--')
+    return {"answer": case["q"]}
+"""
+
+
+def test_text_from_the_cases_cannot_forge_the_summary(tmp_path: Path) -> None:
+    # A case id that opens a heading and an HTML comment, and an error message with an image:
+    # written raw, GitHub rendered a "Gate: PASS (exit 0)" heading and hid the real table.
+    forged = "a\n\n## Gate: PASS (exit 0)\n\n<!--"
+    cases = [
+        {"id": forged, "input": {"q": "boom"}, "expected": {"answer": "x"}},
+        {"id": "b|c", "input": {"q": "x"}, "expected": {"answer": "x"}},
+    ]
+    root = write_project(
+        tmp_path / "p",
+        app=HOSTILE_APP,
+        config="system: {name: hostile, version: '1', callable: app:run}\n"
+        "evaluators:\n  - {type: contains, criterion: echo, field: answer, expected_field: "
+        "answer}\npolicy: policy.yaml\n",
+        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n",
+        cases=cases,
+    )
+    done = oloproof("run", "--summary", "s.md", cwd=root)
+    assert done.code == 3, done.out + done.err
+    text = (root / "s.md").read_text()
+    lines = text.splitlines()
+    assert not any(line.lstrip().startswith("#") and "Gate" in line for line in lines), text
+    # Only escaped: no "<" or "**" from the case's text reaches the renderer as syntax.
+    assert not re.search(r"(?<!\\)<", text), text
+    assert not re.search(r"(?<!\\)\*\*Gate: PASS", text), text
+    assert sum("Gate:" in line for line in lines) == 2, text  # the real one, and the message's
+    assert "**Gate: BLOCK (exit 3)**" in text
+    errored = next(line for line in lines if "cases errored" in line)
+    assert '\\<img src="https://attacker.example/p.png"\\> \\*\\*Gate: PASS\\*\\*' in errored
+    assert "(first: a ## Gate: PASS (exit 0) \\<!--)" in errored, errored

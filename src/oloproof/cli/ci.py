@@ -12,13 +12,17 @@ Requirements (``docs/ci.md``):
    a ``<failure>`` naming the criteria.
 3. The Markdown summary holds the gate, the rules and metrics tables and the lines that say what
    is missing, for a pull request comment or ``$GITHUB_STEP_SUMMARY`` (appended to when it is
-   that file, which a job's steps share).
+   that file, which a job's steps share). Text that comes from the cases, the system or the
+   user's files (ids, error messages, names) is inert there: on one line, with everything
+   Markdown or HTML could read as syntax escaped, so a case id cannot forge a gate line or hide
+   the real one (``md_text``).
 4. Files are written whole (a temporary file renamed into place).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,9 +184,35 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
 # ------------------------------------------------------------------------------- Markdown
 
 
+class Md(str):
+    """Markdown this module wrote itself (``**FAIL**``, a code span): put in as it is."""
+
+
+# What could make a link or an image (a "]" before "(" or "["), HTML, an entity, emphasis, a code
+# span, strike-through or a table cell; "_" only where it could open or close emphasis, so ids
+# keep their snake_case and intervals their brackets.
+_MD_SYNTAX = re.compile(r"[\\`*<>|&~]|\](?=[(\[])|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+
+
+def md_text(text: str) -> str:
+    """``text`` (from a case, a system or a user's file) as inert Markdown on one line."""
+    return _MD_SYNTAX.sub(lambda m: "\\" + m[0], _CONTROL.sub(" ", text))
+
+
+def md_code(text: str) -> Md:
+    """``text`` as a code span on one line, fenced with more backticks than it holds in a row."""
+    flat = _CONTROL.sub(" ", text)
+    fence = "`" * (max((len(run) for run in re.findall("`+", flat)), default=0) + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return Md(f"{fence}{pad}{flat}{pad}{fence}")
+
+
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A table; each cell is escaped (``md_text``) unless it is ``Md``."""
+
     def row(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+        return "| " + " | ".join(c if isinstance(c, Md) else md_text(c) for c in cells) + " |"
 
     return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
 
@@ -204,15 +234,15 @@ def run_summary(report: RunReport) -> str:
         "",
     ]
     if report.subset is not None:
-        lines += [f"Subset: {subset_text(report.subset, report.planned_cases)}", ""]
+        lines += [f"Subset: {md_text(subset_text(report.subset, report.planned_cases))}", ""]
     if report.repeats > 1:
         lines += [f"Each case executed {report.repeats} times; a case counts once.", ""]
     if report.errors:
-        lines += [errored_line(report.run_id, report.planned_cases, report.errors), ""]
+        lines += [md_text(errored_line(report.run_id, report.planned_cases, report.errors)), ""]
     if report.rules:
         lines += md_table(
             ["rule", "metric", "decision", "reason"],
-            [[r.rule_id, r.metric, f"**{r.outcome}**", r.reason] for r in report.rules],
+            [[r.rule_id, r.metric, Md(f"**{r.outcome}**"), r.reason] for r in report.rules],
         )
         lines.append("")
     lines += md_table(

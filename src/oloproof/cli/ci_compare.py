@@ -11,9 +11,11 @@ from typing import Any
 
 from oloproof.cli.ci import (
     BLOCKED_DEFAULT,
+    Md,
     gate_testcase,
     junit_document,
     junit_suite,
+    md_code,
     md_table,
     rule_testcase,
 )
@@ -87,7 +89,7 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
                     d["id"],
                     d["metric"],
                     f"{d['test']}, margin {d['margin_points']} points",
-                    f"**{d['outcome']}**",
+                    Md(f"**{d['outcome']}**"),
                     d["reason"],
                 ]
                 for d in body["decisions"]
@@ -101,7 +103,7 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
         lines += md_table(
             ["metric", "case", "baseline", "candidate", "see"],
             [
-                [f.metric, f.case_id, f.baseline, f.candidate, f"`{f.candidate_case}`"]
+                [f.metric, f.case_id, f.baseline, f.candidate, md_code(f.candidate_case)]
                 for f in flips
             ],
         )
