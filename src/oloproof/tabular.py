@@ -11,8 +11,8 @@ Requirements (``docs/export.md``):
 2. ``jsonl``, ``csv`` and ``parquet`` write ``verdicts.EXT`` and ``cases.EXT`` into the output
    folder; Parquet needs pyarrow (the ``parquet`` extra) and says so in one sentence without
    it. Columns are typed in Parquet (booleans, floats, integers), text in CSV.
-3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's recorded
-   retrieval, first occurrence of a document only) and ``qrels.trec`` (``qid 0 docno rel``, from
+3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's last recorded
+   retrieval, the one its evaluators scored, first occurrence of a document only) and ``qrels.trec`` (``qid 0 docno rel``, from
    ``expected.relevant``, a document's grade the largest of its entries). trec_eval orders a
    ranking by score, so the score written is derived from the recorded rank (N - rank + 1):
    trec_eval then evaluates exactly the order Oloproof did. A grade that is not a whole number
@@ -220,12 +220,14 @@ def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str]:
 
 
 def _ranking(artifacts: Mapping[str, list[Any]]) -> list[str]:
-    """Document ids of the case's first recorded retrieval, first occurrence of each only."""
+    """Document ids of the case's last recorded retrieval, the one its evaluators read
+    (``CaseView.artifact``; a reranker's order comes after the one it reranked), first
+    occurrence of each only."""
     retrievals = artifacts.get("retrieval/v1") or []
     if not retrievals:
         return []
     seen: dict[str, None] = {}
-    for candidate in retrievals[0].get("candidates", []):
+    for candidate in retrievals[-1].get("candidates", []):
         seen.setdefault(str(candidate["doc_id"]), None)
     return list(seen)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import pytrec_eval
-from tests.support import oloproof
+from tests.support import oloproof, write_project
 
 
 def _run(root: Path) -> str:
@@ -152,3 +152,41 @@ def test_qrels_to_cases_labels_the_cases_trec_eval_would_judge(blackbox: Path) -
         f"error: {Path('bad.txt')}, line 1: a qrels line has 4 fields (qid iter docno rel), "
         "this has 3\n",
     )
+
+
+TWO_RETRIEVALS = """
+from oloproof import Passage, Retrieval, current_case, system
+
+@system(name="two-stage", version="1", records=("retrieval/v1",))
+def run(case):
+    recorder = current_case()
+    recorder.retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
+    # A second stage re-ranks: the relevant d1 falls to rank 2. The evaluators read this one.
+    recorder.retrieval(Retrieval(candidates=(Passage(doc_id="zz"), Passage(doc_id="d1"))))
+    return {"answer": "x"}
+"""
+
+
+def test_trec_files_hold_the_retrieval_the_evaluators_scored(tmp_path: Path) -> None:
+    # The run file held the first retrieval: trec_eval gave recall@1 = 1 where Oloproof gave 0.
+    root = write_project(
+        tmp_path / "p",
+        app=TWO_RETRIEVALS,
+        config="system: {name: two-stage, version: '1', callable: app:run}\n"
+        "evaluators:\n  - {type: recall, k: 1}\n",
+        policy="version: 1\nrules:\n  - {id: r, metric: recall_at_1, min: 0.5}\n",
+        cases=[{"id": "q2", "input": {"q": "x"}, "expected": {"relevant": [{"doc_id": "d1"}]}}],
+    )
+    assert oloproof("run", cwd=root).code == 0
+    done = oloproof("export", "latest", "--format", "trec", "--output", "trec", cwd=root)
+    assert done.code == 0, done.err
+    lines = (root / "trec" / "run.trec").read_text().splitlines()
+    assert [line.split()[:4] for line in lines] == [
+        ["q2", "Q0", "zz", "1"],
+        ["q2", "Q0", "d1", "2"],
+    ]
+    run = {"q2": {line.split()[2]: float(line.split()[4]) for line in lines}}
+    measured = pytrec_eval.RelevanceEvaluator({"q2": {"d1": 1}}, {"recall.1"}).evaluate(run)
+    oloproof("export", "latest", "--format", "jsonl", "--output", "tables", cwd=root)
+    (row,) = [json.loads(x) for x in (root / "tables" / "verdicts.jsonl").read_text().splitlines()]
+    assert measured["q2"]["recall_1"] == row["value"] == 0.0
