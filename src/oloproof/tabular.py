@@ -12,8 +12,9 @@ Requirements (``docs/export.md``):
    folder; Parquet needs pyarrow (the ``parquet`` extra) and says so in one sentence without
    it. Columns are typed in Parquet (booleans, floats, integers), text in CSV.
 3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's last recorded
-   retrieval, the one its evaluators scored, first occurrence of a document only) and ``qrels.trec`` (``qid 0 docno rel``, from
-   ``expected.relevant``, a document's grade the largest of its entries). trec_eval orders a
+   retrieval, the one its evaluators scored, first occurrence of a document only) and
+   ``qrels.trec`` (``qid 0 docno rel``, from ``expected.relevant``, a document's grade the
+   largest of its entries). trec_eval orders a
    ranking by score, so the score written is derived from the recorded rank (N - rank + 1):
    trec_eval then evaluates exactly the order Oloproof did. A grade that is not a whole number
    is refused (trec_eval reads integer relevance).
@@ -25,6 +26,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -255,12 +257,19 @@ def _trec_word(text: str, what: str) -> str:
 # ------------------------------------------------------------------------- qrels to cases
 
 
+_GRADE = re.compile(r"-?[0-9]+")
+# Far beyond any grading scale, and within what a case file (and the ledger) holds.
+_GRADE_LIMIT = 1_000_000
+
+
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     qrels: dict[str, dict[str, int]] = {}
     lines: dict[tuple[str, str], int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -273,12 +282,16 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
                 f"this has {len(parts)}"
             )
         qid, _, doc, rel = parts
-        try:
-            grade = int(rel)
-        except ValueError:
+        # Digits as trec_eval reads them: Python's int() would also take "1_0", "+1" and
+        # other scripts' digits, each a grade trec_eval reads otherwise.
+        if not _GRADE.fullmatch(rel):
+            raise ConfigError(f"{path}, line {number}: relevance {rel!r} is not an integer")
+        grade = int(rel)
+        if not -_GRADE_LIMIT <= grade <= _GRADE_LIMIT:
             raise ConfigError(
-                f"{path}, line {number}: relevance {rel!r} is not an integer"
-            ) from None
+                f"{path}, line {number}: relevance {rel} is beyond ±{_GRADE_LIMIT:,}, which no "
+                "grade needs"
+            )
         judged = qrels.setdefault(qid, {})
         if judged.get(doc, grade) != grade:
             raise ConfigError(

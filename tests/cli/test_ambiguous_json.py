@@ -98,3 +98,29 @@ def test_qrels_that_judge_one_document_twice_differently_are_refused(tmp_path: P
     assert done.code == 0, done.err
     labelled = [json.loads(line) for line in (root / "cases.jsonl").read_text().splitlines()]
     assert labelled[1]["expected"]["relevant"] == [{"doc_id": "d1", "grade": 2}]
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (b"c1 0 d1 1_0\n", "relevance '1_0' is not an integer"),
+        (b"c1 0 d1 +1\n", "relevance '+1' is not an integer"),
+        ("c1 0 d1 \u0661\n".encode(), "relevance '\u0661' is not an integer"),
+        (b"c1 0 d1 99999999999999999999999\n", "relevance 99999999999999999999999 is beyond"),
+        (b"c1 0 d\xff 1\n", "not UTF-8 text (byte 6)"),
+    ],
+)
+def test_a_qrels_grade_trec_eval_would_read_otherwise_is_refused(
+    tmp_path: Path, line: bytes, why: str
+) -> None:
+    # Python's int() read "1_0" as 10 and the Arabic-Indic one as 1; a 23-digit grade was
+    # written into cases.jsonl, which every later command then refused; a byte that is not
+    # UTF-8 was a traceback.
+    root = project(tmp_path / "p")
+    before = (root / "cases.jsonl").read_text()
+    (root / "qrels.txt").write_bytes(line)
+    result = oloproof("qrels-to-cases", "qrels.txt", cwd=root)
+    assert result.code == 2, result.err
+    assert result.err.startswith(f"error: {Path('qrels.txt')}") and why in result.err, result.err
+    assert "Traceback" not in result.err and len(result.err.splitlines()) == 1
+    assert (root / "cases.jsonl").read_text() == before
