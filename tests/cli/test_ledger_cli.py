@@ -151,3 +151,12 @@ def test_import_of_a_missing_file_exits_2(tmp_path: Path) -> None:
     line = one_error_line(cli("ledger", "import", "nothing.oloarchive", cwd=tmp_path))
     assert line == "error: cannot read the archive nothing.oloarchive: No such file or directory"
     assert not (tmp_path / ".oloproof").exists()
+
+
+def test_verify_with_a_head_that_is_not_an_address_is_bad_input(tmp_path: Path) -> None:
+    # It was reported as a problem of the ledger (exit 1).
+    make_project(tmp_path)
+    line = one_error_line(cli("verify", "--head", "garbage", cwd=tmp_path))
+    assert line == (
+        "error: --head 'garbage' is not a chain head: expected 'sha256:' and 64 hex digits"
+    )

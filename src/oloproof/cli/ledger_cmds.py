@@ -22,6 +22,7 @@ from pathlib import Path
 import typer
 
 from ledger import (
+    AddressError,
     DamagedStoreError,
     Ledger,
     Problem,
@@ -30,10 +31,12 @@ from ledger import (
     export_archive,
     import_archive,
 )
+from ledger.address import parse_address
 from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 from oloproof.display import plural
+from oloproof.errors import ConfigError
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -81,12 +84,21 @@ def verify_command(
     must equal what the ledger re-derives from its events (StaleSummary otherwise), and the
     commit chain must re-derive from the events: its head, printed at the end, covers the
     whole history. Lists every problem found and changes nothing. Exit 0 when clean, 1 when
-    problems were found (a damaged file included), 2 when there is no ledger here.
+    problems were found (a damaged file included), 2 when there is no ledger here or --head is
+    not an address.
 
     Example: oloproof verify --head "$(cat released-head.txt)"
     """
     from oloproof.audit import AuditCounts, application_checks
 
+    if head is not None:
+        try:
+            parse_address(head)
+        except AddressError:
+            # A mistyped argument, before the ledger is read: not a finding about the ledger.
+            raise ConfigError(
+                f"--head {head!r} is not a chain head: expected 'sha256:' and 64 hex digits"
+            ) from None
     counts = AuditCounts()
 
     def checks(ledger: Ledger) -> Iterator[Problem]:
