@@ -15,9 +15,10 @@ Requirements (``docs/running.md``, "Listing runs"):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from ledger import Ledger
 from oloproof import events as ev
@@ -80,8 +81,25 @@ class DiagnosisGroup:
 def run_rows(ledger: Ledger) -> list[RunRow]:
     """Every run in the ledger, newest first."""
     rows = [run_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
-    rows.reverse()
-    return rows
+    return newest_first(rows, lambda row: row.created_at)
+
+
+T = TypeVar("T")
+
+
+def newest_first(runs: Sequence[T], started: Callable[[T], str]) -> list[T]:
+    """``runs`` (in the order the ledger recorded them) by the time each started, newest first;
+    of two that started at the same moment, the one recorded later first. A run imported from
+    another ledger takes its place by when it ran, not by when it arrived."""
+    order = sorted(
+        enumerate(runs), key=lambda item: (_instant(started(item[1])), item[0]), reverse=True
+    )
+    return [run for _, run in order]
+
+
+def _instant(created_at: str) -> datetime:
+    moment = datetime.fromisoformat(created_at)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def diagnosis_groups(

@@ -60,7 +60,7 @@ from oloproof.metrics import (
 )
 from oloproof.pairing import unpaired_reason
 from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
-from oloproof.run_list import run_row
+from oloproof.run_list import newest_first, run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
 
 PAGE_SIZE = 50
@@ -215,7 +215,7 @@ def runs(
             children[body["run_id"]] = (address, body)
         else:
             top.append((address, body))
-    top.reverse()
+    top = newest_first(top, lambda run: run[1]["created_at"])
     if reader.only_runs is not None:
         top = [(a, b) for a, b in top if b["run_id"] in reader.only_runs]
     size = PAGE_SIZE if reader.only_runs is None else max(1, len(top))
