@@ -14,7 +14,7 @@ from typing import Final
 
 from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, open_ledger
 from oloproof.errors import LedgerAccessError, UnknownIdError
-from oloproof.events import INDEXES, index_entries, upcast
+from oloproof.events import INDEXES, RUN, index_entries, upcast
 from oloproof.idhints import unknown_id_message
 from oloproof.stored_form import expand
 
@@ -50,16 +50,29 @@ def open_project_ledger(root: Path, *, create: bool = True) -> Ledger:
         raise LedgerAccessError(str(exc)) from None
 
 
+def resolve_name(ledger: Ledger, text: str) -> str:
+    """The address ``text`` names (an address, a prefix or a ref), or ``UnknownIdError``.
+
+    A run id whose ref never arrived (an import cut short writes refs last), while its run
+    event, which ``oloproof runs`` lists, did, is found by that event.
+    """
+    try:
+        return ledger.resolve(text)
+    except LedgerError as exc:
+        if text.startswith("run_"):
+            for address, event in ledger.events(RUN):
+                if event.body.get("run_id") == text:
+                    return address
+        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
+
+
 def load_event(ledger: Ledger, text: str, kind: str, noun: str) -> tuple[str, Event]:
     """The event of type ``kind`` named by ``text`` (address, prefix or ref) and its address.
 
     Anything else is an ``UnknownIdError`` naming what was found, e.g. "… is a run event, not a
     comparison".
     """
-    try:
-        address = ledger.resolve(text)
-    except LedgerError as exc:
-        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
+    address = resolve_name(ledger, text)
     event = ledger.get(address)
     if event.type != kind:
         raise UnknownIdError(f"{text} is a {event.type} event, not {noun}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from ledger import Event, Ledger, LedgerError
+from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli import style
 from oloproof.cli.main import app
@@ -20,8 +20,8 @@ from oloproof.cli.project import project_ledger, project_root
 from oloproof.cli.render import fitted, judgment_lines, preview, problem_word, run_report_lines
 from oloproof.display import plural
 from oloproof.errors import UnknownIdError
-from oloproof.idhints import unknown_id_message
 from oloproof.latest import LATEST, latest_note, resolve_latest
+from oloproof.store import resolve_name
 from oloproof.suggest import did_you_mean
 
 if TYPE_CHECKING:
@@ -37,10 +37,7 @@ def _resolve(ledger: Ledger, text: str) -> str:
     if text == LATEST:
         note_latest(ledger, text)
         return resolve_latest(ledger)
-    try:
-        return ledger.resolve(text)
-    except LedgerError as exc:
-        raise UnknownIdError(unknown_id_message(text, str(exc))) from None
+    return resolve_name(ledger, text)
 
 
 def note_latest(ledger: Ledger, *names: str) -> None:
