@@ -17,6 +17,7 @@ import pytest
 from oloproof.config import HttpSystem
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
+from oloproof.systems import http
 from oloproof.systems.base import ExecContext, Execution
 from oloproof.systems.http import HttpSystemAdapter, HttpSystemError, _retry_after
 
@@ -45,6 +46,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     trickle_s: float = 0.0  # a pause before each byte of the body
+    length: bool = True  # without Content-Length the body ends when the connection closes
 
 
 @dataclass
@@ -84,7 +86,8 @@ class ScriptedServer:
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(payload)))
+                    if reply.length:
+                        self.send_header("Content-Length", str(len(payload)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
                     self.end_headers()
@@ -390,6 +393,20 @@ def test_a_redirect_is_an_errored_case_not_an_answer(server: ScriptedServer, sta
         f"case 'money_back': POST {server.url} answered HTTP {status}, a redirect to "
         "http://example.com/x, which is not followed: set url to the endpoint itself"
     )
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_a_reply_beyond_the_size_limit_errors_the_case(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch, declared: bool
+) -> None:
+    # A runaway reply was read whole (a 400 MB body took 1.3 GB of memory). The limit is
+    # lowered here so that the test sends kilobytes, with and without a declared length.
+    monkeypatch.setattr(http, "MAX_RESPONSE_BYTES", 1000)
+    server.script = [Reply(body={"answer": "x" * 5000}, length=declared)]
+    with pytest.raises(HttpSystemError, match=r"answered with more than 1,000 bytes"):
+        run(adapter(server.url, retries=0))
+    server.script = [Reply(body={"answer": "x" * 900}, length=declared)]
+    assert run(adapter(server.url, retries=0, artifacts={})).output == "x" * 900
 
 
 def test_no_content_is_an_errored_case(server: ScriptedServer) -> None:

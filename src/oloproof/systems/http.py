@@ -42,6 +42,9 @@ if TYPE_CHECKING:
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
+# A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
+# only exhaust memory before it failed, so reading stops here.
+MAX_RESPONSE_BYTES = 32 * 1024 * 1024
 
 
 class HttpSystemError(RuntimeError):
@@ -169,8 +172,13 @@ class HttpSystemAdapter:
             wait = delay
             try:
                 # httpx's timeout bounds each read; a reply that trickles in must end in time too.
-                async with asyncio.timeout(settings.timeout_s):
-                    response = await client.post(settings.url, json=case.input, headers=headers)
+                async with (
+                    asyncio.timeout(settings.timeout_s),
+                    client.stream(
+                        "POST", settings.url, json=case.input, headers=headers
+                    ) as response,
+                ):
+                    content = await _read_capped(response, case.id, settings.url)
             except (httpx.TimeoutException, TimeoutError):
                 problem = f"no response within {settings.timeout_s:g} s"
             except httpx.TransportError as exc:
@@ -178,14 +186,14 @@ class HttpSystemAdapter:
             else:
                 status = response.status_code
                 if status == _RETRY_STATUS or status >= 500:
-                    problem = f"HTTP {status}{_excerpt(response)}"
+                    problem = f"HTTP {status}{_excerpt(content)}"
                     retry_after = _retry_after(response.headers.get("retry-after"))
                     if retry_after is not None:
                         wait = retry_after
                 elif status >= 400:
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} was refused: "
-                        f"HTTP {status}{_excerpt(response)}"
+                        f"HTTP {status}{_excerpt(content)}"
                     )
                 elif status >= 300:
                     # Not followed: a body sent beside a redirect is not the system's answer.
@@ -195,13 +203,13 @@ class HttpSystemAdapter:
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status}, a "
                         f"redirect{to}, which is not followed: set url to the endpoint itself"
                     )
-                elif status != 200 and not response.content:
+                elif status != 200 and not content:
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status} with no "
                         "body, so there is no output"
                     )
                 else:
-                    return _json_object(response, case.id)
+                    return _json_object(content, case.id)
             if attempt + 1 < tries:
                 await asyncio.sleep(wait)
                 delay *= 2
@@ -239,8 +247,27 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, seconds)
 
 
-def _excerpt(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
+async def _read_capped(response: httpx.Response, case_id: str, url: str) -> bytes:
+    """The body, read up to ``MAX_RESPONSE_BYTES``; an errored case beyond it."""
+    declared = response.headers.get("content-length", "")
+    too_big = HttpSystemError(
+        f"case {case_id!r}: POST {url} answered with more than {MAX_RESPONSE_BYTES:,} bytes, "
+        "more than any answer Oloproof records; it stopped reading"
+    )
+    if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
+        raise too_big
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > MAX_RESPONSE_BYTES:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _excerpt(content: bytes) -> str:
+    text = " ".join(content.decode("utf-8", "replace").split())
     if not text:
         return ""
     if len(text) > _EXCERPT_CHARS:
@@ -248,9 +275,9 @@ def _excerpt(response: httpx.Response) -> str:
     return f": {text}"
 
 
-def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
+def _json_object(content: bytes, case_id: str) -> dict[str, Any]:
     try:
-        body = json.loads(response.content, object_pairs_hook=unique_keys)
+        body = json.loads(content, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:
         raise ArtifactError(f"case {case_id!r}: the response is ambiguous: {exc}") from None
     except RecursionError:
@@ -258,7 +285,7 @@ def _json_object(response: httpx.Response, case_id: str) -> dict[str, Any]:
             f"case {case_id!r}: the response is nested deeper than JSON can be read here"
         ) from None
     except ValueError:
-        found = " ".join(response.text.split())[:80]
+        found = " ".join(content.decode("utf-8", "replace").split())[:80]
         raise ArtifactError(
             f"case {case_id!r}: the response is not JSON (found {found!r})"
         ) from None
