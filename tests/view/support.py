@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import socket
 import subprocess
 import sys
 import urllib.error
@@ -90,7 +91,7 @@ def serving(root: Path, *args: str) -> Iterator[str]:
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()  # the line naming the address: the server is listening
-        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        found = re.search(r"http://[^\s/]+:\d+/", line)
         assert found, f"no address in {line!r}; stderr: {proc.stderr.read() if proc.stderr else ''}"
         yield found.group(0).rstrip("/")
     finally:
@@ -105,3 +106,17 @@ def fetch(url: str, method: str = "GET") -> tuple[int, str]:
             return response.status, response.read().decode("utf-8")
     except urllib.error.HTTPError as exc:
         return exc.code, exc.read().decode("utf-8")
+
+
+def raw(port: int, *lines: str) -> tuple[int, dict[str, str], str]:
+    """Send the request ``lines`` exactly as given to 127.0.0.1:``port`` (no Host header is
+    added, unlike urllib's); (status, headers, body) of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as conn:
+        conn.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        received = b""
+        while chunk := conn.recv(65536):  # the server closes the connection after answering
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *fields = head.decode("latin-1").split("\r\n")
+    headers = {k.lower(): v.strip() for k, _, v in (f.partition(":") for f in fields)}
+    return int(status_line.split()[1]), headers, body.decode("utf-8")
