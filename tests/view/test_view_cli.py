@@ -147,6 +147,51 @@ def test_export_needs_runs_and_a_missing_run_is_one_sentence(
     assert unknown.code == 2 and "Traceback" not in unknown.err and unknown.err.count("\n") == 1
 
 
+def _tree(root: Path) -> dict[str, bytes | str]:
+    """Every path under ``root``: a file's bytes, a link's target, or "folder"."""
+    found: dict[str, bytes | str] = {}
+    for path in sorted(root.rglob("*")):
+        if path.is_symlink():
+            found[str(path)] = f"-> {path.readlink()}"
+        else:
+            found[str(path)] = path.read_bytes() if path.is_file() else "folder"
+    return found
+
+
+def test_export_refuses_a_target_it_cannot_fill_before_writing_anything(
+    support_project: SupportProject, tmp_path: Path
+) -> None:
+    p = support_project
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    full = tmp_path / "full"
+    full.mkdir()
+    (full / "index.html").write_text("mine\n")  # an export would overwrite it
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "nowhere")
+    refused = {
+        a_file: f"cannot export into {a_file}: it is a file, not a folder",
+        a_file / "site": f"cannot export into {a_file / 'site'}: {a_file} is a file, not a folder",
+        full: f"cannot export into {full}: it is not empty (an export goes into a new or "
+        "empty folder, which then holds that export alone)",
+        dangling: f"cannot export into {dangling}: it is a symbolic link to "
+        f"{tmp_path / 'nowhere'}, which does not exist",
+        Path("/proc/site"): "cannot create the folder /proc/site: No such file or directory",
+    }
+    before = _tree(tmp_path)
+    for target, message in refused.items():
+        result = oloproof("view", "--export", str(target), p.run_id, cwd=p.root)
+        assert (result.code, result.err) == (2, f"error: {message}\n"), target
+        assert _tree(tmp_path) == before
+    assert not Path("/proc/site").exists()
+    # An empty folder is a new one that is already there.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = oloproof("view", "--export", str(empty), p.run_id, cwd=p.root)
+    assert done.code == 0, done.err
+    assert (empty / "index.html").exists() and (empty / "runs" / p.run_id / "index.html").exists()
+
+
 def test_without_the_view_extra_one_sentence_names_it(support_project: SupportProject) -> None:
     code = (
         "import sys; sys.modules['jinja2'] = None; sys.argv = ['oloproof', 'view'];"

@@ -6,10 +6,14 @@ page of every case those list, its diagnoses, the comparisons between exported r
 flipped cases side by side, and the page of every event those pages link to. Links between
 them are relative, so the folder opens from disk; a link to something the export does not hold
 leads to a page that says so.
+
+The folder must be new or empty, so that it holds the export and nothing else; one that is not
+(or a file, or a path under a file) is refused before the ledger is read or anything written.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -17,10 +21,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from oloproof.errors import OloproofError
 from oloproof.view import data, pages
 from oloproof.view.links import Links
 
 NOT_EXPORTED = "not-exported.html"
+_CSS = "static/view.css"
 
 
 @dataclass(frozen=True)
@@ -101,25 +107,83 @@ def _comparisons(reader: data.Reader, runs: Sequence[str]) -> list[tuple[str, st
     return list(found.values())
 
 
+def check_folder(folder: Path) -> None:
+    """Refuse (``OloproofError``) a ``folder`` the export cannot have to itself. It must be an
+    empty folder, or a new one whose nearest existing parent is a folder; that one writable, as
+    far as ``os.access`` tells (it cannot for root: creating the folder tells then)."""
+    where = f"cannot export into {folder}"
+    try:
+        if folder.is_symlink() and not folder.exists():
+            raise OloproofError(
+                f"{where}: it is a symbolic link to {os.readlink(folder)}, which does not exist"
+            )
+        if folder.exists():
+            if not folder.is_dir():
+                what = "is a file, not" if folder.is_file() else "exists and is not"
+                raise OloproofError(f"{where}: it {what} a folder")
+            if next(folder.iterdir(), None) is not None:
+                raise OloproofError(
+                    f"{where}: it is not empty (an export goes into a new or empty folder, "
+                    "which then holds that export alone)"
+                )
+            _writable(folder, where, "it")
+            return
+        parent = next(p for p in folder.parents if p.exists() or p.is_symlink())
+        if not parent.is_dir():
+            raise OloproofError(f"{where}: {parent} is a file, not a folder")
+        _writable(parent, where, str(parent))
+    except OSError as exc:
+        raise OloproofError(f"{where}: {exc.strerror or exc}") from None
+
+
+def _writable(folder: Path, where: str, name: str) -> None:
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise OloproofError(f"{where}: {name} is not writable")
+
+
 def export_site(reader: data.Reader, folder: Path, run_ids: Sequence[str]) -> Exported:
-    """Write the static site of ``run_ids`` into ``folder``; return what was written."""
+    """Write the static site of ``run_ids`` into ``folder``, a new or empty folder; return what
+    was written. ``OloproofError`` for a folder that cannot be, before anything is written."""
+    check_folder(folder)
     entries = plan(reader, run_ids)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OloproofError(f"cannot create the folder {folder}: {exc.strerror or exc}") from None
+    written: list[Path] = []
+    try:
+        _write_site(reader, folder, entries, written)
+    except OSError as exc:
+        left = f"; the {len(written)} file(s) written before it are left there, incomplete"
+        left = left if written else ""
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise OloproofError(
+            f"cannot write the export into {folder}: {exc.strerror or exc}{where}{left}"
+        ) from None
+    return Exported(folder, sorted(reader.only_runs or ()), len(entries) + 1)
+
+
+def _write_site(
+    reader: data.Reader, folder: Path, entries: list[tuple[str, str]], written: list[Path]
+) -> None:
+    def write(file: str, content: str | bytes) -> None:
+        target = folder / file
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            target.write_bytes(content)
+        else:
+            target.write_text(content, encoding="utf-8")
+        written.append(target)
+
+    write("static/view.css", resources.files("oloproof.view").joinpath(_CSS).read_bytes())
     known = {file for file, _ in entries}
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "static").mkdir(exist_ok=True)
-    css = resources.files("oloproof.view").joinpath("static/view.css").read_bytes()
-    (folder / "static" / "view.css").write_bytes(css)
     for file, served in entries:
         url = urlsplit(served)
         links = Links(static=True, here=file, known=known, missing=NOT_EXPORTED)
         text = "".join(pages.render(reader, url.path, dict(parse_qsl(url.query)), links))
-        target = folder / file
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text.replace(pages.FLUSH, ""), encoding="utf-8")
+        write(file, text.replace(pages.FLUSH, ""))
     message = (
         "This page is not part of this export: it holds only the runs it was made for "
         f"({', '.join(sorted(reader.only_runs or ()))}) and what they link to."
     )
-    note = pages.error_page(message, Links(static=True, here=NOT_EXPORTED), 404)
-    (folder / NOT_EXPORTED).write_text(note, encoding="utf-8")
-    return Exported(folder, sorted(reader.only_runs or ()), len(entries) + 1)
+    write(NOT_EXPORTED, pages.error_page(message, Links(static=True, here=NOT_EXPORTED), 404))
