@@ -6,7 +6,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.view.support import SupportProject, make_hostile, make_support, serving
+from tests.view.support import (
+    OddIdsProject,
+    SupportProject,
+    make_hostile,
+    make_odd_ids,
+    make_support,
+    serving,
+)
 
 
 @pytest.fixture(scope="session")
@@ -23,6 +30,11 @@ def support_url(support_project: SupportProject) -> Iterator[str]:
 @pytest.fixture(scope="session")
 def hostile_project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return make_hostile(tmp_path_factory.mktemp("hostile"))
+
+
+@pytest.fixture(scope="session")
+def odd_ids_project(tmp_path_factory: pytest.TempPathFactory) -> OddIdsProject:
+    return make_odd_ids(tmp_path_factory.mktemp("odd"))
 
 
 SCREENSHOTS = Path(__file__).resolve().parents[2] / ".pytest_cache" / "screenshots"

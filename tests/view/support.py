@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import re
 import socket
 import subprocess
@@ -76,6 +77,51 @@ def make_hostile(dest: Path) -> tuple[Path, str]:
     run = oloproof("run", cwd=root)
     assert run.code == 0, run.err
     return root, RUN_ID.findall(run.out)[0]
+
+
+# Case ids a URL path cannot carry as they are: dot segments ("." and ".."; "%2E" is one too
+# for a browser), and characters that end or escape a path segment.
+ODD_IDS = [".", "..", "...", "../x", "a/b", "what?", "x#y", "100%", "%2e", "two words", "é"]
+ODD_APP = """
+import os
+from oloproof import system
+
+@system(name="odd", version="1")
+def run(case):
+    return {"answer": "yes" if os.environ.get("ANSWER_YES") else "no"}
+"""
+
+
+@dataclass
+class OddIdsProject:
+    """A run failing every case of ODD_IDS (each asks ``<<ID>>``), and a run passing them all
+    compared with it: every case flipped."""
+
+    root: Path
+    run_id: str
+    passing_run: str
+    comparison: str
+
+
+def make_odd_ids(dest: Path) -> OddIdsProject:
+    root = dest / "odd"
+    root.mkdir()
+    (root / "app.py").write_text(ODD_APP)
+    (root / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "input": {"q": f"<<{i}>>"}, "expected": {"answer": "yes"}}) + "\n"
+            for i in ODD_IDS
+        )
+    )
+    (root / "oloproof.yaml").write_text(HOSTILE_CONFIG.replace("hostile", "odd"))
+    failing = oloproof("run", cwd=root)
+    assert failing.code == 0, failing.err
+    passing = oloproof("run", "--no-cache", cwd=root, env={"ANSWER_YES": "1"})
+    assert passing.code == 0, passing.err
+    run_id, passing_id = RUN_ID.findall(failing.out)[0], RUN_ID.findall(passing.out)[0]
+    compared = oloproof("compare", passing_id, run_id, cwd=root)
+    assert compared.code == 0, compared.err
+    return OddIdsProject(root, run_id, passing_id, ADDRESS.findall(compared.out)[0])
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
 from tests.support import oloproof
-from tests.view.support import SupportProject, serving
+from tests.view.support import ODD_IDS, OddIdsProject, SupportProject, serving
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = [
@@ -129,3 +129,16 @@ def test_the_export_opens_from_disk(
     page.get_by_role("link", name="answer_correct", exact=True).first.click()
     page.get_by_role("link", name="seat_count", exact=True).click()
     expect(page.get_by_role("heading", level=1)).to_contain_text("seat_count")
+
+
+def test_every_case_id_opens_its_own_page_even_a_dot_segment(
+    page: Page, odd_ids_project: OddIdsProject
+) -> None:
+    p = odd_ids_project
+    with serving(p.root) as url:
+        for listing in (f"/runs/{p.run_id}/failures", f"/comparisons/{p.comparison}"):
+            for case_id in ODD_IDS:
+                page.goto(url + listing)
+                page.get_by_role("link", name=case_id, exact=True).click()
+                expect(page.locator("h1 .id")).to_have_text(case_id)
+                expect(page.locator("main").first).to_contain_text(f"<<{case_id}>>")

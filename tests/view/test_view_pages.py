@@ -11,10 +11,17 @@ import json
 import re
 import signal
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 from tests.support import oloproof
-from tests.view.support import HOSTILE_CONFIG, SupportProject, fetch, serving
+from tests.view.support import (
+    HOSTILE_CONFIG,
+    ODD_IDS,
+    OddIdsProject,
+    SupportProject,
+    fetch,
+    serving,
+)
 
 FAILED = ["money_back", "refund_review", "seat_count", "security_review"]
 
@@ -186,6 +193,40 @@ def test_hostile_output_is_shown_as_text(hostile_project: tuple) -> None:
             assert "&lt;script&gt;document.title" in page or "\\u003cscript" in page
         case = fetch(url + f"/runs/{run_id}/cases/{quote('xss')}")[1]
         assert "&lt;img src=x onerror=alert(1)&gt;" in case
+
+
+def _links(page: str, prefix: str) -> dict[str, str]:
+    """The links of ``page`` whose address starts with ``prefix``: {text: address}."""
+    found = re.findall(rf'<a href="({re.escape(prefix)}[^"]*)">([^<]*)</a>', page)
+    return {html.unescape(text): html.unescape(href) for href, text in found}
+
+
+def test_every_case_id_links_to_its_own_page_served_and_exported(
+    odd_ids_project: OddIdsProject, tmp_path: Path
+) -> None:
+    p = odd_ids_project
+    with serving(p.root) as url:
+        failures = f"{url}/runs/{p.run_id}/failures"
+        cases = _links(fetch(failures)[1], f"/runs/{p.run_id}/cases")
+        comparison = f"{url}/comparisons/{p.comparison}"
+        pairs = _links(fetch(comparison)[1], f"/comparisons/{p.comparison}/cases")
+        assert sorted(cases) == sorted(pairs) == sorted(ODD_IDS)
+        for case_id in ODD_IDS:
+            for base, href in ((failures, cases[case_id]), (comparison, pairs[case_id])):
+                # Resolved as a browser resolves it: "." and ".." segments are dropped.
+                status, page = fetch(urljoin(base, href))
+                assert status == 200, (case_id, href)
+                assert f"Case {case_id} " in _text(page), (case_id, href)
+                assert f"<<{case_id}>>" in _text(page), (case_id, href)
+    site = tmp_path / "site"
+    done = oloproof("view", "--export", str(site), p.run_id, p.passing_run, cwd=p.root)
+    assert done.code == 0, done.err
+    listed = site / "runs" / p.run_id / "failures" / "all-1.html"
+    (flips,) = site.glob("comparisons/*/index.html")
+    for page, prefix in ((listed, "../cases/"), (flips, "")):
+        files = _links(page.read_text(), prefix)
+        for case_id in ODD_IDS:
+            assert f"<<{case_id}>>" in _text((page.parent / files[case_id]).read_text())
 
 
 def test_serving_another_address_needs_an_explicit_flag(support_project: SupportProject) -> None:

@@ -3,6 +3,10 @@
 A served page lives at a path such as ``/runs/RUN_ID/cases/CASE_ID``; an exported one at a file
 such as ``runs/RUN_ID/cases/CASE_ID.html``, and its links are relative to the page's own file,
 so the exported folder works from any place, opened straight from disk.
+
+A case id is one path segment, percent-encoded (``a/b`` is ``a%2Fb``), except ``.`` and ``..``:
+a browser drops those as dot segments, and ``%2E`` with them (the WHATWG URL standard), so
+their pages are at ``/runs/RUN_ID/cases?id=..``, where any id can be given.
 """
 
 from __future__ import annotations
@@ -87,7 +91,7 @@ class Links:
 
     def case(self, run_id: str, case_id: str) -> str:
         return self._to(
-            f"/runs/{quote(run_id)}/cases/{quote(case_id, safe='')}",
+            _case_path(f"/runs/{quote(run_id)}", case_id),
             f"runs/{file_name(run_id)}/cases/{file_name(case_id)}.html",
         )
 
@@ -99,7 +103,7 @@ class Links:
 
     def pair(self, address: str, case_id: str) -> str:
         return self._to(
-            f"/comparisons/{address}/cases/{quote(case_id, safe='')}",
+            _case_path(f"/comparisons/{address}", case_id),
             f"comparisons/{_hex(address)}/{file_name(case_id)}.html",
         )
 
@@ -107,6 +111,13 @@ class Links:
         return self._to(
             f"/a/{address}" + ("?rederive=1" if rederive else ""), f"a/{_hex(address)}.html"
         )
+
+
+def _case_path(page: str, case_id: str) -> str:
+    """``page/cases/CASE_ID``; ``page/cases?id=CASE_ID`` for an id a browser would drop."""
+    if case_id in (".", ".."):
+        return f"{page}/cases?{urlencode({'id': case_id})}"
+    return f"{page}/cases/{quote(case_id, safe='')}"
 
 
 def failures_file(run_id: str, query: Mapping[str, str], page: int) -> str:

@@ -31,10 +31,13 @@ class NotFound(Exception):
     """The page names nothing the ledger holds."""
 
 
+Builder = Callable[[data.Reader, list[str], Mapping[str, str]], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class Route:
     template: str
-    build: Callable[[data.Reader, list[str], Mapping[str, str]], dict[str, Any]]
+    build: Builder
 
 
 def _environment() -> Environment:
@@ -255,6 +258,20 @@ def _pair(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[s
     return {"page": page, "case_id": case_id, "sides": sides, "flips": flips}
 
 
+def _by_query(build: Builder) -> Builder:
+    """``build`` of a case page, given the case id as ``?id=`` (any id, a dot segment too)."""
+
+    def build_by_query(
+        reader: data.Reader, parts: list[str], q: Mapping[str, str]
+    ) -> dict[str, Any]:
+        case_id = q.get("id")
+        if not case_id:
+            raise data.ViewError("no case is named: give its id, as ?id=CASE_ID")
+        return build(reader, [*parts, case_id], q)
+
+    return build_by_query
+
+
 def _address(reader: data.Reader, parts: list[str], q: Mapping[str, str]) -> dict[str, Any]:
     page = data.address_page(reader, parts[0], rederive=q.get("rederive") == "1")
     return {"page": page, "target": data.page_of(page.address, page.event)}
@@ -265,9 +282,11 @@ _ROUTES: list[tuple[re.Pattern[str], Route]] = [
     (re.compile(r"/runs/([^/]+)"), Route("run.html", _run)),
     (re.compile(r"/runs/([^/]+)/failures"), Route("failures.html", _failures)),
     (re.compile(r"/runs/([^/]+)/cases/([^/]+)"), Route("case.html", _case)),
+    (re.compile(r"/runs/([^/]+)/cases"), Route("case.html", _by_query(_case))),
     (re.compile(r"/diagnoses/([^/]+)"), Route("diagnosis.html", _diagnosis)),
     (re.compile(r"/comparisons/([^/]+)"), Route("comparison.html", _comparison)),
     (re.compile(r"/comparisons/([^/]+)/cases/([^/]+)"), Route("pair.html", _pair)),
+    (re.compile(r"/comparisons/([^/]+)/cases"), Route("pair.html", _by_query(_pair))),
     (re.compile(r"/a/([^/]+)"), Route("address.html", _address)),
 ]
 
