@@ -176,6 +176,9 @@ class RunEndBody(TypedDict):
     judges: NotRequired[Map]  # per LLM judge: calls, tokens, cost, reused judgments
     engine: NotRequired[Map]  # a run on Ray: replicas, workers lost, cases sent again
     intervals: NotRequired[list[list[Any]]]  # the intervals its report computed
+    # A run with --repeats: how many of its repeats' executions errored (absent before it was
+    # recorded, and for a run without repeats).
+    repeats_errored: NotRequired[int]
 
 
 class Gate(TypedDict):

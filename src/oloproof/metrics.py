@@ -31,7 +31,7 @@ from oloproof.bodies import CaseResultBody
 from oloproof.events import CASE_RESULT, RUN_CASE
 from oloproof.lazyseq import LazySequence
 from oloproof.lineorder import LineOrder
-from oloproof.repeats import bounds
+from oloproof.repeats import bounds, errored_repeats
 from oloproof.results import Interval, MetricKind
 from oloproof.stats import (
     betting_interval_counts,
@@ -170,6 +170,11 @@ class RunTally:
     errored: int = 0
     errored_cases: list[tuple[int, str, str]] = field(default_factory=list)
     """(line, case id, execution address) of each errored case, to say why they errored."""
+    repeats_errored: int = 0
+    """In a repeated run (``oloproof.repeats``): how many of its cases' repeats errored (those
+    of a case whose every repeat errored too; the case is also counted in ``errored``)."""
+    errored_repeat_cases: list[tuple[int, str, str]] = field(default_factory=list)
+    """(line, case id, execution address) of each errored repeat, to say why they errored."""
 
     def __post_init__(self) -> None:
         for criterion, kind in self.criteria.items():
@@ -182,6 +187,9 @@ class RunTally:
             self.errored_cases.append(
                 (int(body.get("line", 0)), body["case_id"], body["execution"])
             )
+        repeats = body.get("repeats")
+        if repeats:
+            self._add_repeats(body, repeats)
         verdicts: Mapping[str, Any] = body["verdicts"]
         for criterion, tally in self.metrics.items():
             tally.add(verdicts.get(criterion, _NO_VERDICT))
@@ -193,6 +201,13 @@ class RunTally:
                 self.slice_tallies[key] = per_metric
             for criterion, tally in per_metric.items():
                 tally.add(verdicts.get(criterion, _NO_VERDICT))
+
+    def _add_repeats(self, body: Mapping[str, Any], repeats: list[Mapping[str, Any]]) -> None:
+        errored = errored_repeats(repeats)
+        if errored:
+            self.repeats_errored += len(errored)
+            line = int(body.get("line", 0))
+            self.errored_repeat_cases += [(line, body["case_id"], e) for _, e in errored]
 
 
 def slice_value(name: str, body: Mapping[str, Any]) -> str:

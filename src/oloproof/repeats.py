@@ -12,12 +12,17 @@ Requirements (``docs/statistics.md``, "Repeated executions"):
    counts them as failing (lower bound) and passing (upper bound), as it counts missing cases.
    A case with no observed repeat is missing; one excluded (no relevance labels) is excluded.
 3. With K = 1 nothing is combined: a case result has the shape it always had.
+4. A repeat that errored, or that a judge gave no verdict, is never hidden behind its case's
+   combined verdicts: ``repeat_counts`` and ``errored_repeats`` read them from a case result,
+   once for every listing (the run's tally, hence ``runs`` and the report; ``inspect --case``
+   and ``--failures``, JUnit, the exports).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from oloproof.bodies import VerdictCopy
@@ -69,3 +74,41 @@ def bounds(summary: Summary) -> tuple[float, float]:
     value, observed, missing = float(summary["v"]), int(summary["n"]), int(summary.get("m", 0))
     total = observed + missing
     return value * observed / total, (value * observed + missing) / total
+
+
+@dataclass(frozen=True)
+class RepeatCounts:
+    """How a case's repeats went: how many were executed, how many of them errored, and how
+    many ran but have no verdict on some criterion (a judge gave none)."""
+
+    executed: int
+    errored: int
+    without_verdict: int
+
+    @property
+    def incomplete(self) -> int:
+        """Repeats that count against their case: errored, or without some verdict."""
+        return self.errored + self.without_verdict
+
+
+def repeat_counts(repeats: Sequence[Mapping[str, Any]] | None) -> RepeatCounts | None:
+    """The counts of a case result's ``repeats`` (its ``body.get("repeats")``); None for a
+    case executed once, which has none (and costs nothing more to ask about)."""
+    if not repeats:
+        return None
+    errored = without = 0
+    for repeat in repeats:
+        if repeat["status"] == "errored":
+            errored += 1
+        elif any(v["s"] == "missing" for v in repeat["verdicts"].values()):
+            without += 1
+    return RepeatCounts(len(repeats), errored, without)
+
+
+def errored_repeats(repeats: Sequence[Mapping[str, Any]] | None) -> list[tuple[int, str]]:
+    """The repeats that errored, as (repeat number from 1, execution address)."""
+    return [
+        (number, str(repeat["execution"]))
+        for number, repeat in enumerate(repeats or (), start=1)
+        if repeat["status"] == "errored"
+    ]

@@ -7,13 +7,15 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
                  before a decision was written; no gate is shown
     NO_POLICY    the run has no policy: metrics only, exit 0
     COMPLETE     every case ran and none errored
-    PARTIAL      every case ran, but some errored (their judgments are missing)
+    PARTIAL      every case ran, but some errored (their judgments are missing), or with
+                 ``--repeats`` some repeats did
     INTERRUPTED  the run stopped before every case ran (Ctrl-C, a crash); `--resume` finishes it
     RUNNING      a live process is writing the run now (it has no end yet)
     STOPPED      a malformed artifact, an unrecordable output or a failed write stopped the run
 
 Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
-interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored.
+interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored
+(``repeat_errors`` why repeats did).
 """
 
 from __future__ import annotations
@@ -178,6 +180,10 @@ class RunReport:
     repeats: int = 1
     block_on: list[str] | None = None
     """The outcomes the run's policy blocks on (None without a policy)."""
+    repeats_errored: int = 0
+    """With ``--repeats``: how many of the ``cases`` x ``repeats`` executions errored."""
+    repeat_errors: list[ErrorGroup] = field(default_factory=list)
+    """Why they errored, grouped as ``errors`` groups errored cases."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -329,7 +335,7 @@ def execution_state(end: RunEndBody | None, tally: RunTally, running: bool = Fal
         return "INTERRUPTED"
     if end["state"] == "stopped":
         return "STOPPED"
-    return "PARTIAL" if tally.errored else "COMPLETE"
+    return "PARTIAL" if tally.errored or tally.repeats_errored else "COMPLETE"
 
 
 def build_run_report(
@@ -341,12 +347,14 @@ def build_run_report(
     corrected: Sequence[CorrectedRow] = (),
     errors: Sequence[ErrorGroup] = (),
     running: bool = False,
+    repeat_errors: Sequence[ErrorGroup] = (),
 ) -> RunReport:
     """Assemble a run's report from its run event, tally, latest run_end and decision.
 
     ``corrected`` are the judge metrics corrected with their judges' calibrations (the caller
-    finds those in the ledger; see ``corrected_row``); ``errors`` says why cases errored
-    (``error_groups``). A stopped run shows no decision, even one an older version recorded.
+    finds those in the ledger; see ``corrected_row``); ``errors`` says why cases errored and
+    ``repeat_errors`` why repeats did (``error_groups``). A stopped run shows no decision, even
+    one an older version recorded.
     """
     state = execution_state(end, tally, running)
     if state == "STOPPED":
@@ -414,6 +422,8 @@ def build_run_report(
         subset=dict(run_body["subset"]) if run_body.get("subset") else None,
         repeats=int(run_body.get("repeats", 1)),
         block_on=list(policy.get("block_on") or []) if policy else None,
+        repeats_errored=tally.repeats_errored,
+        repeat_errors=list(repeat_errors),
     )
 
 

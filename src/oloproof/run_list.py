@@ -3,11 +3,14 @@
 Requirements (``docs/running.md``, "Listing runs"):
 
 1. One row per run, newest first, from its run event, its latest run_end and its latest
-   decision alone (no case is replayed), so listing stays quick on a large ledger.
+   decision alone (no case is replayed), so listing stays quick on a large ledger. (Only a
+   run that ended without one, or a repeated run whose run_end predates its count of errored
+   repeats, has its cases counted.)
 2. A row never claims more than the ledger holds: the execution state distinguishes COMPLETE
-   from PARTIAL (some cases errored), INTERRUPTED and STOPPED; the gate is shown only for a
-   decided run (a stopped run has none); the counts say how many cases were observed and how
-   many are missing, and why (errored, never ran).
+   from PARTIAL (some cases, or with ``--repeats`` some repeats, errored), INTERRUPTED and
+   STOPPED; the gate is shown only for a decided run (a stopped run has none); the counts say
+   how many cases were observed and how many are missing, and why (errored, never ran), and in
+   a repeated run how many of the repeats executed errored.
 3. By default only top-level runs are listed. ``diagnosis_groups`` folds each run's diagnosis
    child runs under the diagnosis that made them; a child run no recorded diagnosis names is
    listed under its parent on its own.
@@ -18,13 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import run_end
 from oloproof.runlock import writer_of
+
+if TYPE_CHECKING:
+    from oloproof.metrics import RunTally
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -40,6 +46,8 @@ class RunRow:
     and ``exit_code`` its exit code (None unless DECIDED). ``observed`` cases ran without
     error; ``missing`` = ``errored`` + ``not_run`` of ``planned``. ``code`` is the system's
     code fingerprints, shortened (None for a system whose code runs elsewhere, over HTTP).
+    ``repeats`` is K of ``--repeats K``; ``repeats_errored`` how many of the ``cases`` x K
+    executions errored (0 without repeats, and then neither is in ``to_json``).
     """
 
     run_id: str
@@ -59,13 +67,22 @@ class RunRow:
     code: str | None
     child_of: str | None
     label: str | None = None
+    repeats: int = 1
+    repeats_errored: int = 0
 
     @property
     def missing(self) -> int:
         return self.errored + self.not_run
 
+    @property
+    def repeats_executed(self) -> int:
+        return self.cases * self.repeats
+
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "missing": self.missing}
+        data = {**asdict(self), "missing": self.missing}
+        if self.repeats == 1:  # a run without repeats lists as it always did
+            del data["repeats"], data["repeats_errored"]
+        return data
 
 
 @dataclass(frozen=True)
@@ -135,19 +152,22 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     run_id = body["run_id"]
     end = run_end(ledger, run_id)
     planned = planned_cases(body)
+    repeats = int(body.get("repeats", 1))
+    repeats_errored: int | None = None
     if end is not None:
         cases, errored = int(end["cases"]), int(end["errored"])
-    else:  # a run that ended with no run_end (a crash): count what it wrote
-        from oloproof.metrics import case_results  # only then: `runs` starts without it
-
-        cases = errored = 0
-        for _, result in case_results(ledger, run_id):  # streamed, the first result of a case
-            cases += 1
-            errored += result["status"] == "errored"
+        repeats_errored = end.get("repeats_errored", 0 if repeats == 1 else None)
+    if repeats_errored is None:
+        # A run that ended with no run_end (a crash), or a repeated run whose run_end was
+        # written before it counted errored repeats: count what it wrote.
+        counted = _counted(ledger, run_id)
+        if end is None:
+            cases, errored = counted.cases, counted.errored
+        repeats_errored = counted.repeats_errored
     state = str(end["state"]) if end is not None else "interrupted"
     if end is None and writer_of(ledger.path, run_id) is not None:
         state = "running"
-    execution = _execution_state(state, errored)
+    execution = _execution_state(state, errored + repeats_errored)
     decision_state, gate, exit_code = _gate(ledger, body, execution)
     parent = body.get("parent") or {}
     return RunRow(
@@ -168,7 +188,19 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         code=code_fingerprint(body["system"]),
         child_of=parent.get("diagnosis_of"),
         label=parent.get("label"),
+        repeats=repeats,
+        repeats_errored=int(repeats_errored),
     )
+
+
+def _counted(ledger: Ledger, run_id: str) -> RunTally:
+    """The cases a run wrote, its errored cases and its errored repeats, read case by case."""
+    from oloproof.metrics import RunTally, stream_case_results  # only then: `runs` starts without
+
+    tally = RunTally({}, [])
+    for result in stream_case_results(ledger, run_id):  # the first result of each case
+        tally.add(result)
+    return tally
 
 
 def _execution_state(state: str, errored: int) -> str:

@@ -574,6 +574,9 @@ def _finish(
             "stages": counts.stages,
         },
     }
+    if int(body.get("repeats", 1)) > 1:
+        # How many of the repeats' executions errored, for `oloproof runs` (which reads no case).
+        end_body["repeats_errored"] = tally.repeats_errored
     if judges:
         # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
         end_body["judges"] = dict(judges)

@@ -151,8 +151,17 @@ def report_of(
 ) -> RunReport:
     corrected = _corrected_rows(ledger, body, tally, decision)
     errors = error_groups(ledger, tally.errored_cases)
+    repeat_errors = error_groups(ledger, tally.errored_repeat_cases)
     return build_run_report(
-        body, address, tally, end, decision, corrected=corrected, errors=errors, running=running
+        body,
+        address,
+        tally,
+        end,
+        decision,
+        corrected=corrected,
+        errors=errors,
+        running=running,
+        repeat_errors=repeat_errors,
     )
 
 

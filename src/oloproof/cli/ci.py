@@ -219,7 +219,7 @@ def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
 
 def run_summary(report: RunReport) -> str:
     """The run as Markdown: gate, rules, metrics, and what is missing or errored."""
-    from oloproof.cli.render import errored_line
+    from oloproof.cli.render import errored_line, repeats_errored_line
 
     gate = (
         f"**Gate: {report.gate_label} (exit {report.exit_code})**"
@@ -239,6 +239,8 @@ def run_summary(report: RunReport) -> str:
         lines += [f"Each case executed {report.repeats} times; a case counts once.", ""]
     if report.errors:
         lines += [md_text(errored_line(report.run_id, report.planned_cases, report.errors)), ""]
+    if report.repeat_errors:
+        lines += [md_text(repeats_errored_line(report)), ""]
     if report.rules:
         lines += md_table(
             ["rule", "metric", "decision", "reason"],

@@ -92,6 +92,8 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         lines.append(_undecided_line(report))
     if report.errors:
         lines.append(errored_line(report.run_id, report.planned_cases, report.errors))
+    if report.repeat_errors:
+        lines.append(repeats_errored_line(report))
     if report.gate_label is not None:
         lines.append(gate_line(report.gate_label, report.exit_code))
         lines += table(
@@ -192,8 +194,11 @@ def _undecided_line(report: RunReport) -> str:
     return "No gate: the run ended before its policy was decided"
 
 
-def errored_line(run_id: str, planned: int, groups: Sequence[ErrorGroup]) -> str:
-    """``100 of 300 cases errored: RuntimeError: boom (first: c0) · oloproof inspect …``.
+def errored_line(
+    run_id: str, planned: int, groups: Sequence[ErrorGroup], noun: str = "cases"
+) -> str:
+    """``100 of 300 cases errored: RuntimeError: boom (first: c0) · oloproof inspect …``
+    (``noun`` is ``repeats`` for the errored repeats of a repeated run; ``first`` names a case).
 
     The kinds of error are the most common first; past ``ERROR_KINDS_SHOWN`` the line says how
     many more, and each message is cut at ``ERROR_MESSAGE`` characters, so it stays one line.
@@ -211,9 +216,15 @@ def errored_line(run_id: str, planned: int, groups: Sequence[ErrorGroup]) -> str
     if more > 0:
         parts.append(f"{more} more {'kind' if more == 1 else 'kinds'}")
     return (
-        f"{total} of {planned} cases errored: {'; '.join(parts)} · "
+        f"{total} of {planned} {noun} errored: {'; '.join(parts)} · "
         f"oloproof inspect {run_id} --failures"
     )
+
+
+def repeats_errored_line(report: RunReport) -> str:
+    """``60 of 90 repeats errored: RuntimeError: boom (first: c0) · oloproof inspect …``."""
+    executed = report.cases * report.repeats
+    return errored_line(report.run_id, executed, report.repeat_errors, "repeats")
 
 
 def missing_rule_line(rule: RuleRow) -> str:

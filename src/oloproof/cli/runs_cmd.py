@@ -25,10 +25,10 @@ def runs_command(
 ) -> None:
     """List the runs in this project's ledger, newest first: state, gate, evidence and code.
 
-    Each line: run id, start time, system, state (COMPLETE, PARTIAL when cases errored,
-    INTERRUPTED, STOPPED, or RUNNING while a process writes it), the gate and its exit code
-    (or why there is none), how many cases were observed and how many are missing and why, and
-    the system's code fingerprint.
+    Each line: run id, start time, system, state (COMPLETE, PARTIAL when cases or repeats
+    errored, INTERRUPTED, STOPPED, or RUNNING while a process writes it), the gate and its exit
+    code (or why there is none), how many cases were observed and how many are missing and why
+    (with --repeats, how many repeats errored), and the system's code fingerprint.
     Diagnosis child runs are left out unless --all is given.
 
     Example: oloproof runs --all
@@ -112,4 +112,7 @@ def _evidence_text(row: RunRow) -> str:
         why.append(f"{row.errored} errored")
     if row.not_run:
         why.append(f"{row.not_run} not run")
-    return text + (f" ({', '.join(why)})" if why else "")
+    text += f" ({', '.join(why)})" if why else ""
+    if row.repeats_errored:  # the errored executions the cases' combined verdicts hold
+        text += f" · {row.repeats_errored} of {row.repeats_executed} repeats errored"
+    return text
