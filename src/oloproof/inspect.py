@@ -21,6 +21,7 @@ from oloproof.bodies import (
 from oloproof.errors import DatasetError, UnknownIdError
 from oloproof.events import is_failed, plain
 from oloproof.metrics import SeenCases, case_results
+from oloproof.repeats import repeat_counts
 from oloproof.stored_runs import StoredRun
 
 if TYPE_CHECKING:
@@ -30,7 +31,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CaseDetail:
-    """One case of a run: what went in, what was expected, what came out, every judgment."""
+    """One case of a run: what went in, what was expected, what came out, every judgment.
+
+    With ``--repeats``, ``output``, ``artifacts``, ``error``, ``judgments`` and ``execution``
+    are those of its first repeat and ``verdicts`` the combined ones; ``repeats``, when asked
+    for, holds each repeat in full (``repeat_details``).
+    """
 
     case_id: str
     status: str
@@ -44,11 +50,23 @@ class CaseDetail:
     judgments: Mapping[str, str]
     execution: str
     address: str
+    repeats: list[dict[str, Any]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """As ``--json`` prints it (``repeats`` only for a repeated case)."""
+        data = dict(self.__dict__)
+        if self.repeats is None:
+            del data["repeats"]
+        return data
 
 
-def case_detail(ledger: Ledger, address: str, body: CaseResultBody) -> CaseDetail:
+def case_detail(
+    ledger: Ledger, address: str, body: CaseResultBody, *, repeats: bool = False
+) -> CaseDetail:
+    """The case of ``body``; with ``repeats``, a repeated case's every repeat as well."""
     execution = execution_body(ledger.get(body["execution"]))
     _check_verdicts(ledger, body)
+    stored: Sequence[Mapping[str, Any]] | None = body.get("repeats")
     return CaseDetail(
         case_id=body["case_id"],
         status=body["status"],
@@ -62,7 +80,32 @@ def case_detail(ledger: Ledger, address: str, body: CaseResultBody) -> CaseDetai
         judgments=body["judgments"],
         execution=body["execution"],
         address=address,
+        repeats=repeat_details(ledger, stored) if repeats and stored else None,
     )
+
+
+def repeat_details(ledger: Ledger, repeats: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Each repeat of a case: its number (from 1), status, output, artifacts, error (type,
+    message and traceback, for one that errored), verdicts, judgments and execution."""
+    executions = ledger.get_many(str(r["execution"]) for r in repeats)
+    details = []
+    for number, (repeat, event) in enumerate(zip(repeats, executions, strict=True), start=1):
+        execution = execution_body(event)
+        detail: dict[str, Any] = {
+            "repeat": number,
+            "status": repeat["status"],
+            "output": execution["output"],
+            "artifacts": execution["artifacts"],
+        }
+        if "error" in execution:
+            detail["error"] = execution["error"]
+        detail |= {
+            "verdicts": repeat["verdicts"],
+            "judgments": repeat["judgments"],
+            "execution": repeat["execution"],
+        }
+        details.append(detail)
+    return details
 
 
 def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
@@ -88,12 +131,21 @@ def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
 def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
     for address, body in case_results(ledger, run.run_id):
         if body["case_id"] == case_id:
-            return case_detail(ledger, address, body)
+            return case_detail(ledger, address, body, repeats=True)
     raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
 
 
 def is_failure(verdicts: Mapping[str, VerdictCopy]) -> bool:
     return any(v["s"] == "missing" or is_failed(v) for v in verdicts.values())
+
+
+def is_problem(body: CaseResultBody) -> bool:
+    """Whether a case is one ``--failures`` lists: it errored, failed or has a missing verdict,
+    or (repeated) one of its repeats errored or has no verdict on some criterion."""
+    if body["status"] == "errored" or is_failure(body["verdicts"]):
+        return True
+    counts = repeat_counts(body.get("repeats"))
+    return counts is not None and counts.incomplete > 0
 
 
 @dataclass(frozen=True)
@@ -114,8 +166,8 @@ def failures(ledger: Ledger, run: StoredRun) -> Failures:
     seen = SeenCases()
     for address, body in case_results(ledger, run.run_id):  # in file order
         seen.add(body)
-        if body["status"] == "errored" or is_failure(body["verdicts"]):
-            failed.append(case_detail(ledger, address, body))
+        if is_problem(body):
+            failed.append(case_detail(ledger, address, body, repeats=True))
     planned = planned_cases(run.body)
     missing = not_run(run.body, seen.count)
     unfinished: list[str] = []

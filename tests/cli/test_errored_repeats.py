@@ -1,6 +1,6 @@
 """With `--repeats K`, a repeat that errored (or that a judge gave no verdict) never hides behind
-its case's combined verdicts: `runs` and the report say how many repeats errored, through the
-real CLI."""
+its case's combined verdicts: `runs`, the report, `inspect --case` and `--failures` each say
+how many of a case's repeats errored, through the real CLI."""
 
 from __future__ import annotations
 
@@ -110,3 +110,71 @@ def test_runs_counts_the_repeats_of_a_run_recorded_before_they_were_counted(
         "PARTIAL",
         "5 of 6 observed · 1 missing (1 errored) · 5 of 18 repeats errored",
     )
+
+
+def test_inspect_case_lists_every_repeat_with_its_error(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    run_id = _repeated_run(root)
+    shown = oloproof("inspect", run_id, "--case", "c1", cwd=root)
+    assert shown.code == 0, shown.err
+    lines = shown.lines
+    assert lines[0] == "case c1 (ok)"
+    at = lines.index("  judgments (over its 3 repeats):")
+    assert lines[at + 1 : at + 4] == [
+        "    answer_correct: 1.000 (2 of 3 repeats observed, 1 missing)",
+        "    shaped: 1.000 (2 of 3 repeats observed, 1 missing)",
+        "  1 of 3 repeats errored",
+    ]
+    assert lines[at + 4] == "  repeat 1 (ok):"
+    second = lines.index("  repeat 2 (errored):")
+    assert lines[second + 1] == "    error: RuntimeError: the model timed out on q1 (call 2)"
+    assert lines[second + 2] == "      Traceback (most recent call last):"
+    assert "      RuntimeError: the model timed out on q1 (call 2)" in lines[second:]
+    assert "      answer_correct: missing (execution_errored)" in lines[second:]
+    assert lines.index("  repeat 3 (ok):") > second
+    executions = [line for line in lines if line.startswith("    execution: sha256:")]
+    assert len(set(executions)) == 3
+    # The same, as data: each repeat's status, verdicts and error.
+    data = json.loads(oloproof("inspect", run_id, "--case", "c1", "--json", cwd=root).out)
+    assert [r["status"] for r in data["repeats"]] == ["ok", "errored", "ok"]
+    assert data["repeats"][1]["error"]["type"] == "RuntimeError"
+    assert data["repeats"][0]["verdicts"]["answer_correct"] == {"s": "pass"}
+    # A repeat whose judge gave no verdict is listed as such.
+    judged = oloproof("inspect", run_id, "--case", "c5", cwd=root).lines
+    assert "  1 of 3 repeats without a verdict" in judged
+    second = judged.index("  repeat 2 (ok):")
+    assert judged[second + 5].startswith("      shaped: missing (evaluator_raised)  sha256:")
+
+
+def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    run_id = _repeated_run(root)
+    listed = oloproof("inspect", run_id, "--failures", cwd=root)
+    assert listed.code == 0, listed.err
+    blocks = listed.out.rstrip("\n").split("\n\n")
+    assert blocks[0] == "4 of 6 cases failed, errored or did not finish"
+    by_case = {block.splitlines()[0]: block.splitlines()[1:] for block in blocks[1:]}
+    # c2 passed in every repeat, c6 in two of three (a value of 0.667 is not a failure).
+    assert list(by_case) == ["c1", "c3", "c4", "c5"]
+    assert by_case["c1"] == [
+        "  1 of 3 repeats errored; repeat 2: RuntimeError: the model timed out on q1 (call 2)",
+        '  output (repeat 1): {"answer": "yes"}',
+        "  answer_correct: missing in 1 of 3 repeats",
+        "  shaped: missing in 1 of 3 repeats",
+    ]
+    assert by_case["c3"][0] == "  errored: RuntimeError: the model timed out on q3 (call 1)"
+    assert by_case["c4"][:2] == [
+        "  1 of 3 repeats errored; repeat 1: RuntimeError: the model timed out on q4 (call 1)",
+        '  output (repeat 2): {"answer": "yes"}',
+    ]
+    assert by_case["c5"] == [
+        "  1 of 3 repeats without a verdict",
+        '  output (repeat 1): {"answer": "yes"}',
+        "  shaped: missing in 1 of 3 repeats",
+    ]
+    # An errored repeat has no verdict on any criterion: its case counts on each of them.
+    on = oloproof("inspect", run_id, "--failures", "--criterion", "answer_correct", cwd=root)
+    assert on.lines[0] == "3 of 6 cases failed, errored or did not finish on answer_correct"
+    data = json.loads(oloproof("inspect", run_id, "--failures", "--json", cwd=root).out)
+    c1 = next(d for d in data["failed"] if d["case_id"] == "c1")
+    assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -17,7 +17,14 @@ from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
 from oloproof.cli.project import project_ledger, project_root
-from oloproof.cli.render import fitted, judgment_lines, preview, problem_word, run_report_lines
+from oloproof.cli.render import (
+    fitted,
+    judgment_lines,
+    preview,
+    problem_word,
+    repeats_text,
+    run_report_lines,
+)
 from oloproof.display import plural
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
@@ -129,7 +136,7 @@ def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
     if view.case is not None:
         detail = find_case(ledger, run, view.case)
         if as_json:
-            typer.echo(json.dumps(detail.__dict__, indent=2, ensure_ascii=False, default=dict))
+            typer.echo(json.dumps(detail.to_json(), indent=2, ensure_ascii=False, default=dict))
             return 0
         _print_case(detail, criteria, ledger)
         return 0
@@ -162,7 +169,7 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
         criteria = [c for c in criteria if c in view.criteria]
     if view.as_json:
         listed = {
-            "failed": [d.__dict__ for d in failed],
+            "failed": [d.to_json() for d in failed],
             "unfinished": found.unfinished,
             "unfinished_unnamed": found.unnamed,
             "why_unnamed": found.why_unnamed,
@@ -176,6 +183,8 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
         lines += ["", detail.case_id]
         if detail.status == "errored" and detail.error is not None:
             lines.append(f"  errored: {detail.error['type']}: {detail.error['message']}")
+        elif detail.repeats is not None:
+            lines += _repeats_problem_lines(detail.repeats)
         else:
             lines.append(f"  output: {preview(detail.output)}")
         for criterion in criteria:
@@ -191,9 +200,34 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
     typer.echo(fitted(lines))  # on a terminal, long previews fold to its width
 
 
+def _repeats_problem_lines(repeats: list[dict[str, Any]]) -> list[str]:
+    """Under a repeated case in the failures: how its repeats went, the first error, and the
+    output of its first repeat that ran."""
+    from oloproof.repeats import repeat_counts
+
+    counts = repeat_counts(repeats)
+    assert counts is not None  # a repeated case has repeats
+    lines = [f"  {repeats_text(counts)}"]
+    errored = [r for r in repeats if "error" in r]
+    if errored:
+        first = errored[0]
+        error = first["error"]
+        lines[0] += f"; repeat {first['repeat']}: {error['type']}: {error['message']}"
+    ran = next((r for r in repeats if r["status"] == "ok"), None)
+    if ran is not None:
+        lines.append(f"  output (repeat {ran['repeat']}): {preview(ran['output'])}")
+    return lines
+
+
 def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
-    """An errored case fails on every criterion; else a failed or missing verdict counts."""
+    """An errored case, or a case with an errored repeat, fails on every criterion; else a
+    failed or missing verdict counts (in any repeat)."""
     if detail.status == "errored":
+        return True
+    from oloproof.repeats import repeat_counts
+
+    counts = repeat_counts(detail.repeats)
+    if counts is not None and counts.errored:
         return True
     return any(
         c in detail.verdicts and problem_word(detail.verdicts[c]) is not None for c in criteria
@@ -201,7 +235,8 @@ def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
 
 
 def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:
-    """One case, indented and folded to the terminal (or to 100 columns in a pipe)."""
+    """One case, indented and folded to the terminal (or to 100 columns in a pipe); a repeated
+    case with each of its repeats under its combined verdicts."""
     width = style.current().width or PLAIN_WIDTH
     shown = style.current()
     lines = [f"case {detail.case_id} ({shown.outcome(detail.status)})"]
@@ -209,18 +244,89 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
     lines += section("expected", detail.expected, width)
     if detail.metadata:
         lines += section("metadata", detail.metadata, width)
+    if detail.repeats is not None:
+        lines += _repeated_case_lines(detail, criteria, ledger, width)
+        lines.append(f"  case result: {detail.address}")
+        typer.echo("\n".join(lines))
+        return
     if detail.error is not None:
-        lines.append(f"  error: {detail.error['type']}: {detail.error['message']}")
-        lines += [f"    {line}" for line in detail.error.get("traceback", "").rstrip().splitlines()]
+        lines += _error_lines(detail.error, "  ")
     else:
         lines += section("output", detail.output, width)
+    lines += _artifact_lines(detail.artifacts, width, 2)
+    lines.append("  judgments:")
+    lines += _verdict_lines(detail.verdicts, detail.judgments, criteria, ledger, width, "    ")
+    lines.append(f"  execution: {detail.execution}")
+    lines.append(f"  case result: {detail.address}")
+    typer.echo("\n".join(lines))
+
+
+def _repeated_case_lines(
+    detail: CaseDetail, criteria: list[str], ledger: Ledger, width: int
+) -> list[str]:
+    """The combined verdicts, how the repeats went, then each repeat: its output (or error,
+    with its traceback, shown once for repeats that raised alike), artifacts and judgments."""
+    from oloproof.repeats import repeat_counts
+
+    repeats = detail.repeats or []
+    counts = repeat_counts(repeats)
+    assert counts is not None  # a repeated case has repeats
+    lines = [f"  judgments (over its {counts.executed} repeats):"]
+    lines += _verdict_lines(detail.verdicts, {}, criteria, ledger, width, "    ")
+    lines.append(f"  {repeats_text(counts)}")
+    tracebacks: dict[str, int] = {}
+    for repeat in repeats:
+        number = repeat["repeat"]
+        lines.append(f"  repeat {number} ({style.current().outcome(repeat['status'])}):")
+        error = repeat.get("error")
+        if error is not None:
+            trace = str(error.get("traceback", "")).rstrip()
+            lines += _error_lines({**error, "traceback": ""}, "    ")
+            if trace and trace in tracebacks:
+                lines.append(f"      (traceback as in repeat {tracebacks[trace]})")
+            else:
+                lines += [f"      {line}" for line in trace.splitlines()]
+                tracebacks.setdefault(trace, number)
+        else:
+            lines += section("output", repeat["output"], width, indent=4)
+        lines += _artifact_lines(repeat["artifacts"], width, 4)
+        lines.append("    judgments:")
+        verdicts, judgments = repeat["verdicts"], repeat["judgments"]
+        lines += _verdict_lines(verdicts, judgments, criteria, ledger, width, "      ")
+        lines.append(f"    execution: {repeat['execution']}")
+    return lines
+
+
+def _error_lines(error: Mapping[str, Any], pad: str) -> list[str]:
+    """``error: TYPE: MESSAGE`` and its traceback under it."""
+    lines = [f"{pad}error: {error['type']}: {error['message']}"]
+    traceback = str(error.get("traceback", "")).rstrip()
+    return lines + [f"{pad}  {line}" for line in traceback.splitlines()]
+
+
+def _artifact_lines(artifacts: Mapping[str, Any], width: int, indent: int) -> list[str]:
     from oloproof.inspect import ordered_artifacts
 
-    for kind, items in ordered_artifacts(detail.artifacts).items():
-        lines += section(kind, items[0] if len(items) == 1 else items, width)
-    lines.append("  judgments:")
+    lines = []
+    for kind, items in ordered_artifacts(artifacts).items():
+        lines += section(kind, items[0] if len(items) == 1 else items, width, indent=indent)
+    return lines
+
+
+def _verdict_lines(
+    verdicts: Mapping[str, Any],
+    judgments: Mapping[str, str],
+    criteria: list[str],
+    ledger: Ledger,
+    width: int,
+    pad: str,
+) -> list[str]:
+    """One line per criterion (``answer_correct: passed  sha256:…``), with why a missing
+    verdict is missing under it; a combined verdict that leaves out repeats says how many."""
+    shown = style.current()
+    lines = []
     for criterion in criteria:
-        verdict = detail.verdicts.get(criterion)
+        verdict = verdicts.get(criterion)
         if verdict is None:
             continue
         status = verdict["s"]
@@ -230,14 +336,15 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
         text = shown.outcome(text)
         if "r" in verdict:
             text += f" ({verdict['r']})"
-        addr = detail.judgments.get(criterion)
-        lines.append(f"    {criterion}: {text}" + (f"  {addr}" if addr else ""))
+        if "m" in verdict:
+            observed, missing = int(verdict["n"]), int(verdict["m"])
+            text += f" ({observed} of {observed + missing} repeats observed, {missing} missing)"
+        addr = judgments.get(criterion)
+        lines.append(f"{pad}{criterion}: {text}" + (f"  {addr}" if addr else ""))
         if addr and status == "missing":
             for line in judgment_lines(ledger.get(addr).body.get("detail") or {}):
-                lines += fold_under("      ", line, width)
-    lines.append(f"  execution: {detail.execution}")
-    lines.append(f"  case result: {detail.address}")
-    typer.echo("\n".join(lines))
+                lines += fold_under(pad + "  ", line, width)
+    return lines
 
 
 @app.command("export")

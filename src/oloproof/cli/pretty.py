@@ -88,6 +88,7 @@ def fold_under(pad: str, text: str, width: int) -> list[str]:
     return [pad + part for part in fold(text, max(width - len(pad), 20))]
 
 
-def section(title: str, value: Any, width: int) -> list[str]:
-    """``  title:`` and ``value`` under it, indented (or on its line when it fits)."""
-    return _entry(f"  {title}:", value, width, 2)
+def section(title: str, value: Any, width: int, indent: int = 2) -> list[str]:
+    """``  title:`` and ``value`` under it, indented (or on its line when it fits); ``indent``
+    spaces before the title."""
+    return _entry(f"{' ' * indent}{title}:", value, width, indent)

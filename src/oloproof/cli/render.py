@@ -15,6 +15,7 @@ from oloproof.results import MISSING_DECIDES, Interval
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
+    from oloproof.repeats import RepeatCounts
 
 OUTPUT_PREVIEW = 160
 ERROR_KINDS_SHOWN = 2
@@ -458,9 +459,24 @@ def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
 
 def problem_word(verdict: Mapping[str, Any]) -> str | None:
     """How a stored verdict reads in a list of problems: ``failed`` (a fail, or a graded 0),
-    ``missing (REASON)``, or None for a verdict that is no problem."""
+    ``missing (REASON)``, or None for a verdict that is no problem. A repeated case's verdict
+    whose value leaves out repeats without a verdict says so: ``missing in 2 of 3 repeats``
+    (after ``failed;`` when the repeats it has all failed)."""
+    missing = int(verdict.get("m", 0))
+    repeats = f"missing in {missing} of {missing + int(verdict['n'])} repeats" if missing else None
     if is_failed(verdict):
-        return "failed"
+        return f"failed; {repeats}" if repeats else "failed"
     if verdict["s"] == "missing":
         return f"missing ({verdict.get('r', 'unknown')})"
-    return None
+    return repeats
+
+
+def repeats_text(counts: RepeatCounts) -> str:
+    """How a repeated case's repeats went, in a few words: ``2 of 3 repeats errored``, ``1 of 3
+    repeats without a verdict``, both, or ``3 repeats, each judged``."""
+    parts = []
+    if counts.errored:
+        parts.append(f"{counts.errored} of {counts.executed} repeats errored")
+    if counts.without_verdict:
+        parts.append(f"{counts.without_verdict} of {counts.executed} repeats without a verdict")
+    return "; ".join(parts) or f"{counts.executed} repeats, each judged"
