@@ -1,10 +1,11 @@
 """With `--repeats K`, a repeat that errored (or that a judge gave no verdict) never hides behind
-its case's combined verdicts: `runs`, the report, `inspect --case` and `--failures` each say
-how many of a case's repeats errored, through the real CLI."""
+its case's combined verdicts: `runs`, the report, `inspect --case` and `--failures` and JUnit
+each say how many of a case's repeats errored, through the real CLI."""
 
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.support import oloproof, runs_fields, write_project
@@ -178,3 +179,19 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
     data = json.loads(oloproof("inspect", run_id, "--failures", "--json", cwd=root).out)
     c1 = next(d for d in data["failed"] if d["case_id"] == "c1")
     assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]
+
+
+def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    run_id = _repeated_run(root, "--junit", "eval.xml", "--junit-cases")
+    suite = ET.parse(root / "eval.xml").getroot().findall("testsuite")[1]
+    # c1, c3 and c4 errored (c3 in every repeat); c5's repeat without a verdict fails.
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("6", "3", "1")
+    c1 = suite.find("testcase[@name='c1']/error")
+    assert c1 is not None
+    assert c1.get("type") == "RuntimeError"
+    message = "1 of 3 repeats errored (repeat 2: the model timed out on q1 (call 2))"
+    assert c1.get("message") == message
+    assert c1.text == f"oloproof inspect {run_id} --case c1"
+    c5 = suite.find("testcase[@name='c5']/failure")
+    assert c5 is not None and c5.get("message") == "shaped: missing in 1 of 3 repeats"

@@ -8,8 +8,10 @@ Requirements (``docs/ci.md``):
 2. A rule that FAILed is a ``<failure>``; a rule whose outcome the gate blocks on
    (INSUFFICIENT_EVIDENCE, MANUAL_REVIEW in ``block_on``) is a ``<failure>`` too, typed with its
    outcome, so a blocked gate is never a green test report; an outcome the gate lets through is
-   ``<skipped>``. A case that errored is an ``<error>``; one with a failed or missing verdict is
-   a ``<failure>`` naming the criteria.
+   ``<skipped>``. A case that errored is an ``<error>``, and so is a case one of whose repeats
+   errored (``--repeats``): an execution raised, as when a case errors, and a CI system lists
+   errors apart from wrong answers. One with a failed or missing verdict (or, repeated, a
+   repeat without one) is a ``<failure>`` naming the criteria.
 3. The Markdown summary holds the gate, the rules and metrics tables and the lines that say what
    is missing, for a pull request comment or ``$GITHUB_STEP_SUMMARY`` (appended to when it is
    that file, which a job's steps share). Text that comes from the cases, the system or the
@@ -29,7 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oloproof.cli.render import metric_cells, problem_word, subset_text
+from oloproof.cli.render import metric_cells, problem_word, repeats_text, subset_text
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -156,6 +158,7 @@ def _block_on(block_on: Sequence[str] | None) -> tuple[str, ...]:
 
 def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
     from oloproof.metrics import case_results
+    from oloproof.repeats import errored_repeats, repeat_counts
 
     tests = []
     order = [m.criterion for m in report.metrics]
@@ -163,6 +166,7 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
         case_id = body["case_id"]
         case = ET.Element("testcase", classname="oloproof.cases", name=case_id)
         link = f"oloproof inspect {report.run_id} --case {case_id}"
+        counts = repeat_counts(body.get("repeats"))
         if body["status"] == "errored":
             error = ledger.get(body["execution"]).body.get("error") or {}
             ET.SubElement(
@@ -170,6 +174,14 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
                 "error",
                 message=str(error.get("message", "the case errored"))[:500],
                 type=str(error.get("type", "error")),
+            ).text = link
+        elif counts is not None and counts.errored:
+            # Typed with the first errored repeat's exception; the message says how many.
+            number, execution = errored_repeats(body.get("repeats"))[0]
+            error = ledger.get(execution).body.get("error") or {}
+            message = f"{repeats_text(counts)} (repeat {number}: {error.get('message', '')})"
+            ET.SubElement(
+                case, "error", message=message[:500], type=str(error.get("type", "error"))
             ).text = link
         else:
             verdicts = body["verdicts"]
