@@ -257,7 +257,7 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path, row: RunRow) -> Path:
 
 
 def _bundle_record(ledger: Ledger, address: str, body: CaseResultBody) -> dict[str, Any]:
-    detail = case_detail(ledger, address, body)
+    detail = case_detail(ledger, address, body, repeats=True)
     record = {
         "id": detail.case_id,
         "input": detail.input,
@@ -273,4 +273,8 @@ def _bundle_record(ledger: Ledger, address: str, body: CaseResultBody) -> dict[s
     }
     if detail.error is not None:
         record["error"] = detail.error
+    if detail.repeats is not None:
+        record["repeats"] = [
+            {**r, "artifacts": ordered_artifacts(r["artifacts"])} for r in detail.repeats
+        ]
     return record

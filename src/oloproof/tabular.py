@@ -3,11 +3,14 @@
 Requirements (``docs/export.md``):
 
 1. Two tables. ``verdicts``: one row per case and criterion (``run_id, case_id, line,
-   case_status, criterion, status, passed, value, reason, observed_repeats, judgment``).
-   ``cases``: one row per case (``run_id, case_id, line, status, input, expected, output,
-   error_type, error_message, execution, case_result``, then one ``metadata.KEY`` column per
-   metadata key and one ``verdict.CRITERION`` column holding the case's value: 1 pass, 0 fail,
-   a graded value, empty when missing or excluded). Nested values are JSON text.
+   case_status, criterion, status, passed, value, reason, observed_repeats, missing_repeats,
+   judgment``). ``cases``: one row per case (``run_id, case_id, line, status, input, expected,
+   output, error_type, error_message, repeats, errored_repeats, execution, case_result``, then
+   one ``metadata.KEY`` column per metadata key and one ``verdict.CRITERION`` column holding
+   the case's value: 1 pass, 0 fail, a graded value, empty when missing or excluded). Nested
+   values are JSON text. The repeat columns are empty in a run without ``--repeats``; in one
+   with, they count what ``oloproof.repeats.repeat_counts`` and the verdicts' ``m`` count, so
+   an errored repeat never hides behind its case's ``ok``.
 2. ``jsonl``, ``csv`` and ``parquet`` write ``verdicts.EXT`` and ``cases.EXT`` into the output
    folder; Parquet needs pyarrow (the ``parquet`` extra) and says so in one sentence without
    it. Columns are typed in Parquet (booleans, floats, integers), text in CSV.
@@ -36,7 +39,7 @@ from oloproof.bodies import CaseResultBody
 from oloproof.errors import ConfigError
 from oloproof.inspect import case_detail
 from oloproof.metrics import case_results
-from oloproof.repeats import value_of
+from oloproof.repeats import repeat_counts, value_of
 from oloproof.stored_runs import StoredRun
 
 FORMATS = ("jsonl", "csv", "parquet", "trec")
@@ -51,6 +54,7 @@ VERDICT_COLUMNS = (
     "value",
     "reason",
     "observed_repeats",
+    "missing_repeats",
     "judgment",
 )
 CASE_COLUMNS = (
@@ -63,6 +67,8 @@ CASE_COLUMNS = (
     "output",
     "error_type",
     "error_message",
+    "repeats",
+    "errored_repeats",
     "execution",
     "case_result",
 )
@@ -71,6 +77,15 @@ _STATUS = {"pass": "pass", "fail": "fail", "value": "value"}
 
 def _json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _missing_repeats(body: CaseResultBody, summary: Mapping[str, Any]) -> int | None:
+    """How many of a repeated case's repeats have no verdict on the criterion of ``summary``
+    (all of them when its combined verdict is missing); None without repeats or excluded."""
+    repeats = body.get("repeats")
+    if not repeats or summary["s"] == "excluded":
+        return None
+    return len(repeats) if summary["s"] == "missing" else int(summary.get("m", 0))
 
 
 def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str, Any]:
@@ -88,6 +103,7 @@ def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str,
         "value": value,
         "reason": summary.get("r"),
         "observed_repeats": summary.get("n"),
+        "missing_repeats": _missing_repeats(body, summary),
         "judgment": body["judgments"].get(criterion),
     }
 
@@ -102,6 +118,7 @@ def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], li
         detail = case_detail(ledger, address, body)
         verdicts += [_verdict_row(run.run_id, body, c) for c in criteria]
         error = detail.error or {}
+        counts = repeat_counts(body.get("repeats"))
         row: dict[str, Any] = {
             "run_id": run.run_id,
             "case_id": detail.case_id,
@@ -112,6 +129,8 @@ def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], li
             "output": _json(detail.output),
             "error_type": error.get("type"),
             "error_message": error.get("message"),
+            "repeats": counts.executed if counts else None,
+            "errored_repeats": counts.errored if counts else None,
             "execution": detail.execution,
             "case_result": address,
         }

@@ -1,6 +1,6 @@
 """With `--repeats K`, a repeat that errored (or that a judge gave no verdict) never hides behind
-its case's combined verdicts: `runs`, the report, `inspect --case` and `--failures` and JUnit
-each say how many of a case's repeats errored, through the real CLI."""
+its case's combined verdicts: `runs`, the report, `inspect --case` and `--failures`, JUnit and
+the exports each say how many of a case's repeats errored, through the real CLI."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pandas as pd
 from tests.support import oloproof, runs_fields, write_project
 
 # Each question's calls, in order: p answers right, f wrong, e raises, s answers a number (which
@@ -195,3 +196,30 @@ def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) 
     assert c1.text == f"oloproof inspect {run_id} --case c1"
     c5 = suite.find("testcase[@name='c5']/failure")
     assert c5 is not None and c5.get("message") == "shaped: missing in 1 of 3 repeats"
+
+
+def test_exports_carry_each_case_s_errored_and_missing_repeats(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    run_id = _repeated_run(root)
+    for fmt in ("csv", "jsonl", "parquet"):
+        done = oloproof("export", run_id, "--format", fmt, "--output", fmt, cwd=root)
+        assert done.code == 0, done.err
+    read = {
+        "csv": pd.read_csv,
+        "jsonl": lambda p: pd.read_json(p, lines=True),
+        "parquet": pd.read_parquet,
+    }
+    for fmt, reader in read.items():
+        cases = reader(root / fmt / f"cases.{fmt}").set_index("case_id")
+        assert list(cases["errored_repeats"]) == [1, 0, 3, 1, 0, 0], fmt
+        assert set(cases["repeats"]) == {3}, fmt
+        verdicts = reader(root / fmt / f"verdicts.{fmt}")
+        shaped = verdicts[verdicts.criterion == "shaped"].set_index("case_id")
+        assert list(shaped["missing_repeats"]) == [1, 0, 3, 1, 1, 0], fmt
+        assert list(verdicts.columns)[9:11] == ["observed_repeats", "missing_repeats"], fmt
+    # The bundle holds every repeat, with the error of the one that errored.
+    assert oloproof("export", run_id, cwd=root).code == 0
+    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
+    c1 = json.loads(bundle.read_text().splitlines()[0])
+    assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]
+    assert c1["repeats"][1]["error"]["message"] == "the model timed out on q1 (call 2)"

@@ -43,6 +43,7 @@ def test_parquet_tables_load_in_one_line_each(blackbox: Path) -> None:
         "value",
         "reason",
         "observed_repeats",
+        "missing_repeats",
         "judgment",
     ]
     answer = verdicts[verdicts.criterion == "answer_correct"]
