@@ -19,7 +19,7 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import fitted, gate_line
+from oloproof.cli.render import fitted, gate_line, printable
 from oloproof.display import fmt_points, fmt_points_interval, plural
 from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
@@ -109,7 +109,7 @@ def flip_lines(flips: Sequence[Flip]) -> list[str]:
     return [
         head,
         *(
-            f"  {f.metric}  {f.case_id}  {f.baseline} → {f.candidate}  {f.direction}  "
+            f"  {f.metric}  {printable(f.case_id)}  {f.baseline} → {f.candidate}  {f.direction}  "
             f"{f.candidate_case} · {f.baseline_case}"
             for f in flips
         ),
@@ -161,7 +161,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
 
 def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
     ids: Sequence[str] = unpaired["case_ids"]
-    shown = ", ".join(ids[:SHOWN_IDS])
+    shown = ", ".join(printable(i) for i in ids[:SHOWN_IDS])
     if len(ids) > SHOWN_IDS:
         shown += f" and {len(ids) - SHOWN_IDS} more"
     reason = str(unpaired["reason"]).replace("_", " ")

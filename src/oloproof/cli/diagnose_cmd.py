@@ -18,6 +18,7 @@ from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
+from oloproof.cli.render import printable
 from oloproof.diagnosis import labels as dg
 from oloproof.display import plural
 from oloproof.errors import ConfigError
@@ -256,7 +257,7 @@ def case_lines(ledger: Ledger, body: DiagnosisBody) -> Iterator[str]:
             outcome = f"{case['label']}, {case['reason']}"
             if passes:
                 outcome += f", {passes}"
-            yield f"{case['case_id']}: {outcome}, {where}"
+            yield f"{printable(case['case_id'])}: {outcome}, {where}"
             continue
         gold = case.get("gold")
         carried = (
@@ -271,7 +272,7 @@ def case_lines(ledger: Ledger, body: DiagnosisBody) -> Iterator[str]:
         if dropped:
             at = ", ".join(str(p) for p in dropped)
             where += f"; {dg.BUDGET_DROPPED} (position {at})"
-        yield f"{case['case_id']}: under {label}: {result}, {where}{carried}"
+        yield f"{printable(case['case_id'])}: under {label}: {result}, {where}{carried}"
 
 
 def _passes(case: Mapping[str, Any], repeats: int) -> str:

@@ -21,6 +21,7 @@ from oloproof.cli.render import (
     fitted,
     judgment_lines,
     preview,
+    printable,
     problem_word,
     repeats_text,
     run_report_lines,
@@ -180,9 +181,9 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
     on = f" on {', '.join(view.criteria)}" if view.criteria else ""
     lines = [f"{count} of {found.planned} cases failed, errored or did not finish{on}"]
     for detail in failed:
-        lines += ["", detail.case_id]
+        lines += ["", printable(detail.case_id)]
         if detail.status == "errored" and detail.error is not None:
-            lines.append(f"  errored: {detail.error['type']}: {detail.error['message']}")
+            lines.append(f"  errored: {_error_text(detail.error)}")
         elif detail.repeats is not None:
             lines += _repeats_problem_lines(detail.repeats)
         else:
@@ -193,7 +194,7 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
             if text is not None:
                 lines.append(f"  {criterion}: {style.current().outcome(text)}")
     for case_id in found.unfinished:
-        lines += ["", case_id, "  did not finish"]
+        lines += ["", printable(case_id), "  did not finish"]
     if found.unnamed:
         cases = plural(found.unnamed, "case")
         lines += ["", f"{found.unnamed} {cases} did not finish; ids unknown: {found.why_unnamed}"]
@@ -212,7 +213,7 @@ def _repeats_problem_lines(repeats: list[dict[str, Any]]) -> list[str]:
     if errored:
         first = errored[0]
         error = first["error"]
-        lines[0] += f"; repeat {first['repeat']}: {error['type']}: {error['message']}"
+        lines[0] += f"; repeat {first['repeat']}: {_error_text(error)}"
     ran = next((r for r in repeats if r["status"] == "ok"), None)
     if ran is not None:
         lines.append(f"  output (repeat {ran['repeat']}): {preview(ran['output'])}")
@@ -239,7 +240,7 @@ def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None
     case with each of its repeats under its combined verdicts."""
     width = style.current().width or PLAIN_WIDTH
     shown = style.current()
-    lines = [f"case {detail.case_id} ({shown.outcome(detail.status)})"]
+    lines = [f"case {printable(detail.case_id)} ({shown.outcome(detail.status)})"]
     lines += section("input", detail.input, width)
     lines += section("expected", detail.expected, width)
     if detail.metadata:
@@ -299,9 +300,14 @@ def _repeated_case_lines(
 
 def _error_lines(error: Mapping[str, Any], pad: str) -> list[str]:
     """``error: TYPE: MESSAGE`` and its traceback under it."""
-    lines = [f"{pad}error: {error['type']}: {error['message']}"]
+    lines = [f"{pad}error: {_error_text(error)}"]
     traceback = str(error.get("traceback", "")).rstrip()
-    return lines + [f"{pad}  {line}" for line in traceback.splitlines()]
+    return lines + [f"{pad}  {printable(line)}" for line in traceback.splitlines()]
+
+
+def _error_text(error: Mapping[str, Any]) -> str:
+    """``TYPE: MESSAGE`` of a recorded error, on one line as the system wrote it."""
+    return f"{printable(str(error['type']))}: {printable(str(error['message']))}"
 
 
 def _artifact_lines(artifacts: Mapping[str, Any], width: int, indent: int) -> list[str]:

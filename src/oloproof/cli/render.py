@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -195,6 +196,18 @@ def _undecided_line(report: RunReport) -> str:
     return "No gate: the run ended before its policy was decided"
 
 
+# Characters a terminal acts on instead of showing: controls (a carriage return rewrites the
+# line, an escape sequence moves the cursor or retitles the window) and the marks that reorder
+# text as it is shown. Text from a case or a system never gets to do either.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` (a case id, an error message) with each such character written as its escape
+    (``\\r``, ``\\x1b``), so it prints on one line as it is."""
+    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+
+
 def errored_line(
     run_id: str, planned: int, groups: Sequence[ErrorGroup], noun: str = "cases"
 ) -> str:
@@ -207,12 +220,12 @@ def errored_line(
     total = sum(g.count for g in groups)
     parts = []
     for group in groups[:ERROR_KINDS_SHOWN]:
-        message = group.message
+        message = printable(group.message)
         if len(message) > ERROR_MESSAGE:
             message = message[: ERROR_MESSAGE - 1] + "…"
-        what = f"{group.type}: {message}" if message else group.type
+        what = f"{printable(group.type)}: {message}" if message else printable(group.type)
         count = f"{group.count}, " if len(groups) > 1 else ""
-        parts.append(f"{what} ({count}first: {group.first})")
+        parts.append(f"{what} ({count}first: {printable(group.first)})")
     more = len(groups) - ERROR_KINDS_SHOWN
     if more > 0:
         parts.append(f"{more} more {'kind' if more == 1 else 'kinds'}")
