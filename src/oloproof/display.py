@@ -19,6 +19,7 @@ Decisions never use these strings; they use the unrounded bounds.
 from __future__ import annotations
 
 import math
+import re
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
 from oloproof.results import Interval
@@ -30,6 +31,7 @@ __all__ = [
     "fmt_percent_interval",
     "fmt_points",
     "fmt_points_interval",
+    "printable",
 ]
 
 _TOLERANCE = Decimal("1e-9")
@@ -118,3 +120,15 @@ def fmt_points(d: float) -> str:
 def fmt_points_interval(iv: Interval) -> str:
     """A difference's interval in signed points, rounded outward: ``"[-26.5, +40.8]"``."""
     return f"[{_signed_tenths(_down(iv.lower))}, {_signed_tenths(_up(iv.upper))}]"
+
+
+# Characters a terminal acts on instead of showing: controls (a carriage return rewrites the
+# line, an escape sequence moves the cursor or retitles the window) and the marks that reorder
+# text as it is shown. Text from a case or a system never gets to do either.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` (a case id, an error message) with each such character written as its escape
+    (``\\r``, ``\\x1b``), so it prints on one line as it is."""
+    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)

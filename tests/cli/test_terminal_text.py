@@ -50,3 +50,17 @@ def test_control_characters_from_cases_and_systems_are_shown_escaped(tmp_path: P
     assert f"  errored: {message}" in failures.lines
     assert case.lines[0] == "case a\\rb (errored)"
     assert any(line.strip() == f"error: {message}" for line in case.lines), case.out
+
+
+def test_an_error_sentence_shows_what_it_quotes_escaped(tmp_path: Path) -> None:
+    # The sentence on stderr quotes the name it could not find, as it was typed.
+    (tmp_path / "app.py").write_text(APP)
+    (tmp_path / "oloproof.yaml").write_text(CONFIG)
+    (tmp_path / "cases.jsonl").write_text(
+        json.dumps({"id": "c", "input": {"q": "x"}, "expected": {"answer": "x"}}) + "\n"
+    )
+    assert oloproof("run", cwd=tmp_path).code == 0
+    done = oloproof("inspect", "run_x\rGate: PASS (exit 0)\x1b[2K", cwd=tmp_path)
+    assert done.code == 2
+    assert not any(raw in done.err for raw in RAW), repr(done.err)
+    assert done.err.startswith("error: no run run_x\\rGate: PASS (exit 0)\\x1b[2K in this ledger")

@@ -19,8 +19,8 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import fitted, gate_line, printable
-from oloproof.display import fmt_points, fmt_points_interval, plural
+from oloproof.cli.render import fitted, gate_line
+from oloproof.display import fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
 

@@ -18,9 +18,8 @@ from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import printable
 from oloproof.diagnosis import labels as dg
-from oloproof.display import plural
+from oloproof.display import plural, printable
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:

@@ -21,12 +21,11 @@ from oloproof.cli.render import (
     fitted,
     judgment_lines,
     preview,
-    printable,
     problem_word,
     repeats_text,
     run_report_lines,
 )
-from oloproof.display import plural
+from oloproof.display import plural, printable
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.store import resolve_name

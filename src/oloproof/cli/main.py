@@ -13,6 +13,7 @@ import typer
 from ledger import DamagedIndexesError, DamagedStoreError, LedgerError
 from oloproof.cli import style
 from oloproof.cli.guard import GUARDED, command_of, run_guarded
+from oloproof.display import printable
 from oloproof.errors import OloproofError, Terminated
 from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
@@ -82,7 +83,7 @@ def _register() -> None:
 
 def fail(message: str, code: int = 2) -> NoReturn:
     """Print one sentence on stderr and exit with ``code``."""
-    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.write(f"error: {printable(message)}\n")
     raise SystemExit(code)
 
 

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import style, tables
-from oloproof.display import fmt_mean, fmt_mean_interval, fmt_percent, fmt_percent_interval
+from oloproof.display import (
+    fmt_mean,
+    fmt_mean_interval,
+    fmt_percent,
+    fmt_percent_interval,
+    printable,
+)
 from oloproof.events import is_failed
 from oloproof.report import CorrectedRow, ErrorGroup, JudgeUsageRow, MetricRow, RuleRow, RunReport
 from oloproof.results import MISSING_DECIDES, Interval
@@ -194,18 +199,6 @@ def _undecided_line(report: RunReport) -> str:
     if report.execution_state == "STOPPED":
         return "No gate: a stopped run is not decided; fix what stopped it and run again"
     return "No gate: the run ended before its policy was decided"
-
-
-# Characters a terminal acts on instead of showing: controls (a carriage return rewrites the
-# line, an escape sequence moves the cursor or retitles the window) and the marks that reorder
-# text as it is shown. Text from a case or a system never gets to do either.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """``text`` (a case id, an error message) with each such character written as its escape
-    (``\\r``, ``\\x1b``), so it prints on one line as it is."""
-    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
 def errored_line(
