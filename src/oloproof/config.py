@@ -325,8 +325,9 @@ def _at_least_one(rules: list[R]) -> list[R]:
     return rules
 
 
-class Policy(_Model):
-    """A release policy: rules on one run's metrics."""
+class _Gate(_Model):
+    """What a release policy and a comparison policy share: the format version, the level of
+    every interval, and the outcomes that block."""
 
     version: Literal[1] = Field(description="Policy format version.")
     confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Interval level.")
@@ -334,12 +335,6 @@ class Policy(_Model):
         default_factory=lambda: list(_DEFAULT_BLOCK_ON),
         description="Outcomes that block the gate.",
     )
-    rules: list[Rule] = Field(description="The rules (at least one).")
-
-    @field_validator("rules")
-    @classmethod
-    def _some_rules(cls, rules: list[Rule]) -> list[Rule]:
-        return _at_least_one(rules)
 
     @field_validator("block_on")
     @classmethod
@@ -350,6 +345,17 @@ class Policy(_Model):
     @classmethod
     def _level(cls, level: float) -> float:
         return _a_level(level)
+
+
+class Policy(_Gate):
+    """A release policy: rules on one run's metrics."""
+
+    rules: list[Rule] = Field(description="The rules (at least one).")
+
+    @field_validator("rules")
+    @classmethod
+    def _some_rules(cls, rules: list[Rule]) -> list[Rule]:
+        return _at_least_one(rules)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:
@@ -391,31 +397,15 @@ class CompareRule(_Model):
         raise AssertionError("validated to have one test")
 
 
-class ComparePolicy(_Model):
+class ComparePolicy(_Gate):
     """A comparison policy: rules on the paired differences between two runs."""
 
-    version: Literal[1] = Field(description="Policy format version.")
-    confidence_level: float = Field(default=0.95, gt=0, lt=1, description="Interval level.")
-    block_on: list[Outcome] = Field(
-        default_factory=lambda: list(_DEFAULT_BLOCK_ON),
-        description="Outcomes that block the gate.",
-    )
     rules: list[CompareRule] = Field(description="The rules (at least one).")
 
     @field_validator("rules")
     @classmethod
     def _some_rules(cls, rules: list[CompareRule]) -> list[CompareRule]:
         return _at_least_one(rules)
-
-    @field_validator("block_on")
-    @classmethod
-    def _gate_blocks(cls, block_on: list[Outcome]) -> list[Outcome]:
-        return _blocks_on_fail(block_on)
-
-    @field_validator("confidence_level")
-    @classmethod
-    def _level(cls, level: float) -> float:
-        return _a_level(level)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> ComparePolicy:
