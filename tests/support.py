@@ -136,3 +136,11 @@ def serving_judge_gate(dest: Path) -> Iterator[tuple[Path, Any]]:
         assert JUDGE_GATE_URL in text
         config.write_text(text.replace(JUDGE_GATE_URL, server.openai_base_url), encoding="utf-8")
         yield root, server
+
+
+def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
+    """``oloproof calibrate`` of the judge_gate example's judge on its labels (it must succeed)."""
+    done = oloproof(
+        "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl", cwd=root, env=env
+    )
+    assert done.code == 0, done.err

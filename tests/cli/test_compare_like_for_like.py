@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import oloproof, serving_judge_gate, write_project
+from tests.support import calibrate_judge_gate, oloproof, serving_judge_gate, write_project
 
 APP = """
 import os
@@ -89,16 +89,7 @@ def test_a_rule_on_a_judge_metric_waits_for_the_judge_calibration(tmp_path: Path
             and "judge_not_calibrated" in line
             for line in before.lines
         ), before.out
-        calibrated = oloproof(
-            "calibrate",
-            "--evaluator",
-            "groundedness",
-            "--labels",
-            "labels.jsonl",
-            cwd=root,
-            env=env,
-        )
-        assert calibrated.code == 0, calibrated.err
+        calibrate_judge_gate(root, env)
         after = oloproof("compare", *ids, "--policy", "compare.yaml", cwd=root, env=env)
         assert after.code == 0, after.out + after.err
         assert any("grounded-not-worse" in line and " PASS " in line for line in after.lines), (

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from tests.support import Result, copy_example, oloproof, serving_judge_gate
+from tests.support import Result, calibrate_judge_gate, copy_example, oloproof, serving_judge_gate
 
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 JUDGE_ENV = {"JUDGE_GATE_KEY": "sk-judge-gate-SECRET-5f3a9c"}
@@ -225,15 +225,7 @@ def test_a_run_into_a_project_with_runs_of_its_own(support: Support, tmp_path: P
 def judged(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     with serving_judge_gate(tmp_path) as (root, _server):
         ok(root, "run", codes=(3,), env=JUDGE_ENV)
-        ok(
-            root,
-            "calibrate",
-            "--evaluator",
-            "groundedness",
-            "--labels",
-            "labels.jsonl",
-            env=JUDGE_ENV,
-        )
+        calibrate_judge_gate(root, JUDGE_ENV)
         second = run_id(ok(root, "run", env=JUDGE_ENV))
         yield root, second
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from scipy.stats import binomtest
-from tests.support import oloproof, serving_judge_gate
+from tests.support import calibrate_judge_gate, oloproof, serving_judge_gate
 
 from oloproof.testing import RecordedRequest, Reply, nonsense
 
@@ -190,16 +190,7 @@ def test_missing_judge_verdicts_count_against_the_judge_metric(tmp_path: Path) -
         (root / "policy.yaml").write_text(
             (root / "policy.yaml").read_text().replace("min: 0.60", "min: 0.65")
         )
-        calibrated = oloproof(
-            "calibrate",
-            "--evaluator",
-            "groundedness",
-            "--labels",
-            "labels.jsonl",
-            cwd=root,
-            env=env,
-        )
-        assert calibrated.code == 0, calibrated.err
+        calibrate_judge_gate(root, env)
         assert callable(server.default)
         server.default = judge_that_cannot_say_fail(server.default)
         result = oloproof("run", cwd=root, env=env)
