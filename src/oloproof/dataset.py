@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import zlib
 from array import array
 from collections.abc import Callable
@@ -17,9 +16,9 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from ledger import CodecError, encode
-from ledger.codec import INT_MAX, INT_MIN
+from oloproof import strictjson
 from oloproof.errors import DatasetError
-from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.jsonkeys import DuplicateKey
 from oloproof.lazyseq import LazySequence
 from oloproof.suggest import did_you_mean
 
@@ -35,7 +34,6 @@ _REQUIRED = {"relevant": ("doc_id",), "gold_context": ("doc_id", "text")}
 MAX_NESTING = 100
 """How deep a case's input, expected and metadata may nest (and a system's output): well inside
 what the ledger records (400 levels, events and their wrappers included)."""
-_INT_DIGITS = 20  # 2**64 has 20 digits: a longer integer is out of range, and is not converted
 
 
 @dataclass(frozen=True)
@@ -266,49 +264,13 @@ def _checked_line(number: int, line: bytes) -> Case:
 _BLOCK_CASES: Final = 256  # lines compressed together: big enough to compress, quick to open
 
 
-class _Unrecordable(ValueError):
-    """A value JSON parsers accept but the ledger cannot record."""
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if value - value != 0.0:
-        raise _Unrecordable(f"the number {text} is too large to record")
-    return value
-
-
-def _int_in_range(text: str) -> int:
-    digits = len(text.lstrip("-"))
-    if digits > _INT_DIGITS:
-        raise _Unrecordable(f"an integer of {digits} digits is outside -2**64 .. 2**64-1")
-    value = int(text)
-    if not INT_MIN <= value <= INT_MAX:
-        raise _Unrecordable(f"the integer {text} is outside -2**64 .. 2**64-1")
-    return value
-
-
-def _no_constant(text: str) -> float:
-    raise _Unrecordable(f"{text} is not a JSON number")
-
-
-# A \uD800-\uDFFF escape may leave a lone surrogate, which is not text the ledger can store;
-# only lines holding one are checked value by value.
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
 def _parse_line(path: Path, number: int, line: str) -> Case:
     where = f"{path}, line {number}"
     try:
-        data = json.loads(
-            line,
-            parse_float=_finite_float,
-            parse_int=_int_in_range,
-            parse_constant=_no_constant,
-            object_pairs_hook=unique_keys,
-        )
+        data = strictjson.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except (_Unrecordable, DuplicateKey) as exc:
+    except (strictjson.Unrecordable, DuplicateKey) as exc:
         raise DatasetError(f"{where}: {exc}") from None
     except RecursionError:
         raise DatasetError(f"{where}: nested deeper than {_NESTING_LIMIT}") from None
@@ -342,7 +304,7 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
                     f"{where}: field {name!r} of case {case_id!r} is nested deeper than "
                     f"{_NESTING_LIMIT}"
                 )
-    if _SURROGATE_ESCAPE.search(line):
+    if strictjson.SURROGATE_ESCAPE.search(line):
         _check_text(where, case_id, fields)
     return Case(case_id, fields["input"], fields["expected"], fields["metadata"], number)
 

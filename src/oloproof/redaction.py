@@ -13,10 +13,12 @@ Requirements:
    bytes) becomes ``[redacted]``, in map keys as well as values; so does the value as it
    appears inside JSON text (quotes and backslashes escaped), where an endpoint echoes it in a
    body.
-3. The run report says when it happened: ``stored_count()`` counts the occurrences replaced in
+3. Text cut short before it is stored (an excerpt of a body) is cut with ``cut``, which never
+   ends part way through a secret: the first characters of one are not recognised as it.
+4. The run report says when it happened: ``stored_count()`` counts the occurrences replaced in
    what was stored, and a run records how many it replaced (``Redacted: 16 occurrences of
    configured secrets``).
-4. Costs nothing until a secret is registered: every function checks one module attribute and
+5. Costs nothing until a secret is registered: every function checks one module attribute and
    returns its argument unchanged.
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: they occur inside ordinary
@@ -36,6 +38,7 @@ __all__ = [
     "REDACTED",
     "RedactingStream",
     "add_stored",
+    "cut",
     "forget_all",
     "redact",
     "redact_text",
@@ -50,12 +53,13 @@ _lock = threading.Lock()
 _values: set[str] = set()
 _text: re.Pattern[str] | None = None  # None until a secret is registered: the fast path
 _bytes: re.Pattern[bytes] | None = None
+_longest = 0  # the longest form of a registered value, in characters
 _stored = 0
 
 
 def register(value: str | None) -> None:
     """Treat ``value`` as a secret from now on (a value read from the environment)."""
-    global _text, _bytes
+    global _text, _bytes, _longest
     if not isinstance(value, str) or len(value) < MIN_LENGTH:
         return
     forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
@@ -64,6 +68,7 @@ def register(value: str | None) -> None:
             return
         _values.update(forms)
         ordered = sorted(_values, key=len, reverse=True)  # the longest form wins an overlap
+        _longest = len(ordered[0])
         _text = re.compile("|".join(re.escape(v) for v in ordered))
         _bytes = re.compile(b"|".join(re.escape(v.encode("utf-8")) for v in ordered))
 
@@ -74,6 +79,20 @@ def redact_text(text: str) -> str:
     if pattern is None:
         return text
     return pattern.sub(REDACTED, text)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text``'s first ``limit`` characters, or fewer where the cut would fall inside a
+    registered secret: it then ends before the secret, which is left out whole."""
+    pattern = _text
+    if pattern is None or len(text) <= limit:
+        return text[:limit]
+    for found in pattern.finditer(text, 0, limit + _longest):
+        if found.start() >= limit:
+            break
+        if found.end() > limit:
+            return text[: found.start()]
+    return text[:limit]
 
 
 def redact(value: Any) -> Any:
@@ -121,10 +140,11 @@ def add_stored(count: int) -> None:
 
 def forget_all() -> None:
     """Forget every registered secret (for tests; a run never forgets one)."""
-    global _text, _bytes
+    global _text, _bytes, _longest
     with _lock:
         _values.clear()
         _text = _bytes = None
+        _longest = 0
 
 
 class RedactingStream:

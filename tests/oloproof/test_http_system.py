@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from oloproof import redaction
 from oloproof.config import HttpSystem
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
@@ -285,24 +286,84 @@ def test_malformed_artifact_names_case_path_kind_and_problem(server: ScriptedSer
     )
 
 
+# A reply the server got wrong errors its case: each of these stopped the whole run (exit 2).
+
+
 def test_response_that_is_not_an_object(server: ScriptedServer) -> None:
     server.script = [Reply(body=["a", "b"])]
-    with pytest.raises(ArtifactError, match=r"case 'money_back': .*not a JSON object.*a list"):
+    with pytest.raises(HttpSystemError) as err:
         run(adapter(server.url))
+    assert str(err.value) == (
+        f"case 'money_back': POST {server.url} answered HTTP 200 with JSON that is a list of 2, "
+        'not an object: ["a", "b"]'
+    )
 
 
 def test_response_that_names_a_key_twice(server: ScriptedServer) -> None:
     server.script = [Reply(body=b'{"answer": "yes", "answer": "no"}')]
     with pytest.raises(
-        ArtifactError, match=r"case 'money_back': the response is ambiguous: the key 'answer'"
+        HttpSystemError,
+        match=r"answered HTTP 200 with ambiguous JSON: the key 'answer' appears twice in one",
     ):
         run(adapter(server.url))
 
 
 def test_response_that_is_not_json(server: ScriptedServer) -> None:
     server.script = [Reply(body=b"<html>oops</html>")]
-    with pytest.raises(ArtifactError, match=r"case 'money_back': the response is not JSON"):
+    with pytest.raises(HttpSystemError) as err:
         run(adapter(server.url))
+    assert str(err.value) == (
+        f"case 'money_back': POST {server.url} answered HTTP 200 with a body that is not JSON "
+        "(Expecting value at line 1 column 1; Content-Type application/json): <html>oops</html>"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "found"),
+    [
+        (b"", "no body, so there is no output"),
+        (b" \r\n ", "a body that is not JSON (Expecting value at line 2 column 2; Content-Type"),
+    ],
+)
+def test_a_200_with_an_empty_body(server: ScriptedServer, body: bytes, found: str) -> None:
+    server.script = [Reply(body=body)]
+    with pytest.raises(HttpSystemError) as err:
+        run(adapter(server.url, artifacts={}))
+    assert f"answered HTTP 200 with {found}" in str(err.value)
+
+
+def test_json_must_be_utf8_and_may_open_with_a_byte_order_mark(server: ScriptedServer) -> None:
+    server.script = [Reply(body=b"\xef\xbb\xbf" + json.dumps(GOOD_BODY).encode())]
+    assert run(adapter(server.url)).output == "Refunds take 5 days."
+    server.script = [Reply(body=json.dumps(GOOD_BODY).encode("utf-16"))]
+    with pytest.raises(HttpSystemError, match=r"not UTF-8 \(byte 0xff at offset 0\)"):
+        run(adapter(server.url))
+    server.script = [Reply(body=b'\xef\xbb\xbf{"answer": "caf\xe9"}')]
+    with pytest.raises(HttpSystemError) as err:
+        run(adapter(server.url, artifacts={}))
+    assert str(err.value).endswith('not UTF-8 (byte 0xe9 at offset 18): {"answer": "caf\ufffd"}')
+
+
+def test_a_body_cut_off_with_its_length_declared(server: ScriptedServer) -> None:
+    # The length is what was sent: the JSON itself stops part way.
+    server.script = [Reply(body=b'{"answer": ["Refunds take')]
+    with pytest.raises(HttpSystemError, match=r"ends part way through its JSON \(25 bytes\): "):
+        run(adapter(server.url, artifacts={}))
+
+
+def test_an_unreadable_body_is_quoted_short(server: ScriptedServer) -> None:
+    # What the parser reports is cut too: a key or a number may be the size of the body.
+    key = "k" * 100_000
+    bodies = [
+        b"<p>" * 100_000,
+        b'{"' + key.encode() + b'": 1, "' + key.encode() + b'": 2}',
+        b'{"answer": 1' + b"0" * 100_000 + b"e999}",
+    ]
+    for body in bodies:
+        server.script = [Reply(body=body)]
+        with pytest.raises(HttpSystemError) as err:
+            run(adapter(server.url, artifacts={}))
+        assert len(str(err.value)) < 400, str(err.value)[:400]
 
 
 # ------------------------------------------------------------------------------ retries
@@ -356,6 +417,24 @@ def test_other_4xx_errors_immediately_with_status_and_excerpt(server: ScriptedSe
     message = str(err.value)
     assert "HTTP 422" in message and "question is required" in message
     assert len(message) < 400  # a short excerpt, not the whole body
+
+
+def test_the_excerpt_is_not_cut_inside_a_secret(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The excerpt ended 8 characters into the echoed token: the stored and printed message
+    # kept those 8, since redaction (where events are made) only knows the whole token.
+    token = "s3cret-" + "t" * 40
+    monkeypatch.setenv("SUPPORT_API_TOKEN", token)
+    body = b"refused: " + b"." * 176 + b"Bearer " + token.encode() + b" is not accepted"
+    server.script = [Reply(status=403, body=body, headers={"Content-Type": "text/plain"})]
+    try:
+        with pytest.raises(HttpSystemError) as err:
+            run(adapter(server.url, headers={"Authorization": "Bearer ${SUPPORT_API_TOKEN}"}))
+    finally:
+        redaction.forget_all()
+    assert str(err.value).endswith("." * 176 + "Bearer …")
+    assert token[:8] not in str(err.value)
 
 
 def test_connection_refused_errors_after_the_retries() -> None:

@@ -77,3 +77,17 @@ def test_a_stream_writes_through_the_redactor() -> None:
     ]
     assert not hasattr(stream, "buffer")  # nothing can write around it
     assert stream.encoding and stream.writable()
+
+
+def test_a_cut_never_ends_inside_a_secret() -> None:
+    register(SECRET)
+    escaped = json.dumps(SECRET)[1:-1]
+    for form in (SECRET, escaped):
+        text = f"head {form} tail"
+        assert redaction.cut(text, 5) == "head "
+        assert redaction.cut(text, 7) == "head "  # inside it: before it instead
+        assert redaction.cut(text, 5 + len(form)) == f"head {form}"
+        assert redaction.cut(text, 100) == text
+    assert redaction.cut(f"{SECRET} and {SECRET}", len(SECRET) + 8) == f"{SECRET} and "
+    redaction.forget_all()
+    assert redaction.cut(f"head {SECRET}", 7) == f"head {SECRET}"[:7]

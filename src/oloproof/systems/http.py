@@ -3,9 +3,14 @@
 The response must be a JSON object. The output is read at ``output_path`` (the whole body when
 none is given) and each artifact kind at its dotted path; artifacts are validated like the
 ones a callable system records. A missing field or malformed artifact is an ``ArtifactError``
-(the run stops, exit 2). A server that keeps failing (connection errors, timeouts, 429, 5xx
-after every retry) or refuses the request (another 4xx) raises ``HttpSystemError``, which the
-engine records as that case errored.
+(the run stops, exit 2). Everything else about a reply is the endpoint's doing and raises
+``HttpSystemError``, which the engine records as that case errored: a server that keeps failing
+(connection errors, timeouts, 429, 5xx after every retry), refuses the request (another 4xx),
+redirects, answers with no body or with more than ``MAX_RESPONSE_BYTES``, or with a body that is
+not a JSON object the ledger can record as it reads (cut off part way, not UTF-8, not JSON,
+another JSON value, a key named twice, nested deeper than ``MAX_NESTING``, a number or text the
+ledger cannot hold). The Content-Type is not checked: the body says what it is. Such an error
+names the status and quotes at most the body's first characters, never cut inside a secret.
 
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
 Header values are never part of the identity; a value read from the environment is registered
@@ -20,6 +25,7 @@ reused while the name, version, URL, paths and that declared version stay the sa
 from __future__ import annotations
 
 import asyncio
+import codecs
 import email.utils
 import json
 import os
@@ -29,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from oloproof import redaction
-from oloproof.dataset import Case
+from ledger import CodecError, encode
+from oloproof import redaction, strictjson
+from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.errors import ArtifactError, ConfigError
-from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.jsonkeys import DuplicateKey
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution
 
@@ -203,13 +210,13 @@ class HttpSystemAdapter:
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status}, a "
                         f"redirect{to}, which is not followed: set url to the endpoint itself"
                     )
-                elif status != 200 and not content:
+                elif not content:
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status} with no "
                         "body, so there is no output"
                     )
                 else:
-                    return _json_object(content, case.id)
+                    return _json_object(response, content, case.id, settings.url)
             if attempt + 1 < tries:
                 await asyncio.sleep(wait)
                 delay *= 2
@@ -267,33 +274,72 @@ async def _read_capped(response: httpx.Response, case_id: str, url: str) -> byte
 
 
 def _excerpt(content: bytes) -> str:
-    text = " ".join(content.decode("utf-8", "replace").split())
-    if not text:
-        return ""
-    if len(text) > _EXCERPT_CHARS:
-        text = text[:_EXCERPT_CHARS] + "…"
-    return f": {text}"
+    """``: `` and the body's first characters on one line, or "" for an empty body."""
+    text = " ".join(content.decode("utf-8-sig", "replace").split())
+    return f": {_cut(text)}" if text else ""
 
 
-def _json_object(content: bytes, case_id: str) -> dict[str, Any]:
+def _cut(text: str) -> str:
+    # Never part way through a configured secret: its first characters would be stored as
+    # they are, where redaction (when the error is recorded) only recognises the whole.
+    return text if len(text) <= _EXCERPT_CHARS else redaction.cut(text, _EXCERPT_CHARS) + "…"
+
+
+def _json_object(
+    response: httpx.Response, content: bytes, case_id: str, url: str
+) -> dict[str, Any]:
+    """The body as a JSON object the ledger records as it reads; ``HttpSystemError`` (the
+    case errored) for any other body, naming the status and what is wrong with it."""
+    answered = f"case {case_id!r}: POST {url} answered HTTP {response.status_code} with "
     try:
-        body = json.loads(content, object_pairs_hook=unique_keys)
+        # JSON between systems is UTF-8 (RFC 8259), which may open with a byte-order mark.
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        at = exc.start + (len(codecs.BOM_UTF8) if content.startswith(codecs.BOM_UTF8) else 0)
+        raise HttpSystemError(
+            f"{answered}a body that is not UTF-8 (byte 0x{content[at]:02x} at offset {at})"
+            f"{_excerpt(content)}"
+        ) from None
+    try:
+        body = strictjson.loads(text)
+    except json.JSONDecodeError as exc:
+        found = _not_json(response, len(content), text, exc)
+        raise HttpSystemError(answered + found + _excerpt(content)) from None
     except DuplicateKey as exc:
-        raise ArtifactError(f"case {case_id!r}: the response is ambiguous: {exc}") from None
+        raise HttpSystemError(f"{answered}ambiguous JSON: {_cut(str(exc))}") from None
+    except strictjson.Unrecordable as exc:
+        raise HttpSystemError(f"{answered}JSON Oloproof cannot record ({_cut(str(exc))})") from None
     except RecursionError:
-        raise ArtifactError(
-            f"case {case_id!r}: the response is nested deeper than JSON can be read here"
-        ) from None
-    except ValueError:
-        found = " ".join(content.decode("utf-8", "replace").split())[:80]
-        raise ArtifactError(
-            f"case {case_id!r}: the response is not JSON (found {found!r})"
-        ) from None
+        raise HttpSystemError(f"{answered}JSON nested deeper than {MAX_NESTING} levels") from None
     if not isinstance(body, dict):
-        raise ArtifactError(
-            f"case {case_id!r}: the response is not a JSON object (found {_describe(body)})"
+        raise HttpSystemError(
+            f"{answered}JSON that is {_describe(body)}, not an object{_excerpt(content)}"
         )
+    # Counting brackets is cheap and bounds the depth from above, quotes included.
+    if text.count("[") + text.count("{") > MAX_NESTING and nesting(body) > MAX_NESTING:
+        raise HttpSystemError(f"{answered}JSON nested deeper than {MAX_NESTING} levels")
+    if strictjson.SURROGATE_ESCAPE.search(text):
+        try:
+            encode(body)
+        except CodecError:
+            raise HttpSystemError(
+                f"{answered}JSON holding a lone surrogate escape (\\uD800-\\uDFFF without its "
+                "pair), which is not text"
+            ) from None
     return body
+
+
+def _not_json(response: httpx.Response, size: int, text: str, exc: json.JSONDecodeError) -> str:
+    """What is wrong with a body the JSON parser stopped in."""
+    ended = exc.msg.startswith("Unterminated string") or exc.pos >= len(text.rstrip())
+    if ended and text.strip():
+        framed = "content-length" in response.headers or "transfer-encoding" in response.headers
+        # Without either, only the connection closing ends a body: a reply cut off looks whole.
+        closed = "" if framed else ", and no Content-Length: the connection closed there"
+        return f"a body that ends part way through its JSON ({size:,} bytes{closed})"
+    media = response.headers.get("content-type", "").split(";")[0].strip()
+    kind = f"Content-Type {_cut(media)}" if media else "no Content-Type"
+    return f"a body that is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno}; {kind})"
 
 
 def _read_path(body: dict[str, Any], path: str, case_id: str) -> Any:

@@ -1,0 +1,62 @@
+"""JSON read as the ledger will record it, or refused.
+
+Python's parser accepts more than JSON and keeps less than it reads: ``NaN`` and ``Infinity``
+(which JSON does not have), ``1e999`` (read as an infinity), integers of any size (the ledger
+holds -2**64 .. 2**64-1; past 4,300 digits Python's own refusal does not say why) and objects
+that name a key twice (the last value kept). ``loads`` refuses the first three with
+``Unrecordable`` and the last with ``DuplicateKey``; both are ``ValueError``s, as a syntax error
+(``json.JSONDecodeError``) is, and JSON nested too deep to parse is a ``RecursionError``.
+
+A case file (``oloproof.dataset``) and an HTTP system's response are read through it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final
+
+from ledger.codec import INT_MAX, INT_MIN
+from oloproof.jsonkeys import unique_keys
+
+_INT_DIGITS: Final = 20  # 2**64 has 20 digits: a longer integer is out of range, and not converted
+
+# A \uD800-\uDFFF escape may leave a lone surrogate, which is not text the ledger can store:
+# only text holding one needs its values checked.
+SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+class Unrecordable(ValueError):
+    """A value JSON parsers accept but the ledger cannot record."""
+
+
+def loads(text: str) -> Any:
+    """``text`` as JSON, refusing what would not be recorded as it reads (see the module)."""
+    return json.loads(
+        text,
+        parse_float=_finite_float,
+        parse_int=_int_in_range,
+        parse_constant=_no_constant,
+        object_pairs_hook=unique_keys,
+    )
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if value - value != 0.0:
+        raise Unrecordable(f"the number {text} is too large to record")
+    return value
+
+
+def _int_in_range(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > _INT_DIGITS:
+        raise Unrecordable(f"an integer of {digits} digits is outside -2**64 .. 2**64-1")
+    value = int(text)
+    if not INT_MIN <= value <= INT_MAX:
+        raise Unrecordable(f"the integer {text} is outside -2**64 .. 2**64-1")
+    return value
+
+
+def _no_constant(text: str) -> float:
+    raise Unrecordable(f"{text} is not a JSON number")
