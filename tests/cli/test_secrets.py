@@ -202,3 +202,41 @@ def test_ci_files_and_table_exports_hold_the_redacted_values(echo_project: Path)
     # in the cases table as stored.
     assert "token not accepted: Bearer [redacted]" in (echo_project / "j.xml").read_text()
     assert "ok, you sent Bearer [redacted]" in (echo_project / "jsonl" / "cases.jsonl").read_text()
+
+
+@pytest.mark.parametrize(
+    ("status", "before"),
+    [
+        # The reply kept with a malformed response: its first 4,000 characters.
+        (200, 4000 - len('{"pad": "') - 10),
+        # The server's own message quoted in the error: its first 300.
+        (400, 300 - 1 - 10),
+    ],
+    ids=["kept reply", "quoted message"],
+)
+def test_a_judge_reply_cut_short_never_keeps_the_start_of_its_key(
+    tmp_path: Path, status: int, before: int
+) -> None:
+    # Each cut falls ten characters into the key: redaction, which knows the key whole, would
+    # not recognise what was left of it.
+    def cut_inside(request: RecordedRequest) -> Reply:
+        key = request.headers["authorization"].removeprefix("Bearer ")
+        if status == 200:
+            return raw(json.dumps({"pad": "p" * before + key}), content_type="application/json")
+        body = {"error": {"message": "m" * before + key + " was refused"}}
+        return raw(json.dumps(body), status=status, content_type="application/json")
+
+    with serving_judge_gate(tmp_path) as (root, server):
+        server.default = cut_inside
+        run = oloproof("run", cwd=root, env={"JUDGE_GATE_KEY": JUDGE_KEY})
+        assert run.code in (0, 3), run.err
+        run_id = re.search(r"run_[0-9A-Z]{26}", run.lines[0]).group(0)  # type: ignore[union-attr]
+        case = oloproof("inspect", run_id, "--case", "sync_interval", cwd=root)
+        found = re.search(r"groundedness: missing \((\w+)\)  (sha256:\S+)", case.out)
+        assert found is not None, (case.out, case.err)
+        shown = oloproof("inspect", found.group(2), cwd=root)
+        assert "p" * 100 in shown.out or "m" * 100 in shown.out, shown.out  # the text was kept
+        archive = tmp_path / "judge.oloarchive"
+        exported = oloproof("ledger", "export", run_id, "--to", str(archive), cwd=root)
+        printed = everything_printed(run, case, shown, exported)
+        assert_nowhere(JUDGE_KEY[:10], root, printed, archive)

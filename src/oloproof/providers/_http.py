@@ -354,11 +354,15 @@ class HttpProvider:
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 why = f" ({exc})" if isinstance(exc, MalformedReply) else ""
                 message = f"{self._what()}: the reply is not a {self.protocol} response{why}"
-                error = self._error(message, "malformed_response", attempt, raw=raw[:_RAW_LIMIT])
+                error = self._error(
+                    message, "malformed_response", attempt, raw=redaction.cut(raw, _RAW_LIMIT)
+                )
                 return error, None
             return dataclasses.replace(completion, attempts=attempt)
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
-        error = self._error(message, "http_status", attempt, status=status, raw=raw[:_RAW_LIMIT])
+        error = self._error(
+            message, "http_status", attempt, status=status, raw=redaction.cut(raw, _RAW_LIMIT)
+        )
         if status not in RETRY_STATUSES and status < 500:
             return error, None
         asked = retry_after_seconds(response.headers)
@@ -473,7 +477,9 @@ def _server_says(raw: str) -> str:
     if not text:
         return ""
     text = " ".join(text.split())
-    return ": " + (text if len(text) <= _MESSAGE_LIMIT else text[: _MESSAGE_LIMIT - 1] + "…")
+    return ": " + (
+        text if len(text) <= _MESSAGE_LIMIT else redaction.cut(text, _MESSAGE_LIMIT - 1) + "…"
+    )
 
 
 def optional_str(value: Any) -> str | None:
