@@ -11,7 +11,9 @@ as a convenience, these checks re-derive it and report each one that no longer m
 2. Decisions: every decision equals the one ``runner.decide_run`` re-derives from the run's
    policy and a tally replayed from the run's case results as they stood when it was made
    (the first ``cases`` case results its run_end counted, in append order), so a decision of
-   a run that was interrupted and later resumed is checked against its own cases.
+   a run that was interrupted and later resumed is checked against its own cases; and under
+   the rules it was made by (``count_rules_need_suite``: a schema 1 decision let a count
+   PASS on a subset).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -199,7 +201,12 @@ def _check_decision(
     ledger: Ledger, decision: _Decision, run: StoredRun, tally: RunTally
 ) -> Iterator[Problem]:
     try:
-        derived = decide_run(run.body, tally, cast(Ledger, _AsDecided(ledger, decision.links)))
+        derived = decide_run(
+            run.body,
+            tally,
+            cast(Ledger, _AsDecided(ledger, decision.links)),
+            count_rules_need_suite=decision.body["count_rules_need_suite"],
+        )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
     else:

@@ -192,6 +192,9 @@ class DecisionBody(TypedDict):
     run_id: str
     policy: Map
     policy_path: str | None
+    # Whether an observed_count rule could PASS only on a run that --sample or --limit left no
+    # case out of; False before schema 2, which let it PASS on the cases that ran.
+    count_rules_need_suite: bool
     rules: list[Map]
     gate: Gate
 

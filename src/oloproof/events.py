@@ -10,7 +10,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.judgment    1  one evaluator's verdict on one execution
     oloproof.case_result 2  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
-    oloproof.decision    1  a policy applied to a run (rules and gate)
+    oloproof.decision    2  a policy applied to a run (rules and gate)
     oloproof.diagnosis   3  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  2  a paired comparison of two runs under a policy
@@ -49,6 +49,11 @@ Changes so far:
   ``parent_results`` read as ``None``, and ``verify`` re-derives such a diagnosis as schema 2
   did.
 
+- ``oloproof.decision`` 2: an ``observed_count`` rule on a run whose ``--sample`` or
+  ``--limit`` may have left cases out is at best INSUFFICIENT_EVIDENCE (``subset_of_cases``),
+  and the body says it was decided so (``count_rules_need_suite``). Schema 1 let such a rule
+  PASS on the cases that ran: it reads as ``False``, and ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -86,7 +91,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 1,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 1,
+    DECISION: 2,
     DIAGNOSIS: 4,
     COMPARISON: 3,
     CALIBRATION: 1,
@@ -102,6 +107,11 @@ Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 counted no redactions: ``redacted`` is ``None`` (not counted)."""
     return {**body, "redacted": None}
+
+
+def upcast_decision_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 let an observed_count rule PASS on a subset of the cases: the rule read so."""
+    return {**body, "count_rules_need_suite": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -144,6 +154,7 @@ def unchanged(body: dict[str, Any]) -> dict[str, Any]:
 
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
+    (DECISION, 1): upcast_decision_v1_v2,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,

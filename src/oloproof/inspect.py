@@ -194,7 +194,8 @@ def _planned_cases(run: StoredRun) -> tuple[list[Case] | None, str | None]:
         return None, f"{block['path']} cannot be read as the cases file it was"
     if dataset.digest != block["sha256"]:
         return None, f"{block['path']} has changed since the run read it"
-    return select(dataset.cases, Selection.from_body(run.body.get("subset"))), None
+    chosen = select(dataset.cases, Selection.from_body(run.body.get("subset")), recorded=True)
+    return chosen, None
 
 
 ARTIFACT_ORDER = ("retrieval/v1", "context/v1", "citations/v1")

@@ -3,6 +3,11 @@
 Missing cases count against every rule (docs/gates.md, "Missing cases count against the
 release"): a rule is decided as if each missing case had come out the way that makes the rule
 hardest to pass, and a rule that the missing cases decided says so (``missing_cases_decide``).
+
+An ``observed_count`` rule says the suite never fails (or fails at most k times): on a run of
+part of the suite that ``--sample`` or ``--limit`` chose, no count can show that, and the rule is
+at best INSUFFICIENT_EVIDENCE (``subset_of_cases``); failures beyond its limit still FAIL.
+Interval rules read the run's cases as the sample they are, and decide as on any run.
 """
 
 from __future__ import annotations
@@ -13,7 +18,13 @@ from typing import Any
 
 from oloproof.config import CompareRule, Policy, Rule
 from oloproof.metrics import MetricTally
-from oloproof.results import MISSING_DECIDES, DecisionOutcome, Interval, with_observed_only
+from oloproof.results import (
+    MISSING_DECIDES,
+    SUBSET_OF_CASES,
+    DecisionOutcome,
+    Interval,
+    with_observed_only,
+)
 from oloproof.stats import decide_max, decide_min
 
 # Exit codes shared by every command that gates.
@@ -40,6 +51,15 @@ class JudgeStanding:
 
 JudgeCheck = Callable[[Rule | CompareRule], JudgeStanding | None]
 """For a rule on a judge's metric, the judge's standing; None for a rule on any other metric."""
+
+
+@dataclass(frozen=True)
+class Subset:
+    """A run of part of the suite, its cases chosen by ``--sample`` or ``--limit``: ``planned``
+    of the ``total`` cases of its file (``oloproof.subset.Selection.left_out``)."""
+
+    planned: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -81,6 +101,7 @@ def decide_rule(
     judge_check: JudgeCheck | None = None,
     *,
     not_run: int = 0,
+    subset: Subset | None = None,
 ) -> RuleDecision:
     """Decide one rule. A metric with no observed cases is never a PASS.
 
@@ -94,6 +115,9 @@ def decide_rule(
     bound and as passing for its upper bound, or for ``observed_count`` on failures + missing.
     When that outcome differs from the one the observed cases alone give, the reason is
     ``missing_cases_decide`` and ``detail["observed_only"]`` records the observed-only outcome.
+
+    With ``subset`` (the run may have left cases out), an ``observed_count`` rule its observed
+    failures do not FAIL is INSUFFICIENT_EVIDENCE (``subset_of_cases``).
     """
     standing = judge_check(rule) if judge_check is not None else None
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
@@ -106,7 +130,7 @@ def decide_rule(
         )
     missing = tally.n_missing + not_run
     if rule.kind == "observed_count":
-        return _decide_count(rule, tally, missing, judged)
+        return _decide_count(rule, tally, missing, judged, subset)
     observed_iv = tally.interval(level)
     bounded_iv = tally.bounded_interval(level, not_run=not_run)
     assert observed_iv is not None and bounded_iv is not None  # observed > 0
@@ -137,10 +161,12 @@ def _decide_interval(rule: Rule, interval: Interval) -> tuple[str, str]:
 
 
 def _decide_count(
-    rule: Rule, tally: MetricTally, missing: int, judged: dict[str, Any]
+    rule: Rule, tally: MetricTally, missing: int, judged: dict[str, Any], subset: Subset | None
 ) -> RuleDecision:
-    """``max_failures: k``: PASS only when failures + missing <= k (each missing case may hide a
-    failure), FAIL when the observed failures alone exceed k, else INSUFFICIENT_EVIDENCE."""
+    """``max_failures: k``: FAIL when the observed failures alone exceed k; else, on a
+    ``subset``, INSUFFICIENT_EVIDENCE (the cases left out may hide a failure); else PASS only
+    when failures + missing <= k (each missing case may hide a failure), else
+    INSUFFICIENT_EVIDENCE."""
     limit = rule.max_failures if rule.max_failures is not None else 0
     failures = tally.failures
     detail: dict[str, Any] = {
@@ -153,6 +179,9 @@ def _decide_count(
         detail["missing"] = missing
     if failures > limit:
         return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
+    if subset is not None:
+        detail["subset"] = {"planned": subset.planned, "total": subset.total}
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", SUBSET_OF_CASES, detail)
     if failures + missing <= limit:
         return RuleDecision(rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail)
     detail["observed_only"] = {"outcome": "PASS", "reason": "observed_failures_within_limit"}
@@ -173,14 +202,21 @@ def decide_policy(
     judge_check: JudgeCheck | None = None,
     *,
     not_run: int = 0,
+    subset: Subset | None = None,
 ) -> list[RuleDecision]:
     """Every rule of ``policy`` decided on ``metrics``, in the policy's order.
 
     ``not_run``: planned cases of the run that never ran; they count as missing for every rule.
+    ``subset``: the run may have left cases out (``decide_rule``).
     """
     return [
         decide_rule(
-            rule, metrics.get(rule.metric), policy.confidence_level, judge_check, not_run=not_run
+            rule,
+            metrics.get(rule.metric),
+            policy.confidence_level,
+            judge_check,
+            not_run=not_run,
+            subset=subset,
         )
         for rule in policy.rules
     ]

@@ -212,6 +212,19 @@ class RunReport:
         raise ValueError(f"unknown table {table!r} (tables: metrics, rules, slices)")
 
 
+def subset_rule_line(rule_id: str, detail: Mapping[str, Any]) -> str:
+    """Under the rules: an observed_count rule a subset of the cases left undecided
+    (``subset_of_cases``), how many cases ran and why their count cannot decide it."""
+    subset = detail["subset"]
+    failures = int(detail["failures"])
+    noun = "failure" if failures == 1 else "failures"
+    return (
+        f"{rule_id}: only {subset['planned']} of {subset['total']} cases ran; {failures} {noun} "
+        f"among them cannot show that the suite stays within max_failures "
+        f"{detail['max_failures']} (run without --sample or --limit to decide it)"
+    )
+
+
 def metric_row(
     tally: MetricTally,
     level: float,

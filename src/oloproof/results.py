@@ -13,6 +13,11 @@ MISSING_DECIDES = "missing_cases_decide"
 """The reason of a rule whose outcome its missing cases changed: counted against it, it is
 decided otherwise than on the observed cases alone (its detail's ``observed_only`` says how)."""
 
+SUBSET_OF_CASES = "subset_of_cases"
+"""The reason of an ``observed_count`` rule that its failures do not FAIL, on a run of part of
+the suite (``--sample`` or ``--limit``): a count over the cases that ran says nothing of the
+cases left out (its detail's ``subset`` says how many of how many were planned)."""
+
 
 @dataclass(frozen=True)
 class Verdict:

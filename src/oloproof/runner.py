@@ -19,7 +19,14 @@ from typing import Any
 from ledger import Ledger, LedgerError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
-from oloproof.bodies import CaseResultBody, EvaluatorEntry, RunBody, RunEndBody, not_run
+from oloproof.bodies import (
+    CaseResultBody,
+    EvaluatorEntry,
+    RunBody,
+    RunEndBody,
+    not_run,
+    planned_cases,
+)
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import Policy, ProjectConfig, load_config, load_policy
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
@@ -41,7 +48,7 @@ from oloproof.metrics import (
 )
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_header_variables, check_slices
-from oloproof.policy import calibrations_relied_on, decide_policy, gate
+from oloproof.policy import Subset, calibrations_relied_on, decide_policy, gate
 from oloproof.report import RunReport
 from oloproof.runlock import run_writer
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
@@ -87,12 +94,19 @@ class RunPlan:
         recorded run's that a replay was given."""
         return self.loaded.cases if self.chosen is None else self.chosen
 
-    def restrict(self, selection: Selection, repeats: int = 1) -> RunPlan:
+    def restrict(
+        self, selection: Selection, repeats: int = 1, *, recorded: bool = False
+    ) -> RunPlan:
         """This plan over the cases ``selection`` keeps (``oloproof.subset``), each executed
-        ``repeats`` times (``oloproof.repeats``); checked here, before anything is written."""
+        ``repeats`` times (``oloproof.repeats``); checked here, before anything is written.
+        ``recorded``: the selection a run recorded, applied again to resume it."""
         if repeats < 1:
             raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
-        chosen = None if selection.everything else select(self.loaded.cases, selection)
+        chosen = (
+            None
+            if selection.everything
+            else select(self.loaded.cases, selection, recorded=recorded)
+        )
         return dataclasses.replace(self, selection=selection, repeats=repeats, chosen=chosen)
 
 
@@ -605,27 +619,56 @@ def _finish(
     return end_body, decision, report
 
 
-def decide_run(run_body: Mapping[str, Any], tally: RunTally, ledger: Ledger) -> dict[str, Any]:
+def decide_run(
+    run_body: Mapping[str, Any],
+    tally: RunTally,
+    ledger: Ledger,
+    *,
+    count_rules_need_suite: bool = True,
+) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
     A rule on an LLM judge's metric first needs a calibration of that judge's exact identity in
     ``ledger`` that clears the rule's ``judge`` minimums (``oloproof.calibration.judge_check``);
     otherwise it is ``MANUAL_REVIEW``. Each such rule's detail records the judge's identity and
     the address of the calibration it relied on (None without one).
+
+    ``count_rules_need_suite``: an ``observed_count`` rule cannot PASS on a run whose
+    ``--sample`` or ``--limit`` may have left cases out (``oloproof.policy``). A decision
+    recorded before that (schema 1) is re-derived without it, as it was made.
     """
     policy = Policy.model_validate(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
     check = judge_check(ledger, specs, policy.confidence_level)
-    # Planned cases that never ran (an interrupted run) count as missing for every rule.
-    decisions = decide_policy(policy, tally.metrics, check, not_run=not_run(run_body, tally.cases))
+    decisions = decide_policy(
+        policy,
+        tally.metrics,
+        check,
+        # Planned cases that never ran (an interrupted run) count as missing for every rule.
+        not_run=not_run(run_body, tally.cases),
+        subset=_left_out(run_body) if count_rules_need_suite else None,
+    )
     outcome = gate(decisions, policy.block_on)
     return {
         "run_id": run_body["run_id"],
         "policy": run_body["policy"],
         "policy_path": run_body.get("policy_path"),
+        "count_rules_need_suite": count_rules_need_suite,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }
+
+
+def _left_out(run_body: Mapping[str, Any]) -> Subset | None:
+    """The run's subset when its ``--sample`` or ``--limit`` may have left cases out, from what
+    the run recorded (its ``subset``), else None."""
+    recorded = run_body.get("subset")
+    if not recorded:
+        return None
+    planned, total = planned_cases(run_body), int(recorded["total"])
+    if not Selection.from_body(recorded).left_out(planned, total):
+        return None
+    return Subset(planned, total)
 
 
 def resume_plan(
@@ -646,7 +689,9 @@ def resume_plan(
         concurrency=concurrency,
         engine=engine,
     )
-    plan = plan.restrict(Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1))
+    plan = plan.restrict(
+        Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1), recorded=True
+    )
     if plan.system.identity() != run.body["system"]:
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "

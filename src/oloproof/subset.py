@@ -9,11 +9,15 @@ Requirements (``docs/running.md``, "Running a subset"):
    (``random.Random(seed).sample``), kept in file order: the same file, filters, size and seed
    always give the same cases, on any machine. Or ``limit`` keeps the first that many.
    ``sample`` and ``limit`` do not combine.
-3. A filter on a key no case has, or a selection that leaves no case, is a mistake (exit 2,
-   before anything is written); the key's message suggests the closest metadata key.
+3. A filter on a key no case has, a selection that leaves no case, and a ``sample`` larger than
+   the cases it draws from are mistakes (exit 2, before anything is written); the key's message
+   suggests the closest metadata key, and the sample's names both numbers.
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
    report says the run covers a subset (``describe``), so a run of 10 cases is never read as a
    run of the suite.
+5. ``left_out`` says whether ``sample`` or ``limit`` may have left out cases the filters kept,
+   from what the run recorded alone: a count of failures over such a run says nothing of the
+   cases left out (``oloproof.policy``). Filters are a deliberate choice of the cases to gate.
 """
 
 from __future__ import annotations
@@ -72,6 +76,20 @@ class Selection:
         how += [f"{key}={value}" for key, value in self.filters]
         return f"a subset: {selected} of {total} cases ({'; '.join(how)})"
 
+    def left_out(self, planned: int, total: int) -> bool:
+        """Whether ``sample`` or ``limit`` may have left out cases that the filters kept, for a
+        run that planned ``planned`` of the ``total`` cases of its file.
+
+        Only what the run recorded is known, not how many cases the filters kept: a sample or
+        limit larger than the run (a limit past the filtered cases; a sample recorded before
+        such samples were refused), or a run of every case of the file, left none out; any
+        other may have.
+        """
+        chosen = self.sample if self.sample is not None else self.limit
+        if chosen is None or planned < chosen:
+            return False
+        return planned < total
+
 
 def parse_filter(text: str) -> tuple[str, str]:
     """``metadata.topic=billing`` as (``metadata.topic``, ``billing``)."""
@@ -99,8 +117,13 @@ def _metadata_value(case: Case, key: str) -> str | None:
     return _text(value)
 
 
-def select(cases: Sequence[Case], selection: Selection) -> list[Case]:
-    """The cases ``selection`` keeps, in file order (see the module's requirements)."""
+def select(cases: Sequence[Case], selection: Selection, *, recorded: bool = False) -> list[Case]:
+    """The cases ``selection`` keeps, in file order (see the module's requirements).
+
+    ``recorded``: ``selection`` is what a run recorded, applied again (to resume it, or to name
+    its cases). A run recorded before a sample larger than its cases was refused ran them all,
+    and is given them all again.
+    """
     if selection.sample is not None and selection.limit is not None:
         raise ConfigError("--sample and --limit choose cases two ways; give one of them")
     for name, count in (("--limit", selection.limit), ("--sample", selection.sample)):
@@ -110,12 +133,26 @@ def select(cases: Sequence[Case], selection: Selection) -> list[Case]:
     if selection.filters:
         kept = _filtered(kept, selection.filters)
     if selection.sample is not None:
+        if selection.sample > len(kept) and not recorded:
+            raise ConfigError(_oversized(selection, len(kept)))
         if selection.sample < len(kept):
             chosen = set(random.Random(selection.seed).sample(range(len(kept)), selection.sample))
             kept = [case for i, case in enumerate(kept) if i in chosen]
     elif selection.limit is not None:
         kept = kept[: selection.limit]
     return kept
+
+
+def _oversized(selection: Selection, kept: int) -> str:
+    if selection.filters:
+        filters = " ".join(f"--filter {key}={value}" for key, value in selection.filters)
+        among = f"the {kept} selected by {filters}"
+    else:
+        among = f"the {kept} in the cases file"
+    return (
+        f"--sample {selection.sample} asks for more cases than {among}; "
+        "drop --sample to run them all"
+    )
 
 
 def _filtered(cases: list[Case], filters: Sequence[tuple[str, str]]) -> list[Case]:

@@ -64,10 +64,21 @@ def test_evaluate_runs_the_project_and_returns_its_report(in_support: Path) -> N
 
 def test_evaluate_takes_a_subset_and_repeats(in_support: Path) -> None:
     report = oloproof.evaluate(
-        "oloproof.yaml", sample=5, seed=3, filters=["metadata.topic=billing"], repeats=2
+        "oloproof.yaml", sample=3, seed=3, filters=["metadata.topic=billing"], repeats=2
     )
     assert report.repeats == 2 and report.subset is not None
-    assert report.subset["seed"] == 3 and report.planned_cases <= 5
+    assert report.subset["seed"] == 3 and report.planned_cases == 3
+
+
+def test_evaluate_refuses_a_sample_larger_than_its_cases(in_support: Path) -> None:
+    # The example has 4 billing cases: a sample of 5 of them would be all 4, and no sample.
+    with pytest.raises(oloproof.ConfigError) as refused:
+        oloproof.evaluate("oloproof.yaml", sample=5, filters=["metadata.topic=billing"])
+    assert str(refused.value) == (
+        "--sample 5 asks for more cases than the 4 selected by --filter metadata.topic=billing; "
+        "drop --sample to run them all"
+    )
+    assert not (in_support / ".oloproof").exists()
 
 
 def test_evaluate_refuses_bad_input_with_an_oloproof_error(in_support: Path) -> None:

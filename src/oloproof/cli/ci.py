@@ -31,7 +31,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oloproof.cli.render import metric_cells, problem_word, repeats_text, subset_text
+from oloproof.cli.render import (
+    metric_cells,
+    problem_word,
+    repeats_text,
+    subset_note,
+    subset_text,
+)
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -106,19 +112,27 @@ def junit_document(suites: Sequence[ET.Element], properties: Mapping[str, str]) 
 
 
 def rule_testcase(
-    classname: str, rule_id: str, metric: str, outcome: str, reason: str, blocks: Iterable[str]
+    classname: str,
+    rule_id: str,
+    metric: str,
+    outcome: str,
+    reason: str,
+    blocks: Iterable[str],
+    note: str | None = None,
 ) -> ET.Element:
-    """One rule as a testcase: PASS passes, a blocking outcome fails, any other is skipped."""
+    """One rule as a testcase: PASS passes, a blocking outcome fails, any other is skipped.
+    ``note``: the line the report prints under the rules for it, added to the test's text."""
     case = ET.Element("testcase", classname=classname, name=f"{rule_id} ({metric})")
     message = f"{outcome}: {reason}"
     if outcome == "PASS":
         return case
     if outcome in blocks:
-        ET.SubElement(
-            case, "failure", message=message, type=outcome
-        ).text = f"rule {rule_id} on {metric}: {outcome} ({reason}); the gate blocks on {outcome}"
+        text = f"rule {rule_id} on {metric}: {outcome} ({reason}); the gate blocks on {outcome}"
+        ET.SubElement(case, "failure", message=message, type=outcome).text = (
+            text if note is None else f"{text}\n{note}"
+        )
     else:
-        ET.SubElement(case, "skipped", message=message)
+        ET.SubElement(case, "skipped", message=message).text = note
     return case
 
 
@@ -138,7 +152,9 @@ def run_junit(ledger: Ledger, report: RunReport, *, with_cases: bool = False) ->
     """The run's JUnit XML: its rules, and with ``with_cases`` every case."""
     blocks = _block_on(report.block_on)
     rules = [
-        rule_testcase("oloproof.rules", r.rule_id, r.metric, r.outcome, r.reason, blocks)
+        rule_testcase(
+            "oloproof.rules", r.rule_id, r.metric, r.outcome, r.reason, blocks, subset_note(r)
+        )
         for r in report.rules
     ]
     rules.append(gate_testcase("oloproof.gate", report.gate_label, report.exit_code))
@@ -259,6 +275,10 @@ def run_summary(report: RunReport) -> str:
             [[r.rule_id, r.metric, Md(f"**{r.outcome}**"), r.reason] for r in report.rules],
         )
         lines.append("")
+        for rule in report.rules:
+            note = subset_note(rule)
+            if note is not None:
+                lines += [md_text(note), ""]
     lines += md_table(
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],

@@ -16,8 +16,16 @@ from oloproof.display import (
     printable,
 )
 from oloproof.events import is_failed
-from oloproof.report import CorrectedRow, ErrorGroup, JudgeUsageRow, MetricRow, RuleRow, RunReport
-from oloproof.results import MISSING_DECIDES, Interval
+from oloproof.report import (
+    CorrectedRow,
+    ErrorGroup,
+    JudgeUsageRow,
+    MetricRow,
+    RuleRow,
+    RunReport,
+    subset_rule_line,
+)
+from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES, Interval
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
@@ -114,6 +122,7 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             if isinstance(r.detail.get("judge"), Mapping)
         ]
         lines += [missing_rule_line(r) for r in report.rules if r.reason == MISSING_DECIDES]
+        lines += [note for note in map(subset_note, report.rules) if note is not None]
         lines.append("")
     lines += table(
         ["metric", "estimate", "interval", "evidence"],
@@ -243,6 +252,14 @@ def missing_rule_line(rule: RuleRow) -> str:
         f"{rule.rule_id}: {missing} missing {cases} it: on the observed cases alone it would "
         f"be {observed.get('outcome')} ({observed.get('reason')})"
     )
+
+
+def subset_note(rule: RuleRow) -> str | None:
+    """For an observed_count rule that a subset of the cases left undecided, the line that says
+    so (``oloproof.report.subset_rule_line``); None for any other rule."""
+    if rule.reason != SUBSET_OF_CASES:
+        return None
+    return subset_rule_line(rule.rule_id, rule.detail)
 
 
 def missing_metric_lines(row: MetricRow, level: float) -> list[str]:

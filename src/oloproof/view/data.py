@@ -45,6 +45,7 @@ from oloproof.bodies import (
     execution_body,
     judgment_body,
     not_run,
+    planned_cases,
     run_body,
     run_end_body,
 )
@@ -59,9 +60,11 @@ from oloproof.metrics import (
     stream_case_results,
 )
 from oloproof.pairing import unpaired_reason
-from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows
+from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows, subset_rule_line
+from oloproof.results import SUBSET_OF_CASES
 from oloproof.run_list import newest_first, run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
+from oloproof.subset import Selection
 
 PAGE_SIZE = 50
 KINDS = ("errored", "failed", "missing")
@@ -284,6 +287,8 @@ class RunPage:
     criteria: list[str]
     judges: list[JudgeUsageRow]
     _reader: Reader
+    subset: str | None = None
+    """``1 of 300 cases (sample 1, seed 7)`` for a run of part of its cases file."""
 
     @property
     def report(self) -> RunReport:
@@ -345,7 +350,24 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         criteria=[e["criterion"] for e in body["evaluators"]],
         judges=judge_usage_rows(body, end),
         _reader=reader,
+        subset=_subset_text(body),
     )
+
+
+def _subset_text(body: RunBody) -> str | None:
+    recorded = body.get("subset")
+    if not recorded:
+        return None
+    described = Selection.from_body(recorded).describe(planned_cases(body), int(recorded["total"]))
+    return described.removeprefix("a subset: ")
+
+
+def rule_note(rule: Mapping[str, Any]) -> str | None:
+    """What the report prints under the rules for a decided ``rule``: for an observed_count rule
+    that a subset of the cases left undecided, how many ran; None for any other rule."""
+    if rule["reason"] != SUBSET_OF_CASES:
+        return None
+    return subset_rule_line(rule["id"], rule["detail"])
 
 
 def _diagnosis_of(reader: Reader, body: RunBody) -> tuple[str, str] | None:

@@ -61,6 +61,7 @@ def _environment() -> Environment:
         ranked=ranked_items,
         citations=checked_citations,
         rule_threshold=rule_threshold,
+        rule_note=data.rule_note,
         kinds=data.KINDS,
     )
     return env
