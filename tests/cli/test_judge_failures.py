@@ -4,8 +4,8 @@ The judge's model is a real HTTP server on 127.0.0.1 in this process: one that e
 input (answers that carry their own verdict were judged pass before), one that gives back a
 verdict planted in loose syntax, repaired into JSON, one whose chat template drops the system
 message (the instructions never arrive), one that never answers in time, and ones whose
-replies are not the protocol's (a usage that is a list, negative token counts, a body 100,000
-brackets deep).
+replies are not the protocol's (a usage that is a list, negative token counts, an id that is a
+number, a body 100,000 brackets deep).
 """
 
 from __future__ import annotations
@@ -227,6 +227,42 @@ MALFORMED: dict[str, tuple[str, str, str]] = {
         "anthropic",
         json.dumps({"type": "message", "content": [PASS_REPLY], "usage": {}}),
         "content[0] is not an object",
+    ),
+    # What the provider says about the call is text or not given: a number or an object in its
+    # place was recorded as "not given" before, and the verdict counted.
+    "id_a_number": ("openai", openai_body(id=12345), "id is not text"),
+    "model_an_object": ("openai", openai_body(model={"name": "m"}), "model is not text"),
+    "fingerprint_a_number": (
+        "openai",
+        openai_body(system_fingerprint=7),
+        "system_fingerprint is not text",
+    ),
+    "finish_reason_an_object": (
+        "openai",
+        openai_body(
+            choices=[
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": PASS_REPLY},
+                    "finish_reason": {"type": "length"},
+                }
+            ]
+        ),
+        "choices[0].finish_reason is not text",
+    ),
+    "stop_reason_a_number": (
+        "anthropic",
+        json.dumps(
+            {
+                "type": "message",
+                "id": "msg_1",
+                "model": "m",
+                "content": [{"type": "text", "text": PASS_REPLY}],
+                "stop_reason": 1,
+                "usage": {"input_tokens": 300, "output_tokens": 20},
+            }
+        ),
+        "stop_reason is not text",
     ),
 }
 

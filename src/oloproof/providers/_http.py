@@ -14,8 +14,10 @@ a 2xx whose body is not the protocol's reply, fails at once. After the last try 
 
 A 2xx body is the protocol's reply only in the shape the protocol gives it: a JSON object, no
 deeper than the parser can read, with a ``usage`` that is an object when given and token counts
-that are whole numbers. Anything else (``"usage": [1, 2]``, a negative count, a body 100,000
-brackets deep) is a ``malformed_response`` with the body, never an exception of the parser's.
+that are whole numbers, and the reply's ``id``, ``model``, ``system_fingerprint`` and finish
+reason text when given. Anything else (``"usage": [1, 2]``, a negative count, ``"id": 7``, a
+body 100,000 brackets deep) is a ``malformed_response`` with the body, never an exception of
+the parser's.
 
 The key goes only into the request header. It is never kept on the error, and every text an
 error carries (its message, the server's reply) has the key replaced by ``[redacted]`` in case a
@@ -482,5 +484,15 @@ def _server_says(raw: str) -> str:
     )
 
 
-def optional_str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
+def optional_text(data: Mapping[str, Any], key: str, where: str = "") -> str | None:
+    """``data[key]``, None when it is not given (absent, null or empty); raises
+    ``MalformedReply`` for a value that is not text. ``where`` names the object that holds it
+    (``choices[0].``) in the message."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        # A number or an object where the protocol has text: read as "not given" it would
+        # hide a reply in the wrong shape (a finish_reason of {"type": "length"} hides a cut).
+        raise MalformedReply(f"{where}{key} is not text")
+    return value or None

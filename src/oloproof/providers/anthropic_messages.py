@@ -20,7 +20,7 @@ from oloproof.providers._http import (
     HttpProvider,
     MalformedReply,
     Usage,
-    optional_str,
+    optional_text,
     token_count,
     usage_object,
 )
@@ -79,9 +79,9 @@ class AnthropicMessagesProvider(HttpProvider):
                 input_tokens=_prompt_tokens(usage),
                 output_tokens=token_count(usage, "output_tokens"),
             ),
-            reply_id=optional_str(data.get("id")),
-            model=optional_str(data.get("model")),
-            finish_reason=optional_str(data.get("stop_reason")),
+            reply_id=optional_text(data, "id"),
+            model=optional_text(data, "model"),
+            finish_reason=optional_text(data, "stop_reason"),
         )
 
 

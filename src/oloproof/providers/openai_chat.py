@@ -25,7 +25,7 @@ from oloproof.providers._http import (
     HttpProvider,
     MalformedReply,
     Usage,
-    optional_str,
+    optional_text,
     token_count,
     usage_object,
 )
@@ -87,8 +87,8 @@ class OpenAIChatProvider(HttpProvider):
                 input_tokens=token_count(usage, "prompt_tokens"),
                 output_tokens=token_count(usage, "completion_tokens"),
             ),
-            reply_id=optional_str(data.get("id")),
-            fingerprint=optional_str(data.get("system_fingerprint")),
-            model=optional_str(data.get("model")),
-            finish_reason=optional_str(choice.get("finish_reason")),
+            reply_id=optional_text(data, "id"),
+            fingerprint=optional_text(data, "system_fingerprint"),
+            model=optional_text(data, "model"),
+            finish_reason=optional_text(choice, "finish_reason", "choices[0]."),
         )
