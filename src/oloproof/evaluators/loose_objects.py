@@ -10,6 +10,12 @@ be read as an object, not only for strict JSON:
   bare word; a value is a quoted string, a bare word (``pass``, ``0.9``, ``True``, ``null``:
   numbers, booleans and nulls are read as such), an object or an array; a comma may follow the
   last member;
+- an object's bare value runs to the object's closing brace, or to a comma that a key and its
+  colon (or the closing brace) follow, over brackets and line breaks, as a model reads it:
+  ``{verdict: pass, reason: a, b [1]}`` gives the reason ``a, b [1]``. A value cut at its first
+  comma, bracket or line break lost the object, and a reply that repaired it into JSON passed.
+  An opening brace still ends it, so no object inside is hidden. In an array a comma ends a
+  bare value;
 - every object is found: nested ones, ones after a span that breaks off, and ones inside any
   quoted string, whose text is read in turn once its escapes are decoded (an object carried as
   a JSON string inside a fake reply), up to ``STRING_DEPTH`` strings deep; a text holding
@@ -27,6 +33,8 @@ read with the string's own text, one level down, and each level reads at most as
 characters as the one above: at most ``2 * (STRING_DEPTH + 1)`` readings of any character. The
 token patterns cannot backtrack (possessive repeats), and a string with no closing quote is
 searched to the end at most once per kind of quote: a later quote of that kind would close it.
+Inside an object's bare value, what follows each comma is looked at once: up to the next comma,
+or to the end of a quoted string that starts right after it.
 """
 
 from __future__ import annotations
@@ -50,6 +58,12 @@ _STRING = re.compile(
 )
 _BARE_KEY = re.compile(r"""[^\s{}\[\],:"'][^\n{}\[\],:"']*+""")
 _BARE_VALUE = re.compile(r"""[^\s{}\[\],:"'][^\n{}\[\],]*+""")
+# A key and its colon, or a closing bracket: what a comma inside an object's bare value must be
+# followed by to end it (a trailing comma before the brace is the object's, not the value's).
+_MEMBER_AHEAD = rf"""\s*+(?:[}}\]]|(?:{_STRING.pattern}|{_BARE_KEY.pattern})\s*+:)"""
+_BARE_MEMBER_VALUE = re.compile(
+    rf"""[^\s{{}}\[\],:"'](?:[^{{}},]++|,(?!{_MEMBER_AHEAD}))*+""", re.DOTALL
+)
 _ESCAPE = re.compile(r"\\(u[0-9a-fA-F]{4}|x[0-9a-fA-F]{2}|.)", re.DOTALL)
 _NUMBER = re.compile(r"[-+]?+(?:\d++\.?+\d*+|\.\d++)(?:[eE][-+]?+\d++)?+")
 _ESCAPED = {"n": "\n", "t": "\t", "r": "\r", "b": "\b", "f": "\f", "0": "\0"}
@@ -131,7 +145,11 @@ def _read(text: str, depth: int) -> Iterator[Members]:
                     yield from loose_objects(word, depth - 1)
                 value: Scalar = word
             else:
-                found = (_BARE_KEY if top.expect == "key" else _BARE_VALUE).match(text, pos)
+                if top.expect == "key":
+                    bare = _BARE_KEY
+                else:
+                    bare = _BARE_MEMBER_VALUE if top.is_object else _BARE_VALUE
+                found = bare.match(text, pos)
                 if found is None:
                     stack.clear()
                     continue
