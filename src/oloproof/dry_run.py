@@ -85,13 +85,18 @@ class JudgeCalls:
 
 @dataclass(frozen=True)
 class JudgeRuleStanding:
-    """Whether a rule's judge may decide it, as the ledger stands (``outcome`` None: it may)."""
+    """Whether a rule's judge may decide it, as the ledger stands (``outcome`` None: it may).
+
+    ``older_code``: without a calibration, the one an older version of the judges' code made of
+    the same judge (``{"version", "calibration"}``), which does not count.
+    """
 
     rule_id: str
     metric: str
     outcome: str | None
     reason: str | None
     calibration: str | None
+    older_code: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -284,8 +289,11 @@ def _judge_rules(ledger: Ledger | None, plan: RunPlan) -> list[JudgeRuleStanding
         standing = check(rule)
         if standing is not None:
             address = standing.detail.get("calibration")
+            older = standing.detail.get("older_code")
             found.append(
-                JudgeRuleStanding(rule.id, rule.metric, standing.outcome, standing.reason, address)
+                JudgeRuleStanding(
+                    rule.id, rule.metric, standing.outcome, standing.reason, address, older
+                )
             )
     return found
 

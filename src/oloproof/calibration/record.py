@@ -105,6 +105,25 @@ def latest_calibration(ledger: Ledger, identity: str) -> Calibration | None:
     return None if found is None else found[1]
 
 
+def _older_code_calibration(ledger: Ledger, spec: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The newest calibration of the judge with ``spec`` as an older version of the judges'
+    code made it, with that version; None when there is none (or ``spec`` has no version).
+
+    Everything else of the identity the same, only the code differs: such a calibration does
+    not count (the code reads replies differently), but it is why the judge has none that does.
+    """
+    from oloproof.events import judge_identity
+
+    version = spec.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        return None
+    for older in range(version - 1, 0, -1):
+        address = ledger.latest("calibration", judge_identity({**spec, "version": older}))
+        if address is not None:
+            return older, address
+    return None
+
+
 def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[str, Any]]]:
     """Criterion -> (identity key, spec) of the LLM judges among ``evaluators``.
 
@@ -130,21 +149,29 @@ def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) 
     for its exact identity clears the rule's ``judge`` minimums (``requirement_check``), else
     ``MANUAL_REVIEW`` with its reason. Its detail records the judge's identity, the address of
     the calibration relied on (None without one), the minimums and the lower bounds at
-    ``level``. None for a rule on any other metric. Without a ``ledger`` no judge has a
-    calibration.
+    ``level``. Without a calibration, a calibration of the same judge made by an older version
+    of the judges' code is named as ``older_code``: ``{"version", "calibration"}``. None for a
+    rule on any other metric. Without a ``ledger`` no judge has a calibration.
     """
     from oloproof.policy import JudgeStanding
 
     identities = judge_identities(evaluators)
     found: dict[str, tuple[str, Calibration] | None] = {}
+    older: dict[str, tuple[int, str] | None] = {}
 
     def check(rule: Rule | CompareRule) -> JudgeStanding | None:
         entry = identities.get(rule.metric)
         if entry is None:
             return None
-        identity = entry[0]
+        identity, spec = entry
         if identity not in found:
-            found[identity] = find_calibration(ledger, identity) if ledger is not None else None
+            newest = find_calibration(ledger, identity) if ledger is not None else None
+            found[identity] = newest
+            older[identity] = (
+                _older_code_calibration(ledger, spec)
+                if ledger is not None and newest is None
+                else None
+            )
         recorded = found[identity]
         calibration = recorded[1] if recorded is not None else None
         requirement = rule.judge
@@ -160,6 +187,9 @@ def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) 
             "min_specificity": minimums[1],
             "level": level,
         }
+        outdated = older[identity]
+        if outdated is not None:
+            detail["older_code"] = {"version": outdated[0], "calibration": outdated[1]}
         if calibration is not None:
             for name, rate in (
                 ("sensitivity", calibration.sensitivity),

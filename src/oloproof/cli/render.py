@@ -290,6 +290,12 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
     """One line under the rules table: the calibration a judge rule relied on, or its absence."""
     address = judge.get("calibration")
     if not isinstance(address, str):
+        older = older_code_text(judge.get("older_code"))
+        if older is not None:
+            return (
+                f"Judge of {rule_id}: {older}; record a new one with: "
+                f"oloproof calibrate --evaluator {metric} --labels FILE"
+            )
         return (
             f"Judge of {rule_id}: no calibration of this exact judge; record one with: "
             f"oloproof calibrate --evaluator {metric} --labels FILE"
@@ -307,6 +313,18 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
             text += f", needs {fmt_percent(float(minimum))}"
         parts.append(text)
     return f"Judge of {rule_id}: calibration {short_address(address)}: " + "; ".join(parts)
+
+
+def older_code_text(older: Any) -> str | None:
+    """Why a judge's calibration by an older version of the judges' code does not count (the
+    ``older_code`` of a judge rule's detail), or None without one."""
+    if not isinstance(older, Mapping):
+        return None
+    return (
+        f"calibration {short_address(str(older['calibration']))} was made by version "
+        f"{older['version']} of Oloproof's judge code, which read the model's replies "
+        "differently, so it does not count for this judge"
+    )
 
 
 def short_address(address: str) -> str:
@@ -413,6 +431,11 @@ def dry_run_lines(plan: DryRun) -> list[str]:
             lines.append(
                 f"  {rule.rule_id} ({rule.metric}): calibration {_short(rule.calibration)} clears "
                 "the rule's minimums; the rule will decide on the metric"
+            )
+        elif rule.calibration is None and rule.older_code is not None:
+            lines.append(
+                f"  {rule.rule_id} ({rule.metric}): {older_code_text(rule.older_code)}; the rule "
+                f"would decide {rule.outcome} ({rule.reason}) until it is calibrated again"
             )
         elif rule.calibration is None:
             lines.append(

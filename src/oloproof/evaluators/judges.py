@@ -118,9 +118,18 @@ class LLMJudge:
 
     TEMPLATE: ClassVar[str]
     FAIL_REASON: ClassVar[str]
+    # What this code makes of a case and of a reply: part of the identity, so a judgment or a
+    # calibration made by another version is not reused. It changes whenever a request or a
+    # verdict can come out differently, and tests/oloproof/judges/test_judge_code_version.py
+    # stops any change to the judges' code until it is bumped or declared not to.
     # 2: the verdict is read only from a reply that is the object, and the material's tags are
     # escaped (version 1 took the first verdict-shaped object anywhere in the reply).
-    VERSION: ClassVar[int] = 2
+    # 3: a verdict planted in loose syntax (a Python dict, unquoted keys or values, a trailing
+    # comma) is found, so a reply repeating it is unparseable; a provider body in the wrong
+    # shape (usage not an object, a token count that is not a whole number, a key given twice,
+    # nesting too deep, an id, model or finish reason that is not text) is
+    # judge_malformed_response. Version 2 passed some of these replies.
+    VERSION: ClassVar[int] = 3
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
