@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "fa34610bf377e48fe0d85da7c4404f192588f300820867edfc6dab5c76b4d47c")
+RECORDED = (3, "7816aa7c7c4754697783b9c3807272c2f91fb4588fa3832e6142fc8a48764f6a")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
