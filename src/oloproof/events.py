@@ -8,12 +8,13 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.stage       2  one stage output of a staged system (retrieve or generate)
     oloproof.text        1  one passage text, stored once however many events hold it
     oloproof.judgment    1  one evaluator's verdict on one execution
-    oloproof.case_result 2  one case's place in one run: links the execution and its judgments
+    oloproof.case        1  a case's expected values and metadata, when too long to inline
+    oloproof.case_result 3  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
     oloproof.decision    2  a policy applied to a run (rules and gate)
-    oloproof.diagnosis   3  a diagnosis of a run's failures, linking its child runs
+    oloproof.diagnosis   4  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
-    oloproof.comparison  2  a paired comparison of two runs under a policy
+    oloproof.comparison  3  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
 
 Schema versions are enforced on every read (``upcast``, which the store gives the ledger as
@@ -34,6 +35,10 @@ Changes so far:
   addresses once, in the refs: ``oloproof.stored_form``, which puts everything back on every
   read). As read, the shape is schema 1's: the upcasters from 1 change nothing.
 
+- ``oloproof.case_result`` 3: expected values and metadata that encode long are an
+  ``oloproof.case`` event the result refers to, not a copy in every run's result. As read, the
+  shape is unchanged (``oloproof.stored_form`` puts them back).
+
 - ``oloproof.diagnosis`` 2: the per-case records (``cases``, and ``excluded``) are in
   ``oloproof.diagnosis_page`` events the diagnosis links (``case_pages``, ``excluded_pages``),
   so neither the event nor the command that writes it grows with the selection; ``selected``
@@ -49,6 +54,10 @@ Changes so far:
   ``parent_results`` read as ``None``, and ``verify`` re-derives such a diagnosis as schema 2
   did.
 
+- ``oloproof.diagnosis`` 4: a replay counts the cases its intervention gave no verdict
+  (``unresolved``). Schema 3 did not: ``None`` on a replay; a gold-context diagnosis counted them
+  among its labels and reads unchanged.
+
 - ``oloproof.decision`` 2: an ``observed_count`` rule on a run whose ``--sample`` or
   ``--limit`` may have left cases out is at best INSUFFICIENT_EVIDENCE (``subset_of_cases``),
   and the body says it was decided so (``count_rules_need_suite``). Schema 1 let such a rule
@@ -57,6 +66,11 @@ Changes so far:
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
+
+- ``oloproof.comparison`` 3: a case whose expected values differ between the runs is not
+  paired, and a rule on a metric whose evaluator changed, or on an uncalibrated judge's metric,
+  is not decided on its interval (``like_for_like``). Schema 2 did neither: ``False``, and
+  ``verify`` re-derives it as it was made.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
