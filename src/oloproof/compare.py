@@ -123,6 +123,13 @@ def compare_runs(
     """
     cand = load_run(ledger, candidate)
     base = load_run(ledger, baseline)
+    if cand.run_id == base.run_id:
+        # Every pair would be equal and every rule read a difference of zero: its gate would
+        # decide nothing about either run.
+        raise ConfigError(
+            f"{candidate!r} and {baseline!r} are the same run ({cand.run_id}); compare a "
+            "candidate run with a different baseline run"
+        )
     for run in (cand, base):
         check_run_indexes(ledger, run)
     policy = None

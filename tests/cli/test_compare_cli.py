@@ -208,6 +208,9 @@ def test_json_is_the_recorded_body(blackbox_runs: Project) -> None:
         (("run_00000000000000000000000000", "BASE"), "run_00000000000000000000000000"),
         (("CAND", "BASE", "--policy", "missing.yaml"), "missing.yaml"),
         (("CAND", "BASE", "--policy", "policy.yaml"), "policy.yaml"),
+        # A run against itself shows no difference whatever it holds: a gate on it says nothing.
+        (("CAND", "CAND", "--policy", "compare.yaml"), "the same run"),
+        (("latest", "CAND", "--policy", "compare.yaml"), "the same run"),
     ],
 )
 def test_bad_input_exits_2_with_one_sentence(
