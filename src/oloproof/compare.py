@@ -123,6 +123,12 @@ def compare_runs(
     """
     cand = load_run(ledger, candidate)
     base = load_run(ledger, baseline)
+    for run in (cand, base):
+        check_run_indexes(ledger, run)
+    policy = None
+    if policy_path is not None:
+        policy_path = policy_path.resolve()
+        policy = load_compare_policy(policy_path)
     if cand.run_id == base.run_id:
         # Every pair would be equal and every rule read a difference of zero: its gate would
         # decide nothing about either run.
@@ -130,12 +136,6 @@ def compare_runs(
             f"{candidate!r} and {baseline!r} are the same run ({cand.run_id}); compare a "
             "candidate run with a different baseline run"
         )
-    for run in (cand, base):
-        check_run_indexes(ledger, run)
-    policy = None
-    if policy_path is not None:
-        policy_path = policy_path.resolve()
-        policy = load_compare_policy(policy_path)
     body = derive_comparison(ledger, cand, base, policy=policy, policy_path=policy_path)
     refs = [cand.address, base.address, *calibrations_relied_on(body["decisions"])]
     address = ledger.put(ev.make(ev.COMPARISON, body, refs=refs))

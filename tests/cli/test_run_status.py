@@ -112,10 +112,13 @@ def test_a_stopped_run_is_never_latest_and_shows_no_gate(tmp_path: Path) -> None
         2,
     )
 
+    # Named by latest, the finished run is the one given as the baseline: a run against itself.
     compared = oloproof("compare", "latest", good_id, cwd=root)
-    assert compared.code == 0, compared.err
-    assert compared.lines[0].endswith(f"of {good_id} against {good_id} · 2 paired cases")
-    assert compared.err == note
+    assert compared.code == 2, compared.err
+    assert compared.err == note + (
+        f"error: 'latest' and {good_id!r} are the same run ({good_id}); compare a candidate "
+        "run with a different baseline run\n"
+    )
 
     diagnosed = oloproof(
         "diagnose",
