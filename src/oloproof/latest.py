@@ -5,7 +5,9 @@ Requirements (``docs/running.md``, "Which run is latest"):
 1. A run moves the ``latest`` ref when it finishes: every planned case ran, though some may
    have errored. A run stopped by bad input, an interrupted run and a diagnosis's child run
    never become ``latest``, so the commands that decide or diagnose (``compare``,
-   ``diagnose``, ``inspect``'s gate) never take such a run for it.
+   ``diagnose``, ``inspect``'s gate) never take such a run for it. Newest means started last,
+   as ``oloproof runs`` orders them: an older run resumed to its end after a newer one
+   finished leaves ``latest`` where it is (``moves_latest``).
 2. A ledger written before that rule may hold ``latest`` on a run that did not finish;
    ``latest_run`` then walks back to the newest top-level run that did.
 3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
@@ -16,6 +18,7 @@ Requirements (``docs/running.md``, "Which run is latest"):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from ledger import Ledger
@@ -62,6 +65,24 @@ def latest_run(ledger: Ledger) -> str | None:
         if _top_level(body) and _finished(ledger, body):
             return candidate
     return None
+
+
+def moves_latest(ledger: Ledger, body: Mapping[str, Any]) -> bool:
+    """Whether the top-level run of ``body``, finishing now, becomes ``latest``: not when
+    ``latest`` names a run that started after it (a run resumed to its end, or one of two runs
+    side by side that finished last). Of two that started in the same second, the one
+    finishing now."""
+    current = latest_run(ledger)
+    if current is None:
+        return True
+    named = ledger.get(current).body
+    return started_at(named["created_at"]) <= started_at(body["created_at"])
+
+
+def started_at(created_at: str) -> datetime:
+    """A run's ``created_at`` as a moment (read as UTC when it names no zone)."""
+    moment = datetime.fromisoformat(created_at)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def resolve_latest(ledger: Ledger) -> str:

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
-from oloproof.latest import run_end
+from oloproof.latest import run_end, started_at
 from oloproof.runlock import writer_of
 
 if TYPE_CHECKING:
@@ -109,14 +108,9 @@ def newest_first(runs: Sequence[T], started: Callable[[T], str]) -> list[T]:
     of two that started at the same moment, the one recorded later first. A run imported from
     another ledger takes its place by when it ran, not by when it arrived."""
     order = sorted(
-        enumerate(runs), key=lambda item: (_instant(started(item[1])), item[0]), reverse=True
+        enumerate(runs), key=lambda item: (started_at(started(item[1])), item[0]), reverse=True
     )
     return [run for _, run in order]
-
-
-def _instant(created_at: str) -> datetime:
-    moment = datetime.fromisoformat(created_at)
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def diagnosis_groups(

@@ -4,6 +4,7 @@ shows, through the real CLI (and ``read_run_report`` from Python)."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 from tests.support import copy_example, oloproof
@@ -278,3 +279,49 @@ def test_failures_count_only_the_cases_the_run_planned(tmp_path: Path) -> None:
     ]
     listed = json.loads(oloproof("inspect", stopped, "--failures", "--json", cwd=root).out)
     assert (listed["unfinished"], listed["unfinished_unnamed"]) == ([], 3)
+
+
+INTERRUPTING_APP = """
+import os
+import signal
+import time
+from pathlib import Path
+
+from oloproof import system
+
+ARMED = Path(__file__).with_name("armed")
+
+
+@system(name="toy", version="1")
+def run(case):
+    if case["q"] == "q3" and ARMED.exists():
+        ARMED.unlink()
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(3600)  # never finishes: the interrupted run leaves it behind
+    return {"answer": case["q"].upper()}
+"""
+
+
+def test_an_older_run_resumed_to_its_end_does_not_take_latest_from_a_newer_one(
+    tmp_path: Path,
+) -> None:
+    root = project(tmp_path / "p", [f"q{i}" for i in range(6)])
+    (root / "app.py").write_text(INTERRUPTING_APP)
+    (root / "armed").touch()
+    older = oloproof("run", cwd=root)
+    assert older.code == 130, older.out + older.err
+    older_id = older.err.split("--resume ")[1].split()[0]
+    time.sleep(1.1)  # run ids aside, runs are ordered by their start, to the second
+    newer = oloproof("run", cwd=root)
+    assert newer.code == 0, newer.err
+    newer_id = run_id_of(newer.lines)
+
+    resumed = oloproof("run", "--resume", older_id, cwd=root)
+    assert resumed.code == 0, resumed.err
+    assert run_id_of(resumed.lines) == older_id
+    # `runs` lists the newer run first; `latest` must name the same run, not the one that
+    # happened to finish last (a `compare latest BASELINE` in CI would judge older code).
+    listed = json.loads(oloproof("runs", "--json", cwd=root).out)
+    assert [r["run_id"] for r in listed] == [newer_id, older_id]
+    shown = json.loads(oloproof("inspect", "latest", "--json", cwd=root).out)
+    assert shown["run_id"] == newer_id
