@@ -672,6 +672,16 @@ def _left_out(run_body: Mapping[str, Any]) -> Subset | None:
     return Subset(planned, total)
 
 
+def _in_project(path: Path, started_in: Path, ledger: Ledger) -> Path:
+    """``path``, recorded by a run started in the folder ``started_in``, in the project whose
+    ledger is ``ledger``: a project copied or moved since resumes with its own files (then
+    held to what the run recorded), never with those left at the old place."""
+    here = ledger.path.parent.resolve()
+    if started_in.resolve() == here or not path.is_relative_to(started_in):
+        return path
+    return here / path.relative_to(started_in)
+
+
 def resume_plan(
     ledger: Ledger, run_id: str, *, concurrency: int | None = None, engine: str | None = None
 ) -> tuple[RunPlan, StoredRun]:
@@ -684,9 +694,10 @@ def resume_plan(
     if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy = run.body["policy_path"]
+    started_in = Path(run.body["config_path"]).parent
     plan = plan_run(
-        Path(run.body["config_path"]),
-        policy_path=Path(policy) if policy else None,
+        _in_project(Path(run.body["config_path"]), started_in, ledger),
+        policy_path=_in_project(Path(policy), started_in, ledger) if policy else None,
         concurrency=concurrency,
         engine=engine,
     )

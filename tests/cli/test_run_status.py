@@ -4,6 +4,7 @@ shows, through the real CLI (and ``read_run_report`` from Python)."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -289,7 +290,7 @@ from pathlib import Path
 
 from oloproof import system
 
-ARMED = Path(__file__).with_name("armed")
+ARMED = Path("armed")  # in the project folder, where oloproof runs; not a place in the code
 
 
 @system(name="toy", version="1")
@@ -325,3 +326,34 @@ def test_an_older_run_resumed_to_its_end_does_not_take_latest_from_a_newer_one(
     assert [r["run_id"] for r in listed] == [newer_id, older_id]
     shown = json.loads(oloproof("inspect", "latest", "--json", cwd=root).out)
     assert shown["run_id"] == newer_id
+
+
+def test_a_copied_project_resumes_with_its_own_code_and_is_held_to_the_run(
+    tmp_path: Path,
+) -> None:
+    first = project(tmp_path / "first", [f"q{i}" for i in range(6)])
+    (first / "app.py").write_text(INTERRUPTING_APP)
+    (first / "armed").touch()
+    stopped = oloproof("run", cwd=first)
+    assert stopped.code == 130, stopped.out + stopped.err
+    run_id = stopped.err.split("--resume ")[1].split()[0]
+
+    # A copy whose code now fails every case: resuming there must not run the first folder's
+    # code (which the run recorded, and which would pass) in its place.
+    copy = tmp_path / "copy"
+    shutil.copytree(first, copy)
+    app = copy / "app.py"
+    app.write_text(app.read_text().replace('case["q"].upper()', '"wrong"'))
+    refused = oloproof("run", "--resume", run_id, cwd=copy)
+    assert refused.code == 2, refused.out + refused.err
+    assert refused.err == (
+        f"error: the system changed since {run_id} started (its code or settings differ); "
+        "start a new run instead\n"
+    )
+
+    # Moved as it is, the project resumes where it now is.
+    moved = tmp_path / "moved"
+    first.rename(moved)
+    resumed = oloproof("run", "--resume", run_id, cwd=moved)
+    assert resumed.code == 0, resumed.out + resumed.err
+    assert resumed.lines[0].startswith(f"Run {run_id} [DECIDED/COMPLETE]"), resumed.out
