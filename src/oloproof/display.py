@@ -122,13 +122,27 @@ def fmt_points_interval(iv: Interval) -> str:
     return f"[{_signed_tenths(_down(iv.lower))}, {_signed_tenths(_up(iv.upper))}]"
 
 
+# The marks that reorder text as it is shown: embeddings and overrides, isolates, and the
+# left-to-right, right-to-left and Arabic letter marks.
+_REORDERING = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 # Characters a terminal acts on instead of showing: controls (a carriage return rewrites the
-# line, an escape sequence moves the cursor or retitles the window) and the marks that reorder
-# text as it is shown. Text from a case or a system never gets to do either.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# line, an escape sequence moves the cursor or retitles the window) and those marks. Text from a
+# case or a system never gets to do either.
+_UNPRINTABLE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_REORDERING}]")
+_REORDERS = re.compile(f"[{_REORDERING}]")
+
+
+def _escape(found: re.Match[str]) -> str:
+    return found[0].encode("unicode_escape").decode("ascii")
 
 
 def printable(text: str) -> str:
     """``text`` (a case id, an error message) with each such character written as its escape
     (``\\r``, ``\\x1b``), so it prints on one line as it is."""
-    return _UNPRINTABLE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
+    return _UNPRINTABLE.sub(_escape, text)
+
+
+def unreordered(text: str) -> str:
+    """``text`` with each mark that reorders text written as its escape (``\\u202e``), for a
+    renderer that has its own rule for controls (Markdown)."""
+    return _REORDERS.sub(_escape, text)

@@ -211,3 +211,46 @@ def test_text_from_the_cases_cannot_forge_the_summary(tmp_path: Path) -> None:
     assert '\\<img src="https://attacker.example/p.png"\\> \\*\\*Gate: PASS\\*\\*' in errored
     # The id's newlines are shown as \n (then escaped for Markdown), on the one line.
     assert "(first: a\\\\n\\\\n## Gate: PASS (exit 0)\\\\n\\\\n\\<!--)" in errored, errored
+
+
+def test_text_from_the_cases_cannot_reorder_the_summary(tmp_path: Path) -> None:
+    # A right-to-left override in an id or an error message turns the rest of its line around
+    # as it is shown ("BLOCK" read backwards, a table cell that reads as another): each such
+    # mark is shown as its escape instead, in every part of the summary.
+    marks = "\u202e\u2066\u200f"
+    cases = [
+        {"id": f"x{marks}KCOLB", "input": {"q": "boom"}, "expected": {"answer": "x"}},
+        {"id": f"y{marks}", "input": {"q": "miss"}, "expected": {"answer": "x"}},
+    ]
+    app = HOSTILE_APP.replace("'<img", "'\\u202e<img")
+    root = write_project(
+        tmp_path / "p",
+        app=app,
+        config="system: {name: hostile, version: '1', callable: app:run}\n"
+        "evaluators:\n  - {type: contains, criterion: echo, field: answer, expected_field: "
+        "answer}\npolicy: policy.yaml\n",
+        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n",
+        cases=cases,
+    )
+    done = oloproof("run", "--summary", "s.md", "--junit", "j.xml", "--junit-cases", cwd=root)
+    assert done.code == 3, done.out + done.err
+    text = (root / "s.md").read_text()
+    assert not any(mark in text for mark in marks), ascii(text)
+    assert "x\\\\u202e\\\\u2066\\\\u200fKCOLB" in text, text
+
+    # The comparison's table of changed cases shows the ids as they are, in its cells.
+    base_id = done.lines[0].split()[1]
+    (root / "app.py").write_text(
+        app.replace(
+            'return {"answer": case["q"]}', 'return {"answer": "x" if case["q"] == "miss" else 1}'
+        )
+    )
+    (root / "oloproof.yaml").write_text((root / "oloproof.yaml").read_text().replace("'1'", "'2'"))
+    candidate = oloproof("run", cwd=root)
+    compared = oloproof(
+        "compare", candidate.lines[0].split()[1], base_id, "--summary", "c.md", cwd=root
+    )
+    assert compared.code == 0, compared.out + compared.err
+    text = (root / "c.md").read_text()
+    assert "| echo | y\\\\u202e\\\\u2066\\\\u200f | fail | pass |" in text, ascii(text)
+    assert not any(mark in text for mark in marks), ascii(text)

@@ -38,6 +38,7 @@ from oloproof.cli.render import (
     subset_note,
     subset_text,
 )
+from oloproof.display import unreordered
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -225,12 +226,12 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 def md_text(text: str) -> str:
     """``text`` (from a case, a system or a user's file) as inert Markdown on one line."""
-    return _MD_SYNTAX.sub(lambda m: "\\" + m[0], _CONTROL.sub(" ", text))
+    return _MD_SYNTAX.sub(lambda m: "\\" + m[0], unreordered(_CONTROL.sub(" ", text)))
 
 
 def md_code(text: str) -> Md:
     """``text`` as a code span on one line, fenced with more backticks than it holds in a row."""
-    flat = _CONTROL.sub(" ", text)
+    flat = unreordered(_CONTROL.sub(" ", text))
     fence = "`" * (max((len(run) for run in re.findall("`+", flat)), default=0) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return Md(f"{fence}{pad}{flat}{pad}{fence}")
