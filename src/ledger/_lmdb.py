@@ -10,11 +10,13 @@ has grown the map. LMDB allows the map to change size only while no transaction 
 process, and one environment serves every thread and every ``Ledger`` on its path, so each
 transaction passes the environment's ``_Gate`` and a resize waits at it for the others to end.
 
-Opening checks the data file against its own meta pages first (``ledger._datafile``), so a
-truncated file is refused before LMDB maps it, and maps it at least at the size its newest
-commit recorded; opening the databases adopts a size another process gave the map meanwhile
-(MDB_MAP_RESIZED) and tries again. Every LMDB error a read meets becomes a ``LedgerError``:
-``DamagedStoreError`` when LMDB found a page that is not what its tree expects.
+Opening takes the store's open lock shared before anything else (``ledger._openlock``: a
+compaction holds it alone while it replaces the data file), then checks the data file against
+its own meta pages (``ledger._datafile``), so a truncated file is refused before LMDB maps it,
+and maps it at least at the size its newest commit recorded; opening the databases adopts a
+size another process gave the map meanwhile (MDB_MAP_RESIZED) and tries again. Every LMDB
+error a read meets becomes a ``LedgerError``: ``DamagedStoreError`` when LMDB found a page
+that is not what its tree expects.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import lmdb
 from ledger._datafile import check_data_file
 from ledger._failures import write_failure
 from ledger._filter import Filter, FilterCell, digest_hash, prefix_hash
+from ledger._openlock import release, share
 from ledger._pending import _Pending
 from ledger._records import DICTIONARY_KEY, ZSTD_MAGIC, Records
 from ledger._runs import (
@@ -200,37 +203,49 @@ def _error(exc: lmdb.Error, doing: str, where: Path) -> LedgerError:
 
 
 def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Environment:
-    key = str(directory.resolve())
+    resolved = directory.resolve()
+    key = str(resolved)
     with _shared_lock:
-        if key in _shared:
-            env, env_readonly, count, gate = _shared[key]
-            if env_readonly and not readonly:
-                raise StoreError(
-                    f"the ledger at {directory} is already open read-only in this process"
-                )
-            _shared[key] = (env, env_readonly, count + 1, gate)
-            return env
-        data = directory / "data.mdb"
-        if data.exists():
-            # Look before LMDB maps it, and map it at least as large as its last commit did.
-            map_size = max(map_size, check_data_file(data).map_size)
+        # Before the file is looked at: a compaction may be about to replace it.
+        share(resolved, where=directory.parent)
         try:
-            env = lmdb.open(
-                key,
-                map_size=map_size,
-                max_dbs=len(_DB_NAMES) + RUN_TABLES + 2,
-                subdir=True,
-                readonly=readonly,
-                create=not readonly,
-                lock=True,
-                max_spare_txns=1,  # see ledger._reads
-            )
-        except lmdb.Error as exc:
-            raise StoreError(f"cannot open the ledger at {directory}: {exc}") from exc
-        if not readonly:
-            env.reader_check()  # clear reader slots left by processes that died
-        _shared[key] = (env, readonly, 1, _Gate())
+            return _acquire_locked(directory, key, readonly=readonly, map_size=map_size)
+        except BaseException:
+            release(resolved)
+            raise
+
+
+def _acquire_locked(
+    directory: Path, key: str, *, readonly: bool, map_size: int
+) -> lmdb.Environment:
+    """``_acquire_env`` once the open lock is held (``ledger._openlock``)."""
+    if key in _shared:
+        env, env_readonly, count, gate = _shared[key]
+        if env_readonly and not readonly:
+            raise StoreError(f"the ledger at {directory} is already open read-only in this process")
+        _shared[key] = (env, env_readonly, count + 1, gate)
         return env
+    data = directory / "data.mdb"
+    if data.exists():
+        # Look before LMDB maps it, and map it at least as large as its last commit did.
+        map_size = max(map_size, check_data_file(data).map_size)
+    try:
+        env = lmdb.open(
+            key,
+            map_size=map_size,
+            max_dbs=len(_DB_NAMES) + RUN_TABLES + 2,
+            subdir=True,
+            readonly=readonly,
+            create=not readonly,
+            lock=True,
+            max_spare_txns=1,  # see ledger._reads
+        )
+    except lmdb.Error as exc:
+        raise StoreError(f"cannot open the ledger at {directory}: {exc}") from exc
+    if not readonly:
+        env.reader_check()  # clear reader slots left by processes that died
+    _shared[key] = (env, readonly, 1, _Gate())
+    return env
 
 
 def _shares(env: lmdb.Environment) -> bool:
@@ -248,6 +263,7 @@ def _release_env(env: lmdb.Environment) -> None:
                 else:
                     del _shared[key]
                     env.close()
+                release(Path(key))
                 return
 
 

@@ -12,7 +12,10 @@ Requirements:
    mixture, and a compaction cut short leaves only its scratch folder, removed by the next.
 3. Nothing else may have the ledger open meanwhile: a process that kept the old file open
    would go on writing to it after the swap, and its writes would be lost. The compaction
-   refuses when LMDB's reader table names another living process.
+   holds the open lock (``ledger._openlock``) alone from before it looks until after the
+   rename: it refuses when another process holds it (naming one from LMDB's reader table),
+   and every process that opens the ledger while it works is refused. Its scratch folder is
+   cleared under the lock too, so a second compaction cannot remove the first one's.
 4. The new store begins a new chain (its history is not the old one); its ``meta`` table
    records the head and commit count of the history it replaced (``b"compacted"``), which
    ``verify`` reports, so a head published before compaction can still be traced to it.
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ledger._closure import Selection, select_closure
 from ledger._lmdb import Snapshot
+from ledger._openlock import release, take_alone
 from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS
 from ledger.address import format_address
 from ledger.application import Application, Links
@@ -36,7 +40,7 @@ from ledger.codec import encode
 from ledger.errors import IntegrityError, StoreError
 from ledger.event import event_from_trusted
 from ledger.format import _SEQ
-from ledger.store import STORE_DIR, Ledger, open_ledger
+from ledger.store import STORE_DIR, Ledger, missing_ledger, open_ledger
 
 if TYPE_CHECKING:
     from ledger.verify import Problem
@@ -77,17 +81,36 @@ def compact_ledger(
     checks, ``progress(step)`` hears each step as it starts. ``IntegrityError`` when the new
     store does not verify (the old one is then left as it was)."""
     root = Path(path)
+    directory = root / STORE_DIR
+    if not (directory / "data.mdb").exists():
+        raise missing_ledger(root)
+    resolved = directory.resolve()
+    if not take_alone(resolved, where=root):
+        raise _in_use(root, _holders(root, app))
+    try:
+        return _compact(root, choose, app, links, checks, progress or (lambda step: None))
+    finally:
+        release(resolved)
+
+
+def _compact(
+    root: Path,
+    choose: Callable[[Ledger], Iterable[str]],
+    app: Application | None,
+    links: Links | None,
+    checks: Iterable[Callable[[Ledger], Iterable[Problem]]],
+    say: Callable[[str], None],
+) -> CompactSummary:
+    """``compact_ledger`` once it holds the open lock alone: nothing else can open the
+    ledger until it lets go, after the rename."""
     scratch = root / SCRATCH_DIR
     shutil.rmtree(scratch, ignore_errors=True)  # what a compaction cut short left
-    say = progress or (lambda step: None)
     data_file = root / STORE_DIR / "data.mdb"
     with open_ledger(root, app=app, create=False) as ledger:
+        # A process of a version that takes no open lock is still in LMDB's reader table.
         others = ledger.other_processes()
         if others:
-            raise StoreError(
-                f"the ledger at {root} is open in another process (pid {others[0]}): "
-                "compact it when nothing else is using it"
-            )
+            raise _in_use(root, others)
         roots = [ledger.resolve(text) for text in choose(ledger)]
         say("selecting")
         bytes_before = data_file.stat().st_size
@@ -133,6 +156,20 @@ def compact_ledger(
         commits_after,
         sorted(kept),
         sorted(dropped),
+    )
+
+
+def _holders(root: Path, app: Application | None) -> list[int]:
+    """The processes LMDB's reader table names as having the ledger open (the lock says
+    only that some process has)."""
+    with open_ledger(root, app=app, create=False) as ledger:
+        return ledger.other_processes()
+
+
+def _in_use(root: Path, others: list[int]) -> StoreError:
+    who = f"another process (pid {others[0]})" if others else "another process"
+    return StoreError(
+        f"the ledger at {root} is open in {who}: compact it when nothing else is using it"
     )
 
 

@@ -6,6 +6,7 @@ modules touch LMDB, and of them only ``_lmdb`` imports it:
     format     the on-disk format: the format record, the tables, sequence and index keys
     chain      the commit chain: how each commit's head is made (no LMDB)
     _datafile  LMDB's meta pages, read and checked before the file is mapped (no LMDB)
+    _openlock  the lock every opening holds shared and a compaction alone (no LMDB)
     _lmdb      the environment: opening and sharing it, transactions, the raw ``Snapshot``
     _pending   what a batch holds until it commits (no LMDB)
     _reads     get, get_bytes, get_many, has, events: every read checked against its address
@@ -97,7 +98,8 @@ def open_ledger(
     by itself when full). A damaged data file is refused (``DamagedStoreError``) before it is
     mapped; a format-1 ledger opened for writing is given its chain (``ledger.format``), and
     one whose indexes another version of the program filed has them rebuilt
-    (``Application.indexes``).
+    (``Application.indexes``). While a compaction is under way in another process, opening is
+    refused at once (``StoreError`` naming its pid), for reading too (``ledger._openlock``).
     """
     if app is None:
         app = Application(indexer=indexer)
@@ -107,7 +109,7 @@ def open_ledger(
     directory = root / STORE_DIR
     if not (directory / "data.mdb").exists():
         if readonly or not create:
-            raise StoreError(f"no ledger at {root}: it holds no {STORE_DIR}/data.mdb")
+            raise missing_ledger(root)
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -115,16 +117,21 @@ def open_ledger(
     env = _acquire_env(directory, readonly=readonly, map_size=map_size or _DEFAULT_MAP_SIZE)
     try:
         dbs = _open_databases(env, root, readonly=readonly, name=app.name)
+        ledger = Ledger(env, dbs, root, app=app, readonly=readonly)
     except BaseException:
-        _release_env(env)
+        _release_env(env)  # and with it the open lock, which would keep a compaction out
         raise
-    ledger = Ledger(env, dbs, root, app=app, readonly=readonly)
     try:
         ledger.keep_indexes_current()
     except BaseException:
         ledger.close()
         raise
     return ledger
+
+
+def missing_ledger(root: Path) -> StoreError:
+    """The error for a ledger folder that holds no store."""
+    return StoreError(f"no ledger at {root}: it holds no {STORE_DIR}/data.mdb")
 
 
 class Ledger(_Refs):

@@ -3,7 +3,9 @@
 A support_rag project with three runs, a diagnosis and a comparison is compacted with each
 selector; what is kept must read back exactly as before, what is dropped must be gone, and the
 space is reported. A compaction killed in the middle (SIGKILL, at each of its steps before the
-swap) leaves the old ledger exactly as it was, and the next one succeeds.
+swap) leaves the old ledger exactly as it was, and the next one succeeds. A `run`, `runs` or
+`inspect` started while a compaction is under way (it is stopped at each of its steps) is
+refused before it reads or writes anything, so no run that reported its result is lost.
 """
 
 from __future__ import annotations
@@ -226,3 +228,54 @@ def test_a_compaction_killed_in_the_middle_leaves_the_old_ledger(
     assert runs_in(root) == {str(history["newest"])}
     assert not (root / ".oloproof" / "compact").exists()
     assert any(line.startswith("data.mdb: ") for line in again.lines), again.out
+
+
+@pytest.mark.parametrize("step", ["writing", "verifying", "swapping"])
+def test_nothing_opens_the_ledger_while_it_is_compacted(
+    history: dict[str, object], tmp_path: Path, step: str
+) -> None:
+    # The compaction (the command and the child process that does the work, in a process
+    # group of their own) is stopped once it announces the step, and let go only after the
+    # other commands have ended: each of them meets it mid-way, whatever the machine's speed.
+    root = copy_of(history, tmp_path)
+    newest = str(history["newest"])
+    compacting = subprocess.Popen(
+        [sys.executable, "-m", "oloproof", "ledger", "compact", "--keep-last", "1"],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert compacting.stderr is not None
+        while (line := compacting.stderr.readline()) != f"compact: {step}\n":
+            assert line, "the compaction ended before the step"
+        os.killpg(compacting.pid, signal.SIGSTOP)
+        during = [
+            oloproof(*args, cwd=root)
+            for args in (("run", "--limit", "2"), ("runs", "--all"), ("inspect", newest))
+        ]
+        holders = {int(p) for d in during for p in re.findall(r"\(pid (\d+)\)", d.err)}
+        in_compaction = {p for p in holders if os.getpgid(p) == compacting.pid}
+    finally:
+        os.killpg(compacting.pid, signal.SIGCONT)
+        out, err = compacting.communicate(timeout=120)
+    assert compacting.returncode == 0, err
+    assert out.startswith("kept 1 of 5 runs, "), out
+    # No command claims more than the ledger holds: a run that reported its result is there.
+    run = during[0]
+    reported = set() if run.code == 2 else set(RUN_ID.findall(run.out)[:1])
+    assert reported <= runs_in(root), f"run exit {run.code}: its run {reported} was lost"
+    assert ok(root, "verify").lines[-1].endswith(": ok")
+    # Each was turned away before it read or wrote anything, naming the compaction's process.
+    assert len(holders) == 1 and in_compaction == holders, (holders, in_compaction)
+    (holder,) = holders
+    where = root / ".oloproof"
+    for done in during:
+        assert done.code == 2 and done.out == "", (done.code, done.out)
+        assert done.err == (
+            f"error: the ledger at {where} is being compacted by another process "
+            f"(pid {holder}): try again when the compaction is done\n"
+        ), done.err
+    assert runs_in(root) == {newest}
