@@ -124,7 +124,7 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
                 _first_duplicate(path, blocks.cases(path), hashes)
                 raise
             metadata_keys.update(case.metadata)
-            hashes.append(hash(_same_text(case.id)))
+            hashes.append(hash(same_text(case.id)))
             blocks.add(number, raw)
         else:
             blocks.skip(raw)
@@ -181,7 +181,7 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
         return
     first: dict[str, tuple[str, int]] = {}
     for case in cases:
-        key = _same_text(case.id)
+        key = same_text(case.id)
         if key in first:
             earlier, line = first[key]
             if earlier == case.id:
@@ -197,7 +197,7 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
         first[key] = (case.id, case.line)
 
 
-def _same_text(case_id: str) -> str:
+def same_text(case_id: str) -> str:
     """``case_id`` in Unicode's composed form (NFC): ids that differ only in how an accented
     letter is encoded are one id to anyone reading them."""
     if case_id.isascii():  # nearly every id: nothing to compose

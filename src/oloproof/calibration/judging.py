@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from oloproof import aio
 from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
 from oloproof.results import Verdict
 
@@ -24,7 +25,8 @@ async def acalibrate(
     """Run ``judge`` over ``labelled`` (concurrently, as its provider allows) and tally it.
 
     ``labels`` describes the labels file (e.g. ``{"path": ..., "sha256": ...}``) for the record.
-    Raises ``ConfigError`` for a judge that does not give pass/fail verdicts.
+    Raises ``ConfigError`` for a judge that does not give pass/fail verdicts, and
+    ``DatasetError`` for an example it would pass or fail without asking its model.
     """
     check_pass_fail(judge)
     verdicts = await judge_all(judge, labelled)
@@ -87,8 +89,15 @@ def tally(
     )
 
 
-async def judge_all(judge: AsyncEvaluator, labelled: Sequence[LabelledExample]) -> list[Verdict]:
-    """The judge's verdicts on ``labelled``, in order, judged concurrently inside its context."""
+async def judge_all(
+    judge: AsyncEvaluator, labelled: Sequence[LabelledExample], *, source: Path | None = None
+) -> list[Verdict]:
+    """The judge's verdicts on ``labelled``, in order, judged concurrently inside its context.
+
+    Raises ``DatasetError`` before any call when an example cannot measure the judge
+    (``refuse_unmeasurable``; ``source`` is the labels file, for the error).
+    """
+    refuse_unmeasurable(judge, labelled, source)
     enter, leave = getattr(judge, "__aenter__", None), getattr(judge, "__aexit__", None)
     if enter is not None and leave is not None:
         await enter()
@@ -97,6 +106,70 @@ async def judge_all(judge: AsyncEvaluator, labelled: Sequence[LabelledExample]) 
         finally:
             await leave(None, None, None)
     return list(await asyncio.gather(*(judge.ajudge(ex.view()) for ex in labelled)))
+
+
+def refuse_unmeasurable(
+    judge: AsyncEvaluator, labelled: Sequence[LabelledExample], source: Path | None = None
+) -> None:
+    """Raise ``DatasetError`` at the first example that would get a pass or a fail the model
+    never gave.
+
+    A judge decides some outputs without asking its model: it fails one that has no answer
+    text where its ``field`` points. In a run that fail is the system's; in a labels file it
+    is not the judge's verdict, so counting it as one would credit the judge with agreement it
+    never showed (a human fail, failed for want of an answer, would raise its specificity).
+    Such an example is a labels file written for another reading of the output, found before
+    anything is called or recorded. An exclusion is left to ``tally``: it is decided from what
+    the example holds, never from the model, and counts in neither rate.
+    """
+    decided = getattr(judge, "decided_without_call", None)
+    if decided is None:
+        return
+    for example in labelled:
+        verdict: Verdict | None = decided(example.view())
+        if verdict is None or verdict.status == "excluded":
+            continue
+        where = (
+            f"{source}, line {example.line}"
+            if source is not None and example.line is not None
+            else f"example {example.id!r}"
+        )
+        raise _unmeasurable(judge.criterion, verdict, where)
+
+
+# How an answer that is not text is named, by the Python type JSON gave it.
+_JSON_KINDS = {
+    "NoneType": "null",
+    "bool": "true or false",
+    "int": "a number",
+    "float": "a number",
+    "list": "a list",
+    "dict": "an object",
+}
+
+
+def _unmeasurable(criterion: str, verdict: Verdict, where: str) -> DatasetError:
+    field = verdict.detail.get("field")
+    if verdict.reason == "field_missing":
+        return DatasetError(
+            f"the output has no {field!r}, the field the judge {criterion!r} reads, so this "
+            "example cannot measure the judge",
+            where=where,
+            hint="put the answer text there, or set the judge's field to where it is",
+        )
+    if verdict.reason == "field_not_text":
+        kind = verdict.detail.get("type")
+        return DatasetError(
+            f"the output's {field!r} is {_JSON_KINDS.get(str(kind), kind)}, not the text the "
+            f"judge {criterion!r} reads, so this example cannot measure the judge",
+            where=where,
+            hint="give the answer as text",
+        )
+    return DatasetError(
+        f"the judge {criterion!r} would {verdict.status} this example without asking its model "
+        f"({verdict.reason}), so it cannot measure the judge",
+        where=where,
+    )
 
 
 def calibrate(

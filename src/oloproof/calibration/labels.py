@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
+from oloproof.dataset import same_text
 from oloproof.errors import ArtifactError, DatasetError
 from oloproof.evaluators.base import CaseView
 from oloproof.jsonkeys import DuplicateKey, unique_keys
@@ -50,7 +51,8 @@ class LabelledExample:
     ``id``, ``input``, ``output`` and ``label`` (true = the example should pass) are required;
     ``context`` (a list of context items, or a whole ``context/v1`` object), ``citations`` (a
     list of ids, or a ``citations/v1`` object), ``expected`` and ``metadata`` are optional, and
-    are needed by the judges that read them. Blank lines are skipped.
+    are needed by the judges that read them. Blank lines are skipped. ``line`` is where the
+    example is in its file (None when it was not read from one).
     """
 
     id: str
@@ -60,6 +62,7 @@ class LabelledExample:
     expected: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     artifacts: Mapping[str, list[dict[str, Any]]] = field(default_factory=dict)
+    line: int | None = None
 
     def view(self) -> CaseView:
         """The example as a judge sees a case."""
@@ -74,7 +77,11 @@ class LabelledExample:
 
 
 def load_labels(path: Path) -> list[LabelledExample]:
-    """Read a labels file; raises ``DatasetError`` naming the file and line of the first mistake."""
+    """Read a labels file; raises ``DatasetError`` naming the file and line of the first mistake.
+
+    Ids are compared as cases.jsonl compares them: two that differ only in how an accented
+    letter is encoded are one id given twice.
+    """
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except FileNotFoundError:
@@ -82,24 +89,31 @@ def load_labels(path: Path) -> list[LabelledExample]:
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
     examples: list[LabelledExample] = []
-    seen: dict[str, int] = {}
+    seen: dict[str, tuple[str, int]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         where = f"{path}, line {number}"
-        example = _parse_line(line, where)
-        if example.id in seen:
+        example = _parse_line(line, number, where)
+        key = same_text(example.id)
+        if key in seen:
+            earlier, first = seen[key]
+            if earlier == example.id:
+                raise DatasetError(f"id {example.id!r} already used on line {first}", where=where)
             raise DatasetError(
-                f"id {example.id!r} already used on line {seen[example.id]}", where=where
+                f"id {example.id!a} is the same text as {earlier!a} on line {first}, written "
+                "with other Unicode code points (they look alike wherever they are shown); "
+                "write both the same way, or rename one",
+                where=where,
             )
-        seen[example.id] = number
+        seen[key] = (example.id, number)
         examples.append(example)
     if not examples:
         raise DatasetError(f"{path}: holds no labelled example")
     return examples
 
 
-def _parse_line(line: str, where: str) -> LabelledExample:
+def _parse_line(line: str, number: int, where: str) -> LabelledExample:
     try:
         data = json.loads(line, object_pairs_hook=unique_keys)
     except json.JSONDecodeError as exc:
@@ -133,6 +147,7 @@ def _parse_line(line: str, where: str) -> LabelledExample:
         expected=parsed.expected,
         metadata=parsed.metadata,
         artifacts=artifacts,
+        line=number,
     )
 
 

@@ -36,7 +36,8 @@ def run_calibration(
 
     Returns the address of the ``oloproof.calibration`` event and the calibration. Raises
     ``UnknownIdError`` when no judge has that criterion, ``ConfigError`` for a bad config or a
-    score judge, ``DatasetError`` for a bad labels file; nothing is written then.
+    score judge, ``DatasetError`` for a bad labels file or one that cannot measure this judge
+    (an example without the answer text the judge reads); nothing is written then.
     """
     # Running a judge (asyncio, the evaluators, the labels reader) is only loaded here: the
     # readers below are what `inspect` and the viewer import, and they start fast without it.
@@ -65,7 +66,7 @@ def run_calibration(
     examples = load_labels(labels_path)
     labels = {"path": str(labels_path), "sha256": labels_digest(labels_path)}
     check_pass_fail(judge)
-    verdicts = aio.run(judge_all(judge, examples))
+    verdicts = aio.run(judge_all(judge, examples, source=labels_path))
     if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
         raise nothing_judged(evaluator_id, examples, verdicts)
     calibration = tally(judge.spec(), examples, verdicts, level=level, labels=labels)

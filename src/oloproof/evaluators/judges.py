@@ -25,7 +25,8 @@ What can happen:
 - ``excluded``: the case lacks what the judge reads by design: ``no_context_recorded``,
   ``no_context_text``, ``no_citations_recorded``, ``no_citations``, ``no_expected_value``.
 - ``fail: field_missing`` / ``fail: field_not_text``: the output has no answer text where
-  ``field`` points, decided without a call, as the text checks decide it.
+  ``field`` points, decided without a call, as the text checks decide it. It is the system's
+  fail, not the model's: a calibration refuses a labels example that would get it.
 
 ``spec()`` is the judge's identity: everything that can change a verdict (type, criterion,
 provider, model, base URL, API version, template name/version/SHA-256, the request's shape:
@@ -239,9 +240,15 @@ class LLMJudge:
 
     # --- shared steps ------------------------------------------------------------------------
 
+    def decided_without_call(self, view: CaseView) -> Verdict | None:
+        """The verdict ``view`` gets without asking the model (an exclusion, or the fail of an
+        output without answer text), or None when judging it needs a call."""
+        values = self.prepare(view)
+        return values if isinstance(values, Verdict) else None
+
     def would_call(self, view: CaseView) -> bool:
         """Whether judging ``view`` needs a call (False when it is decided without one)."""
-        return not isinstance(self.prepare(view), Verdict)
+        return self.decided_without_call(view) is None
 
     def interpret(self, completion: Completion, system: str, user: str) -> Verdict:
         """The verdict a reply to ``system`` and ``user`` gives, with the call's metadata."""

@@ -114,6 +114,16 @@ def test_load_labels_names_the_line(tmp_path: Path, line: object, message: str) 
         load_labels(path)
 
 
+def test_load_labels_takes_ids_in_another_unicode_form_as_the_same_id(tmp_path: Path) -> None:
+    path = write(tmp_path, {**GOOD, "id": "caf\u00e9"}, {**GOOD, "id": "cafe\u0301"})
+    with pytest.raises(DatasetError, match=r"line 2: id 'cafe\\u0301' is the same text as"):
+        load_labels(path)
+    first, second = load_labels(
+        write(tmp_path, {**GOOD, "id": "caf\u00e9"}, "", {**GOOD, "id": "b"})
+    )
+    assert (first.line, second.line) == (1, 3)
+
+
 def test_load_labels_refuses_an_empty_or_absent_file(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="no labelled example"):
         load_labels(write(tmp_path, ""))
@@ -348,3 +358,45 @@ def test_calibrating_a_real_judge_over_http(secret: str) -> None:
     assert result.judge["model"] == "judge-model-1"
     assert KEY_ENV not in json.dumps(result.to_body())
     assert secret not in json.dumps(result.to_body())
+
+
+# --- only the model's verdicts count -----------------------------------------------------------
+
+JUDGES: dict[str, dict[str, Any]] = {
+    "groundedness_judge": {},
+    "citation_support_judge": {},
+    "answer_judge": {},
+    "rubric_judge": {"criterion": "tone", "rubric": "Polite."},
+}
+
+
+@pytest.mark.parametrize("judge_type", sorted(JUDGES))
+@pytest.mark.parametrize(
+    ("output", "message"),
+    [
+        ({"text": "five seats"}, "the output has no 'answer', the field the judge"),
+        ({"answer": ["five seats"]}, "the output's 'answer' is a list, not the text the judge"),
+    ],
+)
+def test_an_example_the_model_is_never_asked_about_is_refused(
+    judge_type: str, output: object, message: str
+) -> None:
+    # Each judge fails such an output without a call; that fail is not the model's verdict.
+    examples = [
+        LabelledExample(
+            id=case_id,
+            input={"question": "How many seats?"},
+            output=output if case_id == "no-text" else {"answer": "five seats"},
+            label=case_id == "ok",
+            expected={"answer": "five"},
+            artifacts={"context/v1": [{"items": [KB03]}], "citations/v1": [{"ids": ["kb-03"]}]},
+        )
+        for case_id in ("ok", "no-text")
+    ]
+    with ScriptedJudgeServer(default=verdict(True)) as server:
+        config = ADAPTER.validate_python(
+            {"type": judge_type, **JUDGES[judge_type], **judge_settings(server, "openai")}
+        )
+        with pytest.raises(DatasetError, match=f"example 'no-text': {message}"):
+            calibrate(build_judge(config, base_dir=Path(".")), examples)
+        assert server.requests == []

@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "7816aa7c7c4754697783b9c3807272c2f91fb4588fa3832e6142fc8a48764f6a")
+RECORDED = (3, "3e01b965b71066db949ddafb36b9e2d0d02c6429928f37f37959623af1d82cc7")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
