@@ -365,6 +365,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             policy_path=policy_path,
             results=read,
             like_for_like=body["like_for_like"],
+            counts_missing_repeats=body["counts_missing_repeats"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

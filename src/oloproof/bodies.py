@@ -264,6 +264,9 @@ class ComparisonBody(TypedDict):
     # values, and a rule decided only on a metric the same evaluator judged in both runs, a
     # judge's after its calibration.
     like_for_like: bool
+    # Whether a repeat without a verdict counts against the candidate (schema 4) rather than
+    # its case being read as the mean of its judged repeats.
+    counts_missing_repeats: bool
     paired_cases: int
     unpaired: list[Map]
     metrics: list[Map]

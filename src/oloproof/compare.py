@@ -19,19 +19,25 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    or changed expected values, where neither side's verdict answers the other's question).
    The paired-only interval is kept beside it. A rule whose outcome the missing pairs changed
    says ``missing_cases_decide``.
+3b. A paired case of a repeated run some of whose repeats have no verdict is never compared on
+   its judged repeats alone: the bounded interval takes its value with those repeats failing
+   (candidate) or passing (baseline) for the lower bound, and the other way round for the upper
+   (``oloproof.repeats.bounds``, as the run's own gate counts them); it stays paired, and the
+   estimate and the paired-only interval read its judged repeats. Such a case is not 0/1 data:
+   no ``b``, ``c`` or planning while one is paired. (A comparison recorded at schema 3 read it
+   as its judged repeats' mean, and is re-derived so: ``counts_missing_repeats``.)
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
    never gated.
 5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
    on the unrounded interval; an undecided non-inferiority rule on a pass/fail metric carries the
    planning projection of statistics.md D when there are discordant pairs and no missing pair
-   (more paired cases cannot answer the missing ones).
+   or repeat (more paired cases cannot answer the missing ones).
 6. The comparison is one ``oloproof.comparison`` event whose body holds everything needed to
    print it again; this module builds and records it and returns plain data. It never prints.
 """
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -48,6 +54,7 @@ from oloproof.errors import ConfigError
 from oloproof.metrics import RecordedCases, slice_value
 from oloproof.pairing import expected_key, unpaired_reason
 from oloproof.policy import JudgeStanding, RuleDecision, calibrations_relied_on, gate
+from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
     PLANNING_LIMIT,
@@ -153,11 +160,12 @@ def derive_comparison(
     policy_path: Path | None,
     results: tuple[int | None, int | None] = (None, None),
     like_for_like: bool = True,
+    counts_missing_repeats: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
-    comparison that read that many is re-derived; ``like_for_like`` as a comparison recorded
-    with it is re-derived.
+    comparison that read that many is re-derived; ``like_for_like`` and
+    ``counts_missing_repeats`` as a comparison recorded with them is re-derived.
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -171,6 +179,7 @@ def derive_comparison(
         policy=policy,
         policy_path=policy_path,
         like_for_like=like_for_like,
+        counts_missing_repeats=counts_missing_repeats,
         calibrations=ledger,
     )
 
@@ -200,6 +209,7 @@ def build_comparison(
         policy=policy,
         policy_path=policy_path,
         like_for_like=True,
+        counts_missing_repeats=True,
         calibrations=None,
     )
 
@@ -213,6 +223,7 @@ def _comparison(
     policy: ComparePolicy | None,
     policy_path: Path | None,
     like_for_like: bool,
+    counts_missing_repeats: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -222,7 +233,9 @@ def _comparison(
     _check_policy_metrics(policy, policy_path, specs)
     level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
     slices = list(candidate.body.get("slices", []))
-    pairing = _pair(candidate_cases, baseline_cases, compared, slices, like_for_like)
+    pairing = _pair(
+        candidate_cases, baseline_cases, compared, slices, like_for_like, counts_missing_repeats
+    )
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
     decisions = _decide(policy, collected, level, _Judging(specs, like_for_like, calibrations))
@@ -234,6 +247,7 @@ def _comparison(
         "policy": policy.model_dump(mode="json", exclude_none=True) if policy else None,
         "policy_path": str(policy_path) if policy_path is not None else None,
         "like_for_like": like_for_like,
+        "counts_missing_repeats": counts_missing_repeats,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -333,17 +347,16 @@ class _HeldCases:
 
 class _Values:
     """Pairs of values (candidate, baseline) in two arrays of doubles, 16 bytes a pair: what a
-    comparison keeps of a case, so that its memory stays small at a million cases. NaN stands
-    for a side that is not known (``_MetricPairs.unknown``)."""
+    comparison keeps of a case, so that its memory stays small at a million cases."""
 
     __slots__ = ("base", "cand")
 
     def __init__(self, cand: Iterable[float] = (), base: Iterable[float] = ()) -> None:
         self.cand, self.base = array("d", cand), array("d", base)
 
-    def add(self, cand: float | None, base: float | None) -> None:
-        self.cand.append(math.nan if cand is None else cand)
-        self.base.append(math.nan if base is None else base)
+    def add(self, cand: float, base: float) -> None:
+        self.cand.append(cand)
+        self.base.append(base)
 
     def __len__(self) -> int:
         return len(self.cand)
@@ -354,17 +367,30 @@ class _Values:
 
 @dataclass
 class _MetricPairs:
-    """One metric's observed pairs and the rest.
+    """One metric's pairs and the rest.
 
-    ``unknown`` has one (candidate value, baseline value) per missing pair, NaN where that
-    side is unknown: what the worst and best cases of the bounded interval fill in.
+    ``values`` are the pairs known whole. ``partial`` are the paired cases some of whose
+    repeats have no verdict, at the mean of their judged repeats: what the estimate and the
+    paired-only interval read, never the bounded one. ``worst`` and ``best`` hold every pair not
+    known whole (each missing pair, then each partial one) at its worst and at its best for the
+    candidate: what the bounded interval adds to ``values``. ``missing_repeats`` counts the
+    repeats without a verdict of the partial pairs, by run.
     """
 
     metric: str
     values: _Values = field(default_factory=_Values)
+    partial: _Values = field(default_factory=_Values)
     missing: Counter[str] = field(default_factory=Counter)
     excluded: Counter[str] = field(default_factory=Counter)
-    unknown: _Values = field(default_factory=_Values)
+    missing_pairs: int = 0
+    missing_repeats: Counter[str] = field(default_factory=Counter)
+    worst: _Values = field(default_factory=_Values)
+    best: _Values = field(default_factory=_Values)
+
+    def add_bounded(self, cand: tuple[float, float], base: tuple[float, float]) -> None:
+        """A pair whose sides are known only within (lowest, highest)."""
+        self.worst.add(cand[0], base[1])
+        self.best.add(cand[1], base[0])
 
 
 @dataclass
@@ -387,6 +413,7 @@ def _pair(
     compared: Sequence[str],
     slices: Sequence[str],
     like_for_like: bool,
+    repeats: bool,
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases), one case at a time."""
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
@@ -402,49 +429,69 @@ def _pair(
         if reason is None:
             assert base is not None
             pairing.paired += 1
-            _add_paired(pairing, cand, base)
+            _add_paired(pairing, cand, base, repeats)
         else:
             pairing.unpaired[reason].append(case_id)
-            _add_unpaired(pairing, reason, cand, base)
+            _add_unpaired(pairing, reason, cand, base, repeats)
     for base in baseline:
         if base["case_id"] not in candidate:
             pairing.unpaired["only_in_baseline"].append(base["case_id"])
-            _add_unpaired(pairing, "only_in_baseline", None, base)
+            _add_unpaired(pairing, "only_in_baseline", None, base, repeats)
     for pairs in pairing.metrics.values():
         pairs.missing.update({r: len(ids) for r, ids in pairing.unpaired.items() if ids})
     return pairing
 
 
-def _add_paired(pairing: _Pairing, cand: _Body, base: _Body) -> None:
+def _add_paired(pairing: _Pairing, cand: _Body, base: _Body, repeats: bool) -> None:
     for metric, out in pairing.metrics.items():
         cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
         if cv is None or bv is None:
             out.missing["no_verdict"] += 1
-            out.unknown.add(_known(cand, metric), _known(base, metric))
+            _add_missing(out, cand, base, metric, repeats)
         elif cv["s"] == "missing" or bv["s"] == "missing":
             source = cv if cv["s"] == "missing" else bv
             out.missing[source.get("r", "missing")] += 1
-            out.unknown.add(_known(cand, metric), _known(base, metric))
+            _add_missing(out, cand, base, metric, repeats)
         elif cv["s"] == "excluded" or bv["s"] == "excluded":
             source = cv if cv["s"] == "excluded" else bv
             out.excluded[source.get("r", "excluded")] += 1
         else:
             x, y = _number(cv), _number(bv)
-            out.values.add(x, y)
+            unjudged = (_unjudged(cv), _unjudged(bv)) if repeats else (0, 0)
+            if any(unjudged):
+                # Its judged repeats alone would compare it on what happened to be judged.
+                out.partial.add(x, y)
+                out.add_bounded(_span(cv, repeats), _span(bv, repeats))
+                out.missing_repeats.update(candidate=unjudged[0], baseline=unjudged[1])
+            else:
+                out.values.add(x, y)
             for name, groups in pairing.slices.items():
                 key = (slice_value(name, cand), metric)
                 groups.setdefault(key, _Values()).add(x, y)
 
 
 _NEITHER_SIDE = frozenset({"input_differs", "expected_differs"})
+_UNKNOWN = (0.0, 1.0)
 
 
-def _add_unpaired(pairing: _Pairing, reason: str, cand: _Body | None, base: _Body | None) -> None:
+def _add_unpaired(
+    pairing: _Pairing, reason: str, cand: _Body | None, base: _Body | None, repeats: bool
+) -> None:
     for metric, out in pairing.metrics.items():
         if reason in _NEITHER_SIDE:  # neither verdict answers the other run's question
-            out.unknown.add(None, None)
+            out.missing_pairs += 1
+            out.add_bounded(_UNKNOWN, _UNKNOWN)
         else:
-            out.unknown.add(_known(cand, metric), _known(base, metric))
+            _add_missing(out, cand, base, metric, repeats)
+
+
+def _add_missing(
+    out: _MetricPairs, cand: _Body | None, base: _Body | None, metric: str, repeats: bool
+) -> None:
+    """A missing pair: a side one run did observe keeps what it observed, the other may be
+    anything."""
+    out.missing_pairs += 1
+    out.add_bounded(_side(cand, metric, repeats), _side(base, metric, repeats))
 
 
 # What a comparison given case results as an iterable holds of each: not their expected values
@@ -459,26 +506,27 @@ def _compared(body: _Body) -> _Body:
     }
 
 
-def _known(body: _Body | None, metric: str) -> float | None:
-    """The observed value of ``metric`` in one run's case result, None when not observed."""
+def _side(body: _Body | None, metric: str, repeats: bool) -> tuple[float, float]:
+    """What one run's case result allows ``metric`` to be: (lowest, highest)."""
     summary = body["verdicts"].get(metric) if body is not None else None
     if summary is None or summary["s"] not in ("pass", "fail", "value"):
-        return None
-    return _number(summary)
+        return _UNKNOWN
+    return _span(summary, repeats)
 
 
-def _worst(unknown: _Values) -> _Values:
-    """Missing pairs at their worst for the candidate: unknown candidate 0, baseline 1."""
-    return _Values(_filled(unknown.cand, 0.0), _filled(unknown.base, 1.0))
+def _span(summary: Mapping[str, Any], repeats: bool) -> tuple[float, float]:
+    """An observed verdict's value, or, for a case some of whose repeats have no verdict
+    (when ``repeats`` says to count them), the value with those failing and with them passing
+    (``oloproof.repeats.bounds``)."""
+    if repeats and _unjudged(summary):
+        return repeat_bounds(summary)
+    value = _number(summary)
+    return value, value
 
 
-def _best(unknown: _Values) -> _Values:
-    """Missing pairs at their best for the candidate: unknown candidate 1, baseline 0."""
-    return _Values(_filled(unknown.cand, 1.0), _filled(unknown.base, 0.0))
-
-
-def _filled(values: Iterable[float], fill: float) -> Iterator[float]:
-    return (fill if math.isnan(v) else v for v in values)
+def _unjudged(summary: Mapping[str, Any]) -> int:
+    """How many of a combined verdict's repeats have none (0 for a case executed once)."""
+    return int(summary.get("m", 0))
 
 
 def _number(summary: Mapping[str, Any]) -> float:
@@ -493,9 +541,11 @@ def _number(summary: Mapping[str, Any]) -> float:
 # -------------------------------------------------------------------------------- differences
 
 
-def _difference(pairs: _Values, level: float) -> dict[str, Any]:
-    """Estimate, interval and (for 0/1 data) the discordant counts b and c of paired values."""
-    if _binary(pairs.cand) and _binary(pairs.base):
+def _difference(pairs: _Values, level: float, *, whole: bool = True) -> dict[str, Any]:
+    """Estimate, interval and (for 0/1 data) the discordant counts b and c of paired values.
+    Values not ``whole`` (some stand for cases with repeats not judged) have no counts: a case
+    whose value is not known is not known to be a discordant pair."""
+    if whole and _binary(pairs.cand) and _binary(pairs.base):
         b = sum(1 for x, y in zip(pairs.cand, pairs.base, strict=True) if x > y)
         c = sum(1 for x, y in zip(pairs.cand, pairs.base, strict=True) if x < y)
         estimate, interval = paired_binary_difference(len(pairs), b, c, level)
@@ -525,25 +575,26 @@ def _binary(values: Iterable[float]) -> bool:
 
 
 def _bounded(pairs: _MetricPairs, level: float) -> dict[str, Any] | None:
-    """The difference with the missing pairs counted against the candidate (3a), or None
-    without a paired case. ``lower``/``upper`` are the bounded interval; with missing pairs,
-    ``observed_lower``/``observed_upper`` are the paired-only one (without, the two are one and
-    the row keeps the shape older comparisons have); estimate, b and c are the paired cases'."""
-    values = pairs.values
-    if not values:
+    """The difference with what is not known counted against the candidate (3a), or None
+    without a paired case. ``lower``/``upper`` are the bounded interval; with missing pairs or
+    repeats, ``observed_lower``/``observed_upper`` are the paired-only one, on the judged
+    repeats (without, the two are one and the row keeps the shape older comparisons have);
+    the estimate is the paired cases', b and c those of paired cases known whole."""
+    observed = pairs.values + pairs.partial
+    if not observed:
         return None
-    out = _difference(values, level)
-    if pairs.unknown:
+    out = _difference(observed, level, whole=not pairs.partial)
+    if pairs.worst:
         out["observed_lower"], out["observed_upper"] = out["lower"], out["upper"]
-        out["lower"] = _difference(values + _worst(pairs.unknown), level)["lower"]
-        out["upper"] = _difference(values + _best(pairs.unknown), level)["upper"]
+        out["lower"] = _difference(pairs.values + pairs.worst, level)["lower"]
+        out["upper"] = _difference(pairs.values + pairs.best, level)["upper"]
     return out
 
 
 def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict[str, Any]:
-    return {
+    row = {
         "metric": pairs.metric,
-        "paired": len(pairs.values),
+        "paired": len(pairs.values) + len(pairs.partial),
         "missing": sum(pairs.missing.values()),
         "excluded": sum(pairs.excluded.values()),
         "missing_reasons": dict(sorted(pairs.missing.items())),
@@ -551,6 +602,15 @@ def _metric_row(pairs: _MetricPairs, level: float, same_evaluator: bool) -> dict
         "same_evaluator": same_evaluator,
         "difference": _bounded(pairs, level),
     }
+    if pairs.partial:
+        # Only then: a row of cases all judged keeps the shape it always had.
+        row["partial"] = len(pairs.partial)
+        row["missing_repeats"] = _by_run(pairs.missing_repeats)
+    return row
+
+
+def _by_run(counts: Counter[str]) -> dict[str, int]:
+    return {"candidate": counts["candidate"], "baseline": counts["baseline"]}
 
 
 def _slice_rows(
@@ -661,26 +721,29 @@ def _decide_rule(
         )
     interval = Interval(diff["lower"], diff["upper"], level, diff["method"])
     outcome, reason = _DECIDERS[test](interval, margin)
-    missing = len(pairs.unknown)
+    paired = len(pairs.values) + len(pairs.partial)
     detail: dict[str, Any] = {
         "lower": diff["lower"],
         "upper": diff["upper"],
         "level": level,
         "method": diff["method"],
-        "paired": len(pairs.values),
+        "paired": paired,
         "b": diff["b"],
         "c": diff["c"],
         "planning": None,
         **judged,
     }
-    if missing:
-        detail["missing"] = missing
+    if pairs.worst:
+        if pairs.missing_pairs:
+            detail["missing"] = pairs.missing_pairs
+        if pairs.partial:
+            detail["missing_repeats"] = sum(pairs.missing_repeats.values())
         observed = Interval(diff["observed_lower"], diff["observed_upper"], level, diff["method"])
         reason = with_observed_only(
             detail, observed, _DECIDERS[test](observed, margin), (outcome, reason)
         )
     elif test == "non_inferiority" and outcome == "INSUFFICIENT_EVIDENCE" and diff["binary"]:
-        detail["planning"] = _planning(len(pairs.values), diff["b"], diff["c"], margin, level)
+        detail["planning"] = _planning(paired, diff["b"], diff["c"], margin, level)
     return RuleDecision(rule.id, rule.metric, outcome, reason, detail)
 
 

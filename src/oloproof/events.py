@@ -14,7 +14,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.decision    2  a policy applied to a run (rules and gate)
     oloproof.diagnosis   4  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
-    oloproof.comparison  3  a paired comparison of two runs under a policy
+    oloproof.comparison  4  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
 
 Schema versions are enforced on every read (``upcast``, which the store gives the ledger as
@@ -72,6 +72,12 @@ Changes so far:
   is not decided on its interval (``like_for_like``). Schema 2 did neither: ``False``, and
   ``verify`` re-derives it as it was made.
 
+- ``oloproof.comparison`` 4: a case of a repeated run some of whose repeats have no verdict is
+  not compared on its judged repeats alone: the interval counts each such repeat against the
+  candidate (``counts_missing_repeats``), and its metric row and decisions say how many
+  (``partial``, ``missing_repeats``). Schema 3 read such a case as the mean of its judged
+  repeats: ``False``, and ``verify`` re-derives it as it was made.
+
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
 """
@@ -107,7 +113,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 2,
     DIAGNOSIS: 4,
-    COMPARISON: 3,
+    COMPARISON: 4,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -161,6 +167,12 @@ def upcast_comparison_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "like_for_like": False}
 
 
+def upcast_comparison_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 read a case with repeats without a verdict as the mean of its judged repeats:
+    ``counts_missing_repeats`` is false."""
+    return {**body, "counts_missing_repeats": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -174,6 +186,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
+    (COMPARISON, 3): upcast_comparison_v3_v4,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

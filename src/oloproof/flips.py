@@ -7,6 +7,10 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
    differ: fail → pass is *improved*, pass → fail *regressed*; for a graded metric, a higher
    value is improved and a lower one regressed. These are the cases behind a comparison's
    discordant counts (``b`` improved, ``c`` regressed, for a pass/fail metric).
+1a. A case of a repeated run some of whose repeats have no verdict is never called improved
+   or regressed on its judged repeats alone: it flips only when every way its missing repeats
+   could have come out moves it the same way (``oloproof.repeats.bounds``), and its verdict
+   says how many of its repeats were judged.
 2. Each flip names the command that shows the case in each run, so a reviewer goes straight
    from a count to the cases behind it.
 3. Derived from the two runs' case results on demand, never stored: a comparison recorded
@@ -25,7 +29,7 @@ from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import unpaired_reason
-from oloproof.repeats import value_of
+from oloproof.repeats import bounds, value_of
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,20 @@ def _verdict_text(summary: VerdictCopy) -> str:
     status = summary["s"]
     if status in ("pass", "fail"):
         return str(status)
-    return f"{float(summary['v']):.3f}"
+    text = f"{float(summary['v']):.3f}"
+    if summary.get("m"):
+        judged, missing = int(summary["n"]), int(summary["m"])
+        text += f" ({judged} of {judged + missing} repeats judged)"
+    return text
+
+
+def _span(summary: VerdictCopy) -> tuple[float, float] | None:
+    """The values an observed verdict allows: its own, or for a case with repeats without a
+    verdict, from those failing to those passing; None if unobserved."""
+    value = value_of(summary)
+    if value is None:
+        return None
+    return bounds(summary) if summary.get("m") else (value, value)
 
 
 def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
@@ -77,8 +94,14 @@ def _flip(
     cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
     if cv is None or bv is None:
         return None
-    x, y = value_of(cv), value_of(bv)
-    if x is None or y is None or x == y:
+    x, y = _span(cv), _span(bv)
+    if x is None or y is None:
+        return None
+    if x[0] > y[1]:
+        direction = "improved"
+    elif x[1] < y[0]:
+        direction = "regressed"
+    else:
         return None
     case_id = cand["case_id"]
     return Flip(
@@ -86,7 +109,7 @@ def _flip(
         case_id=case_id,
         candidate=_verdict_text(cv),
         baseline=_verdict_text(bv),
-        direction="improved" if x > y else "regressed",
+        direction=direction,
         candidate_case=f"oloproof inspect {cand_id} --case {case_id}",
         baseline_case=f"oloproof inspect {base_id} --case {case_id}",
     )

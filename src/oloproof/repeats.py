@@ -9,8 +9,11 @@ Requirements (``docs/statistics.md``, "Repeated executions"):
    when a case's repeats are not.
 2. A repeat without a verdict (its execution errored, its judge gave none) still counts against
    the case: ``m`` records how many of the K are missing, and the metric's bounded interval
-   counts them as failing (lower bound) and passing (upper bound), as it counts missing cases.
-   A case with no observed repeat is missing; one excluded (no relevance labels) is excluded.
+   counts them as failing (lower bound) and passing (upper bound), as it counts missing cases;
+   so does a comparison's paired interval, and a flip holds only if it holds both ways
+   (``bounds``). ``value_of`` is the judged repeats' mean alone: never what a decision reads
+   when ``m`` is set. A case with no observed repeat is missing; one excluded (no relevance
+   labels) is excluded.
 3. With K = 1 nothing is combined: a case result has the shape it always had.
 4. A repeat that errored, or that a judge gave no verdict, is never hidden behind its case's
    combined verdicts: ``repeat_counts`` and ``errored_repeats`` read them from a case result,

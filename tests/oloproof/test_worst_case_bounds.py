@@ -342,6 +342,51 @@ def test_the_bounded_difference_holds_every_completion(
     assert diff["upper"] == pytest.approx(reference_paired(best)[1], abs=1e-7)
 
 
+# A case's repeats: p a pass, f a fail, None a repeat without a verdict (it errored).
+REPEATS = st.lists(st.sampled_from(["p", "f", None]), min_size=3, max_size=3).filter(
+    lambda rs: any(r is not None for r in rs)
+)
+
+
+def repeated(repeats: Sequence[str | None]) -> dict[str, Any]:
+    """The case-level summary ``oloproof.repeats.combine`` records for these repeats."""
+    judged = [r for r in repeats if r is not None]
+    combined: dict[str, Any] = {
+        "s": "value",
+        "v": judged.count("p") / len(judged),
+        "n": len(judged),
+    }
+    if len(judged) < len(repeats):
+        combined["m"] = len(repeats) - len(judged)
+    return combined
+
+
+@settings(deadline=None, max_examples=40)
+@given(st.lists(st.tuples(REPEATS, REPEATS), min_size=2, max_size=8), st.data())
+def test_the_bounded_difference_holds_every_completion_of_the_missing_repeats(
+    cases: list[tuple[list[str | None], list[str | None]]], data: st.DataObject
+) -> None:
+    """A case whose repeats are not all judged is worth its passes over all its repeats,
+    whatever its unjudged ones would have said: never the mean of its judged ones alone."""
+    cand = [result(f"c{i}", repeated(c)) for i, (c, _) in enumerate(cases)]
+    base = [result(f"c{i}", repeated(b)) for i, (_, b) in enumerate(cases)]
+    diff = compare(cand, base)["metrics"][0]["difference"]
+
+    def value(repeats: Sequence[str | None], fill: Callable[[], str]) -> float:
+        return sum(1 for r in repeats if (fill() if r is None else r) == "p") / len(repeats)
+
+    def draw() -> str:
+        return data.draw(st.sampled_from(["p", "f"]))
+
+    filled = [(value(c, draw), value(b, draw)) for c, b in cases]
+    low, high = reference_paired(filled)
+    assert diff["lower"] <= low + 1e-7 and high <= diff["upper"] + 1e-7
+    worst = [(value(c, lambda: "f"), value(b, lambda: "p")) for c, b in cases]
+    best = [(value(c, lambda: "p"), value(b, lambda: "f")) for c, b in cases]
+    assert diff["lower"] == pytest.approx(reference_paired(worst)[0], abs=1e-7)
+    assert diff["upper"] == pytest.approx(reference_paired(best)[1], abs=1e-7)
+
+
 def test_a_case_only_one_run_has_counts_against_the_candidate() -> None:
     base = [result(f"c{i}", {"s": "pass"}) for i in range(40)]
     cand = base[:30]

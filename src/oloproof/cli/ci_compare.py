@@ -81,6 +81,16 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
         ),
         "",
     ]
+    unjudged = [r for r in body["metrics"] if r.get("missing_repeats")]
+    for r in unjudged:
+        repeats = r["missing_repeats"]
+        lines.append(
+            f"{r['metric']}: the interval counts {repeats['candidate']} repeats without a verdict "
+            f"in the candidate and {repeats['baseline']} in the baseline against the candidate "
+            "(lower bound) and for it (upper bound)."
+        )
+    if unjudged:
+        lines.append("")
     if body["decisions"]:
         lines += md_table(
             ["rule", "metric", "test", "decision", "reason"],

@@ -183,14 +183,27 @@ def _metric_lines(row: Mapping[str, Any]) -> list[str]:
             f"{row['paired']} paired · {tail}"
         )
     lines = [first]
-    if diff is not None and row["missing"]:
-        observed = {"lower": diff["observed_lower"], "upper": diff["observed_upper"]}
+    repeats: Mapping[str, int] = row.get("missing_repeats") or {}
+    unjudged = sum(repeats.values())
+    if diff is not None and (row["missing"] or unjudged):
+        observed = _interval({"lower": diff["observed_lower"], "upper": diff["observed_upper"]})
+        counted = [f"the {row['missing']} missing"] if row["missing"] else []
+        if unjudged:
+            counted.append(f"the {unjudged} {plural(unjudged, 'repeat')} without a verdict")
+        alone = f"the {row['paired']} paired alone"
+        if unjudged:
+            alone += ", on their judged repeats,"
         lines.append(
-            f"  the interval counts the {row['missing']} missing against the candidate (lower "
-            f"bound) and for it (upper bound); the {row['paired']} paired alone give "
-            f"{_interval(observed)}"
+            f"  the interval counts {' and '.join(counted)} against the candidate (lower "
+            f"bound) and for it (upper bound); {alone} give {observed}"
         )
     lines += [f"  missing {n}: {r}" for r, n in sorted(row["missing_reasons"].items())]
+    if unjudged:
+        cases = int(row["partial"])
+        lines.append(
+            f"  repeats without a verdict {unjudged}: {repeats['candidate']} in the candidate, "
+            f"{repeats['baseline']} in the baseline, of {cases} paired {plural(cases, 'case')}"
+        )
     lines += [f"  excluded {n}: {r}" for r, n in sorted(row["excluded_reasons"].items())]
     if not row["same_evaluator"]:
         lines.append("  judged differently: the evaluator's settings differ between the runs")
@@ -230,11 +243,17 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
         lines.append("    " + _planning_text(planning))
     observed = detail.get("observed_only")
     if decision["reason"] == MISSING_DECIDES and isinstance(observed, Mapping):
+        missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
+        deciding = [f"{missing} missing {plural(missing, 'pair')}"] if missing else []
+        if unjudged:
+            deciding.append(f"{unjudged} {plural(unjudged, 'repeat')} without a verdict")
+        verb = "decides" if missing + unjudged == 1 else "decide"
+        alone = f"the {detail['paired']} paired alone"
+        if unjudged:
+            alone += ", on their judged repeats,"
         lines.append(
-            f"    {detail['missing']} missing "
-            f"{'pair decides' if detail['missing'] == 1 else 'pairs decide'} it: "
-            f"on the {detail['paired']} paired alone it would be {observed['outcome']} "
-            f"({observed['reason']})"
+            f"    {' and '.join(deciding)} {verb} it: on {alone} it would be "
+            f"{observed['outcome']} ({observed['reason']})"
         )
     return lines
 
