@@ -144,3 +144,55 @@ def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
         "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl", cwd=root, env=env
     )
     assert done.code == 0, done.err
+
+
+# A repeated run's cases (``--repeats 3``). Each question's calls, in order: p answers right, f
+# wrong, e raises, s answers a number (which the `shaped` evaluator cannot judge: its schema's
+# second branch names nothing). c3 errors in every repeat, c1 and c4 in one; c5 has a repeat
+# without a verdict; c2 passes throughout and c6 two times of three.
+FLAKY_PATTERNS = {"q1": "pep", "q2": "ppp", "q3": "eee", "q4": "epp", "q5": "psp", "q6": "ppf"}
+
+_FLAKY_APP = """
+from oloproof import system
+
+PATTERNS = {patterns!r}
+CALLS = {{}}
+
+
+@system(name="flaky", version="1")
+def answer(case):
+    question = case["question"]
+    n = CALLS.get(question, 0)
+    CALLS[question] = n + 1
+    step = PATTERNS[question][n % 3]
+    if step == "e":
+        raise RuntimeError(f"the model timed out on {{question}} (call {{n + 1}})")
+    return {{"answer": {{"p": "yes", "f": "no", "s": 5}}[step]}}
+"""
+
+_FLAKY_CONFIG = """\
+system: {name: flaky, version: "1", callable: "app:answer"}
+dataset: cases.jsonl
+evaluators:
+  - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
+  - {type: json_schema, criterion: shaped, field: answer,
+     schema: {anyOf: [{type: string}, {"$ref": "#/$defs/nope"}]}}
+policy: policy.yaml
+concurrency: 1
+"""
+
+_FLAKY_POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
+
+
+def flaky_repeats_project(dest: Path) -> Path:
+    """The project of ``FLAKY_PATTERNS`` in ``dest/flaky`` (made here), six cases c1…c6."""
+    return write_project(
+        dest / "flaky",
+        app=_FLAKY_APP.format(patterns=FLAKY_PATTERNS),
+        config=_FLAKY_CONFIG,
+        policy=_FLAKY_POLICY,
+        cases=[
+            {"id": f"c{q[1:]}", "input": {"question": q}, "expected": {"answer": "yes"}}
+            for q in FLAKY_PATTERNS
+        ],
+    )

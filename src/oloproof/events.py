@@ -89,6 +89,7 @@ from typing import Any, Final
 
 from ledger import Event, FormatError, UnsupportedFormatError, encode, internal_key
 from oloproof.redaction import redact
+from oloproof.repeats import repeat_counts
 
 RUN = "oloproof.run"
 EXECUTION = "oloproof.execution"
@@ -195,10 +196,10 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
 """``(type, N) -> upcast_vN_vN+1``: one step from schema N to N + 1 of a type."""
 
 # Index names the viewer pages through (``oloproof.view.data``). A run's problem cases (errored,
-# or with a failed or missing verdict) are filed under its id, under its id and one kind, and
-# under its id, a status and each criterion concerned, so a filtered page of them is read from
-# the index instead of by replaying the run. A ledger filed before they existed has its indexes
-# rebuilt under the current ``INDEXES`` before it is read.
+# or with a failed or missing verdict, in any of its repeats: ``problem_kinds``) are filed under
+# its id, under its id and one kind, and under its id, a status and each criterion concerned, so
+# a filtered page of them is read from the index instead of by replaying the run. A ledger filed
+# by older rules has its indexes rebuilt under the current ``INDEXES`` before it is read.
 FAILURES = "failures"
 FAILURES_KIND = "failures_kind"
 FAILURES_CRITERION = "failures_criterion"
@@ -264,8 +265,10 @@ def upcast(address: str, event: Event) -> Event:
 
 
 # Names the rules of ``index_entries``: change it with them, and every ledger written under the
-# old rules has its indexes rebuilt when next opened for writing (``ledger.Application``).
-INDEXES: Final = "oloproof-indexes-4"
+# old rules has its indexes rebuilt when next opened for writing (``ledger.Application``); one
+# opened read-only (the viewer) is refused until then (``StaleIndexesError``). 5: a repeated
+# case whose repeats errored or went without a verdict is filed among the failures.
+INDEXES: Final = "oloproof-indexes-5"
 
 
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
@@ -310,15 +313,22 @@ def is_failed(verdict: Mapping[str, Any]) -> bool:
 
 def problem_kinds(body: Mapping[str, Any]) -> tuple[list[str], list[str], list[str]]:
     """A case result's problem kinds (``errored``, ``failed``, ``missing``), and the criteria
-    it failed and those it is missing; a graded value of exactly 0 counts as failed."""
-    failed = [c for c, v in body["verdicts"].items() if is_failed(v)]
-    missing = [c for c, v in body["verdicts"].items() if v["s"] == "missing"]
+    it failed and those it is missing; a graded value of exactly 0 counts as failed.
+
+    A repeated case (``oloproof.repeats``) errored when one of its repeats did, and misses a
+    verdict on each criterion that some repeat has none on (its combined verdict's ``m``), as
+    ``inspect --failures`` lists it: its combined verdicts alone would hide both.
+    """
+    counts = repeat_counts(body.get("repeats"))
+    verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
+    failed = [c for c, v in verdicts.items() if is_failed(v)]
+    missing = [c for c, v in verdicts.items() if v["s"] == "missing" or v.get("m")]
     kinds = [
         k
         for k, on in (
-            ("errored", body["status"] == "errored"),
+            ("errored", body["status"] == "errored" or (counts and counts.errored)),
             ("failed", failed),
-            ("missing", missing),
+            ("missing", missing or (counts and counts.without_verdict)),
         )
         if on
     ]

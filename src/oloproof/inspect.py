@@ -19,9 +19,8 @@ from oloproof.bodies import (
     verdict_copy,
 )
 from oloproof.errors import DatasetError, UnknownIdError
-from oloproof.events import is_failed, plain
+from oloproof.events import plain, problem_kinds
 from oloproof.metrics import SeenCases, case_results
-from oloproof.repeats import repeat_counts
 from oloproof.stored_runs import StoredRun
 
 if TYPE_CHECKING:
@@ -135,17 +134,12 @@ def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
     raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
 
 
-def is_failure(verdicts: Mapping[str, VerdictCopy]) -> bool:
-    return any(v["s"] == "missing" or is_failed(v) for v in verdicts.values())
-
-
 def is_problem(body: CaseResultBody) -> bool:
     """Whether a case is one ``--failures`` lists: it errored, failed or has a missing verdict,
-    or (repeated) one of its repeats errored or has no verdict on some criterion."""
-    if body["status"] == "errored" or is_failure(body["verdicts"]):
-        return True
-    counts = repeat_counts(body.get("repeats"))
-    return counts is not None and counts.incomplete > 0
+    or (repeated) one of its repeats errored or has no verdict on some criterion. The viewer's
+    failures indexes file the same cases (``events.problem_kinds``)."""
+    kinds, _, _ = problem_kinds(body)
+    return bool(kinds)
 
 
 @dataclass(frozen=True)

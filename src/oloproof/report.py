@@ -25,11 +25,13 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
+from oloproof.display import printable
 from oloproof.metrics import MetricTally, RunTally
 
 if TYPE_CHECKING:
     from ledger import Ledger
     from oloproof.calibration import Calibration
+    from oloproof.repeats import RepeatCounts
 
 DEFAULT_LEVEL = 0.95
 
@@ -42,6 +44,10 @@ NOT_RUN = "not_run"
 """The missing reason of planned cases that never ran (an interrupted run)."""
 
 _MESSAGE_LIMIT = 200  # characters of an error's first line that group errors together
+ERROR_KINDS_SHOWN = 2
+"""How many kinds of error the errored-cases line names before it says how many more."""
+ERROR_MESSAGE = 60
+"""Characters of an error message the errored-cases line shows."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +288,58 @@ def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> lis
         entry[0] += 1
     ordered = sorted(groups.items(), key=lambda item: (-item[1][0], item[1][2]))
     return [ErrorGroup(t, m, count, first) for (t, m), (count, first, _) in ordered]
+
+
+def errored_count(errored: int, of: int, noun: str = "cases") -> str:
+    """``100 of 300 cases errored`` (``noun`` is ``repeats`` for a repeated run's repeats)."""
+    return f"{errored} of {of} {noun} errored"
+
+
+def errored_summary(of: int, groups: Sequence[ErrorGroup], noun: str = "cases") -> str:
+    """``100 of 300 cases errored: RuntimeError: boom (first: c0)``: how many of ``of`` errored
+    and why (``error_groups``); ``first`` names a case, for ``repeats`` too.
+
+    The kinds of error are the most common first; past ``ERROR_KINDS_SHOWN`` the line says how
+    many more, and each message is cut at ``ERROR_MESSAGE`` characters, so it stays one line.
+    """
+    parts = []
+    for group in groups[:ERROR_KINDS_SHOWN]:
+        message = printable(group.message)
+        if len(message) > ERROR_MESSAGE:
+            message = message[: ERROR_MESSAGE - 1] + "…"
+        what = f"{printable(group.type)}: {message}" if message else printable(group.type)
+        count = f"{group.count}, " if len(groups) > 1 else ""
+        parts.append(f"{what} ({count}first: {printable(group.first)})")
+    more = len(groups) - ERROR_KINDS_SHOWN
+    if more > 0:
+        parts.append(f"{more} more {'kind' if more == 1 else 'kinds'}")
+    total = sum(g.count for g in groups)
+    return f"{errored_count(total, of, noun)}: {'; '.join(parts)}"
+
+
+def repeats_errored_summary(report: RunReport) -> str:
+    """``60 of 90 repeats errored: RuntimeError: boom (first: c0)``, of a repeated run."""
+    return errored_summary(report.cases * report.repeats, report.repeat_errors, "repeats")
+
+
+def repeats_text(counts: RepeatCounts) -> str:
+    """How a repeated case's repeats went, in a few words: ``2 of 3 repeats errored``, ``1 of 3
+    repeats without a verdict``, both, or ``3 repeats, each judged``."""
+    parts = []
+    if counts.errored:
+        parts.append(errored_count(counts.errored, counts.executed, "repeats"))
+    if counts.without_verdict:
+        parts.append(f"{counts.without_verdict} of {counts.executed} repeats without a verdict")
+    return "; ".join(parts) or f"{counts.executed} repeats, each judged"
+
+
+def observed_repeats_text(verdict: Mapping[str, Any]) -> str | None:
+    """``2 of 3 repeats observed, 1 missing`` for a repeated case's combined verdict that leaves
+    out repeats without a verdict; None for any other verdict."""
+    if "m" not in verdict:
+        return None
+    observed, missing = int(verdict["n"]), int(verdict["m"])
+    return f"{observed} of {observed + missing} repeats observed, {missing} missing"
 
 
 def corrected_row(

@@ -9,55 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
-from tests.support import oloproof, runs_fields, write_project
-
-# Each question's calls, in order: p answers right, f wrong, e raises, s answers a number (which
-# the `shaped` evaluator cannot judge: its schema's second branch names nothing).
-PATTERNS = {"q1": "pep", "q2": "ppp", "q3": "eee", "q4": "epp", "q5": "psp", "q6": "ppf"}
-
-APP = """
-from oloproof import system
-
-PATTERNS = {patterns!r}
-CALLS = {{}}
-
-
-@system(name="flaky", version="1")
-def answer(case):
-    question = case["question"]
-    n = CALLS.get(question, 0)
-    CALLS[question] = n + 1
-    step = PATTERNS[question][n % 3]
-    if step == "e":
-        raise RuntimeError(f"the model timed out on {{question}} (call {{n + 1}})")
-    return {{"answer": {{"p": "yes", "f": "no", "s": 5}}[step]}}
-"""
-
-CONFIG = """\
-system: {name: flaky, version: "1", callable: "app:answer"}
-dataset: cases.jsonl
-evaluators:
-  - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
-  - {type: json_schema, criterion: shaped, field: answer,
-     schema: {anyOf: [{type: string}, {"$ref": "#/$defs/nope"}]}}
-policy: policy.yaml
-concurrency: 1
-"""
-
-POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
-
-
-def _project(tmp_path: Path) -> Path:
-    return write_project(
-        tmp_path / "flaky",
-        app=APP.format(patterns=PATTERNS),
-        config=CONFIG,
-        policy=POLICY,
-        cases=[
-            {"id": f"c{q[1:]}", "input": {"question": q}, "expected": {"answer": "yes"}}
-            for q in PATTERNS
-        ],
-    )
+from tests.support import flaky_repeats_project, oloproof, runs_fields
 
 
 def _repeated_run(root: Path, *args: str) -> str:
@@ -67,7 +19,7 @@ def _repeated_run(root: Path, *args: str) -> str:
 
 
 def test_runs_and_the_report_count_the_errored_repeats(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     done = oloproof("run", "--repeats", "3", cwd=root)
     run_id = done.lines[0].split()[1]
     # c3 errored in every repeat (a missing case); c1 and c4 in one repeat of three each.
@@ -97,7 +49,7 @@ def test_runs_counts_the_repeats_of_a_run_recorded_before_they_were_counted(
     from oloproof import events as ev
     from oloproof.store import open_project_ledger
 
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root)
     # A run_end as one written before it counted errored repeats (the latest one counts).
     ledger = open_project_ledger(root, create=False)
@@ -115,7 +67,7 @@ def test_runs_counts_the_repeats_of_a_run_recorded_before_they_were_counted(
 
 
 def test_inspect_case_lists_every_repeat_with_its_error(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root)
     shown = oloproof("inspect", run_id, "--case", "c1", cwd=root)
     assert shown.code == 0, shown.err
@@ -149,7 +101,7 @@ def test_inspect_case_lists_every_repeat_with_its_error(tmp_path: Path) -> None:
 
 
 def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root)
     listed = oloproof("inspect", run_id, "--failures", cwd=root)
     assert listed.code == 0, listed.err
@@ -183,7 +135,7 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
 
 
 def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root, "--junit", "eval.xml", "--junit-cases")
     suite = ET.parse(root / "eval.xml").getroot().findall("testsuite")[1]
     # c1, c3 and c4 errored (c3 in every repeat); c5's repeat without a verdict fails.
@@ -199,7 +151,7 @@ def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) 
 
 
 def test_exports_carry_each_case_s_errored_and_missing_repeats(tmp_path: Path) -> None:
-    root = _project(tmp_path)
+    root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root)
     for fmt in ("csv", "jsonl", "parquet"):
         done = oloproof("export", run_id, "--format", fmt, "--output", fmt, cwd=root)

@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING
 from oloproof.cli.render import (
     metric_cells,
     problem_word,
-    repeats_text,
     subset_note,
     subset_text,
 )
@@ -176,6 +175,7 @@ def _block_on(block_on: Sequence[str] | None) -> tuple[str, ...]:
 def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
     from oloproof.metrics import case_results
     from oloproof.repeats import errored_repeats, repeat_counts
+    from oloproof.report import repeats_text
 
     tests = []
     order = [m.criterion for m in report.metrics]

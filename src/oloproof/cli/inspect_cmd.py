@@ -22,12 +22,12 @@ from oloproof.cli.render import (
     judgment_lines,
     preview,
     problem_word,
-    repeats_text,
     run_report_lines,
 )
 from oloproof.display import plural, printable
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
+from oloproof.report import observed_repeats_text, repeats_text
 from oloproof.store import resolve_name
 from oloproof.suggest import did_you_mean
 
@@ -341,9 +341,9 @@ def _verdict_lines(
         text = shown.outcome(text)
         if "r" in verdict:
             text += f" ({verdict['r']})"
-        if "m" in verdict:
-            observed, missing = int(verdict["n"]), int(verdict["m"])
-            text += f" ({observed} of {observed + missing} repeats observed, {missing} missing)"
+        repeats = observed_repeats_text(verdict)
+        if repeats is not None:
+            text += f" ({repeats})"
         addr = judgments.get(criterion)
         lines.append(f"{pad}{criterion}: {text}" + (f"  {addr}" if addr else ""))
         if addr and status == "missing":

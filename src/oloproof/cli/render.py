@@ -13,7 +13,6 @@ from oloproof.display import (
     fmt_mean_interval,
     fmt_percent,
     fmt_percent_interval,
-    printable,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -23,19 +22,16 @@ from oloproof.report import (
     MetricRow,
     RuleRow,
     RunReport,
+    errored_summary,
+    repeats_errored_summary,
     subset_rule_line,
 )
 from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES, Interval
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
-    from oloproof.repeats import RepeatCounts
 
 OUTPUT_PREVIEW = 160
-ERROR_KINDS_SHOWN = 2
-"""How many kinds of error the errored-cases line names before it says how many more."""
-ERROR_MESSAGE = 60
-"""Characters of an error message the errored-cases line shows."""
 
 
 def table(
@@ -214,33 +210,13 @@ def errored_line(
     run_id: str, planned: int, groups: Sequence[ErrorGroup], noun: str = "cases"
 ) -> str:
     """``100 of 300 cases errored: RuntimeError: boom (first: c0) · oloproof inspect …``
-    (``noun`` is ``repeats`` for the errored repeats of a repeated run; ``first`` names a case).
-
-    The kinds of error are the most common first; past ``ERROR_KINDS_SHOWN`` the line says how
-    many more, and each message is cut at ``ERROR_MESSAGE`` characters, so it stays one line.
-    """
-    total = sum(g.count for g in groups)
-    parts = []
-    for group in groups[:ERROR_KINDS_SHOWN]:
-        message = printable(group.message)
-        if len(message) > ERROR_MESSAGE:
-            message = message[: ERROR_MESSAGE - 1] + "…"
-        what = f"{printable(group.type)}: {message}" if message else printable(group.type)
-        count = f"{group.count}, " if len(groups) > 1 else ""
-        parts.append(f"{what} ({count}first: {printable(group.first)})")
-    more = len(groups) - ERROR_KINDS_SHOWN
-    if more > 0:
-        parts.append(f"{more} more {'kind' if more == 1 else 'kinds'}")
-    return (
-        f"{total} of {planned} {noun} errored: {'; '.join(parts)} · "
-        f"oloproof inspect {run_id} --failures"
-    )
+    (``oloproof.report.errored_summary``, with the command that lists them)."""
+    return f"{errored_summary(planned, groups, noun)} · oloproof inspect {run_id} --failures"
 
 
 def repeats_errored_line(report: RunReport) -> str:
     """``60 of 90 repeats errored: RuntimeError: boom (first: c0) · oloproof inspect …``."""
-    executed = report.cases * report.repeats
-    return errored_line(report.run_id, executed, report.repeat_errors, "repeats")
+    return f"{repeats_errored_summary(report)} · oloproof inspect {report.run_id} --failures"
 
 
 def missing_rule_line(rule: RuleRow) -> str:
@@ -515,14 +491,3 @@ def problem_word(verdict: Mapping[str, Any]) -> str | None:
     if verdict["s"] == "missing":
         return f"missing ({verdict.get('r', 'unknown')})"
     return repeats
-
-
-def repeats_text(counts: RepeatCounts) -> str:
-    """How a repeated case's repeats went, in a few words: ``2 of 3 repeats errored``, ``1 of 3
-    repeats without a verdict``, both, or ``3 repeats, each judged``."""
-    parts = []
-    if counts.errored:
-        parts.append(f"{counts.errored} of {counts.executed} repeats errored")
-    if counts.without_verdict:
-        parts.append(f"{counts.without_verdict} of {counts.executed} repeats without a verdict")
-    return "; ".join(parts) or f"{counts.executed} repeats, each judged"

@@ -5,10 +5,11 @@ Requirements this module meets:
 1. The ledger is opened read-only, once per viewer; every page reads in fresh read
    transactions, so events a run is still writing appear on the next request.
 2. Lists are paged in the ledger's indexes: the runs from the run type index; a run's problem
-   cases (errored, or with a failed or missing verdict) from the ``failures`` indexes of
-   ``oloproof.events``, filtered by kind and criterion on index entries alone; a case by
-   ``run_case``. Only the cases of the page shown are read. A run recorded before those
-   indexes existed is read by a scan of its cases instead, and the page says so.
+   cases (errored, or with a failed or missing verdict, in any of a repeated case's repeats)
+   from the ``failures`` indexes of ``oloproof.events``, filtered by kind and criterion on
+   index entries alone; a case by ``run_case``. Only the cases of the page shown are read. A
+   ledger whose indexes older rules filed is refused when opened (``StaleIndexesError``): a
+   read-only open cannot refile them, and a list read from them could be short.
 3. A run's metrics and slices need a replay of its case results (``stored_runs.read_run_report``);
    the report is kept per run while the run's last case result and last run_end/decision stay
    the same, so a second look costs nothing and a run in progress is replayed again once it
@@ -60,7 +61,14 @@ from oloproof.metrics import (
     stream_case_results,
 )
 from oloproof.pairing import unpaired_reason
-from oloproof.report import JudgeUsageRow, RunReport, judge_usage_rows, subset_rule_line
+from oloproof.repeats import repeat_counts
+from oloproof.report import (
+    JudgeUsageRow,
+    RunReport,
+    judge_usage_rows,
+    repeats_text,
+    subset_rule_line,
+)
 from oloproof.results import SUBSET_OF_CASES
 from oloproof.run_list import newest_first, run_row
 from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
@@ -162,6 +170,9 @@ class RunRow:
     planned: int
     parent: Map | None
     children: list[DiagnosisRow] = field(default_factory=list)
+    repeats_errored: int = 0
+    """With ``--repeats``: how many of the ``repeats_executed`` executions errored."""
+    repeats_executed: int = 0
 
 
 @dataclass
@@ -189,6 +200,8 @@ def _run_row(reader: Reader, address: str, body: RunBody) -> RunRow:
         missing=listed.missing,
         planned=listed.planned,
         parent=body.get("parent"),
+        repeats_errored=listed.repeats_errored,
+        repeats_executed=listed.repeats_executed,
     )
 
 
@@ -387,6 +400,10 @@ def _diagnosis_of(reader: Reader, body: RunBody) -> tuple[str, str] | None:
 
 @dataclass
 class FailureRow:
+    """One problem case. A repeated one says how its repeats went (``repeats``), and shows the
+    error of its first repeat that errored and the output of its first that ran, each with its
+    number (as ``inspect --failures`` lists it)."""
+
     case_id: str
     address: str
     status: str
@@ -395,6 +412,9 @@ class FailureRow:
     missing: list[str]
     output: Any
     error: Map | None
+    repeats: str | None = None
+    output_repeat: int | None = None
+    error_repeat: int | None = None
 
 
 @dataclass
@@ -433,11 +453,17 @@ def failures(
     pages, page = max(1, -(-total // PAGE_SIZE)), max(1, page)
     chosen = addresses[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     results = [case_result_body(e) for e in reader.ledger.get_many(chosen)]
-    executions = reader.ledger.get_many([r["execution"] for r in results])
+    shown = [_shown_repeats(result) for result in results]
+    wanted = {a for pair in shown for _, a in pair if a is not None}
+    executions = dict(zip(wanted, reader.ledger.get_many(list(wanted)), strict=True))
     rows = []
-    for address, result, stored in zip(chosen, results, executions, strict=True):
+    for address, result, ((ran, ran_at), (raised, raised_at)) in zip(
+        chosen, results, shown, strict=True
+    ):
         kinds, failed, missing = ev.problem_kinds(result)
-        execution = execution_body(stored)
+        output = execution_body(executions[ran_at])["output"] if ran_at else None
+        error = execution_body(executions[raised_at]).get("error") if raised_at else None
+        counts = repeat_counts(result.get("repeats"))
         rows.append(
             FailureRow(
                 case_id=result["case_id"],
@@ -446,8 +472,11 @@ def failures(
                 kinds=kinds,
                 failed=failed,
                 missing=missing,
-                output=execution.get("output"),
-                error=execution.get("error"),
+                output=output,
+                error=error,
+                repeats=None if counts is None else repeats_text(counts),
+                output_repeat=ran if counts is not None and ran_at else None,
+                error_repeat=raised if counts is not None and raised_at else None,
             )
         )
     end, _ = reader.run_meta(run_id)
@@ -456,6 +485,23 @@ def failures(
         run_id, criteria, list(body["slices"]), rows, total, page, pages,
         not_run(body, recorded),
     )  # fmt: skip
+
+
+Shown = tuple[tuple[int, str | None], tuple[int, str | None]]
+
+
+def _shown_repeats(result: CaseResultBody) -> Shown:
+    """Which execution a failures row shows the output of, and which the error of, each with its
+    repeat number: a case's own execution, or, repeated, its first repeat that ran and its first
+    that errored (either may be None)."""
+    repeats = result.get("repeats")
+    if not repeats:
+        own = result["execution"]
+        return (1, own), (1, own if result["status"] == "errored" else None)
+    found: dict[str, tuple[int, str]] = {}
+    for number, repeat in enumerate(repeats, start=1):
+        found.setdefault(repeat["status"], (number, str(repeat["execution"])))
+    return found.get("ok", (0, None)), found.get("errored", (0, None))
 
 
 def _problems(reader: Reader, run_id: str, criterion: str | None, kind: str | None) -> list[str]:
@@ -490,7 +536,20 @@ def _in_slice(reader: Reader, addresses: Sequence[str], slice_: str) -> list[str
 
 
 @dataclass
+class RepeatPage:
+    """One repeat of a repeated case: ``detail`` as ``inspect --case`` has it
+    (``inspect.repeat_details``), the judgments behind its verdicts and its stage outputs."""
+
+    detail: Mapping[str, Any]
+    judgments: dict[str, JudgmentBody]
+    stages: list[StageRef]
+
+
+@dataclass
 class CasePage:
+    """One case of a run. A repeated case's ``detail`` holds its combined verdicts, and
+    ``repeats`` each repeat (its ``detail.output`` and the rest are its first repeat's)."""
+
     run_id: str
     run_body: RunBody
     detail: CaseDetail
@@ -498,6 +557,8 @@ class CasePage:
     criteria: list[str]
     stages: list[StageRef]
     diagnosed: list[tuple[str, str, str]]  # (diagnosis, its intervention, this case's label)
+    repeats: list[RepeatPage] = field(default_factory=list)
+    repeats_text: str | None = None
 
 
 def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody]:
@@ -517,19 +578,38 @@ def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseRes
 def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
     _, run_body = reader.run_event(run_id)
     address, body = find_case(reader, run_id, case_id)
-    detail = case_detail(reader.ledger, address, body)
-    judged = list(detail.judgments.items())
-    events = reader.ledger.get_many([a for _, a in judged])
+    detail = case_detail(reader.ledger, address, body, repeats=True)
     execution = execution_body(reader.event(detail.execution))
+    counts = repeat_counts(body.get("repeats"))
     return CasePage(
         run_id=run_body["run_id"],
         run_body=run_body,
         detail=detail,
-        judgments={c: judgment_body(e) for (c, _), e in zip(judged, events, strict=True)},
+        judgments=_judgments(reader, detail.judgments),
         criteria=[e["criterion"] for e in run_body["evaluators"]],
         stages=list(execution.get("stages") or []),
         diagnosed=_diagnosed(reader, run_body["run_id"], case_id),
+        repeats=_repeat_pages(reader, detail.repeats or []),
+        repeats_text=None if counts is None else repeats_text(counts),
     )
+
+
+def _judgments(reader: Reader, addresses: Mapping[str, str]) -> dict[str, JudgmentBody]:
+    judged = list(addresses.items())
+    events = reader.ledger.get_many([a for _, a in judged])
+    return {c: judgment_body(e) for (c, _), e in zip(judged, events, strict=True)}
+
+
+def _repeat_pages(reader: Reader, repeats: Sequence[Mapping[str, Any]]) -> list[RepeatPage]:
+    executions = reader.ledger.get_many([r["execution"] for r in repeats])
+    return [
+        RepeatPage(
+            repeat,
+            _judgments(reader, repeat["judgments"]),
+            list(execution_body(event).get("stages") or []),
+        )
+        for repeat, event in zip(repeats, executions, strict=True)
+    ]
 
 
 def _diagnosed(reader: Reader, run_id: str, case_id: str) -> list[tuple[str, str, str]]:
@@ -802,17 +882,20 @@ def _rederive(reader: Reader, address: str, event: Event) -> list[str]:
 
 def events_of_run(reader: Reader, run_id: str) -> Iterator[str]:
     """Every address a run's pages link to (for a static export): its run, meta and cases,
-    each case's execution, judgments and stage outputs."""
+    each case's (each repeat's) execution, judgments and stage outputs."""
     address, _ = reader.run_event(run_id)
     yield address
     yield from reader.ledger.lookup("run_meta", run_id)
     for case_address, event in reader.ledger.lookup_events("run_cases", run_id):
         body = case_result_body(event)
         yield case_address
-        yield body["execution"]
-        yield from body["judgments"].values()
-        execution = execution_body(reader.event(body["execution"]))
-        yield from (s["address"] for s in execution.get("stages") or [])
+        # A repeated case's page links each repeat's execution, judgments and stage outputs.
+        shown_each: Sequence[Mapping[str, Any]] = body.get("repeats") or [body]
+        for shown in shown_each:
+            yield shown["execution"]
+            yield from shown["judgments"].values()
+            execution = execution_body(reader.event(shown["execution"]))
+            yield from (s["address"] for s in execution.get("stages") or [])
 
 
 def case_ids(reader: Reader, run_id: str) -> Iterator[str]:

@@ -18,7 +18,7 @@ from urllib.parse import unquote
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
-from oloproof import display
+from oloproof import display, report
 from oloproof.results import Interval
 from oloproof.view import data, svg
 from oloproof.view.links import Links
@@ -63,6 +63,11 @@ def _environment() -> Environment:
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
         kinds=data.KINDS,
+        # The report's own words for what errored, as `oloproof run` and `inspect` print them.
+        errored_count=report.errored_count,
+        errored_summary=report.errored_summary,
+        repeats_errored_summary=report.repeats_errored_summary,
+        observed_repeats=report.observed_repeats_text,
     )
     return env
 
