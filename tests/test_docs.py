@@ -121,9 +121,13 @@ def test_every_command_shows_an_example_of_itself(path: tuple[str, ...], command
         assert example.startswith(_name(path) + " ") or example == _name(path), (
             f"`{_name(path)}` example does not run that command: {example!r}"
         )
-    # And the example survives the help renderer (it is what a user reads).
-    rendered = help_text(command_tree(), path)
-    assert f"Example: {examples[0]}" in rendered
+    # And each example survives the help renderer whole, on a line of its own (it is what a
+    # user reads and copies): the renderer joins the lines of one paragraph into one.
+    rendered = [line.strip() for line in help_text(command_tree(), path).splitlines()]
+    for example in examples:
+        assert f"Example: {example}" in rendered, (
+            f"`{_name(path)} --help` does not show {example!r} on a line of its own"
+        )
 
 
 def test_missing_examples_name_real_commands() -> None:

@@ -36,6 +36,7 @@ def view_command(
     The viewer only reads the ledger; a run still in progress shows its new cases on reload.
 
     Example: oloproof view --open
+
     Example: oloproof view --export site run_01M4FCBPE0G550CKCVGXCNEM2P
     """
     from oloproof.view import export, is_loopback, make_server, open_viewer
