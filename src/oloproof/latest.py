@@ -7,7 +7,7 @@ Requirements (``docs/running.md``, "Which run is latest"):
    never become ``latest``, so the commands that decide or diagnose (``compare``,
    ``diagnose``, ``inspect``'s gate) never take such a run for it. Newest means started last,
    as ``oloproof runs`` orders them: an older run resumed to its end after a newer one
-   finished leaves ``latest`` where it is (``moves_latest``).
+   finished leaves ``latest`` where it is (``move_latest``).
 2. A ledger written before that rule may hold ``latest`` on a run that did not finish;
    ``latest_run`` then walks back to the newest top-level run that did.
 3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from ledger import Ledger
+from ledger import Ledger, RefConflictError
 from oloproof import events as ev
 from oloproof.bodies import planned_cases
 from oloproof.errors import UnknownIdError
@@ -67,16 +67,31 @@ def latest_run(ledger: Ledger) -> str | None:
     return None
 
 
-def moves_latest(ledger: Ledger, body: Mapping[str, Any]) -> bool:
-    """Whether the top-level run of ``body``, finishing now, becomes ``latest``: not when
-    ``latest`` names a run that started after it (a run resumed to its end, or one of two runs
-    side by side that finished last). Of two that started in the same second, the one
-    finishing now."""
-    current = latest_run(ledger)
-    if current is None:
-        return True
-    named = ledger.get(current).body
-    return started_at(named["created_at"]) <= started_at(body["created_at"])
+def move_latest(ledger: Ledger, address: str, body: Mapping[str, Any]) -> None:
+    """Point ``latest`` at the top-level run of ``body`` (at ``address``), finishing now, unless
+    it names a run that started after it: a run resumed to its end, or the slower of two runs
+    side by side. A compare-and-swap: when another run moved ``latest`` between the look and
+    the move, look again."""
+    while True:
+        held = ledger.get_ref(LATEST)
+        current = latest_run(ledger)
+        if current is not None and _started_later(ledger.get(current).body, body):
+            return
+        try:
+            ledger.set_ref(LATEST, address, expected=held)
+            return
+        except RefConflictError:
+            continue  # another run moved it meanwhile: that run may be the newer one
+
+
+def _started_later(one: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether run ``one`` started after run ``other``. A start time is kept to the second;
+    within one, the run id says which came later (it begins with its creation time, to the
+    millisecond), as the order the runs were recorded in does for ``oloproof runs``."""
+    return (started_at(one["created_at"]), one["run_id"]) > (
+        started_at(other["created_at"]),
+        other["run_id"],
+    )
 
 
 def started_at(created_at: str) -> datetime:

@@ -37,7 +37,7 @@ from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.text import expected_text_check
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
-from oloproof.latest import FINISHED, LATEST, moves_latest
+from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
     RunTally,
@@ -611,12 +611,13 @@ def _finish(
         end_body["intervals"] = intervals
     with ledger.batch():
         end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
-        # Only a finished top-level run is `latest`, and only if none started after it.
-        if state == FINISHED and not body.get("parent") and moves_latest(ledger, body):
-            ledger.set_ref(LATEST, run_address)
         if decision is not None:
             refs = [run_address, end_address, *calibrations_relied_on(decision["rules"])]
             ledger.put(ev.make(ev.DECISION, decision, refs))
+    # Only a finished top-level run is `latest`; moved once its end is stored, as a swap of
+    # its own, so that a run finishing beside it cannot undo it.
+    if state == FINISHED and not body.get("parent"):
+        move_latest(ledger, run_address, body)
     return end_body, decision, report
 
 
