@@ -312,10 +312,10 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
 _NESTING_LIMIT = f"{MAX_NESTING} levels (the most a case may nest)"
 
 
-def nesting(value: Any) -> int:
-    """How many containers deep ``value`` goes (a scalar: 0), counting up to ``MAX_NESTING + 1``."""
+def nesting(value: Any, limit: int = MAX_NESTING) -> int:
+    """How many containers deep ``value`` goes (a scalar: 0), counting up to ``limit + 1``."""
     depth, level = 0, [value]
-    while depth <= MAX_NESTING:
+    while depth <= limit:
         containers = [v for v in level if isinstance(v, dict | list)]
         if not containers:
             break

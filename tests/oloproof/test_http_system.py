@@ -16,10 +16,10 @@ import pytest
 
 from oloproof import redaction
 from oloproof.config import HttpSystem
-from oloproof.dataset import Case
+from oloproof.dataset import MAX_NESTING, Case
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.systems import http
-from oloproof.systems.base import ExecContext, Execution
+from oloproof.systems.base import ExecContext, Execution, plain_output
 from oloproof.systems.http import HttpSystemAdapter, HttpSystemError, _retry_after
 
 RETRIEVAL = {
@@ -617,3 +617,37 @@ def test_aclose_without_use_and_twice() -> None:
         await system.aclose()
 
     asyncio.run(go())
+
+
+def test_an_output_may_nest_as_deep_below_its_path_as_a_callables_may(
+    server: ScriptedServer,
+) -> None:
+    # The limit is the output's, counted below where it is read: the body's own levels above
+    # output_path do not take any from it. One level more is refused.
+    deepest: Any = "bottom"
+    for _ in range(MAX_NESTING):
+        deepest = [deepest]
+    assert plain_output(deepest) == deepest  # what a callable system may return
+    server.script = [
+        Reply(body={"choices": [{"message": {"content": output}}]})
+        for output in (deepest, [deepest])
+    ]
+    system = adapter(server.url, output_path="choices.0.message.content", artifacts={})
+    assert run(system).output == deepest
+    with pytest.raises(HttpSystemError, match="nested deeper than"):
+        run(system)
+
+
+def test_an_output_one_level_too_deep_errors_its_case_below_a_long_path(
+    server: ScriptedServer,
+) -> None:
+    # Four levels of envelope (an object, a list, two objects): the body may nest 104 levels,
+    # and its 105 are refused as the case's error (not left to stop the run when the output is
+    # recorded).
+    output: Any = "bottom"
+    for _ in range(MAX_NESTING + 1):
+        output = [output]
+    server.script = [Reply(body={"choices": [{"message": {"content": output}}]})]
+    system = adapter(server.url, output_path="choices.0.message.content", artifacts={})
+    with pytest.raises(HttpSystemError, match=f"nested deeper than {MAX_NESTING + 4} levels"):
+        run(system)

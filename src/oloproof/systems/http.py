@@ -100,6 +100,10 @@ class HttpSystemAdapter:
             "output_path": settings.output_path,
             "artifacts": dict(sorted(settings.artifacts.items())),
         }
+        # An output or artifact may nest MAX_NESTING levels below where it is read; the levels
+        # of the body above it are the server's envelope and take none of them.
+        paths = [p for p in (settings.output_path, *settings.artifacts.values()) if p is not None]
+        self._nesting = MAX_NESTING + max((len(p.split(".")) for p in paths), default=0)
         self.reuses_executions = settings.reuse is not None
         if settings.reuse is not None:
             self._identity["reuse"] = settings.reuse.version
@@ -216,7 +220,7 @@ class HttpSystemAdapter:
                         "body, so there is no output"
                     )
                 else:
-                    return _json_object(response, content, case.id, settings.url)
+                    return _json_object(response, content, case.id, settings.url, self._nesting)
             if attempt + 1 < tries:
                 await asyncio.sleep(wait)
                 delay *= 2
@@ -286,10 +290,11 @@ def _cut(text: str) -> str:
 
 
 def _json_object(
-    response: httpx.Response, content: bytes, case_id: str, url: str
+    response: httpx.Response, content: bytes, case_id: str, url: str, nesting_limit: int
 ) -> dict[str, Any]:
-    """The body as a JSON object the ledger records as it reads; ``HttpSystemError`` (the
-    case errored) for any other body, naming the status and what is wrong with it."""
+    """The body as a JSON object the ledger records as it reads, nested at most
+    ``nesting_limit`` levels; ``HttpSystemError`` (the case errored) for any other body, naming
+    the status and what is wrong with it."""
     answered = f"case {case_id!r}: POST {url} answered HTTP {response.status_code} with "
     try:
         # JSON between systems is UTF-8 (RFC 8259), which may open with a byte-order mark.
@@ -310,14 +315,15 @@ def _json_object(
     except strictjson.Unrecordable as exc:
         raise HttpSystemError(f"{answered}JSON Oloproof cannot record ({_cut(str(exc))})") from None
     except RecursionError:
-        raise HttpSystemError(f"{answered}JSON nested deeper than {MAX_NESTING} levels") from None
+        raise HttpSystemError(f"{answered}JSON nested deeper than {nesting_limit} levels") from None
     if not isinstance(body, dict):
         raise HttpSystemError(
             f"{answered}JSON that is {_describe(body)}, not an object{_excerpt(content)}"
         )
     # Counting brackets is cheap and bounds the depth from above, quotes included.
-    if text.count("[") + text.count("{") > MAX_NESTING and nesting(body) > MAX_NESTING:
-        raise HttpSystemError(f"{answered}JSON nested deeper than {MAX_NESTING} levels")
+    brackets = text.count("[") + text.count("{")
+    if brackets > nesting_limit and nesting(body, nesting_limit) > nesting_limit:
+        raise HttpSystemError(f"{answered}JSON nested deeper than {nesting_limit} levels")
     if strictjson.SURROGATE_ESCAPE.search(text):
         try:
             encode(body)
