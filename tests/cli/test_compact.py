@@ -22,6 +22,8 @@ from pathlib import Path
 import pytest
 from tests.support import Result, copy_example, oloproof
 
+from oloproof.compaction import compact_project
+
 ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
 RUN_ID = re.compile(r"run_[0-9A-Z]{26}")
 
@@ -234,48 +236,31 @@ def test_a_compaction_killed_in_the_middle_leaves_the_old_ledger(
 def test_nothing_opens_the_ledger_while_it_is_compacted(
     history: dict[str, object], tmp_path: Path, step: str
 ) -> None:
-    # The compaction (the command and the child process that does the work, in a process
-    # group of their own) is stopped once it announces the step, and let go only after the
-    # other commands have ended: each of them meets it mid-way, whatever the machine's speed.
+    # The compaction runs here, and its progress callback, which it calls as each step starts
+    # (holding the ledger alone), runs the other commands as processes of their own: each
+    # meets the compaction mid-way, at that step, whatever the machine's speed.
     root = copy_of(history, tmp_path)
     newest = str(history["newest"])
-    compacting = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "ledger", "compact", "--keep-last", "1"],
-        cwd=root,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert compacting.stderr is not None
-        while (line := compacting.stderr.readline()) != f"compact: {step}\n":
-            assert line, "the compaction ended before the step"
-        os.killpg(compacting.pid, signal.SIGSTOP)
-        during = [
-            oloproof(*args, cwd=root)
-            for args in (("run", "--limit", "2"), ("runs", "--all"), ("inspect", newest))
-        ]
-        holders = {int(p) for d in during for p in re.findall(r"\(pid (\d+)\)", d.err)}
-        in_compaction = {p for p in holders if os.getpgid(p) == compacting.pid}
-    finally:
-        os.killpg(compacting.pid, signal.SIGCONT)
-        out, err = compacting.communicate(timeout=120)
-    assert compacting.returncode == 0, err
-    assert out.startswith("kept 1 of 5 runs, "), out
+    during: list[Result] = []
+
+    def meanwhile(at: str) -> None:
+        if at == step:
+            for args in (("run", "--limit", "2"), ("runs", "--all"), ("inspect", newest)):
+                during.append(oloproof(*args, cwd=root))
+
+    compacted = compact_project(root, [], 1, progress=meanwhile)
+    assert compacted.kinds["run"] == (5, 1)
     # No command claims more than the ledger holds: a run that reported its result is there.
     run = during[0]
     reported = set() if run.code == 2 else set(RUN_ID.findall(run.out)[:1])
     assert reported <= runs_in(root), f"run exit {run.code}: its run {reported} was lost"
     assert ok(root, "verify").lines[-1].endswith(": ok")
     # Each was turned away before it read or wrote anything, naming the compaction's process.
-    assert len(holders) == 1 and in_compaction == holders, (holders, in_compaction)
-    (holder,) = holders
     where = root / ".oloproof"
     for done in during:
         assert done.code == 2 and done.out == "", (done.code, done.out)
         assert done.err == (
             f"error: the ledger at {where} is being compacted by another process "
-            f"(pid {holder}): try again when the compaction is done\n"
+            f"(pid {os.getpid()}): try again when the compaction is done\n"
         ), done.err
     assert runs_in(root) == {newest}
