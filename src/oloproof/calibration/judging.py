@@ -12,6 +12,7 @@ from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
+from oloproof.evaluators.judges import LLMJudge
 from oloproof.results import Verdict
 
 
@@ -122,11 +123,10 @@ def refuse_unmeasurable(
     anything is called or recorded. An exclusion is left to ``tally``: it is decided from what
     the example holds, never from the model, and counts in neither rate.
     """
-    decided = getattr(judge, "decided_without_call", None)
-    if decided is None:
-        return
+    if not isinstance(judge, LLMJudge):
+        return  # an evaluator of another kind gives every verdict itself
     for example in labelled:
-        verdict: Verdict | None = decided(example.view())
+        verdict = judge.decided_without_call(example.view())
         if verdict is None or verdict.status == "excluded":
             continue
         where = (
