@@ -115,6 +115,12 @@ def take_alone(directory: Path, where: Path) -> bool:
         return True
 
 
+def held_here(directory: Path) -> bool:
+    """Whether an opening in this process holds the store in ``directory`` (resolved)."""
+    with _guard:
+        return directory in _held
+
+
 def release(directory: Path) -> None:
     """Undo one ``share`` or ``take_alone`` of the store in ``directory``; the last lets go."""
     with _guard:

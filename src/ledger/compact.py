@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from ledger._closure import Selection, select_closure
 from ledger._lmdb import Snapshot
-from ledger._openlock import release, take_alone
+from ledger._openlock import held_here, release, take_alone
 from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS
 from ledger.address import format_address
 from ledger.application import Application, Links
@@ -86,6 +86,10 @@ def compact_ledger(
         raise missing_ledger(root)
     resolved = directory.resolve()
     if not take_alone(resolved, where=root):
+        if held_here(resolved):  # the reader table would name this very process
+            raise StoreError(
+                f"the ledger at {root} is open in this process: close it, then compact it"
+            )
         raise _in_use(root, _holders(root, app))
     try:
         return _compact(root, choose, app, links, checks, progress or (lambda step: None))

@@ -123,9 +123,9 @@ def test_a_compaction_is_refused_while_another_opening_holds_the_ledger(
     with open_ledger(path) as reader:
         with pytest.raises(LedgerError) as refused:
             compact_ledger(path, lambda ledger: ["last"])
+        # This very process holds it: not "another process" named by its own pid.
         assert str(refused.value) == (
-            f"the ledger at {path} is open in another process (pid {os.getpid()}): "
-            "compact it when nothing else is using it"
+            f"the ledger at {path} is open in this process: close it, then compact it"
         )
         assert len(reader) == 20
     compact_ledger(path, lambda ledger: ["last"])
