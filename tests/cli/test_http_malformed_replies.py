@@ -89,7 +89,9 @@ class Garbage(BaseHTTPRequestHandler):
     def _head(self, status: int, content_type: str, headers: dict[str, str]) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
-        for name, value in headers.items():
+        # Every connection is closed after its reply, and each reply says so: a client that
+        # took the connection for kept alive could send the next case on it as it closes.
+        for name, value in {"Connection": "close", **headers}.items():
             self.send_header(name, value)
         self.end_headers()
 
