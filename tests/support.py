@@ -152,7 +152,8 @@ def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
 # without a verdict; c2 passes throughout and c6 two times of three.
 FLAKY_PATTERNS = {"q1": "pep", "q2": "ppp", "q3": "eee", "q4": "epp", "q5": "psp", "q6": "ppf"}
 
-_FLAKY_APP = """
+# A system answering each question by its three-step pattern (``FLAKY_APP.format(patterns=…)``).
+FLAKY_APP = """
 from oloproof import system
 
 PATTERNS = {patterns!r}
@@ -188,7 +189,7 @@ def flaky_repeats_project(dest: Path) -> Path:
     """The project of ``FLAKY_PATTERNS`` in ``dest/flaky`` (made here), six cases c1…c6."""
     return write_project(
         dest / "flaky",
-        app=_FLAKY_APP.format(patterns=FLAKY_PATTERNS),
+        app=FLAKY_APP.format(patterns=FLAKY_PATTERNS),
         config=_FLAKY_CONFIG,
         policy=_FLAKY_POLICY,
         cases=[

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from scipy.optimize import brentq
-from tests.support import oloproof
+from tests.support import FLAKY_APP, oloproof
 
 # --------------------------------------------------------------------------- the reference
 
@@ -68,24 +68,6 @@ PATTERNS = {
     "q12": "ppp",
 }
 
-APP = """
-from oloproof import system
-
-PATTERNS = {patterns!r}
-CALLS = {{}}
-
-
-@system(name="flaky", version="1")
-def answer(case):
-    question = case["question"]
-    n = CALLS.get(question, 0)
-    CALLS[question] = n + 1
-    step = PATTERNS[question][n % len(PATTERNS[question])]
-    if step == "e":
-        raise RuntimeError("the model timed out")
-    return {{"answer": "yes" if step == "p" else "no"}}
-"""
-
 CONFIG = """\
 system: {name: flaky, version: "1", callable: "app:answer"}
 dataset: cases.jsonl
@@ -97,7 +79,7 @@ concurrency: 4
 
 def _project(root: Path, patterns: dict[str, str]) -> Path:
     root.mkdir()
-    (root / "app.py").write_text(APP.format(patterns=patterns))
+    (root / "app.py").write_text(FLAKY_APP.format(patterns=patterns))
     (root / "oloproof.yaml").write_text(CONFIG)
     lines = [
         json.dumps(
