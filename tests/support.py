@@ -11,9 +11,11 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -136,6 +138,22 @@ def serving_judge_gate(dest: Path) -> Iterator[tuple[Path, Any]]:
         assert JUDGE_GATE_URL in text
         config.write_text(text.replace(JUDGE_GATE_URL, server.openai_base_url), encoding="utf-8")
         yield root, server
+
+
+@contextlib.contextmanager
+def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1, on a free port, answering with ``handler``; its base
+    URL (``http://127.0.0.1:PORT``). Stopped, and its thread joined, on the way out."""
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
 
 
 def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:

@@ -12,14 +12,13 @@ or ``the output cannot be recorded``; a ``NaN`` outside ``output_path`` was acce
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import Result, oloproof
+from tests.support import Result, http_server, oloproof
 
 TOKEN = "tok-HTTPBODY-7d1e5a90c3b24f6e8a1d"
 GOOD = json.dumps({"result": {"answer": "Paris"}}).encode()
@@ -119,16 +118,8 @@ ENV = {"HTTPBODY_TOKEN": TOKEN}
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Garbage)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/answer"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with http_server(Garbage) as base:
+        yield base + "/answer"
 
 
 def project(root: Path, url: str, replies: dict[str, str]) -> Path:

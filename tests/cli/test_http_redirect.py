@@ -9,14 +9,13 @@ read the body as the answer: 1 of 1 passed, ``Gate: PASS (exit 0)``.)
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import oloproof
+from tests.support import http_server, oloproof
 
 CONFIG = """\
 system:
@@ -47,15 +46,8 @@ class Redirecting(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def url() -> Iterator[str]:
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Redirecting)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.01})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/answer"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with http_server(Redirecting) as base:
+        yield base + "/answer"
 
 
 def test_a_redirect_errors_the_case_and_the_gate_does_not_pass(tmp_path: Path, url: str) -> None:

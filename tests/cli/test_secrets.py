@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import Result, oloproof, serving_judge_gate
+from tests.support import Result, http_server, oloproof, serving_judge_gate
 
 from oloproof.testing import RecordedRequest, Reply, raw, verdict
 
@@ -81,19 +80,12 @@ class Echo(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def echo_project(tmp_path: Path) -> Iterator[Path]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with http_server(Echo) as base:
         root = tmp_path / "echo"
         root.mkdir()
-        url = f"http://127.0.0.1:{server.server_address[1]}/answer"
-        (root / "oloproof.yaml").write_text(CONFIG.format(url=url))
+        (root / "oloproof.yaml").write_text(CONFIG.format(url=base + "/answer"))
         (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
         yield root
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def everything_printed(*results: Result) -> str:
