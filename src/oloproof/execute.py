@@ -153,6 +153,19 @@ class CacheCounts:
         counts = self.stages.setdefault(stage, [0, 0])
         counts[0 if hit else 1] += 1
 
+    def add(self, other: CacheCounts) -> None:
+        """Add ``other``'s counts to these."""
+        self.execution_hit += other.execution_hit
+        self.execution_miss += other.execution_miss
+        self.judgment_hit += other.judgment_hit
+        self.judgment_miss += other.judgment_miss
+        self.execution_shared += other.execution_shared
+        self.judgment_shared += other.judgment_shared
+        for stage, (hit, miss) in other.stages.items():
+            counts = self.stages.setdefault(stage, [0, 0])
+            counts[0] += hit
+            counts[1] += miss
+
 
 class LedgerStageCache:
     """Stage outputs as ``oloproof.stage`` events, found by identity through the index."""
@@ -399,13 +412,12 @@ CaseSink = Callable[[CaseResultBody], None]
 
 @dataclass
 class _Run:
-    """One call of ``execute_cases``: its services, counts and memory."""
+    """One call of ``execute_cases``: its services and memory."""
 
     ledger: Ledger
     spec: RunSpec
     ctx: ExecContext
     writer: EventWriter
-    counts: CacheCounts
     system_key: str
     reuses: bool
     judges: list[_Judge]
@@ -419,12 +431,16 @@ async def execute_cases(
     cases: Sequence[Case],
     *,
     on_case: CaseSink,
+    counts: CacheCounts,
     progress: Progress | None = None,
-) -> CacheCounts:
-    """Execute and judge ``cases``; every finished case's result body is passed to ``on_case``.
+) -> None:
+    """Execute and judge ``cases``; every finished case's result body is passed to ``on_case``,
+    and where its results came from is added to ``counts``.
 
     A malformed artifact (an ``OloproofError``) stops the run: cases in flight are dropped,
     finished ones are written, and the error propagates. Cancellation (Ctrl-C) does the same.
+    ``counts`` then holds the finished cases' counts only: a dropped case's result is not
+    written, so what it reused or made is not counted (a resume counts it when it runs).
     """
     writer = EventWriter(ledger)
     ctx = ExecContext(
@@ -438,7 +454,6 @@ async def execute_cases(
         spec,
         ctx,
         writer,
-        CacheCounts(),
         system_identity(spec.system.identity(), spec.intervention),
         spec.use_cache and reuses_executions(spec.system),
         [_Judge.of(e) for e in spec.evaluators],
@@ -452,8 +467,12 @@ async def execute_cases(
     async def worker() -> None:
         nonlocal done, turn
         for case in queue:
-            body = await (_repeated_case(run, case) if spec.repeats > 1 else _one_case(run, case))
+            mine = CacheCounts()
+            body = await (
+                _repeated_case(run, case, mine) if spec.repeats > 1 else _one_case(run, case, mine)
+            )
             on_case(body)
+            counts.add(mine)
             done += 1
             if progress is not None:
                 # A progress that also counts verdicts (the CLI's live tally) gets each case.
@@ -490,13 +509,12 @@ async def execute_cases(
         gc.unfreeze()
         timer.cancel()
         writer.flush(run.memory)
-    return run.counts
 
 
-async def _repeated_case(run: _Run, case: Case) -> CaseResultBody:
+async def _repeated_case(run: _Run, case: Case, counts: CacheCounts) -> CaseResultBody:
     """Execute and judge ``case`` ``repeats`` times; record one case result whose verdicts are
     the repeats' combined (``oloproof.repeats``), and each repeat's own beside them."""
-    bodies = [await _one_case(run, case, r, record=False) for r in range(run.spec.repeats)]
+    bodies = [await _one_case(run, case, counts, r, record=False) for r in range(run.spec.repeats)]
     first = bodies[0]
     body: CaseResultBody = {
         **first,
@@ -513,23 +531,27 @@ async def _repeated_case(run: _Run, case: Case) -> CaseResultBody:
     return body
 
 
-async def _one_case(run: _Run, case: Case, repeat: int = 0, record: bool = True) -> CaseResultBody:
+async def _one_case(
+    run: _Run, case: Case, counts: CacheCounts, repeat: int = 0, record: bool = True
+) -> CaseResultBody:
+    """Execute (or reuse) and judge one repeat of ``case``, counting where its results came
+    from in ``counts``."""
     input_key = ev.identity_key(case.input)
     identity = execution_identity(run.system_key, input_key, repeat)
     waiting = run.memory.executions.get(identity)
     if waiting is not None:  # a repeat of an input this run is executing or has just executed
         made = await waiting
         source = HIT if made.source == HIT else SHARED
-        return await _finish_case(run, case, input_key, made, source, record)
+        return await _finish_case(run, case, input_key, made, source, counts, record)
     made_here = _made_earlier(run, identity)
     if made_here is not None:
-        return await _finish_case(run, case, input_key, made_here, SHARED, record)
+        return await _finish_case(run, case, input_key, made_here, SHARED, counts, record)
     future: asyncio.Future[Made] = asyncio.get_running_loop().create_future()
     run.memory.executions[identity] = future
     try:
-        made = await _execution(run, case, identity, repeat)
+        made = await _execution(run, case, identity, counts, repeat)
         # Resolved only once it is judged: a repeat then finds the judgments as well.
-        body = await _finish_case(run, case, input_key, made, made.source, record)
+        body = await _finish_case(run, case, input_key, made, made.source, counts, record)
     except BaseException as exc:
         run.memory.executions.pop(identity, None)
         if isinstance(exc, Exception):
@@ -564,7 +586,9 @@ def _made_earlier(run: _Run, identity: str) -> Made | None:
     return Made(address, execution, MISS, fresh)
 
 
-async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> Made:
+async def _execution(
+    run: _Run, case: Case, identity: str, counts: CacheCounts, repeat: int = 0
+) -> Made:
     """The case's execution: reused from an earlier run when that is allowed, else run now.
 
     Repeats after the first skip the stage caches, or a staged system would hand back the
@@ -577,7 +601,7 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
     ctx = run.ctx if repeat == 0 else dataclasses.replace(run.ctx, use_stage_cache=False)
     execution, error = await run.engine.execute(case, ctx)
     for stage in execution.stages if execution else ():
-        run.counts.add_stage(stage.stage, stage.hit)
+        counts.add_stage(stage.stage, stage.hit)
     try:
         before = redaction.stored_count()
         stored = _execution_event(identity, case, execution, error, run.writer.retrievals)
@@ -595,10 +619,16 @@ async def _execution(run: _Run, case: Case, identity: str, repeat: int = 0) -> M
 
 
 async def _finish_case(
-    run: _Run, case: Case, input_key: str, made: Made, source: str, record: bool = True
+    run: _Run,
+    case: Case,
+    input_key: str,
+    made: Made,
+    source: str,
+    counts: CacheCounts,
+    record: bool = True,
 ) -> CaseResultBody:
     """Judge the case's execution and record its result in the run."""
-    run.counts.add_execution(source)
+    counts.add_execution(source)
     spec = run.spec
     execution = made.execution
     verdicts: dict[str, VerdictCopy] = {}
@@ -623,7 +653,7 @@ async def _finish_case(
             verdicts[judge.criterion] = _verdict_summary(verdict)
             if address is not None:
                 judgments[judge.criterion] = address
-                run.counts.add_judgment(judged_from)
+                counts.add_judgment(judged_from)
     body: CaseResultBody = {
         "run_id": spec.run_id,
         "case_id": case.id,

@@ -423,11 +423,14 @@ async def _execute(
             ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
         )
 
+    # Each case's counts are added as it finishes, so a run that raises still has those of
+    # the cases it wrote.
+    counts = CacheCounts()
     try:
-        counts = await execute_cases(ledger, spec, todo, on_case=on_case, progress=progress)
+        await execute_cases(ledger, spec, todo, on_case=on_case, counts=counts, progress=progress)
     except BaseException as exc:
         await plan.system.aclose()
-        _finish_stopped(finish, ledger, run, tally, prior, meter.totals(), exc)
+        _finish_stopped(finish, ledger, run, tally, (prior, counts), meter.totals(), exc)
         raise
     await plan.system.aclose()
     state = "complete" if tally.cases >= body["planned_cases"] else "interrupted"
@@ -487,7 +490,7 @@ def _finish_stopped(
     ledger: Ledger,
     run: _Started,
     tally: RunTally,
-    prior: CacheCounts,
+    counted: tuple[CacheCounts, CacheCounts],
     judges: Mapping[str, Any],
     exc: BaseException,
 ) -> None:
@@ -497,9 +500,14 @@ def _finish_stopped(
     finished, all of it committed on the way out. A stopped run (a malformed artifact, a
     failed commit) gets no decision. After a failed commit (a ``StoreError``) only what is
     stored counts, so the tally is read back from the ledger.
+
+    ``counted`` holds the cache counts the run's last end recorded and those of the cases
+    this go finished. After a failed commit, which of those cases are stored is not known
+    (the case results do not hold where their judgments came from), so only the former
+    are reported: less than happened, never more.
     """
     run_id = run.run_id
-    counts = prior  # a run that raised reports the cache counts it had before it started
+    prior, finished = counted
     if isinstance(exc, StoreError):
         stored = tally_run(ledger, run_id, criteria_of(run.body), list(run.body["slices"]))
         message = (
@@ -509,7 +517,7 @@ def _finish_stopped(
         try:
             finish(
                 stored,
-                counts,
+                prior,
                 "stopped",
                 f"a write to the ledger failed: {exc}",
                 judges,
@@ -518,6 +526,7 @@ def _finish_stopped(
         except LedgerError:
             message += " (its end record could not be written either)"
         raise LedgerAccessError(message) from None
+    counts = _merge_counts(prior, finished)
     if isinstance(exc, OloproofError | LedgerError):
         finish(tally, counts, "stopped", str(exc), judges, decide=False)
     elif isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
@@ -527,19 +536,9 @@ def _finish_stopped(
 
 
 def _merge_counts(a: CacheCounts, b: CacheCounts) -> CacheCounts:
-    merged = CacheCounts(
-        a.execution_hit + b.execution_hit,
-        a.execution_miss + b.execution_miss,
-        a.judgment_hit + b.judgment_hit,
-        a.judgment_miss + b.judgment_miss,
-        execution_shared=a.execution_shared + b.execution_shared,
-        judgment_shared=a.judgment_shared + b.judgment_shared,
-    )
-    for source in (a, b):
-        for stage, (hit, miss) in source.stages.items():
-            merged.stages.setdefault(stage, [0, 0])
-            merged.stages[stage][0] += hit
-            merged.stages[stage][1] += miss
+    merged = CacheCounts()
+    merged.add(a)
+    merged.add(b)
     return merged
 
 

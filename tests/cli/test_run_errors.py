@@ -273,6 +273,38 @@ def test_a_resume_refuses_what_would_judge_or_decide_its_run_otherwise(
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"  # nothing of the resume was written
 
 
+def cache_line(lines: list[str]) -> tuple[int, int, int, int]:
+    """The execution and judgment hits and misses of a report's Cache line."""
+    line = next(line for line in lines if line.startswith("Cache: "))
+    execution, judgment = line.removeprefix("Cache: execution ").split("; judgment ")
+    (eh, em), (jh, jm) = (
+        (int(part.split(" hit/")[0]), int(part.split(" hit/")[1].split(" miss")[0]))
+        for part in (execution, judgment)
+    )
+    return eh, em, jh, jm
+
+
+def test_an_interrupted_run_counts_the_cache_of_the_cases_it_wrote(tmp_path: Path) -> None:
+    # Its Cache line read 0 hit/0 miss, and after a resume it counted the resumed cases alone.
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
+    assert code == 130, out + err
+    run_id = err.split("--resume ")[1].split()[0]
+    kept = int(runs_fields(root, run_id)[5].split(" of 31 observed")[0])
+    assert 0 < kept < 31
+    # A brand-new ledger: every case written was executed and judged (two evaluators) here.
+    shown = oloproof("inspect", run_id, cwd=root)
+    assert cache_line(shown.lines) == (0, kept, 0, 2 * kept), shown.out
+    resumed = oloproof("run", "--resume", run_id, cwd=root)
+    assert resumed.code == 0, resumed.err
+    # A case cut off between its execution's and its result's writing finds its execution
+    # stored: a hit. Every case is counted once, either way.
+    eh, em, jh, jm = cache_line(resumed.lines)
+    assert (eh + em, jh + jm) == (31, 62), resumed.out
+    assert eh <= 1 and jh <= 2, resumed.out  # at most the one case cut off
+    assert cache_line(oloproof("inspect", run_id, cwd=root).lines) == (eh, em, jh, jm)
+
+
 def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
     root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
     proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "0.2"})
