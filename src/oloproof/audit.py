@@ -13,7 +13,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    (the first ``cases`` case results its run_end counted, in append order), so a decision of
    a run that was interrupted and later resumed is checked against its own cases; and under
    the rules it was made by (``count_rules_need_suite``: a schema 1 decision let a count
-   PASS on a subset).
+   PASS on a subset; ``counts_missing_repeats``: a schema 2 decision left a repeated run's
+   repeats without a verdict out of its counts and reasons).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -206,6 +207,7 @@ def _check_decision(
             tally,
             cast(Ledger, _AsDecided(ledger, decision.links)),
             count_rules_need_suite=decision.body["count_rules_need_suite"],
+            counts_missing_repeats=decision.body["counts_missing_repeats"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -195,6 +195,10 @@ class DecisionBody(TypedDict):
     # Whether an observed_count rule could PASS only on a run that --sample or --limit left no
     # case out of; False before schema 2, which let it PASS on the cases that ran.
     count_rules_need_suite: bool
+    # Whether a repeat without a verdict counts against an observed_count rule and, when such
+    # repeats change a rule's outcome, makes its reason missing_cases_decide; False before
+    # schema 3, which did neither.
+    counts_missing_repeats: bool
     rules: list[Map]
     gate: Gate
 

@@ -11,7 +11,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case        1  a case's expected values and metadata, when too long to inline
     oloproof.case_result 3  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
-    oloproof.decision    2  a policy applied to a run (rules and gate)
+    oloproof.decision    3  a policy applied to a run (rules and gate)
     oloproof.diagnosis   4  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  4  a paired comparison of two runs under a policy
@@ -63,6 +63,14 @@ Changes so far:
   and the body says it was decided so (``count_rules_need_suite``). Schema 1 let such a rule
   PASS on the cases that ran: it reads as ``False``, and ``verify`` re-derives it as it was made.
 
+- ``oloproof.decision`` 3: in a repeated run, a case that passed its judged repeats but has
+  repeats without a verdict may hide a failure, so an ``observed_count`` rule counts it as it
+  counts a missing case (``passes_unconfirmed``); and a rule whose outcome those repeats
+  change says ``missing_cases_decide`` with ``observed_only`` and how many repeats
+  (``missing_repeats``), as for missing cases (``counts_missing_repeats``). Schema 2 counted
+  such a case as a pass and gave the interval's own reason: ``False``, and ``verify``
+  re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -112,7 +120,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 1,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 2,
+    DECISION: 3,
     DIAGNOSIS: 4,
     COMPARISON: 4,
     CALIBRATION: 1,
@@ -133,6 +141,13 @@ def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
 def upcast_decision_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 let an observed_count rule PASS on a subset of the cases: the rule read so."""
     return {**body, "count_rules_need_suite": False}
+
+
+def upcast_decision_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 2 read a repeated case on its judged repeats in a count, and gave a rule that its
+    repeats without a verdict decided the interval's own reason: ``counts_missing_repeats``
+    is false."""
+    return {**body, "counts_missing_repeats": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -182,6 +197,7 @@ def unchanged(body: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DECISION, 1): upcast_decision_v1_v2,
+    (DECISION, 2): upcast_decision_v2_v3,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,

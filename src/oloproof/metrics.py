@@ -57,6 +57,9 @@ class MetricTally:
     value over the observed repeats and the bounds with the missing ones failing or passing
     (``oloproof.repeats.bounds``)."""
     missing_repeats: int = 0
+    unconfirmed_repeats: int = 0
+    """Of ``missing_repeats``, those of cases whose judged repeats all passed
+    (``passes_unconfirmed``)."""
 
     def add(self, summary: Mapping[str, Any]) -> None:
         status = summary["s"]
@@ -70,6 +73,8 @@ class MetricTally:
             if summary.get("m"):
                 self.partial[(value, *bounds(summary))] += 1
                 self.missing_repeats += int(summary["m"])
+                if value == 1.0:
+                    self.unconfirmed_repeats += int(summary["m"])
         elif status == "excluded":
             self.excluded[summary.get("r", "excluded")] += 1
         else:
@@ -102,6 +107,12 @@ class MetricTally:
     def failures(self) -> int:
         """Observed cases that did not fully pass (value below 1)."""
         return self.observed - self.successes
+
+    @property
+    def passes_unconfirmed(self) -> int:
+        """Cases counted among ``successes`` that have repeats without a verdict: any of those
+        repeats may have failed, so no count of failures can call such a case a pass."""
+        return sum(count for (value, _, _), count in self.partial.items() if value == 1.0)
 
     @property
     def estimate(self) -> float | None:

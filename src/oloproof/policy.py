@@ -3,6 +3,8 @@
 Missing cases count against every rule (docs/gates.md, "Missing cases count against the
 release"): a rule is decided as if each missing case had come out the way that makes the rule
 hardest to pass, and a rule that the missing cases decided says so (``missing_cases_decide``).
+In a repeated run, a repeat without a verdict counts against its case the same way, and a rule
+such repeats decided says so too.
 
 An ``observed_count`` rule says the suite never fails (or fails at most k times): on a run of
 part of the suite that ``--sample`` or ``--limit`` chose, no count can show that, and the rule is
@@ -102,6 +104,7 @@ def decide_rule(
     *,
     not_run: int = 0,
     subset: Subset | None = None,
+    counts_missing_repeats: bool = True,
 ) -> RuleDecision:
     """Decide one rule. A metric with no observed cases is never a PASS.
 
@@ -113,8 +116,16 @@ def decide_rule(
     Missing cases (the tally's, plus ``not_run`` cases of the run that never ran) count
     against the rule: it is decided on the interval that counts each as failing for its lower
     bound and as passing for its upper bound, or for ``observed_count`` on failures + missing.
-    When that outcome differs from the one the observed cases alone give, the reason is
-    ``missing_cases_decide`` and ``detail["observed_only"]`` records the observed-only outcome.
+    So do a repeated run's repeats without a verdict: the bounded interval counts them, and a
+    count counts each case that passed its judged repeats but has such repeats as a possible
+    failure. When the outcome differs from the one the observed cases alone (on their judged
+    repeats) give, the reason is ``missing_cases_decide``, and ``detail["observed_only"]``
+    records the observed-only outcome; ``detail`` says how many cases (``missing``) and repeats
+    (``missing_repeats``) were counted so.
+
+    ``counts_missing_repeats`` False decides as decisions of schema 2 and before did: the
+    interval still counts the repeats without a verdict, but the reason and the detail leave
+    them out, and a count reads a case on its judged repeats alone.
 
     With ``subset`` (the run may have left cases out), an ``observed_count`` rule its observed
     failures do not FAIL is INSUFFICIENT_EVIDENCE (``subset_of_cases``).
@@ -130,7 +141,8 @@ def decide_rule(
         )
     missing = tally.n_missing + not_run
     if rule.kind == "observed_count":
-        return _decide_count(rule, tally, missing, judged, subset)
+        return _decide_count(rule, tally, missing, judged, subset, counts_missing_repeats)
+    unjudged = tally.missing_repeats if counts_missing_repeats else 0
     observed_iv = tally.interval(level)
     bounded_iv = tally.bounded_interval(level, not_run=not_run)
     assert observed_iv is not None and bounded_iv is not None  # observed > 0
@@ -142,10 +154,13 @@ def decide_rule(
         "method": bounded_iv.method,
         **judged,
     }
-    if missing:
+    if missing or unjudged:
         # Only then: a decision with nothing missing keeps the shape it always had, so the
         # decisions of older ledgers still re-derive equal under `verify`.
-        detail["missing"] = missing
+        if missing:
+            detail["missing"] = missing
+        if unjudged:
+            detail["missing_repeats"] = unjudged
         seen = _decide_interval(rule, observed_iv)
         reason = with_observed_only(detail, observed_iv, seen, (outcome, reason))
     return RuleDecision(rule.id, rule.metric, outcome, reason, detail)  # type: ignore[arg-type]
@@ -161,14 +176,21 @@ def _decide_interval(rule: Rule, interval: Interval) -> tuple[str, str]:
 
 
 def _decide_count(
-    rule: Rule, tally: MetricTally, missing: int, judged: dict[str, Any], subset: Subset | None
+    rule: Rule,
+    tally: MetricTally,
+    missing: int,
+    judged: dict[str, Any],
+    subset: Subset | None,
+    counts_missing_repeats: bool,
 ) -> RuleDecision:
     """``max_failures: k``: FAIL when the observed failures alone exceed k; else, on a
     ``subset``, INSUFFICIENT_EVIDENCE (the cases left out may hide a failure); else PASS only
-    when failures + missing <= k (each missing case may hide a failure), else
+    when failures + missing + unconfirmed passes <= k (each missing case, and each case that
+    passed its judged repeats but has repeats without a verdict, may hide a failure), else
     INSUFFICIENT_EVIDENCE."""
     limit = rule.max_failures if rule.max_failures is not None else 0
     failures = tally.failures
+    unconfirmed = tally.passes_unconfirmed if counts_missing_repeats else 0
     detail: dict[str, Any] = {
         "failures": failures,
         "observed": tally.observed,
@@ -177,12 +199,15 @@ def _decide_count(
     }
     if missing:
         detail["missing"] = missing
+    if unconfirmed:
+        detail["passes_unconfirmed"] = unconfirmed
+        detail["missing_repeats"] = tally.unconfirmed_repeats
     if failures > limit:
         return RuleDecision(rule.id, rule.metric, "FAIL", "observed_failures_exceed_limit", detail)
     if subset is not None:
         detail["subset"] = {"planned": subset.planned, "total": subset.total}
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", SUBSET_OF_CASES, detail)
-    if failures + missing <= limit:
+    if failures + missing + unconfirmed <= limit:
         return RuleDecision(rule.id, rule.metric, "PASS", "observed_failures_within_limit", detail)
     detail["observed_only"] = {"outcome": "PASS", "reason": "observed_failures_within_limit"}
     return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", MISSING_DECIDES, detail)
@@ -203,11 +228,13 @@ def decide_policy(
     *,
     not_run: int = 0,
     subset: Subset | None = None,
+    counts_missing_repeats: bool = True,
 ) -> list[RuleDecision]:
     """Every rule of ``policy`` decided on ``metrics``, in the policy's order.
 
     ``not_run``: planned cases of the run that never ran; they count as missing for every rule.
-    ``subset``: the run may have left cases out (``decide_rule``).
+    ``subset``: the run may have left cases out; ``counts_missing_repeats``: whether the
+    repeats without a verdict count in the reason and in a count (``decide_rule``).
     """
     return [
         decide_rule(
@@ -217,6 +244,7 @@ def decide_policy(
             judge_check,
             not_run=not_run,
             subset=subset,
+            counts_missing_repeats=counts_missing_repeats,
         )
         for rule in policy.rules
     ]

@@ -626,6 +626,7 @@ def decide_run(
     ledger: Ledger,
     *,
     count_rules_need_suite: bool = True,
+    counts_missing_repeats: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -637,6 +638,10 @@ def decide_run(
     ``count_rules_need_suite``: an ``observed_count`` rule cannot PASS on a run whose
     ``--sample`` or ``--limit`` may have left cases out (``oloproof.policy``). A decision
     recorded before that (schema 1) is re-derived without it, as it was made.
+
+    ``counts_missing_repeats``: a repeat without a verdict counts against a count rule, and a
+    rule such repeats decide says ``missing_cases_decide`` (``oloproof.policy``). A decision
+    recorded before that (schema 2) is re-derived without it, as it was made.
     """
     policy = Policy.model_validate(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
@@ -648,6 +653,7 @@ def decide_run(
         # Planned cases that never ran (an interrupted run) count as missing for every rule.
         not_run=not_run(run_body, tally.cases),
         subset=_left_out(run_body) if count_rules_need_suite else None,
+        counts_missing_repeats=counts_missing_repeats,
     )
     outcome = gate(decisions, policy.block_on)
     return {
@@ -655,6 +661,7 @@ def decide_run(
         "policy": run_body["policy"],
         "policy_path": run_body.get("policy_path"),
         "count_rules_need_suite": count_rules_need_suite,
+        "counts_missing_repeats": counts_missing_repeats,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }

@@ -19,7 +19,7 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import fitted, gate_line
+from oloproof.cli.render import deciding_text, fitted, gate_line
 from oloproof.display import fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
 from oloproof.results import MISSING_DECIDES, Interval
@@ -244,17 +244,8 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     observed = detail.get("observed_only")
     if decision["reason"] == MISSING_DECIDES and isinstance(observed, Mapping):
         missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
-        deciding = [f"{missing} missing {plural(missing, 'pair')}"] if missing else []
-        if unjudged:
-            deciding.append(f"{unjudged} {plural(unjudged, 'repeat')} without a verdict")
-        verb = "decides" if missing + unjudged == 1 else "decide"
         alone = f"the {detail['paired']} paired alone"
-        if unjudged:
-            alone += ", on their judged repeats,"
-        lines.append(
-            f"    {' and '.join(deciding)} {verb} it: on {alone} it would be "
-            f"{observed['outcome']} ({observed['reason']})"
-        )
+        lines.append("    " + deciding_text((missing, "pair"), unjudged, alone, observed))
     return lines
 
 

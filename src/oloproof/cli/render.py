@@ -13,6 +13,7 @@ from oloproof.display import (
     fmt_mean_interval,
     fmt_percent,
     fmt_percent_interval,
+    plural,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -220,13 +221,34 @@ def repeats_errored_line(report: RunReport) -> str:
 
 
 def missing_rule_line(rule: RuleRow) -> str:
-    """Under the rules: a rule the missing cases decided, and what the observed ones say."""
-    observed = rule.detail.get("observed_only") or {}
-    missing = int(rule.detail.get("missing", 0))
-    cases = "case decides" if missing == 1 else "cases decide"
+    """Under the rules: a rule the missing cases (or repeats) decided, and what the observed
+    ones say."""
+    detail = rule.detail
+    missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
+    said = deciding_text(
+        (missing, "case"), unjudged, "the observed cases alone", detail.get("observed_only")
+    )
+    return f"{rule.rule_id}: {said}"
+
+
+def deciding_text(
+    missing: tuple[int, str], unjudged: int, alone: str, observed: Mapping[str, Any] | None
+) -> str:
+    """What decided a ``missing_cases_decide`` rule, and what ``alone`` (the observed cases,
+    or pairs) would have given: ``40 missing pairs and 200 repeats without a verdict decide it:
+    on the 160 paired alone, on their judged repeats, it would be PASS (interval_above_margin)``.
+    ``missing``: how many missing, and of what (``case``, ``pair``); ``unjudged``: repeats
+    without a verdict; ``observed``: the decision's ``observed_only``."""
+    count, noun = missing
+    deciding = [f"{count} missing {plural(count, noun)}"] if count else []
+    if unjudged:
+        deciding.append(f"{unjudged} {plural(unjudged, 'repeat')} without a verdict")
+        alone += ", on their judged repeats,"
+    verb = "decides" if count + unjudged == 1 else "decide"
+    seen = observed or {}
     return (
-        f"{rule.rule_id}: {missing} missing {cases} it: on the observed cases alone it would "
-        f"be {observed.get('outcome')} ({observed.get('reason')})"
+        f"{' and '.join(deciding)} {verb} it: on {alone} it would be {seen.get('outcome')} "
+        f"({seen.get('reason')})"
     )
 
 
