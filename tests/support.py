@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -215,3 +215,66 @@ def flaky_repeats_project(dest: Path) -> Path:
             for q in FLAKY_PATTERNS
         ],
     )
+
+
+# A baseline system and a candidate answering each case by its own steps, one per call in turn
+# (``patterns_project``): p right, f wrong, e raises.
+PATTERNS_APP = """
+import threading
+
+from oloproof import system
+
+CALLS = {}
+LOCK = threading.Lock()
+
+
+def answer(case, role):
+    with LOCK:
+        n = CALLS.get((role, case["q"]), 0)
+        CALLS[(role, case["q"])] = n + 1
+    steps = case[role]
+    step = steps[n % len(steps)]
+    if step == "e":
+        raise RuntimeError("upstream timeout")
+    return {"answer": "yes" if step == "p" else "no"}
+
+
+@system(name="base", version="1")
+def base(case):
+    return answer(case, "base")
+
+
+@system(name="cand", version="1")
+def cand(case):
+    return answer(case, "cand")
+"""
+
+_PATTERNS_CONFIG = """\
+system: {{name: {name}, version: "1", callable: "app:{name}"}}
+dataset: cases.jsonl
+evaluators:
+  - {{type: contains, criterion: answer_correct, field: answer, expected_field: answer}}
+policy: policy.yaml
+"""
+
+
+def patterns_project(root: Path, patterns: Sequence[tuple[str, str]], *, policy: str) -> Path:
+    """A project in ``root`` (made here) whose case ``c{i}`` the baseline (``--config
+    baseline.yaml``) and the candidate (``oloproof.yaml``) answer by ``patterns[i]``, a pair
+    (baseline's steps, candidate's) of ``PATTERNS_APP``."""
+    project = write_project(
+        root,
+        app=PATTERNS_APP,
+        config=_PATTERNS_CONFIG.format(name="cand"),
+        policy=policy,
+        cases=[
+            {
+                "id": f"c{q}",
+                "input": {"q": q, "base": base, "cand": cand},
+                "expected": {"answer": "yes"},
+            }
+            for q, (base, cand) in enumerate(patterns)
+        ],
+    )
+    (project / "baseline.yaml").write_text(_PATTERNS_CONFIG.format(name="base"))
+    return project

@@ -219,6 +219,11 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
 FAILURES = "failures"
 FAILURES_KIND = "failures_kind"
 FAILURES_CRITERION = "failures_criterion"
+# A repeated case under ``RUN_ID/CRITERION`` for each criterion some of its repeats failed but
+# its combined verdict does not (it passed others: ``failed_repeats``). With the failed cases
+# of ``FAILURES_CRITERION`` they are every case that could be the lower side of a flip on a
+# pass/fail criterion, so the viewer finds a comparison's flips among them (``oloproof.flips``).
+FAILED_REPEATS = "failed_repeats"
 # One case of one run, by ``RUN_ID/CASE_ID``: a case's page is found without reading the run.
 RUN_CASE = "run_case"
 # Who links to an address, where no other index tells: a case result under its execution, an
@@ -283,8 +288,9 @@ def upcast(address: str, event: Event) -> Event:
 # Names the rules of ``index_entries``: change it with them, and every ledger written under the
 # old rules has its indexes rebuilt when next opened for writing (``ledger.Application``); one
 # opened read-only (the viewer) is refused until then (``StaleIndexesError``). 5: a repeated
-# case whose repeats errored or went without a verdict is filed among the failures.
-INDEXES: Final = "oloproof-indexes-5"
+# case whose repeats errored or went without a verdict is filed among the failures. 6: a
+# repeated case some of whose repeats failed a criterion is filed under ``FAILED_REPEATS``.
+INDEXES: Final = "oloproof-indexes-6"
 
 
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
@@ -351,11 +357,27 @@ def problem_kinds(body: Mapping[str, Any]) -> tuple[list[str], list[str], list[s
     return kinds, failed, missing
 
 
+def failed_repeats(body: Mapping[str, Any]) -> list[str]:
+    """The criteria that some repeats of a repeated case failed and its combined verdict does
+    not count as failed (``is_failed``), as for a case that passed 2 of 3 times; empty for a
+    case executed once."""
+    verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
+    failing = {
+        criterion
+        for repeat in body.get("repeats") or ()
+        for criterion, verdict in repeat["verdicts"].items()
+        if is_failed(verdict)
+    }
+    return [c for c, v in verdicts.items() if c in failing and not is_failed(v)]
+
+
 def _failure_entries(body: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    run_id = body["run_id"]
+    for criterion in failed_repeats(body):
+        yield (FAILED_REPEATS, f"{run_id}/{criterion}")
     kinds, failed, missing = problem_kinds(body)
     if not kinds:
         return
-    run_id = body["run_id"]
     yield (FAILURES, run_id)
     for kind in kinds:
         yield (FAILURES_KIND, f"{run_id}/{kind}")

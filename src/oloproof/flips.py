@@ -17,11 +17,14 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
    before this existed lists its flips too, and ``verify`` has nothing new to re-derive. They
    are read from the case results the comparison read (``RecordedCases``): a run resumed
    since has more, which the comparison never paired.
+4. One rule for every reader: the viewer, which looks for the flips of a pass/fail metric
+   among the cases its failures indexes file, decides each one by ``case_flips`` as
+   ``flipped_cases`` does, so the two cannot list different cases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -79,13 +82,21 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
         other = baseline.get(cand["case_id"])
         if other is None:
             continue
-        if unpaired_reason(cand, other, expected=body["like_for_like"]) is not None:
-            continue
-        for metric in metrics:
-            flip = _flip(metric, cand, other, cand_id, base_id)
-            if flip is not None:
-                found[metric].append(flip)
+        for flip in case_flips(body, metrics, cand, other):
+            found[flip.metric].append(flip)
     return [flip for metric in metrics for flip in found[metric]]
+
+
+def case_flips(
+    body: Mapping[str, Any], metrics: Sequence[str], cand: CaseResultBody, base: CaseResultBody
+) -> list[Flip]:
+    """The flips on ``metrics`` of one case of the comparison ``body``, from its result in the
+    candidate (``cand``) and in the baseline (``base``): none unless the two are paired."""
+    if unpaired_reason(cand, base, expected=body["like_for_like"]) is not None:
+        return []
+    cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
+    flips = (_flip(metric, cand, base, cand_id, base_id) for metric in metrics)
+    return [flip for flip in flips if flip is not None]
 
 
 def _flip(

@@ -292,13 +292,14 @@ class RecordedCases:
 
     def get(self, case_id: str) -> CaseResultBody | None:
         # The first result of a case id, as ``case_results`` hands out.
-        address = self._address(case_id)
+        address = self.address(case_id)
         return None if address is None else case_result_body(self._ledger.get(address))
 
     def __contains__(self, case_id: str) -> bool:
-        return self._address(case_id) is not None
+        return self.address(case_id) is not None
 
-    def _address(self, case_id: str) -> str | None:
+    def address(self, case_id: str) -> str | None:
+        """The address of the result ``get`` reads, or None: one index lookup."""
         address = case_result_of(self._ledger, self._run_id, case_id)
         if address is None or self._read is None or parse_address(address) in self._read:
             return address

@@ -17,7 +17,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support import oloproof, write_project
+from tests.support import oloproof, patterns_project
 from tests.view.support import fetch, serving
 
 from ledger import Event
@@ -29,45 +29,6 @@ from oloproof.results import Interval
 from oloproof.stats import paired_difference
 from oloproof.store import open_project_ledger
 from oloproof.stored_runs import load_run
-
-# Each case names, for each system, what its calls answer in turn: p right, f wrong, e raises.
-APP = """
-import threading
-
-from oloproof import system
-
-CALLS = {}
-LOCK = threading.Lock()
-
-
-def answer(case, role):
-    with LOCK:
-        n = CALLS.get((role, case["q"]), 0)
-        CALLS[(role, case["q"])] = n + 1
-    steps = case[role]
-    step = steps[n % len(steps)]
-    if step == "e":
-        raise RuntimeError("upstream timeout")
-    return {"answer": "yes" if step == "p" else "no"}
-
-
-@system(name="base", version="1")
-def base(case):
-    return answer(case, "base")
-
-
-@system(name="cand", version="1")
-def cand(case):
-    return answer(case, "cand")
-"""
-
-CONFIG = """\
-system: {{name: {name}, version: "1", callable: "app:{name}"}}
-dataset: cases.jsonl
-evaluators:
-  - {{type: contains, criterion: answer_correct, field: answer, expected_field: answer}}
-policy: policy.yaml
-"""
 
 FLOOR = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.5}\n"
 COMPARE = """\
@@ -86,22 +47,8 @@ PROBE = ["eee", "pee", "epe", "ppe", "ppp"]
 
 
 def _project(root: Path, patterns: Sequence[tuple[str, str]]) -> Path:
-    """A project whose case ``c{i}`` the baseline and the candidate answer by ``patterns[i]``."""
-    project = write_project(
-        root,
-        app=APP,
-        config=CONFIG.format(name="cand"),
-        policy=FLOOR,
-        cases=[
-            {
-                "id": f"c{q}",
-                "input": {"q": q, "base": base, "cand": cand},
-                "expected": {"answer": "yes"},
-            }
-            for q, (base, cand) in enumerate(patterns)
-        ],
-    )
-    (project / "baseline.yaml").write_text(CONFIG.format(name="base"))
+    """``patterns_project`` with the comparison policy in ``compare.yaml``."""
+    project = patterns_project(root, patterns, policy=FLOOR)
     (project / "compare.yaml").write_text(COMPARE)
     return project
 

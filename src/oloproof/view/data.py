@@ -7,9 +7,12 @@ Requirements this module meets:
 2. Lists are paged in the ledger's indexes: the runs from the run type index; a run's problem
    cases (errored, or with a failed or missing verdict, in any of a repeated case's repeats)
    from the ``failures`` indexes of ``oloproof.events``, filtered by kind and criterion on
-   index entries alone; a case by ``run_case``. Only the cases of the page shown are read. A
-   ledger whose indexes older rules filed is refused when opened (``StaleIndexesError``): a
-   read-only open cannot refile them, and a list read from them could be short.
+   index entries alone; a case by ``run_case``; a comparison's flips among the cases each run
+   failed in a verdict or a repeat (``failures_criterion``, ``failed_repeats``), decided one
+   by one by ``oloproof.flips`` as ``compare --cases`` decides them. Only the cases of the
+   page shown are read. A ledger whose indexes older rules filed is refused when opened
+   (``StaleIndexesError``): a read-only open cannot refile them, and a list read from them
+   could be short.
 3. A run's metrics and slices need a replay of its case results (``stored_runs.read_run_report``);
    the report is kept per run while the run's last case result and last run_end/decision stay
    the same, so a second look costs nothing and a run in progress is replayed again once it
@@ -52,6 +55,7 @@ from oloproof.bodies import (
 )
 from oloproof.diagnosis.labels import intervention_label
 from oloproof.errors import UnknownIdError
+from oloproof.flips import Flip, case_flips
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import (
     RecordedCases,
@@ -60,7 +64,6 @@ from oloproof.metrics import (
     slice_value,
     stream_case_results,
 )
-from oloproof.pairing import unpaired_reason
 from oloproof.repeats import repeat_counts
 from oloproof.report import (
     JudgeUsageRow,
@@ -679,14 +682,6 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
 # ---------------------------------------------------------------------------- comparisons
 
 
-@dataclass(frozen=True)
-class Flip:
-    case_id: str
-    metric: str
-    baseline: str
-    candidate: str
-
-
 @dataclass
 class ComparisonPage:
     address: str
@@ -712,52 +707,57 @@ def comparison_page(reader: Reader, text: str) -> ComparisonPage:
 
 
 def _pass_fail_metrics(reader: Reader, body: ComparisonBody) -> list[str]:
-    _, cand = reader.run_event(body["candidate"]["address"])
-    kinds = {e["criterion"]: e["kind"] for e in cand["evaluators"]}
-    return [m["metric"] for m in body["metrics"] if kinds.get(m["metric"]) == "pass_fail"]
+    """The compared metrics whose evaluator gives pass/fail verdicts in both runs: only on
+    those is every flip found among the failures (``_flips``)."""
+    kinds = []
+    for role in (body["candidate"], body["baseline"]):
+        _, run = reader.run_event(role["address"])
+        kinds.append({e["criterion"]: e["kind"] for e in run["evaluators"]})
+    return [
+        m["metric"]
+        for m in body["metrics"]
+        if all(of_run.get(m["metric"]) == "pass_fail" for of_run in kinds)
+    ]
 
 
 def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list[Flip]:
-    """Paired cases whose pass/fail verdict changed, read from the failed cases of each run.
+    """The flips on pass/fail ``metrics``, each decided by ``flips.case_flips`` as
+    ``oloproof compare --cases`` decides it, read from the failing cases of each run.
 
-    A flip needs a failure in one of the two runs, so only the failed cases of each run (from
-    the ``failures`` index) and their counterparts are read: of the case results the
-    comparison read (``RecordedCases``), which a run resumed since outnumbers.
+    The lower side of a flip on a pass/fail metric holds a judged fail: its verdict, or one of
+    its repeats (below 1 even with its unjudged repeats passing, its judged ones are not all
+    passes). The failures indexes file every such case (``failed`` under
+    ``failures_criterion``, and ``failed_repeats``), so only those of each run and their
+    counterparts are read, never a whole run: of the case results the comparison read
+    (``RecordedCases``), which a run resumed since outnumbers.
     """
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
-    read = {
-        role["run_id"]: RecordedCases(reader.ledger, role["run_id"], role["results"])
-        for role in (body["candidate"], body["baseline"])
-    }
-    flips: dict[tuple[str, str], Flip] = {}
-    same = body["like_for_like"]
+    cands = RecordedCases(reader.ledger, cand_id, body["candidate"]["results"])
+    bases = RecordedCases(reader.ledger, base_id, body["baseline"]["results"])
+    found: dict[tuple[str, str], Flip] = {}
     for metric in metrics:
-        for failing, other, base_failed in ((base_id, cand_id, True), (cand_id, base_id, False)):
-            for case in _failed_on(reader, failing, metric):
-                if case["case_id"] not in read[failing]:
+        for run_id, read, other in ((cand_id, cands, bases), (base_id, bases, cands)):
+            for address, case in _failing_on(reader, run_id, metric):
+                # Another result of its id than the one the comparison read is not compared.
+                if read.address(case["case_id"]) != address:
                     continue
-                found = read[other].get(case["case_id"])
-                if found is None or unpaired_reason(case, found, expected=same) is not None:
+                counterpart = other.get(case["case_id"])
+                if counterpart is None:
                     continue
-                if _status(found, metric) != "pass":
-                    continue
-                base, cand = ("fail", "pass") if base_failed else ("pass", "fail")
-                flips[(case["case_id"], metric)] = Flip(case["case_id"], metric, base, cand)
-    return sorted(flips.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
+                cand, base = (case, counterpart) if read is cands else (counterpart, case)
+                for flip in case_flips(body, [metric], cand, base):
+                    found[(flip.case_id, metric)] = flip
+    return sorted(found.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
 
 
-def _failed_on(reader: Reader, run_id: str, metric: str) -> Iterator[CaseResultBody]:
+def _failing_on(reader: Reader, run_id: str, metric: str) -> Iterator[tuple[str, CaseResultBody]]:
+    """The cases of a run that failed ``metric``, or failed it in some of their repeats."""
     addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
+    addresses += reader.ledger.lookup(ev.FAILED_REPEATS, f"{run_id}/{metric}")
     for start in range(0, len(addresses), 1024):
-        for event in reader.ledger.get_many(addresses[start : start + 1024]):
-            body = case_result_body(event)
-            if _status(body, metric) == "fail":
-                yield body
-
-
-def _status(case: CaseResultBody, metric: str) -> str | None:
-    verdict = case["verdicts"].get(metric)
-    return verdict.get("s") if verdict else None
+        chunk = addresses[start : start + 1024]
+        for address, event in zip(chunk, reader.ledger.get_many(chunk), strict=True):
+            yield address, case_result_body(event)
 
 
 # -------------------------------------------------------------------------------- address
