@@ -399,14 +399,18 @@ def judge_usage_rows(run_body: Mapping[str, Any], end: RunEndBody | None) -> lis
     return rows
 
 
-def execution_state(end: RunEndBody | None, tally: RunTally, running: bool = False) -> str:
-    if end is None and running:
-        return "RUNNING"
-    if end is None or end["state"] == "interrupted":
-        return "INTERRUPTED"
+def execution_state(end: Mapping[str, Any] | None, errored: int, running: bool = False) -> str:
+    """The execution state (this module's docstring) of a run whose latest run_end is ``end``
+    (None without one), of whose cases and repeats ``errored`` errored, and which a live
+    process is writing when ``running``. The report and ``oloproof runs`` both read it here, so
+    a run never shows one state in its report and another in the list."""
+    if end is None:
+        return "RUNNING" if running else "INTERRUPTED"
     if end["state"] == "stopped":
         return "STOPPED"
-    return "PARTIAL" if tally.errored or tally.repeats_errored else "COMPLETE"
+    if end["state"] != "complete":
+        return "INTERRUPTED"
+    return "PARTIAL" if errored else "COMPLETE"
 
 
 def build_run_report(
@@ -427,7 +431,7 @@ def build_run_report(
     ``repeat_errors`` why repeats did (``error_groups``). A stopped run shows no decision, even
     one an older version recorded.
     """
-    state = execution_state(end, tally, running)
+    state = execution_state(end, tally.errored + tally.repeats_errored, running)
     if state == "STOPPED":
         decision = None
     policy = run_body.get("policy")

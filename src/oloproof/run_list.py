@@ -20,16 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import run_end, started_at
+from oloproof.metrics import RunTally, stream_case_results
+from oloproof.report import execution_state
 from oloproof.runlock import writer_of
-
-if TYPE_CHECKING:
-    from oloproof.metrics import RunTally
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -161,7 +160,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     state = str(end["state"]) if end is not None else "interrupted"
     if end is None and writer_of(ledger.path, run_id) is not None:
         state = "running"
-    execution = _execution_state(state, errored + repeats_errored)
+    execution = execution_state(end, errored + repeats_errored, running=state == "running")
     decision_state, gate, exit_code = _gate(ledger, body, execution)
     parent = body.get("parent") or {}
     return RunRow(
@@ -189,22 +188,10 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
 
 def _counted(ledger: Ledger, run_id: str) -> RunTally:
     """The cases a run wrote, its errored cases and its errored repeats, read case by case."""
-    from oloproof.metrics import RunTally, stream_case_results  # only then: `runs` starts without
-
     tally = RunTally({}, [])
     for result in stream_case_results(ledger, run_id):  # the first result of each case
         tally.add(result)
     return tally
-
-
-def _execution_state(state: str, errored: int) -> str:
-    if state == "running":
-        return "RUNNING"
-    if state == "stopped":
-        return "STOPPED"
-    if state != "complete":
-        return "INTERRUPTED"
-    return "PARTIAL" if errored else "COMPLETE"
 
 
 def _gate(
