@@ -7,6 +7,7 @@ source of the JSON Schemas under ``schemas/``.
 from __future__ import annotations
 
 import re
+from operator import itemgetter
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -22,6 +23,7 @@ from pydantic import (
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
+from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import line_for, read_yaml
@@ -414,11 +416,9 @@ class ComparePolicy(_Gate):
 
 
 def _check_unique(ids: list[str]) -> None:
-    seen: set[str] = set()
-    for rule_id in ids:
-        if rule_id in seen:
-            raise ValueError(f"rule id {rule_id!r} appears twice")
-        seen.add(rule_id)
+    repeat = first_repeat(ids)
+    if repeat is not None:
+        raise ValueError(f"rule id {repeat[1]!r} appears twice")
 
 
 # ---------------------------------------------------------------- loading with line numbers
@@ -510,19 +510,21 @@ def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, .
     rules = data.get("rules")
     if not isinstance(rules, list):
         return
-    seen: dict[str, int] = {}
-    for index, rule in enumerate(rules):
-        rule_id = rule.get("id") if isinstance(rule, dict) else None
-        if not isinstance(rule_id, str):
-            continue
-        first = seen.setdefault(rule_id, index)
-        if first != index:
-            line = line_for(("rules", index, "id"), lines)
-            raise ConfigError(
-                f"{path}, line {line}: rules.{index}.id: rule id {rule_id!r} is also rule "
-                f"{first}'s (line {line_for(('rules', first, 'id'), lines)}); each rule's "
-                "decision is reported by its id"
-            )
+    ids = [
+        (index, rule["id"])
+        for index, rule in enumerate(rules)
+        if isinstance(rule, dict) and isinstance(rule.get("id"), str)
+    ]
+    repeat = first_repeat(ids, key=itemgetter(1))
+    if repeat is None:
+        return
+    (first, _), (index, rule_id) = repeat
+    line = line_for(("rules", index, "id"), lines)
+    raise ConfigError(
+        f"{path}, line {line}: rules.{index}.id: rule id {rule_id!r} is also rule "
+        f"{first}'s (line {line_for(('rules', first, 'id'), lines)}); each rule's "
+        "decision is reported by its id"
+    )
 
 
 def load_compare_policy(path: Path) -> ComparePolicy:

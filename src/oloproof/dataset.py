@@ -18,7 +18,7 @@ from typing import Any, BinaryIO, Final
 from ledger import CodecError, encode
 from oloproof import strictjson
 from oloproof.errors import DatasetError
-from oloproof.jsonkeys import DuplicateKey
+from oloproof.jsonkeys import DuplicateKey, first_repeat
 from oloproof.lazyseq import LazySequence
 from oloproof.suggest import did_you_mean
 
@@ -179,22 +179,21 @@ def _first_duplicate(path: Path, cases: Cases, hashes: array[int]) -> None:
     ordered = np.sort(np.frombuffer(hashes, dtype=np.int64))
     if not bool((ordered[1:] == ordered[:-1]).any()):
         return
-    first: dict[str, tuple[str, int]] = {}
-    for case in cases:
-        key = same_text(case.id)
-        if key in first:
-            earlier, line = first[key]
-            if earlier == case.id:
-                raise DatasetError(
-                    f"{path}, line {case.line}: duplicate case id {case.id!r} "
-                    f"(first on line {line})"
-                )
-            raise DatasetError(
-                f"{path}, line {case.line}: case id {case.id!a} is the same text as "
-                f"{earlier!a} on line {line}, written with other Unicode code points (they "
-                "look alike wherever they are shown); write both the same way, or rename one"
-            )
-        first[key] = (case.id, case.line)
+    # Each case's id and line, not the case: the cases up to the repeat are not held parsed.
+    numbered = ((case.id, case.line) for case in cases)
+    repeat = first_repeat(numbered, key=lambda id_line: same_text(id_line[0]))
+    if repeat is None:
+        return
+    (earlier, line), (case_id, number) = repeat
+    if earlier == case_id:
+        raise DatasetError(
+            f"{path}, line {number}: duplicate case id {case_id!r} (first on line {line})"
+        )
+    raise DatasetError(
+        f"{path}, line {number}: case id {case_id!a} is the same text as "
+        f"{earlier!a} on line {line}, written with other Unicode code points (they "
+        "look alike wherever they are shown); write both the same way, or rename one"
+    )
 
 
 def same_text(case_id: str) -> str:

@@ -11,8 +11,9 @@ import asyncio
 import dataclasses
 import datetime as dt
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.text import expected_text_check
 from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
+from oloproof.jsonkeys import first_repeat
 from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
@@ -170,23 +172,15 @@ def _plan(
 ) -> RunPlan:
     require_engine(config, config_path)
     base = config_path.parent
-    for index, name in enumerate(config.slices):
-        where = config.location("slices", index, path=config_path)
-        if name in STAGED_SLICES and config.system.rag is None:
-            raise ConfigError(
-                f"{where}: slices: slice '{name}' {STAGED_SLICES[name]}, so it needs a staged "
-                "system."
-            )
-        if name not in STAGED_SLICES and not name.startswith("metadata."):
-            raise ConfigError(
-                f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
-                "or context_truncated)"
-            )
-        if name in config.slices[:index]:
-            raise ConfigError(
-                f"{where}: slices: {name!r} is listed twice, so each case would count twice "
-                "in its rows"
-            )
+    # Each slice is checked only when the search reaches it: the first mistake in the list is
+    # the one reported, a slice listed twice included.
+    repeat = first_repeat(_slices(config, config_path), key=itemgetter(1))
+    if repeat is not None:
+        index, name = repeat[1]
+        raise ConfigError(
+            f"{config.location('slices', index, path=config_path)}: slices: {name!r} is listed "
+            "twice, so each case would count twice in its rows"
+        )
     # A replay's cases were checked, slices included, when the recorded run was planned.
     dataset: Dataset | RecordedDataset
     if recorded is None:
@@ -252,6 +246,24 @@ def _apply_overrides(
         return ProjectConfig.model_validate(data)
     except Exception as exc:
         raise ConfigError(f"{path}: invalid override: {exc}") from None
+
+
+def _slices(config: ProjectConfig, config_path: Path) -> Iterator[tuple[int, str]]:
+    """Each slice of ``config`` with its position, once it is known to be one the system can
+    fill."""
+    for index, name in enumerate(config.slices):
+        where = config.location("slices", index, path=config_path)
+        if name in STAGED_SLICES and config.system.rag is None:
+            raise ConfigError(
+                f"{where}: slices: slice '{name}' {STAGED_SLICES[name]}, so it needs a staged "
+                "system."
+            )
+        if name not in STAGED_SLICES and not name.startswith("metadata."):
+            raise ConfigError(
+                f"{where}: slices: unknown slice {name!r} (use metadata.KEY, relevant_position "
+                "or context_truncated)"
+            )
+        yield index, name
 
 
 def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> list[AnyEvaluator]:

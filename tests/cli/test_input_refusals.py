@@ -287,6 +287,15 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         "{root}/oloproof.yaml, line 8: slices: 'metadata.topic' is listed twice, so each case "
         "would count twice in its rows",
     ),
+    "a slice listed twice before one of no known kind": (
+        _config(
+            CONFIG.replace(
+                "slices: [metadata.topic]", "slices: [metadata.topic, metadata.topic, input.q]"
+            )
+        ),
+        "{root}/oloproof.yaml, line 8: slices: 'metadata.topic' is listed twice, so each case "
+        "would count twice in its rows",
+    ),
     "a slice of no known kind": (
         _config(CONFIG.replace("slices: [metadata.topic]", "slices: [metadata.topic, input.q]")),
         "{root}/oloproof.yaml, line 8: slices: unknown slice 'input.q' (use metadata.KEY, "

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 from oloproof.dataset import same_text
 from oloproof.errors import ArtifactError, DatasetError
 from oloproof.evaluators.base import CaseView
-from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.jsonkeys import DuplicateKey, first_repeat, unique_keys
 from oloproof.sdk import validate_artifact
 
 
@@ -88,29 +89,32 @@ def load_labels(path: Path) -> list[LabelledExample]:
         raise DatasetError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise DatasetError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
-    examples: list[LabelledExample] = []
-    seen: dict[str, tuple[str, int]] = {}
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}, line {number}"
-        example = _parse_line(line, number, where)
-        key = same_text(example.id)
-        if key in seen:
-            earlier, first = seen[key]
-            if earlier == example.id:
-                raise DatasetError(f"id {example.id!r} already used on line {first}", where=where)
-            raise DatasetError(
-                f"id {example.id!a} is the same text as {earlier!a} on line {first}, written "
-                "with other Unicode code points (they look alike wherever they are shown); "
-                "write both the same way, or rename one",
-                where=where,
-            )
-        seen[key] = (example.id, number)
-        examples.append(example)
+    # Each line is parsed only when the search reaches it: the file's first mistake is the one
+    # reported, a repeated id included.
+    parsed, kept = itertools.tee(_parsed(path, lines))
+    repeat = first_repeat(parsed, key=lambda example: same_text(example.id))
+    if repeat is not None:
+        earlier, example = repeat
+        where, first = f"{path}, line {example.line}", earlier.line
+        if earlier.id == example.id:
+            raise DatasetError(f"id {example.id!r} already used on line {first}", where=where)
+        raise DatasetError(
+            f"id {example.id!a} is the same text as {earlier.id!a} on line {first}, written "
+            "with other Unicode code points (they look alike wherever they are shown); "
+            "write both the same way, or rename one",
+            where=where,
+        )
+    examples = list(kept)
     if not examples:
         raise DatasetError(f"{path}: holds no labelled example")
     return examples
+
+
+def _parsed(path: Path, lines: list[str]) -> Iterator[LabelledExample]:
+    """The examples of a labels file's ``lines``, each parsed once it is reached."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            yield _parse_line(line, number, f"{path}, line {number}")
 
 
 def _parse_line(line: str, number: int, where: str) -> LabelledExample:

@@ -9,6 +9,7 @@ that feed the same criterion.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import itemgetter
 from pathlib import Path
 
 from oloproof.errors import ConfigError
@@ -29,6 +30,7 @@ from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.citations import CitationValidity
 from oloproof.evaluators.retrieval import HitRate, Mrr, Ndcg, Precision, Recall
 from oloproof.evaluators.text import Contains, Equals, JsonSchema, Regex
+from oloproof.jsonkeys import first_repeat
 
 __all__ = [
     "AsyncEvaluator",
@@ -101,9 +103,5 @@ def build_evaluators(configs: Iterable[EvaluatorConfig], base_dir: Path) -> list
 def repeated_criterion(criteria: Sequence[str]) -> tuple[int, int] | None:
     """The positions of the first criterion named twice (the first and the repeat), or None:
     two evaluators feeding one criterion would feed one metric twice."""
-    claimed: dict[str, int] = {}
-    for index, criterion in enumerate(criteria):
-        first = claimed.setdefault(criterion, index)
-        if first != index:
-            return first, index
-    return None
+    repeat = first_repeat(enumerate(criteria), key=itemgetter(1))
+    return None if repeat is None else (repeat[0][0], repeat[1][0])

@@ -124,6 +124,13 @@ def test_load_labels_takes_ids_in_another_unicode_form_as_the_same_id(tmp_path: 
     assert (first.line, second.line) == (1, 3)
 
 
+def test_load_labels_reports_a_repeated_id_before_a_later_bad_line(tmp_path: Path) -> None:
+    # The file's first mistake is the one reported, whatever is wrong further down.
+    path = write(tmp_path, GOOD, {**GOOD, "id": "b"}, GOOD, "{not json")
+    with pytest.raises(DatasetError, match=r"line 3: id 'a' already used on line 1$"):
+        load_labels(path)
+
+
 def test_load_labels_refuses_an_empty_or_absent_file(tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="no labelled example"):
         load_labels(write(tmp_path, ""))
