@@ -373,6 +373,5 @@ def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[s
 
 
 def _kind(value: Any) -> str:
-    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
-        type(value), "a number"
-    )
+    # The user wrote the line as JSON: a list is named with JSON's word for it.
+    return "an array" if isinstance(value, list) else strictjson.kind(value)

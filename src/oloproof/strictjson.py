@@ -7,7 +7,10 @@ that name a key twice (the last value kept). ``loads`` refuses the first three w
 ``Unrecordable`` and the last with ``DuplicateKey``; both are ``ValueError``s, as a syntax error
 (``json.JSONDecodeError``) is, and JSON nested too deep to parse is a ``RecursionError``.
 
-A case file (``oloproof.dataset``) and an HTTP system's response are read through it.
+A case file (``oloproof.dataset``) and an HTTP system's response are read through it. An error
+about a value read from JSON that is not what it should be names its kind with ``kind`` (or, for
+a kind recorded by its Python type's name, as a verdict records it, ``kind_named``), so a case
+file, a system's reply and a labels file say the same of it.
 """
 
 from __future__ import annotations
@@ -60,3 +63,26 @@ def _int_in_range(text: str) -> int:
 
 def _no_constant(text: str) -> float:
     raise Unrecordable(f"{text} is not a JSON number")
+
+
+# A JSON value's kind, by the name of the Python type the parser gave it.
+_KINDS: Final = {
+    "NoneType": "null",
+    "bool": "a boolean",
+    "int": "a number",
+    "float": "a number",
+    "str": "a string",
+    "list": "a list",
+    "dict": "an object",
+}
+
+
+def kind_named(type_name: str) -> str:
+    """``null``, ``a boolean``, ``a number``, ``a string``, ``a list`` or ``an object``: the
+    kind of a JSON value whose Python type is named ``type_name``; any other type's own name."""
+    return _KINDS.get(type_name, type_name)
+
+
+def kind(value: Any) -> str:
+    """The kind of ``value`` (``kind_named``), for an error that says what was found."""
+    return kind_named(type(value).__name__)

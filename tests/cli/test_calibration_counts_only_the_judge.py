@@ -109,6 +109,7 @@ def test_a_refused_labels_file_leaves_the_honest_calibration_in_force(
         ({"answer": ["Notes sync across devices every minute."]}, "a list"),
         ({"answer": None}, "null"),
         ({"answer": 7}, "a number"),
+        ({"answer": True}, "a boolean"),  # as a case file and an HTTP system's reply say
         ("Notes sync across devices every minute.", None),  # a plain string is read whole
     ],
 )

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from oloproof import aio
+from oloproof import aio, strictjson
 from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
 from oloproof.errors import ConfigError, DatasetError
@@ -137,17 +137,6 @@ def refuse_unmeasurable(
         raise _unmeasurable(judge.criterion, verdict, where)
 
 
-# How an answer that is not text is named, by the Python type JSON gave it.
-_JSON_KINDS = {
-    "NoneType": "null",
-    "bool": "true or false",
-    "int": "a number",
-    "float": "a number",
-    "list": "a list",
-    "dict": "an object",
-}
-
-
 def _unmeasurable(criterion: str, verdict: Verdict, where: str) -> DatasetError:
     field = verdict.detail.get("field")
     if verdict.reason == "field_missing":
@@ -160,7 +149,7 @@ def _unmeasurable(criterion: str, verdict: Verdict, where: str) -> DatasetError:
     if verdict.reason == "field_not_text":
         kind = verdict.detail.get("type")
         return DatasetError(
-            f"the output's {field!r} is {_JSON_KINDS.get(str(kind), kind)}, not the text the "
+            f"the output's {field!r} is {strictjson.kind_named(str(kind))}, not the text the "
             f"judge {criterion!r} reads, so this example cannot measure the judge",
             where=where,
             hint="give the answer as text",

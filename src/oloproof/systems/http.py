@@ -375,16 +375,5 @@ def _read_path(body: dict[str, Any], path: str, case_id: str) -> Any:
 
 
 def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return f"a list of {len(value)}"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+    # A list's length tells a reply that wraps the object in a list from one that lists results.
+    return f"a list of {len(value)}" if isinstance(value, list) else strictjson.kind(value)
