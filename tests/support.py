@@ -56,10 +56,13 @@ def oloproof(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
-def start_run(root: Path, marker: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    """``oloproof run`` in ``root``, returned once its stderr's first line is ``marker``."""
+def start_run(
+    root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> subprocess.Popen[str]:
+    """``oloproof run`` (with ``args``) in ``root``, returned once its stderr's first line is
+    ``marker``."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run"],
+        [sys.executable, "-m", "oloproof", "run", *args],
         cwd=root,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,

@@ -403,9 +403,15 @@ def execution_state(end: Mapping[str, Any] | None, errored: int, running: bool =
     """The execution state (this module's docstring) of a run whose latest run_end is ``end``
     (None without one), of whose cases and repeats ``errored`` errored, and which a live
     process is writing when ``running``. The report and ``oloproof runs`` both read it here, so
-    a run never shows one state in its report and another in the list."""
+    a run never shows one state in its report and another in the list.
+
+    A run a live process writes is RUNNING whether or not an earlier go of it ended: a
+    ``--resume`` under way is writing it, and its recorded end is about to be superseded. (A
+    complete run is never resumed: it stays what it is.)"""
+    if running and (end is None or end["state"] != "complete"):
+        return "RUNNING"
     if end is None:
-        return "RUNNING" if running else "INTERRUPTED"
+        return "INTERRUPTED"
     if end["state"] == "stopped":
         return "STOPPED"
     if end["state"] != "complete":
@@ -429,10 +435,12 @@ def build_run_report(
     ``corrected`` are the judge metrics corrected with their judges' calibrations (the caller
     finds those in the ledger; see ``corrected_row``); ``errors`` says why cases errored and
     ``repeat_errors`` why repeats did (``error_groups``). A stopped run shows no decision, even
-    one an older version recorded.
+    one an older version recorded, and a running run none until it ends.
     """
     state = execution_state(end, tally.errored + tally.repeats_errored, running)
-    if state == "STOPPED":
+    if state in ("STOPPED", "RUNNING"):
+        # A running run's gate is decided when it ends; one an earlier go of it recorded
+        # decided fewer cases than are being written now.
         decision = None
     policy = run_body.get("policy")
     level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL

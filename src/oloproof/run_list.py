@@ -38,7 +38,8 @@ SHORT = 8
 class RunRow:
     """One run as ``oloproof runs`` shows it.
 
-    ``state`` is the latest run_end's own word (``complete``, ``interrupted``, ``stopped``);
+    ``state`` is the latest run_end's own word (``complete``, ``interrupted``, ``stopped``),
+    or ``running`` while a live process writes the run (a first go, or a ``--resume``);
     ``execution_state`` the report's (COMPLETE, PARTIAL, INTERRUPTED, STOPPED).
     ``decision_state`` is DECIDED, UNDECIDED or NO_POLICY; ``gate`` the decided gate's label
     and ``exit_code`` its exit code (None unless DECIDED). ``observed`` cases ran without
@@ -157,10 +158,12 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         if end is None:
             cases, errored = counted.cases, counted.errored
         repeats_errored = counted.repeats_errored
-    state = str(end["state"]) if end is not None else "interrupted"
-    if end is None and writer_of(ledger.path, run_id) is not None:
+    running = writer_of(ledger.path, run_id) is not None
+    execution = execution_state(end, errored + repeats_errored, running=running)
+    if execution == "RUNNING":
         state = "running"
-    execution = execution_state(end, errored + repeats_errored, running=state == "running")
+    else:
+        state = str(end["state"]) if end is not None else "interrupted"
     decision_state, gate, exit_code = _gate(ledger, body, execution)
     parent = body.get("parent") or {}
     return RunRow(
@@ -201,7 +204,7 @@ def _gate(
     for _, event in ledger.lookup_events("run_meta", body["run_id"]):
         if event.type == ev.DECISION:
             decision = event.body
-    if decision is not None and execution != "STOPPED":
+    if decision is not None and execution not in ("STOPPED", "RUNNING"):
         gate = decision["gate"]
         return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])
     return ("UNDECIDED" if body.get("policy") else "NO_POLICY"), None, None

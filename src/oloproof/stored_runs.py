@@ -134,7 +134,7 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     decision = latest_decision(ledger, run.run_id)
     # Intervals of the same counts as the run's end computed are taken from it (any other, say
     # of cases a resume added later, is computed): ``verify`` recomputes what it stored.
-    running = end is None and writer_of(ledger.path, run.run_id) is not None
+    running = writer_of(ledger.path, run.run_id) is not None
     with stats.remembered((end.get("intervals") or ()) if end else ()):
         return report_of(ledger, run.body, run.address, tally, end, decision, running=running)
 

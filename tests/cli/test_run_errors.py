@@ -316,7 +316,34 @@ def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) ->
         shown = oloproof("inspect", run_id, cwd=root)
         assert shown.lines[0] == f"Run {run_id} [UNDECIDED/RUNNING]"
         assert "another process is writing the run now" in shown.lines[1]
+        assert shown.lines[2] == "No gate yet: the run is decided when it ends"
         assert "--resume" not in shown.out  # the lock would refuse it
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert runs_fields(root, run_id)[3] == "INTERRUPTED"
+
+
+def test_a_resume_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
+    # An earlier go of the run ended (interrupted); the resume writing it now holds its lock.
+    # `runs` and `inspect` said INTERRUPTED, and offered the --resume the lock would refuse.
+    root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
+    code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
+    assert code == 130, out + err
+    run_id = err.split("--resume ")[1].split()[0]
+    assert runs_fields(root, run_id)[3] == "INTERRUPTED"
+    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "0.2"}, args=("--resume", run_id))
+    try:
+        assert runs_fields(root, run_id)[3] == "RUNNING"
+        listed = json.loads(oloproof("runs", "--json", cwd=root).out)
+        assert [(r["state"], r["execution_state"]) for r in listed] == [("running", "RUNNING")]
+        # The earlier go's decision (BLOCK) decided 1 case of the 31 being written: no gate yet.
+        shown = oloproof("inspect", run_id, cwd=root)
+        assert shown.lines[0] == f"Run {run_id} [UNDECIDED/RUNNING]", shown.out
+        assert "another process is writing the run now" in shown.lines[1]
+        assert shown.lines[2] == "No gate yet: the run is decided when it ends"
+        assert "Gate:" not in shown.out and "--resume" not in shown.out
+        assert runs_fields(root, run_id)[4] == "no gate (not decided)"
     finally:
         proc.send_signal(signal.SIGINT)
         proc.communicate(timeout=60)

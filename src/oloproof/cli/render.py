@@ -204,6 +204,8 @@ def subset_text(subset: Mapping[str, Any], selected: int) -> str:
 def _undecided_line(report: RunReport) -> str:
     if report.execution_state == "STOPPED":
         return "No gate: a stopped run is not decided; fix what stopped it and run again"
+    if report.execution_state == "RUNNING":
+        return "No gate yet: the run is decided when it ends"
     return "No gate: the run ended before its policy was decided"
 
 
