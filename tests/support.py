@@ -159,6 +159,39 @@ def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
         thread.join()
 
 
+# Mount $1 on $2 read-only in this namespace, go there and run the rest of the arguments.
+_READ_ONLY = (
+    'mount --bind "$1" "$2" && mount -o remount,bind,ro "$2" && cd "$2" && shift 2 && exec "$@"'
+)
+_UNSHARE = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _READ_ONLY, "sh"]
+
+
+def on_read_only_mount(folder: Path, mount: Path, *command: str) -> Result:
+    """``command`` run in ``mount`` (made here), where ``folder`` is mounted read-only: a real
+    file system, read-only even to root, in a mount namespace of the command's own."""
+    mount.mkdir(exist_ok=True)
+    proc = subprocess.run(
+        [*_UNSHARE, str(folder), str(mount), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+def read_only_mounts_refused(scratch: Path) -> str | None:
+    """Why ``on_read_only_mount`` cannot work on this machine (``scratch``, an empty folder,
+    is used to try), or None when it does."""
+    if shutil.which("unshare") is None:
+        return "`unshare` is not installed, so no read-only mount can be made"
+    (scratch / "source").mkdir()
+    tried = on_read_only_mount(scratch / "source", scratch / "mnt", "touch", "written")
+    if "Read-only file system" not in tried.err:
+        return f"cannot mount a folder read-only here: {tried.err.strip() or tried.code}"
+    return None
+
+
 def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
     """``oloproof calibrate`` of the judge_gate example's judge on its labels (it must succeed)."""
     done = oloproof(

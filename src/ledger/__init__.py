@@ -38,6 +38,7 @@ from ledger.errors import (
     IntegrityError,
     LedgerError,
     MissingEventError,
+    ReadOnlyFileSystemError,
     RefConflictError,
     StaleIndexesError,
     StoreError,
@@ -47,7 +48,7 @@ from ledger.errors import (
 from ledger.event import Event, address_of
 from ledger.protocol import ReadStore
 from ledger.replay import fold
-from ledger.store import ANY, Indexer, Ledger, Prepared, open_ledger
+from ledger.store import ANY, Indexer, Ledger, Prepared, on_read_only_file_system, open_ledger
 from ledger.verify import ChainSummary, Problem, VerifyReport
 
 __all__ = [
@@ -74,6 +75,7 @@ __all__ = [
     "MissingEventError",
     "Prepared",
     "Problem",
+    "ReadOnlyFileSystemError",
     "ReadStore",
     "RefConflictError",
     "StaleIndexesError",
@@ -91,6 +93,7 @@ __all__ = [
     "import_archive",
     "internal_key",
     "new_ulid",
+    "on_read_only_file_system",
     "open_archive",
     "open_ledger",
 ]

@@ -23,10 +23,13 @@ from pathlib import Path
 __all__ = ["deep_scan"]
 
 _SCRIPT = r"""
+import os
 import sys
 import lmdb
 
-env = lmdb.open(sys.argv[1], readonly=True, lock=True, max_dbs=256, subdir=True)
+# On a read-only file system there is no lock file to use, nor a writer to lock out.
+lock = not os.statvfs(sys.argv[1]).f_flag & os.ST_RDONLY
+env = lmdb.open(sys.argv[1], readonly=True, lock=lock, max_dbs=256, subdir=True)
 try:
     with env.begin(buffers=True) as txn:
         names = [bytes(key) for key, _ in txn.cursor()]

@@ -155,16 +155,22 @@ class _Indexes(_Reader):
     def keep_indexes_current(self) -> None:
         """Rebuild the indexes when they were filed by other rules than the application's
         (``Application.indexes``) or in an older layout; refuse a read-only ledger whose
-        indexes are out of date."""
+        indexes are out of date (saying so when it is on a read-only file system, where no
+        opening can rebuild them)."""
         wanted = self.app.indexes
         rules_current = not wanted or self._filed_under() == wanted
         if rules_current and (self.readonly or self._base is None):
             return  # entries of a first layout are read as they are until written to
         if self.readonly:
+            older = f"the indexes of the ledger at {self.path} were filed by an older version of "
+            if self.media_read_only:
+                raise StaleIndexesError(
+                    f"{older}{self.app.name}, and the read-only file system it is on cannot take "
+                    "rebuilt ones"
+                )
             raise StaleIndexesError(
-                f"the indexes of the ledger at {self.path} were filed by an older version of "
-                f"{self.app.name}; they are rebuilt the next time {self.app.name} opens it for "
-                "writing"
+                f"{older}{self.app.name}; they are rebuilt the next time {self.app.name} opens "
+                "it for writing"
             )
         self.rebuild_indexes()
 

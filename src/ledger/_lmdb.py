@@ -17,6 +17,14 @@ and maps it at least at the size its newest commit recorded; opening the databas
 size another process gave the map meanwhile (MDB_MAP_RESIZED) and tries again. Every LMDB
 error a read meets becomes a ``LedgerError``: ``DamagedStoreError`` when LMDB found a page
 that is not what its tree expects.
+
+A ledger on a file system mounted read-only (a WORM archive, a read-only mount of a CI
+artifact, a disc) is opened read-only and without LMDB's lock file (``lock=False``): there
+``lock.mdb`` can be neither made nor written, and its reader table is needed only so that a
+writer does not reuse pages a reader still reads, while no writer can change the file through
+a read-only mount. The caveat: a writer reaching the same file through another, writable mount
+sees none of these readers, and a page it reuses may then read as damage that is not in the
+file. What such a copy holds should not change while it is read.
 """
 
 from __future__ import annotations
@@ -202,21 +210,25 @@ def _error(exc: lmdb.Error, doing: str, where: Path) -> LedgerError:
     return StoreError(f"cannot {doing} the ledger at {where}: {said}")
 
 
-def _acquire_env(directory: Path, *, readonly: bool, map_size: int) -> lmdb.Environment:
+def _acquire_env(
+    directory: Path, *, readonly: bool, map_size: int, lock: bool = True
+) -> lmdb.Environment:
+    """The environment in ``directory``, shared with the other openings in this process;
+    ``lock=False`` only for a read-only one on a read-only file system (see the module)."""
     resolved = directory.resolve()
     key = str(resolved)
     with _shared_lock:
         # Before the file is looked at: a compaction may be about to replace it.
         share(resolved, where=directory.parent)
         try:
-            return _acquire_locked(directory, key, readonly=readonly, map_size=map_size)
+            return _acquire_locked(directory, key, readonly=readonly, map_size=map_size, lock=lock)
         except BaseException:
             release(resolved)
             raise
 
 
 def _acquire_locked(
-    directory: Path, key: str, *, readonly: bool, map_size: int
+    directory: Path, key: str, *, readonly: bool, map_size: int, lock: bool
 ) -> lmdb.Environment:
     """``_acquire_env`` once the open lock is held (``ledger._openlock``)."""
     if key in _shared:
@@ -237,7 +249,7 @@ def _acquire_locked(
             subdir=True,
             readonly=readonly,
             create=not readonly,
-            lock=True,
+            lock=lock,
             max_spare_txns=1,  # see ledger._reads
         )
     except lmdb.Error as exc:
@@ -568,9 +580,11 @@ class _Tables:
         *,
         app: Application,
         readonly: bool,
+        media_read_only: bool = False,
     ) -> None:
         self.path = path
         self.readonly = readonly
+        self.media_read_only = media_read_only  # on a file system mounted read-only
         self.app = app
         self._env: lmdb.Environment | None = env
         self._gate = _gate_of(env)

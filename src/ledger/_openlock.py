@@ -28,8 +28,11 @@ process on one file exclude each other), as LMDB's environment is shared (``ledg
 While this process compacts, the thread compacting may open the ledger (the compaction reads
 the old store so); any other thread is refused as another process would be.
 
-A store whose folder cannot hold the file (read-only, and the file not made yet) is opened
-without the lock: nothing can compact it either, as that renames a file into the folder.
+Where the file exists but cannot be written (a folder this user may not write, a file system
+mounted read-only), it is opened for reading and locked so: ``flock`` needs no write access,
+and a compaction reaching the same file through a writable mount still finds it held. A store
+whose folder cannot hold the file (read-only, and the file not made yet) is opened without the
+lock: nothing can compact it through that folder either, as that renames a file into it.
 """
 
 from __future__ import annotations

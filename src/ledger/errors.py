@@ -16,6 +16,7 @@ names the address, ref or path concerned, so a shell can print ``str(exc)`` as i
     │   └── AmbiguousAddressError   a prefix shared by several stored events
     ├── RefConflictError            a compare-and-swap on a ref lost to another writer
     ├── StoreError                  the storage below failed (LMDB, the file system)
+    │   ├── ReadOnlyFileSystemError opened for writing on a file system mounted read-only
     │   └── StaleIndexesError       read-only, with indexes filed by the program's older rules
     │       └── DamagedIndexesError the derived entries cannot be read as they are
     └── CodecError                  a value outside deterministic CBOR's allowed set
@@ -103,6 +104,17 @@ class RefConflictError(LedgerError):
 
 class StoreError(LedgerError):
     """The storage below the ledger (LMDB, the file system) failed."""
+
+
+class ReadOnlyFileSystemError(StoreError):
+    """A ledger on a file system mounted read-only, opened for writing (or to be created
+    there): it can only be opened with ``readonly``. Raised before anything is touched."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(
+            f"the ledger at {path} is on a read-only file system, where it can only be read"
+        )
+        self.path = path
 
 
 class StaleIndexesError(StoreError):

@@ -53,7 +53,7 @@ from ledger._refs import _Refs
 from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS, Prepared
 from ledger.address import format_address
 from ledger.application import Application, Indexer
-from ledger.errors import StoreError
+from ledger.errors import ReadOnlyFileSystemError, StoreError
 from ledger.format import FORMAT
 from ledger.format import KNOWN_EXTENSIONS as KNOWN_EXTENSIONS
 from ledger.format import TYPE_INDEX as TYPE_INDEX
@@ -73,6 +73,7 @@ __all__ = [
     "Ledger",
     "Prepared",
     "Snapshot",
+    "on_read_only_file_system",
     "open_ledger",
 ]
 
@@ -100,6 +101,9 @@ def open_ledger(
     one whose indexes another version of the program filed has them rebuilt
     (``Application.indexes``). While a compaction is under way in another process, opening is
     refused at once (``StoreError`` naming its pid), for reading too (``ledger._openlock``).
+    A ledger on a file system mounted read-only opens with ``readonly`` only (see
+    ``on_read_only_file_system``); opening it to write, or creating one there, raises
+    ``ReadOnlyFileSystemError`` before anything is touched.
     """
     if app is None:
         app = Application(indexer=indexer)
@@ -107,17 +111,26 @@ def open_ledger(
         app = dataclasses.replace(app, indexer=indexer)
     root = Path(path)
     directory = root / STORE_DIR
-    if not (directory / "data.mdb").exists():
-        if readonly or not create:
-            raise missing_ledger(root)
+    exists = (directory / "data.mdb").exists()
+    if not exists and (readonly or not create):
+        raise missing_ledger(root)
+    media_read_only = on_read_only_file_system(root)
+    if media_read_only and not readonly:
+        raise ReadOnlyFileSystemError(str(root))
+    if not exists:
         try:
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create a ledger at {root}: {exc.strerror}") from exc
-    env = _acquire_env(directory, readonly=readonly, map_size=map_size or _DEFAULT_MAP_SIZE)
+    env = _acquire_env(
+        directory,
+        readonly=readonly,
+        map_size=map_size or _DEFAULT_MAP_SIZE,
+        lock=not media_read_only,
+    )
     try:
         dbs = _open_databases(env, root, readonly=readonly, name=app.name)
-        ledger = Ledger(env, dbs, root, app=app, readonly=readonly)
+        ledger = Ledger(env, dbs, root, app=app, readonly=readonly, media_read_only=media_read_only)
     except BaseException:
         _release_env(env)  # and with it the open lock, which would keep a compaction out
         raise
@@ -127,6 +140,22 @@ def open_ledger(
         ledger.close()
         raise
     return ledger
+
+
+def on_read_only_file_system(path: str | os.PathLike[str]) -> bool:
+    """Whether the ledger kept in ``path`` is on a file system mounted read-only (its store
+    folder, or the nearest folder above it that exists, is). ``open_ledger`` opens such a
+    ledger with ``readonly`` alone, and without LMDB's lock file (see ``ledger._lmdb``)."""
+    here = Path(path).absolute() / STORE_DIR
+    while True:
+        try:
+            return bool(os.statvfs(here).f_flag & os.ST_RDONLY)
+        except (FileNotFoundError, NotADirectoryError):
+            if here.parent == here:
+                return False
+            here = here.parent
+        except OSError:
+            return False  # not for us to say: opening it will tell what is wrong
 
 
 def missing_ledger(root: Path) -> StoreError:

@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ledger import Ledger, LedgerError, StaleIndexesError, open_ledger
+from ledger import Ledger, LedgerError
 from oloproof import events as ev
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.dataset import Case
@@ -44,7 +44,7 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
-from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
+from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.why import latest_run_of, retrieve_changes, summary, system_changes
 
 if TYPE_CHECKING:
@@ -316,8 +316,6 @@ def open_ledger_for_reading(root: Path) -> Ledger | None:
     if not path.exists():
         return None
     try:
-        return open_ledger(path, app=APPLICATION, readonly=True)
-    except StaleIndexesError as exc:
-        raise LedgerAccessError(f"{exc} ({STALE_HINT})") from None
+        return open_read_only(path)
     except LedgerError as exc:
         raise LedgerAccessError(str(exc)) from None

@@ -18,7 +18,7 @@ from oloproof.bodies import (
     planned_cases,
     verdict_copy,
 )
-from oloproof.errors import DatasetError, UnknownIdError
+from oloproof.errors import ConfigError, DatasetError, UnknownIdError
 from oloproof.events import plain, problem_kinds
 from oloproof.metrics import SeenCases, case_results
 from oloproof.stored_runs import StoredRun
@@ -218,11 +218,23 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path, row: RunRow) -> Path:
     artifacts (kind → list, as recorded), verdicts and the addresses behind them. The manifest
     names the run's address and the SHA-256 of cases.jsonl, so the bundle can be checked
     against the ledger, and (from ``row``) the run's state and how many of its planned cases
-    never ran, which the bundle cannot hold.
+    never ran, which the bundle cannot hold. A folder that cannot be written (the project on
+    a read-only file system, say) is a ``ConfigError`` naming it.
     """
+    folder = root / ".oloproof" / "bundles" / run.run_id
+    try:
+        _write_bundle(ledger, run, row, folder)
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot write the bundle of {run.run_id} into {folder}: {exc.strerror or exc} "
+            "(`--format jsonl --output DIR` writes the run's tables to a folder of your choice)"
+        ) from None
+    return folder
+
+
+def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> None:
     import hashlib
 
-    folder = root / ".oloproof" / "bundles" / run.run_id
     folder.mkdir(parents=True, exist_ok=True)
     tmp = folder / "cases.jsonl.tmp"
     digest = hashlib.sha256()
@@ -248,7 +260,6 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path, row: RunRow) -> Path:
         "not_run": row.not_run,
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    return folder
 
 
 def _bundle_record(ledger: Ledger, address: str, body: CaseResultBody) -> dict[str, Any]:

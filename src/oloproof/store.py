@@ -12,7 +12,17 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Final
 
-from ledger import Application, DamagedStoreError, Event, Ledger, LedgerError, open_ledger
+from ledger import (
+    Application,
+    DamagedStoreError,
+    Event,
+    Ledger,
+    LedgerError,
+    ReadOnlyFileSystemError,
+    StaleIndexesError,
+    on_read_only_file_system,
+    open_ledger,
+)
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, index_entries, upcast
 from oloproof.idhints import unknown_id_message
@@ -33,21 +43,50 @@ APPLICATION: Final = Application(
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"
 # A read-only command meeting indexes an older version filed: any command that writes refiles them.
 STALE_HINT: Final = "`oloproof ledger rebuild-indexes` rebuilds them now"
+# On a read-only file system no opening can refile them, that one included.
+READ_ONLY_STALE_HINT: Final = (
+    "copy the project somewhere writable and run `oloproof ledger rebuild-indexes` in the copy"
+)
 
 
-def open_project_ledger(root: Path, *, create: bool = True) -> Ledger:
-    """The ledger of the project in ``root``; ``create=False`` refuses to make a new one."""
+def open_project_ledger(root: Path, *, create: bool = True, only_reads: bool = False) -> Ledger:
+    """The ledger of the project in ``root``; ``create=False`` refuses to make a new one.
+
+    A command that only reads says so (``only_reads``): a ledger on a read-only file system
+    is then opened read-only (``open_read_only``). Otherwise such a ledger is refused, as
+    nothing can be recorded in it; on writable media both open it for writing, which may
+    bring its format and indexes up to date.
+    """
     path = root / LEDGER_DIR
     if not create and not path.exists():
         raise UnknownIdError(
             f"no ledger in {root} (expected {path}); run `oloproof run` there first"
         )
     try:
+        if only_reads and on_read_only_file_system(path):
+            return open_read_only(path)
         return open_ledger(path, app=APPLICATION, create=create)
+    except ReadOnlyFileSystemError:
+        raise LedgerAccessError(
+            f"the ledger at {path} is on a read-only file system: nothing was recorded "
+            "(commands that only read it, such as `verify`, `runs` and `inspect`, work there)"
+        ) from None
     except DamagedStoreError as exc:
         raise LedgerAccessError(str(exc), hint=DAMAGE_HINT) from None
     except LedgerError as exc:
         raise LedgerAccessError(str(exc)) from None
+
+
+def open_read_only(path: Path) -> Ledger:
+    """The ledger kept in ``path`` (a project's ``.oloproof``), opened read-only. Indexes an
+    older version filed are refused (``LedgerAccessError``) with what to do about them, which
+    depends on whether the file system can take rebuilt ones; any other ``LedgerError`` is
+    raised as it is."""
+    try:
+        return open_ledger(path, app=APPLICATION, readonly=True)
+    except StaleIndexesError as exc:
+        hint = READ_ONLY_STALE_HINT if on_read_only_file_system(path) else STALE_HINT
+        raise LedgerAccessError(str(exc), hint=hint) from None
 
 
 def resolve_name(ledger: Ledger, text: str) -> str:

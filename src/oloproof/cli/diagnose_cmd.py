@@ -372,7 +372,7 @@ def diagnose_command(
 
     Example: oloproof diagnose latest --intervention gold-context --criterion answer_correct
     """
-    ledger = project_ledger()
+    ledger = project_ledger(only_reads=verify is not None)
     if verify is not None:
         if run is not None or intervention is not None or criterion is not None:
             raise ConfigError("--verify takes a diagnosis id alone")

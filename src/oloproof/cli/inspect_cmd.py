@@ -78,7 +78,7 @@ def inspect_command(
 
     Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures --criterion answer_correct
     """
-    ledger = project_ledger()
+    ledger = project_ledger(only_reads=True)
     address = _resolve(ledger, id)
     event = ledger.get(address)
     if criterion and not show_failures:
@@ -375,7 +375,7 @@ def export_command(
     from oloproof.run_list import run_row
     from oloproof.stored_runs import check_run_indexes, load_run
 
-    ledger = project_ledger()
+    ledger = project_ledger(only_reads=True)
     run = load_run(ledger, id)
     check_run_indexes(ledger, run)
     row = run_row(ledger, run.address, run.body)

@@ -48,22 +48,25 @@ ledger_app = typer.Typer(
 app.add_typer(ledger_app, name="ledger")
 
 
-def _open(create: bool) -> Ledger:
+def _open(create: bool, only_reads: bool = False) -> Ledger:
     """The ledger of the project in the current directory, with Oloproof's indexes.
 
     The one place these commands open a ledger, so where and how can change in one spot.
     """
-    return project_ledger(create=create)
+    return project_ledger(create=create, only_reads=only_reads)
 
 
 def _raw_open() -> Ledger:
-    """The ledger as ``ledger`` opens it: its damage is an error of its own kind."""
-    from ledger import open_ledger
-    from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger
+    """The ledger as ``ledger`` opens it: its damage is an error of its own kind. On a
+    read-only file system it is read as it is (``verify`` only reads)."""
+    from ledger import on_read_only_file_system, open_ledger
+    from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger, open_read_only
 
     path = Path.cwd() / LEDGER_DIR
     if not path.exists():
         return open_project_ledger(Path.cwd(), create=False)  # the usual "no ledger" sentence
+    if on_read_only_file_system(path):
+        return open_read_only(path)
     return open_ledger(path, app=APPLICATION, create=False)
 
 
@@ -200,7 +203,7 @@ def export_command(
         raise typer.BadParameter("give IDs or --all, not both")
     if not everything and not ids:
         raise typer.BadParameter("give at least one ID, or --all")
-    with _open(create=False) as ledger:
+    with _open(create=False, only_reads=True) as ledger:
         count = export_archive(ledger, ids or [], to, links=LINKS, everything=everything)
     size = to.stat().st_size
     typer.echo(f"exported {count} {plural(count, 'event')} to {to} ({size:,} bytes)")

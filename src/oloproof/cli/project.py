@@ -30,8 +30,9 @@ def project_root() -> Path:
     return found.root
 
 
-def project_ledger(*, create: bool = False) -> Ledger:
-    """The ledger of the project this command runs in."""
+def project_ledger(*, create: bool = False, only_reads: bool = False) -> Ledger:
+    """The ledger of the project this command runs in; a command that only reads says so
+    (``only_reads``), and then reads a ledger on a read-only file system too."""
     from oloproof.errors import UnknownIdError
     from oloproof.store import LEDGER_DIR, open_project_ledger
 
@@ -41,7 +42,7 @@ def project_ledger(*, create: bool = False) -> Ledger:
             f"no ledger in {Path.cwd()} or any folder above it (a project keeps its ledger in "
             f"{LEDGER_DIR}/ beside its oloproof.yaml); run `oloproof run` in the project first"
         )
-    return open_project_ledger(root, create=create)
+    return open_project_ledger(root, create=create, only_reads=only_reads)
 
 
 def config_path(given: Path | None) -> Path:

@@ -35,7 +35,7 @@ def runs_command(
     """
     from oloproof.run_list import run_rows
 
-    ledger = project_ledger()
+    ledger = project_ledger(only_reads=True)
     rows = run_rows(ledger)
     top = [row for row in rows if row.child_of is None]
     if as_json:

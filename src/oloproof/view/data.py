@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ledger import Event, Ledger, LedgerError, StaleIndexesError, open_ledger
+from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
 from oloproof.bodies import (
     CaseResultBody,
@@ -74,7 +74,7 @@ from oloproof.report import (
 )
 from oloproof.results import SUBSET_OF_CASES
 from oloproof.run_list import newest_first, run_row
-from oloproof.store import APPLICATION, LEDGER_DIR, STALE_HINT
+from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.subset import Selection
 
 PAGE_SIZE = 50
@@ -96,9 +96,7 @@ class Reader:
         if not (path / "ledger" / "data.mdb").exists():
             raise UnknownIdError(f"no ledger in {root} (expected {path}); run `oloproof run` first")
         try:
-            self.ledger: Ledger = open_ledger(path, app=APPLICATION, readonly=True)
-        except StaleIndexesError as exc:
-            raise UnknownIdError(f"{exc} ({STALE_HINT})") from None
+            self.ledger: Ledger = open_read_only(path)
         except LedgerError as exc:
             raise UnknownIdError(str(exc)) from None
         self.root = root
