@@ -25,8 +25,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
-from oloproof.display import printable
+from oloproof.display import plural, printable
 from oloproof.metrics import MetricTally, RunTally
+from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -216,6 +217,55 @@ class RunReport:
             ]
             return pd.DataFrame(rows)
         raise ValueError(f"unknown table {table!r} (tables: metrics, rules, slices)")
+
+
+def rule_note(rule_id: str, reason: str, detail: Mapping[str, Any]) -> str | None:
+    """The line said under a run's rules for a rule whose outcome needs a word, else None: a
+    rule that missing cases or repeats without a verdict decided (and what the observed cases
+    alone give), or an observed_count rule a subset of the cases left undecided. The terminal
+    report, the Markdown summary, JUnit and the viewer all say this one."""
+    if reason == SUBSET_OF_CASES:
+        return subset_rule_line(rule_id, detail)
+    if reason != MISSING_DECIDES:
+        return None
+    missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
+    said = deciding_text(
+        (missing, "case"), unjudged, "the observed cases alone", detail.get("observed_only")
+    )
+    return f"{rule_id}: {said}"
+
+
+def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
+    """For a comparison rule that missing pairs or repeats without a verdict decided, what
+    decided it and what the paired cases alone give; None for any other rule."""
+    detail = decision["detail"]
+    observed = detail.get("observed_only")
+    if decision["reason"] != MISSING_DECIDES or not isinstance(observed, Mapping):
+        return None
+    missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
+    alone = f"the {detail['paired']} paired alone"
+    return deciding_text((missing, "pair"), unjudged, alone, observed)
+
+
+def deciding_text(
+    missing: tuple[int, str], unjudged: int, alone: str, observed: Mapping[str, Any] | None
+) -> str:
+    """What decided a ``missing_cases_decide`` rule, and what ``alone`` (the observed cases,
+    or pairs) would have given: ``40 missing pairs and 200 repeats without a verdict decide it:
+    on the 160 paired alone, on their judged repeats, it would be PASS (interval_above_margin)``.
+    ``missing``: how many missing, and of what (``case``, ``pair``); ``unjudged``: repeats
+    without a verdict; ``observed``: the decision's ``observed_only``."""
+    count, noun = missing
+    deciding = [f"{count} missing {plural(count, noun)}"] if count else []
+    if unjudged:
+        deciding.append(f"{unjudged} {plural(unjudged, 'repeat')} without a verdict")
+        alone += ", on their judged repeats,"
+    verb = "decides" if count + unjudged == 1 else "decide"
+    seen = observed or {}
+    return (
+        f"{' and '.join(deciding)} {verb} it: on {alone} it would be {seen.get('outcome')} "
+        f"({seen.get('reason')})"
+    )
 
 
 def subset_rule_line(rule_id: str, detail: Mapping[str, Any]) -> str:

@@ -8,8 +8,10 @@ neither can pass. The printed numbers are checked against scipy, not against the
 
 from __future__ import annotations
 
+import html
 import json
 import math
+import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
@@ -73,9 +75,21 @@ def floor_pct(x: float) -> str:
     return f"{math.floor(round(x * 1000, 6)) / 10:.1f}%"
 
 
+def rule_failure(junit: Path, rule_id: str) -> str:
+    """The text of the JUnit failure of the rule ``rule_id``."""
+    (case,) = (
+        c
+        for c in ET.parse(junit).getroot().iter("testcase")
+        if c.get("name", "").startswith(rule_id)
+    )
+    failure = case.find("failure")
+    assert failure is not None and failure.text is not None
+    return failure.text
+
+
 def test_errored_cases_cannot_pass_a_floor(tmp_path: Path) -> None:
     root = project(tmp_path)
-    result = oloproof("run", cwd=root)
+    result = oloproof("run", "--summary", "summary.md", "--junit", "junit.xml", cwd=root)
     assert result.code == 3, result.out + result.err  # was 0: the floor PASSed on 200 / 200
     run_id = result.lines[0].split()[1]
     low = floor_pct(binomtest(200, 300).proportion_ci(0.95, "exact").low)  # 61.0%
@@ -113,6 +127,12 @@ def test_errored_cases_cannot_pass_a_floor(tmp_path: Path) -> None:
     assert row["observed_lower"] < 1.0 and row["missing_reasons"] == {"execution_errored": 100}
     (rule,) = report["rules"]
     assert rule["detail"]["observed_only"]["outcome"] == "PASS"
+    # Every output that shows the rule says what decided it, as the terminal does.
+    said = expected[8]
+    assert said in (root / "summary.md").read_text().splitlines()
+    assert rule_failure(root / "junit.xml", "floor").splitlines()[-1] == said
+    assert oloproof("view", "--export", "site", run_id, cwd=root).code == 0
+    assert said in html.unescape((root / "site" / "runs" / run_id / "index.html").read_text())
     assert report["errors"] == [
         {"type": "RuntimeError", "message": "boom", "count": 100, "first": "c0"}
     ]
@@ -125,7 +145,10 @@ def test_errored_cases_cannot_pass_a_comparison(tmp_path: Path) -> None:
     candidate = oloproof("run", cwd=root)
     assert candidate.code == 3
     base_id, cand_id = baseline.lines[0].split()[1], candidate.lines[0].split()[1]
-    result = oloproof("compare", cand_id, base_id, "--policy", "compare.yaml", cwd=root)
+    result = oloproof(
+        "compare", cand_id, base_id, "--policy", "compare.yaml", "--summary", "summary.md",
+        "--junit", "junit.xml", cwd=root,
+    )  # fmt: skip
     assert result.code == 3, result.out + result.err  # was 0: PASS on +0.0 [-2.7, +2.7]
     assert result.lines[1:] == [
         "not paired 100: errored in candidate (c0, c3, c6, c9, c12 and 95 more)",
@@ -144,6 +167,13 @@ def test_errored_cases_cannot_pass_a_comparison(tmp_path: Path) -> None:
         oloproof("compare", cand_id, base_id, "--policy", "compare.yaml", "--json", cwd=root).out
     )
     assert data["decisions"][0]["detail"]["missing"] == 100
+    # Every output that shows the rule says what decided it, as the terminal does.
+    said = result.lines[-2].strip()
+    assert f"not-worse: {said}" in (root / "summary.md").read_text().splitlines()
+    assert rule_failure(root / "junit.xml", "not-worse").splitlines()[-1] == said
+    assert oloproof("view", "--export", "site", cand_id, base_id, cwd=root).code == 0
+    pages = [p.read_text() for p in (root / "site" / "comparisons").rglob("*.html")]
+    assert any(said in html.unescape(page) for page in pages)
 
 
 def test_a_never_rule_cannot_pass_with_cases_missing(tmp_path: Path) -> None:

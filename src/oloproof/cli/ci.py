@@ -34,11 +34,11 @@ from typing import TYPE_CHECKING
 from oloproof.cli.render import (
     metric_cells,
     problem_word,
-    subset_note,
     subset_text,
 )
 from oloproof.display import unreordered
 from oloproof.errors import ConfigError
+from oloproof.report import rule_note
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -153,7 +153,13 @@ def run_junit(ledger: Ledger, report: RunReport, *, with_cases: bool = False) ->
     blocks = _block_on(report.block_on)
     rules = [
         rule_testcase(
-            "oloproof.rules", r.rule_id, r.metric, r.outcome, r.reason, blocks, subset_note(r)
+            "oloproof.rules",
+            r.rule_id,
+            r.metric,
+            r.outcome,
+            r.reason,
+            blocks,
+            rule_note(r.rule_id, r.reason, r.detail),
         )
         for r in report.rules
     ]
@@ -277,7 +283,7 @@ def run_summary(report: RunReport) -> str:
         )
         lines.append("")
         for rule in report.rules:
-            note = subset_note(rule)
+            note = rule_note(rule.rule_id, rule.reason, rule.detail)
             if note is not None:
                 lines += [md_text(note), ""]
     lines += md_table(

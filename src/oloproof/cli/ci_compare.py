@@ -17,10 +17,12 @@ from oloproof.cli.ci import (
     junit_suite,
     md_code,
     md_table,
+    md_text,
     rule_testcase,
 )
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.flips import Flip
+from oloproof.report import comparison_rule_note
 from oloproof.results import Interval
 
 
@@ -36,7 +38,15 @@ def comparison_junit(address: str, body: Mapping[str, Any]) -> str:
     policy = body.get("policy") or {}
     blocks = tuple(policy.get("block_on") or BLOCKED_DEFAULT)
     tests = [
-        rule_testcase("oloproof.compare", d["id"], d["metric"], d["outcome"], d["reason"], blocks)
+        rule_testcase(
+            "oloproof.compare",
+            d["id"],
+            d["metric"],
+            d["outcome"],
+            d["reason"],
+            blocks,
+            comparison_rule_note(d),
+        )
         for d in body["decisions"]
     ]
     label, code = _label(body)
@@ -106,6 +116,10 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
             ],
         )
         lines.append("")
+        for d in body["decisions"]:
+            note = comparison_rule_note(d)
+            if note is not None:
+                lines += [md_text(f"{d['id']}: {note}"), ""]
     improved = sum(1 for f in flips if f.direction == "improved")
     lines.append(f"Changed cases: {improved} improved, {len(flips) - improved} regressed")
     if flips:

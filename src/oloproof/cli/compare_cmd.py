@@ -19,10 +19,11 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import deciding_text, fitted, gate_line
+from oloproof.cli.render import fitted, gate_line
 from oloproof.display import fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
-from oloproof.results import MISSING_DECIDES, Interval
+from oloproof.report import comparison_rule_note
+from oloproof.results import Interval
 
 SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
@@ -241,11 +242,9 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     planning = detail.get("planning")
     if planning is not None:
         lines.append("    " + _planning_text(planning))
-    observed = detail.get("observed_only")
-    if decision["reason"] == MISSING_DECIDES and isinstance(observed, Mapping):
-        missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
-        alone = f"the {detail['paired']} paired alone"
-        lines.append("    " + deciding_text((missing, "pair"), unjudged, alone, observed))
+    note = comparison_rule_note(decision)
+    if note is not None:
+        lines.append("    " + note)
     return lines
 
 

@@ -13,7 +13,6 @@ from oloproof.display import (
     fmt_mean_interval,
     fmt_percent,
     fmt_percent_interval,
-    plural,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -21,13 +20,12 @@ from oloproof.report import (
     ErrorGroup,
     JudgeUsageRow,
     MetricRow,
-    RuleRow,
     RunReport,
     errored_summary,
     repeats_errored_summary,
-    subset_rule_line,
+    rule_note,
 )
-from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES, Interval
+from oloproof.results import Interval
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
@@ -118,8 +116,8 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             for r in report.rules
             if isinstance(r.detail.get("judge"), Mapping)
         ]
-        lines += [missing_rule_line(r) for r in report.rules if r.reason == MISSING_DECIDES]
-        lines += [note for note in map(subset_note, report.rules) if note is not None]
+        notes = (rule_note(r.rule_id, r.reason, r.detail) for r in report.rules)
+        lines += [note for note in notes if note is not None]
         lines.append("")
     lines += table(
         ["metric", "estimate", "interval", "evidence"],
@@ -220,46 +218,6 @@ def errored_line(
 def repeats_errored_line(report: RunReport) -> str:
     """``60 of 90 repeats errored: RuntimeError: boom (first: c0) · oloproof inspect …``."""
     return f"{repeats_errored_summary(report)} · oloproof inspect {report.run_id} --failures"
-
-
-def missing_rule_line(rule: RuleRow) -> str:
-    """Under the rules: a rule the missing cases (or repeats) decided, and what the observed
-    ones say."""
-    detail = rule.detail
-    missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
-    said = deciding_text(
-        (missing, "case"), unjudged, "the observed cases alone", detail.get("observed_only")
-    )
-    return f"{rule.rule_id}: {said}"
-
-
-def deciding_text(
-    missing: tuple[int, str], unjudged: int, alone: str, observed: Mapping[str, Any] | None
-) -> str:
-    """What decided a ``missing_cases_decide`` rule, and what ``alone`` (the observed cases,
-    or pairs) would have given: ``40 missing pairs and 200 repeats without a verdict decide it:
-    on the 160 paired alone, on their judged repeats, it would be PASS (interval_above_margin)``.
-    ``missing``: how many missing, and of what (``case``, ``pair``); ``unjudged``: repeats
-    without a verdict; ``observed``: the decision's ``observed_only``."""
-    count, noun = missing
-    deciding = [f"{count} missing {plural(count, noun)}"] if count else []
-    if unjudged:
-        deciding.append(f"{unjudged} {plural(unjudged, 'repeat')} without a verdict")
-        alone += ", on their judged repeats,"
-    verb = "decides" if count + unjudged == 1 else "decide"
-    seen = observed or {}
-    return (
-        f"{' and '.join(deciding)} {verb} it: on {alone} it would be {seen.get('outcome')} "
-        f"({seen.get('reason')})"
-    )
-
-
-def subset_note(rule: RuleRow) -> str | None:
-    """For an observed_count rule that a subset of the cases left undecided, the line that says
-    so (``oloproof.report.subset_rule_line``); None for any other rule."""
-    if rule.reason != SUBSET_OF_CASES:
-        return None
-    return subset_rule_line(rule.rule_id, rule.detail)
 
 
 def missing_metric_lines(row: MetricRow, level: float) -> list[str]:

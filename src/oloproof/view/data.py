@@ -70,9 +70,8 @@ from oloproof.report import (
     RunReport,
     judge_usage_rows,
     repeats_text,
-    subset_rule_line,
 )
-from oloproof.results import SUBSET_OF_CASES
+from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.subset import Selection
@@ -377,11 +376,9 @@ def _subset_text(body: RunBody) -> str | None:
 
 
 def rule_note(rule: Mapping[str, Any]) -> str | None:
-    """What the report prints under the rules for a decided ``rule``: for an observed_count rule
-    that a subset of the cases left undecided, how many ran; None for any other rule."""
-    if rule["reason"] != SUBSET_OF_CASES:
-        return None
-    return subset_rule_line(rule["id"], rule["detail"])
+    """What the report prints under the rules for a decided ``rule`` (``oloproof.report``),
+    or None."""
+    return report_rule_note(rule["id"], rule["reason"], rule["detail"])
 
 
 def _diagnosis_of(reader: Reader, body: RunBody) -> tuple[str, str] | None:

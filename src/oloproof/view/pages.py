@@ -62,6 +62,7 @@ def _environment() -> Environment:
         citations=checked_citations,
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
+        comparison_note=report.comparison_rule_note,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
