@@ -361,13 +361,16 @@ def failed_repeats(body: Mapping[str, Any]) -> list[str]:
     """The criteria that some repeats of a repeated case failed and its combined verdict does
     not count as failed (``is_failed``), as for a case that passed 2 of 3 times; empty for a
     case executed once."""
-    verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
+    repeats = body.get("repeats")
+    if not repeats:  # every case of a run without --repeats: filed on the hot path
+        return []
     failing = {
         criterion
-        for repeat in body.get("repeats") or ()
+        for repeat in repeats
         for criterion, verdict in repeat["verdicts"].items()
         if is_failed(verdict)
     }
+    verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
     return [c for c, v in verdicts.items() if c in failing and not is_failed(v)]
 
 
