@@ -6,7 +6,12 @@ until Python's recursion limit breaks, and turns a 5,000-digit number into a ``V
 Here each of those is one sentence naming the file and the line:
 
 1. the file must be UTF-8 text;
-2. a key may appear once per mapping (both lines are named);
+2. a key may appear once per mapping (both lines are named); so may a merge (``<<``), and
+   the mappings one merge names may not give the same key unless the mapping holding the
+   merge gives it too: which of two merged values wins is read differently by YAML readers
+   (the merge-key spec keeps the first of a list, PyYAML 6.0.4 the last), whereas a key
+   written beside a merge overrides it in every reader; a merged key is named at the line it
+   is written on;
 3. values nest at most ``MAX_NESTING`` levels, and an alias may not refer to the node that
    holds it; a file holds at most ``MAX_VALUES`` values, aliases counted at each use;
 4. integers lie in what the ledger records (``-2**64 .. 2**64-1``), since the settings are
@@ -29,11 +34,13 @@ from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import ConfigError
 
 _BOOL = "tag:yaml.org,2002:bool"
+_MERGE = "tag:yaml.org,2002:merge"
 MAX_NESTING = 100
 MAX_VALUES = 100_000
 _INT_DIGITS = 40  # past 2**64 by far: refused without converting (Python's own limit is 4,300)
 
 Lines = dict[tuple[Any, ...], int]
+Keys = dict[tuple[str, Any], int]  # a mapping's keys, by tag and value, with their lines
 
 
 class _Refused(yaml.YAMLError):
@@ -106,13 +113,15 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
 
 
 class _Walk:
-    """Records the line of every key path; refuses duplicate keys, cycles and huge files."""
+    """Records the line of every key path; refuses duplicate keys, merges that give one key
+    two values, cycles and huge files."""
 
     def __init__(self, path: Path, lines: Lines) -> None:
         self.path = path
         self.lines = lines
         self.values = 0
         self.holding: set[int] = set()  # the nodes that hold the one being walked
+        self.gives: dict[int, Keys] = {}  # each mapping's keys where it is merged, by node
 
     def node(self, node: yaml.Node, at: tuple[Any, ...]) -> None:
         line = node.start_mark.line + 1
@@ -153,7 +162,8 @@ class _Walk:
             for index, item in enumerate(node.value):
                 self.node(item, (*at, index))
             return
-        first: dict[tuple[str, Any], int] = {}
+        own: Keys = {}
+        merge: tuple[yaml.Node, int] | None = None
         for key_node, value_node in node.value:
             key = key_node.value
             line = key_node.start_mark.line + 1
@@ -164,17 +174,61 @@ class _Walk:
                     f"{self.path}, line {line}: {where}: a key must be a name, not a {what}"
                 )
             self.scalar(key_node, at)
-            if key != "<<":  # << merges: not a key  # << merges: not a key
-                ident = (key_node.tag, key)
-                if ident in first:
-                    raise ConfigError(
-                        f"{self.path}, line {line}: key {key!r} appears twice in one mapping "
-                        f"(first on line {first[ident]}); the second would silently replace "
-                        "the first"
-                    )
-                first[ident] = line
+            ident = (key_node.tag, key)
+            if key_node.tag == _MERGE:
+                first = merge[1] if merge is not None else None
+            else:
+                first = own.get(ident)
+            if first is not None:
+                raise ConfigError(self._twice(key, line, first, key_node.tag == _MERGE))
             self.lines[(*at, key)] = line
             self.node(value_node, (*at, key))
+            if key_node.tag == _MERGE:
+                merge = (value_node, line)
+            else:
+                own[ident] = line
+        if merge is not None:
+            for ident, at_line in self._merged(*merge, own, at).items():
+                own.setdefault(ident, at_line)
+                self.lines.setdefault((*at, ident[1]), at_line)
+        self.gives[id(node)] = own
+
+    def _twice(self, key: str, line: int, first: int, merge: bool) -> str:
+        tail = (
+            "readers of YAML disagree on what a second merge does, so merge once, a list of "
+            "mappings if need be (<<: [*a, *b])"
+            if merge
+            else "the second would silently replace the first"
+        )
+        return (
+            f"{self.path}, line {line}: key {key!r} appears twice in one mapping (first on "
+            f"line {first}); {tail}"
+        )
+
+    def _merged(self, value: yaml.Node, line: int, own: Keys, at: tuple[Any, ...]) -> Keys:
+        """The keys a merge gives the mapping that holds it, each with the line it is on."""
+        sources = value.value if isinstance(value, yaml.SequenceNode) else [value]
+        merged: Keys = {}
+        for source in sources:
+            # A source that is not a mapping gives no keys; PyYAML refuses it when it builds
+            # the data.
+            for ident, at_line in self.gives.get(id(source), {}).items():
+                if ident in merged and ident not in own:
+                    first = merged[ident]
+                    lines = (
+                        f"both on line {first}"
+                        if first == at_line
+                        else f"on lines {first} and {at_line}"
+                    )
+                    where = ".".join(str(p) for p in at) or "(top level)"
+                    raise ConfigError(
+                        f"{self.path}, line {line}: {where}: two of the mappings merged here "
+                        f"give {ident[1]!r} ({lines}), and readers of YAML disagree on which "
+                        f"one wins; give {ident[1]!r} in one of them only, or beside the << to "
+                        "override both"
+                    )
+                merged.setdefault(ident, at_line)
+        return merged
 
 
 def _check_integers(path: Path, data: Any, at: tuple[Any, ...], lines: Lines) -> None:
