@@ -48,7 +48,7 @@ from oloproof.bodies import (
     verdict_copy,
 )
 from oloproof.compare import derive_comparison
-from oloproof.config import ComparePolicy
+from oloproof.config import recorded_compare_policy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.errors import OloproofError
 from oloproof.events import plain
@@ -353,7 +353,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
     try:
         candidate = load_run(ledger, body["candidate"]["address"])
         baseline = load_run(ledger, body["baseline"]["address"])
-        policy = ComparePolicy.model_validate(body["policy"]) if body.get("policy") else None
+        policy = recorded_compare_policy(body["policy"]) if body.get("policy") else None
         recorded_path = body.get("policy_path")
         policy_path = Path(recorded_path) if recorded_path else None
         # Re-derived from the case results it read (a run resumed since holds more); one

@@ -17,6 +17,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -32,6 +33,8 @@ Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
 # More cases at once than this is a typo, not a plan (each runs on a thread or a connection).
 MAX_CONCURRENCY = 10_000
+# The validation context of a policy read from the ledger (``recorded_policy``).
+_RECORDED = "recorded"
 
 
 class _Model(BaseModel):
@@ -269,7 +272,7 @@ class Rule(_Model):
     )
 
     @model_validator(mode="after")
-    def _shape(self) -> Rule:
+    def _shape(self, info: ValidationInfo) -> Rule:
         if self.kind == "observed_count":
             if self.max_failures is None:
                 raise ValueError("an observed_count rule needs max_failures")
@@ -279,7 +282,16 @@ class Rule(_Model):
             raise ValueError("an interval rule needs min or max")
         elif self.min is not None and self.max is not None and self.min > self.max:
             raise ValueError(f"min {self.min:g} is above max {self.max:g}: no metric can meet both")
-        elif self.min == 1 or self.max == 0:
+        elif self.max_failures is not None:
+            raise ValueError("max_failures belongs to kind: observed_count")
+        elif not _recorded(info):
+            self._decides()
+        return self
+
+    def _decides(self) -> None:
+        """Refuses an interval rule that no run could pass, or that none could fail: a policy
+        mistake, not a gate."""
+        if self.min == 1 or self.max == 0:
             # An interval from finitely many cases never reaches all the way to 100% (or to 0):
             # such a rule could only ever block, which is a policy mistake, not a gate.
             bound = "min: 1" if self.min == 1 else "max: 0"
@@ -288,12 +300,28 @@ class Rule(_Model):
                 "reaches it; for a rule that allows no failure at all, use kind: observed_count "
                 "with max_failures: 0"
             )
-        elif self.max_failures is not None:
-            raise ValueError("max_failures belongs to kind: observed_count")
-        return self
+        if self.min in (None, 0) and self.max in (None, 1):
+            # Every metric, and so every interval, lies in [0, 1]: nothing falls below 0 or
+            # rises above 1, so the rule cannot fail whatever the system does.
+            given = (("min: 0", self.min is not None), ("max: 1", self.max is not None))
+            bounds = " with ".join(bound for bound, is_given in given if is_given)
+            example = (
+                "min: 0.7 asks for at least 70%"
+                if self.min is not None
+                else "max: 0.1 allows at most 10%"
+            )
+            raise ValueError(
+                f"{bounds} can never fail: every metric lies between 0 and 1, so no run could "
+                f"fail it; give the bound the release needs ({example})"
+            )
 
 
 R = TypeVar("R")
+
+
+def _recorded(info: ValidationInfo) -> bool:
+    """Whether a policy is read as a run or comparison recorded it (``recorded_policy``)."""
+    return bool(info.context and info.context.get(_RECORDED))
 
 
 def _blocks_on_fail(block_on: list[Outcome]) -> list[Outcome]:
@@ -369,6 +397,17 @@ class Margin(_Model):
     margin: float = Field(ge=0, le=100, description="Margin in percentage points.")
 
 
+# What a margin of 100 points leaves a comparison rule unable to do, and what to give instead.
+_FULL_MARGIN = {
+    "non_inferiority": ("fail", "give the largest loss you would accept (margin: 5 is 5 points)"),
+    "equivalence": (
+        "fail",
+        "give the largest difference you would call none (margin: 5 is 5 points)",
+    ),
+    "superiority": ("pass", "give the gain you need (margin: 0 asks for any)"),
+}
+
+
 class CompareRule(_Model):
     """One comparison rule: non-inferiority, superiority or equivalence, by a margin in points."""
 
@@ -383,11 +422,26 @@ class CompareRule(_Model):
     )
 
     @model_validator(mode="after")
-    def _one_test(self) -> CompareRule:
+    def _one_test(self, info: ValidationInfo) -> CompareRule:
         given = [k for k in ("non_inferiority", "superiority", "equivalence") if getattr(self, k)]
         if len(given) != 1:
             raise ValueError("give exactly one of non_inferiority, superiority or equivalence")
+        if not _recorded(info):
+            self._decides()
         return self
+
+    def _decides(self) -> None:
+        """Refuses a margin no paired interval can lie beyond: the rule could never fail (or,
+        for superiority, never pass)."""
+        name, margin = self.test
+        if margin == 1:
+            # A paired difference of two metrics in [0, 1], and so its interval, lies in
+            # [-100, +100] points: no interval lies wholly beyond a margin of 100.
+            fixed, instead = _FULL_MARGIN[name]
+            raise ValueError(
+                f"{name} with margin 100 can never {fixed}: two metrics between 0 and 1 never "
+                f"differ by more than 100 points; {instead}"
+            )
 
     @property
     def test(self) -> tuple[str, float]:
@@ -502,6 +556,21 @@ def load_policy(path: Path) -> Policy:
         if kind is not None:
             raise ConfigError(f"{path}: {kind}") from None
         raise validation_error(path, exc, lines, Policy, data) from None
+
+
+def recorded_policy(body: Any) -> Policy:
+    """A release policy as a run recorded it, read to re-derive what the run decided.
+
+    A rule no run could pass or fail (``min: 1``, ``min: 0`` …) is refused when a policy file is
+    read, but a release before that refusal may have recorded one; its run was decided by it,
+    and is re-derived by it.
+    """
+    return Policy.model_validate(body, context={_RECORDED: True})
+
+
+def recorded_compare_policy(body: Any) -> ComparePolicy:
+    """A comparison policy as a comparison recorded it (as ``recorded_policy``)."""
+    return ComparePolicy.model_validate(body, context={_RECORDED: True})
 
 
 def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, ...], int]) -> None:

@@ -29,7 +29,7 @@ from oloproof.bodies import (
     planned_cases,
 )
 from oloproof.calibration import judge_check, judge_identities
-from oloproof.config import Policy, ProjectConfig, load_config, load_policy
+from oloproof.config import Policy, ProjectConfig, load_config, load_policy, recorded_policy
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
@@ -655,7 +655,7 @@ def decide_run(
     rule such repeats decide says ``missing_cases_decide`` (``oloproof.policy``). A decision
     recorded before that (schema 2) is re-derived without it, as it was made.
     """
-    policy = Policy.model_validate(run_body["policy"])
+    policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
     check = judge_check(ledger, specs, policy.confidence_level)
     decisions = decide_policy(
