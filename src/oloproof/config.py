@@ -366,15 +366,17 @@ class _Gate(_Model):
         description="Outcomes that block the gate.",
     )
 
+    # The checks on a policy's choices (these, the rules', at least one rule) were added over
+    # time: a policy a run or comparison recorded is read as it decided then (``_recorded``).
     @field_validator("block_on")
     @classmethod
-    def _gate_blocks(cls, block_on: list[Outcome]) -> list[Outcome]:
-        return _blocks_on_fail(block_on)
+    def _gate_blocks(cls, block_on: list[Outcome], info: ValidationInfo) -> list[Outcome]:
+        return block_on if _recorded(info) else _blocks_on_fail(block_on)
 
     @field_validator("confidence_level")
     @classmethod
-    def _level(cls, level: float) -> float:
-        return _a_level(level)
+    def _level(cls, level: float, info: ValidationInfo) -> float:
+        return level if _recorded(info) else _a_level(level)
 
 
 class Policy(_Gate):
@@ -384,8 +386,8 @@ class Policy(_Gate):
 
     @field_validator("rules")
     @classmethod
-    def _some_rules(cls, rules: list[Rule]) -> list[Rule]:
-        return _at_least_one(rules)
+    def _some_rules(cls, rules: list[Rule], info: ValidationInfo) -> list[Rule]:
+        return rules if _recorded(info) else _at_least_one(rules)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> Policy:
@@ -460,8 +462,8 @@ class ComparePolicy(_Gate):
 
     @field_validator("rules")
     @classmethod
-    def _some_rules(cls, rules: list[CompareRule]) -> list[CompareRule]:
-        return _at_least_one(rules)
+    def _some_rules(cls, rules: list[CompareRule], info: ValidationInfo) -> list[CompareRule]:
+        return rules if _recorded(info) else _at_least_one(rules)
 
     @model_validator(mode="after")
     def _unique_ids(self) -> ComparePolicy:

@@ -177,3 +177,48 @@ def test_runs_and_comparisons_recorded_with_such_rules_still_verify(tmp_path: Pa
     shown = oloproof("inspect", cand_id, cwd=root)
     assert shown.code == 0, shown.out + shown.err
     assert "Gate: PASS (exit 0)" in shown.lines
+
+
+# A release before the checks on a policy's level and block_on (and before at least one rule
+# was required of a comparison policy): a run decided at level 0.4 with a gate that blocks on
+# INSUFFICIENT_EVIDENCE alone, compared by a policy of no rules.
+OLDER = """
+import sys
+from pathlib import Path
+
+import oloproof
+from oloproof import config
+from oloproof.store import open_project_ledger
+
+config._blocks_on_fail = config._a_level = config._at_least_one = lambda value: value
+base = oloproof.evaluate(Path("baseline.yaml"))
+cand = oloproof.evaluate(Path("oloproof.yaml"))
+with open_project_ledger(Path(".")) as ledger:
+    compared = oloproof.compare_runs(
+        ledger, cand.run_id, base.run_id, policy_path=Path("compare.yaml")
+    )
+print(cand.run_id, cand.exit_code, compared.exit_code)
+"""
+
+
+def test_policies_recorded_before_their_level_and_gate_checks_still_verify(
+    tmp_path: Path,
+) -> None:
+    policy = (
+        "version: 1\nconfidence_level: 0.4\nblock_on: [INSUFFICIENT_EVIDENCE]\nrules:\n"
+        "  - {id: floor, metric: answer_correct, min: 0.9}\n"
+    )
+    root = patterns_project(tmp_path / "p", HALF_LOST, policy=policy)
+    (root / "compare.yaml").write_text("version: 1\nrules: []\n")
+    older = subprocess.run(
+        [sys.executable, "-c", OLDER], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert older.returncode == 0, older.stdout + older.stderr
+    cand_id, run_exit, compare_exit = older.stdout.split()
+    assert (run_exit, compare_exit) == ("0", "0")  # a FAIL its gate let through, then
+    assert oloproof("run", cwd=root).code == 2  # today's release refuses the policy
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 0, verified.out + verified.err
+    assert "re-derived 2 decision(s), 0 diagnosis(es) and 1 comparison(s)" in verified.out
+    shown = oloproof("inspect", cand_id, cwd=root)
+    assert "Gate: PASS (exit 0)" in shown.lines, shown.out
