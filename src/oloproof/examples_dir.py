@@ -52,8 +52,9 @@ def list_examples() -> list[str]:
 def copy_example(name: str, dest: Path) -> Path:
     """Copy example ``name`` to the new folder ``dest``; return ``dest``.
 
-    ``dest`` must not exist or be an empty folder. The copy is made in a hidden folder beside
-    ``dest`` and renamed into place, so a failure leaves nothing half-copied.
+    ``dest`` must not exist or be an empty folder. The copy is made in a hidden folder (beside
+    a new ``dest``, inside an empty one) and moved into place, so a failure leaves nothing
+    half-copied.
     """
     available = list_examples()
     if name not in available:
@@ -81,10 +82,11 @@ def describe(name: str) -> str:
 
 def copy_tree(source: Path, dest: Path) -> Path:
     """Copy the folder ``source`` to the new folder ``dest`` (see ``copy_example``)."""
-    name = source.name
     dest = Path(dest)
     if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
         raise ConfigError(f"{dest} already exists and is not empty; refusing to overwrite it")
+    if dest.is_dir():
+        return _fill_empty(source, dest)
     parent = dest.absolute().parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
@@ -92,23 +94,49 @@ def copy_tree(source: Path, dest: Path) -> Path:
     except OSError as exc:
         raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
     try:
-        tree = staging / name
-        shutil.copytree(source, tree, ignore=shutil.ignore_patterns(*_SKIP))
-        _make_user_writable(tree)
-        replaced_empty = dest.is_dir()
-        if replaced_empty:
-            dest.rmdir()  # empty, checked above; rename cannot replace a folder everywhere
-        try:
-            os.rename(tree, dest)
-        except OSError:
-            if replaced_empty:
-                dest.mkdir(exist_ok=True)
-            raise
+        tree = staging / source.name
+        _copy(source, tree)
+        os.rename(tree, dest)
     except OSError as exc:
         raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def _fill_empty(source: Path, dest: Path) -> Path:
+    """Copy ``source`` into the empty folder ``dest``, which stays the same folder: it may be
+    the current one (``oloproof init .``), which a rename into place would leave behind.
+
+    The copy is made in a hidden folder inside ``dest`` and its entries moved out one by one;
+    on a failure the ones moved are taken back out, so ``dest`` is left empty.
+    """
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=".oloproof-init.", suffix=".partial", dir=dest))
+    except OSError as exc:
+        raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
+    moved: list[Path] = []
+    try:
+        tree = staging / source.name
+        _copy(source, tree)
+        for entry in sorted(tree.iterdir()):
+            os.rename(entry, dest / entry.name)
+            moved.append(dest / entry.name)
+    except OSError as exc:
+        for path in moved:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+        raise ConfigError(f"cannot create {dest}: {exc.strerror or exc}") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return dest
+
+
+def _copy(source: Path, tree: Path) -> None:
+    shutil.copytree(source, tree, ignore=shutil.ignore_patterns(*_SKIP))
+    _make_user_writable(tree)
 
 
 def _make_user_writable(root: Path) -> None:

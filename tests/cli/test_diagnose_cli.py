@@ -222,6 +222,17 @@ def test_top_k_replays_the_retrieval_and_carries_the_gold_labels(support: Projec
     assert lines[-2].startswith(gold[-2] + ", top-k 4 run_")
 
 
+def test_a_replay_generates_afresh_where_its_context_is_the_parents(support: Project) -> None:
+    """Under the example's token budget, top-k 4 assembles the very contexts the run had: the
+    replay must still ask the model again, never read back the answers the run failed with."""
+    ok("diagnose", support.run_id, *GOLD, cwd=support.path)
+    out = ok("diagnose", support.run_id, *TOP_K, cwd=support.path)
+    assert normalise(out) == replay_lines("top-k 4")
+    for run_id in RUN_ID.findall(out.splitlines()[-2])[-2:]:
+        report = json.loads(ok("inspect", run_id, "--json", cwd=support.path))
+        assert report["stages"]["generate"] == [0, 4], run_id
+
+
 def test_reranker_replays_through_the_users_function(support: Project) -> None:
     ok("diagnose", support.run_id, *GOLD, cwd=support.path)
     out = ok("diagnose", support.run_id, *RERANK.split(), cwd=support.path)
@@ -317,6 +328,22 @@ def test_cases_without_gold_passages_are_excluded_not_dropped(
         "of the context",
     ]
     assert out[5] == "Implicated: context budget, in 2 of the 2 recovered failures."
+
+
+def test_a_criterion_no_case_failed_says_so(support: Project) -> None:
+    out = ok(
+        "diagnose",
+        support.run_id,
+        "--intervention",
+        "gold-context",
+        "--criterion",
+        "citations_valid",
+        cwd=support.path,
+    )
+    assert normalise(out)[:2] == [
+        "Selected: 0 failed cases with gold context (observed; no population claim)",
+        "Nothing was re-executed: no case failed citations_valid in the parent run.",
+    ]
 
 
 # -- black box ----------------------------------------------------------------------------

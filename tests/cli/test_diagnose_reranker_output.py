@@ -1,10 +1,11 @@
 """A reranker may reorder or drop the candidates it is given, and nothing else.
 
 Through the real CLI on the support example: a reranker that adds a passage, repeats one,
-relabels or rewrites one, or returns something other than passages errors the case it did it
-on, with a recorded reason naming the position and what is wrong; that case is not observed
-under the intervention, so it is never counted as a recovery. A reranker that drops and
-rescores candidates is still a reranker.
+relabels or rewrites one, gives one a score the ledger cannot record (NaN, infinite), or
+returns something other than passages errors the case it did it on, with a recorded reason
+naming the position and what is wrong; that case is not observed under the intervention, so it
+is never counted as a recovery, and the diagnosis goes on. A reranker that drops and rescores
+candidates is still a reranker.
 """
 
 from __future__ import annotations
@@ -49,6 +50,18 @@ def nothing(input, candidates):
 
 def ids(input, candidates):
     return [passage.doc_id for passage in candidates] or ["kb-02"]
+
+
+def nan_built(input, candidates):
+    return [Passage(doc_id=p.doc_id, text=p.text, score=float("nan")) for p in candidates]
+
+
+def nan_copied(input, candidates):
+    return [passage.model_copy(update={"score": float("nan")}) for passage in candidates]
+
+
+def inf_copied(input, candidates):
+    return [passage.model_copy(update={"score": float("inf")}) for passage in candidates]
 
 
 def dropped_and_rescored(input, candidates):
@@ -137,6 +150,11 @@ def test_a_passage_the_reranker_added_is_never_credited_with_a_recovery(
         ("rewritten", RETRIEVED, "candidate 1 has that doc_id with other text"),
         ("nothing", SELECTED, "it returned NoneType, not a list of passages"),
         ("ids", SELECTED, "position 1 is a str, not a Passage"),
+        # A score the ledger cannot record is the reranker's fault on that case, whether its
+        # Passage refused it or a model_copy slipped it past validation.
+        ("nan_built", RETRIEVED, "it built a malformed Passage artifact: score: Input should"),
+        ("nan_copied", RETRIEVED, "is not a valid passage: score: Input should be a finite"),
+        ("inf_copied", RETRIEVED, "is not a valid passage: score: Input should be a finite"),
     ],
 )
 def test_a_malformed_reranker_output_errors_its_case_and_recovers_nothing(

@@ -151,6 +151,28 @@ def test_a_failed_rename_keeps_an_empty_destination(
     assert list(dest.iterdir()) == []
 
 
+def test_a_failure_filling_an_empty_folder_takes_back_what_it_moved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dest = tmp_path / "empty"
+    dest.mkdir()
+    real_rename = os.rename
+    moved: list[str] = []
+
+    def rename_once(src: Any, dst: Any) -> None:
+        if moved:
+            raise OSError(28, "No space left on device")
+        moved.append(str(dst))
+        real_rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename_once)
+    with pytest.raises(ConfigError, match="No space left on device"):
+        copy_example("blackbox_rag", dest)
+    assert moved  # one entry had reached the folder before the failure
+    assert [p.name for p in tmp_path.iterdir()] == ["empty"]
+    assert list(dest.iterdir()) == []
+
+
 def test_read_only_examples_are_copied_writable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -230,6 +252,33 @@ def test_init_without_example_makes_a_blank_project_that_runs(tmp_path: Path) ->
     # Four cases cannot show a 70% floor is met: the gate blocks without a FAIL.
     assert ran.returncode == 3, ran.stderr
     assert "│ answer_correct │ 75.0%    │ [19.4%, 99.4%] │" in ran.stdout
+
+
+def test_init_dot_fills_the_empty_folder_it_is_run_in(tmp_path: Path) -> None:
+    here = tmp_path / "here"
+    here.mkdir()
+    before = here.stat().st_ino
+    result = oloproof("init", ".", cwd=here, pythonpath=SRC)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Created . from a blank project (4 files):",
+        "  app.py",
+        "  cases.jsonl",
+        "  oloproof.yaml",
+        "  policy.yaml",
+        "",
+        "Next:",
+        "  oloproof run",
+    ]
+    # The very folder the shell is in, filled: not another one renamed into its place.
+    assert here.stat().st_ino == before
+    assert sorted(p.name for p in here.iterdir()) == [
+        "app.py",
+        "cases.jsonl",
+        "oloproof.yaml",
+        "policy.yaml",
+    ]
+    assert oloproof("run", cwd=here, pythonpath=SRC).returncode == 3
 
 
 def test_init_without_a_folder_says_what_to_give(tmp_path: Path) -> None:

@@ -132,6 +132,14 @@ class Malformed(Base):
         if input["question"] == "broken":
             return {"query": "broken", "candidates": ["d1", "d2"]}
         return super().retrieve(input, depth)
+
+
+@rag_system(name="staged", version="1", depth=2, top_k=1)
+class Greedy(Base):
+    """Ignores the depth it is asked for: returns its whole ranking."""
+
+    def retrieve(self, input, depth):
+        return search(input["question"], input["ranking"], len(input["ranking"]))
 '''
 )
 
@@ -456,6 +464,19 @@ def test_a_malformed_retrieval_stops_the_run_naming_the_case(tmp_path: Path) -> 
     )
     assert result.err.count("\n") == 1
     assert "Traceback" not in result.err
+
+
+def test_a_retrieval_longer_than_its_depth_stops_the_run_naming_the_case(tmp_path: Path) -> None:
+    # Recorded, four candidates would sit under a run whose depth says two: a replay's cut,
+    # refused past the depth, and every reader of the run would be told a falsehood.
+    cases = [case_line("fine", ["d1", "d2"], ["d1"]), case_line("long", CASES[0][1], ["d1"])]
+    root = write_project(tmp_path / "p", "Greedy", cases=cases)
+    result = oloproof("run", cwd=root)
+    assert result.code == 2, result.out
+    assert result.err == (
+        "error: case 'long': retrieve() returned a malformed retrieval/v1: 4 candidates at "
+        "depth 2; retrieve(input, depth) returns up to depth candidates\n"
+    )
 
 
 def test_a_class_without_rag_system_is_refused_before_anything_is_recorded(tmp_path: Path) -> None:

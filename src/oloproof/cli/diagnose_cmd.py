@@ -127,7 +127,7 @@ def implicated_lines(summary: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
+def diagnosis_lines(ledger: Ledger, diagnosis: Diagnosis) -> list[str]:
     """What ``oloproof diagnose`` prints."""
     body = diagnosis.body
     summary = body["summary"]
@@ -135,7 +135,7 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
     lines = selection_lines(body) + stopped_lines(body)
     staged = body["system_kind"] == "rag"
     if staged and n == 0:
-        lines.append("Nothing was re-executed: no failed case declares gold context.")
+        lines.append(f"Nothing was re-executed: {_why_nothing(body)}.")
     elif staged and body["intervention"]["kind"] == dg.GOLD_CONTEXT:
         lines.append(control_line(body))
         lines.append(recovered_line(body, dg.GOLD_LABEL))
@@ -145,6 +145,7 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
         lines.extend(_replay_lines(diagnosis))
     else:
         lines.extend(label_lines(summary))
+    lines.extend(reused_lines(ledger, body))
     lines.append(f"Diagnosis {diagnosis.address}")
     carried = diagnosis.carried["child_runs"] if diagnosis.carried is not None else []
     children = [*carried, *body["child_runs"]]
@@ -153,6 +154,30 @@ def diagnosis_lines(diagnosis: Diagnosis) -> list[str]:
         lines.append(f"Child runs: {named}")
     lines.append(f"Cases: oloproof inspect {diagnosis.address}")
     return lines
+
+
+def _why_nothing(body: Mapping[str, Any]) -> str:
+    """Why a diagnosis selected no case: failures without gold context, or no failure."""
+    summary = body["summary"]
+    if summary["excluded"]:
+        return "no failed case declares gold context"
+    criterion = body["criterion"]
+    if summary.get("no_verdict") or summary.get("unfinished"):
+        return f"no case with a verdict on {criterion} failed in the parent run"
+    return f"no case failed {criterion} in the parent run"
+
+
+def reused_lines(ledger: Ledger, body: DiagnosisBody) -> list[str]:
+    """A line for each child run that read generations from the stage cache (else none):
+    those answers were observed by an earlier run, not by this diagnosis."""
+    from oloproof.diagnosis.derive import reused_generations
+
+    return [
+        f"Reused: {hit} of {total} generations of the {label} run were read from the stage "
+        "cache, not generated again; diagnose without --reuse-generations to generate them "
+        "afresh"
+        for label, hit, total in reused_generations(ledger, body)
+    ]
 
 
 def control_line(body: Mapping[str, Any]) -> str:
@@ -303,7 +328,12 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
 
     body = diagnosis_body(event)
     printed = False
-    shown = (stopped_lines(body), case_lines(ledger, body), unjudged_lines(body))
+    shown = (
+        stopped_lines(body),
+        case_lines(ledger, body),
+        unjudged_lines(body),
+        reused_lines(ledger, body),
+    )
     for line in itertools.chain(*shown):
         typer.echo(line)
         printed = True
@@ -352,6 +382,13 @@ def diagnose_command(
         help="Run the intervention and its control this many times per case (for systems "
         "that do not answer the same way twice).",
     ),
+    reuse_generations: bool = typer.Option(
+        False,
+        "--reuse-generations",
+        help="Let the intervention take the generation an earlier run stored for its exact "
+        "context instead of generating again (the control always generates afresh; not with "
+        "--repeats).",
+    ),
     verify: str | None = typer.Option(
         None, "--verify", help="Re-derive a stored diagnosis from the ledger and compare."
     ),
@@ -396,11 +433,12 @@ def diagnose_command(
         token_budget=token_budget,
         repeats=repeats,
         engine=engine,
+        reuse_generations=reuse_generations,
     )
     if as_json:
         typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False))
     else:
-        typer.echo("\n".join(diagnosis_lines(diagnosis)))
+        typer.echo("\n".join(diagnosis_lines(ledger, diagnosis)))
 
 
 def _verify(ledger: Ledger, text: str, as_json: bool) -> int:

@@ -63,5 +63,6 @@ def init(
         typer.echo(f"  {(directory / name).as_posix()}")
     typer.echo("")
     typer.echo("Next:")
-    typer.echo(f"  cd {shlex.quote(str(directory))}")
+    if created.resolve() != Path.cwd().resolve():
+        typer.echo(f"  cd {shlex.quote(str(directory))}")
     typer.echo("  oloproof run")

@@ -750,6 +750,23 @@ class Diagnosis:
         }
 
 
+def reused_generations(ledger: Ledger, body: DiagnosisBody) -> list[tuple[str, int, int]]:
+    """Each child run that read generations from the stage cache instead of generating them:
+    its label, how many it read and how many generations it had in all (its run_end's count).
+
+    Such an answer was observed once, by an earlier run, and a diagnosis that reads it again
+    is not a new observation of it.
+    """
+    reused = []
+    for child in body["child_runs"]:
+        end = latest_end(ledger, child["run_id"])
+        stages = end["cache"].get("stages", {}) if end is not None else {}
+        hit, miss = stages.get("generate", (0, 0))
+        if hit:
+            reused.append((child["label"], hit, hit + miss))
+    return reused
+
+
 def whole(ledger: Ledger, body: DiagnosisBody) -> dict[str, Any]:
     """A diagnosis body as plain data with ``selected``, ``cases`` and ``excluded`` read from
     its pages (the size of the selection: for output that lists every case)."""

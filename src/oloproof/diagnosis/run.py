@@ -17,9 +17,14 @@ Requirements this module meets:
    Then ``DiagnosisStoppedError`` (carrying that diagnosis) is raised, or the interrupt goes on.
 5. An intervention that cannot change the criterion (gold context on a ranking metric), or a
    replay that would assemble the parent's very contexts, is refused before anything is run.
-6. Every control re-executes generation (no stage cache). With ``repeats`` above 1 each role
-   runs that many times, each repeat its own child run whose intervention records the repeat
-   index, so no repeat's execution or stage output can stand in for another's.
+6. Every child run re-executes generation (no stage cache), the intervention as much as its
+   control: a diagnosis observes its own answers, so two diagnoses in a row are two samples of a
+   system that does not answer the same way twice, and a replay whose context is the parent's
+   never reads back the very answer that failed. Only ``reuse_generations`` lets the
+   intervention (never the control) read the stage cache, and only with one repeat. With
+   ``repeats`` above 1 each role runs that many times, each repeat its own child run whose
+   intervention records the repeat index, so no repeat's execution or stage output can stand in
+   for another's.
 7. The parent run is streamed: its cases and recorded retrievals are read from the ledger one
    case at a time as the child runs reach them, and the diagnosis's records one at a time as
    they are derived and paged, so memory grows with neither the run nor the selection.
@@ -116,11 +121,13 @@ def diagnose(
     token_budget: int | None = None,
     repeats: int = 1,
     engine: str | None = None,
+    reuse_generations: bool = False,
 ) -> Diagnosis:
     """Diagnose the failed cases of ``run`` on ``criterion``; the diagnosis is in the ledger.
 
     The child runs execute on ``engine`` (an ``--engine`` value), else on the engine the
-    diagnosed run recorded.
+    diagnosed run recorded. Each generates afresh; with ``reuse_generations`` (one repeat
+    only) the intervention takes a generation the stage cache holds for its exact context.
 
     Raises an ``OloproofError`` (and writes nothing) for an unknown run, a criterion the run
     does not have or the intervention cannot change, or a bad intervention;
@@ -137,6 +144,7 @@ def diagnose(
             token_budget=token_budget,
             repeats=repeats,
             engine=engine,
+            reuse_generations=reuse_generations,
         )
     )
 
@@ -152,6 +160,7 @@ async def adiagnose(
     token_budget: int | None = None,
     repeats: int = 1,
     engine: str | None = None,
+    reuse_generations: bool = False,
 ) -> Diagnosis:
     """``diagnose`` for callers already inside an event loop."""
     chosen = intervention_body(
@@ -159,7 +168,12 @@ async def adiagnose(
     )
     if repeats < 1:
         raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
-    request = _prepare(ledger, run, chosen, criterion, reranker, repeats, engine)
+    if reuse_generations and repeats > 1:
+        raise ConfigError(
+            f"--reuse-generations cannot go with --repeats {repeats}: a repeat that reads "
+            "stored generations repeats nothing; leave out one of the two"
+        )
+    request = _prepare(ledger, run, chosen, criterion, reranker, repeats, engine, reuse_generations)
     if not request.specs:
         return _record(ledger, request, [])
     first = request.specs[0].plan
@@ -197,6 +211,7 @@ def _prepare(
     reranker: str | None,
     repeats: int,
     engine: str | None,
+    reuse_generations: bool,
 ) -> _Request:
     parent = load_run(ledger, run)
     check_run_indexes(ledger, parent)
@@ -212,7 +227,9 @@ def _prepare(
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
-        specs = _child_specs(ledger, parent, selection, chosen, function, repeats, engine)
+        specs = _child_specs(
+            ledger, parent, selection, chosen, function, repeats, engine, reuse_generations
+        )
     return _Request(parent, criterion, chosen, repeats, selection, carried_from, specs)
 
 
@@ -318,6 +335,7 @@ def _child_specs(
     function: Callable[..., Any] | None,
     repeats: int,
     engine: str | None,
+    reuse_generations: bool,
 ) -> list[_ChildSpec]:
     # Every plan is made (and every check done) before the first child run is written.
     replay: Mapping[str, Any] | None = None
@@ -345,8 +363,8 @@ def _child_specs(
                 role,
                 repeat,
                 intervention,
-                # Controls always generate afresh; so do repeats, or they would repeat nothing.
-                role == "intervention" and repeats == 1,
+                # Controls always generate afresh, and so does the intervention unless asked.
+                role == "intervention" and reuse_generations,
                 treated if role == "intervention" else replay,
                 plan,
             )

@@ -13,7 +13,9 @@ retrieve, and assemble the context with the intervention's cut and budget. A rer
 is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read the last, so
 every retrieval metric scores the ranking the intervention made. That order must be the
 candidates it was given, reordered and perhaps fewer (``rerank.reordered``): a reranker that
-adds, repeats or alters a passage errors the case instead.
+adds, repeats or alters a passage, or builds one the ledger cannot record (a NaN score), errors
+the case instead. A retrieve that returns more candidates than its depth returned a malformed
+retrieval, which stops the run as any malformed artifact does.
 
 Stage identities (each stage output is an ``oloproof.stage`` event found by identity), each
 with the code fingerprint of its own method (``oloproof.fingerprint.of_method``: the method, not
@@ -66,7 +68,7 @@ from oloproof.systems.base import (
     load_object,
     plain_output,
 )
-from oloproof.systems.rerank import reordered
+from oloproof.systems.rerank import built_badly, reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
 
@@ -355,15 +357,26 @@ class RagSystem:
         retrieval = self._checked(case, retrieve(case.input, self.depth))
         return retrieval, assemble(retrieval)
 
-    @staticmethod
-    def _checked(case: Case, result: Any) -> Retrieval:
+    def _checked(self, case: Case, result: Any) -> Retrieval:
         try:
-            return result if isinstance(result, Retrieval) else Retrieval.model_validate(result)
+            retrieval = (
+                result if isinstance(result, Retrieval) else Retrieval.model_validate(result)
+            )
         except ValidationError as exc:
             raise ArtifactError(
                 f"case {case.id!r}: retrieve() returned a malformed retrieval/v1: "
                 f"{exc.errors()[0]['msg']}"
             ) from None
+        # The run records its depth as the most candidates a retrieval holds, and a replay's
+        # cut is checked against it: a longer retrieval would make both claims false.
+        found = len(retrieval.candidates)
+        if found > self.depth:
+            raise ArtifactError(
+                f"case {case.id!r}: retrieve() returned a malformed retrieval/v1: {found} "
+                f"candidates at depth {self.depth}; retrieve(input, depth) returns up to depth "
+                "candidates"
+            )
+        return retrieval
 
     async def _rerank(
         self, function: Callable[..., Any], case: Case, retrieval: Retrieval
@@ -372,7 +385,13 @@ class RagSystem:
         reranker that returns anything else errors the case."""
         # Copies: a passage changed in place cannot change the candidates it is checked against.
         given = [passage.model_copy() for passage in retrieval.candidates]
-        ranked = await self._call(function, case.input, given)
+        try:
+            ranked = await self._call(function, case.input, given)
+        except ValidationError as exc:
+            error = built_badly(exc)
+            if error is None:
+                raise
+            raise error from exc
         candidates = reordered(retrieval.candidates, ranked)
         return Retrieval(query=retrieval.query, depth=retrieval.depth, candidates=candidates)
 

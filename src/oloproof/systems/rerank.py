@@ -6,8 +6,10 @@ the context is assembled from it, so a passage it adds, repeats, relabels or rew
 be credited to "reranking" although no ranking did it: a passage the retriever never returned
 could turn a miss into a recovery. ``reordered`` therefore accepts an output only when each of
 its passages is one of the candidates (the same ``doc_id``, ``chunk_id`` and ``text``; a new
-``score`` is the reranker's to give), none more often than it was given. Anything else raises
-``RerankerOutputError`` naming the first offending position and what is wrong with it.
+``score`` is the reranker's to give, if it is a finite number the ledger can record), none more
+often than it was given. Anything else raises ``RerankerOutputError`` naming the first
+offending position and what is wrong with it; so does a reranker that fails building a passage
+(``Passage(score=float("nan"))`` raises inside it: ``built_badly``).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from oloproof.sdk import Passage
+from oloproof.sdk import Passage, malformed_artifact
 
 _RULE = "a reranker may reorder or drop the candidates it is given, and nothing else"
 
@@ -51,23 +53,41 @@ def reordered(given: Sequence[Passage], returned: Any) -> tuple[Passage, ...]:
     return passages
 
 
+def built_badly(exc: BaseException) -> RerankerOutputError | None:
+    """The error a reranker's case records when the reranker raised ``exc`` building one of
+    the SDK's types wrongly (``Passage(score=nan)``); None for anything else it raised.
+
+    Not the malformed artifact that stops a run: a stage's artifact is the adapter's, a
+    reranker's output is one case's.
+    """
+    malformed = malformed_artifact(exc)
+    return None if malformed is None else _malformed(f"it built a {malformed}")
+
+
 def _as_passages(returned: Any) -> tuple[Passage, ...]:
     if isinstance(returned, str | bytes | Mapping) or not isinstance(returned, Iterable):
         raise _malformed(f"it returned {type(returned).__name__}, not a list of passages")
     passages = []
     for position, item in enumerate(returned, start=1):
         if isinstance(item, Passage):
-            passages.append(item)
+            # Checked again: ``model_copy(update=...)`` skips validation, so a passage can hold
+            # a NaN score (or a score that is text) that the ledger cannot record.
+            fields, what = dict(item), f"position {position} ({item.doc_id}) is not a valid passage"
         elif isinstance(item, Mapping):  # a passage as data, which Retrieval also accepts
-            try:
-                passages.append(Passage.model_validate(item))
-            except ValidationError as exc:
-                raise _malformed(
-                    f"position {position} is not a passage: {exc.errors()[0]['msg']}"
-                ) from None
+            fields, what = dict(item), f"position {position} is not a passage"
         else:
             raise _malformed(f"position {position} is a {type(item).__name__}, not a Passage")
+        try:
+            passages.append(Passage.model_validate(fields))
+        except ValidationError as exc:
+            raise _malformed(f"{what}: {_first(exc)}") from None
     return tuple(passages)
+
+
+def _first(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error["loc"])
+    return f"{where}: {error['msg']}" if where else error["msg"]
 
 
 def _why(key: _Key, given: Sequence[Passage]) -> str:
