@@ -226,6 +226,8 @@ class DiagnosisBody(TypedDict):
     repeats: int
     system_kind: str | None
     top_k: int | None
+    # document or chunk: how relevance was read (oloproof.relevance); document before schema 5.
+    relevance_unit: str
     child_runs: list[ChildRun]
     carried_from: str | None
     # The per-case records, in oloproof.diagnosis_page events (read them through

@@ -12,7 +12,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case_result 3  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
     oloproof.decision    3  a policy applied to a run (rules and gate)
-    oloproof.diagnosis   4  a diagnosis of a run's failures, linking its child runs
+    oloproof.diagnosis   5  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  4  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
@@ -57,6 +57,12 @@ Changes so far:
 - ``oloproof.diagnosis`` 4: a replay counts the cases its intervention gave no verdict
   (``unresolved``). Schema 3 did not: ``None`` on a replay; a gold-context diagnosis counted them
   among its labels and reads unchanged.
+
+- ``oloproof.diagnosis`` 5: relevance is read in the run's relevance unit, as its retrieval
+  metrics read it (``relevance_unit``: ``chunk`` matches a passage by its chunk, not by its
+  document), for the best relevant position, whether a relevant passage reached the model and
+  every label that follows from them. Schema 4 read it by document whatever the metrics read:
+  ``relevance_unit`` reads ``document``, and ``verify`` re-derives such a diagnosis that way.
 
 - ``oloproof.decision`` 2: an ``observed_count`` rule on a run whose ``--sample`` or
   ``--limit`` may have left cases out is at best INSUFFICIENT_EVIDENCE (``subset_of_cases``),
@@ -121,7 +127,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 3,
-    DIAGNOSIS: 4,
+    DIAGNOSIS: 5,
     COMPARISON: 4,
     CALIBRATION: 1,
     TEXT: 1,
@@ -171,6 +177,12 @@ def upcast_diagnosis_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "summary": {**body["summary"], "unresolved": None}}
 
 
+def upcast_diagnosis_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 read relevance by document, whatever unit the retrieval metrics read it in:
+    ``relevance_unit`` is ``document``."""
+    return {**body, "relevance_unit": "document"}
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -201,6 +213,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
+    (DIAGNOSIS, 4): upcast_diagnosis_v4_v5,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
+import functools
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +38,14 @@ from oloproof.evaluators import build_evaluator, repeated_criterion
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.text import expected_text_check
-from oloproof.execute import AnyEvaluator, CacheCounts, Progress, RunSpec, execute_cases
+from oloproof.execute import (
+    AnyEvaluator,
+    CacheCounts,
+    Labeller,
+    Progress,
+    RunSpec,
+    execute_cases,
+)
 from oloproof.jsonkeys import first_repeat
 from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
@@ -51,6 +59,7 @@ from oloproof.metrics import (
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_header_variables, check_slices
 from oloproof.policy import Subset, calibrations_relied_on, decide_policy, gate
+from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.runlock import run_writer
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
@@ -58,8 +67,9 @@ from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 
+RELEVANT_POSITION = "relevant_position"
 STAGED_SLICES = {
-    "relevant_position": "compares relevant positions with top_k",
+    RELEVANT_POSITION: "compares relevant positions with top_k",
     "context_truncated": "reports whether the token budget dropped passages",
 }
 
@@ -191,6 +201,7 @@ def _plan(
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
         check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base, config_path)
+    _check_relevance_unit(config, config_path, _relevance_units(evaluators))
     policy = load_policy(policy_path.resolve()) if policy_path is not None else None
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
@@ -293,6 +304,25 @@ def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> l
 
 def _evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:
     return [{"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators]
+
+
+def _relevance_units(evaluators: Sequence[AnyEvaluator]) -> dict[str, str]:
+    return retrieval_units({"criterion": e.criterion, "spec": e.spec()} for e in evaluators)
+
+
+def _check_relevance_unit(
+    config: ProjectConfig, config_path: Path, units: Mapping[str, str]
+) -> None:
+    """Refuse a relevant_position slice when the retrieval metrics read relevance in different
+    units: a position would agree with some of them and contradict the others."""
+    if RELEVANT_POSITION not in config.slices or run_unit(units) is not None:
+        return
+    where = config.location("slices", config.slices.index(RELEVANT_POSITION), path=config_path)
+    raise ConfigError(
+        f"{where}: slices: {RELEVANT_POSITION} reads relevance as the retrieval metrics do, "
+        f"and they read it in different units ({described(units)}); give them one "
+        "relevance_unit"
+    )
 
 
 def _policy_record(plan: RunPlan) -> dict[str, Any] | None:
@@ -491,10 +521,18 @@ def _run_spec(
         use_stage_cache=use_stage_cache,
         intervention=intervention,
         replay=replay,
-        labeller=getattr(plan.system, "labels", None),
+        labeller=_labeller(plan),
         engine=engine,
         repeats=plan.repeats,
     )
+
+
+def _labeller(plan: RunPlan) -> Labeller | None:
+    """A staged system's slices of a case, its relevance read in the retrieval metrics' unit."""
+    labels = getattr(plan.system, "labels", None)
+    if labels is None:
+        return None
+    return functools.partial(labels, unit=run_unit(_relevance_units(plan.evaluators)))
 
 
 def _finish_stopped(

@@ -21,6 +21,7 @@ from oloproof.diagnosis.labels import (
     gold_label,
 )
 from oloproof.errors import ConfigError
+from oloproof.relevance import CHUNK, DOCUMENT
 
 TOP_K = 2
 
@@ -138,7 +139,7 @@ EXPECTED = {"relevant": [{"doc_id": "kb-01"}]}
 
 def test_evidence_when_the_relevant_passage_reached_the_model() -> None:
     context = {"items": [{"doc_id": "kb-01"}], "dropped": []}
-    assert dg.evidence_of(retrieval("kb-01", "kb-02"), context, EXPECTED, 2) == Evidence(
+    assert dg.evidence_of(retrieval("kb-01", "kb-02"), context, EXPECTED, 2, DOCUMENT) == Evidence(
         "1", True, ()
     )
 
@@ -151,22 +152,49 @@ def test_evidence_when_the_budget_dropped_it() -> None:
             {"doc_id": "kb-03", "position": 3, "reason": "top_k"},
         ],
     }
-    got = dg.evidence_of(retrieval("kb-09", "kb-01", "kb-03"), context, EXPECTED, 2)
+    got = dg.evidence_of(retrieval("kb-09", "kb-01", "kb-03"), context, EXPECTED, 2, DOCUMENT)
     assert got == Evidence("2", False, ("token_budget",))
 
 
 def test_evidence_ignores_the_top_k_drop_of_a_passage_below_the_cut() -> None:
     context = {"items": [], "dropped": [{"doc_id": "kb-01", "position": 3, "reason": "top_k"}]}
-    got = dg.evidence_of(retrieval("kb-08", "kb-09", "kb-01"), context, EXPECTED, 2)
+    got = dg.evidence_of(retrieval("kb-08", "kb-09", "kb-01"), context, EXPECTED, 2, DOCUMENT)
     assert got == Evidence("3", False, ())
 
 
 def test_evidence_when_nothing_relevant_was_retrieved_or_nothing_is_labelled() -> None:
-    assert dg.evidence_of(retrieval(), {"items": []}, EXPECTED, 2) == Evidence("none")
-    assert dg.evidence_of(None, None, EXPECTED, 2) == Evidence("none")
-    assert dg.evidence_of(retrieval("kb-01"), None, {}, 2) == Evidence("unlabelled")
+    assert dg.evidence_of(retrieval(), {"items": []}, EXPECTED, 2, DOCUMENT) == Evidence("none")
+    assert dg.evidence_of(None, None, EXPECTED, 2, DOCUMENT) == Evidence("none")
+    assert dg.evidence_of(retrieval("kb-01"), None, {}, 2, DOCUMENT) == Evidence("unlabelled")
     ungraded = {"relevant": [{"doc_id": "kb-01", "grade": 0}]}
-    assert dg.evidence_of(retrieval("kb-01"), None, ungraded, 2) == Evidence("unlabelled")
+    assert dg.evidence_of(retrieval("kb-01"), None, ungraded, 2, DOCUMENT) == Evidence("unlabelled")
+
+
+def test_evidence_under_the_chunk_unit_matches_the_chunk_not_its_document() -> None:
+    """Another chunk of the relevant chunk's document is not relevant evidence under ``chunk``:
+    where it stands first, the relevant chunk is ranked out or not retrieved, as hit_rate
+    (chunk) scores it."""
+    expected = {"relevant": [{"doc_id": "kb-01", "chunk_id": "c2"}]}
+    ranked = {
+        "candidates": [
+            {"doc_id": "kb-01", "chunk_id": "c1"},
+            {"doc_id": "kb-09", "chunk_id": "c1"},
+            {"doc_id": "kb-01", "chunk_id": "c2"},
+        ]
+    }
+    context = {
+        "items": [{"doc_id": "kb-01", "chunk_id": "c1"}, {"doc_id": "kb-09", "chunk_id": "c1"}],
+        "dropped": [{"doc_id": "kb-01", "chunk_id": "c2", "position": 3, "reason": "top_k"}],
+    }
+    assert dg.evidence_of(ranked, context, expected, 2, CHUNK) == Evidence("3", False, ())
+    assert dg.evidence_of(ranked, context, expected, 2, DOCUMENT) == Evidence("1", True, ())
+    missed = {"candidates": ranked["candidates"][:2]}
+    assert dg.evidence_of(missed, context, expected, 2, CHUNK) == Evidence("none")
+    # A label without a chunk names no chunk, and a candidate without one matches no label.
+    unchunked = {"relevant": [{"doc_id": "kb-01"}]}
+    bare = {"candidates": [{"doc_id": "kb-01"}]}
+    assert dg.evidence_of(bare, None, unchunked, 2, CHUNK) == Evidence("unlabelled")
+    assert dg.evidence_of(bare, None, expected, 2, CHUNK) == Evidence("none")
 
 
 # -- counts and implicated factors --------------------------------------------------------

@@ -9,6 +9,7 @@ import pytest
 from oloproof.diagnosis import labels as dg
 from oloproof.diagnosis.labels import FAILED, NOT_OBSERVED, PASSED
 from oloproof.errors import ConfigError
+from oloproof.relevance import DOCUMENT
 
 EXPECTED = {"relevant": [{"doc_id": "rel"}]}
 
@@ -27,41 +28,41 @@ def context(kept: list[tuple[str, int]], dropped: list[tuple[str, int, str]]) ->
 def test_a_wider_cut_whose_new_passage_the_budget_drops_is_counted() -> None:
     parent = ranking("a", "b", "rel", "c")
     made = context([("a", 1), ("b", 2)], [("rel", 3, "token_budget"), ("c", 4, "top_k")])
-    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3) == [3]
+    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3, DOCUMENT) == [3]
 
 
 def test_an_admitted_passage_that_reached_the_model_is_not_counted() -> None:
     parent = ranking("a", "b", "rel")
     made = context([("a", 1), ("rel", 3)], [("b", 2, "token_budget")])
-    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3) == []
+    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3, DOCUMENT) == []
 
 
 def test_a_relevant_passage_already_within_the_run_s_cut_is_not_admitted() -> None:
     # The budget dropped it in the parent already: a context assembly loss, not this.
     parent = ranking("a", "rel", "c")
     made = context([("a", 1)], [("rel", 2, "token_budget"), ("c", 3, "token_budget")])
-    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3) == []
+    assert dg.budget_dropped(parent, 2, parent, made, EXPECTED, 3, DOCUMENT) == []
 
 
 def test_a_reranker_that_moves_the_passage_into_the_cut_admits_it() -> None:
     parent = ranking("a", "b", "c", "rel")
     reranked = ranking("rel", "a", "b", "c")
     dropped = context([("a", 2)], [("rel", 1, "token_budget"), ("b", 3, "top_k")])
-    assert dg.budget_dropped(parent, 2, reranked, dropped, EXPECTED, 2) == [1]
+    assert dg.budget_dropped(parent, 2, reranked, dropped, EXPECTED, 2, DOCUMENT) == [1]
     kept = context([("rel", 1), ("a", 2)], [("b", 3, "top_k")])
-    assert dg.budget_dropped(parent, 2, reranked, kept, EXPECTED, 2) == []
+    assert dg.budget_dropped(parent, 2, reranked, kept, EXPECTED, 2, DOCUMENT) == []
 
 
 def test_a_passage_left_out_for_another_reason_is_not_the_budget_s_doing() -> None:
     parent = ranking("a", "rel")
     made = context([("a", 1)], [("rel", 2, "duplicate")])
-    assert dg.budget_dropped(parent, 1, parent, made, EXPECTED, 2) == []
+    assert dg.budget_dropped(parent, 1, parent, made, EXPECTED, 2, DOCUMENT) == []
 
 
 def test_without_relevance_labels_nothing_is_counted() -> None:
     parent = ranking("a", "rel")
     made = context([("a", 1)], [("rel", 2, "token_budget")])
-    assert dg.budget_dropped(parent, 1, parent, made, {}, 2) == []
+    assert dg.budget_dropped(parent, 1, parent, made, {}, 2, DOCUMENT) == []
 
 
 @pytest.mark.parametrize(

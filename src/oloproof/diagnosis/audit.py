@@ -169,10 +169,11 @@ def _check_inputs(ledger: Ledger, body: Mapping[str, Any]) -> list[str]:
             or gold.body["criterion"] != body["criterion"]
             or gold.body["intervention"]["kind"] != GOLD_CONTEXT
             or gold.body.get("state", COMPLETE) != COMPLETE
+            or gold.body["relevance_unit"] != body["relevance_unit"]
         ):
             problems.append(
                 f"carried_from {carried} is not a complete gold-context diagnosis of "
-                f"{body['run_id']} on {body['criterion']}"
+                f"{body['run_id']} on {body['criterion']} by {body['relevance_unit']}"
             )
     return problems
 

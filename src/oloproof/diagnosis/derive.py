@@ -32,6 +32,10 @@ Requirements this module meets:
 7. The records are stored in ``oloproof.diagnosis_page`` events of ``PAGE_SIZE`` records, in
    case-id order, which the diagnosis links; a reader reads them one page at a time
    (``diagnosis_cases``), or finds one case by bisecting them (``diagnosis_case``).
+8. Relevance is read in the unit the parent's retrieval metrics read it in
+   (``relevance_unit``, recorded), so no position or label can contradict them; retrieval
+   metrics in different units are refused. A diagnosis recorded before schema 5 read it by
+   document, and is re-derived so.
 """
 
 from __future__ import annotations
@@ -69,7 +73,6 @@ from oloproof.diagnosis.labels import (
     NOT_OBSERVED,
     PASSED,
     RANKED_OUT,
-    RANKING_EVALUATORS,
     RECOVERED,
     STILL_FAILED,
     STOPPED,
@@ -86,9 +89,17 @@ from oloproof.diagnosis.labels import (
     outcome_of,
     replay_result,
 )
+from oloproof.errors import ConfigError
 from oloproof.events import plain
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import SeenCases, case_result_body, case_result_of
+from oloproof.relevance import (
+    DOCUMENT,
+    RANKING_EVALUATORS,
+    described,
+    retrieval_units,
+    run_unit,
+)
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, latest_end
 
@@ -102,6 +113,7 @@ DERIVED_FIELDS = (
     "intervention",
     "system_kind",
     "top_k",
+    "relevance_unit",
     "summary",
     "state",
     "reason",
@@ -110,6 +122,10 @@ DERIVED_FIELDS = (
 
 UNRESOLVED_COUNTED: Final = 4
 """The diagnosis schema from which a replay's summary counts its UNRESOLVED cases."""
+
+UNIT_READ: Final = 5
+"""The diagnosis schema from which relevance is read in the run's relevance unit; before, by
+document whatever the retrieval metrics read (``relevance_unit`` reads ``document``)."""
 
 
 class PackedIds(LazySequence[str]):
@@ -273,6 +289,7 @@ class _Inputs:
     selection: Selection
     # Whether the criterion scores the ranking alone: then what the budget did cannot matter.
     ranking_only: bool
+    unit: str  # the relevance unit (oloproof.relevance)
 
 
 class Derivation:
@@ -335,7 +352,10 @@ def derive_diagnosis(
         (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )
     ranking_only = (spec or {}).get("type") in RANKING_EVALUATORS
-    inputs = _Inputs(ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only)
+    unit = relevance_unit(parent, criterion) if schema >= UNIT_READ else DOCUMENT
+    inputs = _Inputs(
+        ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only, unit
+    )
     tally: _Tally
     if not staged:
         tally = _Tally(_unsupported_summary)
@@ -357,6 +377,7 @@ def derive_diagnosis(
         "repeats": repeats,
         "system_kind": system.get("kind"),
         "top_k": top_k,
+        "relevance_unit": unit,
         "child_runs": [c.copy() for c in child_runs],
         "carried_from": carried_from,
     }
@@ -366,6 +387,21 @@ def derive_diagnosis(
         fields["state"] = state
         fields["reason"] = reason
     return Derivation(fields, selection, map(tally.add, records), tally)
+
+
+def relevance_unit(parent: StoredRun, criterion: str) -> str:
+    """The unit a diagnosis of ``parent`` on ``criterion`` reads relevance in: the parent's
+    retrieval metrics' (``oloproof.relevance.run_unit``). Raise ``ConfigError`` when they
+    disagree, as no position or label could then agree with all of them."""
+    units = retrieval_units(parent.body["evaluators"])
+    unit = run_unit(units, criterion)
+    if unit is None:
+        raise ConfigError(
+            f"the retrieval metrics of run {parent.run_id} read relevance in different units "
+            f"({described(units)}), so whether a relevant passage reached the model on "
+            f"{criterion} has no one answer; give them one relevance_unit and run it again"
+        )
+    return unit
 
 
 class _Tally:
@@ -413,7 +449,7 @@ def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
     execution = execution_body(inputs.ledger.get(result["execution"]))
     retrieval = artifact(execution, "retrieval/v1")
     evidence = evidence_of(
-        retrieval, artifact(execution, "context/v1"), result["expected"], inputs.top_k
+        retrieval, artifact(execution, "context/v1"), result["expected"], inputs.top_k, inputs.unit
     )
     return _Parent(result["expected"], retrieval, evidence)
 
@@ -603,10 +639,13 @@ def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dic
     dropped = (
         []
         if inputs.ranking_only
-        else budget_dropped(parent.retrieval, inputs.top_k, ranking, context, parent.expected, cut)
+        else budget_dropped(
+            parent.retrieval, inputs.top_k, ranking, context, parent.expected, cut, inputs.unit
+        )
     )
+    moved = evidence_of(ranking, None, parent.expected, None, inputs.unit)
     return {
-        "intervention_position": evidence_of(ranking, None, parent.expected, None).position,
+        "intervention_position": moved.position,
         "budget_dropped": dropped,
     }
 
@@ -709,14 +748,16 @@ def diagnosis_refs(body: DiagnosisBody) -> list[str]:
     return [*refs, *body["case_pages"], *body["excluded_pages"]]
 
 
-def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str) -> str | None:
-    """The address of the latest complete gold-context diagnosis of ``run_id`` on ``criterion``."""
+def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str, unit: str) -> str | None:
+    """The address of the latest complete gold-context diagnosis of ``run_id`` on ``criterion``
+    that read relevance in ``unit`` (its labels say where relevant passages were)."""
     for address in reversed(ledger.lookup("diagnoses", run_id)):
         body = diagnosis_body(ledger.get(address))
         if (
             body["intervention"]["kind"] == GOLD_CONTEXT
             and body["criterion"] == criterion
             and body.get("state", COMPLETE) == COMPLETE
+            and body["relevance_unit"] == unit
         ):
             return address
     return None

@@ -8,7 +8,8 @@ can load it at start-up to print labels and reasons. Requirements it meets:
    (``outcome_of``), a graded criterion passing only at its full value.
 2. A gold-context case is labelled from the parent's evidence and its outcomes under the
    control and the gold passages (``gold_label``, the table in docs/diagnosis.md); a replay
-   case gets a result and a strength (``replay_result``).
+   case gets a result and a strength (``replay_result``). The evidence reads relevance in the
+   unit it is given, by ``oloproof.relevance`` as the retrieval metrics read it.
 3. A case that passes under the control is unstable, not diagnosed; a missing verdict (an
    errored case, or a child run that stopped before reaching it) leaves the case UNRESOLVED.
 4. Counts are printed in a fixed order (``label_counts``); the factors the recovered upstream
@@ -24,6 +25,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from oloproof.errors import ConfigError
+from oloproof.relevance import (
+    CHUNK,
+    RANKING_EVALUATORS,
+    first_relevant,
+    relevant_units,
+    unit_of,
+)
 
 if TYPE_CHECKING:  # bodies imports the ledger, which this module must not load
     from oloproof.bodies import VerdictCopy
@@ -35,9 +43,6 @@ TOKEN_BUDGET = "token-budget"
 INTERVENTIONS = (GOLD_CONTEXT, TOP_K, RERANKER, TOKEN_BUDGET)
 # The interventions that replay the parent's recorded retrieval (the retriever is not called).
 REPLAYS = (TOP_K, RERANKER, TOKEN_BUDGET)
-
-# Evaluator types that score the ranking alone (retrieval/v1), never the context or answer.
-RANKING_EVALUATORS = frozenset({"hit_rate", "recall", "precision", "mrr", "ndcg"})
 
 RETRIEVAL_MISS = "RETRIEVAL_MISS"
 RANKED_OUT = "RANKED_OUT"
@@ -192,35 +197,26 @@ def replay_result(*, control: str, intervention: str) -> tuple[str, str]:
     return INTERVENTION_NOT_OBSERVED, NO_STRENGTH
 
 
-def relevant_ids(expected: Mapping[str, Any]) -> set[str]:
-    """The documents a case labels relevant (a grade above 0; no grade counts as 1).
-
-    The same reading as the staged ``relevant_position`` slice (``oloproof.systems.rag``).
-    """
-    return {r["doc_id"] for r in expected.get("relevant", []) if r.get("grade", 1) > 0}
-
-
 def evidence_of(
     retrieval: Mapping[str, Any] | None,
     context: Mapping[str, Any] | None,
     expected: Mapping[str, Any],
     top_k: int | None,
+    unit: str,
 ) -> Evidence:
-    """Read one case's relevant passages out of its recorded retrieval and context."""
-    relevant = relevant_ids(expected)
+    """Read one case's relevant passages out of its recorded retrieval and context, relevance
+    read as ``unit`` (``oloproof.relevance``, as the retrieval metrics read it)."""
+    relevant = relevant_units(expected, unit)
     if not relevant:
         return Evidence(POSITION_UNLABELLED)
-    candidates = (retrieval or {}).get("candidates", [])
-    position = next(
-        (str(i) for i, c in enumerate(candidates, start=1) if c["doc_id"] in relevant),
-        POSITION_NONE,
-    )
+    found = first_relevant((retrieval or {}).get("candidates", []), relevant, unit)
+    position = POSITION_NONE if found is None else str(found)
     items = (context or {}).get("items", [])
-    in_context = any(item["doc_id"] in relevant for item in items)
+    in_context = any(unit_of(item, unit) in relevant for item in items)
     reasons: list[str] = []
     for dropped in (context or {}).get("dropped", []):
         within = top_k is None or (dropped.get("position") or 0) <= top_k
-        if dropped["doc_id"] in relevant and within and dropped["reason"] not in reasons:
+        if unit_of(dropped, unit) in relevant and within and dropped["reason"] not in reasons:
             reasons.append(dropped["reason"])
     return Evidence(position, in_context, tuple(reasons))
 
@@ -376,10 +372,6 @@ def combine(outcomes: Sequence[str]) -> str:
     return NOT_OBSERVED
 
 
-def _unit(passage: Mapping[str, Any]) -> tuple[str, str | None]:
-    return passage["doc_id"], passage.get("chunk_id")
-
-
 def budget_dropped(
     parent: Mapping[str, Any] | None,
     parent_top_k: int,
@@ -387,25 +379,28 @@ def budget_dropped(
     context: Mapping[str, Any] | None,
     expected: Mapping[str, Any],
     top_k: int,
+    unit: str,
 ) -> list[int]:
-    """Positions of the relevant passages an intervention admitted and the budget dropped.
+    """Positions of the relevant passages (read as ``unit``) an intervention admitted and the
+    budget dropped.
 
     A relevant passage is admitted by the intervention when it is within the intervention's cut
     (``top_k`` of ``ranking``) but was not within the parent's (``parent_top_k`` of
     ``parent``). The case counts (a non-empty list) when it has such passages, none of them
     reached the model, and ``token_budget`` is why: the replay never showed them to the model.
     """
-    relevant = relevant_ids(expected)
+    relevant = relevant_units(expected, unit)
     if not relevant:
         return []
-    before = {_unit(c) for c in (parent or {}).get("candidates", [])[:parent_top_k]}
+    # Which passage is which: its chunk, whatever unit relevance is read in.
+    before = {unit_of(c, CHUNK) for c in (parent or {}).get("candidates", [])[:parent_top_k]}
     admitted = [
-        (position, _unit(c))
+        (position, unit_of(c, CHUNK))
         for position, c in enumerate((ranking or {}).get("candidates", [])[:top_k], start=1)
-        if c["doc_id"] in relevant and _unit(c) not in before
+        if unit_of(c, unit) in relevant and unit_of(c, CHUNK) not in before
     ]
-    kept = {_unit(item) for item in (context or {}).get("items", [])}
-    if not admitted or any(unit in kept for _, unit in admitted):
+    kept = {unit_of(item, CHUNK) for item in (context or {}).get("items", [])}
+    if not admitted or any(passage in kept for _, passage in admitted):
         return []
     dropped = {
         d.get("position")

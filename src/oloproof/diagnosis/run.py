@@ -3,7 +3,8 @@
 Requirements this module meets:
 
 1. Everything that can be checked is checked before the first child run is written: the run
-   exists and is not itself a child run, it has the criterion, the intervention and its options
+   exists and is not itself a child run, it has the criterion, its retrieval metrics read
+   relevance in one unit (or the criterion is one of them), the intervention and its options
    are valid, the reranker imports, and the child plans can be made (the system is unchanged).
 2. On a staged system with selected cases, two real child runs are executed, the intervention
    first and its control second, each with its own run id and a ``parent`` naming the diagnosed
@@ -51,6 +52,7 @@ from oloproof.diagnosis.derive import (
     diagnosis_refs,
     latest_gold_diagnosis,
     put_pages,
+    relevance_unit,
     select_cases,
     with_carried,
 )
@@ -217,6 +219,7 @@ def _prepare(
     check_run_indexes(ledger, parent)
     _check_parent(parent, criterion)
     _check_criterion(parent, criterion, chosen)
+    unit = relevance_unit(parent, criterion)
     staged = parent.body["system"].get("kind") == "rag"
     if staged:
         _check_change(parent, chosen)
@@ -224,7 +227,7 @@ def _prepare(
     selection = select_cases(ledger, parent, criterion)
     carried_from = None
     if staged and chosen["kind"] != GOLD_CONTEXT:
-        carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion)
+        carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion, unit)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
         specs = _child_specs(

@@ -14,10 +14,12 @@ Conventions shared by every metric (and by trec_eval unless noted):
   hold nothing relevant.
 * **Units.** With ``relevance_unit: document`` a unit is a ``doc_id``; a document's grade is the
   largest grade among its entries. With ``relevance_unit: chunk`` a unit is a
-  ``(doc_id, chunk_id)`` pair. A unit retrieved again at a later position counts only at its
-  first position; the later position holds nothing relevant, exactly as if it were an unjudged
-  document (trec_eval counts each docno once). The positions of other units do not move, so k
-  always means the first k candidates the system returned.
+  ``(doc_id, chunk_id)`` pair. ``oloproof.relevance`` makes units, for the
+  ``relevant_position`` slice and a diagnosis as well as here. A unit retrieved again at a
+  later position counts only at its first position; the later position holds nothing
+  relevant, exactly as if it were an unjudged document (trec_eval counts each docno once). The
+  positions of other units do not move, so k always means the first k candidates the system
+  returned.
 * **Relevance.** A unit is relevant when its grade is > 0 (trec_eval's relevance level 1 for
   integer grades). Grades ≤ 0, and units without a label, are non-relevant and have gain 0.
 * **Exclusions.** A case without ``expected.relevant`` (absent or empty) is excluded with
@@ -40,6 +42,7 @@ from oloproof.errors import DatasetError
 from oloproof.evaluator_config import RetrievalConfig, default_criterion
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.reads import Reads
+from oloproof.relevance import CHUNK, ranked_units, unit_of
 from oloproof.results import MetricKind, Verdict
 
 U = TypeVar("U", bound=Hashable)
@@ -152,7 +155,7 @@ def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
         return None
     if not isinstance(labels, list | tuple):
         raise _label_error(view, None, "must be a list of {doc_id, chunk_id?, grade?} objects")
-    by_chunk = unit == "chunk"
+    by_chunk = unit == CHUNK
     grades: dict[Any, float] = {}
     for index, entry in enumerate(labels):
         if not isinstance(entry, (dict, Mapping)):
@@ -173,12 +176,9 @@ def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
         if len(entry) > 1 + ("chunk_id" in entry) + ("grade" in entry):
             extra = sorted(set(entry) - {"doc_id", "chunk_id", "grade"})
             raise _label_error(view, index, f"has unknown keys {extra}")
-        if by_chunk:
-            if chunk_id is None:
-                raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
-            key: Any = (doc_id, chunk_id)
-        else:
-            key = doc_id
+        if by_chunk and chunk_id is None:
+            raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
+        key = unit_of(entry, unit)
         previous = grades.get(key)
         grades[key] = float(grade) if previous is None else max(previous, float(grade))
     return grades
@@ -187,13 +187,6 @@ def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
 def _label_error(view: CaseView, index: int | None, problem: str) -> DatasetError:
     where = "expected.relevant" if index is None else f"expected.relevant[{index}]"
     return DatasetError(f"{where} {problem}", where=f"case {view.case_id}")
-
-
-def ranked_units(candidates: Sequence[Mapping[str, Any]], unit: str, k: int) -> list[Any]:
-    """The units of the first k candidates, in recorded order (repeats kept)."""
-    if unit == "chunk":
-        return [(c["doc_id"], c.get("chunk_id")) for c in candidates[:k]]
-    return [c["doc_id"] for c in candidates[:k]]
 
 
 # --- The evaluators --------------------------------------------------------------------------

@@ -49,6 +49,7 @@ from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
 from oloproof.fingerprint import Fingerprint, of_method
 from oloproof.models import recording_model_calls
+from oloproof.relevance import first_relevant, relevant_units
 from oloproof.sdk import (
     Context,
     ContextItem,
@@ -150,16 +151,17 @@ def gold_context(case: Case, count_tokens: Callable[[Passage], int] | None) -> C
 
 
 def relevant_position(
-    retrieval: Mapping[str, Any] | None, expected: Mapping[str, Any], top_k: int
+    retrieval: Mapping[str, Any] | None, expected: Mapping[str, Any], top_k: int, unit: str
 ) -> str:
-    """Where the best relevant document sits: ``1``…``top_k``, below_top_k or not_retrieved."""
-    relevant = {r["doc_id"] for r in expected.get("relevant", []) if r.get("grade", 1) > 0}
+    """Where the best relevant passage sits, its relevance read as ``unit`` (the retrieval
+    metrics' reading): ``1``…``top_k``, below_top_k or not_retrieved."""
+    relevant = relevant_units(expected, unit)
     if not relevant:
         return UNLABELLED
-    for position, candidate in enumerate((retrieval or {}).get("candidates", []), start=1):
-        if candidate["doc_id"] in relevant:
-            return str(position) if position <= top_k else BELOW_TOP_K
-    return NOT_RETRIEVED
+    position = first_relevant((retrieval or {}).get("candidates", []), relevant, unit)
+    if position is None:
+        return NOT_RETRIEVED
+    return str(position) if position <= top_k else BELOW_TOP_K
 
 
 class RagSystem:
@@ -427,18 +429,23 @@ class RagSystem:
         stages.append(StageRecord("generate", identity, address, False))
         return output, calls
 
-    def labels(self, case: Case, execution: Execution | None) -> dict[str, str]:
-        """The staged slices of one case: relevant_position and context_truncated."""
+    def labels(
+        self, case: Case, execution: Execution | None, *, unit: str | None
+    ) -> dict[str, str]:
+        """The staged slices of one case: context_truncated, and relevant_position with
+        relevance read as ``unit`` (none when the run's retrieval metrics disagree on it)."""
         if execution is None:
             return {}
         retrievals = execution.artifacts.get("retrieval/v1")
         retrieval = retrievals[-1] if retrievals else None
         context = (execution.artifacts.get("context/v1") or [{}])[-1]
         truncated = any(d["reason"] == "token_budget" for d in context.get("dropped", []))
-        return {
-            "relevant_position": relevant_position(retrieval, case.expected, self.top_k),
-            "context_truncated": "true" if truncated else "false",
-        }
+        labels = {"context_truncated": "true" if truncated else "false"}
+        if unit is not None:
+            labels["relevant_position"] = relevant_position(
+                retrieval, case.expected, self.top_k, unit
+            )
+        return labels
 
     async def aclose(self) -> None:
         self._pool.close()
