@@ -133,10 +133,10 @@ def test_an_errored_case_is_excluded_and_named_not_dropped(
             {"case_id": "refund_review", "reason": "no_verdict", "why": "execution_errored"}
         ]
         assert "refund_review" not in [c["case_id"] for c in diagnosis_cases(ledger, body)]
-    # The stored diagnosis, inspected, says so after its case lines.
+    # The stored diagnosis, inspected, says so after its case lines, and names the case.
     shown = oloproof("inspect", address, cwd=root)
     assert shown.code == 0, shown.err
-    assert shown.lines[-1] == lines[1]
+    assert shown.lines[-2:] == [lines[1], "  refund_review (execution_errored)"]
     verified = oloproof("diagnose", "--verify", address, cwd=root)
     assert verified.code == 0, verified.out
     assert oloproof("verify", cwd=root).code == 0
@@ -188,7 +188,7 @@ def test_a_diagnosis_from_before_the_counts_reads_and_claims_nothing_of_them(
         old = ledger.put(Event(ev.DIAGNOSIS, 2, {**body, "excluded_pages": []}, old_refs))
     shown = oloproof("inspect", old, cwd=root)
     assert shown.code == 0, shown.err
-    assert shown.lines == oloproof("inspect", address, cwd=root).lines[:-1]
+    assert shown.lines == oloproof("inspect", address, cwd=root).lines[:-2]
     assert not any(line.startswith("Excluded:") for line in shown.lines)
     summary = as_json(root, "inspect", old)["body"]["summary"]
     assert (summary["no_verdict"], summary["unfinished"]) == (None, None)

@@ -179,15 +179,20 @@ def test_inspect_and_json_list_every_case(diagnosed: tuple[Path, str, str, str])
     selected, excluded = expected_selection()
     _, records, _ = stored(root, gold)
     lines = ok(root, "inspect", gold).splitlines()
-    assert [line.split(":")[0] for line in lines] == selected
+    cases, after = lines[: len(selected)], lines[len(selected) :]
+    assert [line.split(":")[0] for line in cases] == selected
     assert all(
         line.startswith(f"{r['case_id']}: {r['label']}, ")
-        for line, r in zip(lines, records, strict=True)
+        for line, r in zip(cases, records, strict=True)
     )
+    # The excluded cases follow, under the line that counts them (fewer than the bound).
+    assert after[0].startswith(f"Excluded: {len(excluded)} failed cases, no_gold_context - ")
+    assert after[1:] == ["  " + ", ".join(excluded)]
     data = json.loads(ok(root, "inspect", gold, "--json"))
     assert data["body"]["case_pages"] == [
         r for r in data["refs"] if r in data["body"]["case_pages"]
     ]
+    assert [r["case_id"] for r in data["excluded"]] == excluded
     top_k = ("--intervention", "top-k", "--top-k", "8", "--criterion", "answer_correct")
     whole = json.loads(ok(root, "diagnose", run_id, *top_k, "--json"))
     assert whole["diagnosis"]["selected"] == selected

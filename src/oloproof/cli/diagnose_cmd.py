@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +52,10 @@ PHRASES: dict[str, str] = {
     dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
 }
 
+EXCLUDED_IDS_SHOWN = 20
+"""How many case ids ``inspect DIAGNOSIS`` names under one exclusion line before it says how
+many more."""
+
 # How a replay's result for one case reads (the UNRESOLVED reasons print as codes).
 RESULTS = {dg.RECOVERED: "recovered", dg.STILL_FAILED: "still failed"}
 
@@ -61,36 +66,46 @@ def _cases(n: int) -> str:
 
 def selection_lines(body: Mapping[str, Any]) -> list[str]:
     summary = body["summary"]
-    lines = [
-        f"Selected: {_cases(summary['selected'])} with gold context (observed; no population claim)"
-    ]
+    selected = _cases(summary["selected"])
+    lines = [f"Selected: {selected} with gold context (observed; no population claim)"]
+    return lines + [line for _, line in exclusion_lines(body)]
+
+
+def exclusion_lines(body: Mapping[str, Any]) -> list[tuple[str | None, str]]:
+    """``(reason, line)`` for each kind of parent case the diagnosis could not select: failed
+    without gold context, with no verdict, never finished (the last two not for a diagnosis
+    recorded before it counted them). The reason is that of the excluded records behind the
+    line; the unfinished cases have none, as their ids are not known."""
+    summary = body["summary"]
+    lines: list[tuple[str | None, str]] = []
     if summary["excluded"]:
         lines.append(
-            f"Excluded: {_cases(summary['excluded'])}, {dg.NO_GOLD_CONTEXT} - "
-            f"{NO_GOLD_CONTEXT_HINT}"
+            (
+                dg.NO_GOLD_CONTEXT,
+                f"Excluded: {_cases(summary['excluded'])}, {dg.NO_GOLD_CONTEXT} - "
+                f"{NO_GOLD_CONTEXT_HINT}",
+            )
         )
-    return lines + unjudged_lines(body)
-
-
-def unjudged_lines(body: Mapping[str, Any]) -> list[str]:
-    """The parent's cases of unknown outcome, which the diagnosis could not select (none for a
-    diagnosis recorded before it counted them)."""
-    summary = body["summary"]
-    lines = []
     no_verdict = summary.get("no_verdict") or {}
     if no_verdict:
         n = sum(no_verdict.values())
         why = ", ".join(f"{count} {reason}" for reason, count in no_verdict.items())
         lines.append(
-            f"Excluded: {n} {plural(n, 'case')} with no verdict on {body['criterion']} in the "
-            f"parent run ({why}), so whether {_pronoun(n)} failed is unknown - "
-            f"oloproof inspect {body['run_id']} --failures shows why"
+            (
+                dg.NO_VERDICT,
+                f"Excluded: {n} {plural(n, 'case')} with no verdict on {body['criterion']} in "
+                f"the parent run ({why}), so whether {_pronoun(n)} failed is unknown - "
+                f"oloproof inspect {body['run_id']} --failures shows why",
+            )
         )
     unfinished = summary.get("unfinished") or 0
     if unfinished:
         lines.append(
-            f"Excluded: {unfinished} planned {plural(unfinished, 'case')} never finished in the "
-            f"parent run, so whether {_pronoun(unfinished)} failed is unknown"
+            (
+                None,
+                f"Excluded: {unfinished} planned {plural(unfinished, 'case')} never finished in "
+                f"the parent run, so whether {_pronoun(unfinished)} failed is unknown",
+            )
         )
     return lines
 
@@ -311,8 +326,37 @@ def _passes(case: Mapping[str, Any], repeats: int) -> str:
     return ""
 
 
+def excluded_lines(ledger: Ledger, address: str, body: DiagnosisBody) -> Iterator[str]:
+    """Each exclusion line ``diagnose`` printed, with the ids of the cases behind it under it:
+    the first ``EXCLUDED_IDS_SHOWN``, then how many more (``--json`` lists them all). The
+    records are read one page at a time, and only the ids shown are kept."""
+    from oloproof.diagnosis.derive import diagnosis_excluded
+
+    shown: dict[str, list[str]] = {}
+    more: Counter[str] = Counter()
+    for record in diagnosis_excluded(ledger, body):
+        ids = shown.setdefault(record["reason"], [])
+        if len(ids) == EXCLUDED_IDS_SHOWN:
+            more[record["reason"]] += 1
+            continue
+        case_id = printable(record["case_id"])
+        ids.append(f"{case_id} ({printable(record['why'])})" if "why" in record else case_id)
+    for reason, line in exclusion_lines(body):
+        yield line
+        if reason is None or reason not in shown:
+            continue
+        listed = ", ".join(shown[reason])
+        if more[reason]:
+            listed += f" and {more[reason]} more (oloproof inspect {address} --json lists them all)"
+        yield f"  {listed}"
+
+
 def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
+    from oloproof.bodies import diagnosis_body
+
+    body = diagnosis_body(event)
     if as_json:
+        from oloproof.diagnosis.derive import diagnosis_excluded
         from oloproof.events import plain
 
         data = {
@@ -321,24 +365,19 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
             "schema": event.schema,
             "body": plain(event.body),
             "refs": list(event.refs),
+            # The cases behind the Excluded lines, read from their pages.
+            "excluded": [plain(record) for record in diagnosis_excluded(ledger, body)],
         }
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return 0
-    from oloproof.bodies import diagnosis_body
-
-    body = diagnosis_body(event)
     printed = False
-    shown = (
-        stopped_lines(body),
-        case_lines(ledger, body),
-        unjudged_lines(body),
-        reused_lines(ledger, body),
-    )
-    for line in itertools.chain(*shown):
+    for line in itertools.chain(stopped_lines(body), case_lines(ledger, body)):
         typer.echo(line)
         printed = True
     if not printed:
         typer.echo("No case was selected.")
+    for line in itertools.chain(excluded_lines(ledger, address, body), reused_lines(ledger, body)):
+        typer.echo(line)
     return 0
 
 
