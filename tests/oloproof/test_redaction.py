@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
-from collections.abc import Iterator
+import re
+import urllib.parse
+from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oloproof import events as ev
 from oloproof import redaction
@@ -91,3 +96,173 @@ def test_a_cut_never_ends_inside_a_secret() -> None:
     assert redaction.cut(f"{SECRET} and {SECRET}", len(SECRET) + 8) == f"{SECRET} and "
     redaction.forget_all()
     assert redaction.cut(f"head {SECRET}", 7) == f"head {SECRET}"[:7]
+
+
+# Escaped forms, each built here with the standard library rather than with the redactor's
+# own patterns: the forms an endpoint echoes a value in.
+TRICKY = 'sk-"q"\\s/p+a ce\té😀%&<x>'
+
+
+def utf16_escaped(text: str, which: Callable[[int], bool], upper: bool) -> str:
+    """``text`` with the characters at positions ``which`` accepts as ``\\uXXXX`` (UTF-16
+    units, so a pair beyond the BMP), the others as JSON has them."""
+    out = []
+    for i, c in enumerate(text):
+        if which(i):
+            units = c.encode("utf-16-be")
+            for at in range(0, len(units), 2):
+                code = f"{int.from_bytes(units[at : at + 2], 'big'):04x}"
+                out.append("\\u" + (code.upper() if upper else code))
+        else:
+            out.append(json.dumps(c, ensure_ascii=False)[1:-1])
+    return "".join(out)
+
+
+def lower_hex(quoted: str) -> str:
+    return re.sub(r"%[0-9A-F]{2}", lambda m: m.group().lower(), quoted)
+
+
+def every_other(i: int) -> bool:
+    return i % 2 == 1
+
+
+def json_string(text: str) -> str:
+    """``text`` as it is inside a JSON string."""
+    return json.dumps(text)[1:-1]
+
+
+def php_string(text: str) -> str:
+    """``text`` as it is inside a JSON string PHP writes: ``/`` as ``\\/``."""
+    return json_string(text).replace("/", "\\/")
+
+
+VARIANTS: dict[str, Callable[[str], str]] = {
+    "json ascii": json_string,
+    "json unicode": lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
+    "json slash": php_string,
+    "json in json": lambda s: json_string(json_string(s)),
+    "json slash in json slash": lambda s: php_string(php_string(s)),
+    "json in json in json": lambda s: json_string(json_string(json_string(s))),
+    "all \\u upper": lambda s: utf16_escaped(s, lambda i: True, upper=True),
+    "all \\u lower": lambda s: utf16_escaped(s, lambda i: True, upper=False),
+    "some \\u": lambda s: utf16_escaped(s, every_other, upper=True),
+    "quote": lambda s: urllib.parse.quote(s, safe=""),
+    "quote lower": lambda s: lower_hex(urllib.parse.quote(s, safe="")),
+    "quote_plus": lambda s: urllib.parse.quote_plus(s, safe=""),
+    "quote twice": lambda s: urllib.parse.quote(urllib.parse.quote(s, safe=""), safe=""),
+    "query": lambda s: urllib.parse.urlencode({"k": s})[2:],
+    "html": html.escape,
+    "html decimal": lambda s: "".join(f"&#{ord(c)};" for c in s),
+    "html hex": lambda s: "".join(f"&#x{ord(c):X};" for c in s),
+    "python repr": lambda s: repr(s)[1:-1],
+    "python ascii": lambda s: ascii(s)[1:-1],
+}
+
+
+@pytest.mark.parametrize("variant", VARIANTS.values(), ids=list(VARIANTS))
+@pytest.mark.parametrize("secret", [TRICKY, "sk-live/ABCDEF123456+xyz"], ids=["tricky", "token"])
+def test_every_escaped_form_is_replaced_whole(secret: str, variant: Callable[[str], str]) -> None:
+    register(secret)
+    form = variant(secret)
+    text = f"[[{form}]] and [[{form}]]"
+    assert redact_text(text) == f"[[{REDACTED}]] and [[{REDACTED}]]"
+    before = redaction.stored_count()
+    cleaned = redact({"text": text, "bytes": text.encode()})
+    assert cleaned == {"text": redact_text(text), "bytes": redact_text(text).encode()}
+    assert redaction.stored_count() - before == 4
+
+
+@pytest.mark.parametrize("variant", VARIANTS.values(), ids=list(VARIANTS))
+def test_a_cut_never_ends_inside_an_escaped_form(variant: Callable[[str], str]) -> None:
+    register(TRICKY)
+    form = variant(TRICKY)
+    text = f"head {form} tail"
+    for limit in range(len(text) + 2):
+        expected = "head " if 5 < limit < 5 + len(form) else text[:limit]
+        assert redaction.cut(text, limit) == expected, limit
+
+
+def test_a_space_written_as_plus_alone_is_recognised() -> None:
+    # Nothing else in the form is escaped: no "%", "\" or "&" in the text.
+    register("open sesame now")
+    assert redact_text("?pass=open+sesame+now") == f"?pass={REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "near",
+    [
+        "sk-live\\/ABCDEF123457+xyz",  # one character differs
+        "sk-live%2GABCDEF123456+xyz",  # not a percent-encoding
+        "sk-live\\u002GABCDEF123456+xyz",  # not a \u escape
+        "sk-live&#48;ABCDEF123456+xyz",  # the reference of another character
+        "sk-live\\/ABCDEF12345",  # cut short
+        "SK-LIVE\\/ABCDEF123456+XYZ",  # another case
+    ],
+)
+def test_what_only_resembles_a_secret_is_kept(near: str) -> None:
+    register("sk-live/ABCDEF123456+xyz")
+    assert redact_text(f"key {near}!") == f"key {near}!"
+
+
+def test_several_secrets_each_in_its_forms() -> None:
+    token, inner = "tok/ABCDEF-123456", "ABCDEF-12"  # one inside the other
+    register(inner)
+    register(token)
+    refs = "".join(f"&#{ord(c)};" for c in token)
+    text = f"{php_string(token)} {urllib.parse.quote(inner)} {refs} {inner}"
+    assert redact_text(text) == " ".join([REDACTED] * 4)
+    assert redaction.cut(f"{inner} {php_string(token)}", len(inner) + 5) == f"{inner} "
+
+
+def test_a_value_read_from_undecodable_bytes_is_registered() -> None:
+    # The environment gives bytes that are not UTF-8 as lone surrogates.
+    value = b"tok-\xff\xfe-secret".decode("utf-8", "surrogateescape")
+    register(value)
+    assert redact({"raw": b"got tok-\xff\xfe-secret"}) == {"raw": b"got " + REDACTED.encode()}
+    assert redact_text(f"got {value}") == f"got {REDACTED}"
+
+
+# A secret's characters: any but the brackets around it in the text, and lone surrogates.
+secrets = st.text(
+    st.characters(exclude_categories=("Cs",), exclude_characters="[]"), min_size=6, max_size=20
+)
+
+
+@st.composite
+def escaped(draw: st.DrawFn, secret: str) -> str:
+    """``secret`` with any of its characters written in any of the forms an echo may have."""
+    out = []
+    for c in secret:
+        forms = [
+            c,
+            utf16_escaped(c, lambda i: True, upper=draw(st.booleans())),
+            json_string(c),
+            json.dumps(c, ensure_ascii=False)[1:-1],
+            php_string(c),
+            php_string(php_string(c)),
+            json_string(json_string(json_string(c))),
+            ascii(c)[1:-1],
+            urllib.parse.quote(c, safe=""),
+            lower_hex(urllib.parse.quote_plus(c, safe="")),
+            urllib.parse.quote(urllib.parse.quote(c, safe=""), safe=""),
+            html.escape(c),
+            f"&#{ord(c)};",
+            f"&#x{ord(c):x};",
+        ]
+        out.append(draw(st.sampled_from(forms)))
+    return "".join(out)
+
+
+@given(st.data(), secrets)
+def test_any_mix_of_forms_is_replaced_whole_and_never_cut_into(
+    data: st.DataObject, secret: str
+) -> None:
+    redaction.forget_all()
+    register(secret)
+    form = data.draw(escaped(secret))
+    text = f"[[{form}]]"
+    assert redact_text(text) == f"[[{REDACTED}]]"
+    assert redact(text.encode()) == f"[[{REDACTED}]]".encode()
+    limit = data.draw(st.integers(0, len(text)))
+    expected = "[[" if 2 < limit < 2 + len(form) else text[:limit]
+    assert redaction.cut(text, limit) == expected
