@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "3e01b965b71066db949ddafb36b9e2d0d02c6429928f37f37959623af1d82cc7")
+RECORDED = (3, "89bfa5ce9ecaf0ee90f0f2d1d8ef4ab765ca757b95339806ba51e015234bc66c")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
