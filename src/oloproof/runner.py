@@ -201,7 +201,11 @@ def _plan(
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
         check_header_variables(config, config_path)
     evaluators = _build_evaluators(config, base, config_path)
-    _check_relevance_unit(config, config_path, _relevance_units(evaluators))
+    if recorded is None:
+        # A replay executes the config its run recorded, which no edit can change: an older
+        # release may have recorded the slice over metrics in two units, and the labeller
+        # leaves it out when they have no one unit.
+        _check_relevance_unit(config, config_path, _relevance_units(evaluators))
     policy = load_policy(policy_path.resolve()) if policy_path is not None else None
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}

@@ -17,6 +17,8 @@ leave no one reading, so the slice and a diagnosis that would need one are refus
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -268,3 +270,36 @@ def test_retrieval_metrics_in_two_units_leave_no_one_reading(tmp_path: Path) -> 
     assert as_json(root, "runs", "--all") == before
     with open_project_ledger(root, create=False) as ledger:
         assert list(ledger.events(ev.DIAGNOSIS)) == []
+
+
+# A release before the slice was refused for metrics in two units: it recorded such a run.
+EARLIER = """
+from pathlib import Path
+
+import oloproof
+from oloproof import runner
+
+runner._check_relevance_unit = lambda *args: None
+print(oloproof.evaluate(Path("oloproof.yaml")).run_id)
+"""
+
+
+def test_a_run_recorded_with_the_slice_in_two_units_can_still_be_diagnosed(
+    tmp_path: Path,
+) -> None:
+    # A replay runs the config the run recorded: refusing it would name an oloproof.yaml whose
+    # editing changes nothing, and a diagnosis on a retrieval metric needs no one reading.
+    root = project(tmp_path / "mixed", more="  - {type: recall, k: 2, relevance_unit: document}\n")
+    (root / "rr.py").write_text("def reverse(input, candidates):\n    return candidates[::-1]\n")
+    earlier = subprocess.run(
+        [sys.executable, "-c", EARLIER], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr
+    run_id = earlier.stdout.split()[-1]
+    diagnosed = oloproof(
+        "diagnose", run_id, "--intervention", "reranker", "--reranker", "rr:reverse",
+        "--criterion", "hit_rate_at_2", cwd=root,
+    )  # fmt: skip
+    assert diagnosed.code == 0, diagnosed.out + diagnosed.err
+    assert "Recovered under reranker rr:reverse: 1 of 2" in diagnosed.lines, diagnosed.out
+    assert oloproof("verify", cwd=root).code == 0
