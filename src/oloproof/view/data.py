@@ -73,6 +73,7 @@ from oloproof.report import (
 )
 from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
+from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.subset import Selection
 
@@ -100,7 +101,7 @@ class Reader:
             raise UnknownIdError(str(exc)) from None
         self.root = root
         self._lock = threading.Lock()
-        self._reports: dict[str, tuple[tuple[str | None, ...], RunReport]] = {}
+        self._reports: dict[str, tuple[tuple[str | bool | None, ...], RunReport]] = {}
         self._flips: dict[str, list[Flip]] = {}
         # A static export lists only the runs it was asked for, all on one page.
         self.only_runs: set[str] | None = None
@@ -308,8 +309,14 @@ class RunPage:
         return _cached_report(self._reader, self.row.run_id)
 
 
-def _report_key(reader: Reader, run_id: str) -> tuple[str | None, ...]:
-    return (reader.ledger.latest("run_cases", run_id), reader.ledger.latest("run_meta", run_id))
+def _report_key(reader: Reader, run_id: str) -> tuple[str | bool | None, ...]:
+    # Whether a process writes the run is part of its report (RUNNING, no gate yet), and it
+    # changes without an event: a writer killed outright leaves the ledger as it was.
+    return (
+        reader.ledger.latest("run_cases", run_id),
+        reader.ledger.latest("run_meta", run_id),
+        writer_of(reader.ledger.path, run_id) is not None,
+    )
 
 
 def _cached_report(reader: Reader, run_id: str) -> RunReport:
