@@ -13,6 +13,7 @@ import asyncio
 import importlib.util
 import inspect
 import json
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -471,6 +472,39 @@ def test_a_retrieval_longer_than_its_depth_stops_the_run_naming_the_case(tmp_pat
     # refused past the depth, and every reader of the run would be told a falsehood.
     cases = [case_line("fine", ["d1", "d2"], ["d1"]), case_line("long", CASES[0][1], ["d1"])]
     root = write_project(tmp_path / "p", "Greedy", cases=cases)
+    result = oloproof("run", cwd=root)
+    assert result.code == 2, result.out
+    assert result.err == (
+        "error: case 'long': retrieve() returned a malformed retrieval/v1: 4 candidates at "
+        "depth 2; retrieve(input, depth) returns up to depth candidates\n"
+    )
+
+
+# A release before the depth check: it stored the long retrieval as a stage output.
+EARLIER = """
+from pathlib import Path
+
+import oloproof
+from oloproof.sdk import Retrieval
+from oloproof.systems import rag
+
+rag.RagSystem._checked = lambda self, case, result: (
+    result if isinstance(result, Retrieval) else Retrieval.model_validate(result)
+)
+print(oloproof.evaluate(Path("oloproof.yaml")).run_id)
+"""
+
+
+def test_a_long_retrieval_an_earlier_release_cached_stops_the_run_too(tmp_path: Path) -> None:
+    cases = [case_line("fine", ["d1", "d2"], ["d1"]), case_line("long", CASES[0][1], ["d1"])]
+    root = write_project(tmp_path / "p", "Greedy", cases=cases)
+    earlier = subprocess.run(
+        [sys.executable, "-c", EARLIER], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr
+    # generate changed: each case is executed again, and its retrieval found in the stage cache.
+    app = root / "staged_app.py"
+    app.write_text(app.read_text().replace('    log(f"generate {question}")\n', ""))
     result = oloproof("run", cwd=root)
     assert result.code == 2, result.out
     assert result.err == (

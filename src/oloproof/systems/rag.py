@@ -338,7 +338,9 @@ class RagSystem:
         identity = self.retrieve_identity(case.input)
         cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
         if cached is not None:
-            retrieval = Retrieval.model_validate(cached["retrieval"])
+            # Checked as a fresh one is: an earlier release stored retrievals longer than
+            # their depth, and the outcome must not hang on whether the cache holds one.
+            retrieval = self._checked(case, cached["retrieval"])
             stages.append(StageRecord("retrieve", identity, cached["address"], True))
             return retrieval, None, None
         retrieve = self._obj.retrieve
