@@ -307,7 +307,8 @@ def test_an_interrupted_run_counts_the_cache_of_the_cases_it_wrote(tmp_path: Pat
 
 def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
     root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
-    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "0.2"})
+    # The first slow case sleeps for as long as the checks below may take on a loaded machine.
+    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "120"})
     try:
         listed = oloproof("runs", cwd=root)
         assert len(listed.lines) == 1, listed.out
@@ -320,7 +321,10 @@ def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) ->
         assert "--resume" not in shown.out  # the lock would refuse it
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        try:
+            proc.communicate(timeout=60)
+        finally:
+            proc.kill()
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
 
 
@@ -332,7 +336,7 @@ def test_a_resume_being_written_shows_as_running_not_interrupted(tmp_path: Path)
     assert code == 130, out + err
     run_id = err.split("--resume ")[1].split()[0]
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
-    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "0.2"}, args=("--resume", run_id))
+    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "120"}, args=("--resume", run_id))
     try:
         assert runs_fields(root, run_id)[3] == "RUNNING"
         listed = json.loads(oloproof("runs", "--json", cwd=root).out)
@@ -346,7 +350,10 @@ def test_a_resume_being_written_shows_as_running_not_interrupted(tmp_path: Path)
         assert runs_fields(root, run_id)[4] == "no gate (not decided)"
     finally:
         proc.send_signal(signal.SIGINT)
-        proc.communicate(timeout=60)
+        try:
+            proc.communicate(timeout=60)
+        finally:
+            proc.kill()
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
 
 
