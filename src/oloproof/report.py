@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
-from oloproof.display import plural, printable
+from oloproof.display import fmt_points_interval, plural, printable
 from oloproof.metrics import MetricTally, RunTally
-from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES
+from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES, Interval
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -245,6 +245,30 @@ def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
     missing, unjudged = int(detail.get("missing", 0)), int(detail.get("missing_repeats", 0))
     alone = f"the {detail['paired']} paired alone"
     return deciding_text((missing, "pair"), unjudged, alone, observed)
+
+
+def counted_text(row: Mapping[str, Any]) -> str | None:
+    """For a comparison's metric row with missing pairs or repeats without a verdict, how its
+    interval counts them and what the paired cases alone give; None for any other row (or one
+    with no paired case)."""
+    diff = row["difference"]
+    repeats: Mapping[str, int] = row.get("missing_repeats") or {}
+    unjudged = sum(repeats.values())
+    if diff is None or not (row["missing"] or unjudged):
+        return None
+    observed = fmt_points_interval(
+        Interval(diff["observed_lower"], diff["observed_upper"], 0.0, "")
+    )
+    counted = [f"the {row['missing']} missing"] if row["missing"] else []
+    if unjudged:
+        counted.append(f"the {unjudged} {plural(unjudged, 'repeat')} without a verdict")
+    alone = f"the {row['paired']} paired alone"
+    if unjudged:
+        alone += ", on their judged repeats,"
+    return (
+        f"the interval counts {' and '.join(counted)} against the candidate (lower bound) and "
+        f"for it (upper bound); {alone} give {observed}"
+    )
 
 
 def deciding_text(

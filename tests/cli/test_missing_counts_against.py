@@ -169,7 +169,9 @@ def test_errored_cases_cannot_pass_a_comparison(tmp_path: Path) -> None:
     assert data["decisions"][0]["detail"]["missing"] == 100
     # Every output that shows the rule says what decided it, as the terminal does.
     said = result.lines[-2].strip()
-    assert f"not-worse: {said}" in (root / "summary.md").read_text().splitlines()
+    summary = (root / "summary.md").read_text().splitlines()
+    assert f"not-worse: {said}" in summary
+    assert f"answer_correct: {result.lines[3].strip()}" in summary  # how the interval counts
     assert rule_failure(root / "junit.xml", "not-worse").splitlines()[-1] == said
     assert oloproof("view", "--export", "site", cand_id, base_id, cwd=root).code == 0
     pages = [p.read_text() for p in (root / "site" / "comparisons").rglob("*.html")]

@@ -22,7 +22,7 @@ from oloproof.cli.ci import (
 )
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.flips import Flip
-from oloproof.report import comparison_rule_note
+from oloproof.report import comparison_rule_note, counted_text
 from oloproof.results import Interval
 
 
@@ -91,16 +91,10 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
         ),
         "",
     ]
-    unjudged = [r for r in body["metrics"] if r.get("missing_repeats")]
-    for r in unjudged:
-        repeats = r["missing_repeats"]
-        lines.append(
-            f"{r['metric']}: the interval counts {repeats['candidate']} repeats without a verdict "
-            f"in the candidate and {repeats['baseline']} in the baseline against the candidate "
-            "(lower bound) and for it (upper bound)."
-        )
-    if unjudged:
-        lines.append("")
+    counted = [(r["metric"], counted_text(r)) for r in body["metrics"]]
+    for metric, text in counted:
+        if text is not None:
+            lines += [md_text(f"{metric}: {text}"), ""]
     if body["decisions"]:
         lines += md_table(
             ["rule", "metric", "test", "decision", "reason"],

@@ -22,7 +22,7 @@ from oloproof.cli.project import project_ledger
 from oloproof.cli.render import fitted, gate_line
 from oloproof.display import fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
-from oloproof.report import comparison_rule_note
+from oloproof.report import comparison_rule_note, counted_text
 from oloproof.results import Interval
 
 SHOWN_IDS = 5
@@ -184,20 +184,11 @@ def _metric_lines(row: Mapping[str, Any]) -> list[str]:
             f"{row['paired']} paired · {tail}"
         )
     lines = [first]
+    counted = counted_text(row)
+    if counted is not None:
+        lines.append(f"  {counted}")
     repeats: Mapping[str, int] = row.get("missing_repeats") or {}
     unjudged = sum(repeats.values())
-    if diff is not None and (row["missing"] or unjudged):
-        observed = _interval({"lower": diff["observed_lower"], "upper": diff["observed_upper"]})
-        counted = [f"the {row['missing']} missing"] if row["missing"] else []
-        if unjudged:
-            counted.append(f"the {unjudged} {plural(unjudged, 'repeat')} without a verdict")
-        alone = f"the {row['paired']} paired alone"
-        if unjudged:
-            alone += ", on their judged repeats,"
-        lines.append(
-            f"  the interval counts {' and '.join(counted)} against the candidate (lower "
-            f"bound) and for it (upper bound); {alone} give {observed}"
-        )
     lines += [f"  missing {n}: {r}" for r, n in sorted(row["missing_reasons"].items())]
     if unjudged:
         cases = int(row["partial"])
