@@ -107,27 +107,35 @@ evaluators:
 """
 
 
-def test_many_excluded_cases_are_named_up_to_a_bound_and_json_lists_them_all(
-    tmp_path: Path,
-) -> None:
-    ids = [f"case{n:02d}" for n in range(25)]
-    root = write_project(
-        tmp_path / "many",
+MANY = [f"case{n:02d}" for n in range(25)]
+
+
+def many_excluded(dest: Path) -> Path:
+    """A project in ``dest`` whose run fails the 25 cases of MANY, none with gold context, and
+    errors one more (``boom``)."""
+    return write_project(
+        dest / "many",
         app=APP,
         config=CONFIG,
         policy="version: 1\nrules: []\n",
         cases=[
-            *({"id": i, "input": {"q": i}, "expected": {"answer": "yes"}} for i in ids),
+            *({"id": i, "input": {"q": i}, "expected": {"answer": "yes"}} for i in MANY),
             {"id": "boom", "input": {"q": "boom"}, "expected": {"answer": "yes"}},
         ],
     )
+
+
+def test_many_excluded_cases_are_named_up_to_a_bound_and_json_lists_them_all(
+    tmp_path: Path,
+) -> None:
+    root = many_excluded(tmp_path)
     address = diagnose(root)
     lines, data = inspected(root, address)
     assert [normalise(line) for line in lines] == [
         "No case was selected.",
         EXCLUDED.format(n=25),
         "  "
-        + ", ".join(ids[:20])
+        + ", ".join(MANY[:20])
         + " and 5 more (oloproof inspect sha256:… --json lists them all)",
         "Excluded: 1 case with no verdict on answer_correct in the parent run (1 "
         "execution_errored), so whether it failed is unknown - oloproof inspect run_… "
@@ -136,6 +144,6 @@ def test_many_excluded_cases_are_named_up_to_a_bound_and_json_lists_them_all(
     ]
     assert address in lines[2]
     assert data["excluded"] == [
-        *({"case_id": i, "reason": "no_gold_context"} for i in ids),
+        *({"case_id": i, "reason": "no_gold_context"} for i in MANY),
         {"case_id": "boom", "reason": "no_verdict", "why": "execution_errored"},
     ]

@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 from urllib.parse import quote, urljoin
 
+from tests.cli.test_inspect_diagnosis_excluded import MANY, diagnose, inspected, many_excluded
 from tests.support import oloproof
 from tests.view.support import (
     HOSTILE_CONFIG,
@@ -136,6 +137,32 @@ def test_diagnosis_page_shows_labels_child_runs_and_control_beside_intervention(
     assert f'href="/runs/{p.control_run}/cases/refund_review"' in page
     # Per case: the intervention's verdict, then the control's.
     assert re.search(r"refund_review .*? 2 pass fail", text)
+
+
+def test_diagnosis_page_shows_the_selected_and_excluded_lines_as_the_cli_prints_them(
+    tmp_path: Path,
+) -> None:
+    root = many_excluded(tmp_path)
+    address = diagnose(root)
+    lines, _ = inspected(root, address)
+    first = next(n for n, line in enumerate(lines) if line.startswith("Excluded:"))
+    with serving(root) as url:
+        status, page = fetch(f"{url}/diagnoses/{address}")
+    assert status == 200
+    assert "Selected: 0 failed cases with gold context (observed; no population claim)" in _text(
+        page
+    )
+    # Each Excluded line, then the ids of its cases on a line of their own, as inspect has them.
+    shown = [
+        html.unescape(re.sub(r"<[^>]+>", "", part))
+        for item in re.findall(r'<li class="excluded">(.*?)</li>', page, re.S)
+        for part in item.split("<br>")
+    ]
+    assert shown == [line.strip() for line in lines[first:]]
+    assert " and 5 more (oloproof inspect " in shown[1] and MANY[20] not in page
+    run_id = lines[first + 2].split("oloproof inspect ")[1].split()[0]
+    assert f'href="/runs/{run_id}/cases/boom"' in page
+    assert f'href="/runs/{run_id}/cases/{MANY[0]}"' in page
 
 
 def test_comparison_page_matrix_agrees_with_the_comparison_counts(

@@ -1,14 +1,14 @@
 """``oloproof diagnose``: re-execute a run's failed cases under an intervention, beside a control.
 
 Also renders a diagnosis for ``oloproof inspect`` (one line per case). Only the light label
-module is imported at start-up; the runner and what it needs load when a command runs.
+and scope modules are imported at start-up; the runner and what it needs load when a command
+runs.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from collections import Counter
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -20,18 +20,13 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 from oloproof.diagnosis import labels as dg
-from oloproof.display import plural, printable
+from oloproof.diagnosis import scope
+from oloproof.display import printable
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
     from oloproof.bodies import DiagnosisBody
     from oloproof.diagnosis.derive import Diagnosis
-
-NO_GOLD_CONTEXT_HINT = (
-    "declare the passages that would have answered the case in its `expected.gold_context`, "
-    "as a list of `{doc_id, text}` objects; an intervention needs them to tell a retrieval "
-    "failure from a generation one"
-)
 
 # What each label line says after "LABEL: k of n, ", by reason (a reason has one label).
 PHRASES: dict[str, str] = {
@@ -52,66 +47,13 @@ PHRASES: dict[str, str] = {
     dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
 }
 
-EXCLUDED_IDS_SHOWN = 20
-"""How many case ids ``inspect DIAGNOSIS`` names under one exclusion line before it says how
-many more."""
-
 # How a replay's result for one case reads (the UNRESOLVED reasons print as codes).
 RESULTS = {dg.RECOVERED: "recovered", dg.STILL_FAILED: "still failed"}
 
 
-def _cases(n: int) -> str:
-    return "1 failed case" if n == 1 else f"{n} failed cases"
-
-
 def selection_lines(body: Mapping[str, Any]) -> list[str]:
-    summary = body["summary"]
-    selected = _cases(summary["selected"])
-    lines = [f"Selected: {selected} with gold context (observed; no population claim)"]
-    return lines + [line for _, line in exclusion_lines(body)]
-
-
-def exclusion_lines(body: Mapping[str, Any]) -> list[tuple[str | None, str]]:
-    """``(reason, line)`` for each kind of parent case the diagnosis could not select: failed
-    without gold context, with no verdict, never finished (the last two not for a diagnosis
-    recorded before it counted them). The reason is that of the excluded records behind the
-    line; the unfinished cases have none, as their ids are not known."""
-    summary = body["summary"]
-    lines: list[tuple[str | None, str]] = []
-    if summary["excluded"]:
-        lines.append(
-            (
-                dg.NO_GOLD_CONTEXT,
-                f"Excluded: {_cases(summary['excluded'])}, {dg.NO_GOLD_CONTEXT} - "
-                f"{NO_GOLD_CONTEXT_HINT}",
-            )
-        )
-    no_verdict = summary.get("no_verdict") or {}
-    if no_verdict:
-        n = sum(no_verdict.values())
-        why = ", ".join(f"{count} {reason}" for reason, count in no_verdict.items())
-        lines.append(
-            (
-                dg.NO_VERDICT,
-                f"Excluded: {n} {plural(n, 'case')} with no verdict on {body['criterion']} in "
-                f"the parent run ({why}), so whether {_pronoun(n)} failed is unknown - "
-                f"oloproof inspect {body['run_id']} --failures shows why",
-            )
-        )
-    unfinished = summary.get("unfinished") or 0
-    if unfinished:
-        lines.append(
-            (
-                None,
-                f"Excluded: {unfinished} planned {plural(unfinished, 'case')} never finished in "
-                f"the parent run, so whether {_pronoun(unfinished)} failed is unknown",
-            )
-        )
-    return lines
-
-
-def _pronoun(n: int) -> str:
-    return "it" if n == 1 else "they"
+    lines = [scope.selected_line(body["summary"])]
+    return lines + [line for _, line in scope.exclusion_lines(body)]
 
 
 def label_lines(summary: Mapping[str, Any], key: str = "labels") -> list[str]:
@@ -327,28 +269,12 @@ def _passes(case: Mapping[str, Any], repeats: int) -> str:
 
 
 def excluded_lines(ledger: Ledger, address: str, body: DiagnosisBody) -> Iterator[str]:
-    """Each exclusion line ``diagnose`` printed, with the ids of the cases behind it under it:
-    the first ``EXCLUDED_IDS_SHOWN``, then how many more (``--json`` lists them all). The
-    records are read one page at a time, and only the ids shown are kept."""
-    from oloproof.diagnosis.derive import diagnosis_excluded
-
-    shown: dict[str, list[str]] = {}
-    more: Counter[str] = Counter()
-    for record in diagnosis_excluded(ledger, body):
-        ids = shown.setdefault(record["reason"], [])
-        if len(ids) == EXCLUDED_IDS_SHOWN:
-            more[record["reason"]] += 1
-            continue
-        case_id = printable(record["case_id"])
-        ids.append(f"{case_id} ({printable(record['why'])})" if "why" in record else case_id)
-    for reason, line in exclusion_lines(body):
-        yield line
-        if reason is None or reason not in shown:
-            continue
-        listed = ", ".join(shown[reason])
-        if more[reason]:
-            listed += f" and {more[reason]} more (oloproof inspect {address} --json lists them all)"
-        yield f"  {listed}"
+    """Each Excluded line ``diagnose`` printed, with the cases behind it indented under it."""
+    for exclusion in scope.exclusions(ledger, address, body):
+        yield exclusion.line
+        ids = exclusion.ids_line()
+        if ids is not None:
+            yield f"  {ids}"
 
 
 def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:

@@ -6,6 +6,7 @@ The package is cut along its seams, each a module of one concern:
     derive   every label and count of a diagnosis, derived from the ledger's events alone
     run      selecting the cases, executing the child runs, recording the diagnosis
     audit    re-deriving a stored diagnosis and listing its differences (verify)
+    scope    the Selected and Excluded lines the CLI and the viewer both show
 
 The public names below load on first use (PEP 562), so importing ``oloproof.diagnosis.labels``
 does not pull in the runner and its dependencies.

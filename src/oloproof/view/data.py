@@ -54,6 +54,7 @@ from oloproof.bodies import (
     run_end_body,
 )
 from oloproof.diagnosis.labels import intervention_label
+from oloproof.diagnosis.scope import Exclusion, exclusions, selected_line
 from oloproof.errors import UnknownIdError
 from oloproof.flips import Flip, case_flips
 from oloproof.inspect import CaseDetail, case_detail
@@ -645,7 +646,8 @@ class DiagnosisPage:
     address: str
     body: DiagnosisBody
     cases: list[Map]  # read from its pages: the page lists every case
-    excluded: list[Map]
+    selected: str
+    exclusions: list[Exclusion]
     carried: Mapping[str, Any] | None
     outcomes: dict[str, dict[str, str]]
     parent: RunRow
@@ -653,7 +655,7 @@ class DiagnosisPage:
 
 def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
     from oloproof.diagnosis import load_diagnosis
-    from oloproof.diagnosis.derive import diagnosis_cases, diagnosis_excluded
+    from oloproof.diagnosis.derive import diagnosis_cases
 
     try:
         diagnosis = load_diagnosis(reader.ledger, reader.resolve(text))
@@ -674,7 +676,8 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
         diagnosis.address,
         body,
         list(diagnosis_cases(reader.ledger, body)),
-        list(diagnosis_excluded(reader.ledger, body)),
+        selected_line(body["summary"]),
+        exclusions(reader.ledger, diagnosis.address, body),
         diagnosis.carried,
         outcomes,
         _run_row(reader, parent_address, parent_body),
