@@ -8,9 +8,10 @@ Requirements this module meets:
    ``(doc_id, chunk_id)`` pair). ``unit_of`` gives the unit of a retrieved candidate, a context
    item, a dropped passage and a relevance label alike: a passage and a label match exactly
    when their units are equal.
-2. A unit is relevant when one of its labels has a grade above 0 (no grade counts as 1). Under
-   ``chunk`` a label without a ``chunk_id`` names no chunk, and a candidate recorded without
-   one never matches a label.
+2. A unit's grade is the highest of its labels' (``graded_units``; no grade counts as 1), the
+   grades the retrieval metrics score with, and it is relevant when that grade is above 0
+   (``relevant_units``). Under ``chunk`` a label without a ``chunk_id`` names no chunk, and a
+   candidate recorded without one never matches a label.
 3. The readers that are not a retrieval metric take the run's unit from its retrieval metrics
    (``run_unit``): the unit of the criterion they read when it is one of them, else the one
    unit they all share, ``document`` when the run has none. When they disagree there is no
@@ -43,16 +44,25 @@ def ranked_units(candidates: Sequence[Mapping[str, Any]], unit: str, k: int) -> 
     return [unit_of(c, unit) for c in candidates[:k]]
 
 
-def relevant_units(expected: Mapping[str, Any], unit: str) -> set[Hashable]:
-    """The units the case labels relevant (a grade above 0), read as ``unit``."""
-    found: set[Hashable] = set()
-    for label in expected.get("relevant") or []:
-        if label.get("grade", 1) <= 0:
-            continue
+def graded_units(labels: Iterable[Mapping[str, Any]], unit: str) -> dict[Hashable, float]:
+    """``{unit: grade}`` of relevance labels read as ``unit``: the highest grade of the unit's
+    labels (no grade counts as 1). Under ``chunk`` a label without a ``chunk_id`` names no
+    chunk and is left out."""
+    grades: dict[Hashable, float] = {}
+    for label in labels:
         if unit == CHUNK and label.get("chunk_id") is None:
             continue
-        found.add(unit_of(label, unit))
-    return found
+        key = unit_of(label, unit)
+        grade = float(label.get("grade", 1))
+        previous = grades.get(key)
+        grades[key] = grade if previous is None else max(previous, grade)
+    return grades
+
+
+def relevant_units(expected: Mapping[str, Any], unit: str) -> set[Hashable]:
+    """The units the case labels relevant (a grade above 0), read as ``unit``."""
+    graded = graded_units(expected.get("relevant") or [], unit)
+    return {key for key, grade in graded.items() if grade > 0}
 
 
 def first_relevant(

@@ -42,7 +42,7 @@ from oloproof.errors import DatasetError
 from oloproof.evaluator_config import RetrievalConfig, default_criterion
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.reads import Reads
-from oloproof.relevance import CHUNK, ranked_units, unit_of
+from oloproof.relevance import CHUNK, graded_units, ranked_units
 from oloproof.results import MetricKind, Verdict
 
 U = TypeVar("U", bound=Hashable)
@@ -144,7 +144,8 @@ def ndcg_at_k(ranked: Sequence[U], grades: Mapping[U, float], k: int) -> float:
 
 
 def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
-    """The case's ``expected.relevant`` as ``{unit: grade}``; None when it has no labels.
+    """The case's ``expected.relevant`` as ``{unit: grade}`` (``relevance.graded_units``, once
+    every entry is checked); None when it has no labels.
 
     ``unit`` is ``"document"`` (keys are doc ids, grade = max over the document's entries) or
     ``"chunk"`` (keys are ``(doc_id, chunk_id)``; every entry must carry a ``chunk_id``).
@@ -155,33 +156,29 @@ def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
         return None
     if not isinstance(labels, list | tuple):
         raise _label_error(view, None, "must be a list of {doc_id, chunk_id?, grade?} objects")
-    by_chunk = unit == CHUNK
-    grades: dict[Any, float] = {}
     for index, entry in enumerate(labels):
-        if not isinstance(entry, (dict, Mapping)):
-            raise _label_error(view, index, "must be an object {doc_id, chunk_id?, grade?}")
-        doc_id = entry.get("doc_id")
-        if not isinstance(doc_id, str) or not doc_id:
-            raise _label_error(view, index, "needs a doc_id that is a non-empty string")
-        chunk_id = entry.get("chunk_id")
-        if chunk_id is not None and not isinstance(chunk_id, str):
-            raise _label_error(view, index, "has a chunk_id that is not a string")
-        grade = entry.get("grade", 1)
-        if (
-            isinstance(grade, bool)
-            or not isinstance(grade, int | float)
-            or not math.isfinite(grade)
-        ):
-            raise _label_error(view, index, f"has a grade that is not a finite number: {grade!r}")
-        if len(entry) > 1 + ("chunk_id" in entry) + ("grade" in entry):
-            extra = sorted(set(entry) - {"doc_id", "chunk_id", "grade"})
-            raise _label_error(view, index, f"has unknown keys {extra}")
-        if by_chunk and chunk_id is None:
-            raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
-        key = unit_of(entry, unit)
-        previous = grades.get(key)
-        grades[key] = float(grade) if previous is None else max(previous, float(grade))
-    return grades
+        _check_label(view, index, entry, unit)
+    return graded_units(labels, unit)
+
+
+def _check_label(view: CaseView, index: int, entry: Any, unit: str) -> None:
+    if not isinstance(entry, (dict, Mapping)):
+        raise _label_error(view, index, "must be an object {doc_id, chunk_id?, grade?}")
+    doc_id = entry.get("doc_id")
+    if not isinstance(doc_id, str) or not doc_id:
+        raise _label_error(view, index, "needs a doc_id that is a non-empty string")
+    chunk_id = entry.get("chunk_id")
+    if chunk_id is not None and not isinstance(chunk_id, str):
+        raise _label_error(view, index, "has a chunk_id that is not a string")
+    grade = entry.get("grade", 1)
+    if isinstance(grade, bool) or not isinstance(grade, int | float) or not math.isfinite(grade):
+        raise _label_error(view, index, f"has a grade that is not a finite number: {grade!r}")
+    if len(entry) > 1 + ("chunk_id" in entry) + ("grade" in entry):
+        extra = sorted(set(entry) - {"doc_id", "chunk_id", "grade"})
+        raise _label_error(view, index, f"has unknown keys {extra}")
+    # graded_units would leave such a label out; a metric refuses it instead.
+    if unit == CHUNK and chunk_id is None:
+        raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
 
 
 def _label_error(view: CaseView, index: int | None, problem: str) -> DatasetError:
