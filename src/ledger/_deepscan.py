@@ -9,7 +9,8 @@ a damaged page to it, the damage is reported as one sentence naming the table an
 said, and ``verify`` does not read the damaged store itself.
 
 The child needs only ``lmdb``; it prints the table it is about to scan, so the parent can name
-the one it died in.
+the one it died in. Whether it may use LMDB's lock file is the parent's to say: the ledger found
+out when it was opened.
 """
 
 from __future__ import annotations
@@ -23,13 +24,10 @@ from pathlib import Path
 __all__ = ["deep_scan"]
 
 _SCRIPT = r"""
-import os
 import sys
 import lmdb
 
-# On a read-only file system there is no lock file to use, nor a writer to lock out.
-lock = not os.statvfs(sys.argv[1]).f_flag & os.ST_RDONLY
-env = lmdb.open(sys.argv[1], readonly=True, lock=lock, max_dbs=256, subdir=True)
+env = lmdb.open(sys.argv[1], readonly=True, lock=sys.argv[2] == "lock", max_dbs=256, subdir=True)
 try:
     with env.begin(buffers=True) as txn:
         names = [bytes(key) for key, _ in txn.cursor()]
@@ -46,12 +44,17 @@ except lmdb.Error as exc:
 _ASSERTION = re.compile(r"Assertion '.*' failed in \w+\(\)")
 
 
-def deep_scan(directory: Path) -> tuple[bool, str] | None:
+def deep_scan(directory: Path, *, media_read_only: bool) -> tuple[bool, str] | None:
     """``None`` when every page of the LMDB environment in ``directory`` reads back; else
-    ``(damaged, sentence)``: damage found, or the scan could not run (so nothing is known)."""
+    ``(damaged, sentence)``: damage found, or the scan could not run (so nothing is known).
+
+    ``media_read_only`` is the ledger's own finding (``store.on_read_only_file_system``): on a
+    read-only file system there is no lock file to use, nor a writer to lock out, so the child
+    opens the store without one, as the ledger itself was opened."""
+    lock = "nolock" if media_read_only else "lock"
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _SCRIPT, str(directory)],
+            [sys.executable, "-I", "-c", _SCRIPT, str(directory), lock],
             capture_output=True,
             text=True,
             errors="replace",

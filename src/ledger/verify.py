@@ -243,7 +243,7 @@ def verify_ledger(
         report.problems.append(Problem(DAMAGED_STORE, detail=str(exc)))
         report.notes.append("nothing else was read: the store is damaged")
         return report
-    scanned = deep_scan(directory) if deep else None
+    scanned = deep_scan(directory, media_read_only=ledger.media_read_only) if deep else None
     if scanned is not None:
         damaged, sentence = scanned
         report.problems.append(Problem(DAMAGED_STORE if damaged else CHECK_FAILED, detail=sentence))
