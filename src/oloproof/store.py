@@ -63,9 +63,7 @@ def open_project_ledger(root: Path, *, create: bool = True, only_reads: bool = F
             f"no ledger in {root} (expected {path}); run `oloproof run` there first"
         )
     try:
-        if only_reads and on_read_only_file_system(path):
-            return open_read_only(path)
-        return open_ledger(path, app=APPLICATION, create=create)
+        return open_kept(path, create=create, only_reads=only_reads)
     except ReadOnlyFileSystemError:
         raise LedgerAccessError(
             f"the ledger at {path} is on a read-only file system: nothing was recorded "
@@ -75,6 +73,15 @@ def open_project_ledger(root: Path, *, create: bool = True, only_reads: bool = F
         raise LedgerAccessError(str(exc), hint=DAMAGE_HINT) from None
     except LedgerError as exc:
         raise LedgerAccessError(str(exc)) from None
+
+
+def open_kept(path: Path, *, create: bool, only_reads: bool) -> Ledger:
+    """The ledger kept in ``path`` (a project's ``.oloproof``), as ``open_project_ledger``
+    opens it, but with the ledger's errors raised as they are, for a caller to whom a damaged
+    store is a finding rather than a failure (``oloproof verify``)."""
+    if only_reads and on_read_only_file_system(path):
+        return open_read_only(path)
+    return open_ledger(path, app=APPLICATION, create=create)
 
 
 def open_read_only(path: Path) -> Ledger:

@@ -59,15 +59,12 @@ def _open(create: bool, only_reads: bool = False) -> Ledger:
 def _raw_open() -> Ledger:
     """The ledger as ``ledger`` opens it: its damage is an error of its own kind. On a
     read-only file system it is read as it is (``verify`` only reads)."""
-    from ledger import on_read_only_file_system, open_ledger
-    from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger, open_read_only
+    from oloproof.store import LEDGER_DIR, open_kept, open_project_ledger
 
     path = Path.cwd() / LEDGER_DIR
     if not path.exists():
         return open_project_ledger(Path.cwd(), create=False)  # the usual "no ledger" sentence
-    if on_read_only_file_system(path):
-        return open_read_only(path)
-    return open_ledger(path, app=APPLICATION, create=False)
+    return open_kept(path, create=False, only_reads=True)
 
 
 @app.command("verify")
