@@ -291,7 +291,8 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
             "schema": event.schema,
             "body": plain(event.body),
             "refs": list(event.refs),
-            # The cases behind the Excluded lines, read from their pages.
+            # The Excluded lines name a bounded few cases and promise that --json lists them
+            # all, while the body holds only the addresses of their pages.
             "excluded": [plain(record) for record in diagnosis_excluded(ledger, body)],
         }
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))

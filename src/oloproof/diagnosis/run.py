@@ -366,7 +366,9 @@ def _child_specs(
                 role,
                 repeat,
                 intervention,
-                # Controls always generate afresh, and so does the intervention unless asked.
+                # A stored generation is one draw an earlier run observed (for a replay of the
+                # parent's context, the very answer that failed): the control, which must
+                # observe afresh, never reads it; the intervention only when asked.
                 role == "intervention" and reuse_generations,
                 treated if role == "intervention" else replay,
                 plan,
