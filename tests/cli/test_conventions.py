@@ -168,7 +168,15 @@ def test_commands_find_the_project_from_a_subfolder(blackbox: Path) -> None:
     exported = oloproof("export", run_id, cwd=deeper)
     assert exported.code == 0
     assert (blackbox / ".oloproof" / "bundles" / run_id / "cases.jsonl").is_file()
-    assert ran.err == listed.err == ""  # one project, one level: nothing to note
+    verified = oloproof("verify", cwd=deeper)  # said "no ledger in …/deeper"
+    assert verified.code == 0, verified.err
+    assert verified.out == oloproof("verify", cwd=blackbox).out
+    assert ran.err == listed.err == verified.err == ""  # one project, one level: nothing to note
+    compacted = oloproof("ledger", "compact", "--keep-last", "1", cwd=deeper)
+    assert compacted.code == 0, compacted.err
+    assert not (deeper / ".oloproof").exists()
+    kept = oloproof("inspect", run_id, cwd=blackbox)  # in the project's ledger
+    assert kept.code == 0 and kept.lines[0] == f"Run {run_id} [DECIDED/COMPLETE]", kept.err
 
 
 def test_the_nearer_project_wins_and_the_choice_is_noted(blackbox: Path) -> None:

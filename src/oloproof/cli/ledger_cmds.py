@@ -49,7 +49,7 @@ app.add_typer(ledger_app, name="ledger")
 
 
 def _open(create: bool, only_reads: bool = False) -> Ledger:
-    """The ledger of the project in the current directory, with Oloproof's indexes.
+    """The ledger of the project this command runs in, with Oloproof's indexes.
 
     The one place these commands open a ledger, so where and how can change in one spot.
     """
@@ -59,11 +59,12 @@ def _open(create: bool, only_reads: bool = False) -> Ledger:
 def _raw_open() -> Ledger:
     """The ledger as ``ledger`` opens it: its damage is an error of its own kind. On a
     read-only file system it is read as it is (``verify`` only reads)."""
-    from oloproof.store import LEDGER_DIR, open_kept, open_project_ledger
+    from oloproof.cli.project import project_ledger, project_root
+    from oloproof.store import LEDGER_DIR, open_kept
 
-    path = Path.cwd() / LEDGER_DIR
+    path = project_root() / LEDGER_DIR
     if not path.exists():
-        return open_project_ledger(Path.cwd(), create=False)  # the usual "no ledger" sentence
+        return project_ledger()  # the sentence every command gives for no ledger
     return open_kept(path, create=False, only_reads=True)
 
 
@@ -219,9 +220,10 @@ def import_command(
 
     Example: oloproof ledger import run.oloarchive
     """
+    from oloproof.cli.project import project_root
     from oloproof.store import APPLICATION, LEDGER_DIR
 
-    if not (Path.cwd() / LEDGER_DIR).exists():
+    if not (project_root() / LEDGER_DIR).exists():
         check_archive(file, APPLICATION)  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
@@ -259,13 +261,14 @@ def compact_command(
 
     Example: oloproof ledger compact --keep-last 3 --keep latest
     """
+    from oloproof.cli.project import project_root
     from oloproof.compaction import compact_project
 
     def step(name: str) -> None:
         sys.stderr.write(f"compact: {name}\n")
         sys.stderr.flush()
 
-    done = compact_project(Path.cwd(), keep or [], keep_last, progress=step)
+    done = compact_project(project_root(), keep or [], keep_last, progress=step)
     summary = done.summary
     plural = {"diagnosis": "diagnoses"}
     kinds = ", ".join(
