@@ -6,7 +6,8 @@ Two real setups, each through the real CLI against a real server on 127.0.0.1:
   a passphrase with spaces and quotes), and the server echoes them back in the forms servers
   write them: JSON with its optional ``\\/`` escape (PHP's ``json_encode``), ``\\uXXXX``
   escapes of every character (upper-case hex, as Java encoders write) or of some (lower-case),
-  percent-encoded in a URL it quotes, as HTML character references (Go's ``html/template``),
+  percent-encoded in a URL it quotes, as HTML character references (as Go's ``html/template``
+  writes them, before any JSON encoding of the page),
   inside JSON text quoted in the answer, and far enough into an error body that the excerpt
   the error keeps ends inside the escaped token. Each form is kept verbatim where a body is
   quoted as it came: the excerpt of an error body, a body that is not JSON, a string of the
