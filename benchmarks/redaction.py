@@ -8,8 +8,12 @@ judge reads one from the environment has it (every string it stores is then sear
 the time ``redact`` takes over bodies of each kind: small strings holding none of the
 characters an escaped form needs (the common case), the same with a URL (``%`` and ``&``:
 searched for every form), a reply of 4,000 characters of JSON text and one of 1 MiB, and
-``cut`` of the 4,000-character one at 300. Only public functions are called, so the same
-script measures any version.
+``cut`` of the 4,000-character one at 300; how long ``register`` takes (it compiles the
+value's pattern); and the worst cases: 1 MiB of near misses of a value with twelve
+backslashes, ampersands or percent signs in a row, each of which must be searched in one
+pass (it fails, with the time, if one takes more than WORST_BOUND_S, a bound far above what
+a search in one pass takes and far below what trying every way of splitting the text would).
+Only public functions are called, so the same script measures any version.
 """
 
 from __future__ import annotations
@@ -42,6 +46,15 @@ evaluators:
 """
 # A model's reply as a provider keeps it: JSON text, with an escape in it.
 REPLY = json.dumps({"choices": [{"message": {"content": "word " * 780}}], "id": "a\\/b"})
+# Values with a run of characters escapes are made of, and a near miss of each, repeated to
+# 1 MiB: the text a reply could hold to make a search slow.
+WORST = {
+    "backslashes": ("pw" + "\\" * 12 + "qq", "pw" + "\\" * 100 + "x"),
+    "escaped backslashes": ("pw" + "\\" * 12 + "qq", "pw" + "\\u005c" * 40 + "%5C" * 40 + "x"),
+    "ampersands": ("ab" + "&" * 12 + "yz", "ab" + "\\u0026amp;" * 14 + "x"),
+    "percent signs": ("ab" + "%" * 12 + "yz", "ab" + "%255Cu0025" * 14 + "x"),
+}
+WORST_BOUND_S = 20.0
 
 
 def run_seconds(n: int) -> float:
@@ -114,6 +127,28 @@ def main() -> None:
         print(f"redact {label}: {per_call(lambda b=body: redaction.redact(b), repeat):.2f} µs")
     cut = per_call(lambda: redaction.cut(REPLY, 300), 2_000)
     print(f"cut of the {len(REPLY):,}-character reply at 300: {cut:.2f} µs")
+    worst_cases()
+
+
+def worst_cases() -> None:
+    """How long ``register`` takes, and the search of 1 MiB of near misses (module
+    docstring)."""
+    # Values registered nowhere else here: re keeps the patterns it compiled.
+    for value in ("sk-test/QWERTY987654+abc", 'sk-"q"\\s/p+a ce\té😀%&<x>'):
+        redaction.forget_all()
+        start = time.perf_counter()
+        redaction.register(value)
+        took = time.perf_counter() - start
+        print(f"register a value of {len(value)} characters: {took * 1e3:.1f} ms")
+    for label, (value, near) in WORST.items():
+        redaction.forget_all()
+        redaction.register(value)
+        text = (near * (2**20 // len(near) + 1))[: 2**20]
+        start = time.perf_counter()
+        redaction.redact_text(text)
+        took = time.perf_counter() - start
+        print(f"redact 1 MiB of near misses of {label}: {took * 1e3:.0f} ms")
+        assert took < WORST_BOUND_S, f"{label}: {took:.1f} s, more than {WORST_BOUND_S:g} s"
 
 
 if __name__ == "__main__":

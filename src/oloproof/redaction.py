@@ -12,21 +12,34 @@ Requirements:
    passes through ``redact_text``. Every occurrence of a registered value in a string (or in
    bytes) becomes ``[redacted]``, in map keys as well as values.
 3. An occurrence is recognised in the forms an endpoint plausibly echoes a value in: any of
-   its characters (all, some or none) may be written in one of these forms (``_character``),
-   and the whole occurrence, escapes included, is replaced.
+   its characters (all, some or none) may be written escaped, through up to three layers of
+   escaping in any order, and the whole occurrence, escapes included, is replaced. A layer is
+   one of three families:
 
    - The string escapes of JSON: ``\/``, ``\"``, ``\\``, ``\n`` and the other short ones,
      ``\u002F`` or ``\u002f`` (a surrogate pair beyond the BMP); and those JavaScript and
      Python add: a backslash before any ASCII punctuation (``\'``), ``\x2f``,
-     ``\U0001f600``. Up to three levels deep: JSON text quoted in JSON writes a ``/`` as
-     ``\\\/``, and once more quoted, with seven backslashes.
+     ``\U0001f600``.
    - Percent-encoding of its UTF-8 bytes, as a URL that quotes the value has it: ``%2F`` or
-     ``%2f``, ``+`` for a space; up to three levels (``%252F``).
+     ``%2f``, ``+`` for a space.
    - HTML character references: ``&#43;``, ``&#x2B;``, ``&quot;``.
 
+   The first layer may write any character of the value in any form of its family. A layer
+   over an escape writes the characters the escape is made of as encoders do: JSON writes its
+   backslash as ``\\`` or ``\u005c`` and may write its ``&``, ``%``, ``#``, ``;`` or ``+`` as
+   ``\u0026`` and the like (Go's ``encoding/json`` writes ``&#43;`` as ``\u0026#43;``);
+   percent-encoding writes any of them (PHP's ``\/`` in a URL is ``%5C%2F``); HTML writes its
+   ``&`` and ``+`` (``&amp;#43;``). The letters and digits of an escape stay as they are. So
+   JSON text quoted in JSON, three times over, writes a ``/`` as ``\\\\\\\/``, and a URL quoted
+   three times writes it as ``%25252F``.
+
+   Within a run of backslashes in a value only the run is recognised, not how many
+   backslashes it holds: each is written as one to eight, and an escape of the next character
+   may take some of them, so any number, up to eight for each, is taken as the run.
 4. Text cut short before it is stored (an excerpt of a body) is cut with ``cut``, which never
    ends part way through a secret, in any of those forms: the first characters of one are not
-   recognised as it.
+   recognised as it. Text put on one line (``one_line``) keeps each secret as it is, so that a
+   secret holding two spaces or a tab is still recognised when the line is stored.
 5. The run report says when it happened: ``stored_count()`` counts the occurrences replaced in
    what was stored, and a run records how many it replaced (``Redacted: 16 occurrences of
    configured secrets``).
@@ -35,18 +48,26 @@ Requirements:
    escaped form needs (``\``, ``%``, ``&``; ``+`` when a secret has a space) can only hold the
    values as they are, and is searched for those alone in one pass, as fast as when no escape
    was recognised; only other texts are searched for every form, one value at a time. Each
-   value's patterns are compiled once, when it is registered.
+   value's pattern is compiled once, when it is registered.
+7. A search takes time in proportion to the text, whatever the text: no reply can make it
+   slow. Once a character of a value has matched, the engine does not go back on how (an
+   atomic group), and a run of backslashes is taken whole (a possessive repeat), so that it
+   never tries the ways of splitting a text among the characters one after another. So a
+   character's forms are tried longest first where one can open another (``&amp;`` before
+   ``&``, ``\u002525`` before ``\u0025``).
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: they occur inside ordinary
 text ("1", "yes"), replacing them would change outputs and so verdicts, and no credential is
 that short. The registry lives as long as the process; ``forget_all`` is for tests.
 
 Not recognised: a value an endpoint transformed rather than escaped (base64 of
-``user:secret``, a hash, a change of case, a part of it). Oloproof's adapters send each value
-as it was read, so an endpoint that repeats what it got repeats that, in one of the forms
-above; and a pattern for a transform would miss part of the value (base64 writes each
-character differently at each of three offsets, mixed with its neighbours') or match
-ordinary text.
+``user:secret``, a hash, a change of case, a part of it), or escaped through more than three
+layers. Oloproof's adapters send each value as it was read, so an endpoint that repeats what
+it got repeats that, in one of the forms above; and a pattern for a transform would miss part
+of the value (base64 writes each character differently at each of three offsets, mixed with
+its neighbours') or match ordinary text. A value whose own characters spell the start of an
+escape (``%25``, ``&amp;``, ``\u005c``) is recognised as it is, but may not be when others of
+its characters are escaped.
 """
 
 from __future__ import annotations
@@ -54,7 +75,9 @@ from __future__ import annotations
 import re
 import string
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import IO, Any, Final
 
 __all__ = [
@@ -64,6 +87,7 @@ __all__ = [
     "add_stored",
     "cut",
     "forget_all",
+    "one_line",
     "redact",
     "redact_text",
     "register",
@@ -73,14 +97,15 @@ __all__ = [
 REDACTED: Final = "[redacted]"
 MIN_LENGTH: Final = 6
 
-# Three levels of quoting: JSON text in JSON in JSON puts 1, 2 to 3, or 4 to 7 backslashes
-# before an escaped character; a URL quoted in a URL in a URL writes a "%" as "%2525".
-_BACKSLASHES: Final = 7
-_PERCENT_AGAIN: Final = 2  # the "25"s after a "%"
+_LAYERS: Final = 3
 _LEADING_ZEROS: Final = 3  # that an HTML character reference may have (&#x002B;)
 _SHORT_ESCAPES: Final = {"\b": "b", "\f": "f", "\n": "n", "\r": "r", "\t": "t"}
 _BACKSLASHED: Final = frozenset(string.punctuation + " ")
 _ENTITIES: Final = {"&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos"}
+# The characters of an escape that a layer over it may write escaped (percent-encoding writes
+# any), besides the value's own characters that the escape holds (the "/" of "\/").
+_JSON_REWRITES: Final = frozenset("\\%&#;+")
+_HTML_REWRITES: Final = frozenset("&+\"'<>")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +113,16 @@ class _Patterns:
     """What the registered values are searched with (requirement 6)."""
 
     plain: re.Pattern[str]  # every value as it is
-    every: tuple[re.Pattern[str], ...]  # each value in every form, the longest value first
+    # Each value in every form, then as it is, the longest value first
+    every: tuple[re.Pattern[str], ...]
     plus: bool  # whether a value has a space, which "+" may stand for
     shortest: int  # the fewest characters an occurrence can take: the shortest value as it is
     longest: int  # the most characters one occurrence can take, in any form
 
 
 _lock = threading.Lock()
-_every: dict[str, tuple[re.Pattern[str], int]] = {}  # each value's pattern, its longest
+# Each value's patterns (in every form, as it is) and the most characters one occurrence takes
+_every: dict[str, tuple[tuple[re.Pattern[str], re.Pattern[str]], int]] = {}
 _patterns: _Patterns | None = None  # None until a secret is registered: the fast path
 _stored = 0
 
@@ -108,52 +135,192 @@ def register(value: str | None) -> None:
     with _lock:
         if value in _every:
             return
-        characters = [_character(c) for c in value]
-        pattern = re.compile("".join(p for p, _ in characters))
-        _every[value] = (pattern, sum(n for _, n in characters))
+        form = _value(value)
+        plain = re.compile(f"({re.escape(value)})")
+        _every[value] = ((re.compile(form.source), plain), form.longest)
         ordered = sorted(_every, key=len, reverse=True)  # the longest value wins an overlap
         _patterns = _Patterns(
-            plain=re.compile("|".join(re.escape(v) for v in ordered)),
-            every=tuple(_every[v][0] for v in ordered),
+            plain=re.compile("(" + "|".join(re.escape(v) for v in ordered) + ")"),
+            every=tuple(pattern for v in ordered for pattern in _every[v][0]),
             plus=any(" " in v for v in ordered),
             shortest=len(ordered[-1]),
             longest=max(n for _, n in _every.values()),
         )
 
 
-def _character(c: str) -> tuple[str, int]:
-    """The pattern of ``c`` in each form of requirement 3, and the most characters it takes.
+# ---------------------------------------------------------------------------- the patterns
+#
+# Each function gives a pattern of one character written through at most ``layers`` layers of
+# escaping (requirement 3). A form that opens with backslashes opens with a possessive run of
+# them, taken whole, and what follows the run says which form it is; the value's own
+# backslashes join that run (requirement 7).
 
-    Each alternative opens with a literal character: only then does the engine skip straight
-    to where an occurrence could start instead of trying the pattern at every position, which
-    is several times slower."""
+
+@dataclass(frozen=True, slots=True)
+class _Form:
+    source: str  # a regular expression
+    longest: int  # the most characters it matches
+
+
+def _text(text: str) -> _Form:
+    return _Form(re.escape(text), len(text))
+
+
+def _then(*parts: _Form) -> _Form:
+    return _Form("".join(p.source for p in parts), sum(p.longest for p in parts))
+
+
+def _either(*forms: _Form) -> _Form:
+    """Any of ``forms``, tried in order: one that can be the start of a later one comes after
+    it, or the engine would settle for the shorter."""
+    if len(forms) == 1:
+        return forms[0]
+    return _Form("(?:" + "|".join(f.source for f in forms) + ")", max(f.longest for f in forms))
+
+
+def _value(value: str) -> _Form:
+    """The pattern of ``value``, whose group 1 is an occurrence: each character, or run of
+    backslashes with the character after it, in turn."""
+    parts: list[_Form] = []
+    opens = ""
+    for found in re.finditer(r"(\\*)(.?)", value, re.DOTALL):
+        if not found.group():
+            continue
+        # Each backslash of a run written as up to 2**_LAYERS
+        backslashes, after = len(found.group(1)) * 2**_LAYERS, found.group(2)
+        if not backslashes:
+            form = _written(after, _LAYERS)
+        elif not after:
+            form = _backslashes(_LAYERS, backslashes)
+        else:
+            # The run and the escape of the next character share the backslashes.
+            escape = _then(
+                _backslashes(_LAYERS, backslashes + 2**_LAYERS - 1),
+                _either(*_after(after, _LAYERS)),
+            )
+            other = _then(_backslashes(_LAYERS, backslashes), _opening(after, _LAYERS))
+            # A letter after backslashes may open an escape ("\u0075" is a "u"): the longer
+            # first. Other characters' forms after the run are the longer ("\\%2F" is "\/").
+            form = _either(escape, other) if after.isalnum() else _either(other, escape)
+        if not parts:  # what an occurrence can open with
+            opens = re.escape(after) + r"\\%&" + ("+" if after == " " else "")
+        parts.append(_Form(f"(?>{form.source})", form.longest))
+    body = _then(*parts)
+    # The engine skips straight to the next place an occurrence could start only when the
+    # pattern opens with a set of characters; several times slower otherwise. So it opens with
+    # one (the occurrence's first), and the occurrence is matched from there by looking back
+    # over it.
+    return _Form(f"[{opens}](?<=(?=({body.source}))(?s:.))", body.longest)
+
+
+@cache
+def _written(c: str, layers: int) -> _Form:
+    """``c`` in any of its forms."""
+    if c == "\\":
+        return _backslashes(layers, 2**layers)
+    after = _after(c, layers)
+    if not after:
+        return _opening(c, layers)
+    # The backslash of c's own escape and those of the layers over it, or of the escape of
+    # its "&" or "%"
+    return _either(
+        _then(_backslashes(layers - 1, 2**layers - 1), _either(*after)), _opening(c, layers)
+    )
+
+
+@cache
+def _opening(c: str, layers: int) -> _Form:
+    """``c``'s forms that do not open with a backslash."""
+    forms = []
+    if layers:
+        if layers == _LAYERS or c in _HTML_REWRITES:
+            forms.append(_then(_opening("&", layers - 1), _reference(c, layers - 1)))
+        forms.append(_then(_opening("%", layers - 1), _percent(c, layers - 1)))
+        if c == " ":
+            forms.append(_opening("+", layers - 1))
+    if c != "\\":
+        forms.append(_text(c))
+    return _either(*forms)
+
+
+@cache
+def _after(c: str, layers: int, own: bool = True) -> tuple[_Form, ...]:
+    """What may follow the backslashes a form of ``c`` opens with, if anything: its reference
+    or percent-encoding with its "&" or "%" escaped, or (``own``) what follows the backslash of
+    its own escape."""
+    forms = []
+    if layers > 1:
+        if layers == _LAYERS or c in _HTML_REWRITES:
+            amp = _after("&", layers - 1)
+            forms += [_then(_either(*amp), _reference(c, layers - 1))] if amp else []
+        percent = _after("%", layers - 1)
+        forms += [_then(_either(*percent), _percent(c, layers - 1))] if percent else []
+        if c == " ":
+            forms += _after("+", layers - 1)
+    if own and layers and (layers == _LAYERS or c in _JSON_REWRITES):
+        forms.append(_escaped(c, layers))
+    return tuple(forms)
+
+
+def _escaped(c: str, layers: int) -> _Form:
+    """What follows the backslash of ``c``'s own escape."""
     code = ord(c)
-    slashes = rf"\\\\{{0,{_BACKSLASHES - 1}}}"
     if code < 0x10000:
-        after = [f"u{_hex(code, 4)}"]
+        forms = [_Form(f"u{_hex(code, 4)}", 5)]
     else:  # a UTF-16 surrogate pair, as JSON writes it
         high, low = 0xD800 + ((code - 0x10000) >> 10), 0xDC00 + ((code - 0x10000) & 0x3FF)
-        after = [f"u{_hex(high, 4)}{slashes}u{_hex(low, 4)}"]
-    after.append(f"U{_hex(code, 8)}")
-    if code < 0x100:
-        after.append(f"x{_hex(code, 2)}")
-    if c in _SHORT_ESCAPES:
-        after.append(_SHORT_ESCAPES[c])
-    elif c in _BACKSLASHED:
-        after.append(re.escape(c))
+        between = _backslashes(layers - 1, 2 ** (layers - 1))
+        forms = [
+            _then(_Form(f"u{_hex(high, 4)}", 5), between, _Form(f"u{_hex(low, 4)}", 5)),
+            _Form(f"U{_hex(code, 8)}", 9),
+        ]
+    if layers == _LAYERS:  # the forms no encoder writes over another escape
+        if code < 0x100:
+            forms.append(_Form(f"x{_hex(code, 2)}", 3))
+        if c in _SHORT_ESCAPES:
+            forms.append(_text(_SHORT_ESCAPES[c]))
+        elif c in _BACKSLASHED:  # c itself, which the layers over it may write again
+            forms += [*_after(c, layers - 1, own=False), _opening(c, layers - 1)]
+    return _either(*forms)
+
+
+@cache
+def _backslash(layers: int) -> _Form:
+    """One backslash not written as two: as it is, percent-encoded, as a reference (those of
+    a value), or ``\u005c``, over and over."""
+    if not layers:
+        return _text("\\")
+    forms = []
+    if layers == _LAYERS:
+        forms.append(_then(_written("&", layers - 1), _reference("\\", layers - 1)))
+    forms += [_then(_written("%", layers - 1), _percent("\\", layers - 1)), _text("\\")]
+    return _then(_either(*forms), _Form(f"(?:u{_hex(0x5C, 4)}){{0,{layers}}}", 5 * layers))
+
+
+def _backslashes(layers: int, most: int) -> _Form:
+    """A run of one to ``most`` backslashes, taken whole."""
+    one = _backslash(layers)
+    return _Form(f"(?:{one.source}){{1,{most}}}+", most * one.longest)
+
+
+def _percent(c: str, layers: int) -> _Form:
+    """``c``'s percent-encoding after its first ``%``."""
     encoded = _utf8(c)
+    parts = [_Form(_hex(encoded[0], 2), 2)]
+    for byte in encoded[1:]:
+        parts += [_written("%", layers), _Form(_hex(byte, 2), 2)]
+    return _then(*parts)
+
+
+def _reference(c: str, layers: int) -> _Form:
+    """``c``'s HTML character reference after its ``&``."""
+    code = ord(c)
     zeros = f"0{{0,{_LEADING_ZEROS}}}"
-    forms = [
-        (f"{slashes}(?:{'|'.join(after)})", _BACKSLASHES + (9 if code < 0x10000 else 17)),
-        ("".join(f"%(?:25){{0,{_PERCENT_AGAIN}}}{_hex(b, 2)}" for b in encoded), 7 * len(encoded)),
-        (f"&#(?:{zeros}{code}|[xX]{zeros}{_hex(code)});", len(str(code)) + 4 + _LEADING_ZEROS),
-    ]
+    number = _Form(f"(?:{zeros}{code}|[xX]{zeros}{_hex(code)})", 1 + _LEADING_ZEROS + 8)
+    forms = [_then(_written("#", layers), number)]
     if c in _ENTITIES:
-        forms.append((f"&{_ENTITIES[c]};", len(_ENTITIES[c]) + 2))
-    if c == " ":
-        forms.append((r"\+", 1))
-    forms.append((re.escape(c), 1))  # last: an escape that starts here is the longer match
-    return "(?:" + "|".join(p for p, _ in forms) + ")", max(n for _, n in forms)
+        forms.append(_text(_ENTITIES[c]))
+    return _then(_either(*forms), _written(";", layers))
 
 
 def _hex(number: int, width: int = 1) -> str:
@@ -173,21 +340,46 @@ def _utf8(c: str) -> bytes:
 
 def _searches(text: str, patterns: _Patterns) -> tuple[re.Pattern[str], ...]:
     """The patterns to search ``text`` with: every escaped form holds one of these characters,
-    so a text without them is searched for the values as they are, in one pass."""
+    so a text without them is searched for the values as they are, in one pass. Other texts
+    are searched for each value in every form, then as it is: a value whose characters spell
+    the start of an escape is found whole that way, and in every form not always
+    (requirement 7)."""
     if "\\" in text or "%" in text or "&" in text or (patterns.plus and "+" in text):
         return patterns.every
     return (patterns.plain,)
 
 
+def _occurrences(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+    """Where ``pattern`` finds an occurrence (its group 1) in ``text``, from the start, each
+    after the one before."""
+    at = 0
+    while (found := pattern.search(text, at)) is not None:
+        start, at = found.span(1)
+        yield start, at
+
+
 def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
-    """``text`` with every occurrence replaced, and how many were."""
+    """``text`` with every occurrence replaced, and how many were. All are found in ``text``
+    as it came, so that a replacement never makes another (a value such as "redacted")."""
     if len(text) < patterns.shortest:  # most strings stored are names and ids
         return text, 0
-    count = 0
+    found: list[tuple[int, int]] = []  # in order, none overlapping another
     for pattern in _searches(text, patterns):
-        text, n = pattern.subn(REDACTED, text)
-        count += n
-    return text, count
+        kept, i = [], 0
+        for start, end in _occurrences(pattern, text):
+            while i < len(found) and found[i][1] <= start:
+                kept.append(found[i])
+                i += 1
+            if i == len(found) or found[i][0] >= end:  # not inside one found before
+                kept.append((start, end))
+        found = kept + found[i:]
+    if not found:
+        return text, 0
+    pieces, at = [], 0
+    for start, end in found:
+        pieces += [text[at:start], REDACTED]
+        at = end
+    return "".join(pieces) + text[at:], len(found)
 
 
 def redact_text(text: str) -> str:
@@ -210,13 +402,36 @@ def cut(text: str, limit: int) -> str:
     while moved:  # a cut moved back to before one secret may fall inside another
         moved = False
         for pattern in searches:
-            for found in pattern.finditer(window):
-                if found.start() >= end:
+            for start, stop in _occurrences(pattern, window):
+                if start >= end:
                     break
-                if found.end() > end:
-                    end, moved = found.start(), True
+                if stop > end:
+                    end, moved = start, True
                     break
     return text[:end]
+
+
+def one_line(text: str) -> str:
+    """``text`` on one line, as ``" ".join(text.split())`` puts it, except that each registered
+    secret in it is left as it is: with its whitespace made one space, a secret holding two
+    spaces or a tab would no longer be recognised where the line is stored."""
+    patterns = _patterns
+    if patterns is None:
+        return " ".join(text.split())
+    spans = sorted(
+        span for pattern in _searches(text, patterns) for span in _occurrences(pattern, text)
+    )
+    pieces, at = [], 0
+    for start, end in spans:
+        if end <= at:  # inside one already kept (a value inside another)
+            continue
+        start = max(start, at)
+        pieces += [re.sub(r"\s+", " ", text[at:start]), text[start:end]]
+        at = end
+    pieces.append(re.sub(r"\s+", " ", text[at:]))
+    pieces[0] = pieces[0].lstrip()
+    pieces[-1] = pieces[-1].rstrip()
+    return "".join(pieces)
 
 
 def redact(value: Any) -> Any:

@@ -1,24 +1,29 @@
 """A configured secret that a server echoes escaped is redacted like one echoed as it is.
 
-Two real setups, each through the real CLI against a real server on 127.0.0.1:
+Three real setups, each through the real CLI against a real server on 127.0.0.1:
 
-- An ``http`` system sends two values read from the environment (a token with ``/`` and ``+``,
-  a passphrase with spaces and quotes), and the server echoes them back in the forms servers
-  write them: JSON with its optional ``\\/`` escape (PHP's ``json_encode``), ``\\uXXXX``
-  escapes of every character (upper-case hex, as Java encoders write) or of some (lower-case),
-  percent-encoded in a URL it quotes, as HTML character references (as Go's ``html/template``
-  writes them, before any JSON encoding of the page),
-  inside JSON text quoted in the answer, and far enough into an error body that the excerpt
-  the error keeps ends inside the escaped token. Each form is kept verbatim where a body is
-  quoted as it came: the excerpt of an error body, a body that is not JSON, a string of the
-  answer.
+- An ``http`` system sends three values read from the environment (a token with ``/`` and
+  ``+``, a passphrase with spaces and quotes, a value with two spaces in a row and a tab), and
+  the server echoes them back in the forms servers write them: JSON with its optional ``\\/``
+  escape (PHP's ``json_encode``), ``\\uXXXX`` escapes of every character (upper-case hex, as
+  Java encoders write) or of some (lower-case), percent-encoded in a URL it quotes, as HTML
+  character references (Go's ``html/template``), inside JSON text quoted in the answer, far
+  enough into an error body that the excerpt the error keeps ends inside the escaped token,
+  and escaped twice over: a page Go's ``html/template`` writes (``+`` as ``&#43;``) quoted by
+  its ``encoding/json`` (``&`` as ``\\u0026``), and JSON PHP writes (``/`` as ``\\/``) put in
+  a URL by its ``urlencode`` (``%5C%2F``). The third value is echoed as it is in a plain-text
+  error, whose excerpt is put on one line. Each form is kept verbatim where a body is quoted as
+  it came: the excerpt of an error body, a body that is not JSON, a string of the answer.
 - The judge_gate example's judge repeats its API key escaped: in a valid verdict's reason, in a
   malformed reply (kept as it came) and in the body of a refusal (quoted in the error).
+- The same judge refuses with its key, which holds two spaces and a tab, as it is in a
+  plain-text body, whose message the error puts on one line.
 
 Afterwards no form of any of them is in the ledger's file, in what the commands print, in the
 CSV export or in an archive; ``[redacted]`` stands in each one's place, and the run report
-counts them. (Before, only a value as it is and the exact ``json.dumps`` of it were recognised:
-every form below was stored and shown as the server sent it, and ``Redacted:`` said 0.)
+counts them. (Before, a form escaped twice over was stored and shown as the server sent it,
+and so was a value holding whitespace that an error's excerpt or message put on one line,
+with single spaces; ``Redacted:`` did not count them.)
 """
 
 from __future__ import annotations
@@ -39,7 +44,8 @@ from oloproof.testing import Reply, raw, verdict
 
 TOKEN = "sk-live/ABCDEF123456+xyz"
 PASSPHRASE = 'open "sesame" 4/2 now'
-ENV = {"PROBE_TOKEN": TOKEN, "PROBE_PASSPHRASE": PASSPHRASE}
+SPACED = "open  sesame-42\tnow"  # two spaces in a row, and a tab
+ENV = {"PROBE_TOKEN": TOKEN, "PROBE_PASSPHRASE": PASSPHRASE, "PROBE_SPACED": SPACED}
 CONFIG = """\
 system:
   name: echo
@@ -51,6 +57,7 @@ system:
     headers:
       Authorization: "Bearer ${{PROBE_TOKEN}}"
       X-Passphrase: "${{PROBE_PASSPHRASE}}"
+      X-Spaced: "${{PROBE_SPACED}}"
 dataset: cases.jsonl
 evaluators:
   - {{type: contains, criterion: answer_ok, field: answer, expected_field: answer}}
@@ -78,6 +85,19 @@ def html_refs(value: str) -> str:
     return html.escape(value).replace("+", "&#43;")
 
 
+def go_json(text: str) -> str:
+    """``text`` as a JSON string Go's encoding/json writes it: ``<``, ``>`` and ``&`` as
+    ``\\u003c``, ``\\u003e`` and ``\\u0026``, its default."""
+    escapes = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+    return re.sub("[<>&]", lambda m: escapes[m.group()], json.dumps(text))
+
+
+def php_query(value: str) -> str:
+    """``value`` as PHP puts a JSON string in a URL: ``json_encode`` (``/`` as ``\\/``), then
+    ``urlencode`` (``+`` for a space)."""
+    return urllib.parse.quote_plus(slashed(value), safe="")
+
+
 def every_other(i: int) -> bool:
     return i % 2 == 0
 
@@ -87,12 +107,13 @@ EVERY_OTHER = u_escaped(TOKEN, every_other, upper=False)
 # The 200-character excerpt of this body's error ends 40 characters into the escaped token.
 CUT_PAD = 200 - len('{"error": "') - 40
 
-# Each case's reply, (status, body), made from the token and the passphrase it was sent.
-REPLIES: dict[str, Callable[[str, str], tuple[int, str]]] = {
-    "slash_500": lambda t, p: (500, '{"error": "bad key ' + slashed(t) + '"}'),
-    "all_u_502": lambda t, p: (502, '{"error": "bad key ' + ALL_UPPER + '"}'),
-    "some_u_400": lambda t, p: (400, '{"error": "bad key ' + EVERY_OTHER + '"}'),
-    "percent_401": lambda t, p: (
+# Each case's reply, (status, body), made from the token, the passphrase and the spaced value it
+# was sent.
+REPLIES: dict[str, Callable[[str, str, str], tuple[int, str]]] = {
+    "slash_500": lambda t, p, s: (500, '{"error": "bad key ' + slashed(t) + '"}'),
+    "all_u_502": lambda t, p, s: (502, '{"error": "bad key ' + ALL_UPPER + '"}'),
+    "some_u_400": lambda t, p, s: (400, '{"error": "bad key ' + EVERY_OTHER + '"}'),
+    "percent_401": lambda t, p, s: (
         401,
         json.dumps(
             {
@@ -104,13 +125,24 @@ REPLIES: dict[str, Callable[[str, str], tuple[int, str]]] = {
             }
         ),
     ),
-    "html_403": lambda t, p: (403, f"<p>key {html_refs(t)} and {html_refs(p)}</p>"),
-    "not_json_200": lambda t, p: (200, "<html>key=" + slashed(t) + "</html>"),
-    "quoted_json_200": lambda t, p: (
+    "html_403": lambda t, p, s: (403, f"<p>key {html_refs(t)} and {html_refs(p)}</p>"),
+    "not_json_200": lambda t, p, s: (200, "<html>key=" + slashed(t) + "</html>"),
+    "quoted_json_200": lambda t, p, s: (
         200,
         json.dumps({"result": {"answer": '{"key": "' + slashed(t) + '"}'}}),
     ),
-    "cut_503": lambda t, p: (503, '{"error": "' + "p" * CUT_PAD + ALL_UPPER + '"}'),
+    "cut_503": lambda t, p, s: (503, '{"error": "' + "p" * CUT_PAD + ALL_UPPER + '"}'),
+    # Go: html/template writes the page, then encoding/json quotes it.
+    "go_401": lambda t, p, s: (
+        401,
+        '{"error": ' + go_json(f"<p>bad key {html_refs(t)} and {html_refs(p)}</p>") + "}",
+    ),
+    "php_400": lambda t, p, s: (
+        400,
+        json.dumps({"retry": f"/cb?state={php_query(t)}&pass={php_query(p)}"}),
+    ),
+    # Plain text, whose excerpt is put on one line.
+    "spaced_400": lambda t, p, s: (400, f"refused:\n  {s}  is not a key\n"),
 }
 # Every form of either value that some reply holds, as stored verbatim before.
 FORMS = [
@@ -122,6 +154,12 @@ FORMS = [
     html_refs(TOKEN),
     html_refs(PASSPHRASE),
     ALL_UPPER[:40],  # what the excerpt of cut_503 kept of it
+    go_json(html_refs(TOKEN))[1:-1],
+    go_json(html_refs(PASSPHRASE))[1:-1],
+    php_query(TOKEN),
+    php_query(PASSPHRASE),
+    SPACED,
+    " ".join(SPACED.split()),  # as the excerpt of an error put it on one line
     "ABCDEF123456",  # the token's middle, as every form but the \u ones holds it
 ]
 
@@ -135,7 +173,7 @@ class Echo(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         mode = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["mode"]
         token = self.headers["Authorization"].removeprefix("Bearer ")
-        status, body = REPLIES[mode](token, self.headers["X-Passphrase"])
+        status, body = REPLIES[mode](token, self.headers["X-Passphrase"], self.headers["X-Spaced"])
         data = body.encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -171,7 +209,7 @@ def test_every_escaped_echo_is_redacted_wherever_it_is_kept(
     report = json.loads(run.out)
     # Each form once in each reply, except cut_503's, which its excerpt leaves out whole; an
     # error is stored twice (with the execution and with the case's result).
-    assert report["redacted"] == 2 * (1 + 1 + 1 + 2 + 2 + 1) + 1, report
+    assert report["redacted"] == 2 * (1 + 1 + 1 + 2 + 2 + 1 + 2 + 2 + 1) + 1, report
     run_id = report["run_id"]
     shown = {
         mode: oloproof("inspect", run_id, "--case", mode, cwd=echo_project) for mode in REPLIES
@@ -183,10 +221,16 @@ def test_every_escaped_echo_is_redacted_wherever_it_is_kept(
     assert "HTTP 403: <p>key [redacted] and [redacted]</p>" in shown["html_403"].out
     assert "<html>key=[redacted]</html>" in shown["not_json_200"].out
     assert 'answer: {"key": "[redacted]"}' in shown["quoted_json_200"].out
+    assert (
+        'HTTP 401: {"error": "\\u003cp\\u003ebad key [redacted] and [redacted]\\u003c/p\\u003e"}'
+        in shown["go_401"].out
+    )
+    assert 'HTTP 400: {"retry": "/cb?state=[redacted]&pass=[redacted]"}' in shown["php_400"].out
+    assert "HTTP 400: refused: [redacted] is not a key" in shown["spaced_400"].out
     # The excerpt stops before the escaped token instead of keeping its first characters.
     assert f'HTTP 503: {{"error": "{"p" * CUT_PAD}…' in shown["cut_503"].out
     failures = oloproof("inspect", run_id, "--failures", cwd=echo_project)
-    assert failures.out.count("[redacted]") == 9, failures.out
+    assert failures.out.count("[redacted]") == 14, failures.out
     exported = oloproof("export", run_id, "--format", "csv", "--output", "csv", cwd=echo_project)
     archive = tmp_path / "echo.oloarchive"
     archived = oloproof("ledger", "export", "--all", "--to", str(archive), cwd=echo_project)
@@ -259,4 +303,32 @@ def test_a_judge_echoing_its_key_escaped(tmp_path: Path, kind: str) -> None:
             ("the archive", archive.read_bytes()),
         ]:
             for form in forms:
+                assert form.encode() not in data, f"{form!r} in {where}"
+
+
+def test_a_judge_key_holding_whitespace_refused_in_plain_text(tmp_path: Path) -> None:
+    # The refusal's message is put on one line in the error; the key's two spaces and tab
+    # are kept there, so the key is still recognised (before, the error held it with single
+    # spaces, as it is nowhere else, and it was stored so).
+    key = "sk-judge  gate\tSECRET-5f3a9c"
+    with serving_judge_gate(tmp_path) as (root, server):
+        server.default = lambda request: raw(
+            "refused:\n  key "
+            + request.headers["authorization"].removeprefix("Bearer ")
+            + "  is not valid\n",
+            status=400,
+        )
+        run = oloproof("run", "--json", cwd=root, env={"JUDGE_GATE_KEY": key})
+        assert run.code in (0, 3), run.err
+        report = json.loads(run.out)
+        assert report["redacted"] == 12 * 2, report  # in the error and in the reply kept
+        case = oloproof("inspect", report["run_id"], "--case", "sync_interval", cwd=root)
+        found = re.search(r"groundedness: \S+(?: \(\w+\))?  (sha256:\S+)", case.out)
+        assert found is not None, case.out
+        shown = oloproof("inspect", found.group(1), cwd=root)
+        assert "HTTP 400: refused: key [redacted] is not valid" in shown.out, shown.out
+        printed = "".join(r.out + r.err for r in (run, case, shown)).encode()
+        ledger = (root / ".oloproof" / "ledger" / "data.mdb").read_bytes()
+        for where, data in [("what was printed", printed), ("the ledger", ledger)]:
+            for form in (key, " ".join(key.split()), "SECRET-5f3a9c"):
                 assert form.encode() not in data, f"{form!r} in {where}"

@@ -136,6 +136,23 @@ def php_string(text: str) -> str:
     return json_string(text).replace("/", "\\/")
 
 
+def go_string(text: str) -> str:
+    """``text`` as it is inside a JSON string Go's encoding/json writes: ``<``, ``>`` and
+    ``&`` as ``\\u003c``, ``\\u003e`` and ``\\u0026`` too."""
+    escapes = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
+    return re.sub("[<>&]", lambda m: escapes[m.group()], json_string(text))
+
+
+def go_html(text: str) -> str:
+    """``text`` as Go's html/template writes it: ``+`` as ``&#43;`` too."""
+    return html.escape(text).replace("+", "&#43;")
+
+
+def u_punctuation(text: str) -> str:
+    """``text`` with every character but a letter or a digit as ``\\uXXXX``."""
+    return "".join(c if c.isalnum() else utf16_escaped(c, lambda i: True, False) for c in text)
+
+
 VARIANTS: dict[str, Callable[[str], str]] = {
     "json ascii": json_string,
     "json unicode": lambda s: json.dumps(s, ensure_ascii=False)[1:-1],
@@ -156,6 +173,13 @@ VARIANTS: dict[str, Callable[[str], str]] = {
     "html hex": lambda s: "".join(f"&#x{ord(c):X};" for c in s),
     "python repr": lambda s: repr(s)[1:-1],
     "python ascii": lambda s: ascii(s)[1:-1],
+    # Layers over layers
+    "go html/template in go json": lambda s: go_string(go_html(s)),
+    "php json in a php url": lambda s: urllib.parse.quote_plus(php_string(s), safe=""),
+    "html twice": lambda s: html.escape(go_html(s)),
+    "a url in \\u escapes": lambda s: u_punctuation(urllib.parse.quote(s, safe="")),
+    "html in a url in json": lambda s: json_string(urllib.parse.quote(go_html(s), safe="")),
+    "json in json in a url": lambda s: urllib.parse.quote(json_string(php_string(s)), safe=""),
 }
 
 
@@ -228,28 +252,47 @@ secrets = st.text(
 )
 
 
+# Each family of escapes (requirement 3 of oloproof.redaction): the forms its first layer
+# may write a character in, and the encoders a layer over that applies to the whole text.
+FIRST: dict[str, Callable[[str, bool], list[str]]] = {
+    "json": lambda c, upper: [
+        utf16_escaped(c, lambda i: True, upper=upper),
+        json_string(c),
+        json.dumps(c, ensure_ascii=False)[1:-1],
+        php_string(c),
+        ascii(c)[1:-1],
+        u_punctuation(c),
+    ],
+    "percent": lambda c, upper: [
+        urllib.parse.quote(c, safe=""),
+        lower_hex(urllib.parse.quote_plus(c, safe="")),
+    ],
+    "html": lambda c, upper: [html.escape(c), f"&#{ord(c)};", f"&#x{ord(c):x};"],
+}
+OVER: dict[str, list[Callable[[str], str]]] = {
+    "json": [json_string, php_string, go_string, lambda s: ascii(s)[1:-1], u_punctuation],
+    "percent": [
+        lambda s: urllib.parse.quote(s, safe=""),
+        lambda s: lower_hex(urllib.parse.quote_plus(s, safe="")),
+    ],
+    "html": [html.escape, go_html],
+}
+
+
 @st.composite
 def escaped(draw: st.DrawFn, secret: str) -> str:
-    """``secret`` with any of its characters written in any of the forms an echo may have."""
+    """``secret`` with each of its characters through its own stack of up to three layers of
+    escaping, each layer of any family."""
     out = []
     for c in secret:
-        forms = [
-            c,
-            utf16_escaped(c, lambda i: True, upper=draw(st.booleans())),
-            json_string(c),
-            json.dumps(c, ensure_ascii=False)[1:-1],
-            php_string(c),
-            php_string(php_string(c)),
-            json_string(json_string(json_string(c))),
-            ascii(c)[1:-1],
-            urllib.parse.quote(c, safe=""),
-            lower_hex(urllib.parse.quote_plus(c, safe="")),
-            urllib.parse.quote(urllib.parse.quote(c, safe=""), safe=""),
-            html.escape(c),
-            f"&#{ord(c)};",
-            f"&#x{ord(c):x};",
-        ]
-        out.append(draw(st.sampled_from(forms)))
+        form = c
+        layers = draw(st.lists(st.sampled_from(sorted(FIRST)), max_size=3))
+        for i, family in enumerate(layers):
+            if i == 0:
+                form = draw(st.sampled_from(FIRST[family](c, draw(st.booleans()))))
+            else:
+                form = draw(st.sampled_from(OVER[family]))(form)
+        out.append(form)
     return "".join(out)
 
 
@@ -266,3 +309,39 @@ def test_any_mix_of_forms_is_replaced_whole_and_never_cut_into(
     limit = data.draw(st.integers(0, len(text)))
     expected = "[[" if 2 < limit < 2 + len(form) else text[:limit]
     assert redaction.cut(text, limit) == expected
+
+
+def test_one_line_keeps_each_secret_as_it_is() -> None:
+    text = "refused:\n  open  sesame-42\tnow  is\tnot a key\n"
+    assert redaction.one_line(text) == "refused: open sesame-42 now is not a key"
+    register("open  sesame-42\tnow")
+    line = redaction.one_line(text)
+    assert line == "refused: open  sesame-42\tnow is not a key"
+    before = redaction.stored_count()
+    assert redact(line) == f"refused: {REDACTED} is not a key"
+    assert redaction.stored_count() - before == 1
+    assert redaction.one_line("\n open  sesame-42\tnow \n") == "open  sesame-42\tnow"
+    quoted = json_string("open  sesame-42\tnow")  # the tab escaped, the two spaces not
+    assert redaction.one_line(f" a  {quoted}  b ") == f"a {quoted} b"
+
+
+@pytest.mark.parametrize(
+    ("secret", "near"),
+    [
+        ("pw" + "\\" * 12 + "qq", "pw" + "\\" * 100 + "x"),
+        ("pw" + "\\" * 12 + "qq", "pw" + "\\u005c" * 40 + "%5C" * 40 + "x"),
+        ("ab" + "&" * 12 + "yz", "ab" + "\\u0026amp;" * 14 + "x"),
+        ("ab" + "%" * 12 + "yz", "ab" + "%255Cu0025" * 14 + "x"),
+    ],
+    ids=["backslashes", "escaped backslashes", "ampersands", "percent signs"],
+)
+def test_a_near_miss_costs_one_pass(secret: str, near: str) -> None:
+    """A reply cannot make a search slow (requirement 7 of oloproof.redaction). Were the
+    engine to try the ways a text could be split among a value's characters one after
+    another, each near miss here would take hours: before, each backslash of a value could
+    take one to eight of the text's, and one near miss of a value with six backslashes took
+    28 ms, eight times as long with each more. benchmarks/redaction.py times these."""
+    register(secret)
+    text = near * 3
+    assert redact_text(text) == text
+    assert redaction.cut(text, 50) == text[:50]

@@ -471,14 +471,14 @@ def _server_says(raw: str) -> str:
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):  # not JSON, or nested too deep to read: shown as it is
-        text = raw.strip()
+        text = raw
     else:
         error = data.get("error") if isinstance(data, dict) else None
         message = error.get("message") if isinstance(error, dict) else None
-        text = message.strip() if isinstance(message, str) else ""
+        text = message if isinstance(message, str) else ""
+    text = redaction.one_line(text)
     if not text:
         return ""
-    text = " ".join(text.split())
     return ": " + (
         text if len(text) <= _MESSAGE_LIMIT else redaction.cut(text, _MESSAGE_LIMIT - 1) + "…"
     )

@@ -279,7 +279,7 @@ async def _read_capped(response: httpx.Response, case_id: str, url: str) -> byte
 
 def _excerpt(content: bytes) -> str:
     """``: `` and the body's first characters on one line, or "" for an empty body."""
-    text = " ".join(content.decode("utf-8-sig", "replace").split())
+    text = redaction.one_line(content.decode("utf-8-sig", "replace"))
     return f": {_cut(text)}" if text else ""
 
 

@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "89bfa5ce9ecaf0ee90f0f2d1d8ef4ab765ca757b95339806ba51e015234bc66c")
+RECORDED = (3, "a011612009d7d6a9fe1234b30b68df569139af1f4fa42e8bd960b5693c283725")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
