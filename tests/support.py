@@ -74,6 +74,23 @@ def start_run(
     return proc
 
 
+@contextlib.contextmanager
+def run_in_progress(
+    root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> Iterator[subprocess.Popen[str]]:
+    """``start_run``'s process while the block runs; then Ctrl-C, and killed if it outlives
+    that by 60 seconds."""
+    proc = start_run(root, marker, env, args)
+    try:
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.communicate(timeout=60)
+        finally:
+            proc.kill()
+
+
 def interrupt_run(
     root: Path,
     marker: str,

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support import interrupt_run, oloproof, runs_fields, start_run
+from tests.support import interrupt_run, oloproof, run_in_progress, runs_fields
 
 from ledger import open_ledger
 from oloproof import events as ev
@@ -308,8 +308,7 @@ def test_an_interrupted_run_counts_the_cache_of_the_cases_it_wrote(tmp_path: Pat
 def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) -> None:
     root = project(tmp_path, ["fast", *[f"slow{i}" for i in range(30)]])
     # The first slow case sleeps for as long as the checks below may take on a loaded machine.
-    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "120"})
-    try:
+    with run_in_progress(root, "sleeping\n", {"TOY_SLEEP": "120"}):
         listed = oloproof("runs", cwd=root)
         assert len(listed.lines) == 1, listed.out
         run_id = listed.lines[0].split()[0]
@@ -319,12 +318,6 @@ def test_a_run_being_written_shows_as_running_not_interrupted(tmp_path: Path) ->
         assert "another process is writing the run now" in shown.lines[1]
         assert shown.lines[2] == "No gate yet: the run is decided when it ends"
         assert "--resume" not in shown.out  # the lock would refuse it
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.communicate(timeout=60)
-        finally:
-            proc.kill()
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
 
 
@@ -336,8 +329,7 @@ def test_a_resume_being_written_shows_as_running_not_interrupted(tmp_path: Path)
     assert code == 130, out + err
     run_id = err.split("--resume ")[1].split()[0]
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
-    proc = start_run(root, "sleeping\n", {"TOY_SLEEP": "120"}, args=("--resume", run_id))
-    try:
+    with run_in_progress(root, "sleeping\n", {"TOY_SLEEP": "120"}, args=("--resume", run_id)):
         assert runs_fields(root, run_id)[3] == "RUNNING"
         listed = json.loads(oloproof("runs", "--json", cwd=root).out)
         assert [(r["state"], r["execution_state"]) for r in listed] == [("running", "RUNNING")]
@@ -348,12 +340,6 @@ def test_a_resume_being_written_shows_as_running_not_interrupted(tmp_path: Path)
         assert shown.lines[2] == "No gate yet: the run is decided when it ends"
         assert "Gate:" not in shown.out and "--resume" not in shown.out
         assert runs_fields(root, run_id)[4] == "no gate (not decided)"
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.communicate(timeout=60)
-        finally:
-            proc.kill()
     assert runs_fields(root, run_id)[3] == "INTERRUPTED"
 
 
