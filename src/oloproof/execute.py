@@ -397,6 +397,10 @@ class RunSpec:
     timeout_s: float
     use_cache: bool = True
     use_stage_cache: bool = True
+    reuse_judgments: bool = True
+    """Whether an execution identical to a stored one keeps that one's judgments; off, every
+    judgment is made again (a diagnosis's child runs: a judge sampled at a non-zero temperature
+    is one draw, and a diagnosis made again must observe it again)."""
     intervention: dict[str, Any] | None = None
     replay: dict[str, Any] = field(default_factory=dict)
     labeller: Labeller | None = None
@@ -647,7 +651,7 @@ async def _finish_case(
         )
         # The judgments of an execution this run has just made for the first time are all
         # still to be made: skip the lookup.
-        lookup = not (made.fresh and source == MISS)
+        lookup = spec.reuse_judgments and not (made.fresh and source == MISS)
         judged = await _judge_all(run, view, made, lookup)
         for judge, (verdict, address, judged_from) in zip(run.judges, judged, strict=True):
             verdicts[judge.criterion] = _verdict_summary(verdict)

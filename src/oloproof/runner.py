@@ -388,6 +388,7 @@ async def execute_run(
     replay: dict[str, Any] | None = None,
     resume: tuple[str, str, Mapping[str, Any]] | None = None,
     engine: Engine | None = None,
+    reuse_judgments: bool = True,
 ) -> RunOutcome:
     """Execute a plan (or resume a run) and decide its policy; the run is in the ledger.
 
@@ -413,13 +414,26 @@ async def execute_run(
             else:
                 _, run_address, body = resume
             started = _Started(run_id, run_address, body)
-            options = (use_cache, use_stage_cache, intervention, replay or {})
+            options = _Options(
+                use_cache, use_stage_cache, reuse_judgments, intervention, replay or {}
+            )
             return await _execute(
                 ledger, plan, started, options, cases, resume is not None, progress, running
             )
         finally:
             if engine is None:
                 await running.aclose()
+
+
+@dataclass(frozen=True)
+class _Options:
+    """What a run may reuse, and the intervention and replay of a diagnosis's child run."""
+
+    use_cache: bool
+    use_stage_cache: bool
+    reuse_judgments: bool
+    intervention: dict[str, Any] | None
+    replay: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -433,7 +447,7 @@ async def _execute(
     ledger: Ledger,
     plan: RunPlan,
     run: _Started,
-    options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+    options: _Options,
     cases: Sequence[Case] | None,
     resumed: bool,
     progress: Progress | None,
@@ -510,10 +524,9 @@ def _run_spec(
     plan: RunPlan,
     run: _Started,
     meter: UsageMeter,
-    options: tuple[bool, bool, dict[str, Any] | None, dict[str, Any]],
+    options: _Options,
     engine: Engine,
 ) -> RunSpec:
-    use_cache, use_stage_cache, intervention, replay = options
     return RunSpec(
         run_id=run.run_id,
         run_address=run.run_address,
@@ -521,10 +534,11 @@ def _run_spec(
         evaluators=[e if isinstance(e, Evaluator) else meter.watch(e) for e in plan.evaluators],
         concurrency=engine.slots,
         timeout_s=plan.config.timeout_s,
-        use_cache=use_cache,
-        use_stage_cache=use_stage_cache,
-        intervention=intervention,
-        replay=replay,
+        use_cache=options.use_cache,
+        use_stage_cache=options.use_stage_cache,
+        reuse_judgments=options.reuse_judgments,
+        intervention=options.intervention,
+        replay=options.replay,
         labeller=_labeller(plan),
         engine=engine,
         repeats=plan.repeats,

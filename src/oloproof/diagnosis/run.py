@@ -394,6 +394,8 @@ async def _run_child(
         intervention=spec.intervention,
         replay=dict(spec.replay) if spec.replay is not None else None,
         engine=engine,
+        # As the generations: a judgment stored for the same answer is one draw of the judge.
+        reuse_judgments=False,
     )
     return _child_record(spec, outcome.run_id, outcome.run_address)
 
