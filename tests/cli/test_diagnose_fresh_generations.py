@@ -69,9 +69,8 @@ REUSED = (
 )
 
 
-@pytest.fixture()
-def project(tmp_path: Path) -> tuple[Path, str]:
-    root = tmp_path / "once"
+def once_project(root: Path) -> tuple[Path, str]:
+    """The project written in ``root`` and run once: (its folder, the run id)."""
     root.mkdir()
     (root / "app.py").write_text(APP)
     (root / "oloproof.yaml").write_text(CONFIG)
@@ -89,6 +88,11 @@ def project(tmp_path: Path) -> tuple[Path, str]:
     done = oloproof("run", cwd=root)
     assert done.code == 0, done.err
     return root, RUN_ID.findall(done.lines[0])[0]
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> tuple[Path, str]:
+    return once_project(tmp_path / "once")
 
 
 def ok(*args: str, cwd: Path) -> list[str]:
@@ -137,6 +141,35 @@ def test_reused_generations_are_said_to_be_reused(project: tuple[Path, str]) -> 
     address = ADDRESS.findall(lines[-1])[0]
     assert ok("inspect", address, cwd=root)[-1] == REUSED
     ok("diagnose", "--verify", address, cwd=root)
+
+
+def test_the_json_forms_count_the_reused_generations_per_child_run(
+    project: tuple[Path, str],
+) -> None:
+    root, run_id = project
+    fresh = json.loads("\n".join(ok("diagnose", run_id, *GOLD, "--json", cwd=root)))
+    # Nothing read from the cache: no field, as no Reused line is printed.
+    assert "reused_generations" not in fresh
+    shown = json.loads("\n".join(ok("inspect", fresh["address"], "--json", cwd=root)))
+    assert "reused_generations" not in shown
+
+    data = json.loads(
+        "\n".join(ok("diagnose", run_id, *GOLD, "--reuse-generations", "--json", cwd=root))
+    )
+    gold, control = data["diagnosis"]["child_runs"]
+    assert (gold["role"], control["role"]) == ("intervention", "control")
+    counted = [
+        {
+            "label": "gold context",
+            "role": "intervention",
+            "run_id": gold["run_id"],
+            "reused": 4,
+            "generations": 4,
+        }
+    ]
+    assert data["reused_generations"] == counted
+    shown = json.loads("\n".join(ok("inspect", data["address"], "--json", cwd=root)))
+    assert shown["reused_generations"] == counted
 
 
 def test_reusing_generations_with_repeats_is_refused(project: tuple[Path, str]) -> None:

@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 from urllib.parse import quote, urljoin
 
+from tests.cli.test_diagnose_fresh_generations import GOLD, REUSED, once_project
 from tests.cli.test_inspect_diagnosis_excluded import MANY, diagnose, inspected, many_excluded
 from tests.support import oloproof
 from tests.view.support import (
@@ -163,6 +164,27 @@ def test_diagnosis_page_shows_the_selected_and_excluded_lines_as_the_cli_prints_
     run_id = lines[first + 2].split("oloproof inspect ")[1].split()[0]
     assert f'href="/runs/{run_id}/cases/boom"' in page
     assert f'href="/runs/{run_id}/cases/{MANY[0]}"' in page
+
+
+def test_diagnosis_page_says_which_generations_were_reused_as_the_cli_does(
+    tmp_path: Path,
+) -> None:
+    root, run_id = once_project(tmp_path / "once")
+    addresses = []
+    for reuse in ((), ("--reuse-generations",)):
+        done = oloproof("diagnose", run_id, *GOLD, *reuse, cwd=root)
+        assert done.code == 0, done.out + done.err
+        addresses.append(re.findall(r"^Diagnosis (sha256:[0-9a-f]{64})$", done.out, re.M)[0])
+    fresh, reused = addresses
+    assert REUSED in oloproof("inspect", reused, cwd=root).lines
+    with serving(root) as url:
+        fresh_page = fetch(f"{url}/diagnoses/{fresh}")[1]
+        reused_page = fetch(f"{url}/diagnoses/{reused}")[1]
+    assert "Reused:" not in fresh_page
+    shown = [
+        html.unescape(line) for line in re.findall(r'<li class="reused">(.*?)</li>', reused_page)
+    ]
+    assert shown == [REUSED]
 
 
 def test_comparison_page_matrix_agrees_with_the_comparison_counts(

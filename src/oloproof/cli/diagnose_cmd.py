@@ -129,12 +129,7 @@ def reused_lines(ledger: Ledger, body: DiagnosisBody) -> list[str]:
     those answers were observed by an earlier run, not by this diagnosis."""
     from oloproof.diagnosis.derive import reused_generations
 
-    return [
-        f"Reused: {hit} of {total} generations of the {label} run were read from the stage "
-        "cache, not generated again; diagnose without --reuse-generations to generate them "
-        "afresh"
-        for label, hit, total in reused_generations(ledger, body)
-    ]
+    return [reused.line for reused in reused_generations(ledger, body)]
 
 
 def control_line(body: Mapping[str, Any]) -> str:
@@ -282,7 +277,7 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
 
     body = diagnosis_body(event)
     if as_json:
-        from oloproof.diagnosis.derive import diagnosis_excluded
+        from oloproof.diagnosis.derive import diagnosis_excluded, reused_json
         from oloproof.events import plain
 
         data = {
@@ -294,6 +289,7 @@ def _render_diagnosis(ledger: Ledger, address: str, event: Event, as_json: bool)
             # The Excluded lines name a bounded few cases and promise that --json lists them
             # all, while the body holds only the addresses of their pages.
             "excluded": [plain(record) for record in diagnosis_excluded(ledger, body)],
+            **reused_json(ledger, body),
         }
         typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
         return 0

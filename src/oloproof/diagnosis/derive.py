@@ -781,31 +781,68 @@ class Diagnosis:
         return self.body.get("state", COMPLETE)
 
     def to_json(self, ledger: Ledger) -> dict[str, Any]:
-        """A plain-data form for ``--json``: each body with its records read from its pages."""
-        return {
+        """A plain-data form for ``--json``: each body with its records read from its pages,
+        and ``reused_generations`` when a child run read answers from the stage cache."""
+        data: dict[str, Any] = {
             "address": self.address,
             "diagnosis": whole(ledger, self.body),
             "carried": None
             if self.carried is None
             else {"address": self.carried_address, "diagnosis": whole(ledger, self.carried)},
         }
+        return {**data, **reused_json(ledger, self.body)}
 
 
-def reused_generations(ledger: Ledger, body: DiagnosisBody) -> list[tuple[str, int, int]]:
-    """Each child run that read generations from the stage cache instead of generating them:
-    its label, how many it read and how many generations it had in all (its run_end's count).
+@dataclass(frozen=True)
+class Reused:
+    """A child run that read ``reused`` of its ``generations`` from the stage cache instead of
+    generating them (its run_end's count of the generate stage).
 
     Such an answer was observed once, by an earlier run, and a diagnosis that reads it again
-    is not a new observation of it.
+    is not a new observation of it: every reader of the diagnosis says so, in ``line``.
     """
+
+    label: str
+    role: str
+    run_id: str
+    reused: int
+    generations: int
+
+    @property
+    def line(self) -> str:
+        return (
+            f"Reused: {self.reused} of {self.generations} generations of the {self.label} run "
+            "were read from the stage cache, not generated again; diagnose without "
+            "--reuse-generations to generate them afresh"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "label": self.label,
+            "role": self.role,
+            "run_id": self.run_id,
+            "reused": self.reused,
+            "generations": self.generations,
+        }
+
+
+def reused_generations(ledger: Ledger, body: DiagnosisBody) -> list[Reused]:
+    """Each child run of ``body`` that read generations from the stage cache (none: empty)."""
     reused = []
     for child in body["child_runs"]:
         end = latest_end(ledger, child["run_id"])
         stages = end["cache"].get("stages", {}) if end is not None else {}
         hit, miss = stages.get("generate", (0, 0))
         if hit:
-            reused.append((child["label"], hit, hit + miss))
+            reused.append(Reused(child["label"], child["role"], child["run_id"], hit, hit + miss))
     return reused
+
+
+def reused_json(ledger: Ledger, body: DiagnosisBody) -> dict[str, Any]:
+    """``{"reused_generations": [...]}`` for the ``--json`` forms of a diagnosis, or nothing
+    when no child run read from the stage cache, as the text forms print no Reused line."""
+    reused = reused_generations(ledger, body)
+    return {"reused_generations": [r.to_json() for r in reused]} if reused else {}
 
 
 def whole(ledger: Ledger, body: DiagnosisBody) -> dict[str, Any]:

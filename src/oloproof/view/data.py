@@ -29,7 +29,7 @@ import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ledger import Event, Ledger, LedgerError
 from oloproof import events as ev
@@ -65,6 +65,7 @@ from oloproof.metrics import (
     slice_value,
     stream_case_results,
 )
+from oloproof.relevance import retrieval_units, run_unit
 from oloproof.repeats import repeat_counts
 from oloproof.report import (
     JudgeUsageRow,
@@ -77,6 +78,9 @@ from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.subset import Selection
+
+if TYPE_CHECKING:
+    from oloproof.diagnosis.derive import Reused
 
 PAGE_SIZE = 50
 KINDS = ("errored", "failed", "missing")
@@ -563,6 +567,10 @@ class CasePage:
     criteria: list[str]
     stages: list[StageRef]
     diagnosed: list[tuple[str, str, str]]  # (diagnosis, its intervention, this case's label)
+    # What relevance the retrieval is marked with: the run's retrieval metrics' units, and the
+    # one they share (None when they disagree, as ``oloproof.relevance.run_unit`` has it).
+    relevance_units: dict[str, str]
+    relevance_unit: str | None
     repeats: list[RepeatPage] = field(default_factory=list)
     repeats_text: str | None = None
 
@@ -587,6 +595,7 @@ def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
     detail = case_detail(reader.ledger, address, body, repeats=True)
     execution = execution_body(reader.event(detail.execution))
     counts = repeat_counts(body.get("repeats"))
+    units = retrieval_units(run_body["evaluators"])
     return CasePage(
         run_id=run_body["run_id"],
         run_body=run_body,
@@ -595,6 +604,8 @@ def case_page(reader: Reader, run_id: str, case_id: str) -> CasePage:
         criteria=[e["criterion"] for e in run_body["evaluators"]],
         stages=list(execution.get("stages") or []),
         diagnosed=_diagnosed(reader, run_body["run_id"], case_id),
+        relevance_units=units,
+        relevance_unit=run_unit(units),
         repeats=_repeat_pages(reader, detail.repeats or []),
         repeats_text=None if counts is None else repeats_text(counts),
     )
@@ -651,11 +662,12 @@ class DiagnosisPage:
     carried: Mapping[str, Any] | None
     outcomes: dict[str, dict[str, str]]
     parent: RunRow
+    reused: list[Reused]  # the child runs that read generations from the stage cache
 
 
 def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
     from oloproof.diagnosis import load_diagnosis
-    from oloproof.diagnosis.derive import diagnosis_cases
+    from oloproof.diagnosis.derive import diagnosis_cases, reused_generations
 
     try:
         diagnosis = load_diagnosis(reader.ledger, reader.resolve(text))
@@ -681,6 +693,7 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
         diagnosis.carried,
         outcomes,
         _run_row(reader, parent_address, parent_body),
+        reused_generations(reader.ledger, body),
     )
 
 

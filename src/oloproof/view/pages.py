@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -19,6 +19,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from markupsafe import Markup, escape
 
 from oloproof import display, report
+from oloproof.relevance import described, relevant_units, unit_of
 from oloproof.results import Interval
 from oloproof.view import data, svg
 from oloproof.view.links import Links
@@ -59,6 +60,7 @@ def _environment() -> Environment:
         preview=preview,
         artifact=data.last_artifact,
         ranked=ranked_items,
+        relevance_note=relevance_note,
         citations=checked_citations,
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
@@ -144,33 +146,57 @@ def rule_threshold(rule: Mapping[str, Any]) -> float | None:
 
 
 def ranked_items(
-    artifacts: Mapping[str, list[Any]], expected: Mapping[str, Any]
+    artifacts: Mapping[str, list[Any]], expected: Mapping[str, Any], unit: str | None
 ) -> list[svg.Ranked]:
-    """The recorded retrieval in rank order, each marked relevant / in context / dropped."""
+    """The recorded retrieval in rank order, each marked relevant / in context / dropped.
+
+    A candidate is relevant exactly when the run's retrieval metrics count it so: its unit
+    (``unit``, theirs) has a grade above 0 (``oloproof.relevance``). With ``unit`` None they
+    read relevance in different units, and no candidate is marked either way.
+    """
     retrieval = data.last_artifact(artifacts, "retrieval/v1")
     if retrieval is None:
         return []
     context = data.last_artifact(artifacts, "context/v1") or {}
-    relevant = {str(r.get("doc_id")) for r in expected.get("relevant") or []}
+    relevant = set() if unit is None else relevant_units(expected, unit)
+    first: dict[Hashable, int] = {}
     items = {int(i.get("position", 0)): i for i in context.get("items") or []}
     dropped = {int(d.get("position", 0)): d for d in context.get("dropped") or []}
     ranked = []
     for n, candidate in enumerate(retrieval.get("candidates") or [], start=1):
         doc_id = str(candidate.get("doc_id"))
+        chunk_id = candidate.get("chunk_id")
+        key = None if unit is None else unit_of(candidate, unit)
+        # The metrics count a unit retrieved again at its first position only.
+        counted = first.setdefault(key, n) if key in relevant else None
         in_ctx = items.get(n)
         drop = dropped.get(n)
         ranked.append(
             svg.Ranked(
                 position=n,
                 doc_id=doc_id,
+                chunk_id=None if chunk_id is None else str(chunk_id),
                 score=candidate.get("score"),
-                relevant=doc_id in relevant,
+                relevant=None if unit is None else counted is not None,
+                counted_at=None if counted == n else counted,
                 in_context=in_ctx is not None and str(in_ctx.get("doc_id")) == doc_id,
                 dropped=None if drop is None else str(drop.get("reason")),
                 tokens=None if in_ctx is None else in_ctx.get("tokens"),
             )
         )
     return ranked
+
+
+def relevance_note(units: Mapping[str, str], unit: str | None) -> str:
+    """What the stars of a retrieval mean, in the run's relevance unit."""
+    if unit is None:
+        return (
+            "No passage is starred: the retrieval metrics read relevance in different units "
+            f"({described(units)}), so whether a passage is relevant has no one answer."
+        )
+    if not units:
+        return f"★ marks a passage the case labels relevant (a grade above 0, by {unit})."
+    return f"★ marks a passage the retrieval metrics count as relevant (by {unit})."
 
 
 def checked_citations(artifacts: Mapping[str, list[Any]]) -> list[tuple[str, bool]]:

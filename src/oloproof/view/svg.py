@@ -107,11 +107,27 @@ def forest_plot(rows: Sequence[ForestRow], *, title: str) -> Markup:
 class Ranked:
     position: int
     doc_id: str
+    chunk_id: str | None
     score: float | None
-    relevant: bool
+    relevant: bool | None  # None: the retrieval metrics read relevance in different units
+    counted_at: int | None  # a relevant unit retrieved again: the position the metrics count
     in_context: bool
     dropped: str | None  # why it was left out of the context, when it was
     tokens: int | None
+
+    @property
+    def name(self) -> str:
+        """``kb-01``, or ``kb-01 chunk c2`` for a passage recorded with its chunk."""
+        return self.doc_id if self.chunk_id is None else f"{self.doc_id} chunk {self.chunk_id}"
+
+    @property
+    def relevance(self) -> str:
+        """``yes``, ``no``, ``yes, counted at 1`` for a repeat, ``—`` for no one answer."""
+        if self.relevant is None:
+            return "—"
+        if not self.relevant:
+            return "no"
+        return "yes" if self.counted_at is None else f"yes, counted at {self.counted_at}"
 
 
 def ranking(
@@ -137,7 +153,7 @@ def ranking(
         mark = "★ " if item.relevant else ""
         parts.append(
             f'<text class="label {cls}" x="4" y="{y + 15}">{item.position}. {mark}'
-            f"{escape(item.doc_id)}</text>"
+            f"{escape(item.name)}</text>"
         )
         w = 0.0 if item.score is None else round(abs(item.score) / top * bar_w, 2)
         state = "context" if item.in_context else "dropped"
