@@ -132,6 +132,67 @@ def write_project(
     return root
 
 
+# The retrieve stage of the gold-context projects below: the one relevant passage (kb-01) ranks
+# second, under a top_k of 1, so the run's context never holds it and every case fails.
+GOLD_RETRIEVE = """
+    def retrieve(self, input, depth):
+        return Retrieval(query=input["question"], depth=depth, candidates=(
+            Passage(doc_id="noise", text="Unrelated."),
+            Passage(doc_id="kb-01", text="Two business days."),
+        ))
+"""
+
+
+# A retrieve stage that returns the candidates each case's input lists, as they are listed.
+INPUT_RETRIEVE = """
+    def retrieve(self, input, depth):
+        return Retrieval(
+            query=input["question"],
+            depth=depth,
+            candidates=tuple(Passage(**c) for c in input["candidates"]),
+        )
+"""
+
+
+def gold_context_project(
+    root: Path,
+    *,
+    app: str,
+    config: str,
+    questions: Sequence[str],
+    env: dict[str, str] | None = None,
+) -> str:
+    """A staged project in ``root`` (made here), one case per question, each expecting the
+    answer its gold passage (kb-01) holds, run once; the run id."""
+    expected = {
+        "answer": "Two business days",
+        "relevant": [{"doc_id": "kb-01"}],
+        "gold_context": [{"doc_id": "kb-01", "text": "Two business days."}],
+    }
+    root.mkdir()
+    (root / "app.py").write_text(app)
+    (root / "oloproof.yaml").write_text(config)
+    with (root / "cases.jsonl").open("w") as f:
+        for q in questions:
+            f.write(json.dumps({"id": q, "input": {"question": q}, "expected": expected}) + "\n")
+    done = oloproof("run", cwd=root, env=env)
+    assert done.code in (0, 3), done.out + done.err
+    return _RUN_ID.findall(done.lines[0])[0]
+
+
+def child_run_reports(
+    root: Path, lines: Sequence[str], env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """``inspect --json`` of each child run a diagnosis's output names, in order."""
+    (children,) = [line for line in lines if line.startswith("Child runs: ")]
+    reports = []
+    for run_id in _RUN_ID.findall(children):
+        done = oloproof("inspect", run_id, "--json", cwd=root, env=env)
+        assert done.code == 0, done.out + done.err
+        reports.append(json.loads(done.out))
+    return reports
+
+
 def copy_example(name: str, dest: Path) -> Path:
     target = dest / name
     shutil.copytree(

@@ -15,9 +15,10 @@ import re
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import GOLD_RETRIEVE, child_run_reports, gold_context_project, oloproof
 
-APP = '''
+APP = (
+    '''
 from pathlib import Path
 
 from oloproof import Passage, Retrieval, rag_system
@@ -35,18 +36,15 @@ def times_asked(question):
 
 
 @rag_system(name="once", version="1", depth=2, top_k=1, index_version="k")
-class Once:
-    def retrieve(self, input, depth):
-        return Retrieval(query=input["question"], depth=depth, candidates=(
-            Passage(doc_id="noise", text="Unrelated."),
-            Passage(doc_id="kb-01", text="Two business days."),
-        ))
-
+class Once:'''
+    + GOLD_RETRIEVE
+    + """
     def generate(self, input, context):
         if context.source == "gold" and times_asked(input["question"]) == 1:
             return {"answer": context.items[0].text}
         return {"answer": "no idea"}
-'''
+"""
+)
 
 CONFIG = """
 system:
@@ -71,23 +69,7 @@ REUSED = (
 
 def once_project(root: Path) -> tuple[Path, str]:
     """The project written in ``root`` and run once: (its folder, the run id)."""
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    expected = {
-        "answer": "Two business days",
-        "relevant": [{"doc_id": "kb-01"}],
-        "gold_context": [{"doc_id": "kb-01", "text": "Two business days."}],
-    }
-    (root / "cases.jsonl").write_text(
-        "".join(
-            json.dumps({"id": q, "input": {"question": q}, "expected": expected}) + "\n"
-            for q in QUESTIONS
-        )
-    )
-    done = oloproof("run", cwd=root)
-    assert done.code == 0, done.err
-    return root, RUN_ID.findall(done.lines[0])[0]
+    return root, gold_context_project(root, app=APP, config=CONFIG, questions=QUESTIONS)
 
 
 @pytest.fixture()
@@ -107,12 +89,7 @@ def asked(root: Path) -> dict[str, int]:
 
 def generate_counts(root: Path, lines: list[str]) -> list[list[int]]:
     """[hits, misses] of the generate stage of each child run the output names, in order."""
-    (children,) = [line for line in lines if line.startswith("Child runs: ")]
-    counts = []
-    for run_id in RUN_ID.findall(children):
-        report = json.loads("\n".join(ok("inspect", run_id, "--json", cwd=root)))
-        counts.append(report["stages"]["generate"])
-    return counts
+    return [report["stages"]["generate"] for report in child_run_reports(root, lines)]
 
 
 def test_a_diagnosis_made_again_asks_the_system_again(project: tuple[Path, str]) -> None:

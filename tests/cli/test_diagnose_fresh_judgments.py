@@ -17,26 +17,24 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import GOLD_RETRIEVE, child_run_reports, gold_context_project, oloproof
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, answer
 
-APP = """
+APP = (
+    """
 from oloproof import Passage, Retrieval, rag_system
 
 
 @rag_system(name="steady", version="1", depth=2, top_k=1, index_version="k")
-class Steady:
-    def retrieve(self, input, depth):
-        return Retrieval(query=input["question"], depth=depth, candidates=(
-            Passage(doc_id="noise", text="Unrelated."),
-            Passage(doc_id="kb-01", text="Two business days."),
-        ))
-
+class Steady:"""
+    + GOLD_RETRIEVE
+    + """
     def generate(self, input, context):
         first = context.items[0]
         return {"answer": first.text if first.doc_id == "kb-01" else "no idea"}
 """
+)
 
 CONFIG = """
 system:
@@ -57,7 +55,6 @@ evaluators:
 QUESTIONS = ["q1", "q2", "q3", "q4"]
 GOLD = ["--intervention", "gold-context", "--criterion", "answer_equivalent"]
 ENV = {"FRESH_JUDGE_KEY": "fresh-judge-key-0123456789"}
-RUN_ID = re.compile(r"run_[0-9A-Z]{26}")
 
 
 class FirstTimeJudge:
@@ -79,39 +76,15 @@ class FirstTimeJudge:
 def project(tmp_path: Path) -> Iterator[tuple[Path, str, ScriptedJudgeServer]]:
     with ScriptedJudgeServer(default=FirstTimeJudge()) as server:
         root = tmp_path / "steady"
-        root.mkdir()
-        (root / "app.py").write_text(APP)
-        (root / "oloproof.yaml").write_text(CONFIG.format(url=server.openai_base_url))
-        expected = {
-            "answer": "Two business days",
-            "relevant": [{"doc_id": "kb-01"}],
-            "gold_context": [{"doc_id": "kb-01", "text": "Two business days."}],
-        }
-        (root / "cases.jsonl").write_text(
-            "".join(
-                json.dumps({"id": q, "input": {"question": q}, "expected": expected}) + "\n"
-                for q in QUESTIONS
-            )
-        )
-        done = oloproof("run", cwd=root, env=ENV)
-        assert done.code in (0, 3), done.out + done.err
-        yield root, RUN_ID.findall(done.lines[0])[0], server
+        config = CONFIG.format(url=server.openai_base_url)
+        run_id = gold_context_project(root, app=APP, config=config, questions=QUESTIONS, env=ENV)
+        yield root, run_id, server
 
 
 def ok(*args: str, cwd: Path) -> list[str]:
     done = oloproof(*args, cwd=cwd, env=ENV)
     assert done.code == 0, done.out + done.err
     return done.lines
-
-
-def judgment_counts(root: Path, lines: list[str]) -> list[list[int]]:
-    """[hits, misses, shared] of the judgments of each child run the output names, in order."""
-    (children,) = [line for line in lines if line.startswith("Child runs: ")]
-    counts = []
-    for run_id in RUN_ID.findall(children):
-        report = json.loads("\n".join(ok("inspect", run_id, "--json", cwd=root)))
-        counts.append(report["cache"]["judgment"])
-    return counts
 
 
 def test_a_diagnosis_made_again_asks_the_judge_again(
@@ -126,7 +99,9 @@ def test_a_diagnosis_made_again_asks_the_judge_again(
     # passed the first time: nothing recovered.
     assert len(server.requests) - asked == 8
     assert "Recovered under gold context: 0 of 4" in again
-    assert judgment_counts(root, again) == [[0, 4, 0], [0, 4, 0]]
+    # [hits, misses, shared] of each child run's judgments: every one made by it.
+    judgments = [report["cache"]["judgment"] for report in child_run_reports(root, again, ENV)]
+    assert judgments == [[0, 4, 0], [0, 4, 0]]
     address = re.findall(r"sha256:[0-9a-f]{64}", again[-1])[0]
     ok("diagnose", "--verify", address, cwd=root)
     ok("verify", cwd=root)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import normalise, oloproof, write_project
+from tests.support import INPUT_RETRIEVE, normalise, oloproof, write_project
 
 from ledger import Event
 from oloproof import events as ev
@@ -32,21 +32,17 @@ from oloproof.diagnosis.derive import derive_diagnosis, diagnosis_refs, put_page
 from oloproof.store import open_project_ledger
 from oloproof.stored_runs import load_run
 
-APP = """
+APP = (
+    """
 import re
 
 from oloproof import Passage, Retrieval, rag_system
 
 
 @rag_system(name="scripted", version="1", depth=6, top_k=2, index_version="s")
-class Scripted:
-    def retrieve(self, input, depth):
-        return Retrieval(
-            query=input["question"],
-            depth=depth,
-            candidates=tuple(Passage(**c) for c in input["candidates"]),
-        )
-
+class Scripted:"""
+    + INPUT_RETRIEVE
+    + """
     def generate(self, input, context):
         if not context.items:
             return {"answer": "none", "citations": []}
@@ -54,6 +50,7 @@ class Scripted:
         first = re.split(r"(?<=[.!?])\\s+", best.text or "")[0]
         return {"answer": first, "citations": [best.doc_id]}
 """
+)
 
 CONFIG = """\
 system:

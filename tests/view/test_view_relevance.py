@@ -20,25 +20,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import oloproof, write_project
+from tests.support import INPUT_RETRIEVE, oloproof, write_project
 from tests.view.support import RUN_ID, fetch, serving
 
-APP = """
+APP = (
+    """
 from oloproof import Passage, Retrieval, rag_system
 
 
 @rag_system(name="listed", version="1", depth=3, top_k=2, index_version="l")
-class Listed:
-    def retrieve(self, input, depth):
-        return Retrieval(
-            query=input["question"],
-            depth=depth,
-            candidates=tuple(Passage(**c) for c in input["candidates"]),
-        )
-
+class Listed:"""
+    + INPUT_RETRIEVE
+    + """
     def generate(self, input, context):
         return {"answer": context.items[0].text if context.items else "none"}
 """
+)
 
 CONFIG = """\
 system:
