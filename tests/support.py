@@ -13,7 +13,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -191,6 +191,37 @@ def child_run_reports(
         assert done.code == 0, done.out + done.err
         reports.append(json.loads(done.out))
     return reports
+
+
+def decision_recorded_at(
+    root: Path, schema: int, as_then: Callable[[dict[str, Any]], dict[str, Any]]
+) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+    """The project's first decision recorded again at an older ``schema``, its body as
+    ``as_then`` makes it from today's: (that event's address, its body, its refs)."""
+    from ledger import Event
+    from oloproof import events as ev
+    from oloproof.store import open_project_ledger
+
+    with open_project_ledger(root, create=False) as ledger:
+        _, event = next(iter(ledger.events(ev.DECISION)))
+        body = as_then(json.loads(json.dumps(event.body)))
+        return ledger.put(Event(ev.DECISION, schema, body, event.refs)), body, event.refs
+
+
+def stale_when_current(root: Path, body: dict[str, Any], refs: tuple[str, ...]) -> str:
+    """``body`` recorded at today's decision schema, which it does not hold to: the one
+    StaleSummary line ``verify`` reports for it (verify exits 1)."""
+    from ledger import Event
+    from oloproof import events as ev
+    from oloproof.store import open_project_ledger
+
+    with open_project_ledger(root, create=False) as ledger:
+        forged = ledger.put(Event(ev.DECISION, ev.SCHEMAS[ev.DECISION], body, refs))
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 1, verified.out + verified.err
+    stale = [line for line in verified.lines if line.startswith("StaleSummary")]
+    assert len(stale) == 1 and stale[0].startswith(f"StaleSummary {forged}: decision: ")
+    return stale[0]
 
 
 def copy_example(name: str, dest: Path) -> Path:

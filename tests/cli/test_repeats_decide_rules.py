@@ -20,9 +20,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support import FLAKY_APP, Result, oloproof, write_project
+from tests.support import (
+    FLAKY_APP,
+    Result,
+    decision_recorded_at,
+    oloproof,
+    stale_when_current,
+    write_project,
+)
 
-from ledger import Event
 from oloproof import events as ev
 from oloproof.store import open_project_ledger
 
@@ -171,10 +177,7 @@ def test_a_decision_of_schema_2_re_derives_as_it_was_made(tmp_path: Path) -> Non
     root = project(tmp_path)
     done = oloproof("run", "--repeats", "3", cwd=root)
     assert done.code == 3, done.out + done.err
-    with open_project_ledger(root, create=False) as ledger:
-        ((_, event),) = list(ledger.events(ev.DECISION))
-        body = _as_schema_2(json.loads(json.dumps(event.body)))
-        old = ledger.put(Event(ev.DECISION, 2, body, event.refs))
+    old, body, refs = decision_recorded_at(root, 2, _as_schema_2)
     # Read through its upcaster: decided by the rule of its day.
     raw = json.loads(oloproof("inspect", old, "--json", cwd=root).out)
     assert raw["body"]["counts_missing_repeats"] is False
@@ -187,15 +190,9 @@ def test_a_decision_of_schema_2_re_derives_as_it_was_made(tmp_path: Path) -> Non
     assert "re-derived 2 decision(s)" in verified.out
 
     # The same body recorded at today's schema claims a rule it was not decided by.
-    with open_project_ledger(root, create=False) as ledger:
-        current = {**body, "counts_missing_repeats": True}
-        forged = ledger.put(Event(ev.DECISION, ev.SCHEMAS[ev.DECISION], current, event.refs))
-    verified = oloproof("verify", cwd=root)
-    assert verified.code == 1, verified.out + verified.err
-    stale = [line for line in verified.lines if line.startswith("StaleSummary")]
-    assert len(stale) == 1 and stale[0].startswith(f"StaleSummary {forged}: decision: ")
+    stale = stale_when_current(root, {**body, "counts_missing_repeats": True}, refs)
     # Today's rule counts the ten cases with an errored repeat against the count.
     assert (
         "observed_only: stored (absent), re-derived {'outcome': 'PASS', 'reason': "
         "'observed_failures_within_limit'}"
-    ) in stale[0]
+    ) in stale

@@ -25,12 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import Result, oloproof
+from tests.support import Result, decision_recorded_at, oloproof, stale_when_current
 from tests.view.support import fetch, serving
-
-from ledger import Event
-from oloproof import events as ev
-from oloproof.store import open_project_ledger
 
 CASES = 300
 PASSING = 150  # cases c0 … c149 pass; c150 … c299 fail
@@ -206,10 +202,7 @@ def test_a_decision_of_schema_1_re_derives_as_it_was_made(tmp_path: Path) -> Non
     root = project(tmp_path / "p")
     done = oloproof("run", "--sample", "1", "--seed", str(passing_seed()), cwd=root)
     assert done.code == 3, done.out + done.err
-    with open_project_ledger(root, create=False) as ledger:
-        _, event = next(iter(ledger.events(ev.DECISION)))
-        body = _as_schema_1(json.loads(json.dumps(event.body)))
-        old = ledger.put(Event(ev.DECISION, 1, body, event.refs))
+    old, body, refs = decision_recorded_at(root, 1, _as_schema_1)
     # Read through its upcaster: not decided by today's rule for counts.
     raw = json.loads(oloproof("inspect", old, "--json", cwd=root).out)
     assert raw["body"]["count_rules_need_suite"] is False
@@ -219,14 +212,8 @@ def test_a_decision_of_schema_1_re_derives_as_it_was_made(tmp_path: Path) -> Non
     assert "re-derived 2 decision(s)" in verified.out
 
     # The same PASS recorded at today's schema claims a rule it was not decided by.
-    with open_project_ledger(root, create=False) as ledger:
-        current = {**body, "count_rules_need_suite": True}
-        forged = ledger.put(Event(ev.DECISION, ev.SCHEMAS[ev.DECISION], current, event.refs))
-    verified = oloproof("verify", cwd=root)
-    assert verified.code == 1, verified.out + verified.err
-    stale = [line for line in verified.lines if line.startswith("StaleSummary")]
-    assert len(stale) == 1 and stale[0].startswith(f"StaleSummary {forged}: decision: ")
-    assert "rules[1].outcome: stored 'PASS', re-derived 'INSUFFICIENT_EVIDENCE'" in stale[0]
+    stale = stale_when_current(root, {**body, "count_rules_need_suite": True}, refs)
+    assert "rules[1].outcome: stored 'PASS', re-derived 'INSUFFICIENT_EVIDENCE'" in stale
 
 
 @pytest.mark.parametrize(
