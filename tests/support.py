@@ -252,6 +252,38 @@ def serving_judge_gate(dest: Path) -> Iterator[tuple[Path, Any]]:
         yield root, server
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """A test server's handler: logs nothing, and sends each reply whole, closing its
+    connection (a client that took it for kept alive could send the next case on it as it
+    closes)."""
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def reply(self, status: int, data: bytes, **headers: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@contextlib.contextmanager
+def served_project(
+    root: Path, handler: type[BaseHTTPRequestHandler], config: str, cases: Iterable[Any]
+) -> Iterator[Path]:
+    """A project in ``root`` (made here) whose system is ``handler``, served while it is in use:
+    ``config`` names its URL ``{url}``, and ``cases`` are its cases."""
+    with http_server(handler) as base:
+        root.mkdir()
+        (root / "oloproof.yaml").write_text(config.format(url=base + "/answer"))
+        (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+        yield root
+
+
 @contextlib.contextmanager
 def http_server(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     """A real HTTP server on 127.0.0.1, on a free port, answering with ``handler``; its base

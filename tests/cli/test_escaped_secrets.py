@@ -33,12 +33,10 @@ import json
 import re
 import urllib.parse
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
-from tests.support import Result, http_server, oloproof, serving_judge_gate
+from tests.support import QuietHandler, Result, oloproof, served_project, serving_judge_gate
 
 from oloproof.testing import Reply, raw, verdict
 
@@ -164,35 +162,22 @@ FORMS = [
 ]
 
 
-class Echo(BaseHTTPRequestHandler):
+class Echo(QuietHandler):
     """Answers each case as ``REPLIES`` says for the case's ``mode``."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         mode = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["mode"]
         token = self.headers["Authorization"].removeprefix("Bearer ")
         status, body = REPLIES[mode](token, self.headers["X-Passphrase"], self.headers["X-Spaced"])
-        data = body.encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(data)
+        self.reply(status, body.encode())
 
 
 @pytest.fixture
 def echo_project(tmp_path: Path) -> Iterator[Path]:
-    with http_server(Echo) as base:
-        root = tmp_path / "echo"
-        root.mkdir()
-        (root / "oloproof.yaml").write_text(CONFIG.format(url=base + "/answer"))
-        cases = [
-            {"id": mode, "input": {"mode": mode}, "expected": {"answer": "ok"}} for mode in REPLIES
-        ]
-        (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in cases))
+    cases = [
+        {"id": mode, "input": {"mode": mode}, "expected": {"answer": "ok"}} for mode in REPLIES
+    ]
+    with served_project(tmp_path / "echo", Echo, CONFIG, cases) as root:
         yield root
 
 

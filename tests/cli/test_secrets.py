@@ -18,12 +18,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import Result, http_server, oloproof, serving_judge_gate
+from tests.support import QuietHandler, Result, oloproof, served_project, serving_judge_gate
 
 from oloproof.testing import RecordedRequest, Reply, raw, verdict
 
@@ -52,12 +51,9 @@ evaluators:
 """
 
 
-class Echo(BaseHTTPRequestHandler):
+class Echo(QuietHandler):
     """Repeats the Authorization header it was sent: in a 400 for "refuse", in a 200 answer
     for "echo", not at all for anything else."""
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         question = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["question"]
@@ -70,21 +66,12 @@ class Echo(BaseHTTPRequestHandler):
             self._send(200, {"result": {"answer": "ok"}})
 
     def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.reply(status, json.dumps(body).encode())
 
 
 @pytest.fixture
 def echo_project(tmp_path: Path) -> Iterator[Path]:
-    with http_server(Echo) as base:
-        root = tmp_path / "echo"
-        root.mkdir()
-        (root / "oloproof.yaml").write_text(CONFIG.format(url=base + "/answer"))
-        (root / "cases.jsonl").write_text("".join(json.dumps(c) + "\n" for c in CASES))
+    with served_project(tmp_path / "echo", Echo, CONFIG, CASES) as root:
         yield root
 
 
