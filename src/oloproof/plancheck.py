@@ -2,8 +2,8 @@
 
 Each refuses input that would otherwise be accepted and then quietly mean something else, or
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
-slice), an HTTP header that reads an environment variable which is not set (every case would
-fail at its first call).
+slice), an HTTP header that reads an environment variable which is not set, or that resolves to
+a name or value HTTP cannot carry (every case would fail at its first call).
 """
 
 from __future__ import annotations
@@ -36,16 +36,15 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
             raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
 
 
-def check_header_variables(config: ProjectConfig, config_path: Path) -> None:
-    """Refuse an HTTP header that reads an environment variable which is not set."""
+def check_headers(config: ProjectConfig, config_path: Path) -> None:
+    """Refuse an HTTP header that cannot be sent as it resolves here: one reading an environment
+    variable which is not set, or whose name or value HTTP does not allow."""
     if config.system.http is None:
         return
-    from oloproof.systems.http import header_variables
+    from oloproof.systems.http import header_fault
 
     for header, template in config.system.http.headers.items():
-        for name in header_variables(template):
-            if name not in os.environ:
-                where = config.location("system", "http", "headers", header, path=config_path)
-                raise ConfigError(
-                    f"{where}: system.http.headers.{header}: environment variable {name} is not set"
-                )
+        fault = header_fault(header, template, os.environ)
+        if fault is not None:
+            where = config.location("system", "http", "headers", header, path=config_path)
+            raise ConfigError(f"{where}: {fault.text}")

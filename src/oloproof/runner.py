@@ -57,7 +57,7 @@ from oloproof.metrics import (
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
-from oloproof.plancheck import check_header_variables, check_slices
+from oloproof.plancheck import check_headers, check_slices
 from oloproof.policy import Subset, calibrations_relied_on, decide_policy, gate
 from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
@@ -199,7 +199,7 @@ def _plan(
     else:
         dataset = recorded
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
-        check_header_variables(config, config_path)
+        check_headers(config, config_path)
     evaluators = _build_evaluators(config, base, config_path)
     if recorded is None:
         # A replay executes the config its run recorded, which no edit can change: an older

@@ -574,6 +574,20 @@ def test_missing_env_var_is_a_config_error_naming_header_and_variable(
     assert server.seen == []  # nothing was sent
 
 
+def test_an_env_value_no_header_can_carry_is_a_config_error_without_the_value(
+    server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SUPPORT_API_TOKEN", "do-not-print\r\nX-Injected: yes")
+    system = adapter(server.url, headers={"Authorization": "Bearer ${SUPPORT_API_TOKEN}"})
+    with pytest.raises(ConfigError) as err:
+        run(system)
+    assert str(err.value) == (
+        "oloproof.http.yaml: system.http.headers.Authorization: environment variable "
+        "SUPPORT_API_TOKEN holds a line break, which an HTTP header cannot carry"
+    )
+    assert server.seen == []  # nothing was sent
+
+
 # ------------------------------------------------------------------------ configuration
 
 

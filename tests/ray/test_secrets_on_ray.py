@@ -24,7 +24,8 @@ __all__ = ["echo_project"]  # the fixture, used by name
 
 @pytest.fixture(scope="module")
 def cluster() -> Iterator[RayCluster]:
-    running = RayCluster(num_cpus=2, worker_env={"ECHO_TOKEN": TOKEN}).start()
+    workers = {"ECHO_TOKEN": TOKEN, "BROKEN_ON_THE_WORKERS": f"{TOKEN}\n"}
+    running = RayCluster(num_cpus=2, worker_env=workers).start()
     try:
         yield running
     finally:
@@ -65,5 +66,22 @@ def test_a_variable_the_workers_lack_is_refused_before_the_run_starts(
         f"error: {config}, line 9: system.http.headers.Authorization: environment variable "
         "ONLY_ON_THE_DRIVER is not set on the Ray workers, which read it there"
     ]
+    listed = oloproof("runs", cwd=echo_project)
+    assert "run_" not in listed.out  # nothing was recorded
+
+
+def test_a_variable_no_header_can_carry_on_the_workers_is_refused_before_the_run_starts(
+    echo_project: Path, cluster: RayCluster
+) -> None:
+    config = echo_project / "oloproof.yaml"
+    config.write_text(config.read_text().replace("${ECHO_TOKEN}", "${BROKEN_ON_THE_WORKERS}"))
+    refused = cluster.run("run", "--engine", cluster.address, cwd=echo_project)
+    assert refused.code == 2, refused.err
+    assert refused.err.splitlines() == [
+        f"error: {config}, line 9: system.http.headers.Authorization: environment variable "
+        "BROKEN_ON_THE_WORKERS holds a line break, which an HTTP header cannot carry (as the Ray "
+        "workers read it)"
+    ]
+    assert TOKEN not in refused.out + refused.err
     listed = oloproof("runs", cwd=echo_project)
     assert "run_" not in listed.out  # nothing was recorded

@@ -132,13 +132,11 @@ class Replica:
                 "error": f"the project folder {setup.base_dir} is not on the Ray workers; set "
                 "engine.ship_project: true to send it with the run"
             }
-        unset = _unset_header_variable(setup.system)
-        if unset is not None:
-            where = setup.header_places.get(unset[0], setup.where)
-            return {
-                "error": f"{where}: system.http.headers.{unset[0]}: environment variable "
-                f"{unset[1]} is not set on the Ray workers, which read it there"
-            }
+        fault = _header_fault(setup.system)
+        if fault is not None:
+            header, problem = fault
+            where = setup.header_places.get(header, setup.where)
+            return {"error": f"{where}: {problem}"}
         try:
             self._system = build_system(
                 setup.system,
@@ -229,17 +227,22 @@ class Replica:
         return replay
 
 
-def _unset_header_variable(system: SystemConfig) -> tuple[str, str] | None:
-    """The first HTTP header reading an environment variable this worker lacks, and the
-    variable: the driver checks its own environment only for a local run."""
+def _header_fault(system: SystemConfig) -> tuple[str, str] | None:
+    """The first HTTP header this worker cannot send, and why: the driver checks its own
+    environment only for a local run."""
     if system.http is None:
         return None
-    from oloproof.systems.http import header_variables
+    from oloproof.systems.http import header_fault
 
     for header, template in system.http.headers.items():
-        for name in header_variables(template):
-            if name not in os.environ:
-                return header, name
+        fault = header_fault(header, template, os.environ)
+        if fault is None:
+            continue
+        if fault.unset:
+            return header, f"{fault.text} on the Ray workers, which read it there"
+        if fault.variable is not None:
+            return header, f"{fault.text} (as the Ray workers read it)"
+        return header, fault.text
     return None
 
 

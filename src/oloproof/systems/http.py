@@ -15,6 +15,10 @@ names the status and quotes at most the body's first characters, never cut insid
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
 Header values are never part of the identity; a value read from the environment is registered
 with ``oloproof.redaction``, so it is never stored or printed, even when the endpoint echoes it.
+A header that cannot be sent as it resolves (``header_fault``: a name that is not a token; a
+value holding a line break, a control character, a character outside ASCII, bytes that are not
+text, or white space at an end) is a ``ConfigError`` naming the header and the variable at
+fault, never the value; a run is refused for it when planned, before any case calls.
 
 Oloproof cannot see the code behind an endpoint, so by default no run reuses another's
 executions: every case calls the endpoint on every run (judgments of an unchanged output are
@@ -31,6 +35,8 @@ import json
 import os
 import re
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -47,6 +53,9 @@ if TYPE_CHECKING:
     from oloproof.config import HttpSystem
 
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# RFC 9110's token, the only header names h11 sends.
+_HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
+_CANNOT = ", which an HTTP header cannot carry"
 _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
@@ -157,19 +166,12 @@ class HttpSystemAdapter:
         """The configured headers with ``${NAME}`` read from the environment, now."""
         resolved: dict[str, str] = {}
         for header, template in self._settings.headers.items():
-
-            def substitute(match: re.Match[str], header: str = header) -> str:
-                name = match.group(1)
-                value = os.environ.get(name)
-                if value is None:
-                    raise ConfigError(
-                        f"{self._where}: system.http.headers.{header}: environment variable "
-                        f"{name} is not set"
-                    )
-                redaction.register(value)  # kept out of everything stored or printed
-                return value
-
-            resolved[header] = _ENV_REF.sub(substitute, template)
+            fault = header_fault(header, template, os.environ)
+            if fault is not None:
+                raise ConfigError(f"{self._where}: {fault.text}")
+            for name in header_variables(template):
+                redaction.register(os.environ[name])  # kept out of everything stored or printed
+            resolved[header] = _resolve(template, os.environ)
         return resolved
 
     async def _post(self, case: Case) -> dict[str, Any]:
@@ -236,6 +238,80 @@ class HttpSystemAdapter:
 def header_variables(template: str) -> list[str]:
     """The environment variables a header value reads (``${NAME}``), in order."""
     return _ENV_REF.findall(template)
+
+
+@dataclass(frozen=True)
+class HeaderFault:
+    """Why a configured header cannot be sent. It never holds a value read from the
+    environment, which may be a secret."""
+
+    text: str  # the error after the config location: "system.http.headers.<header>: …"
+    variable: str | None = None  # the environment variable at fault
+    unset: bool = False  # that variable is not set at all
+
+
+def header_fault(header: str, template: str, environ: Mapping[str, str]) -> HeaderFault | None:
+    """Why ``header`` with the value ``template``, its ``${NAME}`` read from ``environ``, cannot
+    be sent, or None when it can: what httpx (which sends header text as ASCII) or h11 (which
+    refuses what RFC 9110 does not allow in a field) would fail every case on."""
+    if not _HEADER_NAME.fullmatch(header):
+        return HeaderFault(
+            f"system.http.headers: {header!r} is not an HTTP header name (letters, digits and "
+            "!#$%&'*+-.^_`|~ only)"
+        )
+    field = f"system.http.headers.{header}:"
+    names = header_variables(template)
+    for name in names:
+        if name not in environ:
+            return HeaderFault(f"{field} environment variable {name} is not set", name, True)
+    for name in names:
+        what = _unsendable(environ[name])
+        if what is not None:
+            return HeaderFault(f"{field} environment variable {name} holds {what}{_CANNOT}", name)
+    what = _unsendable(_ENV_REF.sub("", template))
+    if what is not None:
+        return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
+    value = _resolve(template, environ)
+    if value == value.strip(" \t"):
+        return None
+    end = "start" if value[:1] in (" ", "\t") else "end"
+    # The white space is the config's beside a variable left empty, or a variable's own.
+    for name in names:
+        if not environ[name]:
+            return HeaderFault(
+                f"{field} environment variable {name} is empty, which leaves white space at the "
+                f"{end} of the header's value{_CANNOT}",
+                name,
+            )
+    for name in names:
+        if environ[name] != environ[name].strip(" \t"):
+            return HeaderFault(
+                f"{field} environment variable {name} holds white space at the start or end of "
+                f"the header's value{_CANNOT}",
+                name,
+            )
+    return HeaderFault(f"{field} its configured value has white space at its {end}{_CANNOT}")
+
+
+def _unsendable(text: str) -> str | None:
+    """The kind of the first character in ``text`` that no header value may hold (never the
+    character: it may be part of a secret), or None."""
+    for char in text:
+        if " " <= char <= "~" or char == "\t":
+            continue
+        if char in "\r\n":
+            return "a line break"
+        if char < " " or char == "\x7f":
+            return "a control character"
+        if "\udc80" <= char <= "\udcff":
+            # How Python holds environment bytes that do not decode (PEP 383).
+            return "bytes that are not text"
+        return "a character outside ASCII"
+    return None
+
+
+def _resolve(template: str, environ: Mapping[str, str]) -> str:
+    return _ENV_REF.sub(lambda match: environ[match.group(1)], template)
 
 
 def _retry_after(value: str | None) -> float | None:
