@@ -57,12 +57,17 @@ def oloproof(
 
 
 def start_run(
-    root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    root: Path,
+    marker: str,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    command: tuple[str, ...] = ("-m", "oloproof"),
 ) -> subprocess.Popen[str]:
     """``oloproof run`` (with ``args``) in ``root``, returned once its stderr's first line is
-    ``marker``."""
+    ``marker``. ``command`` is what Python runs it as: a script standing for an earlier
+    release, say."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "oloproof", "run", *args],
+        [sys.executable, *command, "run", *args],
         cwd=root,
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
@@ -76,11 +81,15 @@ def start_run(
 
 @contextlib.contextmanager
 def run_in_progress(
-    root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+    root: Path,
+    marker: str,
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = (),
+    command: tuple[str, ...] = ("-m", "oloproof"),
 ) -> Iterator[subprocess.Popen[str]]:
     """``start_run``'s process while the block runs; then Ctrl-C, and killed if it outlives
     that by 60 seconds."""
-    proc = start_run(root, marker, env, args)
+    proc = start_run(root, marker, env, args, command)
     try:
         yield proc
     finally:

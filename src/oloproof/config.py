@@ -545,14 +545,18 @@ def load_config(path: Path) -> ProjectConfig:
     return config
 
 
-def load_policy(path: Path) -> Policy:
-    """Read and validate a release policy file."""
+def load_policy(path: Path, *, as_recorded: bool = False) -> Policy:
+    """Read and validate a release policy file.
+
+    ``as_recorded``: read it as ``recorded_policy`` reads a run's record, without the checks
+    on its choices an earlier release may not have made, to hold it to what a run recorded.
+    """
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a policy mapping at the top level")
     _repeated_rule_id(path, data, lines)
     try:
-        return Policy.model_validate(data)
+        return Policy.model_validate(data, context={_RECORDED: True} if as_recorded else None)
     except ValidationError as exc:
         kind = wrong_kind(data, "policy")
         if kind is not None:

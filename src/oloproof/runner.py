@@ -179,6 +179,8 @@ def _plan(
     policy_path: Path | None,
     concurrency: int | None,
     recorded: RecordedDataset | None = None,
+    *,
+    policy_as_recorded: bool = False,
 ) -> RunPlan:
     require_engine(config, config_path)
     base = config_path.parent
@@ -206,7 +208,11 @@ def _plan(
         # release may have recorded the slice over metrics in two units, and the labeller
         # leaves it out when they have no one unit.
         _check_relevance_unit(config, config_path, _relevance_units(evaluators))
-    policy = load_policy(policy_path.resolve()) if policy_path is not None else None
+    policy = (
+        load_policy(policy_path.resolve(), as_recorded=policy_as_recorded)
+        if policy_path is not None
+        else None
+    )
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
         judged = set(judge_identities(evaluators))
@@ -747,6 +753,18 @@ def _left_out(run_body: Mapping[str, Any]) -> Subset | None:
     return Subset(planned, total)
 
 
+def refused_policy(plan: RunPlan) -> str | None:
+    """Why this release would refuse the plan's policy file for a new run, or None: a resumed
+    run is decided by the policy it recorded, which an earlier release may have accepted."""
+    if plan.policy_path is None:
+        return None
+    try:
+        load_policy(plan.policy_path)
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def _in_project(path: Path, started_in: Path, ledger: Ledger) -> Path:
     """``path``, recorded by a run started in the folder ``started_in``, in the project whose
     ledger is ``ledger``: a project copied or moved since resumes with its own files (then
@@ -770,11 +788,20 @@ def resume_plan(
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy = run.body["policy_path"]
     started_in = Path(run.body["config_path"]).parent
-    plan = plan_run(
-        _in_project(Path(run.body["config_path"]), started_in, ledger),
-        policy_path=_in_project(Path(policy), started_in, ledger) if policy else None,
-        concurrency=concurrency,
-        engine=engine,
+    config_path = _in_project(Path(run.body["config_path"]), started_in, ledger).resolve()
+    config = load_config(config_path)
+    policy_path = _in_project(Path(policy), started_in, ledger) if policy else None
+    if policy_path is None and config.policy is not None:
+        policy_path = config_path.parent / config.policy
+    # The run is decided by the policy it recorded (``decide_run``), which checks added to
+    # policies since it started do not undo: the file is read as the record is, only to hold
+    # it to what the run recorded.
+    plan = _plan(
+        _with_engine(config, engine),
+        config_path,
+        policy_path,
+        concurrency,
+        policy_as_recorded=True,
     )
     plan = plan.restrict(
         Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1), recorded=True

@@ -21,7 +21,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support import Result, oloproof, patterns_project
+from tests.cli.test_run_errors import project as interrupted_project
+from tests.support import Result, oloproof, patterns_project, run_in_progress, runs_fields
 
 from oloproof import events as ev
 from oloproof.store import open_project_ledger
@@ -222,3 +223,55 @@ def test_policies_recorded_before_their_level_and_gate_checks_still_verify(
     assert "re-derived 2 decision(s), 0 diagnosis(es) and 1 comparison(s)" in verified.out
     shown = oloproof("inspect", cand_id, cwd=root)
     assert "Gate: PASS (exit 0)" in shown.lines, shown.out
+
+
+# An earlier release, which accepted `min: 0`, running the CLI: the refusal is switched off.
+SHOUTS = "version: 1\nrules:\n  - {{id: floor, metric: shouts, {bounds}}}\n"
+EARLIER_CLI = """
+from oloproof import config
+
+config.Rule._decides = lambda rule: None
+from oloproof.cli.main import main
+
+main()
+"""
+
+
+def test_a_run_an_earlier_release_started_with_such_a_rule_can_be_resumed(
+    tmp_path: Path,
+) -> None:
+    # The resume read the policy file through today's refusals and stopped with one. Its
+    # advice, a bound that can fail, then met "policy.yaml changed since the run started":
+    # the run could never be finished, though `inspect` offered the --resume.
+    root = interrupted_project(tmp_path, ["fast", *[f"slow{i}" for i in range(5)]])
+    (root / "policy.yaml").write_text(SHOUTS.format(bounds="min: 0"))
+    (root / "earlier.py").write_text(EARLIER_CLI)
+    assert oloproof("run", cwd=root).code == 2  # today's release refuses the policy
+    with run_in_progress(root, "sleeping\n", {"TOY_SLEEP": "120"}, command=("earlier.py",)):
+        pass  # Ctrl-C once the first slow case sleeps: the fast one is finished
+    run_id = oloproof("runs", cwd=root).lines[0].split()[0]
+    assert runs_fields(root, run_id)[3:5] == ["INTERRUPTED", "PASS (exit 0)"]
+    assert (
+        f"finish it with: oloproof run --resume {run_id}"
+        in oloproof("inspect", run_id, cwd=root).out
+    )
+    # The policy file edited since is still refused: the run is decided by what it recorded.
+    (root / "policy.yaml").write_text(SHOUTS.format(bounds="min: 0.7"))
+    edited = oloproof("run", "--resume", run_id, cwd=root)
+    assert (edited.code, edited.out) == (2, ""), edited.err
+    assert edited.err.startswith(f"error: {root}/policy.yaml changed since {run_id} started")
+
+    (root / "policy.yaml").write_text(SHOUTS.format(bounds="min: 0"))
+    resumed = oloproof("run", "--resume", run_id, cwd=root)
+    assert resumed.code == 0, resumed.out + resumed.err
+    # The other lines of stderr are the slow cases' own ("sleeping").
+    assert resumed.err.splitlines()[0] == (
+        f"warning: {run_id} is decided by the policy it recorded, which this release refuses "
+        f"for a new run: {_never_fails('min: 0').format(root=root)}"
+    )
+    assert resumed.lines[0] == f"Run {run_id} [DECIDED/COMPLETE]"
+    assert "Gate: PASS (exit 0)" in resumed.lines
+    assert "6 / 6 observed · 0 missing · 0 excluded" in resumed.out
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 0, verified.out + verified.err
+    assert "re-derived 2 decision(s), 0 diagnosis(es) and 0 comparison(s)" in verified.out

@@ -115,7 +115,7 @@ def run_command(
 
     Example: oloproof run --sample 50 --seed 7 --junit report.xml --summary summary.md
     """
-    from oloproof.runner import plan_run, resume_plan
+    from oloproof.runner import plan_run, refused_policy, resume_plan
 
     choose = _selection(limit, sample, seed, filters)
     if resume is not None and (not choose.everything or repeats > 1):
@@ -141,6 +141,12 @@ def run_command(
     if resume is not None:
         ledger = project_ledger()
         plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
+        refused = refused_policy(plan)
+        if refused is not None:
+            sys.stderr.write(
+                f"warning: {stored.run_id} is decided by the policy it recorded, which this "
+                f"release refuses for a new run: {refused}\n"
+            )
         resume_args = (stored.run_id, stored.address, stored.body)
     else:
         plan = plan_run(
