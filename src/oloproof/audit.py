@@ -7,7 +7,11 @@ as a convenience, these checks re-derive it and report each one that no longer m
 1. Verdict copies: every case_result's copy of a verdict (``verdicts[criterion]``) equals the
    judgment event it points at (``judgments[criterion]``) in status, value and reason; the
    pointer is a stored judgment of that criterion, among the case_result's links; and a pass,
-   fail or value verdict always has a judgment behind it.
+   fail or value verdict always has a judgment behind it. Its slice labels are what
+   ``systems.rag.staged_labels`` gives from the execution it links (a repeated case's first)
+   and its expected values, at the run's top_k and relevance unit; a run that is not staged
+   labels none. A run recorded before it said how its labels read relevance
+   (``positions_in_unit`` is None) may hold relevant_position read by document instead.
 2. Decisions: every decision equals the one ``runner.decide_run`` re-derives from the run's
    policy and a tally replayed from the run's case results as they stood when it was made
    (the first ``cases`` case results its run_end counted, in append order), so a decision of
@@ -42,6 +46,7 @@ from oloproof.bodies import (
     RunEndBody,
     comparison_body,
     decision_body,
+    execution_body,
     judgment_body,
     run_body,
     run_end_body,
@@ -54,9 +59,11 @@ from oloproof.errors import OloproofError
 from oloproof.events import plain
 from oloproof.metrics import RunTally, SeenCases, case_result_body, criteria_of
 from oloproof.policy import calibrations_relied_on
+from oloproof.relevance import DOCUMENT, retrieval_units, run_unit
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
 from oloproof.stored_runs import StoredRun, load_run
+from oloproof.systems.rag import staged_labels
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 
@@ -129,6 +136,7 @@ def _check_run(
 ) -> Iterator[Problem]:
     decisions, problems = _decisions(ledger, run)
     yield from problems
+    labelling = _labelling(run)
     tally = RunTally(criteria_of(run.body), list(run.body["slices"])) if decisions else None
     seen = SeenCases()
     for address in ledger.iter_lookup("run_cases", run.run_id):
@@ -138,6 +146,7 @@ def _check_run(
         counts.case_results += 1
         body = case_result_body(event)
         differences = _copy_differences(body, event.refs, run, judgments)
+        differences += _label_differences(ledger, body, labelling)
         yield from stale_summary(address, "case_result", differences)
         if body in seen:
             # A run executes a case once (a resume skips finished cases), so a second result is
@@ -300,6 +309,77 @@ def _verdict_differences(
                 f"{where}verdict {criterion}: {verdict['s']!r} with no judgment behind it"
             )
     return differences
+
+
+@dataclass(frozen=True)
+class _Labelling:
+    """How a staged run labelled its cases."""
+
+    top_k: int
+    # The units its relevant_position labels may read relevance in, its own first (None: it
+    # labels no position, its retrieval metrics having no one unit).
+    readings: tuple[str | None, ...]
+
+
+def _labelling(run: StoredRun) -> _Labelling | None:
+    """How ``run`` labelled its cases, or None for a system that labels none."""
+    system = run.body["system"]
+    if system.get("kind") != "rag":
+        return None
+    unit = run_unit(retrieval_units(run.body["evaluators"]))
+    if run.body.get("positions_in_unit"):
+        return _Labelling(int(system["top_k"]), (unit,))
+    # A release before the run said which reading it labels by read relevance by document.
+    return _Labelling(int(system["top_k"]), tuple(dict.fromkeys((unit, DOCUMENT))))
+
+
+def _label_differences(
+    ledger: Ledger, body: CaseResultBody, labelling: _Labelling | None
+) -> list[str]:
+    stored: Mapping[str, Any] = body.get("labels") or {}
+    if labelling is None:
+        derived: list[Mapping[str, str]] = [{}]
+    else:
+        repeats = body.get("repeats")
+        first: Mapping[str, Any] = repeats[0] if repeats else body
+        artifacts = None
+        if first["status"] != "errored":
+            try:
+                execution = ledger.get(first["execution"])
+            except LedgerError:
+                return []  # the ledger's own check names a corrupt or missing event
+            if execution.type != ev.EXECUTION:
+                return []
+            artifacts = execution_body(execution)["artifacts"]
+        derived = [
+            staged_labels(artifacts, body["expected"], labelling.top_k, unit)
+            for unit in labelling.readings
+        ]
+    differences = []
+    for name in sorted({*stored, *derived[0]}):
+        given = [labels.get(name) for labels in derived]
+        if stored.get(name) in given:
+            continue
+        own = given[0]
+        text = (
+            f"labels: stored {_label(name, stored.get(name))}, its execution and expected values "
+            f"give {_value(own)}"
+        )
+        if any(other != own for other in given[1:]):
+            text += (
+                f" ({_value(given[1])} read by document, as a release before the run said which "
+                "reading did)"
+            )
+        differences.append(text)
+    return differences
+
+
+def _label(name: str, value: Any) -> str:
+    return f"no {name}" if value is None else f"{name} {value!r}"
+
+
+def _value(value: str | None) -> str:
+    return "none" if value is None else repr(value)
 
 
 _CORRUPT: tuple[Any, ...] = ("corrupt",)

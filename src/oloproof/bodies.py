@@ -141,6 +141,9 @@ class RunBody(TypedDict):
     policy: Map | None  # schemas/policy.json
     policy_path: str | None
     parent: Map | None  # a diagnosis's child run: its parent run and intervention
+    # relevant_position labels read relevance in the retrieval metrics' unit (schema 2: True);
+    # None: schema 1, labelled in it or by document (see oloproof.events)
+    positions_in_unit: bool | None
     subset: NotRequired[Map]  # --sample, --cases, --shard: what chose the cases
     repeats: NotRequired[int]
 

@@ -3,7 +3,7 @@
 
 Every event body is a plain mapping of CBOR-able values. Types, with their current schema:
 
-    oloproof.run         1  a run began: its id, system identity, config, dataset, evaluators
+    oloproof.run         2  a run began: its id, system identity, config, dataset, evaluators
     oloproof.execution   2  one case executed by one system identity (output, artifacts, error)
     oloproof.stage       2  one stage output of a staged system (retrieve or generate)
     oloproof.text        1  one passage text, stored once however many events hold it
@@ -25,6 +25,12 @@ this code is refused with one sentence naming it (``UnsupportedFormatError``), n
 Types that are not Oloproof's pass through unchanged.
 
 Changes so far:
+
+- ``oloproof.run`` 2: ``positions_in_unit`` says the run's ``relevant_position`` labels read
+  relevance in its retrieval metrics' unit (``relevance.run_unit``; no such label when they
+  have none), which ``verify`` derives them again by. Schema 1 does not say: a release before
+  that reading labelled by document whatever the unit, and one since in the unit, both at
+  schema 1. It reads as ``None``, and ``verify`` accepts either reading of such a run's labels.
 
 - ``oloproof.run_end`` 2: ``redacted``, how many occurrences of configured secrets the run
   replaced in what it stored (``oloproof.redaction``). Schema 1 had no such count; it reads as
@@ -120,7 +126,7 @@ CASE = "oloproof.case"
 DIAGNOSIS_PAGE = "oloproof.diagnosis_page"
 
 SCHEMAS: Final[Mapping[str, int]] = {
-    RUN: 1,
+    RUN: 2,
     EXECUTION: 2,
     STAGE: 2,
     JUDGMENT: 1,
@@ -137,6 +143,13 @@ SCHEMAS: Final[Mapping[str, int]] = {
 """The schema each event type is written at today."""
 
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def upcast_run_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 1 did not say which reading of relevance its relevant_position labels follow
+    (by document, or in the unit of its retrieval metrics): ``positions_in_unit`` is ``None``
+    (either)."""
+    return {**body, "positions_in_unit": None}
 
 
 def upcast_run_end_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -207,6 +220,7 @@ def unchanged(body: dict[str, Any]) -> dict[str, Any]:
 
 
 UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
+    (RUN, 1): upcast_run_v1_v2,
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DECISION, 1): upcast_decision_v1_v2,
     (DECISION, 2): upcast_decision_v2_v3,

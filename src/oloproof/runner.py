@@ -371,6 +371,7 @@ def _run_body(
         "policy": _policy_record(plan),
         "policy_path": str(plan.policy_path) if plan.policy_path else None,
         "parent": dict(parent) if parent else None,
+        "positions_in_unit": True,
     }
     # What chose the run's cases and how often each ran; nothing for a plain run, so its run
     # event keeps the shape it always had.

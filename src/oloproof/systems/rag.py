@@ -37,7 +37,7 @@ from __future__ import annotations
 import contextvars
 import functools
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -162,6 +162,31 @@ def relevant_position(
     if position is None:
         return NOT_RETRIEVED
     return str(position) if position <= top_k else BELOW_TOP_K
+
+
+def staged_labels(
+    artifacts: Mapping[str, Sequence[Any]] | None,
+    expected: Mapping[str, Any],
+    top_k: int,
+    unit: str | None,
+) -> dict[str, str]:
+    """The staged slices of one case from the artifacts its execution recorded (None: the
+    system raised, and there are none): context_truncated, and relevant_position with
+    relevance read as ``unit`` (none when the run's retrieval metrics disagree on it).
+
+    A run labels each case so as it executes it; ``verify`` derives the labels again from the
+    stored execution the same way.
+    """
+    if artifacts is None:
+        return {}
+    retrievals = artifacts.get("retrieval/v1")
+    retrieval = retrievals[-1] if retrievals else None
+    context = (artifacts.get("context/v1") or [{}])[-1]
+    truncated = any(d["reason"] == "token_budget" for d in context.get("dropped", []))
+    labels = {"context_truncated": "true" if truncated else "false"}
+    if unit is not None:
+        labels["relevant_position"] = relevant_position(retrieval, expected, top_k, unit)
+    return labels
 
 
 class RagSystem:
@@ -434,20 +459,9 @@ class RagSystem:
     def labels(
         self, case: Case, execution: Execution | None, *, unit: str | None
     ) -> dict[str, str]:
-        """The staged slices of one case: context_truncated, and relevant_position with
-        relevance read as ``unit`` (none when the run's retrieval metrics disagree on it)."""
-        if execution is None:
-            return {}
-        retrievals = execution.artifacts.get("retrieval/v1")
-        retrieval = retrievals[-1] if retrievals else None
-        context = (execution.artifacts.get("context/v1") or [{}])[-1]
-        truncated = any(d["reason"] == "token_budget" for d in context.get("dropped", []))
-        labels = {"context_truncated": "true" if truncated else "false"}
-        if unit is not None:
-            labels["relevant_position"] = relevant_position(
-                retrieval, case.expected, self.top_k, unit
-            )
-        return labels
+        """The staged slices of one case (``staged_labels``)."""
+        artifacts = execution.artifacts if execution is not None else None
+        return staged_labels(artifacts, case.expected, self.top_k, unit)
 
     async def aclose(self) -> None:
         self._pool.close()
