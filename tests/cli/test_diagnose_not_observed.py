@@ -124,9 +124,9 @@ def test_the_count_comes_before_the_carried_labels_and_verifies(
         status, page = fetch(f"{url}/diagnoses/{address}")
     assert status == 200, page
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
-    # The viewer names the intervention as the command does.
-    assert "Recovered under reranker hostile:raises: 0 of 4" in text, text
-    assert "UNRESOLVED under reranker hostile:raises: 4 of 4 (intervention_not_observed)" in text
+    # The viewer counts them in the command's words, before the carried labels.
+    recovered = "Recovered under reranker hostile:raises: 0 of 4"
+    assert f"{recovered} {NOT_OBSERVED_4} Confirmed under" in text, text
 
     # A replay recorded before the count (schema 3) reads and verifies, and claims nothing.
     with open_project_ledger(root, create=False) as ledger:

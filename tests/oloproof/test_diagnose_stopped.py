@@ -10,6 +10,7 @@ real: planned from its own oloproof.yaml and executed into a real ledger.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import re
 import time
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 from tests.support import copy_example, oloproof
+from tests.view.support import fetch, serving
 
 from ledger import Ledger
 from oloproof import events as ev
@@ -208,6 +210,12 @@ def test_the_cli_exits_2_naming_the_stopped_diagnosis_and_inspect_says_so(
     assert RUN_ID.sub("run_…", first).startswith("Stopped: the control run run_… stopped: case ")
     assert len(cases) == 4
     assert all(": UNRESOLVED, control_not_observed, strength none, " in c for c in cases), cases
+    # The viewer's page says so in the same line, among its counts.
+    with serving(root) as url:
+        status, page = fetch(f"{url}/diagnoses/{found[1]}")
+    assert status == 200, page
+    warned = re.findall(r'<ul class="counts">.*?<li class="warn">(.*?)</li>', page, re.S)
+    assert [html.unescape(re.sub(r"<[^>]+>", "", item)) for item in warned] == [first]
     # The stopped control's unfinished cases are counted; their ids are the parent's, not the
     # cases file's, so the listing says so instead of naming any from the file.
     control = RUN_ID.findall(line)[0]

@@ -131,7 +131,10 @@ def test_diagnosis_page_shows_labels_child_runs_and_control_beside_intervention(
     text = _text(page)
     assert "Control: 0 of 4 passed when re-executed without the intervention" in text
     assert "Recovered under gold context: 3 of 4" in text
-    assert "CONTEXT_ASSEMBLY_LOSS : 2 of 4" in text
+    assert (
+        "CONTEXT_ASSEMBLY_LOSS: 2 of 4, recovered; relevant evidence within top-k was left out "
+        "of the context" in text
+    )
     assert "refund_review CONTEXT_ASSEMBLY_LOSS relevant_dropped_from_context" in text
     assert "seat_count GENERATION_FAILURE fails_with_gold_context" in text
     assert f'href="/runs/{p.gold_run}/cases/refund_review"' in page

@@ -7,6 +7,7 @@ The package is cut along its seams, each a module of one concern:
     run      selecting the cases, executing the child runs, recording the diagnosis
     audit    re-deriving a stored diagnosis and listing its differences (verify)
     scope    the Selected and Excluded lines the CLI and the viewer both show
+    lines    the count and label lines of what a diagnosis found, which both show too
 
 The public names below load on first use (PEP 562), so importing ``oloproof.diagnosis.labels``
 does not pull in the runner and its dependencies.

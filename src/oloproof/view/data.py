@@ -54,6 +54,7 @@ from oloproof.bodies import (
     run_end_body,
 )
 from oloproof.diagnosis.labels import intervention_label
+from oloproof.diagnosis.lines import count_lines, stopped_lines
 from oloproof.diagnosis.scope import Exclusion, exclusions, selected_line
 from oloproof.errors import UnknownIdError
 from oloproof.flips import Flip, case_flips
@@ -659,7 +660,8 @@ class DiagnosisPage:
     cases: list[Map]  # read from its pages: the page lists every case
     selected: str
     exclusions: list[Exclusion]
-    carried: Mapping[str, Any] | None
+    stopped: list[str]
+    counts: list[str]  # what it found, in the lines `diagnose` prints
     outcomes: dict[str, dict[str, str]]
     parent: RunRow
     reused: list[Reused]  # the child runs that read generations from the stage cache
@@ -690,7 +692,8 @@ def diagnosis_page(reader: Reader, text: str) -> DiagnosisPage:
         list(diagnosis_cases(reader.ledger, body)),
         selected_line(body["summary"]),
         exclusions(reader.ledger, diagnosis.address, body),
-        diagnosis.carried,
+        stopped_lines(body),
+        count_lines(diagnosis),
         outcomes,
         _run_row(reader, parent_address, parent_body),
         reused_generations(reader.ledger, body),
