@@ -61,7 +61,9 @@ class Fingerprint:
     ``code``: per function or class reached, ``module:qualname`` → (kind ``f`` function, ``c``
     class, ``m`` whole module file; the file; a digest). ``constants``: per value read,
     ``module:name`` (or ``module:Class.attr``) → (file, digest). ``distributions``: name →
-    version. ``unseen``: what was read but cannot be part of the fingerprint.
+    version. ``unseen``: what was read but cannot be part of the fingerprint. ``names``: every
+    name the user code reached uses (globals, and attributes read by name), for a caller to
+    ask whether it reads an attribute of what it is handed; not part of the record.
     """
 
     key: str
@@ -71,6 +73,7 @@ class Fingerprint:
     distributions: Mapping[str, str]
     python: str
     unseen: tuple[str, ...]
+    names: frozenset[str] = frozenset()
 
     def record(self) -> dict[str, Any]:
         """The compact form kept in a run's event, which ``changes`` reads back."""
@@ -126,6 +129,7 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         distributions=dists,
         python=python,
         unseen=tuple(walk.unseen),
+        names=frozenset(walk.names),
     )
 
 

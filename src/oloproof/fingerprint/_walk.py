@@ -75,6 +75,8 @@ class Walk(Values):
         self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
         self.dists: dict[str, str] = {}
         self.unseen: dict[str, None] = {}
+        # Every name the user code reached uses: globals, and the attributes it reads by name.
+        self.names: set[str] = set()
         self._queue: deque[Callable[[], None]] = deque()
         self._scheduled: set[tuple[int, int]] = set()
         self._done: set[tuple[str, str, int]] = set()
@@ -127,6 +129,7 @@ class Walk(Values):
         names: dict[str, None] = {}
         imports: list[tuple[str, int, tuple[str, ...]]] = []
         _hash_code(fn.__code__, digest, names, imports)
+        self.names.update(names)
         for value in fn.__defaults__ or ():
             digest.update(self.value(value, "a default", None))
         for name, value in (fn.__kwdefaults__ or {}).items():

@@ -26,7 +26,10 @@ reads; the class it is called on, so two subclasses never share a stage output):
   fingerprint. top_k and token_budget are outside it, so changing them reuses every retrieval;
   editing generate (or anything only generate reads) does too.
 - generate: the system's version, the case input, the exact passages assembled into the context
-  (not the budget or the dropped ones, which the model never sees) and generate's fingerprint.
+  and generate's fingerprint; the budget, the dropped passages and the source (retrieval or
+  gold) only when the code generate reaches reads them by name (``context.token_budget``):
+  most read only the kept passages, and a budget raised then regenerates only where they
+  changed.
 
 The system's identity (the execution cache's) holds every setting and all three fingerprints
 (retrieve, generate, count_tokens).
@@ -189,6 +192,10 @@ def staged_labels(
     return labels
 
 
+# The fields of a context that say how it was made rather than what it holds.
+_CONTEXT_MAKING = ("token_budget", "dropped", "source")
+
+
 class RagSystem:
     """Runs a ``@rag_system`` class stage by stage, with a cache per stage."""
 
@@ -237,6 +244,10 @@ class RagSystem:
             for method in ("retrieve", "generate", "count_tokens")
             if method != "count_tokens" or self._count_tokens is not None
         }
+        # What of the context beyond its kept passages generate's code names: its cache key
+        # holds those too, or an answer made from an older budget would be served for a new one.
+        names = self._fingerprints["generate"].names
+        self._generate_reads = tuple(field for field in _CONTEXT_MAKING if field in names)
         self.version = version
         self._identity = {
             "kind": self.kind,
@@ -424,6 +435,14 @@ class RagSystem:
         candidates = reordered(retrieval.candidates, ranked)
         return Retrieval(query=retrieval.query, depth=retrieval.depth, candidates=candidates)
 
+    def _context_read(self, context: Context) -> dict[str, Any]:
+        """The fields of ``context`` beyond its kept passages that generate's code reads by
+        name, for its cache key (none for most: the key then stays as it always was)."""
+        if not self._generate_reads:
+            return {}
+        made = context.model_dump(mode="json", exclude_none=True, include=set(self._generate_reads))
+        return {"made": made}
+
     async def _generate(
         self, case: Case, context: Context, ctx: ExecContext, stages: list[StageRecord]
     ) -> tuple[Any, list[dict[str, Any]]]:
@@ -436,6 +455,7 @@ class RagSystem:
                 "context": [i.model_dump(mode="json", exclude_none=True) for i in context.items],
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
+                **self._context_read(context),
             }
         )
         cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
