@@ -382,6 +382,8 @@ def run(case):
         for _ in range(500):
             output = [output]
         return {"answer": "x", "deep": output}
+    if case["q"] == "keys":  # written as text, both keys are "1"
+        return {"answer": "x", "by": {1: "the int", "1": "the text"}}
     return {"answer": case["q"]}
 """
 
@@ -391,6 +393,11 @@ def run(case):
     [
         ("cycle", "it contains itself (at output.more.again)"),
         ("deep", "it is nested deeper than 100 levels (at output.deep.0.0.0.0…)"),
+        (
+            "keys",
+            "two keys of one mapping in it are the same text once written as text, 1 and '1': "
+            "one of their values would be lost",
+        ),
     ],
 )
 def test_an_output_that_cannot_be_recorded_stops_the_run_naming_the_case(

@@ -147,7 +147,8 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
 
 
 class UnrecordableOutput(ValueError):
-    """An output that nests deeper than ``MAX_NESTING`` levels or contains itself."""
+    """An output that nests deeper than ``MAX_NESTING`` levels, contains itself, or holds a
+    mapping two of whose keys are one text (``1`` and ``"1"``)."""
 
 
 def plain_output(value: Any) -> Any:
@@ -155,7 +156,8 @@ def plain_output(value: Any) -> Any:
     dump, other objects their ``repr``.
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
-    levels or contains itself (which would nest for ever).
+    levels or contains itself (which would nest for ever), and saying which keys, when two keys
+    of one mapping are the same text (one value would silently replace the other).
     """
     try:
         return _plain(value, 0)
@@ -171,7 +173,10 @@ def _plain(value: Any, depth: int) -> Any:
     if isinstance(value, dict):
         if depth >= MAX_NESTING:
             raise _TooDeep
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        plain = {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        if len(plain) != len(value):  # two keys written as one text: a value would be lost
+            raise UnrecordableOutput(_same_text(value))
+        return plain
     if isinstance(value, list | tuple):
         if depth >= MAX_NESTING:
             raise _TooDeep
@@ -182,6 +187,18 @@ def _plain(value: Any, depth: int) -> Any:
     if callable(dump):
         return _plain(dump(mode="json"), depth)
     return repr(value)
+
+
+def _same_text(mapping: dict[Any, Any]) -> str:
+    first: dict[str, Any] = {}
+    for key in mapping:
+        other = first.setdefault(str(key), key)
+        if other is not key:
+            return (
+                f"two keys of one mapping in it are the same text once written as text, "
+                f"{other!r} and {key!r}: one of their values would be lost"
+            )
+    raise AssertionError("a mapping with no two keys alike")  # pragma: no cover
 
 
 def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) -> str:
