@@ -35,6 +35,15 @@ The kernel sends that signal whoever holds the GIL (a thread could not look whil
 expression holds it), and Python runs the handler between bytecodes, or inside ``re``, which
 checks for signals as it matches. C code that holds the GIL and never checks cannot be reached.
 The built-in evaluators compute a verdict and write nothing, so their frames may be stopped too.
+
+A loop off the main thread (a Ray replica's) has no signals to keep a timer with, so there
+``Deadline.timed`` watches the case's coroutine step by step, a step being its code between
+two awaits:
+
+- a step that ends past the case's deadline, having lasted longer than the loop may be held,
+  held the loop past it: the case times out as above, whether it then raised, returned or
+  awaited. A case that was merely woken late (another case held the loop) takes no long step,
+  so it is never counted as holding the loop.
 """
 
 from __future__ import annotations
@@ -46,10 +55,10 @@ import select
 import selectors
 import signal
 import time
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from oloproof.errors import Terminated
 from oloproof.usercode import note_signal
@@ -110,20 +119,24 @@ _watch = _Watch()
 
 class Deadline:
     """``with Deadline(seconds)``: the current task runs a case due within ``seconds`` (see the
-    module); ``overran``: its code held the loop past it and was stopped there."""
+    module); ``overran``: its code held the loop past it (and was stopped there where the timer
+    is kept). The case's coroutine is awaited through ``timed``."""
 
-    __slots__ = ("_seconds", "_task")
+    __slots__ = ("_due", "_held", "_seconds", "_task")
 
     def __init__(self, seconds: float) -> None:
         self._seconds = seconds
         self._task: asyncio.Task[Any] | None = None
+        self._due = math.inf
+        self._held = False  # a step held the loop past it, where no timer is kept
 
     def __enter__(self) -> Deadline:
+        self._due = time.monotonic() + self._seconds
         deadlines = _watch.deadlines
         if deadlines is not None:  # ``run`` on the main thread keeps the timer
             self._task = asyncio.current_task()
             if self._task is not None:
-                due = deadlines[self._task] = time.monotonic() + self._seconds
+                due = deadlines[self._task] = self._due
                 if due < _watch.alarm:  # mostly not: deadlines come in the order they fall due
                     _arm(due)
         return self
@@ -137,7 +150,54 @@ class Deadline:
 
     @property
     def overran(self) -> bool:
-        return self._task is not None and self._task in _watch.overran
+        return self._held or (self._task is not None and self._task in _watch.overran)
+
+    def timed(self, work: Coroutine[Any, Any, T]) -> Awaitable[T]:
+        """``work``, to be awaited within this deadline: as it is where the timer is kept, and
+        otherwise with each of its steps watched (see the module)."""
+        if self._task is not None:
+            return work
+        return _Watched(work, self)
+
+
+class _Watched(Awaitable[T]):
+    """A case's coroutine, each of its steps (the code between two of its awaits) timed."""
+
+    __slots__ = ("_deadline", "_work")
+
+    def __init__(self, work: Coroutine[Any, Any, T], deadline: Deadline) -> None:
+        self._work = work
+        self._deadline = deadline
+
+    def __await__(self) -> Generator[Any, Any, T]:
+        work = self._work
+        sent: Any = None
+        thrown: BaseException | None = None
+        while True:
+            try:
+                if thrown is None:
+                    waited = self._step(work.send, sent)
+                else:
+                    waited = self._step(work.throw, thrown)
+            except StopIteration as stop:
+                return cast(T, stop.value)
+            try:
+                sent, thrown = (yield waited), None
+            except GeneratorExit:
+                work.close()
+                raise
+            except BaseException as exc:  # a cancellation, or what it awaited raised: pass it on
+                sent, thrown = None, exc
+
+    def _step(self, action: Callable[[Any], Any], argument: Any) -> Any:
+        deadline = self._deadline
+        start = time.monotonic()
+        try:
+            return action(argument)
+        finally:
+            end = time.monotonic()
+            if end > deadline._due and end - start > _HELD_S:
+                deadline._held = True
 
 
 def _ours(frame: FrameType | None) -> bool:

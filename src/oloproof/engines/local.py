@@ -9,7 +9,8 @@ out or stops the run the same way wherever it ran:
 3. an SDK type built wrongly by user code is a malformed artifact: ``ArtifactError``;
 4. anything else user code raised, ``BaseException`` included, errors that case: its type,
    message and traceback are recorded (a timeout as ``TimeoutError``, and so is code that
-   held the event loop past the case's timeout, stopped there by ``oloproof.aio``).
+   held the event loop past the case's timeout, stopped there by ``oloproof.aio`` where it
+   can be, and in any case recorded so, on a Ray replica's loop as on the run's own).
 
 Tracebacks name each file relative to the import path entry it was loaded from (the project
 folder, site-packages, the standard library), so the record of an errored case reads the same
@@ -61,7 +62,7 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
     with Deadline(timeout_s) as due:
         try:
             async with timeout:
-                execution = await system.execute(case, ctx)
+                execution = await due.timed(system.execute(case, ctx))
         except OloproofError:
             raise
         except BaseException as exc:  # whatever user code raised, sys.exit included: errored

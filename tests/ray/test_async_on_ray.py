@@ -1,0 +1,104 @@
+"""An async system that holds its replica's event loop past a case's timeout, on a real Ray
+cluster: the case times out as it does locally."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.ray.support import RayCluster, content_events, run_id_of, run_records
+from tests.support import oloproof
+
+from ledger import open_ledger
+
+APP = """
+import asyncio
+import time
+
+
+async def answer(case_input):
+    kind = case_input.get("do")
+    if kind is not None and kind.startswith("block"):
+        time.sleep(2)  # a blocking call in an async system: the loop waits with it
+        if kind == "block-raise":
+            raise ValueError("failed after blocking")
+        if kind == "block-await":
+            await asyncio.sleep(0)
+    return {"answer": f"echo {case_input['q']}"}
+"""
+
+HELD = {
+    "type": "TimeoutError",
+    "message": "the case took longer than 1 s and held up the event loop "
+    "(blocking code in an async system)",
+    "traceback": "",
+}
+
+
+def _project(root: Path, doings: dict[int, str], engine: dict[str, Any] | None = None) -> Path:
+    root.mkdir(parents=True)
+    (root / "app.py").write_text(APP, encoding="utf-8")
+    lines = [
+        json.dumps(
+            {
+                "id": f"c{n}",
+                "input": {"q": f"q{n}", **({"do": doings[n]} if n in doings else {})},
+                "expected": {"answer": f"q{n}"},
+            }
+        )
+        for n in range(6)
+    ]
+    (root / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config: dict[str, Any] = {
+        "system": {"name": "async-echo", "version": "1", "callable": "app:answer"},
+        "dataset": "cases.jsonl",
+        "timeout_s": 1,
+        "evaluators": [
+            {
+                "type": "contains",
+                "criterion": "answered",
+                "field": "answer",
+                "expected_field": "answer",
+            }
+        ],
+        "policy": "policy.yaml",
+    }
+    if engine is not None:
+        config["engine"] = engine
+    (root / "oloproof.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    (root / "policy.yaml").write_text(
+        "version: 1\nrules:\n  - {id: floor, metric: answered, min: 0.9}\n", encoding="utf-8"
+    )
+    return root
+
+
+def _errors(root: Path) -> dict[str, Any]:
+    with open_ledger(root / ".oloproof") as ledger:
+        return {
+            e.body["input"]["q"]: e.body["error"]
+            for _, e in ledger.events("oloproof.execution")
+            if e.body["status"] == "errored"
+        }
+
+
+def test_a_case_that_held_the_loop_past_its_timeout_times_out_on_ray_as_locally(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    doings = {1: "block", 3: "block-raise", 4: "block-await"}
+    local = _project(tmp_path / "local", doings)
+    # One case at a time per replica: no case is woken late behind another's block.
+    engine = {"kind": "ray", "address": cluster.address, "concurrency": 1}
+    remote = _project(tmp_path / "ray", doings, engine=engine)
+    here = oloproof("run", cwd=local)
+    there = cluster.run("run", cwd=remote)
+    assert here.code == there.code != 0, there.out + there.err
+    assert "Gate: BLOCK" in there.out
+    assert "3 of 6 cases errored" in there.out
+    assert _errors(remote) == _errors(local) == {"q1": HELD, "q3": HELD, "q4": HELD}
+    assert run_records(remote, run_id_of(there)) == run_records(local, run_id_of(here))
+    assert content_events(remote) == content_events(local)
+    # An errored execution is never reused: the same project run locally runs them again.
+    again = oloproof("run", "--engine", "local", cwd=remote)
+    assert again.code == here.code, again.out + again.err
+    assert "Cache: execution 3 hit/3 miss" in again.out
