@@ -43,17 +43,26 @@ two awaits:
 - a step that ends past the case's deadline, having lasted longer than the loop may be held,
   held the loop past it: the case times out as above, whether it then raised, returned or
   awaited. A case that was merely woken late (another case held the loop) takes no long step,
-  so it is never counted as holding the loop.
+  so it is never counted as holding the loop;
+- a step still running that long past the deadline is stopped by a thread of Oloproof's, which
+  raises ``Overran`` in the loop's thread (``PyThreadState_SetAsyncExc``), again every quarter
+  of a second until the step ends. That reaches Python code only: a blocking call (a
+  ``time.sleep``, a socket read) or C code holding the GIL is stopped as it returns, and
+  recorded as timed out then. The step takes itself off under a lock the thread sends under,
+  and takes back an ``Overran`` sent but not yet raised, so it is only ever raised in the
+  case's own code, or in the step's own ending, which ends the step regardless.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import math
 import os
 import select
 import selectors
 import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Generator
 from dataclasses import dataclass, field
@@ -119,8 +128,8 @@ _watch = _Watch()
 
 class Deadline:
     """``with Deadline(seconds)``: the current task runs a case due within ``seconds`` (see the
-    module); ``overran``: its code held the loop past it (and was stopped there where the timer
-    is kept). The case's coroutine is awaited through ``timed``."""
+    module); ``overran``: its code held the loop past it (and was stopped there, when it could
+    be). The case's coroutine is awaited through ``timed``."""
 
     __slots__ = ("_due", "_held", "_seconds", "_task")
 
@@ -128,7 +137,7 @@ class Deadline:
         self._seconds = seconds
         self._task: asyncio.Task[Any] | None = None
         self._due = math.inf
-        self._held = False  # a step held the loop past it, where no timer is kept
+        self._held = False  # seen by the steps' watch, where no timer is kept
 
     def __enter__(self) -> Deadline:
         self._due = time.monotonic() + self._seconds
@@ -161,7 +170,8 @@ class Deadline:
 
 
 class _Watched(Awaitable[T]):
-    """A case's coroutine, each of its steps (the code between two of its awaits) timed."""
+    """A case's coroutine, each of its steps (the code between two of its awaits) timed and
+    watched while it holds the loop."""
 
     __slots__ = ("_deadline", "_work")
 
@@ -181,6 +191,9 @@ class _Watched(Awaitable[T]):
                     waited = self._step(work.throw, thrown)
             except StopIteration as stop:
                 return cast(T, stop.value)
+            except Overran:
+                work.close()  # it may have been stopped after its step had ended
+                raise
             try:
                 sent, thrown = (yield waited), None
             except GeneratorExit:
@@ -191,13 +204,74 @@ class _Watched(Awaitable[T]):
 
     def _step(self, action: Callable[[Any], Any], argument: Any) -> Any:
         deadline = self._deadline
-        start = time.monotonic()
+        thread = threading.get_ident()
+        if _steps.watcher is None:
+            _steps.start()
+        start = _steps.running[thread] = (deadline, time.monotonic())
         try:
             return action(argument)
         finally:
+            # Overran can come anywhere until the step is taken off, here included: the step
+            # ends whatever it was doing.
+            while True:
+                try:
+                    _steps.end(thread, start)
+                    break
+                except Overran:
+                    pass
             end = time.monotonic()
-            if end > deadline._due and end - start > _HELD_S:
+            if end > deadline._due and end - start[1] > _HELD_S:
                 deadline._held = True
+
+
+@dataclass
+class _Steps:
+    """The case steps running on loops that keep no timer, and the thread that stops one that
+    holds its loop past its case's deadline."""
+
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    running: dict[int, tuple[Deadline, float]] = field(default_factory=dict)  # by thread
+    stopped: dict[int, float] = field(default_factory=dict)  # thread: when Overran was sent
+    watcher: threading.Thread | None = None
+
+    def end(self, thread: int, step: tuple[Deadline, float]) -> None:
+        with self.lock:
+            if self.running.get(thread) is step:
+                del self.running[thread]
+            if self.stopped.pop(thread, None) is not None:
+                _send_async(thread, None)  # not yet raised: the step ended first
+
+    def start(self) -> None:
+        with self.lock:
+            if self.watcher is None:
+                self.watcher = threading.Thread(
+                    target=self._watch, name="oloproof-steps", daemon=True
+                )
+                self.watcher.start()
+
+    def _watch(self) -> None:
+        while True:
+            time.sleep(_HELD_S / 2)
+            now = time.monotonic()
+            with self.lock:
+                for thread, (deadline, start) in list(self.running.items()):
+                    if now < deadline._due or now - start <= _HELD_S:
+                        continue
+                    if now - self.stopped.get(thread, -math.inf) <= _HELD_S:
+                        continue  # sent already, and not yet raised
+                    deadline._held = True
+                    self.stopped[thread] = now
+                    _send_async(thread, Overran)
+
+
+def _send_async(thread: int, exc: type[BaseException] | None) -> None:
+    """Raise ``exc`` in ``thread`` as it next runs Python code (``None``: no longer)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread), None if exc is None else ctypes.py_object(exc)
+    )
+
+
+_steps = _Steps()
 
 
 def _ours(frame: FrameType | None) -> bool:

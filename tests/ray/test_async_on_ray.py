@@ -1,5 +1,6 @@
 """An async system that holds its replica's event loop past a case's timeout, on a real Ray
-cluster: the case times out as it does locally."""
+cluster: the case times out as it does locally, and one that never gives the loop back is
+stopped rather than hanging the run."""
 
 from __future__ import annotations
 
@@ -25,6 +26,9 @@ async def answer(case_input):
             raise ValueError("failed after blocking")
         if kind == "block-await":
             await asyncio.sleep(0)
+    if kind == "spin":
+        while True:  # never gives the loop back
+            pass
     return {"answer": f"echo {case_input['q']}"}
 """
 
@@ -102,3 +106,19 @@ def test_a_case_that_held_the_loop_past_its_timeout_times_out_on_ray_as_locally(
     again = oloproof("run", "--engine", "local", cwd=remote)
     assert again.code == here.code, again.out + again.err
     assert "Cache: execution 3 hit/3 miss" in again.out
+
+
+def test_a_case_that_never_gives_the_loop_back_is_stopped_and_its_neighbour_runs_on(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    doings = {2: "spin"}
+    local = _project(tmp_path / "local", doings)
+    # One replica running two cases at once: the spinning case has a neighbour on its loop.
+    engine = {"kind": "ray", "address": cluster.address, "replicas": 1, "concurrency": 2}
+    remote = _project(tmp_path / "ray", doings, engine=engine)
+    here = oloproof("run", cwd=local)
+    there = cluster.run("run", cwd=remote, timeout=120)
+    assert here.code == there.code != 0, there.out + there.err
+    assert "1 of 6 cases errored" in there.out
+    assert _errors(remote) == _errors(local) == {"q2": HELD}
+    assert run_records(remote, run_id_of(there)) == run_records(local, run_id_of(here))
