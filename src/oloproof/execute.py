@@ -35,7 +35,6 @@ from typing import Any
 
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
-from oloproof import redaction
 from oloproof.aio import Deadline
 from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, VerdictCopy
 from oloproof.dataset import Case
@@ -607,14 +606,14 @@ async def _execution(
     for stage in execution.stages if execution else ():
         counts.add_stage(stage.stage, stage.hit)
     try:
-        before = redaction.stored_count()
         stored = _execution_event(identity, case, execution, error, run.writer.retrievals)
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
-    if execution is not None and redaction.stored_count() != before:
-        # A secret was replaced in what is stored: judge what is stored, as a later run reusing
-        # this execution does (and as a run on Ray does, whose replicas send it redacted).
+    if execution is not None:
+        # Judge what is stored (plain data, secrets replaced), as a later run reusing this
+        # execution does, and as a run on Ray does, whose replicas send it so: an output holding
+        # a set, bytes or an object is judged as its recorded text on every engine and every run.
         execution = Execution(stored.body["output"], stored.body["artifacts"], execution.stages)
     # An identity never seen means no stored execution has it, so none has this address.
     fresh = not seen or not run.ledger.has(address)

@@ -27,6 +27,7 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +42,14 @@ from oloproof.engines.local import run_system
 from oloproof.errors import ConfigError, OloproofError
 from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
-from oloproof.systems.base import ExecContext, Execution, System, load_object
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    System,
+    UnrecordableOutput,
+    load_object,
+    plain_output,
+)
 from oloproof.usercode import describe
 
 Recorded = tuple[str, str, dict[str, Any], str]  # stage, identity, result, its address
@@ -257,8 +265,14 @@ def _redact(call: _Call, value: Any) -> Any:
 def _sendable(
     execution: Execution, error: dict[str, Any] | None
 ) -> tuple[Execution | None, dict[str, Any] | None]:
-    """The execution, or the error of an output that cannot be sent back to the driver."""
+    """The execution, its output as the driver stores it (plain data: an object as its text, as
+    a local run records and judges it), or the error of an output that cannot be sent back."""
     from ray import cloudpickle  # what Ray itself sends results with
+
+    # An output that cannot be made plain is sent as it is: the driver stops the run on it, as
+    # locally.
+    with contextlib.suppress(UnrecordableOutput):
+        execution = Execution(plain_output(execution.output), execution.artifacts, execution.stages)
 
     try:
         cloudpickle.dumps(execution.output)  # type: ignore[no-untyped-call]  # untyped in Ray

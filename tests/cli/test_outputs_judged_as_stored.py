@@ -1,0 +1,76 @@
+"""An output that is not plain data is judged as the ledger records it, on every run.
+
+An object in an output (a set, bytes, an instance of the project's own class) is recorded as its
+text. The run that executed it used to judge the object itself, while a later run reusing the
+execution judged the recorded text: one execution, two verdicts (a set holding the expected
+answer failed as "not text", then passed from the cache).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from tests.support import oloproof
+
+APP = """
+from oloproof import system
+
+
+class Answer:
+    def __repr__(self):
+        return "Answer(Paris)"
+
+
+@system(name="odd", version="1")
+def answer(case):
+    kind = case["kind"]
+    if kind == "set":
+        return {"answer": {"Paris"}}
+    if kind == "bytes":
+        return {"answer": b"Paris"}
+    if kind == "object":
+        return {"answer": Answer()}
+    return {"answer": "Paris"}
+"""
+
+CONFIG = """
+system: {name: odd, version: "1", callable: app:answer}
+dataset: cases.jsonl
+evaluators:
+  - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
+"""
+
+KINDS = ["set", "bytes", "object", "text"]
+
+
+def verdicts(root: Path) -> dict[str, dict[str, str]]:
+    """Each case's verdict as the latest run recorded it (``s`` status, ``r`` reason)."""
+    found = {}
+    for kind in KINDS:
+        shown = json.loads(oloproof("inspect", "latest", "--case", kind, "--json", cwd=root).out)
+        found[kind] = shown["verdicts"]["answer_correct"]
+    return found
+
+
+def test_an_execution_reused_from_the_cache_keeps_its_verdicts(tmp_path: Path) -> None:
+    root = tmp_path / "odd"
+    root.mkdir()
+    (root / "app.py").write_text(APP)
+    (root / "oloproof.yaml").write_text(CONFIG)
+    (root / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": k, "input": {"kind": k}, "expected": {"answer": "Paris"}}) + "\n"
+            for k in KINDS
+        )
+    )
+    first = oloproof("run", cwd=root)
+    assert first.code == 0, first.out + first.err
+    made = verdicts(root)
+    again = oloproof("run", cwd=root)
+    assert again.code == 0, again.out + again.err
+    assert re.search(r"Cache: execution 4 hit/0 miss", again.out)
+    assert verdicts(root) == made
+    # Each recorded text holds the answer: the set's "{'Paris'}", the bytes' "b'Paris'".
+    assert made == {kind: {"s": "pass"} for kind in KINDS}
