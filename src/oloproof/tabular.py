@@ -31,6 +31,7 @@ import io
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -282,9 +283,13 @@ _GRADE_LIMIT = 1_000_000
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}."""
+    """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}, each qid as a
+    reader sees it (``same_text``), the way case ids are compared."""
+    from oloproof.dataset import same_text
+
     try:
-        text = path.read_text(encoding="utf-8")
+        # An editor's byte-order mark opens the file, not its first qid.
+        text = path.read_text(encoding="utf-8-sig")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
     except UnicodeDecodeError as exc:
@@ -300,7 +305,7 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
                 f"{path}, line {number}: a qrels line has 4 fields (qid iter docno rel), "
                 f"this has {len(parts)}"
             )
-        qid, _, doc, rel = parts
+        qid, doc, rel = same_text(parts[0]), parts[2], parts[3]
         # Digits as trec_eval reads them: Python's int() would also take "1_0", "+1" and
         # other scripts' digits, each a grade trec_eval reads otherwise.
         if not _GRADE.fullmatch(rel):
@@ -324,41 +329,68 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def label_cases(
-    cases_path: Path, qrels: Mapping[str, Mapping[str, int]], output: Path, *, replace: bool
-) -> tuple[int, int, list[str]]:
-    """Write ``cases_path`` to ``output`` with each case's ``expected.relevant`` from
-    ``qrels`` (the case id is the qid; documents with relevance above 0, the relevance as
-    grade). Returns (cases labelled, cases without qrels, qids no case has).
+def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bool) -> Labelled:
+    """Write ``cases_path`` to ``output`` with each case's ``expected.relevant`` from the
+    qrels file ``qrels_path`` (the case id, as a reader sees it, is the qid): every judged
+    document, its relevance as grade.
 
+    A judgment of 0 or below is kept: a query judged to hold nothing relevant is then excluded
+    from the retrieval metrics as ``all_labels_non_relevant``, not taken for one never judged
+    (``no_relevance_labels``), and ``export --format trec`` writes every judgment back.
     A case that already has ``expected.relevant`` is refused unless ``replace``; other lines
-    are copied unchanged. The file is checked first (``load_dataset``), written whole.
+    are copied unchanged. Qrels none of whose qids is a case are refused: they are another
+    dataset's. Both files are checked first (``read_qrels``, ``load_dataset``), the output
+    written whole.
     """
-    from oloproof.dataset import load_dataset
+    from oloproof.dataset import load_dataset, same_text
 
+    qrels = read_qrels(qrels_path)
     dataset = load_dataset(cases_path)
+    by_text = {same_text(case.id): case.id for case in dataset.cases}
+    unknown = sorted(q for q in qrels if q not in by_text)
+    if len(unknown) == len(qrels):
+        raise ConfigError(
+            f"{qrels_path}: none of its {len(qrels)} qids is a case id in {cases_path} (qids "
+            f"{_sample(unknown)}; case ids {_sample(list(by_text.values()))}): is it the qrels "
+            "file of these cases?"
+        )
     raw = cases_path.read_text(encoding="utf-8").split("\n")
-    by_line = {case.line: case for case in dataset.cases}
-    labelled, unlabelled = 0, 0
-    for number, case in by_line.items():
-        judged = qrels.get(case.id)
+    labelled, unlabelled, nothing_relevant = 0, 0, 0
+    for case in dataset.cases:
+        judged = qrels.get(same_text(case.id))
         if judged is None:
             unlabelled += 1
             continue
         if "relevant" in case.expected and not replace:
             raise ConfigError(
-                f"{cases_path}, line {number}: case {case.id!r} already has expected.relevant; "
-                "give --replace to overwrite it"
+                f"{cases_path}, line {case.line}: case {case.id!r} already has "
+                "expected.relevant; give --replace to overwrite it"
             )
-        relevant = [{"doc_id": d, "grade": r} for d, r in judged.items() if r > 0]
+        relevant = [{"doc_id": d, "grade": r} for d, r in judged.items()]
         record = {
             "id": case.id,
             "input": case.input,
             "expected": {**case.expected, "relevant": relevant},
             "metadata": case.metadata,
         }
-        raw[number - 1] = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        raw[case.line - 1] = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         labelled += 1
-    ids = {case.id for case in dataset.cases}
+        nothing_relevant += all(r <= 0 for r in judged.values())
     _write(output, "\n".join(raw).encode())
-    return labelled, unlabelled, sorted(q for q in qrels if q not in ids)
+    return Labelled(labelled, unlabelled, nothing_relevant, unknown)
+
+
+@dataclass(frozen=True)
+class Labelled:
+    """What ``label_cases`` did: cases labelled, cases without qrels, labelled cases with no
+    document judged relevant, and the qids no case has."""
+
+    cases: int
+    unlabelled: int
+    nothing_relevant: int
+    unknown: list[str]
+
+
+def _sample(texts: Sequence[str], shown: int = 3) -> str:
+    more = f" and {len(texts) - shown} more" if len(texts) > shown else ""
+    return ", ".join(repr(text) for text in texts[:shown]) + more

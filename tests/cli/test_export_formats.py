@@ -141,7 +141,10 @@ def test_qrels_to_cases_labels_the_cases_trec_eval_would_judge(blackbox: Path) -
     record = next(
         json.loads(line) for line in cases.read_text().splitlines() if '"office_hours"' in line
     )
-    assert record["expected"]["relevant"] == [{"doc_id": "kb-06", "grade": 2}]
+    assert record["expected"]["relevant"] == [
+        {"doc_id": "kb-06", "grade": 2},
+        {"doc_id": "kb-07", "grade": 0},
+    ]
     (blackbox / "more.txt").write_text("office_hours 0 kb-05 1\n")
     again = oloproof("qrels-to-cases", "more.txt", "--output", "other.jsonl", cwd=blackbox)
     assert again.code == 2 and "already has expected.relevant; give --replace" in again.err

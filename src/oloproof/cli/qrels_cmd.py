@@ -22,18 +22,25 @@ def qrels_to_cases(
         False, "--replace", help="Overwrite an expected.relevant a case already has."
     ),
 ) -> None:
-    """Set each case's expected.relevant from a qrels file: every document judged above 0,
-    with its relevance as the grade. Cases without qrels are left as they are.
+    """Set each case's expected.relevant from a qrels file: every judged document, with its
+    relevance as the grade (0 or below: judged not relevant). A qid is matched to the case id
+    it reads as. Cases without qrels are left as they are; qrels none of whose qids is a case
+    are refused.
 
     Example: oloproof qrels-to-cases qrels.txt --cases cases.jsonl --output cases.labelled.jsonl
     """
-    from oloproof.tabular import label_cases, read_qrels
+    from oloproof.tabular import label_cases
 
     target = output or cases
-    labelled, unlabelled, unknown = label_cases(cases, read_qrels(qrels), target, replace=replace)
-    typer.echo(f"Labelled {labelled} cases in {target}; {unlabelled} have no qrels")
-    if unknown:
-        shown = ", ".join(unknown[:5]) + (
-            f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+    done = label_cases(qrels, cases, target, replace=replace)
+    typer.echo(f"Labelled {done.cases} cases in {target}; {done.unlabelled} have no qrels")
+    if done.nothing_relevant:
+        typer.echo(
+            f"{done.nothing_relevant} of them judge no document relevant (none graded above 0): "
+            "the retrieval metrics exclude such a case as all_labels_non_relevant"
         )
-        typer.echo(f"{len(unknown)} qids in {qrels} match no case: {shown}")
+    if done.unknown:
+        shown = ", ".join(done.unknown[:5]) + (
+            f" and {len(done.unknown) - 5} more" if len(done.unknown) > 5 else ""
+        )
+        typer.echo(f"{len(done.unknown)} qids in {qrels} match no case: {shown}")
