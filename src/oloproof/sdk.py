@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from oloproof.errors import ArtifactError
+from oloproof.errors import ArtifactError, ConfigError
 
 
 class _Artifact(BaseModel):
@@ -261,7 +261,18 @@ def rag_system(
     token_budget: int | None = None,
     index_version: str | None = None,
 ) -> Callable[[C], C]:
-    """Declare a staged RAG system: a class with ``retrieve``, ``generate`` and ``count_tokens``."""
+    """Declare a staged RAG system: a class with ``retrieve``, ``generate`` and ``count_tokens``.
+
+    ``depth``, ``top_k`` and ``token_budget`` are held to what oloproof.yaml allows them: a
+    ``top_k`` or ``token_budget`` of 0 would leave every context empty."""
+    for setting, value in (("depth", depth), ("top_k", top_k), ("token_budget", token_budget)):
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise ConfigError(
+                f"@rag_system({setting}={value!r}): {setting} must be a whole number, 1 or "
+                "more, as in oloproof.yaml"
+            )
 
     def mark(cls: C) -> C:
         cls.__oloproof_rag__ = RagInfo(name, version, depth, top_k, token_budget, index_version)  # type: ignore[attr-defined]

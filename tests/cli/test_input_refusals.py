@@ -439,3 +439,50 @@ def test_a_report_path_that_cannot_be_written_is_refused_before_the_run(
     if problem is not None:
         assert result.err == f"error: cannot write {target}: {problem}\n"
     assert not (root / ".oloproof").exists()
+
+
+RAG_APP = """
+from oloproof import Passage, Retrieval, rag_system
+
+@rag_system(name="rag", version="1", {settings})
+class Rag:
+    def retrieve(self, input, depth):
+        return Retrieval(candidates=(Passage(doc_id="d1", text="One two."),))
+
+    def generate(self, input, context):
+        return {{"answer": " ".join(item.text or "" for item in context.items)}}
+
+    def count_tokens(self, passage):
+        return len((passage.text or "").split())
+"""
+
+
+@pytest.mark.parametrize(
+    ("settings", "refused"),
+    [
+        ("depth=2, top_k=1, token_budget=0", "token_budget=0"),
+        ("depth=2, top_k=0", "top_k=0"),
+        ("depth=0, top_k=1", "depth=0"),
+        ("depth=2, top_k=True", "top_k=True"),
+    ],
+)
+def test_a_rag_system_setting_below_one_in_the_decorator_is_refused(
+    tmp_path: Path, settings: str, refused: str
+) -> None:
+    # oloproof.yaml refuses token_budget: 0; the decorator took it, and every passage was
+    # dropped from every context.
+    root = _project(tmp_path)
+    (root / "app.py").write_text(RAG_APP.format(settings=settings))
+    (root / "oloproof.yaml").write_text(
+        'system: {name: rag, version: "1", rag: {object: "app:Rag"}}\n'
+        "evaluators:\n  - {type: contains, criterion: echo, field: answer, expected_field: answer}\n"
+    )
+    result = oloproof("run", cwd=root)
+    name = refused.split("=")[0]
+    assert (result.code, result.out) == (2, ""), result.err
+    assert result.err == (
+        f"error: {root}/oloproof.yaml, line 1: system.rag.object: importing 'app' failed: "
+        f"@rag_system({refused}): {name} must be a whole number, 1 or more, as in "
+        "oloproof.yaml\n"
+    )
+    assert not (root / ".oloproof").exists()

@@ -10,7 +10,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from oloproof.dataset import MAX_NESTING, Case
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, OloproofError
 from oloproof.usercode import describe, received
 
 
@@ -103,9 +103,9 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     except BaseException as exc:  # user code failed or exited while importing: report it
         if isinstance(exc, KeyboardInterrupt) and received():
             raise  # a real Ctrl-C during the import
-        raise ConfigError(
-            f"{where}: {key}: importing {module_name!r} failed: {describe(exc)}"
-        ) from None
+        # Oloproof's own decorators refuse their arguments in a sentence of their own.
+        why = str(exc) if isinstance(exc, OloproofError) else describe(exc)
+        raise ConfigError(f"{where}: {key}: importing {module_name!r} failed: {why}") from None
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
