@@ -206,11 +206,23 @@ class ProjectConfig(_Model):
 
     # The line of every key, when the config was read from a file (for later errors).
     _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
+    # The keys a command-line option set, with that option: errors about them name it, since
+    # the file has no line that says what they say.
+    _options: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def location(self, *keys: Any, path: Path) -> str:
-        """``FILE, line N`` of a key path, for errors found after loading (e.g. imports)."""
+        """``FILE, line N`` of a key path, for errors found after loading (e.g. imports); the
+        option (``--engine``) when one set the key at its top."""
+        if keys and keys[0] in self._options:
+            return self._options[keys[0]]
         line = self.line_of(*keys)
         return f"{path}, line {line}" if line is not None else str(path)
+
+    def set_by_option(self, key: str, value: Any, option: str) -> ProjectConfig:
+        """A copy with the top-level ``key`` set to ``value`` by the command-line ``option``."""
+        changed = self.model_copy(update={key: value})
+        changed._options = {**self._options, key: option}
+        return changed
 
     def line_of(self, *keys: Any) -> int | None:
         """The line of a key path, when the config was read from a file."""

@@ -146,8 +146,7 @@ def plan_run(
 def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:
     if engine is None:
         return config
-    chosen = engine_from_option(config.engine, engine)
-    return config.model_copy(update={"engine": chosen})
+    return config.set_by_option("engine", engine_from_option(config.engine, engine), "--engine")
 
 
 def replay_plan(

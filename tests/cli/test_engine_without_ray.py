@@ -79,3 +79,12 @@ def test_engine_option_names_the_extra_and_local_still_runs(tmp_path: Path) -> N
     done = _without_ray("run", "--engine", "local", "--json", cwd=root)
     assert done.code == 3, done.err  # support_rag's gate fails, as it does with Ray installed
     assert json.loads(done.out)["run_id"].startswith("run_")
+
+
+def test_an_engine_chosen_on_the_command_line_is_blamed_on_the_option(tmp_path: Path) -> None:
+    # The error named "oloproof.yaml, line 2", a line that says nothing of Ray.
+    root = copy_example("support_rag", tmp_path)
+    for engine in ("ray", "127.0.0.1:6379"):
+        refused = _without_ray("run", "--engine", engine, cwd=root)
+        assert (refused.code, refused.err) == (2, f"error: --engine: {SENTENCE}\n")
+    assert not (root / ".oloproof").exists()
