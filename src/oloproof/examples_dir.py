@@ -83,8 +83,7 @@ def describe(name: str) -> str:
 def copy_tree(source: Path, dest: Path) -> Path:
     """Copy the folder ``source`` to the new folder ``dest`` (see ``copy_example``)."""
     dest = Path(dest)
-    if dest.is_symlink() or (dest.exists() and (not dest.is_dir() or any(dest.iterdir()))):
-        raise ConfigError(f"{dest} already exists and is not empty; refusing to overwrite it")
+    _refuse_taken(dest)
     if dest.is_dir():
         return _fill_empty(source, dest)
     parent = dest.absolute().parent
@@ -102,6 +101,24 @@ def copy_tree(source: Path, dest: Path) -> Path:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return dest
+
+
+def _refuse_taken(dest: Path) -> None:
+    """Refuse a ``dest`` init may not fill, saying what it is."""
+    if dest.is_symlink():
+        # The files would land wherever the link points, which the user did not name.
+        raise ConfigError(
+            f"{dest} is a symbolic link (to {os.readlink(dest)}); init fills only a real folder: "
+            "name the folder itself, or a new one"
+        )
+    if not dest.exists():
+        return
+    if dest.is_file():
+        raise ConfigError(f"{dest} is a file, not a folder; refusing to overwrite it")
+    if not dest.is_dir():
+        raise ConfigError(f"{dest} exists and is not a folder; refusing to overwrite it")
+    if any(dest.iterdir()):
+        raise ConfigError(f"{dest} already exists and is not empty; refusing to overwrite it")
 
 
 def _fill_empty(source: Path, dest: Path) -> Path:

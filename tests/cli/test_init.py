@@ -110,7 +110,8 @@ def test_existing_destination_is_never_overwritten(kind: str, tmp_path: Path) ->
     else:
         dest.write_text("keep me")
     before = snapshot(tmp_path)
-    with pytest.raises(ConfigError, match="already exists and is not empty; refusing to overwrite"):
+    said = "already exists and is not empty" if kind == "folder" else "is a file, not a folder"
+    with pytest.raises(ConfigError, match=f"{said}; refusing to overwrite"):
         copy_example("blackbox_rag", dest)
     assert snapshot(tmp_path) == before
 
@@ -378,3 +379,53 @@ def test_init_from_an_installed_wheel(installed_wheel: Path, tmp_path: Path) -> 
         assert copied == tree(EXAMPLES / "blackbox_rag")
     finally:
         marker.unlink()
+
+
+@pytest.mark.parametrize("kind", ["empty file", "file", "link to an empty folder", "dangling link"])
+def test_init_over_something_that_is_not_a_folder_says_what_it_is(
+    kind: str, tmp_path: Path
+) -> None:
+    # Each was "already exists and is not empty", untrue of an empty file or of a link to an
+    # empty folder.
+    dest = tmp_path / "dest"
+    if kind == "empty file":
+        dest.touch()
+    elif kind == "file":
+        dest.write_text("keep me")
+    elif kind == "link to an empty folder":
+        (tmp_path / "empty").mkdir()
+        dest.symlink_to("empty")
+    else:
+        dest.symlink_to("nowhere")
+    said = {
+        "empty file": f"{Path('dest')} is a file, not a folder; refusing to overwrite it",
+        "file": f"{Path('dest')} is a file, not a folder; refusing to overwrite it",
+        "link to an empty folder": f"{Path('dest')} is a symbolic link (to empty); init fills "
+        "only a real folder: name the folder itself, or a new one",
+        "dangling link": f"{Path('dest')} is a symbolic link (to nowhere); init fills only a "
+        "real folder: name the folder itself, or a new one",
+    }[kind]
+    before = snapshot(tmp_path)
+    result = oloproof("init", "dest", cwd=tmp_path, pythonpath=SRC)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", f"error: {said}\n")
+    assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--example", "support_rag", "--list"),
+        ("--list", "x"),
+        ("--list", "x", "--example", "judge_gate"),
+    ],
+)
+def test_init_list_with_an_example_or_a_folder_is_refused(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    # --example (and DIR) were silently ignored: the list printed, nothing copied, exit 0.
+    result = oloproof("init", *args, cwd=tmp_path, pythonpath=SRC)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: --list lists the examples and copies nothing: give it without --example or DIR\n"
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -44,6 +44,10 @@ def init(
     Example: oloproof init --example blackbox_rag my-eval
     """
     if show_list:
+        if example is not None or directory is not None:
+            raise ConfigError(
+                "--list lists the examples and copies nothing: give it without --example or DIR"
+            )
         for name in list_examples():
             typer.echo(f"{name}: {describe(name)}")
         return
