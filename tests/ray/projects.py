@@ -103,6 +103,30 @@ class TinyRag:
 """
 
 
+def write_callable_config(
+    root: Path, name: str, engine: dict[str, Any] | None, **more: Any
+) -> None:
+    """``oloproof.yaml`` in ``root`` for the callable ``app:answer`` named ``name`` over
+    ``cases.jsonl``, judged by whether its answer holds the expected text (``answered``); on
+    ``engine`` when given, with the ``more`` settings."""
+    config: dict[str, Any] = {
+        "system": {"name": name, "version": "1", "callable": "app:answer"},
+        "dataset": "cases.jsonl",
+        "evaluators": [
+            {
+                "type": "contains",
+                "criterion": "answered",
+                "field": "answer",
+                "expected_field": "answer",
+            }
+        ],
+        **more,
+    }
+    if engine is not None:
+        config["engine"] = engine
+    (root / "oloproof.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+
+
 def callable_project(
     root: Path, cases: Iterable[dict[str, Any]], engine: dict[str, Any] | None = None
 ) -> Path:
@@ -122,22 +146,7 @@ def callable_project(
         }
         lines.append(json.dumps(body))
     (root / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config: dict[str, Any] = {
-        "system": {"name": "echo", "version": "1", "callable": "app:answer"},
-        "dataset": "cases.jsonl",
-        "evaluators": [
-            {
-                "type": "contains",
-                "criterion": "answered",
-                "field": "answer",
-                "expected_field": "answer",
-            }
-        ],
-        "slices": ["metadata.band"],
-    }
-    if engine is not None:
-        config["engine"] = engine
-    (root / "oloproof.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    write_callable_config(root, "echo", engine, slices=["metadata.band"])
     return root
 
 

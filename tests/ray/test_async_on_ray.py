@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.ray.projects import write_callable_config
 from tests.ray.support import RayCluster, content_events, run_id_of, run_records
 from tests.support import oloproof
 
@@ -54,23 +55,7 @@ def _project(root: Path, doings: dict[int, str], engine: dict[str, Any] | None =
         for n in range(6)
     ]
     (root / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    config: dict[str, Any] = {
-        "system": {"name": "async-echo", "version": "1", "callable": "app:answer"},
-        "dataset": "cases.jsonl",
-        "timeout_s": 1,
-        "evaluators": [
-            {
-                "type": "contains",
-                "criterion": "answered",
-                "field": "answer",
-                "expected_field": "answer",
-            }
-        ],
-        "policy": "policy.yaml",
-    }
-    if engine is not None:
-        config["engine"] = engine
-    (root / "oloproof.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    write_callable_config(root, "async-echo", engine, timeout_s=1, policy="policy.yaml")
     (root / "policy.yaml").write_text(
         "version: 1\nrules:\n  - {id: floor, metric: answered, min: 0.9}\n", encoding="utf-8"
     )

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.ray.projects import write_callable_config
 from tests.ray.support import RayCluster, content_events, run_id_of, run_records
 from tests.support import oloproof
 
@@ -52,21 +53,7 @@ def _project(root: Path, engine: dict[str, Any] | None = None) -> Path:
         ),
         encoding="utf-8",
     )
-    config: dict[str, Any] = {
-        "system": {"name": "odd", "version": "1", "callable": "app:answer"},
-        "dataset": "cases.jsonl",
-        "evaluators": [
-            {
-                "type": "contains",
-                "criterion": "answered",
-                "field": "answer",
-                "expected_field": "answer",
-            }
-        ],
-    }
-    if engine is not None:
-        config["engine"] = engine
-    (root / "oloproof.yaml").write_text(json.dumps(config), encoding="utf-8")  # JSON is YAML
+    write_callable_config(root, "odd", engine)
     return root
 
 

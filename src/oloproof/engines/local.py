@@ -25,6 +25,7 @@ import sys
 import traceback
 from typing import Any
 
+from oloproof import aio
 from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
@@ -126,6 +127,11 @@ def portable_traceback(exc: BaseException) -> str:
         if id(item) in seen:
             continue
         seen.add(id(item))
+        # The frames of the watch a case runs under where no timer is kept (a Ray replica's
+        # loop) are Oloproof's, not the case's: the record reads as a local run's.
+        item.stack = traceback.StackSummary.from_list(
+            [f for f in item.stack if (f.filename, f.name) not in _WATCH_FRAMES]
+        )
         for frame in item.stack:
             frame.filename = _relative(frame.filename, roots)
         if getattr(item, "filename", None) is not None:  # a SyntaxError's file
@@ -133,6 +139,9 @@ def portable_traceback(exc: BaseException) -> str:
         pending.extend(e for e in (item.__cause__, item.__context__) if e is not None)
         pending.extend(item.exceptions or ())
     return "".join(shown.format())
+
+
+_WATCH_FRAMES = {(aio.__file__, "__await__"), (aio.__file__, "_step")}
 
 
 def _import_roots() -> list[str]:
