@@ -494,6 +494,37 @@ def test_state_it_cannot_see_is_listed(tmp_path: Path) -> None:
     assert changed(tmp_path / "b", files, "app:entry", '"0123456789"', '"9876543210"') == []
 
 
+def test_a_namedtuple_and_a_dataclass_are_seen_whole(tmp_path: Path) -> None:
+    # Their field descriptors and the dataclass's "no default" sentinel were listed as state the
+    # fingerprint cannot see, beside the state it really cannot (a string.Template).
+    files = {
+        "app.py": """
+            import collections
+            import dataclasses
+            import string
+
+            Pair = collections.namedtuple("Pair", "a b")
+            PAIR = Pair("x", 1)
+            TEMPLATE = string.Template("$x")
+
+
+            @dataclasses.dataclass(frozen=True)
+            class Cfg:
+                width: str = "w"
+                depth: int = dataclasses.field(default_factory=int)
+
+
+            def entry(i):
+                return [PAIR.a, Cfg().width, Cfg().depth, TEMPLATE.substitute(x=i)]
+            """
+    }
+    found = fingerprint(tmp_path / "a", files, "app:entry")
+    assert found.unseen == ("app.TEMPLATE: a string.Template object",)
+    # Renaming a namedtuple's fields is a change the fingerprint sees.
+    renamed = changed(tmp_path / "b", files, "app:entry", '"a b"', '"b a"')
+    assert renamed != []
+
+
 def test_the_key_does_not_depend_on_the_process(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()

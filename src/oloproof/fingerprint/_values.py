@@ -12,6 +12,7 @@ its distribution's version) counts.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import datetime as dt
 import decimal
@@ -33,6 +34,16 @@ from oloproof.fingerprint._places import Place, place_of_function, place_of_name
 # walked on every run.
 DATA_LIMIT = 1_000_000
 _DEPTH_LIMIT = 200
+
+# The markers ``dataclasses`` builds fields and ``__init__`` defaults with (``MISSING``...), and
+# the type of a namedtuple's field descriptors: standard-library objects whose whole state is
+# known, which were otherwise listed as state the fingerprint cannot see.
+_SENTINELS = frozenset(
+    type(getattr(dataclasses, name))
+    for name in ("MISSING", "KW_ONLY", "_HAS_DEFAULT_FACTORY")
+    if hasattr(dataclasses, name)
+)
+_TUPLEGETTER = type(vars(collections.namedtuple("_Probe", "field"))["field"])
 
 _REPR_TYPES = (
     dt.date,
@@ -198,6 +209,10 @@ class Values:
             self._encode(v.value, out, budget, label, owner)
         elif kind is re.Pattern:
             self._encode((v.pattern, v.flags), out, budget, label, owner)
+        elif kind in _SENTINELS:  # what a dataclass's fields and __init__ mark "no default" by
+            out += kind.__name__.encode()
+        elif kind is _TUPLEGETTER:  # a namedtuple's field: its position and doc say all of it
+            self._encode(v.__reduce__()[1], out, budget, label, owner)
         elif not user and isinstance(v, (PurePath, *_REPR_TYPES)):  # a library repr, no user code
             out += repr(v).encode()
         elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
