@@ -44,6 +44,7 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
+from oloproof.report import unseen_state
 from oloproof.store import LEDGER_DIR, open_read_only
 from oloproof.why import latest_run_of, retrieve_changes, summary, system_changes
 
@@ -205,7 +206,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
         retrieval_reasons=why.grouped(why.retrieval_reasons),
         generations_at_most=would_execute if staged else None,
         compared_with=why.previous["run_id"] if why.previous else None,
-        unseen=sorted({u for fp in system.fingerprints().values() for u in fp["unseen"]}),
+        unseen=unseen_state(system.fingerprints()),
     )
 
 

@@ -191,6 +191,8 @@ class RunReport:
     """With ``--repeats``: how many of the ``cases`` x ``repeats`` executions errored."""
     repeat_errors: list[ErrorGroup] = field(default_factory=list)
     """Why they errored, grouped as ``errors`` groups errored cases."""
+    unseen: list[str] = field(default_factory=list)
+    """What the system's code fingerprints could not see (``unseen_state``)."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -576,6 +578,7 @@ def build_run_report(
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
         redacted=end.get("redacted") if end else None,
+        unseen=unseen_state(run_body["fingerprints"]),
         subset=dict(run_body["subset"]) if run_body.get("subset") else None,
         repeats=int(run_body.get("repeats", 1)),
         block_on=list(policy.get("block_on") or []) if policy else None,
@@ -595,3 +598,9 @@ def _decision_state(
     if policy:
         return "UNDECIDED", EXIT_UNDECIDED
     return "NO_POLICY", 0
+
+
+def unseen_state(fingerprints: Mapping[str, Any]) -> list[str]:
+    """What a system's code fingerprints (``System.fingerprints()``, as a run records them) list
+    as read but not seen: a change to it reuses results made before it."""
+    return sorted({u for record in fingerprints.values() for u in record.get("unseen", ())})

@@ -137,6 +137,9 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
+    if report.unseen and _reused(report):
+        # Results made before a change the fingerprint cannot see would be reused as current.
+        lines.append(unseen_line(report.unseen))
     if report.redacted:
         word = "occurrence" if report.redacted == 1 else "occurrences"
         lines.append(f"Redacted: {report.redacted} {word} of configured secrets")
@@ -150,6 +153,19 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         lines.append("")
         lines += slice_lines(report, show_slices)
     return lines
+
+
+def unseen_line(unseen: list[str]) -> str:
+    """What the code fingerprints cannot see, for a run that reused results and a dry run."""
+    return (
+        "Not seen by the code fingerprint (change system.version when they change): "
+        + "; ".join(unseen)
+    )
+
+
+def _reused(report: RunReport) -> bool:
+    stages = report.stages or {}
+    return report.cache["execution"][0] > 0 or any(hit for hit, _ in stages.values())
 
 
 SLICE_ROWS_SHOWN = 60
@@ -373,10 +389,7 @@ def dry_run_lines(plan: DryRun) -> list[str]:
             "on its context, known only once its retrieval is)"
         )
     if plan.unseen:
-        lines.append(
-            "Not seen by the code fingerprint (change system.version when they change): "
-            + "; ".join(plan.unseen)
-        )
+        lines.append(unseen_line(plan.unseen))
     if plan.judges:
         lines.append("Judge calls after the judgment cache:")
         lines += [f"  {_judge_calls(judge)}" for judge in plan.judges]
