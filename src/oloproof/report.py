@@ -578,7 +578,8 @@ def build_run_report(
         judges=judge_usage_rows(run_body, end),
         errors=list(errors),
         redacted=end.get("redacted") if end else None,
-        unseen=unseen_state(run_body["fingerprints"]),
+        # A run of the first ledger format recorded no fingerprints: nothing to say of them.
+        unseen=unseen_state(run_body.get("fingerprints") or {}),
         subset=dict(run_body["subset"]) if run_body.get("subset") else None,
         repeats=int(run_body.get("repeats", 1)),
         block_on=list(policy.get("block_on") or []) if policy else None,
