@@ -129,10 +129,12 @@ def plan_run(
     concurrency: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     engine: str | None = None,
+    policy_as_recorded: bool = False,
 ) -> RunPlan:
     """Read oloproof.yaml and everything it names; raise an ``OloproofError`` on any mistake.
 
     ``engine`` is an ``--engine`` value that replaces the config's engine setting.
+    ``policy_as_recorded``: read the policy file as a run's record is read (``load_policy``).
     """
     config_path = config_path.resolve()
     config = load_config(config_path)
@@ -140,7 +142,13 @@ def plan_run(
         config = _apply_overrides(config, overrides, config_path)
     if policy_path is None and config.policy is not None:
         policy_path = config_path.parent / config.policy
-    return _plan(_with_engine(config, engine), config_path, policy_path, concurrency)
+    return _plan(
+        _with_engine(config, engine),
+        config_path,
+        policy_path,
+        concurrency,
+        policy_as_recorded=policy_as_recorded,
+    )
 
 
 def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:
@@ -788,19 +796,14 @@ def resume_plan(
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     policy = run.body["policy_path"]
     started_in = Path(run.body["config_path"]).parent
-    config_path = _in_project(Path(run.body["config_path"]), started_in, ledger).resolve()
-    config = load_config(config_path)
-    policy_path = _in_project(Path(policy), started_in, ledger) if policy else None
-    if policy_path is None and config.policy is not None:
-        policy_path = config_path.parent / config.policy
     # The run is decided by the policy it recorded (``decide_run``), which checks added to
     # policies since it started do not undo: the file is read as the record is, only to hold
     # it to what the run recorded.
-    plan = _plan(
-        _with_engine(config, engine),
-        config_path,
-        policy_path,
-        concurrency,
+    plan = plan_run(
+        _in_project(Path(run.body["config_path"]), started_in, ledger),
+        policy_path=_in_project(Path(policy), started_in, ledger) if policy else None,
+        concurrency=concurrency,
+        engine=engine,
         policy_as_recorded=True,
     )
     plan = plan.restrict(
