@@ -41,10 +41,10 @@ def check_headers(config: ProjectConfig, config_path: Path) -> None:
     variable which is not set, or whose name or value HTTP does not allow."""
     if config.system.http is None:
         return
-    from oloproof.systems.http import header_fault
+    from oloproof.systems.http import first_header_fault
 
-    for header, template in config.system.http.headers.items():
-        fault = header_fault(header, template, os.environ)
-        if fault is not None:
-            where = config.location("system", "http", "headers", header, path=config_path)
-            raise ConfigError(f"{where}: {fault.text}")
+    found = first_header_fault(config.system.http.headers, os.environ)
+    if found is not None:
+        header, fault = found
+        where = config.location("system", "http", "headers", header, path=config_path)
+        raise ConfigError(f"{where}: {fault.text}")

@@ -240,18 +240,17 @@ def _header_fault(system: SystemConfig) -> tuple[str, str] | None:
     environment only for a local run."""
     if system.http is None:
         return None
-    from oloproof.systems.http import header_fault
+    from oloproof.systems.http import first_header_fault
 
-    for header, template in system.http.headers.items():
-        fault = header_fault(header, template, os.environ)
-        if fault is None:
-            continue
-        if fault.unset:
-            return header, f"{fault.text} on the Ray workers, which read it there"
-        if fault.variable is not None:
-            return header, f"{fault.text} (as the Ray workers read it)"
-        return header, fault.text
-    return None
+    found = first_header_fault(system.http.headers, os.environ)
+    if found is None:
+        return None
+    header, fault = found
+    if fault.unset:
+        return header, f"{fault.text} on the Ray workers, which read it there"
+    if fault.variable is not None:
+        return header, f"{fault.text} (as the Ray workers read it)"
+    return header, fault.text
 
 
 def _redact(call: _Call, value: Any) -> Any:

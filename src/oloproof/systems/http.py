@@ -164,11 +164,12 @@ class HttpSystemAdapter:
 
     def _headers(self) -> dict[str, str]:
         """The configured headers with ``${NAME}`` read from the environment, now."""
+        headers = self._settings.headers
+        found = first_header_fault(headers, os.environ)
+        if found is not None:
+            raise ConfigError(f"{self._where}: {found[1].text}")
         resolved: dict[str, str] = {}
-        for header, template in self._settings.headers.items():
-            fault = header_fault(header, template, os.environ)
-            if fault is not None:
-                raise ConfigError(f"{self._where}: {fault.text}")
+        for header, template in headers.items():
             for name in header_variables(template):
                 redaction.register(os.environ[name])  # kept out of everything stored or printed
             resolved[header] = _resolve(template, os.environ)
@@ -291,6 +292,18 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
                 name,
             )
     return HeaderFault(f"{field} its configured value has white space at its {end}{_CANNOT}")
+
+
+def first_header_fault(
+    headers: Mapping[str, str], environ: Mapping[str, str]
+) -> tuple[str, HeaderFault] | None:
+    """The first of ``headers`` (name: configured value) that cannot be sent as ``environ``
+    resolves it, and why (``header_fault``); None when every one can."""
+    for header, template in headers.items():
+        fault = header_fault(header, template, environ)
+        if fault is not None:
+            return header, fault
+    return None
 
 
 def _unsendable(text: str) -> str | None:
