@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
 
 from oloproof.results import Interval
@@ -82,6 +83,12 @@ def _signed_tenths(steps: int) -> str:
 
 def _thousandths(steps: int) -> str:
     return f"{Decimal(steps).scaleb(-3):.3f}"
+
+
+def first_few(texts: Sequence[str], shown: int, write: Callable[[str], str] = str) -> str:
+    """The first ``shown`` of ``texts``, each as ``write`` writes it, then how many more."""
+    more = f" and {len(texts) - shown} more" if len(texts) > shown else ""
+    return ", ".join(write(text) for text in texts[:shown]) + more
 
 
 def plural(count: int, word: str) -> str:

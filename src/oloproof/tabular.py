@@ -37,6 +37,7 @@ from typing import Any
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody
+from oloproof.display import first_few
 from oloproof.errors import ConfigError
 from oloproof.inspect import case_detail
 from oloproof.metrics import case_results
@@ -349,10 +350,10 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
     by_text = {same_text(case.id): case.id for case in dataset.cases}
     unknown = sorted(q for q in qrels if q not in by_text)
     if len(unknown) == len(qrels):
+        qids, ids = first_few(unknown, 3, repr), first_few(list(by_text.values()), 3, repr)
         raise ConfigError(
             f"{qrels_path}: none of its {len(qrels)} qids is a case id in {cases_path} (qids "
-            f"{_sample(unknown)}; case ids {_sample(list(by_text.values()))}): is it the qrels "
-            "file of these cases?"
+            f"{qids}; case ids {ids}): is it the qrels file of these cases?"
         )
     raw = cases_path.read_text(encoding="utf-8").split("\n")
     labelled, unlabelled, nothing_relevant = 0, 0, 0
@@ -389,8 +390,3 @@ class Labelled:
     unlabelled: int
     nothing_relevant: int
     unknown: list[str]
-
-
-def _sample(texts: Sequence[str], shown: int = 3) -> str:
-    more = f" and {len(texts) - shown} more" if len(texts) > shown else ""
-    return ", ".join(repr(text) for text in texts[:shown]) + more

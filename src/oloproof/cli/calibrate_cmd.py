@@ -18,7 +18,7 @@ from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path
-from oloproof.display import fmt_percent, fmt_percent_interval
+from oloproof.display import first_few, fmt_percent, fmt_percent_interval
 from oloproof.results import Interval
 from oloproof.store import open_project_ledger
 
@@ -100,9 +100,7 @@ def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
     for label in ("disagreements", "missing"):
         ids = list(body.get(label, []))
         if ids:
-            shown = ", ".join(ids[:SHOWN_IDS])
-            more = f" and {len(ids) - SHOWN_IDS} more" if len(ids) > SHOWN_IDS else ""
-            lines.append(f"  {label}: {shown}{more}")
+            lines.append(f"  {label}: {first_few(ids, SHOWN_IDS)}")
     lines.append(f"Judge identity: {body['identity']}")
     lines.append(f"Calibration event: {address}")
     return lines

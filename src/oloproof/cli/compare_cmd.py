@@ -20,7 +20,7 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
 from oloproof.cli.render import fitted, gate_line
-from oloproof.display import fmt_points, fmt_points_interval, plural, printable
+from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
 from oloproof.report import comparison_rule_note, counted_text
 from oloproof.results import Interval
@@ -162,9 +162,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
 
 def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
     ids: Sequence[str] = unpaired["case_ids"]
-    shown = ", ".join(printable(i) for i in ids[:SHOWN_IDS])
-    if len(ids) > SHOWN_IDS:
-        shown += f" and {len(ids) - SHOWN_IDS} more"
+    shown = first_few(ids, SHOWN_IDS, printable)
     reason = str(unpaired["reason"]).replace("_", " ")
     return f"not paired {unpaired['count']}: {reason} ({shown})"
 

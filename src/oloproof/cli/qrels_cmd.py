@@ -29,6 +29,7 @@ def qrels_to_cases(
 
     Example: oloproof qrels-to-cases qrels.txt --cases cases.jsonl --output cases.labelled.jsonl
     """
+    from oloproof.display import first_few
     from oloproof.tabular import label_cases
 
     target = output or cases
@@ -40,7 +41,5 @@ def qrels_to_cases(
             "the retrieval metrics exclude such a case as all_labels_non_relevant"
         )
     if done.unknown:
-        shown = ", ".join(done.unknown[:5]) + (
-            f" and {len(done.unknown) - 5} more" if len(done.unknown) > 5 else ""
-        )
+        shown = first_few(done.unknown, 5)
         typer.echo(f"{len(done.unknown)} qids in {qrels} match no case: {shown}")
