@@ -261,6 +261,19 @@ def serving_judge_gate(dest: Path) -> Iterator[tuple[Path, Any]]:
         yield root, server
 
 
+def echo_http_config(*headers: str) -> str:
+    """The ``oloproof.yaml`` template of an HTTP system at ``{url}`` (no retries, the answer at
+    ``result``) sending ``headers``, each a ``Name: value`` line written for ``str.format``,
+    judged by whether its answer holds the expected one."""
+    return (
+        'system:\n  name: echo\n  version: "1"\n  http:\n    url: {url}\n'
+        "    output_path: result\n    retries: 0\n    headers:\n"
+        + "".join(f"      {header}\n" for header in headers)
+        + "dataset: cases.jsonl\nevaluators:\n"
+        "  - {{type: contains, criterion: answer_ok, field: answer, expected_field: answer}}\n"
+    )
+
+
 class QuietHandler(BaseHTTPRequestHandler):
     """A test server's handler: logs nothing, and sends each reply whole, closing its
     connection (a client that took it for kept alive could send the next case on it as it

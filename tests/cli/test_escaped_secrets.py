@@ -36,7 +36,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import QuietHandler, Result, oloproof, served_project, serving_judge_gate
+from tests.support import (
+    QuietHandler,
+    Result,
+    echo_http_config,
+    oloproof,
+    served_project,
+    serving_judge_gate,
+)
 
 from oloproof.testing import Reply, raw, verdict
 
@@ -44,22 +51,11 @@ TOKEN = "sk-live/ABCDEF123456+xyz"
 PASSPHRASE = 'open "sesame" 4/2 now'
 SPACED = "open  sesame-42\tnow"  # two spaces in a row, and a tab
 ENV = {"PROBE_TOKEN": TOKEN, "PROBE_PASSPHRASE": PASSPHRASE, "PROBE_SPACED": SPACED}
-CONFIG = """\
-system:
-  name: echo
-  version: "1"
-  http:
-    url: {url}
-    output_path: result
-    retries: 0
-    headers:
-      Authorization: "Bearer ${{PROBE_TOKEN}}"
-      X-Passphrase: "${{PROBE_PASSPHRASE}}"
-      X-Spaced: "${{PROBE_SPACED}}"
-dataset: cases.jsonl
-evaluators:
-  - {{type: contains, criterion: answer_ok, field: answer, expected_field: answer}}
-"""
+CONFIG = echo_http_config(
+    'Authorization: "Bearer ${{PROBE_TOKEN}}"',
+    'X-Passphrase: "${{PROBE_PASSPHRASE}}"',
+    'X-Spaced: "${{PROBE_SPACED}}"',
+)
 
 
 def slashed(value: str) -> str:

@@ -18,23 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import http_server, oloproof
+from tests.support import echo_http_config, http_server, oloproof
 
-CONFIG = """\
-system:
-  name: echo
-  version: "1"
-  http:
-    url: {url}
-    output_path: result
-    retries: 0
-    headers:
-      X-Team: search
-      Authorization: {authorization}
-dataset: cases.jsonl
-evaluators:
-  - {{type: contains, criterion: answer_ok, field: answer, expected_field: answer}}
-"""
+CONFIG = echo_http_config("X-Team: search", "Authorization: {authorization}")
 CASES = [{"id": f"c{i}", "input": {"q": str(i)}, "expected": {"answer": "ok"}} for i in range(3)]
 SECRET = "SECRET-7d1f0a"
 REQUESTS: list[dict[str, str]] = []

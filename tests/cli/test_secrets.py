@@ -22,7 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import QuietHandler, Result, oloproof, served_project, serving_judge_gate
+from tests.support import (
+    QuietHandler,
+    Result,
+    echo_http_config,
+    oloproof,
+    served_project,
+    serving_judge_gate,
+)
 
 from oloproof.testing import RecordedRequest, Reply, raw, verdict
 
@@ -35,20 +42,7 @@ CASES = [
     {"id": "echo_refused", "input": {"question": "refuse"}, "expected": {"answer": "ok"}},
     {"id": "plain", "input": {"question": "plain"}, "expected": {"answer": "ok"}},
 ]
-CONFIG = """\
-system:
-  name: echo
-  version: "1"
-  http:
-    url: {url}
-    output_path: result
-    retries: 0
-    headers:
-      Authorization: "Bearer ${{ECHO_TOKEN}}"
-dataset: cases.jsonl
-evaluators:
-  - {{type: contains, criterion: answer_ok, field: answer, expected_field: answer}}
-"""
+CONFIG = echo_http_config('Authorization: "Bearer ${{ECHO_TOKEN}}"')
 
 
 class Echo(QuietHandler):
