@@ -95,6 +95,11 @@ class Overran(BaseException):
     ``BaseException``, as ``CancelledError`` is, so that ``except Exception`` lets it through)."""
 
 
+class Overdue(TimeoutError):
+    """Raised for a synchronous call that Oloproof itself ran on the loop (``CallPool``) and that
+    ended past its case's deadline: the case timed out, as it would have on a thread."""
+
+
 @dataclass
 class _Watch:
     """What the signal handlers read of the loop."""
@@ -103,6 +108,8 @@ class _Watch:
     deadlines: dict[asyncio.Task[Any], float] | None = None  # None: no timer is kept
     overran: set[asyncio.Task[Any]] = field(default_factory=set)  # stopped past their deadline
     alarm: float = math.inf  # when the interval timer fires; inf: it is not armed
+    # The loop the timer is kept for: its cases are found while a call hides it (``CallPool``).
+    loop: asyncio.AbstractEventLoop | None = None
 
     def held(self) -> bool:
         return time.monotonic() - self.woke > _HELD_S
@@ -282,10 +289,34 @@ def _ours(frame: FrameType | None) -> bool:
 
 
 def _current_task() -> asyncio.Task[Any] | None:
+    if _watch.loop is not None:
+        return asyncio.current_task(_watch.loop)
     try:
         return asyncio.current_task()
     except RuntimeError:  # no loop running in this thread
         return None
+
+
+def kept_deadline() -> float | None:
+    """The deadline of the case running here, when the timer keeps it (on the run's own loop,
+    in the main thread); ``None`` where no timer is kept (a Ray replica's loop)."""
+    deadlines = _watch.deadlines
+    if deadlines is None or threading.current_thread() is not threading.main_thread():
+        return None
+    task = _current_task()
+    return None if task is None else deadlines.get(task)
+
+
+def overdue(due: float) -> bool:
+    """Whether code of the running case, run on the loop by Oloproof's own choice, ended past the
+    case's deadline ``due`` (or was stopped there by ``Overran``). The case then times out as
+    it would have on a thread: it no longer counts as having held the loop
+    (``Deadline.overran``), which would blame the case's own code."""
+    task = _current_task()
+    stopped = task is not None and task in _watch.overran
+    if stopped:
+        _watch.overran.discard(task)
+    return stopped or time.monotonic() >= due
 
 
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
@@ -408,11 +439,12 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
     for signum in _SIGNALS:
         signal.signal(signum, on_held)
     previous_alarm = signal.signal(signal.SIGALRM, _on_alarm)
-    _watch.deadlines = {}
+    _watch.deadlines, _watch.loop = {}, loop
     try:
         return await main
     finally:
         _watch.deadlines = None  # first: an alarm handled from here on arms nothing
+        _watch.loop = None
         if _watch.alarm != math.inf:
             signal.setitimer(signal.ITIMER_REAL, 0)
             _watch.alarm = math.inf

@@ -349,11 +349,12 @@ def metric_row(
 
 def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> list[ErrorGroup]:
     """Why cases errored: (line, case id, execution address) grouped by error type and the
-    first line of its message, most common first (then by the first case's line)."""
+    first line of its message, most common first (then by the first case's line, and a case's
+    repeats in the order given, which is theirs: not by address, a hash of the record)."""
     groups: dict[tuple[str, str], list[Any]] = {}
     from ledger import LedgerError
 
-    for line, case_id, execution in sorted(errored):
+    for line, case_id, execution in sorted(errored, key=lambda item: item[:2]):
         try:
             error: Map = execution_body(ledger.get(execution)).get("error") or {}
         except LedgerError:  # `verify` names a damaged event; the report still says it errored

@@ -30,6 +30,7 @@ from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.sdk import malformed_artifact
+from oloproof.systems import threads
 from oloproof.systems.base import ExecContext, Execution, System
 from oloproof.usercode import received
 
@@ -74,7 +75,8 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
                 return None, _timed_out(timeout_s, held=True)
-            if isinstance(exc, TimeoutError) and timeout.expired():
+            expired = isinstance(exc, TimeoutError) and timeout.expired()
+            if expired or isinstance(exc, aio.Overdue):  # on a thread, or on the loop (CallPool)
                 return None, _timed_out(timeout_s)
             return None, error_record(exc)
         # Code that swallowed Overran and returned still took longer than its case may.
@@ -128,9 +130,10 @@ def portable_traceback(exc: BaseException) -> str:
             continue
         seen.add(id(item))
         # The frames of the watch a case runs under where no timer is kept (a Ray replica's
-        # loop) are Oloproof's, not the case's: the record reads as a local run's.
+        # loop), and of the pool that makes a synchronous call on a thread or on the loop, are
+        # Oloproof's, not the case's: the record reads the same wherever the call was made.
         item.stack = traceback.StackSummary.from_list(
-            [f for f in item.stack if (f.filename, f.name) not in _WATCH_FRAMES]
+            [f for f in item.stack if (f.filename, f.name) not in _CARRIER_FRAMES]
         )
         for frame in item.stack:
             frame.filename = _relative(frame.filename, roots)
@@ -141,7 +144,11 @@ def portable_traceback(exc: BaseException) -> str:
     return "".join(shown.format())
 
 
-_WATCH_FRAMES = {(aio.__file__, "__await__"), (aio.__file__, "_step")}
+_CARRIER_FRAMES = {
+    (aio.__file__, "__await__"),
+    (aio.__file__, "_step"),
+    *((threads.__file__, name) for name in ("call", "_work", "_on_loop")),
+}
 
 
 def _import_roots() -> list[str]:

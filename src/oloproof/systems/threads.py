@@ -14,18 +14,75 @@ A thread is started whenever more calls are unfinished than there are threads, s
 running after its case timed out keeps its thread and another takes its place: one hung call
 never makes the cases after it wait. The threads are daemons, so such a call does not keep the
 process alive once the run is over.
+
+Even so, a hop to a thread and back costs about 40 µs (two GIL hand-overs and a wake-up of the
+loop), more than a call that computes an answer in Python takes, and under the GIL such calls
+gain nothing from threads. So once ``_PROBATION`` calls in a row each used at most ``_FAST_S``
+of CPU time without waiting on anything (its thread made no voluntary context switch: no
+sleep, socket, disk or lock wait; being preempted by a busy machine is not a wait), the pool
+makes its calls on the loop itself, where the timer of ``oloproof.aio`` keeps the case's
+deadline. Every later call goes back to the threads, for good, after one made there held the
+loop longer than ``_HOLD_S`` or ran past its case's deadline, or once those made there have
+waited, together, longer than ``_GRACE_S`` and ``_WAIT_SHARE`` of the time since they began
+(the loop waits with them, where threads would have waited side by side). The share tolerates
+what is not the call's own: the loop's thread also waits when another thread of the process
+takes the GIL from it. Where the system cannot tell a thread's waits (no ``RUSAGE_THREAD``),
+every call goes to a thread. A call made on the loop:
+
+- sees no running loop, as on a thread (so it may start one of its own with ``asyncio.run``);
+- is stopped by ``Overran`` if it is still running a quarter of a second past its case's
+  deadline (a hung socket read is, a C call holding the GIL is not), and when it ends past the
+  deadline, however it ended, its case times out (``aio.Overdue``) exactly as on a thread;
+- raises what it raised, as ``call`` raises a thread's exception.
+
+Where no timer is kept (a Ray replica's loop) every call goes to a thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import queue
+import resource
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
+
+from oloproof import aio
+from oloproof.usercode import received
 
 _Item = tuple[asyncio.Future[Any], Callable[..., Any], tuple[Any, ...]]
-_Done = tuple[asyncio.Future[Any], Any, BaseException | None]
+_Done = tuple[asyncio.Future[Any], Any, BaseException | None, bool]  # bool: it was fast
+_Usage = tuple[float, float, int]  # the clock, the thread's CPU seconds and voluntary switches
+
+_PROBATION: Final = 16  # fast calls in a row on the threads before calls are made on the loop
+_FAST_S: Final = 0.001  # the CPU time a fast call takes at most, waiting on nothing
+_HOLD_S: Final = 0.05  # the longest a call made on the loop may hold it
+_GRACE_S: Final = 0.005  # what calls made on the loop may wait in all, beyond _WAIT_SHARE
+_WAIT_SHARE: Final = 0.02  # of the time since calls began to be made on the loop
+_NEVER: Final = -1
+_THREAD: Final = getattr(resource, "RUSAGE_THREAD", None)
+
+
+def _usage() -> _Usage:
+    if _THREAD is None:
+        return time.perf_counter(), 0.0, 0
+    used = resource.getrusage(_THREAD)
+    return time.perf_counter(), used.ru_utime + used.ru_stime, used.ru_nvcsw
+
+
+def _spent(before: _Usage) -> tuple[float, float, float]:
+    """Of the call made on this thread since ``before``: its time on the clock, on the CPU,
+    and waiting (its clock time beyond its CPU time, if it waited at all)."""
+    now, cpu, waits = _usage()
+    wall, used = now - before[0], cpu - before[1]
+    return wall, used, (wall - used if waits != before[2] else 0.0)
+
+
+def _fast(before: _Usage) -> bool:
+    """Whether the call made on this thread since ``before`` was fast (see the module)."""
+    _, cpu, waited = _spent(before)
+    return _THREAD is not None and cpu <= _FAST_S and not waited
 
 
 class _Carried(Exception):
@@ -52,11 +109,21 @@ class CallPool:
         self._closed = False
         self._done: list[_Done] = []  # finished on a thread, not yet settled on the loop
         self._done_lock = threading.Lock()
+        # Fast calls in a row on the threads; from _PROBATION on, calls are made on the loop;
+        # _NEVER once those sent them back (see the module).
+        self._fast = 0
+        self._since = 0.0  # when calls began to be made on the loop
+        self._waited = 0.0  # how long those waited in all
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` on one of the threads; its result, or its exception raised here."""
+        """``fn(*args)`` on one of the threads, or on the loop (see the module); its result, or
+        its exception raised here."""
         if self._closed:
             raise RuntimeError("the call pool is closed")
+        if self._fast >= _PROBATION:
+            due = aio.kept_deadline()
+            if due is not None:
+                return self._on_loop(due, fn, args)
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Any] = loop.create_future()
         self._unfinished += 1
@@ -67,6 +134,39 @@ class CallPool:
             return await future
         except _Carried as carried:
             raise carried.exc from None
+
+    def _on_loop(self, due: float, fn: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+        """``fn(*args)`` made here, on the loop, within its case's deadline ``due``."""
+        loop = asyncio.events._get_running_loop()
+        asyncio.events._set_running_loop(None)
+        before = _usage()
+        result: Any = None
+        error: BaseException | None = None
+        try:
+            result = fn(*args)
+        except StopIteration as exc:  # as ``_work`` sends it
+            error = RuntimeError(f"StopIteration raised: {exc}")
+        except BaseException as exc:  # raised below, after the clocks are read
+            error = exc
+        finally:
+            asyncio.events._set_running_loop(loop)
+        wall, _, waited = _spent(before)
+        if not self._since:
+            self._since = before[0]
+        self._waited += waited
+        overdue = aio.overdue(due)
+        budget = _GRACE_S + _WAIT_SHARE * (before[0] + wall - self._since)
+        if overdue or wall > _HOLD_S or self._waited > budget:
+            self._fast = _NEVER
+        # Past its deadline, the case times out whatever the call did, as on a thread (where
+        # the case stops waiting at the deadline); a real Ctrl-C or SIGTERM is passed on.
+        if overdue and not received():
+            raise aio.Overdue() from None
+        if isinstance(error, GeneratorExit):
+            raise error from None  # as ``call`` raises one carried from a thread
+        if error is not None:
+            raise error
+        return result
 
     def close(self) -> None:
         """Stop the threads once their current call returns; calls still queued are dropped."""
@@ -90,9 +190,12 @@ class CallPool:
             future, fn, args = item
             result: Any = None
             error: BaseException | None = None
+            fast = False
             if not (self._closed or future.done()):  # not stopped, not timed out while queued
+                before = _usage()
                 try:
                     result = fn(*args)
+                    fast = _fast(before)
                 except StopIteration as exc:  # cannot be set on a future (it ends generators)
                     error = RuntimeError(f"StopIteration raised: {exc}")
                 except GeneratorExit as exc:
@@ -100,7 +203,7 @@ class CallPool:
                 except BaseException as exc:  # the awaiting coroutine re-raises it
                     error = exc
             with self._done_lock:
-                self._done.append((future, result, error))
+                self._done.append((future, result, error, fast))
                 # The list was empty: no wake-up is on its way to the loop yet.
                 wake = len(self._done) == 1
             if wake:
@@ -114,7 +217,9 @@ class CallPool:
         with self._done_lock:
             done, self._done = self._done, []
         self._unfinished -= len(done)
-        for future, result, error in done:
+        for future, result, error, fast in done:
+            if self._fast != _NEVER and self._fast < _PROBATION:
+                self._fast = self._fast + 1 if fast else 0
             if future.done():  # cancelled meanwhile (a timeout or Ctrl-C)
                 continue
             if error is not None:

@@ -1,0 +1,170 @@
+"""Synchronous calls that compute an answer quickly are made on the run's loop, and nothing a
+case records depends on where its call was made.
+
+Real runs in a subprocess, one case at a time (``concurrency: 1``) so that which calls were made
+on a thread and which on the loop is known. Every output names the thread it was computed on.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+from typing import Any
+
+from tests.support import interrupt_run, oloproof, runs_fields
+
+APP = """
+import asyncio, os, sys, threading, time
+from oloproof import system
+
+def fail(q):
+    raise ValueError("the same failure")
+
+async def answered(q):
+    await asyncio.sleep(0)
+    return q
+
+@system(name="sync", version="1")
+def run(case):
+    q = case["q"]
+    if q == "wait":
+        time.sleep(0.005)
+    elif q == "raise":
+        fail(q)
+    elif q == "stop-iteration":
+        raise StopIteration("over")
+    elif q == "generator-exit":
+        raise GeneratorExit("closed")
+    elif q == "exit":
+        sys.exit(4)
+    elif q == "hang":
+        sys.stderr.write("hanging\\n")
+        sys.stderr.flush()
+        time.sleep(3600)
+    elif q == "spin":
+        while True:
+            pass
+    elif q == "own-loop":
+        q = asyncio.run(answered(q))
+    return {"answer": q, "thread": threading.current_thread().name}
+"""
+
+CONFIG = """\
+system: {{name: sync, version: "1", callable: app:run}}
+dataset: cases.jsonl
+concurrency: 1
+timeout_s: {timeout}
+evaluators:
+  - {{type: contains, criterion: echoed, field: answer, expected_field: answer}}
+policy: policy.yaml
+"""
+
+# Far more fast calls than the pool's probation asks for in a row: the calls after them are made
+# on the loop, however busy the machine (a thread it pauses has not waited on anything).
+FAST = 100
+ERRORS = ("raise", "stop-iteration", "generator-exit", "exit")
+
+
+def project(root: Path, questions: list[str], timeout: float = 10) -> Path:
+    root.mkdir(exist_ok=True)
+    (root / "app.py").write_text(APP)
+    (root / "oloproof.yaml").write_text(CONFIG.format(timeout=timeout))
+    (root / "policy.yaml").write_text(
+        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
+    )
+    lines = [
+        # Each input its own (``n``): identical inputs would share one execution.
+        json.dumps({"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}})
+        for i, q in enumerate(questions)
+    ]
+    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def exported(root: Path, run_id: str) -> list[dict[str, Any]]:
+    done = oloproof("export", run_id, cwd=root)
+    assert done.code == 0, done.err
+    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
+    return [json.loads(line) for line in bundle.read_text().splitlines()]
+
+
+def run(root: Path) -> list[dict[str, Any]]:
+    done = oloproof("run", cwd=root, timeout=60)
+    assert done.code == 0, done.out + done.err
+    return exported(root, done.lines[0].split()[1])
+
+
+def threads(cases: list[dict[str, Any]]) -> list[str]:
+    return [c["output"]["thread"] if c["output"] else "-" for c in cases]
+
+
+def test_fast_calls_move_to_the_loop_and_calls_that_wait_stay_on_threads(tmp_path: Path) -> None:
+    fast = threads(run(project(tmp_path / "fast", ["q"] * (FAST + 20))))
+    assert all(t.startswith("oloproof-system-") for t in fast[:16]), fast
+    assert fast[FAST:] == ["MainThread"] * 20, fast
+
+    # A call that sleeps 5 ms waits on something: every call stays on the threads, where the
+    # cases of a higher concurrency wait side by side.
+    waiting = threads(run(project(tmp_path / "wait", ["wait"] * 40)))
+    assert all(t.startswith("oloproof-system-") for t in waiting), waiting
+
+    # The first call made on the loop that is not fast sends every later one back, for good.
+    mixed = threads(run(project(tmp_path / "mixed", ["q"] * FAST + ["wait"] + ["q"] * 20)))
+    assert mixed[FAST] == "MainThread"
+    assert all(t.startswith("oloproof-system-") for t in mixed[FAST + 1 :]), mixed
+
+
+def test_what_a_call_raised_reads_the_same_on_a_thread_and_on_the_loop(tmp_path: Path) -> None:
+    questions = [*ERRORS, *["q"] * FAST, *ERRORS, "q"]
+    cases = run(project(tmp_path, questions))
+    assert threads(cases)[-1] == "MainThread"  # the second errors were raised on the loop
+    on_thread, on_loop = cases[: len(ERRORS)], cases[len(ERRORS) + FAST : -1]
+    for first, second in zip(on_thread, on_loop, strict=True):
+        assert first["status"] == second["status"] == "errored"
+        assert first["error"] == second["error"], first["input"]
+        assert "threads.py" not in first["error"]["traceback"]
+    assert [c["error"]["type"] for c in on_loop] == [
+        "ValueError",
+        "RuntimeError",
+        "GeneratorExit",
+        "SystemExit",
+    ]
+
+
+def test_a_call_on_the_loop_that_hangs_times_out_as_on_a_thread(tmp_path: Path) -> None:
+    questions = ["hang", *["q"] * FAST, "hang", "q", "spin", "q"]
+    cases = run(project(tmp_path, questions, timeout=1))
+    errors = {c["id"]: c["error"] for c in cases if c["status"] == "errored"}
+    timed_out = {
+        "type": "TimeoutError",
+        "message": "the case took longer than 1 s",
+        "traceback": "",
+    }
+    # The first hang was on a thread, the second on the loop, the spin back on a thread.
+    assert errors == {"c0": timed_out, f"c{FAST + 1}": timed_out, f"c{FAST + 3}": timed_out}
+    assert threads(cases)[FAST] == "MainThread"
+    assert threads(cases)[FAST + 2].startswith("oloproof-system-")
+    assert cases[-1]["verdicts"]["echoed"] == {"s": "pass"}
+
+
+def test_a_spin_on_the_loop_is_stopped_at_its_deadline(tmp_path: Path) -> None:
+    cases = run(project(tmp_path, [*["q"] * FAST, "spin", "q"], timeout=1))
+    assert cases[FAST]["error"]["message"] == "the case took longer than 1 s"
+    assert cases[-1]["status"] == "ok"
+
+
+def test_a_call_on_the_loop_may_run_an_event_loop_of_its_own(tmp_path: Path) -> None:
+    cases = run(project(tmp_path, [*["q"] * FAST, "own-loop"]))
+    assert cases[FAST]["output"] == {"answer": "own-loop", "thread": "MainThread"}
+
+
+def test_ctrl_c_stops_a_call_that_hangs_on_the_loop(tmp_path: Path) -> None:
+    root = project(tmp_path, [*["q"] * FAST, "hang", "q"], timeout=3600)
+    code, out, err = interrupt_run(root, "hanging\n", signal.SIGINT, timeout=30, settle=0.5)
+    assert code == 130, out + err
+    assert "Traceback" not in err
+    run_id = err.split("--resume ")[1].split()[0]
+    fields = runs_fields(root, run_id)
+    assert fields[3] == "INTERRUPTED"
+    assert fields[5].startswith(f"{FAST} of {FAST + 2} observed"), fields
