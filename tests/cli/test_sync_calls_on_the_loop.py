@@ -29,7 +29,7 @@ async def answered(q):
 def run(case):
     q = case["q"]
     if q == "wait":
-        time.sleep(0.005)
+        time.sleep(0.02)
     elif q == "raise":
         fail(q)
     elif q == "stop-iteration":
@@ -104,12 +104,13 @@ def test_fast_calls_move_to_the_loop_and_calls_that_wait_stay_on_threads(tmp_pat
     assert all(t.startswith("oloproof-system-") for t in fast[:16]), fast
     assert fast[FAST:] == ["MainThread"] * 20, fast
 
-    # A call that sleeps 5 ms waits on something: every call stays on the threads, where the
+    # A call that sleeps 20 ms waits on something: every call stays on the threads, where the
     # cases of a higher concurrency wait side by side.
     waiting = threads(run(project(tmp_path / "wait", ["wait"] * 40)))
     assert all(t.startswith("oloproof-system-") for t in waiting), waiting
 
-    # The first call made on the loop that is not fast sends every later one back, for good.
+    # A call made on the loop that waits longer than the calls there may wait in all (5 ms at
+    # first) sends every later one back, for good.
     mixed = threads(run(project(tmp_path / "mixed", ["q"] * FAST + ["wait"] + ["q"] * 20)))
     assert mixed[FAST] == "MainThread"
     assert all(t.startswith("oloproof-system-") for t in mixed[FAST + 1 :]), mixed

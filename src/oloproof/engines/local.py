@@ -60,27 +60,29 @@ class LocalEngine:
 async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: float) -> Outcome:
     """``system.execute(case)`` within ``timeout_s``: the execution, or the error record of a
     case that errored (see the module for what propagates instead)."""
-    timeout = asyncio.timeout(timeout_s)
     with Deadline(timeout_s) as due:
         try:
-            async with timeout:
+            async with due.waits():
                 execution = await due.timed(system.execute(case, ctx))
         except OloproofError:
             raise
         except BaseException as exc:  # whatever user code raised, sys.exit included: errored
-            if interrupts_the_run(exc):
+            # Cancelled at its deadline (first: that cancellation is taken back, and is no
+            # interruption), or made on the loop and ended past it (CallPool).
+            expired = due.expired(exc) or isinstance(exc, aio.Overdue)
+            if not expired and interrupts_the_run(exc):
                 raise
             malformed = malformed_artifact(exc)
             if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
                 return None, _timed_out(timeout_s, held=True)
-            expired = isinstance(exc, TimeoutError) and timeout.expired()
-            if expired or isinstance(exc, aio.Overdue):  # on a thread, or on the loop (CallPool)
-                return None, _timed_out(timeout_s)
-            return None, error_record(exc)
-        # Code that swallowed Overran and returned still took longer than its case may.
-        return (None, _timed_out(timeout_s, held=True)) if due.overran else (execution, None)
+            return None, (_timed_out(timeout_s) if expired else error_record(exc))
+        # Code that swallowed Overran, or the cancellation at its deadline, and returned still
+        # took longer than its case may.
+        if due.overran:
+            return None, _timed_out(timeout_s, held=True)
+        return (None, _timed_out(timeout_s)) if due.expired() else (execution, None)
 
 
 def _timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:
