@@ -56,7 +56,7 @@ class Event:
             raise FormatError(
                 f"an event's schema must be an integer from 0 to 2**64-1, not {schema!r}"
             )
-        if not isinstance(self.body, Mapping):
+        if type(self.body) is not dict and not isinstance(self.body, Mapping):
             raise FormatError(f"an event's body must be a mapping, not {type(self.body).__name__}")
         refs = self.refs
         if isinstance(refs, str):

@@ -126,9 +126,17 @@ def index_prefix(name: str, key: str) -> bytes:
     prefix of another's; the sequence number of the event follows, so entries under one
     prefix sort in append order.
     """
-    n = _component(name)
+    n = _names.get(name)
+    if n is None:
+        n = _component(name)
+        n = bytes((len(n),)) + n
+        if len(_names) < 1024:  # an application has a handful of index names
+            _names[name] = n
     k = _component(key)
-    return bytes((len(n),)) + n + bytes((len(k),)) + k
+    return n + bytes((len(k),)) + k
+
+
+_names: dict[str, bytes] = {}  # an index name's part of its prefixes, length first
 
 
 _type_prefixes: dict[str, tuple[bytes]] = {}
