@@ -477,3 +477,29 @@ def patterns_project(root: Path, patterns: Sequence[tuple[str, str]], *, policy:
     )
     (project / "baseline.yaml").write_text(_PATTERNS_CONFIG.format(name="base"))
     return project
+
+
+def echo_project(root: Path, app: str, config: str, questions: Sequence[str]) -> Path:
+    """A project in ``root`` (made if need be) of ``app`` and ``config``, a policy on the
+    criterion ``echoed`` and a case per question: input ``{"q": question, "n": i}`` (each input
+    its own: identical inputs would share one execution), expected answer the question."""
+    root.mkdir(exist_ok=True)
+    (root / "app.py").write_text(app)
+    (root / "oloproof.yaml").write_text(config)
+    (root / "policy.yaml").write_text(
+        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
+    )
+    lines = [
+        json.dumps({"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}})
+        for i, q in enumerate(questions)
+    ]
+    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def bundle_cases(root: Path, run_id: str) -> list[dict[str, Any]]:
+    """The cases of ``oloproof export RUN_ID``'s bundle, in its order."""
+    done = oloproof("export", run_id, cwd=root)
+    assert done.code == 0, done.err
+    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
+    return [json.loads(line) for line in bundle.read_text().splitlines()]

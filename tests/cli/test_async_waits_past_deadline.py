@@ -7,13 +7,12 @@ Real runs in a subprocess; every case waits an hour unless cancelled, with ``tim
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
 import time
 from pathlib import Path
 from typing import Any
 
-from tests.support import interrupt_run, oloproof, runs_fields
+from tests.support import bundle_cases, echo_project, interrupt_run, oloproof, runs_fields
 
 APP = """
 import asyncio, sys
@@ -54,24 +53,11 @@ TIMED_OUT = {"type": "TimeoutError", "message": "the case took longer than 1 s",
 
 
 def project(root: Path, questions: list[str]) -> Path:
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(
-        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
-    )
-    lines = [
-        json.dumps({"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}})
-        for i, q in enumerate(questions)
-    ]
-    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    return root
+    return echo_project(root, APP, CONFIG, questions)
 
 
 def cases_of(root: Path, run_id: str) -> dict[str, dict[str, Any]]:
-    done = oloproof("export", run_id, cwd=root)
-    assert done.code == 0, done.err
-    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
-    return {c["id"]: c for c in map(json.loads, bundle.read_text().splitlines())}
+    return {c["id"]: c for c in bundle_cases(root, run_id)}
 
 
 def test_every_way_of_taking_the_cancellation_times_the_case_out(tmp_path: Path) -> None:
@@ -105,19 +91,13 @@ def test_ctrl_c_while_cases_wait_stops_the_run(tmp_path: Path) -> None:
 def test_a_case_whose_code_cancels_itself_is_errored_not_timed_out(tmp_path: Path) -> None:
     # A CancelledError the case's own code raised is its error, as before: only the deadline's
     # cancellation is a timeout.
-    (tmp_path / "app.py").write_text(
+    cancels = (
         "import asyncio\nfrom oloproof import system\n\n"
         '@system(name="waits", version="1")\n'
         "async def run(case):\n"
         "    raise asyncio.CancelledError('given up')\n"
     )
-    (tmp_path / "oloproof.yaml").write_text(CONFIG)
-    (tmp_path / "policy.yaml").write_text(
-        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
-    )
-    (tmp_path / "cases.jsonl").write_text(
-        json.dumps({"id": "c0", "input": {"q": "x"}, "expected": {"answer": "x"}}) + "\n"
-    )
+    echo_project(tmp_path, cancels, CONFIG, ["x"])
     done = oloproof("run", cwd=tmp_path, timeout=60)
     assert done.code == 3, done.out + done.err
     error = cases_of(tmp_path, done.lines[0].split()[1])["c0"]["error"]

@@ -7,12 +7,11 @@ on a thread and which on the loop is known. Every output names the thread it was
 
 from __future__ import annotations
 
-import json
 import signal
 from pathlib import Path
 from typing import Any
 
-from tests.support import interrupt_run, oloproof, runs_fields
+from tests.support import bundle_cases, echo_project, interrupt_run, oloproof, runs_fields
 
 APP = """
 import asyncio, os, sys, threading, time
@@ -67,32 +66,13 @@ ERRORS = ("raise", "stop-iteration", "generator-exit", "exit")
 
 
 def project(root: Path, questions: list[str], timeout: float = 10) -> Path:
-    root.mkdir(exist_ok=True)
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG.format(timeout=timeout))
-    (root / "policy.yaml").write_text(
-        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
-    )
-    lines = [
-        # Each input its own (``n``): identical inputs would share one execution.
-        json.dumps({"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}})
-        for i, q in enumerate(questions)
-    ]
-    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    return root
-
-
-def exported(root: Path, run_id: str) -> list[dict[str, Any]]:
-    done = oloproof("export", run_id, cwd=root)
-    assert done.code == 0, done.err
-    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
-    return [json.loads(line) for line in bundle.read_text().splitlines()]
+    return echo_project(root, APP, CONFIG.format(timeout=timeout), questions)
 
 
 def run(root: Path) -> list[dict[str, Any]]:
     done = oloproof("run", cwd=root, timeout=60)
     assert done.code == 0, done.out + done.err
-    return exported(root, done.lines[0].split()[1])
+    return bundle_cases(root, done.lines[0].split()[1])
 
 
 def threads(cases: list[dict[str, Any]]) -> list[str]:
