@@ -279,6 +279,7 @@ def _trec_word(text: str, what: str) -> str:
 
 
 _GRADE = re.compile(r"-?[0-9]+")
+_TREC_FIELDS = re.compile(r"[^ \t\v\f\r]+")
 # Far beyond any grading scale, and within what a case file (and the ledger) holds.
 _GRADE_LIMIT = 1_000_000
 
@@ -297,10 +298,17 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     qrels: dict[str, dict[str, int]] = {}
     lines: dict[tuple[str, str], int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    # Lines and fields as trec_eval reads them: ASCII white space only, so a docno holding a
+    # no-break space, or one of Unicode's line separators, stays one field of one line.
+    for number, line in enumerate(text.split("\n"), start=1):
+        parts = _TREC_FIELDS.findall(line)
+        if not parts:
             continue
-        parts = line.split()
+        if "\ufeff" in line:  # the first line's was read as the file's own (utf-8-sig)
+            raise ConfigError(
+                f"{path}, line {number}: a byte-order mark (U+FEFF) inside the file, left there "
+                "by joining files: remove it"
+            )
         if len(parts) != 4:
             raise ConfigError(
                 f"{path}, line {number}: a qrels line has 4 fields (qid iter docno rel), "

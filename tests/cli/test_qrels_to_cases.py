@@ -27,7 +27,8 @@ def _cases(root: Path) -> Path:
 def _relevant(path: Path) -> dict[str, object]:
     return {
         case["id"]: case.get("expected", {}).get("relevant")
-        for case in map(json.loads, path.read_text(encoding="utf-8").splitlines())
+        # Lines end at "\n" alone, as the dataset reads them: a label may hold U+2028.
+        for case in map(json.loads, path.read_text(encoding="utf-8").strip("\n").split("\n"))
     }
 
 
@@ -115,3 +116,43 @@ def test_a_query_judged_to_have_nothing_relevant_keeps_its_judgments(tmp_path: P
         "2": ("value", None),
         "caf\u00e9": ("excluded", "no_relevance_labels"),
     }
+
+
+def test_fields_and_lines_are_split_as_trec_eval_splits_them(tmp_path: Path) -> None:
+    # trec_eval splits on ASCII white space: a docno holding a no-break space, or a line
+    # separator of Unicode's, is one field, where Python's split() made it two (the line was
+    # refused as having 5 fields, or cut in two).
+    cases = _cases(tmp_path)
+    (tmp_path / "q.txt").write_text(
+        "1 0 d\u00a0one 1\n1 0 d\u2028two 2\r\n2\t0\td3\t1\n", encoding="utf-8"
+    )
+    done = oloproof("qrels-to-cases", "q.txt", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert _relevant(cases)["1"] == [
+        {"doc_id": "d\u00a0one", "grade": 1},
+        {"doc_id": "d\u2028two", "grade": 2},
+    ]
+    assert _relevant(cases)["2"] == [{"doc_id": "d3", "grade": 1}]
+
+
+def test_a_byte_order_mark_inside_the_file_is_refused(tmp_path: Path) -> None:
+    # Two files joined with cat: the second one's mark opened a line, and its qid "\ufeff2"
+    # matched no case, reported as `1 qids in q.txt match no case: 2`; case 2 lost its label.
+    cases = _cases(tmp_path)
+    before = cases.read_bytes()
+    (tmp_path / "q.txt").write_bytes(b"1 0 d1 1\n\xef\xbb\xbf2 0 d2 1\n")
+    done = oloproof("qrels-to-cases", "q.txt", cwd=tmp_path)
+    assert done.code == 2
+    assert done.err == (
+        "error: q.txt, line 2: a byte-order mark (U+FEFF) inside the file, left there by "
+        "joining files: remove it\n"
+    )
+    assert cases.read_bytes() == before
+
+
+def test_qids_that_match_no_case_are_shown_as_written(tmp_path: Path) -> None:
+    _cases(tmp_path)
+    (tmp_path / "q.txt").write_text("1 0 d1 1\n2\u200b 0 d2 1\n", encoding="utf-8")
+    done = oloproof("qrels-to-cases", "q.txt", cwd=tmp_path)
+    assert done.code == 0, done.err
+    assert "1 qids in q.txt match no case: '2\\u200b'" in done.out

@@ -41,5 +41,7 @@ def qrels_to_cases(
             "the retrieval metrics exclude such a case as all_labels_non_relevant"
         )
     if done.unknown:
-        shown = first_few(done.unknown, 5)
+        # A qid holding a character that does not show (a zero-width space) is shown escaped:
+        # as it prints, it would look like the case id it failed to match.
+        shown = first_few(done.unknown, 5, lambda q: q if q.isprintable() else repr(q))
         typer.echo(f"{len(done.unknown)} qids in {qrels} match no case: {shown}")
