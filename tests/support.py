@@ -121,6 +121,15 @@ def interrupt_run(
     return proc.returncode, out, err
 
 
+def interrupted_fields(root: Path, err: str) -> list[str]:
+    """The ``oloproof runs`` columns of the run a signal stopped, named by the ``--resume`` its
+    stderr (``err``) offers: checked to be INTERRUPTED, its stderr free of a traceback."""
+    assert "Traceback" not in err
+    fields = runs_fields(root, err.split("--resume ")[1].split()[0])
+    assert fields[3] == "INTERRUPTED", fields
+    return fields
+
+
 def runs_fields(root: Path, run_id: str) -> list[str]:
     """The columns of ``run_id``'s line in ``oloproof runs``."""
     line = next(line for line in oloproof("runs", cwd=root).lines if line.startswith(run_id))
