@@ -496,16 +496,16 @@ def test_state_it_cannot_see_is_listed(tmp_path: Path) -> None:
 
 def test_a_namedtuple_and_a_dataclass_are_seen_whole(tmp_path: Path) -> None:
     # Their field descriptors and the dataclass's "no default" sentinel were listed as state the
-    # fingerprint cannot see, beside the state it really cannot (a string.Template).
+    # fingerprint cannot see, beside the state it really cannot (a random generator).
     files = {
         "app.py": """
             import collections
             import dataclasses
-            import string
+            import random
 
             Pair = collections.namedtuple("Pair", "a b")
             PAIR = Pair("x", 1)
-            TEMPLATE = string.Template("$x")
+            RNG = random.Random(7)
 
 
             @dataclasses.dataclass(frozen=True)
@@ -515,14 +515,51 @@ def test_a_namedtuple_and_a_dataclass_are_seen_whole(tmp_path: Path) -> None:
 
 
             def entry(i):
-                return [PAIR.a, Cfg().width, Cfg().depth, TEMPLATE.substitute(x=i)]
+                return [PAIR.a, Cfg().width, Cfg().depth, RNG.random()]
             """
     }
     found = fingerprint(tmp_path / "a", files, "app:entry")
-    assert found.unseen == ("app.TEMPLATE: a string.Template object",)
+    assert found.unseen == ("app.RNG: a random.Random object",)
     # Renaming a namedtuple's fields is a change the fingerprint sees.
     renamed = changed(tmp_path / "b", files, "app:entry", '"a b"', '"b a"')
     assert renamed != []
+
+
+HOLDERS = {
+    "app.py": """
+        import array
+        import collections
+        import string
+        import types
+
+        TEMPLATE = string.Template("$x: TEMPLATE_TEXT")
+        NAMES = types.SimpleNamespace(suffix="NAMESPACE_TEXT")
+        PROXY = types.MappingProxyType({"k": "PROXY_TEXT"})
+        RECENT = collections.deque(["DEQUE_TEXT"], maxlen=4)
+        LAYERS = collections.ChainMap({"k": "CHAIN_TEXT"})
+        CODES = array.array("u", "ARRAY_TEXT")
+        LOOP = collections.deque()
+        LOOP.append(LOOP)
+
+
+        def entry(i):
+            return [TEMPLATE, NAMES, PROXY, RECENT, LAYERS, CODES, LOOP, i]
+        """
+}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["TEMPLATE_TEXT", "NAMESPACE_TEXT", "PROXY_TEXT", "DEQUE_TEXT", "CHAIN_TEXT", "ARRAY_TEXT"],
+)
+def test_plain_data_in_a_standard_library_object_is_seen(tmp_path: Path, text: str) -> None:
+    found = fingerprint(tmp_path / "a", HOLDERS, "app:entry")
+    assert found.unseen == ()  # the deque that holds itself included
+    assert changed(tmp_path / "b", HOLDERS, "app:entry", text, "edited") != []
+
+
+def test_a_deque_length_limit_is_seen(tmp_path: Path) -> None:
+    assert changed(tmp_path, HOLDERS, "app:entry", "maxlen=4", "maxlen=5") != []
 
 
 def test_the_key_does_not_depend_on_the_process(tmp_path: Path) -> None:

@@ -2,16 +2,19 @@
 
 Plain data is encoded as it is: numbers, text, bytes, and lists, tuples, dicts (in their order)
 and sets (sorted, since their order differs between processes) of them, plus a few library value
-types whose state is their repr (dates, decimals, paths, compiled patterns, enum members). A
-function, method, class or module inside a value is a reference, which the walk follows on its
-own. An instance of a user class, a dataclass or a pydantic model is its class plus its
-attributes. A value whose encoding passes ``DATA_LIMIT`` bytes, or an object of a library type
-(a search index, a model client), cannot be seen: it is listed as unseen, and only its type (so
-its distribution's version) counts.
+types whose state is their repr (dates, decimals, paths, compiled patterns, enum members) and
+standard-library holders of plain data read as the data they hold (``string.Template``,
+``SimpleNamespace``, mapping proxies, deques, chain maps, arrays). A function, method, class or
+module inside a value is a reference, which the walk follows on its own. An instance of a user
+class, a dataclass or a pydantic model is its class plus its attributes. A value whose encoding
+passes ``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client),
+cannot be seen: it is listed as unseen, and only its type (so its distribution's version)
+counts.
 """
 
 from __future__ import annotations
 
+import array
 import collections
 import dataclasses
 import datetime as dt
@@ -21,10 +24,18 @@ import fractions
 import functools
 import inspect
 import re
+import string
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
-from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
+from types import (
+    BuiltinFunctionType,
+    FunctionType,
+    MappingProxyType,
+    MethodType,
+    ModuleType,
+    SimpleNamespace,
+)
 from typing import Any
 
 from oloproof.fingerprint._places import Place, place_of_function, place_of_name
@@ -55,6 +66,16 @@ _REPR_TYPES = (
     complex,
     range,
 )
+# Standard-library objects that hold plain data: each is read as the data it holds, so that an
+# edit to a prompt kept in a ``string.Template`` (say) is a change like an edit to a str.
+_AS_DATA: dict[type, Callable[[Any], Any]] = {
+    string.Template: lambda v: object.__getattribute__(v, "__dict__"),
+    SimpleNamespace: lambda v: object.__getattribute__(v, "__dict__"),
+    MappingProxyType: dict,
+    collections.deque: lambda v: (list(v), v.maxlen),
+    collections.ChainMap: lambda v: list(v.maps),
+    array.array: lambda v: (v.typecode, v.tobytes()),
+}
 _REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
 
 
@@ -213,6 +234,8 @@ class Values:
             out += kind.__name__.encode()
         elif kind is _TUPLEGETTER:  # a namedtuple's field: its position and doc say all of it
             self._encode(v.__reduce__()[1], out, budget, label, owner)
+        elif kind in _AS_DATA:  # exactly the standard library's type: a subclass may add state
+            self._as_data(v, _AS_DATA[kind], out, budget, label, owner)
         elif not user and isinstance(v, (PurePath, *_REPR_TYPES)):  # a library repr, no user code
             out += repr(v).encode()
         elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
@@ -247,6 +270,24 @@ class Values:
             if user:
                 out += self.value(value, label, owner)
         return bytes(out)
+
+    def _as_data(
+        self,
+        v: Any,
+        data: Callable[[Any], Any],
+        out: bytearray,
+        budget: _Budget,
+        label: str,
+        owner: Any,
+    ) -> None:
+        if id(v) in budget.active:  # a deque that holds itself
+            out += b"<cycle>"
+            return
+        budget.active.add(id(v))
+        try:
+            self._encode(data(v), out, budget, label, owner)
+        finally:
+            budget.active.discard(id(v))
 
     def _state(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
         """An instance's attributes: its ``__dict__`` and its slots."""
