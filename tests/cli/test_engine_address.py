@@ -1,12 +1,17 @@
-"""A Ray address given with ``--engine`` that no cluster answers is refused naming the option
-it came from, not a line of oloproof.yaml that never mentioned it. Real CLI, real Ray client;
-no cluster is started."""
+"""A Ray address that nothing answers at is refused while the run is planned, naming where it
+was given, before anything is written.
+
+Ray's own client retried such an address for minutes (more than six, printing a warning every
+few seconds) and the run had already made the project's ledger. Real CLI; no cluster is
+started: the check is a connection to the address itself.
+"""
 
 from __future__ import annotations
 
 import socket
 from pathlib import Path
 
+import pytest
 from tests.support import copy_example, oloproof
 
 
@@ -17,15 +22,57 @@ def _dead_port() -> int:
     return port
 
 
-def test_a_dead_address_from_the_command_line_names_the_option(tmp_path: Path) -> None:
+@pytest.mark.parametrize("scheme", ["", "ray://"])
+def test_a_dead_address_from_the_command_line_is_refused_at_once(
+    tmp_path: Path, scheme: str
+) -> None:
+    root = copy_example("support_rag", tmp_path)
+    address = f"{scheme}127.0.0.1:{_dead_port()}"
+    done = oloproof("run", "--engine", address, cwd=root, timeout=60)
+    assert done.code == 2 and done.out == "", done.err
+    assert done.err.splitlines() == [
+        f"error: --engine: cannot connect to Ray at {address}: nothing listens there "
+        "(connection refused)"
+    ]
+    assert not (root / ".oloproof").exists()
+
+
+def test_a_dead_address_in_the_config_names_its_line(tmp_path: Path) -> None:
     root = copy_example("support_rag", tmp_path)
     address = f"127.0.0.1:{_dead_port()}"
-    # Ray tries twenty times before it gives up on an address; once is enough here.
+    config = root / "oloproof.yaml"
+    config.write_text(config.read_text() + f"engine: {{kind: ray, address: '{address}'}}\n")
+    line = len(config.read_text().splitlines())
+    for args in (("run",), ("run", "--dry-run")):
+        done = oloproof(*args, cwd=root, timeout=60)
+        assert done.code == 2 and done.out == "", done.err
+        assert done.err.splitlines() == [
+            f"error: {config}, line {line}: cannot connect to Ray at {address}: nothing listens "
+            "there (connection refused)"
+        ], done.err
+    assert not (root / ".oloproof").exists()
+
+
+def test_diagnose_on_a_dead_address_is_refused_before_it_records(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    assert oloproof("run", cwd=root).code == 3  # the example's gate blocks, on purpose
+    before = oloproof("runs", cwd=root).out
+    address = f"127.0.0.1:{_dead_port()}"
     done = oloproof(
-        "run", "--engine", address, cwd=root, env={"RAY_NUM_REDIS_GET_RETRIES": "1"}, timeout=300
+        "diagnose",
+        "latest",
+        "--intervention",
+        "gold-context",
+        "--criterion",
+        "answer_correct",
+        "--engine",
+        address,
+        cwd=root,
+        timeout=60,
     )
     assert done.code == 2 and done.out == "", done.err
-    # Ray's own client logs its retries on stderr first: the refusal is the last line.
-    refusal = done.err.splitlines()[-1]
-    assert refusal.startswith(f"error: --engine: cannot connect to Ray at {address}: "), done.err
-    assert "oloproof.yaml" not in refusal
+    assert done.err.splitlines() == [
+        f"error: --engine: cannot connect to Ray at {address}: nothing listens there "
+        "(connection refused)"
+    ]
+    assert oloproof("runs", cwd=root).out == before

@@ -68,12 +68,14 @@ def engine_from_option(config: EngineConfig, text: str) -> EngineConfig:
 
 def require_engine(config: ProjectConfig, config_path: Path) -> None:
     """Refuse, while planning (before anything is written), an engine this machine lacks:
-    ``engine: ray`` without Ray installed."""
+    ``engine: ray`` without Ray installed, or at an address nothing answers at."""
     if config.engine.kind == "ray":
-        from oloproof.engines.ray import import_ray
+        from oloproof.engines.ray import check_reachable, import_ray
 
         where = config.location("engine", path=config_path)
         import_ray(where, local=config.engine.address is None)
+        if config.engine.address is not None:
+            check_reachable(config.engine.address, where)
 
 
 async def open_engine(config: ProjectConfig, config_path: Path, system: System) -> Engine:

@@ -34,7 +34,9 @@ import itertools
 import logging
 import os
 import secrets
+import socket
 import sys
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +59,9 @@ _NUM_GPUS = 0.0
 _MAX_RETRIES = 2
 _START_TIMEOUT_S = 300.0
 _EXTRA = "pip install 'oloproof[ray]'"
+_CLIENT_SCHEME = "ray://"
+_CLIENT_PORT = 10001  # Ray Client's, when a ray:// address names none
+_REACH_TIMEOUT_S = 5.0
 # Folders never sent with the project: the ledger, version control, virtual environments.
 _NOT_SHIPPED = [".oloproof", ".git", ".venv", "venv", "__pycache__"]
 
@@ -150,6 +155,40 @@ def import_ray(where: str, *, local: bool) -> ModuleType:
         raise
     _report_stream_kept(ray)
     return ray
+
+
+def check_reachable(address: str, where: str) -> None:
+    """Refuse a Ray address (``HOST:PORT``, ``ray://HOST[:PORT]``) nothing answers at, within
+    ``_REACH_TIMEOUT_S``: Ray's client retries such an address for minutes, printing a warning
+    every few seconds, before it gives up. ``auto`` is left to Ray, which finds the cluster of
+    this machine (or says there is none) at once."""
+    if address == "auto":
+        return
+    if address.startswith(_CLIENT_SCHEME):
+        parts = urllib.parse.urlsplit(address)
+        try:
+            host, port = parts.hostname or "", parts.port or _CLIENT_PORT
+        except ValueError:  # a port that is not a number
+            raise ConfigError(f"{where}: {address!r} is not a Ray address") from None
+    else:
+        host, _, digits = address.rpartition(":")
+        port = int(digits)
+    try:
+        socket.create_connection((host, port), timeout=_REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        raise ConfigError(
+            f"{where}: cannot connect to Ray at {address}: {_unreachable(exc, host)}"
+        ) from None
+
+
+def _unreachable(exc: OSError, host: str) -> str:
+    if isinstance(exc, ConnectionRefusedError):
+        return "nothing listens there (connection refused)"
+    if isinstance(exc, TimeoutError):
+        return f"no answer within {_REACH_TIMEOUT_S:g} s"
+    if isinstance(exc, socket.gaierror):
+        return f"the host {host!r} is not known"
+    return exc.strerror or type(exc).__name__
 
 
 def _report_stream_kept(ray: ModuleType) -> None:
