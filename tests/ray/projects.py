@@ -19,6 +19,7 @@ import asyncio
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 from oloproof import Passage
@@ -63,6 +64,16 @@ def answer(case_input):
     if kind == "victim" and not (_here() / "victim.pid").exists():
         _hold("victim.pid")
     if kind == "doom":
+        os.kill(os.getpid(), signal.SIGKILL)
+    if kind == "beside":  # in flight for two seconds, its process marked as holding it
+        (_here() / f"beside-{os.getpid()}-{n}").write_text("")
+        time.sleep(2)
+    if kind == "crash":  # kills its process once three "beside" cases run there (or in 5 s)
+        until = time.monotonic() + 5
+        while time.monotonic() < until:
+            if len(list(_here().glob(f"beside-{os.getpid()}-*"))) >= 3:
+                break
+            time.sleep(0.01)
         os.kill(os.getpid(), signal.SIGKILL)
     if kind == "block" and (_here() / "hold").exists():
         _hold(f"blocked-{n}")

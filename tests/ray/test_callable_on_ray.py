@@ -124,6 +124,38 @@ def test_a_case_that_keeps_killing_its_worker_errors_after_the_retry_limit(
     assert (record["worker_deaths"], record["resent"]) == (2, 1)
 
 
+def test_a_case_that_kills_its_worker_is_resent_alone_and_its_neighbours_are_not_blamed(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    # Four cases at once on one replica: the one that crashes it takes the three beside it
+    # down each time. Sent again together, all four died again and all four were recorded
+    # as WorkerDied; a case whose worker died is now sent again alone.
+    cases = [{"n": 0, "q": "q0", "do": "crash"}]
+    cases += [{"n": i, "q": f"q{i}", **({"do": "beside"} if i <= 3 else {})} for i in range(1, 8)]
+    engine = {
+        "kind": "ray",
+        "address": cluster.address,
+        "replicas": 1,
+        "concurrency": 4,
+        "max_retries": 1,
+    }
+    remote = callable_project(tmp_path / "ray", cases, engine=engine)
+    done = cluster.run("run", cwd=remote)
+    assert done.code == 0, done.err
+    with open_ledger(remote / ".oloproof") as ledger:
+        executions = [e.body for _, e in ledger.events("oloproof.execution")]
+    errored = [e for e in executions if e["status"] == "errored"]
+    assert [e["input"]["n"] for e in errored] == [0]
+    assert errored[0]["error"]["message"] == (
+        "the Ray worker running the case died 2 times (engine.max_retries: 1)"
+    )
+    assert sorted(e["input"]["n"] for e in executions if e["status"] == "ok") == list(range(1, 8))
+    record = engine_record(remote, run_id_of(done))
+    assert record is not None
+    # The first crash took four cases down; the crashing case, sent again alone, died alone.
+    assert (record["worker_deaths"], record["resent"]) == (2, 4)
+
+
 def test_ctrl_c_stops_the_work_on_the_cluster_and_keeps_what_finished(
     tmp_path: Path, cluster: RayCluster
 ) -> None:

@@ -14,10 +14,12 @@ Requirements it meets:
    gives up, naming what each replica asks for and what the cluster has free.
 4. At most ``replicas × concurrency`` cases are in flight (the scheduler's slots), each on the
    least busy replica with room; nothing else is held per case, so memory stays flat.
-5. A replica that dies loses only its cases in flight: each is sent again to another replica
-   (a replacement is started for the dead one), at most ``max_retries`` times, then recorded as
-   errored (``WorkerDied``). When replicas keep dying without finishing any case, the run stops
-   (``RayEngineError``) with what finished kept.
+5. A replica that dies loses only its cases in flight: each is sent again (a replacement is
+   started for the dead one), at most ``max_retries`` times, then recorded as errored
+   (``WorkerDied``). A case is sent again alone, on a replica no other case runs on until it
+   ends: the case that killed the replica then dies on its own, and the cases that were beside
+   it when it did are not blamed for it. When replicas keep dying without finishing any case,
+   the run stops (``RayEngineError``) with what finished kept.
 6. The driver stays the only writer: stage lookups a replica asks are answered from the
    driver's stage cache, stage outputs it recorded are written here (their addresses checked
    against the replica's), and the execution it returns goes back to the scheduler, which
@@ -249,6 +251,7 @@ class _Member:
     handle: Any
     busy: int = 0
     alive: bool = True
+    held: bool = False  # for a case sent again alone: no other case starts on it
 
 
 class RayEngine:
@@ -348,7 +351,8 @@ class RayEngine:
     async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
         deaths = 0
         while True:
-            member = await self._acquire()
+            alone = deaths > 0  # its worker died: whichever case killed it, it dies alone now
+            member = await (self._acquire_alone() if alone else self._acquire())
             try:
                 outcome = await self._run_on(member, case, ctx)
             except self._ray.exceptions.RayActorError:
@@ -359,7 +363,7 @@ class RayEngine:
                 self._counts["resent"] += 1
                 continue
             finally:
-                await self._release(member)
+                await self._release(member, alone)
             self._deaths_in_a_row = 0
             return outcome
 
@@ -367,21 +371,49 @@ class RayEngine:
         limit = self._settings.per_replica
         async with self._changed:
             while True:
-                free = [m for m in self._pool if m.busy < limit]
+                free = [m for m in self._pool if m.busy < limit and not m.held]
                 if free:
                     member = min(free, key=lambda m: m.busy)
                     member.busy += 1
                     return member
-                if not self._pool and not self._starting:
-                    raise RayEngineError(
-                        "no Ray replica is left to run the cases"
-                        + (f" ({self._refused[-1]})" if self._refused else "")
-                    )
+                self._check_left()
                 await self._changed.wait()
 
-    async def _release(self, member: _Member) -> None:
+    async def _acquire_alone(self) -> _Member:
+        """A replica held for one case: the least busy one not held already, once the cases
+        it was running have ended (none start on it meanwhile)."""
+        async with self._changed:
+            while True:
+                free = [m for m in self._pool if not m.held]
+                if not free:
+                    self._check_left()
+                    await self._changed.wait()
+                    continue
+                member = min(free, key=lambda m: m.busy)
+                member.held = True
+                try:
+                    while member.alive and member.busy:
+                        await self._changed.wait()
+                except BaseException:  # cancelled while waiting: the replica is not kept
+                    member.held = False
+                    self._changed.notify_all()
+                    raise
+                if member.alive:
+                    member.busy += 1
+                    return member
+
+    def _check_left(self) -> None:
+        if not self._pool and not self._starting:
+            raise RayEngineError(
+                "no Ray replica is left to run the cases"
+                + (f" ({self._refused[-1]})" if self._refused else "")
+            )
+
+    async def _release(self, member: _Member, alone: bool) -> None:
         async with self._changed:
             member.busy -= 1
+            if alone:
+                member.held = False
             self._changed.notify_all()
 
     async def _lost(self, member: _Member) -> None:
