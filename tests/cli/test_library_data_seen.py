@@ -3,7 +3,8 @@
 A ``string.Template`` (or a ``SimpleNamespace``, a mapping proxy, a deque, a chain map, an
 array) was an object the fingerprint could not read: editing the text it held reused every
 execution made with the old text, and the second run reported the old answers as the new
-code's. The run now executes again, and says nothing about state it cannot see.
+code's. A ``defaultdict``'s factory (the text a key not in it reads) was not even listed as
+unseen. The run now executes again, and says nothing about state it cannot see.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ HOLDERS = {
         "case['q'] + ' ' + HELD['suffix']",
     ),
     "array": ("array.array('u', 'WORDING')", "case['q'] + ' ' + HELD.tounicode()"),
+    "default factory": (
+        "collections.defaultdict(lambda: 'WORDING', {'known': 'other'})",
+        "case['q'] + ' ' + HELD['unknown']",
+    ),
 }
 
 APP = """

@@ -562,6 +562,28 @@ def test_a_deque_length_limit_is_seen(tmp_path: Path) -> None:
     assert changed(tmp_path, HOLDERS, "app:entry", "maxlen=4", "maxlen=5") != []
 
 
+def test_a_default_factory_and_a_method_of_a_built_in_type_are_seen(tmp_path: Path) -> None:
+    # The factory was dropped with the defaultdict's items copied out, and a method of a type
+    # written in C (str.upper) was listed as state the fingerprint cannot see.
+    files = {
+        "app.py": """
+            import collections
+
+            PROMPTS = collections.defaultdict(lambda: "answer briefly", {"long": "explain"})
+            SHOUT = str.upper
+            LOUD = collections.defaultdict(str.upper)
+
+
+            def entry(kind):
+                return SHOUT(PROMPTS[kind]), LOUD
+            """
+    }
+    assert fingerprint(tmp_path / "a", files, "app:entry").unseen == ()
+    assert changed(tmp_path / "b", files, "app:entry", '"answer briefly"', '"be terse"') != []
+    assert changed(tmp_path / "c", files, "app:entry", "SHOUT = str.upper", "SHOUT = str.lower")
+    assert changed(tmp_path / "d", files, "app:entry", "(str.upper)", "(str.title)") != []
+
+
 def test_the_key_does_not_depend_on_the_process(tmp_path: Path) -> None:
     project = tmp_path / "p"
     project.mkdir()

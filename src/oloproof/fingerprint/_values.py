@@ -30,11 +30,14 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
 from types import (
     BuiltinFunctionType,
+    ClassMethodDescriptorType,
     FunctionType,
     MappingProxyType,
+    MethodDescriptorType,
     MethodType,
     ModuleType,
     SimpleNamespace,
+    WrapperDescriptorType,
 )
 from typing import Any
 
@@ -76,6 +79,8 @@ _AS_DATA: dict[type, Callable[[Any], Any]] = {
     collections.ChainMap: lambda v: list(v.maps),
     array.array: lambda v: (v.typecode, v.tobytes()),
 }
+# A method of a type written in C (``str.upper``, ``dict.fromkeys``): its type and name say it all.
+_C_METHODS = (MethodDescriptorType, WrapperDescriptorType, ClassMethodDescriptorType)
 _REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
 
 
@@ -204,6 +209,8 @@ class Values:
                 self.stand_for(module, place_of_name(module))
             else:  # a method of a value (``TABLE.get``): the value is what it reads
                 self._encode(bound, out, budget, label, owner)
+        elif isinstance(v, _C_METHODS):
+            out += b"D" + v.__name__.encode() + self.class_reference(v.__objclass__)
         elif isinstance(v, staticmethod | classmethod):
             out += b"S" if isinstance(v, staticmethod) else b"K"
             self._encode(v.__func__, out, budget, label, owner)
@@ -240,6 +247,8 @@ class Values:
             out += repr(v).encode()
         elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
             self._container(_builtin_copy(v), out, budget, label, owner)
+            if isinstance(v, collections.defaultdict):  # what a key not in it reads
+                self._encode(v.default_factory, out, budget, label, owner)
             if user:
                 self._state(v, out, budget, label, owner)
         elif user or _has_fields(v):  # the user's object, or a dataclass or pydantic model
