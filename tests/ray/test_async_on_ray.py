@@ -1,6 +1,6 @@
 """An async system that holds its replica's event loop past a case's timeout, on a real Ray
 cluster: the case times out as it does locally, and one that never gives the loop back is
-stopped rather than hanging the run."""
+stopped rather than hanging the run, even where it waits in a call no exception can reach."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.ray.projects import write_callable_config
-from tests.ray.support import RayCluster, content_events, run_id_of, run_records
+from tests.ray.support import RayCluster, content_events, engine_record, run_id_of, run_records
 from tests.support import oloproof
 
 from ledger import open_ledger
@@ -30,6 +30,10 @@ async def answer(case_input):
     if kind == "spin":
         while True:  # never gives the loop back
             pass
+    if kind == "sleep":
+        time.sleep(3600)  # a blocking call that nothing raised in the thread can end
+    if kind == "beside":
+        await asyncio.sleep(0.5)
     return {"answer": f"echo {case_input['q']}"}
 """
 
@@ -107,3 +111,27 @@ def test_a_case_that_never_gives_the_loop_back_is_stopped_and_its_neighbour_runs
     assert "1 of 6 cases errored" in there.out
     assert _errors(remote) == _errors(local) == {"q2": HELD}
     assert run_records(remote, run_id_of(there)) == run_records(local, run_id_of(here))
+
+
+def test_a_case_stuck_in_a_blocking_call_is_stopped_by_the_driver_and_its_neighbour_runs_on(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    # time.sleep(3600) in an async system holds the replica's loop where the replica's own
+    # watch cannot reach: the run waited for the hour. The driver now stops the replica once
+    # the case has had twice its timeout and ten seconds more, sends again alone the cases it
+    # held beside it, and records the case as timed out when it holds a replica on its own.
+    doings = {0: "beside", 1: "sleep", 2: "beside"}
+    engine = {"kind": "ray", "address": cluster.address, "replicas": 1, "concurrency": 3}
+    remote = _project(tmp_path / "ray", doings, engine=engine)
+    there = cluster.run("run", cwd=remote, timeout=150)
+    assert there.code != 0, there.out + there.err
+    assert _errors(remote) == {"q1": HELD}
+    assert "1 of 6 cases errored" in there.out, there.out
+    # Stopped twice (once holding all three cases, once holding the sleeping one alone), and
+    # each time a replica started in its place.
+    assert engine_record(remote, run_id_of(there)) == {
+        "kind": "ray",
+        "replicas": 3,
+        "worker_deaths": 2,
+        "resent": 3,
+    }

@@ -76,16 +76,18 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
-                return None, _timed_out(timeout_s, held=True)
-            return None, (_timed_out(timeout_s) if expired else error_record(exc))
+                return None, timed_out(timeout_s, held=True)
+            return None, (timed_out(timeout_s) if expired else error_record(exc))
         # Code that swallowed Overran, or the cancellation at its deadline, and returned still
         # took longer than its case may.
         if due.overran:
-            return None, _timed_out(timeout_s, held=True)
-        return (None, _timed_out(timeout_s)) if due.expired() else (execution, None)
+            return None, timed_out(timeout_s, held=True)
+        return (None, timed_out(timeout_s)) if due.expired() else (execution, None)
 
 
-def _timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:
+def timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:
+    """The error record of a case that took longer than ``timeout_s`` (``held``: holding up
+    the event loop as it did)."""
     message = f"the case took longer than {timeout_s:g} s"
     if held:
         message += " and held up the event loop (blocking code in an async system)"

@@ -20,6 +20,10 @@ Requirements it meets:
    ends: the case that killed the replica then dies on its own, and the cases that were beside
    it when it did are not blamed for it. When replicas keep dying without finishing any case,
    the run stops (``RayEngineError``) with what finished kept.
+   A replica stops a case at its deadline itself; one that has not answered for a case by
+   ``_held_limit`` (a blocking call or C code holding its loop, where nothing raised in it
+   can reach) is stopped by the driver: as if it had died when it held other cases, and the
+   case recorded as timed out when it held that case alone.
 6. The driver stays the only writer: stage lookups a replica asks are answered from the
    driver's stage cache, stage outputs it recorded are written here (their addresses checked
    against the replica's), and the execution it returns goes back to the scheduler, which
@@ -47,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof import errors, redaction
 from oloproof.dataset import Case
-from oloproof.engines.local import Outcome
+from oloproof.engines.local import Outcome, timed_out
 from oloproof.engines.replica import CaseOrder, Replica, ReplicaSetup
 from oloproof.errors import ConfigError, OloproofError
 from oloproof.systems.base import ExecContext, Execution, System
@@ -353,8 +357,24 @@ class RayEngine:
         while True:
             alone = deaths > 0  # its worker died: whichever case killed it, it dies alone now
             member = await (self._acquire_alone() if alone else self._acquire())
+            limit = asyncio.timeout(_held_limit(self._setup.timeout_s))
             try:
-                outcome = await self._run_on(member, case, ctx)
+                async with limit:
+                    outcome = await self._run_on(member, case, ctx)
+            except TimeoutError:
+                if not limit.expired():
+                    raise
+                # Alone on a replica still up, the case is what held it; stopped already for
+                # another of its cases, or beside others, it may not be.
+                held_alone = member.alive and member.busy == 1
+                await self._lost(member)  # stuck: stopped, and a replica started in its place
+                if held_alone:
+                    return None, timed_out(self._setup.timeout_s, held=True)
+                deaths += 1  # which of its cases held it is not known: each goes again alone
+                if deaths > self._settings.max_retries:
+                    return None, _died(deaths, self._settings.max_retries)
+                self._counts["resent"] += 1
+                continue
             except self._ray.exceptions.RayActorError:
                 await self._lost(member)
                 deaths += 1
@@ -500,6 +520,12 @@ def _replay_for(case: Case, ctx: ExecContext) -> dict[str, Any]:
         else:
             raise RayEngineError(f"the ray engine cannot send the replay's {key!r} to a replica")
     return replay
+
+
+def _held_limit(timeout_s: float) -> float:
+    """How long the driver waits for a replica's answer to one case before it stops the
+    replica: well past the case's own deadline, which the replica keeps when it can."""
+    return max(2 * timeout_s, timeout_s + 10)
 
 
 def _died(deaths: int, limit: int) -> dict[str, Any]:
