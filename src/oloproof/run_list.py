@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any, TypeVar
 
 from ledger import Ledger
@@ -97,19 +98,24 @@ class DiagnosisGroup:
 def run_rows(ledger: Ledger) -> list[RunRow]:
     """Every run in the ledger, newest first."""
     rows = [run_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
-    return newest_first(rows, lambda row: row.created_at)
+    return newest_first(rows, lambda row: (row.created_at, row.run_id))
 
 
 T = TypeVar("T")
 
 
-def newest_first(runs: Sequence[T], started: Callable[[T], str]) -> list[T]:
-    """``runs`` (in the order the ledger recorded them) by the time each started, newest first;
-    of two that started at the same moment, the one recorded later first. A run imported from
-    another ledger takes its place by when it ran, not by when it arrived."""
-    order = sorted(
-        enumerate(runs), key=lambda item: (started_at(started(item[1])), item[0]), reverse=True
-    )
+def newest_first(runs: Sequence[T], started: Callable[[T], tuple[str, str]]) -> list[T]:
+    """``runs`` (in the order the ledger recorded them) by when each started, newest first:
+    ``started`` gives a run's ``created_at`` and its id. A start time is kept to the second;
+    within one, the run id says which came later (it begins with its creation time, to the
+    millisecond), as it does for ``latest``. A run imported from another ledger takes its place
+    by when it ran, not by when it arrived."""
+
+    def key(item: tuple[int, T]) -> tuple[datetime, str, int]:
+        created_at, run_id = started(item[1])
+        return started_at(created_at), run_id, item[0]
+
+    order = sorted(enumerate(runs), key=key, reverse=True)
     return [run for _, run in order]
 
 

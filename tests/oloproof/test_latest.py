@@ -14,6 +14,7 @@ import pytest
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof import latest
+from oloproof.run_list import newest_first
 from oloproof.store import open_project_ledger
 
 
@@ -62,3 +63,15 @@ def test_within_one_second_the_run_started_later_is_newer(tmp_path: Path) -> Non
         assert ledger.get_ref(latest.LATEST) == second
     finally:
         ledger.close()
+
+
+def test_runs_lists_within_one_second_by_run_id_not_by_arrival() -> None:
+    # An older run imported after a newer local one that started in the same second was
+    # listed first: ties went to the order the ledger recorded them in.
+    recorded = [
+        ("2026-12-04T10:00:00+00:00", "run_01B"),  # the local run, made second
+        ("2026-12-04T10:00:00+00:00", "run_01A"),  # imported afterwards, made first
+        ("2026-12-04T09:59:59+00:00", "run_01Z"),  # a second earlier, whatever its id
+    ]
+    assert newest_first(recorded, lambda run: run) == [recorded[0], recorded[1], recorded[2]]
+    assert newest_first(recorded[::-1], lambda run: run) == [recorded[0], recorded[1], recorded[2]]

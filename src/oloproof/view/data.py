@@ -238,7 +238,7 @@ def runs(
             children[body["run_id"]] = (address, body)
         else:
             top.append((address, body))
-    top = newest_first(top, lambda run: run[1]["created_at"])
+    top = newest_first(top, lambda run: (run[1]["created_at"], run[1]["run_id"]))
     if reader.only_runs is not None:
         top = [(a, b) for a, b in top if b["run_id"] in reader.only_runs]
     size = PAGE_SIZE if reader.only_runs is None else max(1, len(top))
