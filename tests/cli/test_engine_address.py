@@ -58,18 +58,8 @@ def test_diagnose_on_a_dead_address_is_refused_before_it_records(tmp_path: Path)
     assert oloproof("run", cwd=root).code == 3  # the example's gate blocks, on purpose
     before = oloproof("runs", cwd=root).out
     address = f"127.0.0.1:{_dead_port()}"
-    done = oloproof(
-        "diagnose",
-        "latest",
-        "--intervention",
-        "gold-context",
-        "--criterion",
-        "answer_correct",
-        "--engine",
-        address,
-        cwd=root,
-        timeout=60,
-    )
+    diagnose = "diagnose latest --intervention gold-context --criterion answer_correct"
+    done = oloproof(*diagnose.split(), "--engine", address, cwd=root, timeout=60)
     assert done.code == 2 and done.out == "", done.err
     assert done.err.splitlines() == [
         f"error: --engine: cannot connect to Ray at {address}: nothing listens there "
