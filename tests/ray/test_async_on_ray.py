@@ -135,3 +135,23 @@ def test_a_case_stuck_in_a_blocking_call_is_stopped_by_the_driver_and_its_neighb
         "worker_deaths": 2,
         "resent": 3,
     }
+
+
+def test_cases_that_each_hold_a_replica_are_each_recorded_and_the_run_goes_on(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    # Each stopped replica counts as a worker death; without a case finished between them, two
+    # in a row stopped the run as a crash loop would (engine.max_retries 0 on one replica),
+    # where a local run records each such case as timed out and goes on.
+    doings = {1: "sleep", 2: "sleep"}
+    engine = {
+        "kind": "ray",
+        "address": cluster.address,
+        "replicas": 1,
+        "concurrency": 1,
+        "max_retries": 0,
+    }
+    remote = _project(tmp_path / "ray", doings, engine=engine)
+    there = cluster.run("run", cwd=remote, timeout=150)
+    assert "2 of 6 cases errored" in there.out, there.out + there.err
+    assert _errors(remote) == {"q1": HELD, "q2": HELD}

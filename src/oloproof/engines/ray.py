@@ -368,7 +368,8 @@ class RayEngine:
                 # another of its cases, or beside others, it may not be.
                 held_alone = member.alive and member.busy == 1
                 await self._lost(member)  # stuck: stopped, and a replica started in its place
-                if held_alone:
+                if held_alone:  # recorded as a local run records it: the run goes on
+                    self._deaths_in_a_row = 0
                     return None, timed_out(self._setup.timeout_s, held=True)
                 deaths += 1  # which of its cases held it is not known: each goes again alone
                 if deaths > self._settings.max_retries:
