@@ -65,9 +65,9 @@ def answer(case_input):
         _hold("victim.pid")
     if kind == "doom":
         os.kill(os.getpid(), signal.SIGKILL)
-    if kind == "beside":  # in flight for two seconds, its process marked as holding it
+    if kind == "beside":  # in flight for three seconds, its process marked as holding it
         (_here() / f"beside-{os.getpid()}-{n}").write_text("")
-        time.sleep(2)
+        time.sleep(3)
     if kind == "crash":  # kills its process once three "beside" cases run there (or in 5 s)
         until = time.monotonic() + 5
         while time.monotonic() < until:
