@@ -489,21 +489,19 @@ def patterns_project(root: Path, patterns: Sequence[tuple[str, str]], *, policy:
 
 
 def echo_project(root: Path, app: str, config: str, questions: Sequence[str]) -> Path:
-    """A project in ``root`` (made if need be) of ``app`` and ``config``, a policy on the
-    criterion ``echoed`` and a case per question: input ``{"q": question, "n": i}`` (each input
-    its own: identical inputs would share one execution), expected answer the question."""
-    root.mkdir(exist_ok=True)
-    (root / "app.py").write_text(app)
-    (root / "oloproof.yaml").write_text(config)
-    (root / "policy.yaml").write_text(
-        "version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n"
+    """``write_project`` of ``app`` and ``config``, a policy on the criterion ``echoed`` and a
+    case per question: input ``{"q": question, "n": i}`` (each input its own: identical inputs
+    would share one execution), expected answer the question."""
+    return write_project(
+        root,
+        app=app,
+        config=config,
+        policy="version: 1\nrules:\n  - {id: floor, metric: echoed, min: 0.5}\n",
+        cases=(
+            {"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}}
+            for i, q in enumerate(questions)
+        ),
     )
-    lines = [
-        json.dumps({"id": f"c{i}", "input": {"q": q, "n": i}, "expected": {"answer": q}})
-        for i, q in enumerate(questions)
-    ]
-    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    return root
 
 
 def bundle_cases(root: Path, run_id: str) -> list[dict[str, Any]]:

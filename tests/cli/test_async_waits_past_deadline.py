@@ -62,7 +62,7 @@ def cases_of(root: Path, run_id: str) -> dict[str, dict[str, Any]]:
 
 def test_every_way_of_taking_the_cancellation_times_the_case_out(tmp_path: Path) -> None:
     questions = ["answer", "sleep", "swallow", "replace", "wait-on", "sleep", "answer"]
-    root = project(tmp_path, questions)
+    root = project(tmp_path / "p", questions)
     started = time.monotonic()
     done = oloproof("run", cwd=root, timeout=60)
     # Each case was cancelled at its own deadline: side by side, not one after another.
@@ -77,7 +77,7 @@ def test_every_way_of_taking_the_cancellation_times_the_case_out(tmp_path: Path)
 
 
 def test_ctrl_c_while_cases_wait_stops_the_run(tmp_path: Path) -> None:
-    root = project(tmp_path, ["answer", "sleep"])
+    root = project(tmp_path / "p", ["answer", "sleep"])
     (root / "oloproof.yaml").write_text(CONFIG.replace("timeout_s: 1", "timeout_s: 3600"))
     code, out, err = interrupt_run(root, "waiting\n", signal.SIGINT, timeout=30, settle=0.5)
     assert code == 130, out + err
@@ -94,9 +94,9 @@ def test_a_case_whose_code_cancels_itself_is_errored_not_timed_out(tmp_path: Pat
         "async def run(case):\n"
         "    raise asyncio.CancelledError('given up')\n"
     )
-    echo_project(tmp_path, cancels, CONFIG, ["x"])
-    done = oloproof("run", cwd=tmp_path, timeout=60)
+    root = echo_project(tmp_path / "cancels", cancels, CONFIG, ["x"])
+    done = oloproof("run", cwd=root, timeout=60)
     assert done.code == 3, done.out + done.err
-    error = cases_of(tmp_path, done.lines[0].split()[1])["c0"]["error"]
+    error = cases_of(root, done.lines[0].split()[1])["c0"]["error"]
     assert (error["type"], error["message"]) == ("CancelledError", "given up")
     assert asyncio.CancelledError.__name__ in error["traceback"]

@@ -9,12 +9,11 @@ cut short is named by ``verify`` and refused by ``inspect`` in one sentence.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import cbor2
 import lmdb
-from tests.support import oloproof, write_project
+from tests.support import bundle_cases, oloproof, write_project
 
 from oloproof import events as ev
 from oloproof.store import open_project_ledger
@@ -70,9 +69,7 @@ def test_a_compressed_store_reads_back_every_case_and_names_a_damaged_frame(
     frames = [s for _, _, s in stored if s[:4] == ZSTD_MAGIC]
     assert len(frames) >= 3 * CASES  # each case's execution, judgment and case result
 
-    ok(root, "export", run_id)
-    lines = (root / ".oloproof" / "bundles" / run_id / "cases.jsonl").read_text().splitlines()
-    exported = {row["id"]: row for row in map(json.loads, lines)}
+    exported = {row["id"]: row for row in bundle_cases(root, run_id)}
     assert len(exported) == CASES
     for i in range(CASES):
         row = exported[f"c{i}"]

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pandas as pd
-from tests.support import flaky_repeats_project, oloproof, runs_fields
+from tests.support import bundle_cases, flaky_repeats_project, oloproof, runs_fields
 
 
 def _repeated_run(root: Path, *args: str) -> str:
@@ -171,8 +171,6 @@ def test_exports_carry_each_case_s_errored_and_missing_repeats(tmp_path: Path) -
         assert list(shaped["missing_repeats"]) == [1, 0, 3, 1, 1, 0], fmt
         assert list(verdicts.columns)[9:11] == ["observed_repeats", "missing_repeats"], fmt
     # The bundle holds every repeat, with the error of the one that errored.
-    assert oloproof("export", run_id, cwd=root).code == 0
-    bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
-    c1 = json.loads(bundle.read_text().splitlines()[0])
+    c1 = bundle_cases(root, run_id)[0]
     assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]
     assert c1["repeats"][1]["error"]["message"] == "the model timed out on q1 (call 2)"

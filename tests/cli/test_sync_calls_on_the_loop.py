@@ -98,7 +98,7 @@ def test_fast_calls_move_to_the_loop_and_calls_that_wait_stay_on_threads(tmp_pat
 
 def test_what_a_call_raised_reads_the_same_on_a_thread_and_on_the_loop(tmp_path: Path) -> None:
     questions = [*ERRORS, *["q"] * FAST, *ERRORS, "q"]
-    cases = run(project(tmp_path, questions))
+    cases = run(project(tmp_path / "p", questions))
     assert threads(cases)[-1] == "MainThread"  # the second errors were raised on the loop
     on_thread, on_loop = cases[: len(ERRORS)], cases[len(ERRORS) + FAST : -1]
     for first, second in zip(on_thread, on_loop, strict=True):
@@ -115,7 +115,7 @@ def test_what_a_call_raised_reads_the_same_on_a_thread_and_on_the_loop(tmp_path:
 
 def test_a_call_on_the_loop_that_hangs_times_out_as_on_a_thread(tmp_path: Path) -> None:
     questions = ["hang", *["q"] * FAST, "hang", "q", "spin", "q"]
-    cases = run(project(tmp_path, questions, timeout=1))
+    cases = run(project(tmp_path / "p", questions, timeout=1))
     errors = {c["id"]: c["error"] for c in cases if c["status"] == "errored"}
     timed_out = {
         "type": "TimeoutError",
@@ -130,18 +130,18 @@ def test_a_call_on_the_loop_that_hangs_times_out_as_on_a_thread(tmp_path: Path) 
 
 
 def test_a_spin_on_the_loop_is_stopped_at_its_deadline(tmp_path: Path) -> None:
-    cases = run(project(tmp_path, [*["q"] * FAST, "spin", "q"], timeout=1))
+    cases = run(project(tmp_path / "p", [*["q"] * FAST, "spin", "q"], timeout=1))
     assert cases[FAST]["error"]["message"] == "the case took longer than 1 s"
     assert cases[-1]["status"] == "ok"
 
 
 def test_a_call_on_the_loop_may_run_an_event_loop_of_its_own(tmp_path: Path) -> None:
-    cases = run(project(tmp_path, [*["q"] * FAST, "own-loop"]))
+    cases = run(project(tmp_path / "p", [*["q"] * FAST, "own-loop"]))
     assert cases[FAST]["output"] == {"answer": "own-loop", "thread": "MainThread"}
 
 
 def test_ctrl_c_stops_a_call_that_hangs_on_the_loop(tmp_path: Path) -> None:
-    root = project(tmp_path, [*["q"] * FAST, "hang", "q"], timeout=3600)
+    root = project(tmp_path / "p", [*["q"] * FAST, "hang", "q"], timeout=3600)
     code, out, err = interrupt_run(root, "hanging\n", signal.SIGINT, timeout=30, settle=0.5)
     assert code == 130, out + err
     fields = interrupted_fields(root, err)
