@@ -371,22 +371,18 @@ class RayEngine:
                 if held_alone:  # recorded as a local run records it: the run goes on
                     self._deaths_in_a_row = 0
                     return None, timed_out(self._setup.timeout_s, held=True)
-                deaths += 1  # which of its cases held it is not known: each goes again alone
-                if deaths > self._settings.max_retries:
-                    return None, _died(deaths, self._settings.max_retries)
-                self._counts["resent"] += 1
-                continue
+                # Which of its cases held it is not known: each goes again, as after a death.
             except self._ray.exceptions.RayActorError:
                 await self._lost(member)
-                deaths += 1
-                if deaths > self._settings.max_retries:
-                    return None, _died(deaths, self._settings.max_retries)
-                self._counts["resent"] += 1
-                continue
+            else:
+                self._deaths_in_a_row = 0
+                return outcome
             finally:
                 await self._release(member, alone)
-            self._deaths_in_a_row = 0
-            return outcome
+            deaths += 1
+            if deaths > self._settings.max_retries:
+                return None, _died(deaths, self._settings.max_retries)
+            self._counts["resent"] += 1
 
     async def _acquire(self) -> _Member:
         limit = self._settings.per_replica
