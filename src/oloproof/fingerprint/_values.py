@@ -69,11 +69,11 @@ _REPR_TYPES = (
     complex,
     range,
 )
-# Standard-library objects that hold plain data: each is read as the data it holds, so that an
-# edit to a prompt kept in a ``string.Template`` (say) is a change like an edit to a str.
+# Standard-library objects that hold plain data, read as the data they hold, so that an edit to
+# a prompt kept in a ``string.Template`` (say) is a change like an edit to a str: those whose
+# attributes are all of it, and those read through what they hold.
+_ATTRIBUTES_ONLY = frozenset({string.Template, SimpleNamespace})
 _AS_DATA: dict[type, Callable[[Any], Any]] = {
-    string.Template: lambda v: object.__getattribute__(v, "__dict__"),
-    SimpleNamespace: lambda v: object.__getattribute__(v, "__dict__"),
     MappingProxyType: dict,
     collections.deque: lambda v: (list(v), v.maxlen),
     collections.ChainMap: lambda v: list(v.maps),
@@ -251,7 +251,8 @@ class Values:
                 self._encode(v.default_factory, out, budget, label, owner)
             if user:
                 self._state(v, out, budget, label, owner)
-        elif user or _has_fields(v):  # the user's object, or a dataclass or pydantic model
+        # The user's object, a Template or namespace, a dataclass or pydantic model: its fields.
+        elif user or kind in _ATTRIBUTES_ONLY or _has_fields(v):
             self._state(v, out, budget, label, owner)
         elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
             self._encode(_wrapped(v), out, budget, label, owner)
