@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -510,3 +511,11 @@ def bundle_cases(root: Path, run_id: str) -> list[dict[str, Any]]:
     assert done.code == 0, done.err
     bundle = root / ".oloproof" / "bundles" / run_id / "cases.jsonl"
     return [json.loads(line) for line in bundle.read_text().splitlines()]
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens at (bound once, then let go)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+    return port

@@ -8,18 +8,10 @@ started: the check is a connection to the address itself.
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
-from tests.support import copy_example, oloproof
-
-
-def _dead_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
+from tests.support import copy_example, free_port, oloproof
 
 
 @pytest.mark.parametrize("scheme", ["", "ray://"])
@@ -27,7 +19,7 @@ def test_a_dead_address_from_the_command_line_is_refused_at_once(
     tmp_path: Path, scheme: str
 ) -> None:
     root = copy_example("support_rag", tmp_path)
-    address = f"{scheme}127.0.0.1:{_dead_port()}"
+    address = f"{scheme}127.0.0.1:{free_port()}"
     done = oloproof("run", "--engine", address, cwd=root, timeout=60)
     assert done.code == 2 and done.out == "", done.err
     assert done.err.splitlines() == [
@@ -39,7 +31,7 @@ def test_a_dead_address_from_the_command_line_is_refused_at_once(
 
 def test_a_dead_address_in_the_config_names_its_line(tmp_path: Path) -> None:
     root = copy_example("support_rag", tmp_path)
-    address = f"127.0.0.1:{_dead_port()}"
+    address = f"127.0.0.1:{free_port()}"
     config = root / "oloproof.yaml"
     config.write_text(config.read_text() + f"engine: {{kind: ray, address: '{address}'}}\n")
     line = len(config.read_text().splitlines())
@@ -57,7 +49,7 @@ def test_diagnose_on_a_dead_address_is_refused_before_it_records(tmp_path: Path)
     root = copy_example("support_rag", tmp_path)
     assert oloproof("run", cwd=root).code == 3  # the example's gate blocks, on purpose
     before = oloproof("runs", cwd=root).out
-    address = f"127.0.0.1:{_dead_port()}"
+    address = f"127.0.0.1:{free_port()}"
     diagnose = "diagnose latest --intervention gold-context --criterion answer_correct"
     done = oloproof(*diagnose.split(), "--engine", address, cwd=root, timeout=60)
     assert done.code == 2 and done.out == "", done.err

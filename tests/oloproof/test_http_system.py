@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -13,6 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
+from tests.support import free_port
 
 from oloproof import redaction
 from oloproof.config import HttpSystem
@@ -167,13 +167,6 @@ def run(system: HttpSystemAdapter, case: Case | None = None) -> Execution:
             await system.aclose()
 
     return asyncio.run(go())
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 # ------------------------------------------------------------------------------ success
