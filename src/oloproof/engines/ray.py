@@ -164,10 +164,14 @@ def import_ray(where: str, *, local: bool) -> ModuleType:
 
 
 def check_reachable(address: str, where: str) -> None:
-    """Refuse a Ray address (``HOST:PORT``, ``ray://HOST[:PORT]``) nothing answers at, within
-    ``_REACH_TIMEOUT_S``: Ray's client retries such an address for minutes, printing a warning
-    every few seconds, before it gives up. ``auto`` is left to Ray, which finds the cluster of
-    this machine (or says there is none) at once."""
+    """Refuse a Ray address (``HOST:PORT``, ``ray://HOST[:PORT]``) where Ray does not answer
+    within ``_REACH_TIMEOUT_S``: nothing listens, or what listens is not a gRPC server (Ray's
+    control service and its client server both are). Ray's client retries such an address for
+    minutes, printing a warning every few seconds, before it gives up. ``auto`` is left to Ray,
+    which finds the cluster of this machine (or says there is none) at once.
+
+    A cluster that speaks TLS (``RAY_USE_TLS``, as Ray reads it) is only checked for a
+    listener: its handshake is not one this check makes."""
     if address == "auto":
         return
     if address.startswith(_CLIENT_SCHEME):
@@ -180,11 +184,45 @@ def check_reachable(address: str, where: str) -> None:
         host, _, digits = address.rpartition(":")
         port = int(digits)
     try:
-        socket.create_connection((host, port), timeout=_REACH_TIMEOUT_S).close()
+        sock = socket.create_connection((host, port), timeout=_REACH_TIMEOUT_S)
     except OSError as exc:
         raise ConfigError(
             f"{where}: cannot connect to Ray at {address}: {_unreachable(exc, host)}"
         ) from None
+    with sock:
+        why = None if _uses_tls() else _not_ray(sock)
+    if why is not None:
+        raise ConfigError(f"{where}: cannot connect to Ray at {address}: {why}")
+
+
+# HTTP/2's client preface and an empty SETTINGS frame (RFC 9113, 3.4): a server's first frame
+# in return is its own SETTINGS frame (type 4, on stream 0), whatever else it goes on to say.
+_H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+_FRAME_HEAD = 9
+
+
+def _uses_tls() -> bool:
+    return os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
+
+
+def _not_ray(sock: socket.socket) -> str | None:
+    """Why the server at ``sock`` is not Ray (``None``: it answers HTTP/2's preface as gRPC
+    servers do)."""
+    head = b""
+    try:
+        sock.sendall(_H2_PREFACE)
+        while len(head) < _FRAME_HEAD:
+            chunk = sock.recv(_FRAME_HEAD - len(head))
+            if not chunk:
+                break
+            head += chunk
+    except TimeoutError:
+        return f"what listens there gave no answer within {_REACH_TIMEOUT_S:g} s"
+    except OSError:  # reset: a server that refuses what it was sent
+        pass
+    if len(head) == _FRAME_HEAD and head[3] == 4 and head[5:] == bytes(4):
+        return None
+    return "what listens there does not answer as Ray does (it is not a gRPC server)"
 
 
 def _unreachable(exc: OSError, host: str) -> str:
