@@ -20,6 +20,12 @@ from oloproof import system
 def fail(q):
     raise ValueError("the same failure")
 
+def depth(n):
+    return 0 if n == 0 else 1 + depth(n - 1)
+
+# As deep as a call on a thread of its own may go, a few frames spare.
+DEEP = sys.getrecursionlimit() - 20
+
 async def answered(q):
     await asyncio.sleep(0)
     return q
@@ -44,6 +50,11 @@ def run(case):
     elif q == "spin":
         while True:
             pass
+    elif q == "deep":
+        depth(DEEP)
+    elif q == "own-limit":
+        sys.setrecursionlimit(3000)
+        depth(2900)
     elif q == "own-loop":
         q = asyncio.run(answered(q))
     return {"answer": q, "thread": threading.current_thread().name}
@@ -146,3 +157,16 @@ def test_ctrl_c_stops_a_call_that_hangs_on_the_loop(tmp_path: Path) -> None:
     assert code == 130, out + err
     fields = interrupted_fields(root, err)
     assert fields[5].startswith(f"{FAST} of {FAST + 2} observed"), fields
+
+
+def test_a_call_on_the_loop_may_recurse_as_deep_as_on_a_thread(tmp_path: Path) -> None:
+    # A call made on the loop starts some 40 frames deeper than one on a thread: code that
+    # recursed within Python's limit there raised RecursionError on the loop, so the same case
+    # passed or errored by where the pool happened to make its call.
+    questions = ["deep", *["q"] * FAST, "deep", "own-limit", "q", "deep"]
+    cases = run(project(tmp_path / "p", questions))
+    assert [c["status"] for c in cases] == ["ok"] * len(questions), [
+        (c["input"]["q"], c["error"]["message"]) for c in cases if c.get("error")
+    ]
+    assert threads(cases)[0].startswith("oloproof-system-")
+    assert threads(cases)[FAST + 1 :] == ["MainThread"] * 4

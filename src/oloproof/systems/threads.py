@@ -33,7 +33,10 @@ every call goes to a thread. A call made on the loop:
 - is stopped by ``Overran`` if it is still running a quarter of a second past its case's
   deadline (a hung socket read is, a C call holding the GIL is not), and when it ends past the
   deadline, however it ended, its case times out (``aio.Overdue``) exactly as on a thread;
-- raises what it raised, as ``call`` raises a thread's exception.
+- raises what it raised, as ``call`` raises a thread's exception;
+- may recurse as deep as on a thread: it starts some 40 frames down the loop's stack, where a
+  thread's call starts near the bottom of its own, so the recursion limit is raised by those
+  frames while it runs (and left as the call set it, if it set one).
 
 Where no timer is kept (a Ray replica's loop) every call goes to a thread.
 """
@@ -43,9 +46,11 @@ from __future__ import annotations
 import asyncio
 import queue
 import resource
+import sys
 import threading
 import time
 from collections.abc import Callable
+from types import FrameType
 from typing import Any, Final
 
 from oloproof import aio
@@ -61,6 +66,9 @@ _HOLD_S: Final = 0.05  # the longest a call made on the loop may hold it
 _GRACE_S: Final = 0.005  # what calls made on the loop may wait in all, beyond _WAIT_SHARE
 _WAIT_SHARE: Final = 0.02  # of the time since calls began to be made on the loop
 _NEVER: Final = -1
+# Beyond the frames under the first call made on the loop, for calls made from deeper (a RAG
+# system's stages): the recursion limit is raised by both for a call there (see the module).
+_SPARE_FRAMES: Final = 16
 _THREAD: Final = getattr(resource, "RUSAGE_THREAD", None)
 
 
@@ -83,6 +91,15 @@ def _fast(before: _Usage) -> bool:
     """Whether the call made on this thread since ``before`` was fast (see the module)."""
     _, cpu, waited = _spent(before)
     return _THREAD is not None and cpu <= _FAST_S and not waited
+
+
+def _depth() -> int:
+    """The frames of this thread's stack below the caller's."""
+    frame: FrameType | None = sys._getframe(1)
+    count = 0
+    while frame is not None:
+        frame, count = frame.f_back, count + 1
+    return count
 
 
 class _Carried(Exception):
@@ -114,6 +131,7 @@ class CallPool:
         self._fast = 0
         self._since = 0.0  # when calls began to be made on the loop
         self._waited = 0.0  # how long those waited in all
+        self._room = 0  # frames added to the recursion limit for a call on the loop
 
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` on one of the threads, or on the loop (see the module); its result, or
@@ -139,6 +157,10 @@ class CallPool:
         """``fn(*args)`` made here, on the loop, within its case's deadline ``due``."""
         loop = asyncio.events._get_running_loop()
         asyncio.events._set_running_loop(None)
+        if not self._room:
+            self._room = _depth() + _SPARE_FRAMES
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(limit + self._room)
         before = _usage()
         result: Any = None
         error: BaseException | None = None
@@ -150,6 +172,8 @@ class CallPool:
             error = exc
         finally:
             asyncio.events._set_running_loop(loop)
+            if sys.getrecursionlimit() == limit + self._room:  # else the call set one: kept
+                sys.setrecursionlimit(limit)
         wall, _, waited = _spent(before)
         if not self._since:
             self._since = before[0]
