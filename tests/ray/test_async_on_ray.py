@@ -132,7 +132,8 @@ def test_a_case_stuck_in_a_blocking_call_is_stopped_by_the_driver_and_its_neighb
     assert engine_record(remote, run_id_of(there)) == {
         "kind": "ray",
         "replicas": 3,
-        "worker_deaths": 2,
+        "worker_deaths": 0,
+        "replicas_stopped": 2,
         "resent": 3,
     }
 
@@ -140,9 +141,10 @@ def test_a_case_stuck_in_a_blocking_call_is_stopped_by_the_driver_and_its_neighb
 def test_cases_that_each_hold_a_replica_are_each_recorded_and_the_run_goes_on(
     tmp_path: Path, cluster: RayCluster
 ) -> None:
-    # Each stopped replica counts as a worker death; without a case finished between them, two
-    # in a row stopped the run as a crash loop would (engine.max_retries 0 on one replica),
-    # where a local run records each such case as timed out and goes on.
+    # A stopped replica counts toward a crash loop, as a worker death does; without a case
+    # finished between them, two in a row stopped the run as a crash loop would
+    # (engine.max_retries 0 on one replica), where a local run records each such case as timed
+    # out and goes on.
     doings = {1: "sleep", 2: "sleep"}
     engine = {
         "kind": "ray",
@@ -155,3 +157,6 @@ def test_cases_that_each_hold_a_replica_are_each_recorded_and_the_run_goes_on(
     there = cluster.run("run", cwd=remote, timeout=150)
     assert "2 of 6 cases errored" in there.out, there.out + there.err
     assert _errors(remote) == {"q1": HELD, "q2": HELD}
+    record = engine_record(remote, run_id_of(there))
+    assert record is not None
+    assert (record["worker_deaths"], record["replicas_stopped"]) == (0, 2)

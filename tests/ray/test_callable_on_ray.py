@@ -96,6 +96,7 @@ def test_a_killed_worker_costs_only_its_case_which_runs_again_elsewhere(
         "kind": "ray",
         "replicas": 2,
         "worker_deaths": 1,
+        "replicas_stopped": 0,
         "resent": 1,
     }
 

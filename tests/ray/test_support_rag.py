@@ -46,6 +46,7 @@ def test_a_staged_run_on_ray_equals_a_local_run_event_for_event(
         "kind": "ray",
         "replicas": 2,
         "worker_deaths": 0,
+        "replicas_stopped": 0,
         "resent": 0,
     }
 

@@ -329,7 +329,7 @@ class RayEngine:
         self._refused: list[str] = []
         self._joining: set[asyncio.Task[None]] = set()
         self._calls = itertools.count()
-        self._counts = {"replicas": 0, "worker_deaths": 0, "resent": 0}
+        self._counts = {"replicas": 0, "worker_deaths": 0, "replicas_stopped": 0, "resent": 0}
         self._reported = dict(self._counts)
         self._deaths_in_a_row = 0
 
@@ -405,7 +405,7 @@ class RayEngine:
                 # Alone on a replica still up, the case is what held it; stopped already for
                 # another of its cases, or beside others, it may not be.
                 held_alone = member.alive and member.busy == 1
-                await self._lost(member)  # stuck: stopped, and a replica started in its place
+                await self._lost(member, stopped=True)  # a replica started in its place
                 if held_alone:  # recorded as a local run records it: the run goes on
                     self._deaths_in_a_row = 0
                     return None, timed_out(self._setup.timeout_s, held=True)
@@ -471,14 +471,16 @@ class RayEngine:
                 member.held = False
             self._changed.notify_all()
 
-    async def _lost(self, member: _Member) -> None:
-        """Take a dead replica out of the pool and start another in its place."""
+    async def _lost(self, member: _Member, stopped: bool = False) -> None:
+        """Take a dead replica (or one ``stopped`` for holding a case) out of the pool and
+        start another in its place."""
         async with self._changed:
             if not member.alive:
                 return  # another of its cases found it dead first
             member.alive = False
             self._pool.remove(member)
-            self._counts["worker_deaths"] += 1
+            self._counts["replicas_stopped" if stopped else "worker_deaths"] += 1
+            # A stuck replica finished no case either: it counts toward a crash loop.
             self._deaths_in_a_row += 1
             self._ray.kill(member.handle)  # an unreachable one must not go on working
             limit = self._settings.replicas * (self._settings.max_retries + 1)
@@ -527,7 +529,8 @@ class RayEngine:
         return reply
 
     def summary(self) -> dict[str, Any] | None:
-        """The replicas started, workers died and cases sent again since the last call."""
+        """The replicas started, workers died, replicas stopped and cases sent again since
+        the last call."""
         taken = {k: v - self._reported[k] for k, v in self._counts.items()}
         self._reported = dict(self._counts)
         return {"kind": self.kind, **taken}
