@@ -15,12 +15,17 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from tests.support import oloproof
 
 APP = """
 from oloproof import Passage, Retrieval, rag_system
 
 DOCS = [("d1", "alpha beta"), ("d2", "gamma delta epsilon zeta eta theta iota kappa")]
+
+
+def prompt(context):
+    return f"Answer from: {context}"
 
 
 @rag_system(name="b", version="1", depth=2, top_k=2, index_version="i1")
@@ -41,6 +46,12 @@ READS_BUDGET = (
     'dropped={[d.doc_id for d in context.dropped]}"}'
 )
 READS_ITEMS = 'return {"answer": " ".join(i.doc_id for i in context.items)}'
+# Ways to read the budget without naming it: formatted whole, dumped, handed to a helper.
+READS_WHOLE = {
+    "formatted": 'return {"answer": f"{context}"}',
+    "dumped": 'return {"answer": repr(context.model_dump())}',
+    "helper": 'return {"answer": prompt(context)}',
+}
 
 CONFIG = """
 system: {{name: b, version: "1", rag: {{object: "app:Budgeted", token_budget: {budget}}}}}
@@ -95,3 +106,18 @@ def test_a_generate_reading_only_the_kept_passages_reuses_its_answer(tmp_path: P
         "Stages: retrieve 1 hit/0 miss; generate 1 hit/0 miss",
         "d1",
     )
+
+
+@pytest.mark.parametrize("body", READS_WHOLE.values(), ids=READS_WHOLE.keys())
+def test_a_generate_that_uses_the_whole_context_generates_again_when_the_budget_changes(
+    tmp_path: Path, body: str
+) -> None:
+    # Such a generate's prompt holds the budget (here its answer does) without its code naming
+    # it: its answer made under the old budget was served for the new one.
+    root = project(tmp_path / "whole", body)
+    first = run_with_budget(root, 5)
+    assert first[0] == "Stages: retrieve 0 hit/1 miss; generate 0 hit/1 miss"
+    assert "token_budget=5" in first[1] or "'token_budget': 5" in first[1], first[1]
+    again = run_with_budget(root, 6)
+    assert again[0] == "Stages: retrieve 1 hit/0 miss; generate 0 hit/1 miss"
+    assert "token_budget=6" in again[1] or "'token_budget': 6" in again[1], again[1]

@@ -72,6 +72,7 @@ from oloproof.systems.base import (
     load_object,
     plain_output,
 )
+from oloproof.systems.context_use import reads_only_items
 from oloproof.systems.rerank import built_badly, reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
@@ -244,10 +245,12 @@ class RagSystem:
             for method in ("retrieve", "generate", "count_tokens")
             if method != "count_tokens" or self._count_tokens is not None
         }
-        # What of the context beyond its kept passages generate's code names: its cache key
-        # holds those too, or an answer made from an older budget would be served for a new one.
+        # What of the context beyond its kept passages generate can read: its cache key holds
+        # those too, or an answer made from an older budget would be served for a new one.
+        # Every one unless its code reads only the kept passages; then those its code names.
         names = self._fingerprints["generate"].names
-        self._generate_reads = tuple(field for field in _CONTEXT_MAKING if field in names)
+        whole = not reads_only_items(cls, names)
+        self._generate_reads = tuple(f for f in _CONTEXT_MAKING if whole or f in names)
         self.version = version
         self._identity = {
             "kind": self.kind,

@@ -1,0 +1,155 @@
+"""Which ``generate`` methods read only the passages kept in their context (their cache key then
+leaves out how the context was made), read from their bytecode. Anything not plainly
+``context.items`` counts as reading the whole context."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from oloproof.systems.context_use import reads_only_items
+
+
+def _first(passages: Any) -> str:
+    return str(passages[0].text) if passages else ""
+
+
+class ItemsAtOnce:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": _first(context.items)}
+
+
+class ItemsInLoopsAndTests:
+    def generate(self, input: Any, context: Any) -> Any:
+        if not context.items:
+            return {"answer": ""}
+        texts = [p.text for p in context.items]
+        best = context.items[0]
+        return {"answer": " ".join(t or "" for t in texts) + best.doc_id}
+
+
+class ItemsInAGenerator:
+    async def generate(self, input: Any, ctx: Any) -> Any:
+        return {"answer": " ".join(p.doc_id for p in ctx.items)}
+
+
+ONLY_ITEMS = [ItemsAtOnce, ItemsInLoopsAndTests, ItemsInAGenerator]
+
+
+class Formatted:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": f"{context}"}
+
+
+class Dumped:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": repr(context.model_dump())}
+
+
+class HandedOn:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": _first(context)}
+
+
+class ByComputedName:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": getattr(context, "token" + "_budget")}
+
+
+class InAComprehension:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": [context.token_budget for _ in context.items]}
+
+
+class InALambda:
+    def generate(self, input: Any, context: Any) -> Any:
+        size: Callable[[], Any] = lambda: context.dropped  # noqa: E731
+        return {"answer": size()}
+
+
+class Rebound:
+    def generate(self, input: Any, context: Any) -> Any:
+        items = context.items
+        context = {"items": items}
+        return {"answer": str(context)}
+
+
+class ThroughLocals:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": str(locals()["context"].token_budget) + _first(context.items)}
+
+
+class ThroughAFrame:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": _caller_context() + _first(context.items)}
+
+
+def _caller_context() -> str:
+    return str(sys._getframe(1).f_locals["context"])
+
+
+def _logged(function: Any) -> Any:
+    @functools.wraps(function)
+    def wrapper(*args: Any) -> Any:
+        return function(*args)
+
+    return wrapper
+
+
+class Decorated:
+    @_logged
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": _first(context.items)}
+
+
+class Static:
+    @staticmethod
+    def generate(input: Any, context: Any) -> Any:
+        return {"answer": _first(context.items)}
+
+
+class StarArgs:
+    def generate(self, *args: Any) -> Any:
+        return {"answer": str(args[1])}
+
+
+WHOLE = [
+    Formatted,
+    Dumped,
+    HandedOn,
+    ByComputedName,
+    InAComprehension,
+    InALambda,
+    Rebound,
+    ThroughLocals,
+    ThroughAFrame,
+    Decorated,
+    Static,
+    StarArgs,
+]
+
+
+def _reached(cls: type) -> frozenset[str]:
+    """The names its generate's code and the helpers it calls use, as a fingerprint has them."""
+    function = inspect.getattr_static(cls, "generate")
+    function = getattr(function, "__func__", function)
+    names = set(function.__code__.co_names)
+    for helper in (_first, _caller_context):
+        if helper.__name__ in names:
+            names |= set(helper.__code__.co_names)
+    return frozenset(names)
+
+
+@pytest.mark.parametrize("cls", ONLY_ITEMS, ids=lambda c: c.__name__)
+def test_a_generate_that_reads_only_the_kept_passages_is_seen_to(cls: type) -> None:
+    assert reads_only_items(cls, _reached(cls))
+
+
+@pytest.mark.parametrize("cls", WHOLE, ids=lambda c: c.__name__)
+def test_every_other_use_of_the_context_counts_as_reading_all_of_it(cls: type) -> None:
+    assert not reads_only_items(cls, _reached(cls))
