@@ -28,6 +28,10 @@ def prompt(context):
     return f"Answer from: {context}"
 
 
+def joined(context):
+    return " ".join(i.doc_id for i in context.items)
+
+
 @rag_system(name="b", version="1", depth=2, top_k=2, index_version="i1")
 class Budgeted:
     def retrieve(self, input, depth):
@@ -45,7 +49,11 @@ READS_BUDGET = (
     'return {"answer": f"budget={context.token_budget} '
     'dropped={[d.doc_id for d in context.dropped]}"}'
 )
-READS_ITEMS = 'return {"answer": " ".join(i.doc_id for i in context.items)}'
+# Reading only the kept passages, itself or through a helper it hands the context to.
+READS_ITEMS = {
+    "itself": 'return {"answer": " ".join(i.doc_id for i in context.items)}',
+    "helper": 'return {"answer": joined(context)}',
+}
 # Ways to read the budget without naming it: formatted whole, dumped, handed to a helper.
 READS_WHOLE = {
     "formatted": 'return {"answer": f"{context}"}',
@@ -96,8 +104,11 @@ def test_a_generate_reading_the_budget_generates_again_when_it_changes(tmp_path:
     assert oloproof("verify", cwd=root).code == 0
 
 
-def test_a_generate_reading_only_the_kept_passages_reuses_its_answer(tmp_path: Path) -> None:
-    root = project(tmp_path / "items", READS_ITEMS)
+@pytest.mark.parametrize("body", READS_ITEMS.values(), ids=READS_ITEMS.keys())
+def test_a_generate_reading_only_the_kept_passages_reuses_its_answer(
+    tmp_path: Path, body: str
+) -> None:
+    root = project(tmp_path / "items", body)
     assert run_with_budget(root, 5) == (
         "Stages: retrieve 0 hit/1 miss; generate 0 hit/1 miss",
         "d1",

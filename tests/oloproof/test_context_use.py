@@ -38,7 +38,42 @@ class ItemsInAGenerator:
         return {"answer": " ".join(p.doc_id for p in ctx.items)}
 
 
-ONLY_ITEMS = [ItemsAtOnce, ItemsInLoopsAndTests, ItemsInAGenerator]
+def _answer(question: str, context: Any) -> Any:
+    return {"answer": question + _first(context.items)}
+
+
+def _answer_again(question: str, count: int, context: Any) -> Any:
+    if count:
+        return _answer_again(question, count - 1, context)
+    return _answer(question.strip(), context)
+
+
+class ToAHelperOfTheModule:
+    def generate(self, input: Any, context: Any) -> Any:
+        return _answer(input["question"].strip(), context)
+
+
+class ToAHelperThatCallsOthers:
+    def generate(self, input: Any, context: Any) -> Any:
+        return _answer_again(input["question"], len(input), context)
+
+
+class ToAMethod:
+    def generate(self, input: Any, context: Any) -> Any:
+        return self._prompt(input, context)
+
+    def _prompt(self, input: Any, ctx: Any) -> Any:
+        return {"answer": _first(ctx.items) if ctx.items else input}
+
+
+ONLY_ITEMS = [
+    ItemsAtOnce,
+    ItemsInLoopsAndTests,
+    ItemsInAGenerator,
+    ToAHelperOfTheModule,
+    ToAHelperThatCallsOthers,
+    ToAMethod,
+]
 
 
 class Formatted:
@@ -54,6 +89,58 @@ class Dumped:
 class HandedOn:
     def generate(self, input: Any, context: Any) -> Any:
         return {"answer": _first(context)}
+
+
+def _formatted(question: str, context: Any) -> str:
+    return f"{question}: {context}"
+
+
+class ToAHelperThatFormatsIt:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": _answer(input, context) and _formatted(input, context)}
+
+
+class NotLast:
+    def generate(self, input: Any, context: Any) -> Any:
+        return _answer_first(context, input)
+
+
+def _answer_first(context: Any, question: str) -> Any:
+    return {"answer": question + _first(context.items)}
+
+
+class ByKeyword:
+    def generate(self, input: Any, context: Any) -> Any:
+        return _answer(question=input, context=context)
+
+
+class ToAnotherObject:
+    def __init__(self) -> None:
+        self.model = ToAMethod()
+
+    def generate(self, input: Any, context: Any) -> Any:
+        return self.model._prompt(input, context)
+
+
+class ToAMethodAnInstanceHides(ToAMethod):
+    def __init__(self) -> None:
+        self._prompt = _formatted
+
+
+class ToAMethodOfAnotherSelf(ToAMethod):
+    def generate(self, input: Any, context: Any) -> Any:
+        self = ToAMethodAnInstanceHides()
+        return self._prompt(input, context)
+
+
+class ToABuiltin:
+    def generate(self, input: Any, context: Any) -> Any:
+        return {"answer": str(context)}
+
+
+class ToADecoratedHelper:
+    def generate(self, input: Any, context: Any) -> Any:
+        return _wrapped_answer(input, context)
 
 
 class ByComputedName:
@@ -101,6 +188,9 @@ def _logged(function: Any) -> Any:
     return wrapper
 
 
+_wrapped_answer = _logged(_answer)
+
+
 class Decorated:
     @_logged
     def generate(self, input: Any, context: Any) -> Any:
@@ -122,6 +212,14 @@ WHOLE = [
     Formatted,
     Dumped,
     HandedOn,
+    ToAHelperThatFormatsIt,
+    NotLast,
+    ByKeyword,
+    ToAnotherObject,
+    ToAMethodAnInstanceHides,
+    ToAMethodOfAnotherSelf,
+    ToABuiltin,
+    ToADecoratedHelper,
     ByComputedName,
     InAComprehension,
     InALambda,

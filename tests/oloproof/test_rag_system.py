@@ -64,13 +64,11 @@ def search(question, ranking, depth):
     )
 
 
-# Handed the kept passages, not the context: a generate that hands its whole context on is
-# keyed on how the context was made too (its budget), and these tests count reused generations.
-def answer(question, items):
+def answer(question, context):
     log(f"generate {question}")
     return {
-        "answer": " ".join(item.text for item in items),
-        "citations": [item.doc_id for item in items],
+        "answer": " ".join(item.text for item in context.items),
+        "citations": [item.doc_id for item in context.items],
     }
 
 
@@ -79,7 +77,7 @@ class Base:
         return search(input["question"], input["ranking"], depth)
 
     def generate(self, input, context):
-        return answer(input["question"], context.items)
+        return answer(input["question"], context)
 
     def count_tokens(self, passage):
         log("count_tokens " + passage.doc_id)
@@ -105,7 +103,7 @@ class Async(Base):
 
     async def generate(self, input, context):
         await asyncio.sleep(0)
-        return answer(input["question"], context.items)
+        return answer(input["question"], context)
 
 
 @rag_system(name="staged", version="1", depth=4, top_k=2, index_version="kb-1")
