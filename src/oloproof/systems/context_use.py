@@ -9,7 +9,7 @@ Read from the method's bytecode, conservatively: every use of its context parame
 ``.items`` at once (``context.items``, ``for p in context.items``, ``context.items[0]``), or
 hand the context, as the last positional argument of a call, to a plain function of the module
 or a method of the class that in turn uses it only so (``answer(question, context)``,
-``self._prompt(input, context)``: followed down to ``_MAX_DEPTH`` calls). No code it reaches may
+``self._prompt(input, context)``: up to ``_MAX_FUNCTIONS`` functions in all). No code it reaches may
 read locals by another way (``locals()``, a frame, ``eval``). Anything else, or a method that
 cannot be read so (wrapped by a decorator, taking ``*args``, a static or class method), counts
 as reading the whole context.
@@ -31,7 +31,7 @@ _REACH_LOCALS: Final = frozenset(
 # A local loaded alone (3.11 to 3.14); its pair loads, stores and deletes do not count.
 _LOADS: Final = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"})
 _CONTEXT_AT: Final = 2  # generate(self, input, context)
-_MAX_DEPTH: Final = 8  # helpers followed, one inside another
+_MAX_FUNCTIONS: Final = 8  # generate and the helpers followed from it
 # Where LOAD_ATTR's low bit asks for a method and its self (3.12 on); before, LOAD_METHOD did.
 _ATTR_METHODS: Final = sys.version_info >= (3, 12)
 
@@ -55,7 +55,7 @@ def _uses_only_items(function: Any, at: int, cls: type | None, seen: set[Any]) -
     key = (code, at)
     if key in seen:  # a helper calling itself: its other uses decide
         return True
-    if len(seen) >= _MAX_DEPTH:
+    if len(seen) >= _MAX_FUNCTIONS:
         return False
     seen.add(key)
     name = code.co_varnames[at]
