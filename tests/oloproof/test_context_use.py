@@ -5,13 +5,14 @@ leaves out how the context was made), read from their bytecode. Anything not pla
 from __future__ import annotations
 
 import functools
-import inspect
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from oloproof.fingerprint import of_method
 from oloproof.systems.context_use import reads_only_items
 
 
@@ -233,14 +234,8 @@ WHOLE = [
 
 
 def _reached(cls: type) -> frozenset[str]:
-    """The names its generate's code and the helpers it calls use, as a fingerprint has them."""
-    function = inspect.getattr_static(cls, "generate")
-    function = getattr(function, "__func__", function)
-    names = set(function.__code__.co_names)
-    for helper in (_first, _caller_context):
-        if helper.__name__ in names:
-            names |= set(helper.__code__.co_names)
-    return frozenset(names)
+    """The names the code its generate reaches uses: its fingerprint's, as a run has them."""
+    return of_method(cls, "generate", base_dir=Path(__file__).resolve().parent).names
 
 
 @pytest.mark.parametrize("cls", ONLY_ITEMS, ids=lambda c: c.__name__)
