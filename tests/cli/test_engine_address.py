@@ -9,14 +9,13 @@ started: the check is a connection to the address itself.
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from tests.support import copy_example, free_port, oloproof
+from tests.support import copy_example, free_port, http_server, oloproof
 
 from oloproof.errors import ConfigError
 
@@ -72,14 +71,8 @@ def listener(kind: str) -> Iterator[int]:
     """A port on 127.0.0.1 where something that is not Ray listens: a web server (it answers
     Ray's first bytes with an HTTP error page) or a socket that accepts and never answers."""
     if kind == "web":
-        server = ThreadingHTTPServer(("127.0.0.1", 0), _Quiet)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
-        thread.start()
-        try:
-            yield server.server_address[1]
-        finally:
-            server.shutdown()
-            server.server_close()
+        with http_server(_Quiet) as base:
+            yield int(base.rpartition(":")[2])
         return
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
