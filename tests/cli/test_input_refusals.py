@@ -384,8 +384,48 @@ def run(case):
         return {"answer": "x", "deep": output}
     if case["q"] == "keys":  # written as text, both keys are "1"
         return {"answer": "x", "by": {1: "the int", "1": "the text"}}
+    # Objects whose text is only where they sit in memory: recorded, their text ("... at
+    # 0x7f...>") differed on every run, and a judge read the address ("x" is in "0x7f...").
+    if case["q"] == "generator":
+        return {"answer": (word for word in ["x"])}
+    if case["q"] == "object":
+        return {"answer": "x", "parts": [Plain()]}
+    if case["q"] == "coroutine":
+        return {"answer": later()}
+    if case["q"] == "inside":
+        return {"answer": Holder(str.upper)}
+    if case["q"] == "key":
+        return {"answer": "x", "by": {Plain(): 1}}
+    if case["q"] == "raises":  # its text cannot be made: it was a traceback
+        return {"answer": Broken()}
     return {"answer": case["q"]}
+
+
+class Plain:
+    pass
+
+
+async def later():
+    return "x"
+
+
+class Holder:
+    def __init__(self, made):
+        self.made = made
+
+    def __repr__(self):
+        return f"Holder(made={self.made!r}, at={object()!r})"
+
+
+class Broken:
+    def __repr__(self):
+        raise RuntimeError("no text for this")
 """
+
+MEMORY = (
+    "whose text shows where it sits in memory, which changes from run to run (a judge would "
+    "read the address); return what it holds as plain data"
+)
 
 
 @pytest.mark.parametrize(
@@ -397,6 +437,16 @@ def run(case):
             "keys",
             "two keys of one mapping in it are the same text once written as text, 1 and '1': "
             "one of their values would be lost",
+        ),
+        ("generator", f"output.answer is a value of type generator, {MEMORY}"),
+        ("object", f"output.parts.0 is a value of type Plain, {MEMORY}"),
+        ("coroutine", f"output.answer is a value of type coroutine, {MEMORY} (await it)"),
+        ("inside", f"output.answer is a value of type Holder, {MEMORY}"),
+        ("key", f"a key of output.by is a value of type Plain, {MEMORY}"),
+        (
+            "raises",
+            "output.answer is a value of type Broken, whose text could not be made: "
+            "RuntimeError: no text for this",
         ),
     ],
 )

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import inspect
+import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 from oloproof.dataset import MAX_NESTING, Case
 from oloproof.errors import ConfigError, OloproofError
@@ -147,33 +150,57 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
 
 
 class UnrecordableOutput(ValueError):
-    """An output that nests deeper than ``MAX_NESTING`` levels, contains itself, or holds a
-    mapping two of whose keys are one text (``1`` and ``"1"``)."""
+    """An output that nests deeper than ``MAX_NESTING`` levels, contains itself, holds a
+    mapping two of whose keys are one text (``1`` and ``"1"``), or holds an object with no text
+    of its content (see ``plain_output``)."""
+
+
+# How CPython writes an object that has no text of its own, and what generators, coroutines,
+# functions and locks write: "<... at 0x7f3a...>", the object's place in memory.
+_MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: tuples become lists, pydantic models their JSON
-    dump, other objects their ``repr``.
+    dump, other objects their ``repr`` (a mapping's other keys their ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
-    levels or contains itself (which would nest for ever), and saying which keys, when two keys
-    of one mapping are the same text (one value would silently replace the other).
+    levels or contains itself (which would nest for ever); saying which keys, when two keys
+    of one mapping are the same text (one value would silently replace the other); and saying
+    which object, when an object's text cannot be made or shows a memory address: such a text
+    says where the object was, not what it held, differs on every run, and would be judged as
+    the answer (a coroutine never awaited, a generator, an instance of a class without a
+    ``__repr__``).
     """
     try:
         return _plain(value, 0)
     except _TooDeep:
         raise UnrecordableOutput(_why_too_deep(value, ("output",), frozenset())) from None
+    except _NoText as found:
+        if inspect.iscoroutine(found.value):
+            found.value.close()  # never to run: Python would warn it was never awaited
+        where = _place_of(value, found.value, ("output",), 0) or "a value in the output"
+        raise UnrecordableOutput(
+            f"{where} is a value of type {type(found.value).__name__}, {found.why}"
+        ) from None
 
 
 class _TooDeep(Exception):
     pass
 
 
+class _NoText(Exception):
+    def __init__(self, value: Any, why: str) -> None:
+        super().__init__(why)
+        self.value = value
+        self.why = why
+
+
 def _plain(value: Any, depth: int) -> Any:
     if isinstance(value, dict):
         if depth >= MAX_NESTING:
             raise _TooDeep
-        plain = {str(k): _plain(v, depth + 1) for k, v in value.items()}
+        plain = {_text(k, str): _plain(v, depth + 1) for k, v in value.items()}
         if len(plain) != len(value):  # two keys written as one text: a value would be lost
             raise UnrecordableOutput(_same_text(value))
         return plain
@@ -186,7 +213,49 @@ def _plain(value: Any, depth: int) -> Any:
     dump = getattr(value, "model_dump", None)
     if callable(dump):
         return _plain(dump(mode="json"), depth)
-    return repr(value)
+    return _text(value, repr)
+
+
+def _text(value: Any, write: Callable[[Any], str]) -> str:
+    """``write(value)`` (``repr``, or ``str`` for a key), unless it fails or shows where the
+    object sits in memory (``_NoText``)."""
+    if type(value) is str:
+        return value
+    if isinstance(value, bytes | bytearray):  # its text is its content, whatever that says
+        return write(value)
+    try:
+        text = write(value)
+    except (Exception, SystemExit) as exc:  # user code: its own __repr__
+        raise _NoText(value, f"whose text could not be made: {describe(exc)}") from None
+    if not isinstance(text, str) or _MEMORY_ADDRESS.search(text) is None:
+        return text
+    hint = " (await it)" if inspect.iscoroutine(value) else ""
+    raise _NoText(
+        value,
+        "whose text shows where it sits in memory, which changes from run to run (a judge "
+        f"would read the address); return what it holds as plain data{hint}",
+    )
+
+
+def _place_of(value: Any, target: Any, path: tuple[str, ...], depth: int) -> str | None:
+    """Where ``target`` sits in ``value``: ``output.a.0``, or ``a key of output.a``."""
+    if value is target:
+        return _shown(path)
+    if depth >= MAX_NESTING:
+        return None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key is target:
+                return f"a key of {_shown(path)}"
+            found = _place_of(item, target, (*path, str(key)), depth + 1)
+            if found:
+                return found
+    elif isinstance(value, list | tuple):
+        for at, item in enumerate(value):
+            found = _place_of(item, target, (*path, str(at)), depth + 1)
+            if found:
+                return found
+    return None
 
 
 def _same_text(mapping: dict[Any, Any]) -> str:
