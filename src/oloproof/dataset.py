@@ -311,6 +311,17 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
 _NESTING_LIMIT = f"{MAX_NESTING} levels (the most a case may nest)"
 
 
+def own_copy(value: Any) -> Any:
+    """A copy of a case's JSON data (its input) for one call of user code: what the call
+    changes in it stays out of the case, which the run records and judges, and out of what a
+    later stage is handed. Text and numbers cannot change, so only maps and lists are copied."""
+    if type(value) is dict:
+        return {key: own_copy(item) for key, item in value.items()}
+    if type(value) is list:
+        return [own_copy(item) for item in value]
+    return value
+
+
 def nesting(value: Any, limit: int = MAX_NESTING) -> int:
     """How many containers deep ``value`` goes (a scalar: 0), counting up to ``limit + 1``."""
     depth, level = 0, [value]

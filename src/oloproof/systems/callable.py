@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from oloproof.dataset import Case
+from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.fingerprint import of_callable
 from oloproof.models import recording_model_calls
@@ -75,13 +75,13 @@ class CallableSystem:
                 if self._pool is None:  # an async function: it runs on the loop
                     token = _activate(recorder)
                     try:
-                        output = await self._fn(case.input)
+                        output = await self._fn(own_copy(case.input))
                     finally:
                         _deactivate(token)
                 else:
                     context = contextvars.copy_context()
                     context.run(_activate, recorder)
-                    output = await self._pool.call(context.run, self._fn, case.input)
+                    output = await self._pool.call(context.run, self._fn, own_copy(case.input))
             except ArtifactError as exc:
                 raise ArtifactError(f"case {case.id!r}: {exc.message}") from None
         artifacts = recorder.artifacts

@@ -47,7 +47,7 @@ from typing import Any, cast
 from pydantic import ValidationError
 
 from oloproof.config import RagSettings
-from oloproof.dataset import Case
+from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
 from oloproof.fingerprint import Fingerprint, of_method
@@ -385,7 +385,7 @@ class RagSystem:
         retrieve = self._obj.retrieve
         context: Context | None = None
         if inspect.iscoroutinefunction(retrieve):
-            retrieval = self._checked(case, await retrieve(case.input, self.depth))
+            retrieval = self._checked(case, await retrieve(own_copy(case.input), self.depth))
         else:
             retrieval, context = await self._call(self._retrieved, retrieve, case, assemble)
         stored = retrieval.model_dump(mode="json", exclude_none=True)
@@ -397,7 +397,7 @@ class RagSystem:
         self, retrieve: Callable[..., Any], case: Case, assemble: Callable[[Retrieval], Context]
     ) -> tuple[Retrieval, Context]:
         """On a stage thread: ``retrieve``, its result checked, and its context."""
-        retrieval = self._checked(case, retrieve(case.input, self.depth))
+        retrieval = self._checked(case, retrieve(own_copy(case.input), self.depth))
         return retrieval, assemble(retrieval)
 
     def _checked(self, case: Case, result: Any) -> Retrieval:
@@ -429,7 +429,7 @@ class RagSystem:
         # Copies: a passage changed in place cannot change the candidates it is checked against.
         given = [passage.model_copy() for passage in retrieval.candidates]
         try:
-            ranked = await self._call(function, case.input, given)
+            ranked = await self._call(function, own_copy(case.input), given)
         except ValidationError as exc:
             error = built_badly(exc)
             if error is None:
@@ -467,7 +467,7 @@ class RagSystem:
             return cached["output"], list(cached.get("model_calls", []))
         # Model calls generate makes through oloproof.models.ModelClient are kept with its output.
         with recording_model_calls() as calls:
-            output = await self._call(self._obj.generate, case.input, context)
+            output = await self._call(self._obj.generate, own_copy(case.input), context)
         try:
             output = plain_output(output)
         except UnrecordableOutput as exc:
