@@ -126,6 +126,9 @@ def run_command(
         for path in (junit, summary):
             if path is not None:
                 check_writable(path)
+    # Absolute from here on: the system's code runs in this process, and one that changes the
+    # working directory would have the reports written (or an old one left) elsewhere.
+    junit, summary = (None if path is None else path.absolute() for path in (junit, summary))
     if resume is not None and policy is not None:
         raise ConfigError(
             "--resume finishes a run under the policy it started with; give no --policy"
