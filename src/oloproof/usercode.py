@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import os
 from types import FrameType
-from typing import NoReturn
+from typing import Final, NoReturn
 
 _received: set[int] = set()
+# ``os._exit`` itself, taken before ``hold_hard_exits`` puts its own in place: for the CLI's
+# end, which user code's threads would otherwise hold (``oloproof.cli.main``).
+real_exit: Final = os._exit
 
 
 class HardExit(SystemExit):

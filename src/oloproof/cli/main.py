@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import signal
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import NoReturn
 
@@ -18,7 +21,7 @@ from oloproof.errors import OloproofError, Terminated
 from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
 from oloproof.store import DAMAGE_HINT, LEDGER_DIR, STALE_HINT
-from oloproof.usercode import hold_hard_exits, on_sigint
+from oloproof.usercode import hold_hard_exits, on_sigint, real_exit
 
 app = typer.Typer(
     name="oloproof",
@@ -32,6 +35,9 @@ app = typer.Typer(
 )
 
 _debug = False
+# How long the end waits for threads and exit handlers of user code (``_leave``)
+_STRAY_GRACE = 5.0
+_OWN = "oloproof-"  # the prefix of the names of Oloproof's own threads
 
 
 def _print_version(value: bool) -> None:
@@ -107,7 +113,48 @@ def main() -> None:
         run_guarded(_run, where=str((found.root if found else Path.cwd()) / LEDGER_DIR))
     else:
         hold_hard_exits()  # these commands run user code (oloproof.usercode)
-        _run()
+        try:
+            _run()
+        except SystemExit as exc:
+            _leave(exc.code)
+        _leave(0)
+
+
+def _leave(code: object) -> NoReturn:
+    """Exit with ``code`` as Python does (waiting for threads that are not daemons, then
+    running exit handlers), but at most ``_STRAY_GRACE`` s longer than the ledger's writer
+    takes: a thread the user's code started and never ends would hold the exit for ever, and
+    with it the exit code CI reads."""
+    status = code if isinstance(code, int) else 0 if code is None else 1
+    watch = threading.Thread(target=_end_late, args=(status,), name="oloproof-exit", daemon=True)
+    watch.start()
+    raise SystemExit(code)
+
+
+def _end_late(status: int) -> None:
+    for thread in threading.enumerate():
+        if thread.name.startswith(_OWN) and not thread.daemon:
+            thread.join()  # the ledger's writer: what it was handed is written before the end
+    time.sleep(_STRAY_GRACE)
+    main_thread = threading.main_thread()
+    left = [
+        printable(t.name)
+        for t in threading.enumerate()
+        if t.is_alive() and not t.daemon and t is not main_thread
+    ]
+    what = (
+        f"threads the system's code started were still running {_STRAY_GRACE:.0f} s after the "
+        f"command finished ({', '.join(left)}); Oloproof exited without waiting for them"
+        if left
+        else f"the system's code was still ending the process {_STRAY_GRACE:.0f} s after the "
+        "command finished (an exit handler of its own); Oloproof exited without waiting for it"
+    )
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(f"warning: {what}\n")
+        sys.stderr.flush()
+    real_exit(status)
 
 
 def _run() -> None:
