@@ -445,10 +445,24 @@ class PreciseEpollSelector(selectors.EpollSelector):
         return super().select(0)
 
 
+class _Loop(asyncio.SelectorEventLoop):
+    """The run's loop, which a case cannot stop.
+
+    asyncio stops a loop from a callback when the work it was running is done
+    (``run_until_complete``); a stop asked for from inside a task is a case's code (an async
+    system that ran its own loop once, ``get_running_loop().stop()``), and would end the run
+    part way with ``Event loop stopped before Future completed``.
+    """
+
+    def stop(self) -> None:
+        if asyncio.current_task(self) is None:
+            super().stop()
+
+
 def _new_loop() -> asyncio.AbstractEventLoop:
     if hasattr(selectors, "EpollSelector"):
-        return asyncio.SelectorEventLoop(PreciseEpollSelector())
-    return asyncio.new_event_loop()  # kqueue and the others already wait to the microsecond
+        return _Loop(PreciseEpollSelector())
+    return _Loop()  # kqueue and the others already wait to the microsecond
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:
