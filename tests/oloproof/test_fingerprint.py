@@ -197,6 +197,12 @@ HELPER = """
         "import helper as h\n\ndef entry(text):\n    return h.clean(text)\n",
         "def entry(text):\n    import helper\n    return helper.clean(text)\n",
         "def entry(text):\n    from helper import clean\n    return clean(text)\n",
+        # Imported by name while the code runs
+        "import importlib\n\ndef entry(text):\n    return importlib.import_module('helper').clean(text)\n",
+        "from importlib import import_module\n\ndef entry(t):\n    return import_module('helper').clean(t)\n",
+        "def entry(text):\n    return __import__('helper').clean(text)\n",
+        "import importlib\n\ndef entry(text):\n    return importlib.import_module(name='helper').clean(text)\n",
+        "def entry(t):\n    return __import__('helper', globals(), locals(), ['clean'], 0).clean(t)\n",
     ],
 )
 def test_an_edit_in_an_imported_module_is_a_change(tmp_path: Path, use: str) -> None:
@@ -226,6 +232,36 @@ def test_a_relative_import_inside_a_function(tmp_path: Path) -> None:
         "pkg/text.py": HELPER,
     }
     assert changed(tmp_path, files, "pkg.app:entry", "strip()", "lstrip()", where="pkg/text.py")
+
+
+def test_a_relative_name_imported_while_the_code_runs(tmp_path: Path) -> None:
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/app.py": (
+            "import importlib\n\ndef entry(t):\n"
+            "    return importlib.import_module('.text', __package__).clean(t)\n"
+        ),
+        "pkg/text.py": HELPER,
+    }
+    assert changed(tmp_path, files, "pkg.app:entry", "strip()", "lstrip()", where="pkg/text.py")
+
+
+@pytest.mark.parametrize(
+    "load",
+    [
+        "importlib.import_module(NAME)",
+        "importlib.import_module('HELPER'.lower())",
+        "importlib.import_module('help' + NAME[4:])",
+        "importlib.import_module(f'{NAME}')",
+    ],
+)
+def test_a_module_name_not_written_as_it_is_imported_is_unseen(tmp_path: Path, load: str) -> None:
+    files = {
+        "app.py": f"import importlib\n\nNAME = 'helper'\n\ndef entry(t):\n    return {load}\n",
+        "helper.py": HELPER,
+    }
+    found = fingerprint(tmp_path, files, "app:entry")
+    assert "a module imported by a name made while the code runs" in " ".join(found.unseen)
 
 
 # --- decorators, closures and callables of other kinds --------------------------------------

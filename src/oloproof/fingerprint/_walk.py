@@ -23,7 +23,7 @@ import inspect
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import CodeType, FunctionType, ModuleType
 from typing import Any
@@ -60,6 +60,15 @@ LIFECYCLE = (
 # Class attributes that are bookkeeping, or derived from the source the class walk hashes.
 _NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"})
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
+# Functions that import a module named by their first argument while the code runs.
+_IMPORTERS = frozenset({"import_module", "__import__"})
+_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD"})
+_PLAIN_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_CONST"})
+_CALLS = frozenset({"PRECALL", "CALL", "KW_NAMES"})
+_SKIPPED = frozenset({"CACHE", "PUSH_NULL"})
+_COMPUTED = (
+    "a module imported by a name made while the code runs (importlib.import_module or __import__)"
+)
 # A module's own paths, which name the folder it was loaded from.
 _OWN_PATHS = frozenset({"__file__", "__cached__"})
 
@@ -157,6 +166,9 @@ class Walk(Values):
                 self.attribute(owner, name)
         package = namespace.get("__package__")
         for name, level, fromlist in imports:
+            if not name and not level:
+                self.unseen[_COMPUTED] = None
+                continue
             package_name = package if isinstance(package, str) else None
             self.imported(name, level, package_name, fromlist, names)
 
@@ -394,6 +406,8 @@ def _hash_code(
             digest.update(_const(const) + b",")
     for name in code.co_names:
         names.setdefault(name)
+    if not _IMPORTERS.isdisjoint(code.co_names):
+        imports.extend(_imports_by_call(code))
     if _IMPORT_NAME in code.co_code:
         loaded: list[Any] = []
         for instruction in dis.get_instructions(code):
@@ -403,6 +417,29 @@ def _hash_code(
                 level = loaded[-2] if len(loaded) >= 2 and isinstance(loaded[-2], int) else 0
                 fromlist = loaded[-1] if loaded and isinstance(loaded[-1], tuple) else ()
                 imports.append((str(instruction.argval), level, tuple(map(str, fromlist))))
+
+
+def _imports_by_call(code: CodeType) -> Iterator[tuple[str, int, tuple[str, ...]]]:
+    """What ``importlib.import_module("m")`` and ``__import__("m")`` in ``code`` import, as an
+    ``import`` statement's (a leading dot is a relative name); ``("", 0, ())`` where the name
+    is not written in the code."""
+    steps = [(i.opname, i.argval) for i in dis.get_instructions(code) if i.opname not in _SKIPPED]
+    for at, (step, value) in enumerate(steps):
+        if step in _LOADS and value in _IMPORTERS:
+            yield _named(steps[at + 1 : at + 4])
+
+
+def _named(following: list[tuple[str, Any]]) -> tuple[str, int, tuple[str, ...]]:
+    """The module an importer's call names, from the steps that follow the importer's load: its
+    first argument, when that is text the call is made on as it is (the call comes next, or
+    one more argument, a package, loaded as it is and then the call)."""
+    ops = [op for op, _ in following] + ["", ""]
+    text = following[0][1] if ops[0] == "LOAD_CONST" else None
+    called = ops[1] in _CALLS or (ops[1] in _PLAIN_LOADS and ops[2] in _CALLS)
+    if not isinstance(text, str) or not text or not called:
+        return "", 0, ()
+    name = text.lstrip(".")
+    return name, len(text) - len(name), ()
 
 
 def _const(value: Any) -> bytes:
