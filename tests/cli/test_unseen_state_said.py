@@ -57,3 +57,46 @@ def test_a_run_that_reused_results_names_what_the_fingerprint_cannot_see(tmp_pat
     assert UNSEEN in again.lines
     assert UNSEEN in oloproof("inspect", "latest", cwd=root).lines
     assert UNSEEN in oloproof("run", "--dry-run", cwd=root).lines
+
+
+# Read while the system runs, where the fingerprint cannot follow: a prompt kept in a file, a
+# model named by an environment variable. A run that reused results said nothing of either,
+# and the answers of the old prompt read as the new one's.
+READS_OUTSIDE = """
+import os
+from pathlib import Path
+
+from oloproof import system
+
+HERE = Path(__file__).parent
+
+
+@system(name="outside", version="1")
+def answer(case):
+    prompt = (HERE / "prompt.txt").read_text().strip()
+    model = os.environ.get("ANSWER_MODEL", "small")
+    return {"answer": f"{prompt} {model} {case['q']}"}
+"""
+
+
+def test_files_and_environment_variables_read_while_running_are_said(tmp_path: Path) -> None:
+    root = tmp_path / "outside"
+    root.mkdir()
+    (root / "app.py").write_text(READS_OUTSIDE)
+    (root / "prompt.txt").write_text("Answer briefly.\n")
+    (root / "oloproof.yaml").write_text(CONFIG.replace("seeded", "outside"))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"q": "q1"}, "expected": {"answer": "q1"}}) + "\n"
+    )
+    said = (
+        "Not seen by the code fingerprint (change system.version when they change): "
+        "environment variables it reads while it runs (it uses environ); "
+        "files it opens or reads while it runs (it uses read_text)"
+    )
+    assert said in oloproof("run", "--dry-run", cwd=root).lines
+    first = oloproof("run", cwd=root)
+    assert first.code == 0, first.out + first.err
+    (root / "prompt.txt").write_text("Answer at length.\n")
+    again = oloproof("run", cwd=root)
+    assert "Cache: execution 1 hit/0 miss; judgment 1 hit/0 miss" in again.lines
+    assert said in again.lines, again.out

@@ -29,7 +29,8 @@ objects of library types (a search index, a model client: listed in ``unseen``),
 databases and services read at run time, environment variables, and attributes looked up by a
 computed name (``getattr(self, name)``). A system's ``version`` (and a staged system's
 ``index_version``) is part of every identity for that reason: change it when any of those
-changes.
+changes. Where the code it reaches calls what reads files or environment variables (``open``,
+``read_text``, ``os.environ``...), ``unseen`` says so, by the names it uses.
 
 Being conservative is the rule: a name that might be read is followed, so an edit to something
 the entry point never actually calls can still count as a change; a real change is never missed
@@ -44,7 +45,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from blake3 import blake3
 
@@ -52,6 +53,19 @@ from oloproof.fingerprint._values import DATA_LIMIT
 from oloproof.fingerprint._walk import DIGEST, Walk
 
 __all__ = ["DATA_LIMIT", "Fingerprint", "changes", "of_callable", "of_method"]
+
+# Names whose use says that the code reads what no fingerprint holds, by what they read.
+_READ_WHILE_RUNNING: Final = (
+    ("environment variables it reads", frozenset({"environ", "environb", "getenv", "getenvb"})),
+    (
+        "files it opens or reads",
+        frozenset(
+            {"open", "read_text", "read_bytes", "iterdir", "listdir", "scandir", "rglob"}
+            | {"read_csv", "read_json", "read_parquet", "read_table", "read_excel"}
+            | {"loadtxt", "genfromtxt", "fromfile"}
+        ),
+    ),
+)
 
 
 @dataclass(frozen=True)
@@ -128,9 +142,18 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         constants=constants,
         distributions=dists,
         python=python,
-        unseen=tuple(walk.unseen),
+        unseen=(*walk.unseen, *_read_while_running(walk.names)),
         names=frozenset(walk.names),
     )
+
+
+def _read_while_running(names: set[str]) -> list[str]:
+    found = []
+    for what, uses in _READ_WHILE_RUNNING:
+        used = sorted(uses & names)
+        if used:
+            found.append(f"{what} while it runs (it uses {', '.join(used)})")
+    return found
 
 
 def _unknown(name: str, exc: Exception) -> Fingerprint:
