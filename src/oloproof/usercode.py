@@ -13,6 +13,7 @@ Kept free of asyncio and pydantic: the CLI imports it as it starts.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from types import FrameType
 from typing import Final, NoReturn
 
@@ -68,7 +69,16 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, HardExit):
         return str(exc)
     if isinstance(exc, SystemExit):
-        code = "" if exc.code is None else repr(exc.code)
+        code = "" if exc.code is None else message_of(exc.code, repr)
         return f"it called sys.exit({code})"
-    text = str(exc)
+    text = message_of(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def message_of(value: object, write: Callable[[object], str] = str) -> str:
+    """``str(value)`` (or ``write(value)``), or what Python's own tracebacks print in its place
+    when the user's ``__str__`` (or ``__repr__``) raises."""
+    try:
+        return write(value)
+    except Exception:
+        return f"<exception {write.__name__}() failed>"

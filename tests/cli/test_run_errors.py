@@ -25,6 +25,8 @@ def run(case):
     q = case["q"]
     if q == "boom":
         raise RuntimeError("the toy system exploded")
+    if q == "no-message":
+        raise NoMessage()
     if q == "bad-artifact":
         current_case().retrieval({"candidates": [{"score": 1.0}]})
     if q == "undeclared":
@@ -39,6 +41,11 @@ def run(case):
         time.sleep(float(os.environ.get("TOY_SLEEP", "0")))
     current_case().retrieval(Retrieval(candidates=(Passage(doc_id="d1"),)))
     return {"answer": q.upper()}
+
+
+class NoMessage(Exception):
+    def __str__(self):
+        raise ValueError("no text")
 """
 
 CONFIG = """\
@@ -101,6 +108,16 @@ def test_an_exception_in_user_code_makes_the_case_errored(tmp_path: Path) -> Non
     assert "shouts: missing (execution_errored)" in case.out
     failures = oloproof("inspect", run_id, "--failures", cwd=root)
     assert failures.lines[0] == "1 of 3 cases failed, errored or did not finish"
+
+
+def test_an_exception_whose_message_fails_errors_its_case_alone(tmp_path: Path) -> None:
+    # str() of it raised inside the run, which ended with a traceback and exit code 1.
+    root = project(tmp_path, ["hello", "no-message", "world"])
+    result = oloproof("run", cwd=root)
+    assert (result.code, result.err) == (3, ""), result.out + result.err
+    assert "[DECIDED/PARTIAL]" in result.lines[0]
+    case = oloproof("inspect", result.lines[0].split()[1], "--case", "c1", cwd=root)
+    assert "error: NoMessage: <exception str() failed>" in case.out, case.out
 
 
 def test_a_case_over_its_timeout_is_errored_and_the_run_goes_on(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ from oloproof.errors import ArtifactError, OloproofError
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import ExecContext, Execution, System
-from oloproof.usercode import received
+from oloproof.usercode import message_of, received
 
 Outcome = tuple[Execution | None, dict[str, Any] | None]
 
@@ -118,7 +118,11 @@ def interrupts_the_run(exc: BaseException) -> bool:
 
 def error_record(exc: BaseException) -> dict[str, Any]:
     """What an error of user code is recorded as: its type, message and portable traceback."""
-    return {"type": type(exc).__name__, "message": str(exc), "traceback": portable_traceback(exc)}
+    return {
+        "type": type(exc).__name__,
+        "message": message_of(exc),
+        "traceback": portable_traceback(exc),
+    }
 
 
 def portable_traceback(exc: BaseException) -> str:
