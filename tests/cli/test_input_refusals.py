@@ -369,6 +369,8 @@ def test_a_header_variable_that_is_not_set_is_refused_when_planning(tmp_path: Pa
 
 
 OUTPUTS = """
+import pydantic
+
 from oloproof import system
 
 @system(name="toy", version="1")
@@ -398,6 +400,8 @@ def run(case):
         return {"answer": "x", "by": {Plain(): 1}}
     if case["q"] == "raises":  # its text cannot be made: it was a traceback
         return {"answer": Broken()}
+    if case["q"] == "model":  # a model whose fields JSON cannot hold: it was a traceback
+        return {"answer": Reply(parts=Plain())}
     return {"answer": case["q"]}
 
 
@@ -420,6 +424,11 @@ class Holder:
 class Broken:
     def __repr__(self):
         raise RuntimeError("no text for this")
+
+
+class Reply(pydantic.BaseModel):
+    model_config = pydantic.ConfigDict(arbitrary_types_allowed=True)
+    parts: object
 """
 
 MEMORY = (
@@ -467,6 +476,19 @@ def test_an_output_that_cannot_be_recorded_stops_the_run_naming_the_case(
         states = [e.body["state"] for _, e in ledger.events(ev.RUN_END)]
         assert not list(ledger.events(ev.DECISION))
     assert states == ["stopped"]
+
+
+def test_a_model_whose_fields_json_cannot_hold_stops_the_run_in_one_line(tmp_path: Path) -> None:
+    root = _project(tmp_path)
+    (root / "app.py").write_text(OUTPUTS)
+    (root / "cases.jsonl").write_text(json.dumps({**CASE, "input": {"q": "model"}}) + "\n")
+    result = oloproof("run", cwd=root)
+    assert result.code == 2, result.out + result.err
+    assert result.err.startswith(
+        "error: case 'c1': the output cannot be recorded: output.answer is a value of type "
+        "Reply, whose fields JSON cannot hold: "
+    ), result.err
+    assert result.err.count("\n") == 1, result.err
 
 
 @pytest.mark.parametrize(

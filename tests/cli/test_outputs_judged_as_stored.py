@@ -74,3 +74,43 @@ def test_an_execution_reused_from_the_cache_keeps_its_verdicts(tmp_path: Path) -
     assert verdicts(root) == made
     # Each recorded text holds the answer: the set's "{'Paris'}", the bytes' "b'Paris'".
     assert made == {kind: {"s": "pass"} for kind in KINDS}
+
+
+NUMBERS = """
+import numpy as np
+
+from oloproof import system
+
+
+@system(name="numeric", version="1")
+def answer(case):
+    return {
+        "answer": np.str_("Paris"),
+        "votes": np.int64(3),
+        "sure": np.bool_(True),
+        "scores": np.array([0.5, 0.25], dtype=np.float32),
+        "grid": np.arange(4).reshape(2, 2),
+    }
+"""
+
+
+def test_numpy_values_are_recorded_as_the_numbers_they_hold(tmp_path: Path) -> None:
+    # Recorded as their text, they read "np.int64(3)" and "array([0.5 , 0.25], dtype=float32)":
+    # a number the system computed became text a judge read as such.
+    root = tmp_path / "numeric"
+    root.mkdir()
+    (root / "app.py").write_text(NUMBERS)
+    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "numeric"))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"kind": "x"}, "expected": {"answer": "Paris"}}) + "\n"
+    )
+    result = oloproof("run", cwd=root)
+    assert result.code == 0, result.out + result.err
+    shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
+    assert shown["output"] == {
+        "answer": "Paris",
+        "votes": 3,
+        "sure": True,
+        "scores": [0.5, 0.25],
+        "grid": [[0, 1], [2, 3]],
+    }

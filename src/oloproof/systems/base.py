@@ -162,7 +162,8 @@ _MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: tuples become lists, pydantic models their JSON
-    dump, other objects their ``repr`` (a mapping's other keys their ``str``).
+    dump, NumPy values and arrays their ``tolist()``, other objects their ``repr`` (a
+    mapping's other keys their ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
     levels or contains itself (which would nest for ever); saying which keys, when two keys
@@ -210,10 +211,32 @@ def _plain(value: Any, depth: int) -> Any:
         return [_plain(v, depth + 1) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
-    dump = getattr(value, "model_dump", None)
-    if callable(dump):
-        return _plain(dump(mode="json"), depth)
+    dump = _method(value, "model_dump")
+    if dump is not None:
+        return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
+    # A NumPy value or array (or a tensor): the numbers it holds, not its text.
+    has_dtype = _method(value, "dtype", callable_=False) is not None
+    values = _method(value, "tolist") if has_dtype else None
+    if values is not None:
+        return _plain(_made(value, values, "values could not be read"), depth)
     return _text(value, repr)
+
+
+def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
+    """``value``'s attribute ``name`` (``None`` when it has none, or it is not callable, or
+    looking it up fails: ``__getattr__`` is user code)."""
+    try:
+        found = getattr(value, name, None)
+    except Exception:
+        return None
+    return found if not callable_ or callable(found) else None
+
+
+def _made(value: Any, make: Callable[[], Any], what: str) -> Any:
+    try:
+        return make()
+    except Exception as exc:  # user code, or a library's refusal of it
+        raise _NoText(value, f"whose {what}: {describe(exc)}") from None
 
 
 def _text(value: Any, write: Callable[[Any], str]) -> str:
