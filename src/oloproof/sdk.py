@@ -8,12 +8,14 @@ and recorded exactly as the system gives them: Oloproof never re-ranks.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
+import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oloproof.errors import ArtifactError, ConfigError
 
@@ -37,6 +39,16 @@ class TokenCount(_Artifact):
     more: ``None`` would switch the budget off and ``True`` count as 1, without a word."""
 
     tokens: int = Field(ge=0, strict=True, description="The passage's size in tokens.")
+
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _whole(cls, value: Any) -> Any:
+        # An integer of another type (NumPy's int64) is the number it holds; a bool, a float
+        # or text is not, and the strict check refuses it.
+        if type(value) is not int and not isinstance(value, bool | float | str):
+            with contextlib.suppress(TypeError):
+                return operator.index(value)
+        return value
 
 
 class Retrieval(_Artifact):

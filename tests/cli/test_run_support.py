@@ -98,7 +98,9 @@ def test_token_budget_without_count_tokens_is_refused(support: Path) -> None:
     assert "Traceback" not in result.err
 
 
-@pytest.mark.parametrize("returned", ["None", "True", "'12'", "12.0", "-1"])
+@pytest.mark.parametrize(
+    "returned", ["None", "True", "'12'", "12.0", "-1", "__import__('numpy').float64(12)"]
+)
 def test_a_token_count_that_is_not_a_whole_number_stops_the_run(
     support: Path, returned: str
 ) -> None:
@@ -112,6 +114,19 @@ def test_a_token_count_that_is_not_a_whole_number_stops_the_run(
     assert result.code == 2, result.out + result.err
     assert result.err.startswith("error: case 'refund_review': malformed "), result.err
     assert "artifact: tokens: Input should be " in result.err and "Traceback" not in result.err
+
+
+def test_a_numpy_token_count_counts_as_the_whole_number_it_is(support: Path) -> None:
+    # A tokenizer that counts with NumPy (np.int64) stopped the run as "not a valid integer".
+    app = support / "app.py"
+    text = app.read_text()
+    counted = 'return len((passage.text or "").split())'
+    app.write_text(
+        text.replace(counted, f"import numpy\n        return numpy.int64({counted[7:]})")
+    )
+    result = oloproof("run", cwd=support)
+    assert result.code == 3, result.out + result.err  # the gate blocks route B, as it should
+    assert_in_order(result.out.splitlines(), [*RULES_B, *METRICS_B])
 
 
 def test_a_run_without_a_judge_does_not_load_the_http_client(support: Path) -> None:
