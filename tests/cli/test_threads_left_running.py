@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,3 +102,25 @@ def test_the_exit_code_is_the_gate_s(tmp_path: Path) -> None:
     result = oloproof("run", cwd=root, timeout=60)
     assert result.code == 1, result.out + result.err
     assert "Gate: BLOCK (exit 1)" in result.out
+
+
+def test_a_program_that_calls_main_and_goes_on_is_not_ended(tmp_path: Path) -> None:
+    # Python stops the main thread as it begins to exit; a program that catches main()'s
+    # SystemExit and carries on is not exiting, and the end's timer leaves it alone.
+    root = _project(tmp_path / "p", ENDING)
+    script = (
+        "import sys, time\n"
+        "from oloproof.cli.main import main\n"
+        "sys.argv = ['oloproof', 'run']\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    print('exited', exc.code)\n"
+        "time.sleep(7)\n"
+        "print('still here')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.splitlines()[-2:] == ["exited 0", "still here"], done.stdout

@@ -137,6 +137,8 @@ def _end_late(status: int) -> None:
             thread.join()  # the ledger's writer: what it was handed is written before the end
     time.sleep(_STRAY_GRACE)
     main_thread = threading.main_thread()
+    if main_thread.is_alive():  # not exiting after all: a caller of main() caught the exit
+        return
     left = [
         printable(t.name)
         for t in threading.enumerate()
