@@ -12,6 +12,7 @@ import json
 import re
 from pathlib import Path
 
+import pytest
 from tests.support import oloproof
 
 APP = """
@@ -114,3 +115,52 @@ def test_numpy_values_are_recorded_as_the_numbers_they_hold(tmp_path: Path) -> N
         "scores": [0.5, 0.25],
         "grid": [[0, 1], [2, 3]],
     }
+
+
+MAPPINGS = """
+import collections
+import types
+
+from oloproof import system
+
+
+class Record(collections.abc.Mapping):
+    # A mapping that is not a dict, as configuration libraries make them.
+    def __init__(self, **fields):
+        self._fields = fields
+
+    def __getitem__(self, key):
+        return self._fields[key]
+
+    def __iter__(self):
+        return iter(self._fields)
+
+    def __len__(self):
+        return len(self._fields)
+
+
+@system(name="mapped", version="1")
+def answer(case):
+    if case["kind"] == "proxy":
+        return types.MappingProxyType({"answer": "Lyon"})
+    return Record(answer="Lyon", more=collections.UserDict(n=1))
+"""
+
+
+@pytest.mark.parametrize("kind", ["proxy", "record"])
+def test_a_mapping_that_is_not_a_dict_is_recorded_as_one(tmp_path: Path, kind: str) -> None:
+    # Recorded as its text ("mappingproxy({'answer': 'Lyon'})"), the output was read whole as
+    # text: a field check found no field, and `contains` passed on the text of both.
+    root = tmp_path / "mapped"
+    root.mkdir()
+    (root / "app.py").write_text(MAPPINGS)
+    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "mapped"))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"kind": kind}, "expected": {"answer": "Paris"}}) + "\n"
+    )
+    result = oloproof("run", cwd=root)
+    assert result.code == 0, result.out + result.err
+    shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
+    expected = {"answer": "Lyon"} if kind == "proxy" else {"answer": "Lyon", "more": {"n": 1}}
+    assert shown["output"] == expected
+    assert shown["verdicts"]["answer_correct"]["s"] == "fail"

@@ -6,7 +6,7 @@ import importlib
 import inspect
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -161,9 +161,9 @@ _MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
 def plain_output(value: Any) -> Any:
-    """An output as plain JSON-like data: tuples become lists, pydantic models their JSON
-    dump, NumPy values and arrays their ``tolist()``, other objects their ``repr`` (a
-    mapping's other keys their ``str``).
+    """An output as plain JSON-like data: tuples become lists, other mappings dicts, pydantic
+    models their JSON dump, NumPy values and arrays their ``tolist()``, other objects their
+    ``repr`` (a mapping's other keys their ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
     levels or contains itself (which would nest for ever); saying which keys, when two keys
@@ -211,6 +211,10 @@ def _plain(value: Any, depth: int) -> Any:
         return [_plain(v, depth + 1) for v in value]
     if value is None or isinstance(value, str | int | float | bool):
         return value
+    if isinstance(value, Mapping):  # not a dict: a configuration library's, a proxy
+        return _plain(
+            dict(_made(value, lambda: list(value.items()), "items could not be read")), depth
+        )
     dump = _method(value, "model_dump")
     if dump is not None:
         return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
@@ -266,8 +270,12 @@ def _place_of(value: Any, target: Any, path: tuple[str, ...], depth: int) -> str
         return _shown(path)
     if depth >= MAX_NESTING:
         return None
-    if isinstance(value, dict):
-        for key, item in value.items():
+    if isinstance(value, Mapping):
+        try:
+            items = list(value.items())
+        except Exception:  # a mapping's own code, which failed on the first walk too
+            return None
+        for key, item in items:
             if key is target:
                 return f"a key of {_shown(path)}"
             found = _place_of(item, target, (*path, str(key)), depth + 1)
@@ -295,13 +303,13 @@ def _same_text(mapping: dict[Any, Any]) -> str:
 
 def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) -> str:
     """Where an output that ``_plain`` found too deep goes wrong ("" below where it does not)."""
-    if not isinstance(value, dict | list | tuple):
+    if not isinstance(value, Mapping | list | tuple):
         return ""
     if id(value) in holding:
         return f"it contains itself (at {_shown(path)})"
     if len(holding) >= MAX_NESTING:
         return f"it is nested deeper than {MAX_NESTING} levels (at {_shown(path)})"
-    items = value.items() if isinstance(value, dict) else enumerate(value)
+    items = value.items() if isinstance(value, Mapping) else enumerate(value)
     for key, item in items:
         found = _why_too_deep(item, (*path, str(key)), holding | {id(value)})
         if found:
