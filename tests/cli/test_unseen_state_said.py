@@ -1,4 +1,5 @@
-"""A run that reuses results says what its code fingerprint could not see.
+"""A run that reuses results says what its code fingerprint could not see, and the fingerprint
+follows what it can.
 
 A seeded ``random.Random`` is state the fingerprint cannot read (its state is the generator's, not
 plain data): a new seed reuses every execution made with the old one. ``run --dry-run`` listed such state; a run that
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from tests.support import oloproof
 
 APP = """
@@ -33,10 +35,8 @@ evaluators:
   - {type: contains, criterion: answered, field: answer, expected_field: answer}
 """
 
-UNSEEN = (
-    "Not seen by the code fingerprint (change system.version when they change): "
-    "app.RNG: a random.Random object"
-)
+NOT_SEEN = "Not seen by the code fingerprint (change system.version when they change): "
+UNSEEN = f"{NOT_SEEN}app.RNG: a random.Random object"
 
 
 def test_a_run_that_reused_results_names_what_the_fingerprint_cannot_see(tmp_path: Path) -> None:
@@ -89,8 +89,7 @@ def test_files_and_environment_variables_read_while_running_are_said(tmp_path: P
         json.dumps({"id": "c1", "input": {"q": "q1"}, "expected": {"answer": "q1"}}) + "\n"
     )
     said = (
-        "Not seen by the code fingerprint (change system.version when they change): "
-        "environment variables it reads while it runs (it uses environ); "
+        f"{NOT_SEEN}environment variables it reads while it runs (it uses environ); "
         "files it opens or reads while it runs (it uses read_text)"
     )
     assert said in oloproof("run", "--dry-run", cwd=root).lines
@@ -100,3 +99,63 @@ def test_files_and_environment_variables_read_while_running_are_said(tmp_path: P
     again = oloproof("run", cwd=root)
     assert "Cache: execution 1 hit/0 miss; judgment 1 hit/0 miss" in again.lines
     assert said in again.lines, again.out
+
+
+# A module imported by name while the code runs (importlib.import_module("helper")) was not
+# followed: an edit to it reused every execution made by the old code, and the run said nothing.
+# A name written as text is followed as an import statement is; one made while the code runs is
+# said to be unseen.
+
+BY_NAME = """
+import importlib
+
+from oloproof import system
+
+
+@system(name="plugins", version="1")
+def answer(case):
+    helper = {load}
+    return {{"answer": helper.reply(case["q"])}}
+"""
+
+HELPER = """
+def reply(question):
+    return question
+"""
+
+COMPUTED = (
+    f"{NOT_SEEN}a module imported by a name made while the code runs "
+    "(importlib.import_module or __import__)"
+)
+
+
+def _by_name(root: Path, load: str) -> Path:
+    root.mkdir()
+    (root / "app.py").write_text(BY_NAME.format(load=load))
+    (root / "helper.py").write_text(HELPER)
+    (root / "oloproof.yaml").write_text(CONFIG.replace("seeded", "plugins"))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"q": "yes"}, "expected": {"answer": "yes"}}) + "\n"
+    )
+    return root
+
+
+@pytest.mark.parametrize("load", ['importlib.import_module("helper")', '__import__("helper")'])
+def test_an_edit_to_a_module_imported_by_name_executes_again(tmp_path: Path, load: str) -> None:
+    root = _by_name(tmp_path / "p", load)
+    first = oloproof("run", cwd=root)
+    assert first.code == 0, first.out + first.err
+    (root / "helper.py").write_text(HELPER.replace("return question", 'return "no"'))
+    again = oloproof("run", cwd=root)
+    assert "Cache: execution 0 hit/1 miss; judgment 0 hit/1 miss" in again.lines, again.out
+    assert "answered │ 0.0%" in again.out, again.out
+
+
+def test_a_module_name_made_at_run_time_is_said_to_be_unseen(tmp_path: Path) -> None:
+    root = _by_name(tmp_path / "p", 'importlib.import_module("HELPER".lower())')
+    first = oloproof("run", cwd=root)
+    assert first.code == 0, first.out + first.err
+    assert COMPUTED in oloproof("run", "--dry-run", cwd=root).lines
+    again = oloproof("run", cwd=root)
+    assert "Cache: execution 1 hit/0 miss; judgment 1 hit/0 miss" in again.lines, again.out
+    assert COMPUTED in again.lines, again.out
