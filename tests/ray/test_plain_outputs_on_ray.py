@@ -3,6 +3,8 @@
 A replica used to send a system's output back to the driver as it was, and one that could not
 be pickled (an object holding a lock) errored its case as ``UnsendableOutput`` there, while a
 local run recorded it as its text and judged that: the same case, another verdict by engine.
+An output with no text of its own (a generator), which a local run refuses, still errored its
+case there, as an object that cannot be pickled; it now stops the run in the same sentence.
 """
 
 from __future__ import annotations
@@ -71,3 +73,37 @@ def test_an_output_holding_objects_is_recorded_as_locally(
     shown = json.loads(oloproof("inspect", "latest", "--case", "held", "--json", cwd=remote).out)
     assert shown["output"] == {"answer": "Held(Paris)"}
     assert shown["verdicts"]["answered"] == {"s": "pass"}
+
+
+NO_TEXT = """
+from oloproof import system
+
+
+@system(name="odd", version="1")
+def answer(case):
+    if case["kind"] == "generator":  # cannot be pickled: it was an errored case on Ray alone
+        return {"answer": (word for word in ["Paris"])}
+    return {"answer": "Paris"}
+"""
+
+
+def test_an_output_with_no_text_of_its_own_stops_the_run_as_locally(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    runs = {}
+    for where, engine in (("local", None), ("ray", {"kind": "ray", "address": cluster.address})):
+        root = _project(tmp_path / where, engine)
+        (root / "app.py").write_text(NO_TEXT, encoding="utf-8")
+        (root / "cases.jsonl").write_text(
+            json.dumps({"id": "g", "input": {"kind": "generator"}, "expected": {"answer": "P"}})
+            + "\n",
+            encoding="utf-8",
+        )
+        runs[where] = (oloproof if engine is None else cluster.run)("run", cwd=root)
+    here, there = runs["local"], runs["ray"]
+    assert here.code == 2, here.out + here.err
+    assert here.err.startswith(
+        "error: case 'g': the output cannot be recorded: output.answer is a value of type "
+        "generator, whose text shows where it sits in memory"
+    ), here.err
+    assert (there.code, there.err) == (here.code, here.err), there.out + there.err

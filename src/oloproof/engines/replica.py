@@ -27,7 +27,6 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +38,7 @@ from oloproof import events as ev
 from oloproof.config import SystemConfig
 from oloproof.dataset import Case
 from oloproof.engines.local import run_system
-from oloproof.errors import ConfigError, OloproofError
+from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
 from oloproof.systems.base import (
@@ -196,10 +195,8 @@ class Replica:
             )
             execution, error = await run_system(self._system, ctx, order.case, self._timeout)
             if execution is not None:
-                execution, error = _sendable(execution, error)
-            if execution is not None:
                 execution = Execution(
-                    _redact(call, execution.output),
+                    _redact(call, _plain(execution.output, order.case)),
                     _redact(call, execution.artifacts),
                     execution.stages,
                 )
@@ -261,25 +258,11 @@ def _redact(call: _Call, value: Any) -> Any:
     return cleaned
 
 
-def _sendable(
-    execution: Execution, error: dict[str, Any] | None
-) -> tuple[Execution | None, dict[str, Any] | None]:
-    """The execution, its output as the driver stores it (plain data: an object as its text, as
-    a local run records and judges it), or the error of an output that cannot be sent back."""
-    from ray import cloudpickle  # what Ray itself sends results with
-
-    # An output that cannot be made plain is sent as it is: the driver stops the run on it, as
-    # locally.
-    with contextlib.suppress(UnrecordableOutput):
-        execution = Execution(plain_output(execution.output), execution.artifacts, execution.stages)
-
+def _plain(output: Any, case: Case) -> Any:
+    """The output as the driver stores it: plain data (an object as its text, as a local run
+    records and judges it), which can always be sent back. One that cannot be made plain stops
+    the run in the sentence a local run stops in."""
     try:
-        cloudpickle.dumps(execution.output)  # type: ignore[no-untyped-call]  # untyped in Ray
-    except Exception as exc:  # an open file, a lock, a running generator
-        return None, {
-            "type": "UnsendableOutput",
-            "message": "the output cannot be sent from the Ray worker back to the driver "
-            f"({describe(exc)}); return plain data (dicts, lists, strings, numbers)",
-            "traceback": "",
-        }
-    return execution, error
+        return plain_output(output)
+    except UnrecordableOutput as exc:
+        raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
