@@ -86,6 +86,36 @@ def answer(case):
     return {"answer": "Paris"}
 """
 
+# Text of a class of the project's own that cannot be pickled: plain data once it is its base
+# type, as the ledger stores it.
+STICKY = """
+from oloproof import system
+
+
+class Sticky(str):
+    def __reduce__(self):
+        raise TypeError("not to be pickled")
+
+
+@system(name="odd", version="1")
+def answer(case):
+    return {"answer": Sticky("Paris")}
+"""
+
+
+def test_text_of_a_class_that_cannot_be_pickled_is_recorded_as_locally(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    local = _project(tmp_path / "local")
+    remote = _project(tmp_path / "ray", {"kind": "ray", "address": cluster.address})
+    for root in (local, remote):
+        (root / "app.py").write_text(STICKY, encoding="utf-8")
+    here = oloproof("run", cwd=local)
+    there = cluster.run("run", cwd=remote)
+    assert here.code == there.code == 0, there.out + there.err
+    assert "errored" not in there.out, there.out
+    assert run_records(remote, run_id_of(there)) == run_records(local, run_id_of(here))
+
 
 def test_an_output_with_no_text_of_its_own_stops_the_run_as_locally(
     tmp_path: Path, cluster: RayCluster

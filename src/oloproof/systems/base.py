@@ -158,12 +158,14 @@ class UnrecordableOutput(ValueError):
 # How CPython writes an object that has no text of its own, and what generators, coroutines,
 # functions and locks write: "<... at 0x7f3a...>", the object's place in memory.
 _MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+>")
+_PLAIN: Final = frozenset({str, int, float, bool})
 
 
 def plain_output(value: Any) -> Any:
-    """An output as plain JSON-like data: tuples become lists, other mappings dicts, pydantic
-    models their JSON dump, NumPy values and arrays their ``tolist()``, other objects their
-    ``repr`` (a mapping's other keys their ``str``).
+    """An output as plain JSON-like data: subclasses of text and numbers their base values,
+    tuples lists, other mappings dicts, pydantic models their JSON dump, NumPy values and
+    arrays their ``tolist()``, other objects their ``repr`` (a mapping's other keys their
+    ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
     levels or contains itself (which would nest for ever); saying which keys, when two keys
@@ -209,8 +211,10 @@ def _plain(value: Any, depth: int) -> Any:
         if depth >= MAX_NESTING:
             raise _TooDeep
         return [_plain(v, depth + 1) for v in value]
-    if value is None or isinstance(value, str | int | float | bool):
+    if value is None or type(value) in _PLAIN:
         return value
+    if isinstance(value, str | int | float):  # an enum's member, NumPy's float64, a str of
+        return _base(value)  # the project's own: its base value, as the ledger stores it
     if isinstance(value, Mapping):  # not a dict: a configuration library's, a proxy
         return _plain(
             dict(_made(value, lambda: list(value.items()), "items could not be read")), depth
@@ -224,6 +228,14 @@ def _plain(value: Any, depth: int) -> Any:
     if values is not None:
         return _plain(_made(value, values, "values could not be read"), depth)
     return _text(value, repr)
+
+
+def _base(value: str | int | float) -> str | int | float:
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__index__(value)
+    return float.__float__(value)
 
 
 def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
