@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Final, TypeVar, cast
 
-from oloproof.errors import Terminated
+from oloproof.errors import OloproofError, Terminated
 from oloproof.usercode import note_signal
 
 T = TypeVar("T")
@@ -476,9 +476,15 @@ def run(main: Coroutine[Any, Any, T]) -> T:
         try:
             return runner.run(_until_signalled(main, caught))
         except asyncio.CancelledError:
-            if not caught:
-                raise
-            raise _interruption(caught[0]) from None
+            if caught:
+                raise _interruption(caught[0]) from None
+            # No signal came: the code the run runs cancelled tasks it did not start, the
+            # run's own among them. What finished was recorded as on an interruption.
+            raise OloproofError(
+                "the work was cancelled by the code it runs, which cancelled asyncio tasks it "
+                "had not started; what had finished is recorded (a run is left interrupted: "
+                "oloproof run --resume RUN_ID finishes it)"
+            ) from None
 
 
 def _interruption(signum: int) -> KeyboardInterrupt:

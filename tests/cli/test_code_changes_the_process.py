@@ -10,7 +10,9 @@ A callable system runs in Oloproof's own process, and each of these got past it:
   killed the job, and the gate's exit code was never seen;
 - an async system that stopped the event loop it runs on (`get_running_loop().stop()`, a
   leftover of a script that ran its own loop) ended the run with a traceback and exit code 1,
-  which reads as a FAILed rule. A sync system never sees that loop, on a thread or on the loop.
+  which reads as a FAILed rule. A sync system never sees that loop, on a thread or on the loop;
+- an async system that cancelled every other task (as shutdown code does), the run's own among
+  them, did the same.
 """
 
 from __future__ import annotations
@@ -169,3 +171,29 @@ def test_a_case_that_stops_the_loop_is_recorded_and_the_run_goes_on(tmp_path: Pa
     assert (result.code, result.err) == (0, ""), result.out + result.err
     assert "[DECIDED/COMPLETE]" in result.out
     assert "30 / 30 observed" in result.out, result.out
+
+
+CANCELS = """if case["q"] == "q12":
+        for task in asyncio.all_tasks():
+            if task is not asyncio.current_task():
+                task.cancel()
+    await asyncio.sleep(0.01)"""
+
+
+def test_a_system_that_cancels_the_run_s_own_tasks_stops_it_in_one_sentence(
+    tmp_path: Path,
+) -> None:
+    # "Cancel every other task", as shutdown code does, cancelled the run's own: a traceback,
+    # and exit code 1, which reads as a FAILed rule.
+    root = _project(tmp_path / "p", body=CANCELS, kind="async ")
+    result = oloproof("run", "--concurrency", "4", cwd=root)
+    assert (result.code, result.err) == (
+        2,
+        "error: the work was cancelled by the code it runs, which cancelled asyncio tasks it "
+        "had not started; what had finished is recorded (a run is left interrupted: oloproof "
+        "run --resume RUN_ID finishes it)\n",
+    ), result.out + result.err
+    (listed,) = oloproof("runs", cwd=root).lines
+    assert "INTERRUPTED" in listed, listed
+    resumed = oloproof("run", "--resume", listed.split()[0], cwd=root)
+    assert resumed.code == 2, resumed.out + resumed.err  # q12 cancels the run's work again
