@@ -164,3 +164,36 @@ def test_a_mapping_that_is_not_a_dict_is_recorded_as_one(tmp_path: Path, kind: s
     expected = {"answer": "Lyon"} if kind == "proxy" else {"answer": "Lyon", "more": {"n": 1}}
     assert shown["output"] == expected
     assert shown["verdicts"]["answer_correct"]["s"] == "fail"
+
+
+SETS = """
+from oloproof import system
+
+
+@system(name="sets", version="1")
+def answer(case):
+    return {"answer": {"paris", "lyon", "nice", "brest"}, "codes": frozenset({10, 3, 9})}
+"""
+
+
+def test_a_set_is_recorded_as_the_same_text_in_every_process(tmp_path: Path) -> None:
+    # A set's repr follows the process's hash seed: the same answer was recorded as another
+    # text, so another execution address, on every run.
+    root = tmp_path / "sets"
+    root.mkdir()
+    (root / "app.py").write_text(SETS)
+    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "sets"))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"kind": "x"}, "expected": {"answer": "lyon"}}) + "\n"
+    )
+    recorded = []
+    for seed in ("1", "2", "3"):
+        result = oloproof("run", "--no-cache", cwd=root, env={"PYTHONHASHSEED": seed})
+        assert result.code == 0, result.out + result.err
+        shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
+        recorded.append((shown["output"], shown["execution"]))
+    assert recorded[0][0] == {
+        "answer": "{'brest', 'lyon', 'nice', 'paris'}",
+        "codes": "frozenset({3, 9, 10})",
+    }
+    assert recorded[1] == recorded[0] and recorded[2] == recorded[0]

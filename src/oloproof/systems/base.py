@@ -164,8 +164,8 @@ _PLAIN: Final = frozenset({str, int, float, bool})
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: subclasses of text and numbers their base values,
     tuples lists, other mappings dicts, pydantic models their JSON dump, NumPy values and
-    arrays their ``tolist()``, other objects their ``repr`` (a mapping's other keys their
-    ``str``).
+    arrays their ``tolist()``, sets their ``repr`` with the members in order, other objects
+    their ``repr`` (a mapping's other keys their ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
     levels or contains itself (which would nest for ever); saying which keys, when two keys
@@ -227,7 +227,22 @@ def _plain(value: Any, depth: int) -> Any:
     values = _method(value, "tolist") if has_dtype else None
     if values is not None:
         return _plain(_made(value, values, "values could not be read"), depth)
+    if isinstance(value, set | frozenset):
+        return _set_text(value)
     return _text(value, repr)
+
+
+def _set_text(value: set[Any] | frozenset[Any]) -> str:
+    """A set's text with its members in order: its ``repr`` follows the process's hash seed, so
+    the same set would be another text, and another execution address, in every process."""
+    try:
+        members = sorted(value)
+    except TypeError:  # members that do not compare with each other: in the order of their text
+        members = sorted(value, key=_member_text)
+    inside = ", ".join(map(_member_text, members))
+    if type(value) is set:
+        return f"{{{inside}}}" if value else "set()"
+    return f"{type(value).__name__}({{{inside}}})" if value else f"{type(value).__name__}()"
 
 
 def _base(value: str | int | float) -> str | int | float:
@@ -236,6 +251,10 @@ def _base(value: str | int | float) -> str | int | float:
     if isinstance(value, int):
         return int.__index__(value)
     return float.__float__(value)
+
+
+def _member_text(member: Any) -> str:
+    return repr(member) if type(member) in _PLAIN else _text(member, repr)
 
 
 def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
