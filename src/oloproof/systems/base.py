@@ -237,8 +237,8 @@ def _set_text(value: set[Any] | frozenset[Any]) -> str:
     the same set would be another text, and another execution address, in every process."""
     try:
         members = sorted(value)
-    except TypeError:  # members that do not compare with each other: in the order of their text
-        members = sorted(value, key=_member_text)
+    except Exception:  # members that do not compare (their own __lt__ may raise anything):
+        members = sorted(value, key=_member_text)  # in the order of their text
     inside = ", ".join(map(_member_text, members))
     if type(value) is set:
         return f"{{{inside}}}" if value else "set()"
@@ -340,7 +340,10 @@ def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) ->
         return f"it contains itself (at {_shown(path)})"
     if len(holding) >= MAX_NESTING:
         return f"it is nested deeper than {MAX_NESTING} levels (at {_shown(path)})"
-    items = value.items() if isinstance(value, Mapping) else enumerate(value)
+    try:
+        items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
+    except Exception:  # a mapping's own code, which failed on the first walk too
+        return ""
     for key, item in items:
         found = _why_too_deep(item, (*path, str(key)), holding | {id(value)})
         if found:
