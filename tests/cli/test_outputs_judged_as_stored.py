@@ -170,9 +170,21 @@ SETS = """
 from oloproof import system
 
 
+class Unordered:
+    def __lt__(self, other):
+        raise ValueError("no order")
+
+    def __repr__(self):
+        return "Unordered()"
+
+
 @system(name="sets", version="1")
 def answer(case):
-    return {"answer": {"paris", "lyon", "nice", "brest"}, "codes": frozenset({10, 3, 9})}
+    return {
+        "answer": {"paris", "lyon", "nice", "brest"},
+        "codes": frozenset({10, 3, 9}),
+        "mixed": {Unordered(), 1},  # in the order of their text: its __lt__ raises
+    }
 """
 
 
@@ -195,5 +207,6 @@ def test_a_set_is_recorded_as_the_same_text_in_every_process(tmp_path: Path) -> 
     assert recorded[0][0] == {
         "answer": "{'brest', 'lyon', 'nice', 'paris'}",
         "codes": "frozenset({3, 9, 10})",
+        "mixed": "{1, Unordered()}",
     }
     assert recorded[1] == recorded[0] and recorded[2] == recorded[0]
