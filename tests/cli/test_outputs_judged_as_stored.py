@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.support import oloproof
@@ -95,20 +96,32 @@ def answer(case):
 """
 
 
+def _one_case(root: Path, app: str, name: str, kind: str, answer: str) -> Path:
+    """A project of system ``name`` (in ``app``) and one case, c1, of ``kind``."""
+    root.mkdir()
+    (root / "app.py").write_text(app)
+    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", name))
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c1", "input": {"kind": kind}, "expected": {"answer": answer}}) + "\n"
+    )
+    return root
+
+
+def _recorded(root: Path) -> dict[str, Any]:
+    """Case c1 of the latest run, as `inspect --json` shows it."""
+    shown: dict[str, Any] = json.loads(
+        oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out
+    )
+    return shown
+
+
 def test_numpy_values_are_recorded_as_the_numbers_they_hold(tmp_path: Path) -> None:
     # Recorded as their text, they read "np.int64(3)" and "array([0.5 , 0.25], dtype=float32)":
     # a number the system computed became text a judge read as such.
-    root = tmp_path / "numeric"
-    root.mkdir()
-    (root / "app.py").write_text(NUMBERS)
-    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "numeric"))
-    (root / "cases.jsonl").write_text(
-        json.dumps({"id": "c1", "input": {"kind": "x"}, "expected": {"answer": "Paris"}}) + "\n"
-    )
+    root = _one_case(tmp_path / "numeric", NUMBERS, "numeric", "x", "Paris")
     result = oloproof("run", cwd=root)
     assert result.code == 0, result.out + result.err
-    shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
-    assert shown["output"] == {
+    assert _recorded(root)["output"] == {
         "answer": "Paris",
         "votes": 3,
         "sure": True,
@@ -151,16 +164,10 @@ def answer(case):
 def test_a_mapping_that_is_not_a_dict_is_recorded_as_one(tmp_path: Path, kind: str) -> None:
     # Recorded as its text ("mappingproxy({'answer': 'Lyon'})"), the output was read whole as
     # text: a field check found no field, and `contains` passed on the text of both.
-    root = tmp_path / "mapped"
-    root.mkdir()
-    (root / "app.py").write_text(MAPPINGS)
-    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "mapped"))
-    (root / "cases.jsonl").write_text(
-        json.dumps({"id": "c1", "input": {"kind": kind}, "expected": {"answer": "Paris"}}) + "\n"
-    )
+    root = _one_case(tmp_path / "mapped", MAPPINGS, "mapped", kind, "Paris")
     result = oloproof("run", cwd=root)
     assert result.code == 0, result.out + result.err
-    shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
+    shown = _recorded(root)
     expected = {"answer": "Lyon"} if kind == "proxy" else {"answer": "Lyon", "more": {"n": 1}}
     assert shown["output"] == expected
     assert shown["verdicts"]["answer_correct"]["s"] == "fail"
@@ -191,18 +198,12 @@ def answer(case):
 def test_a_set_is_recorded_as_the_same_text_in_every_process(tmp_path: Path) -> None:
     # A set's repr follows the process's hash seed: the same answer was recorded as another
     # text, so another execution address, on every run.
-    root = tmp_path / "sets"
-    root.mkdir()
-    (root / "app.py").write_text(SETS)
-    (root / "oloproof.yaml").write_text(CONFIG.replace("odd", "sets"))
-    (root / "cases.jsonl").write_text(
-        json.dumps({"id": "c1", "input": {"kind": "x"}, "expected": {"answer": "lyon"}}) + "\n"
-    )
+    root = _one_case(tmp_path / "sets", SETS, "sets", "x", "lyon")
     recorded = []
     for seed in ("1", "2", "3"):
         result = oloproof("run", "--no-cache", cwd=root, env={"PYTHONHASHSEED": seed})
         assert result.code == 0, result.out + result.err
-        shown = json.loads(oloproof("inspect", "latest", "--case", "c1", "--json", cwd=root).out)
+        shown = _recorded(root)
         recorded.append((shown["output"], shown["execution"]))
     assert recorded[0][0] == {
         "answer": "{'brest', 'lyon', 'nice', 'paris'}",
