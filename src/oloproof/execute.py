@@ -40,7 +40,7 @@ from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, Verdict
 from oloproof.dataset import Case
 from oloproof.engines import Engine
 from oloproof.engines.local import LocalEngine, error_record, interrupts_the_run
-from oloproof.errors import ArtifactError, OloproofError
+from oloproof.errors import OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
 from oloproof.identities import (
@@ -67,6 +67,7 @@ from oloproof.systems.base import (
     System,
     UnrecordableOutput,
     plain_output,
+    unrecordable,
 )
 
 Progress = Callable[[int, int], None]
@@ -609,7 +610,7 @@ async def _execution(
         stored = _execution_event(identity, case, execution, error, run.writer.retrievals)
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
-        raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
+        raise unrecordable(case, exc) from None
     if execution is not None:
         # Judge what is stored (plain data, secrets replaced), as a later run reusing this
         # execution does, and as a run on Ray does, whose replicas send it so: an output holding

@@ -38,11 +38,11 @@ def hold_hard_exits() -> None:
     only that case (or, at import, refuses the run) like ``sys.exit``. A child the process
     forks (multiprocessing) still exits as it asks.
     """
-    real, pid = os._exit, os.getpid()
+    pid = os.getpid()
 
     def _exit(status: int) -> NoReturn:
         if os.getpid() != pid:
-            real(status)
+            real_exit(status)
         raise HardExit(status)
 
     os._exit = _exit

@@ -126,7 +126,7 @@ def _leave(code: object) -> NoReturn:
     takes: a thread the user's code started and never ends would hold the exit for ever, and
     with it the exit code CI reads."""
     status = code if isinstance(code, int) else 0 if code is None else 1
-    watch = threading.Thread(target=_end_late, args=(status,), name="oloproof-exit", daemon=True)
+    watch = threading.Thread(target=_end_late, args=(status,), name=f"{_OWN}exit", daemon=True)
     watch.start()
     raise SystemExit(code)
 

@@ -38,16 +38,15 @@ from oloproof import events as ev
 from oloproof.config import SystemConfig
 from oloproof.dataset import Case
 from oloproof.engines.local import run_system
-from oloproof.errors import ArtifactError, ConfigError, OloproofError
+from oloproof.errors import ConfigError, OloproofError
 from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
 from oloproof.systems.base import (
     ExecContext,
     Execution,
     System,
-    UnrecordableOutput,
+    case_output,
     load_object,
-    plain_output,
 )
 from oloproof.usercode import describe
 
@@ -196,7 +195,8 @@ class Replica:
             execution, error = await run_system(self._system, ctx, order.case, self._timeout)
             if execution is not None:
                 execution = Execution(
-                    _redact(call, _plain(execution.output, order.case)),
+                    # Plain data (as a local run records and judges it) can always be sent back.
+                    _redact(call, case_output(order.case, execution.output)),
                     _redact(call, execution.artifacts),
                     execution.stages,
                 )
@@ -256,13 +256,3 @@ def _redact(call: _Call, value: Any) -> Any:
     cleaned = redaction.redact(value)
     call.redacted += redaction.stored_count() - before
     return cleaned
-
-
-def _plain(output: Any, case: Case) -> Any:
-    """The output as the driver stores it: plain data (an object as its text, as a local run
-    records and judges it), which can always be sent back. One that cannot be made plain stops
-    the run in the sentence a local run stops in."""
-    try:
-        return plain_output(output)
-    except UnrecordableOutput as exc:
-        raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None

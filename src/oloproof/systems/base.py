@@ -13,7 +13,7 @@ from types import ModuleType
 from typing import Any, Final, Protocol
 
 from oloproof.dataset import MAX_NESTING, Case
-from oloproof.errors import ConfigError, OloproofError
+from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.usercode import describe, received
 
 
@@ -188,6 +188,19 @@ def plain_output(value: Any) -> Any:
         ) from None
 
 
+def case_output(case: Case, output: Any) -> Any:
+    """``plain_output`` of one case's output; one that cannot be made plain stops the run."""
+    try:
+        return plain_output(output)
+    except UnrecordableOutput as exc:
+        raise unrecordable(case, exc) from None
+
+
+def unrecordable(case: Case, why: Exception) -> ArtifactError:
+    """What stops the run on an output of ``case`` the ledger cannot record."""
+    return ArtifactError(f"case {case.id!r}: the output cannot be recorded: {why}")
+
+
 class _TooDeep(Exception):
     pass
 
@@ -203,7 +216,9 @@ def _plain(value: Any, depth: int) -> Any:
     if isinstance(value, dict):
         if depth >= MAX_NESTING:
             raise _TooDeep
-        plain = {_text(k, str): _plain(v, depth + 1) for k, v in value.items()}
+        plain = {
+            k if type(k) is str else _text(k, str): _plain(v, depth + 1) for k, v in value.items()
+        }
         if len(plain) != len(value):  # two keys written as one text: a value would be lost
             raise UnrecordableOutput(_same_text(value))
         return plain
@@ -238,8 +253,8 @@ def _set_text(value: set[Any] | frozenset[Any]) -> str:
     try:
         members = sorted(value)
     except Exception:  # members that do not compare (their own __lt__ may raise anything):
-        members = sorted(value, key=_member_text)  # in the order of their text
-    inside = ", ".join(map(_member_text, members))
+        members = sorted(value, key=_repr)  # in the order of their text
+    inside = ", ".join(map(_repr, members))
     if type(value) is set:
         return f"{{{inside}}}" if value else "set()"
     return f"{type(value).__name__}({{{inside}}})" if value else f"{type(value).__name__}()"
@@ -253,7 +268,8 @@ def _base(value: str | int | float) -> str | int | float:
     return float.__float__(value)
 
 
-def _member_text(member: Any) -> str:
+def _repr(member: Any) -> str:
+    # Text and numbers are written as Python writes them, whatever the text says.
     return repr(member) if type(member) in _PLAIN else _text(member, repr)
 
 
@@ -277,8 +293,6 @@ def _made(value: Any, make: Callable[[], Any], what: str) -> Any:
 def _text(value: Any, write: Callable[[Any], str]) -> str:
     """``write(value)`` (``repr``, or ``str`` for a key), unless it fails or shows where the
     object sits in memory (``_NoText``)."""
-    if type(value) is str:
-        return value
     if isinstance(value, bytes | bytearray):  # its text is its content, whatever that says
         return write(value)
     try:
@@ -301,23 +315,26 @@ def _place_of(value: Any, target: Any, path: tuple[str, ...], depth: int) -> str
         return _shown(path)
     if depth >= MAX_NESTING:
         return None
-    if isinstance(value, Mapping):
-        try:
-            items = list(value.items())
-        except Exception:  # a mapping's own code, which failed on the first walk too
-            return None
-        for key, item in items:
-            if key is target:
-                return f"a key of {_shown(path)}"
-            found = _place_of(item, target, (*path, str(key)), depth + 1)
-            if found:
-                return found
-    elif isinstance(value, list | tuple):
-        for at, item in enumerate(value):
-            found = _place_of(item, target, (*path, str(at)), depth + 1)
-            if found:
-                return found
+    for key, item in _children(value):
+        if key is target:
+            return f"a key of {_shown(path)}"
+        found = _place_of(item, target, (*path, str(key)), depth + 1)
+        if found:
+            return found
     return None
+
+
+def _children(value: Any) -> list[tuple[Any, Any]]:
+    """(key or position, item) of each item of a mapping, list or tuple; none of anything else,
+    or of a mapping whose own code fails (it failed on ``_plain``'s walk too)."""
+    if isinstance(value, list | tuple):
+        return list(enumerate(value))
+    if not isinstance(value, Mapping):
+        return []
+    try:
+        return list(value.items())
+    except Exception:
+        return []
 
 
 def _same_text(mapping: dict[Any, Any]) -> str:
@@ -340,11 +357,7 @@ def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) ->
         return f"it contains itself (at {_shown(path)})"
     if len(holding) >= MAX_NESTING:
         return f"it is nested deeper than {MAX_NESTING} levels (at {_shown(path)})"
-    try:
-        items = list(value.items() if isinstance(value, Mapping) else enumerate(value))
-    except Exception:  # a mapping's own code, which failed on the first walk too
-        return ""
-    for key, item in items:
+    for key, item in _children(value):
         found = _why_too_deep(item, (*path, str(key)), holding | {id(value)})
         if found:
             return found

@@ -67,10 +67,9 @@ from oloproof.systems.base import (
     ExecContext,
     Execution,
     StageRecord,
-    UnrecordableOutput,
+    case_output,
     declared_apart,
     load_object,
-    plain_output,
 )
 from oloproof.systems.context_use import reads_only_items
 from oloproof.systems.rerank import built_badly, reordered
@@ -468,11 +467,7 @@ class RagSystem:
         # Model calls generate makes through oloproof.models.ModelClient are kept with its output.
         with recording_model_calls() as calls:
             output = await self._call(self._obj.generate, own_copy(case.input), context)
-        try:
-            output = plain_output(output)
-        except UnrecordableOutput as exc:
-            raise ArtifactError(f"case {case.id!r}: the output cannot be recorded: {exc}") from None
-        body: dict[str, Any] = {"output": output}
+        body: dict[str, Any] = {"output": case_output(case, output)}
         if calls:
             body["model_calls"] = calls
         address = ctx.stage_cache.record("generate", identity, body)
