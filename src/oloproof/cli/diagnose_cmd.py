@@ -17,6 +17,7 @@ import typer
 
 from ledger import Event, Ledger
 from oloproof import events as ev
+from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
@@ -220,18 +221,19 @@ def diagnose_command(
     from oloproof.diagnosis.run import diagnose
 
     note_latest(ledger, run)
-    diagnosis = diagnose(
-        ledger,
-        run,
-        intervention=intervention,
-        criterion=criterion,
-        top_k=top_k,
-        reranker=reranker,
-        token_budget=token_budget,
-        repeats=repeats,
-        engine=engine,
-        reuse_generations=reuse_generations,
-    )
+    with style.user_output_aside():  # the system's code runs again
+        diagnosis = diagnose(
+            ledger,
+            run,
+            intervention=intervention,
+            criterion=criterion,
+            top_k=top_k,
+            reranker=reranker,
+            token_budget=token_budget,
+            repeats=repeats,
+            engine=engine,
+            reuse_generations=reuse_generations,
+        )
     if as_json:
         typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False))
     else:

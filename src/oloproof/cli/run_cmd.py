@@ -20,6 +20,7 @@ from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
     from oloproof.cli.progress import LiveTally
+    from oloproof.dry_run import DryRun
     from oloproof.report import RunReport
     from oloproof.runner import RunOutcome, RunPlan
     from oloproof.subset import Selection
@@ -136,30 +137,36 @@ def run_command(
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
-        plan = plan_run(
-            config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
-        )
-        _dry_run(plan.restrict(choose, repeats), no_cache, as_json)
-        return
-    if resume is not None:
-        ledger = project_ledger()
-        plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
-        refused = refused_policy(plan)
-        if refused is not None:
-            sys.stderr.write(
-                f"warning: {stored.run_id} is decided by the policy it recorded, which this "
-                f"release refuses for a new run: {refused}\n"
+        with style.user_output_aside():  # the system's module is imported from here on
+            plan = plan_run(
+                config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
             )
-        resume_args = (stored.run_id, stored.address, stored.body)
-    else:
-        plan = plan_run(
-            config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
-        )
-        plan = plan.restrict(choose, repeats)
-        ledger = open_project_ledger(plan.base_dir)
-        resume_args = None
-    show_progress = sys.stderr.isatty() and not as_json
-    outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
+            planned = _dry_run(plan.restrict(choose, repeats), no_cache)
+        if as_json:
+            typer.echo(json.dumps(planned.to_json(), indent=2))
+        else:
+            typer.echo("\n".join(dry_run_lines(planned)))
+        return
+    with style.user_output_aside():
+        if resume is not None:
+            ledger = project_ledger()
+            plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
+            refused = refused_policy(plan)
+            if refused is not None:
+                sys.stderr.write(
+                    f"warning: {stored.run_id} is decided by the policy it recorded, which "
+                    f"this release refuses for a new run: {refused}\n"
+                )
+            resume_args = (stored.run_id, stored.address, stored.body)
+        else:
+            plan = plan_run(
+                config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
+            )
+            plan = plan.restrict(choose, repeats)
+            ledger = open_project_ledger(plan.base_dir)
+            resume_args = None
+        show_progress = sys.stderr.isatty() and not as_json
+        outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
     report = outcome.report
     _ci_files(ledger, report, junit, junit_cases, summary)
     style.decided(report.exit_code)
@@ -204,23 +211,19 @@ def _ci_files(
         write_file(summary, run_summary(report))
 
 
-def _dry_run(plan: RunPlan, no_cache: bool, as_json: bool) -> None:
+def _dry_run(plan: RunPlan, no_cache: bool) -> DryRun:
     from oloproof import aio  # here, not at the top: --help need not load asyncio
     from oloproof.dry_run import dry_run, open_ledger_for_reading
 
     try:
         ledger = open_ledger_for_reading(plan.base_dir)
         try:
-            planned = dry_run(ledger, plan, use_cache=not no_cache)
+            return dry_run(ledger, plan, use_cache=not no_cache)
         finally:
             if ledger is not None:
                 ledger.close()
     finally:
         aio.run(plan.system.aclose())
-    if as_json:
-        typer.echo(json.dumps(planned.to_json(), indent=2))
-    else:
-        typer.echo("\n".join(dry_run_lines(planned)))
 
 
 def _execute(

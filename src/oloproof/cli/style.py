@@ -14,6 +14,10 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
    exit 0: a closed pipe is not a failed rule. A command that decided a gate before printing
    (``run``, ``compare``) exits with the gate's code all the same, and has written its
    ``--junit``/``--summary`` files first.
+5. Standard output holds the command's output alone. The user's code runs in this process and
+   shares its standard output: while it runs, what anything writes there (a ``print``, C code,
+   a child process) goes to standard error instead (``user_output_aside``), so a ``--json``
+   report can be parsed and a report's last line is the gate.
 
 The settings live in one module-level ``Style``, set once by the root command; renderers read
 it, and code that renders without it (tests, the CLI reference) gets the plain layout.
@@ -21,10 +25,11 @@ it, and code that renders without it (tests, the CLI reference) gets the plain l
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any, NoReturn
 
@@ -110,6 +115,43 @@ def _isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
+
+
+# ------------------------------------------------------------------- the user's code's output
+
+
+@contextlib.contextmanager
+def user_output_aside() -> Iterator[None]:
+    """Within: what is written to standard output goes to standard error (requirement 5).
+
+    At the level of the file descriptor, so that C code and child processes, which write to
+    descriptor 1 and not through ``sys.stdout``, are moved too. Nothing of the command's own is
+    printed within: it prints once the user's code has run.
+    """
+    _flush(sys.stdout)
+    try:
+        kept = os.dup(1)
+    except OSError:  # no standard output: nothing to keep apart
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:  # no standard error to send it to: it stays where it was
+        os.close(kept)
+        yield
+        return
+    try:
+        yield
+    finally:
+        _flush(sys.stdout)  # what the user's code left in the buffer belongs to standard error
+        os.dup2(kept, 1)
+        os.close(kept)
+
+
+def _flush(stream: Any) -> None:
+    # A reader gone, or a stream closed by the user's code: there is nothing left to move.
+    with contextlib.suppress(OSError, ValueError, PipeClosed):
+        stream.flush()
 
 
 # ---------------------------------------------------------------------------- a closed pipe

@@ -1,0 +1,119 @@
+"""What the system's code prints never reaches the report on standard output.
+
+A system runs in Oloproof's process and shares its standard output: a `print` at import, in
+each case, in a stage, or a child process it started wrote into the report. `oloproof run
+--json > report.json` then held the system's lines before the JSON, which no reader can parse,
+and a reader of the text report met the system's lines among its own. What the system's code writes goes
+to standard error, beside Oloproof's own messages, and standard output holds the report alone.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support import copy_example, oloproof
+
+APP = """
+import os
+import subprocess
+import sys
+
+from oloproof import system
+
+print("loading the index")
+
+
+@system(name="s", version="1")
+def answer(case):
+    sys.stdout.write(f"answering {case['q']}\\n")  # a line in one write: cases run side by side
+    sys.stdout.flush()
+    os.write(1, b"written to fd 1\\n")
+    subprocess.run([sys.executable, "-c", "print('from a child')"], check=True)
+    return {"answer": case["q"]}
+"""
+
+CONFIG = """
+system: {name: s, version: "1", callable: app:answer}
+dataset: cases.jsonl
+policy: policy.yaml
+evaluators:
+  - {type: contains, criterion: answered, field: answer, expected_field: answer}
+"""
+
+POLICY = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
+PRINTED = ("loading the index", "answering q1", "written to fd 1", "from a child")
+
+
+def _project(root: Path) -> Path:
+    root.mkdir()
+    (root / "app.py").write_text(APP)
+    (root / "oloproof.yaml").write_text(CONFIG)
+    (root / "policy.yaml").write_text(POLICY)
+    (root / "cases.jsonl").write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}})
+            + "\n"
+            for i in range(30)
+        )
+    )
+    return root
+
+
+def _printed_on_stderr(err: str) -> None:
+    for line in PRINTED:
+        assert line in err.splitlines(), err
+
+
+def test_the_json_report_is_all_standard_output_holds(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    done = oloproof("run", "--json", cwd=root)
+    assert done.code == 0, done.out + done.err
+    report = json.loads(done.out)
+    assert report["gate_label"] == "PASS"
+    _printed_on_stderr(done.err)
+
+
+def test_the_text_report_is_all_standard_output_holds(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    done = oloproof("run", cwd=root)
+    assert done.code == 0, done.out + done.err
+    assert done.lines[0].startswith("Run run_"), done.out
+    assert "Gate: PASS (exit 0)" in done.lines, done.out
+    assert not any(line in done.out for line in PRINTED), done.out
+    _printed_on_stderr(done.err)
+
+
+def test_the_dry_run_s_json_is_all_standard_output_holds(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    done = oloproof("run", "--dry-run", "--json", cwd=root)
+    assert done.code == 0, done.out + done.err
+    assert json.loads(done.out)["cases"] == 30
+    assert "loading the index" in done.err.splitlines(), done.err
+
+
+def test_a_diagnosis_s_json_is_all_standard_output_holds(tmp_path: Path) -> None:
+    root = copy_example("support_rag", tmp_path)
+    app = (root / "app.py").read_text()
+    generate = "    def generate(self, input: dict, context: Context) -> dict:\n"
+    assert generate in app
+    (root / "app.py").write_text(
+        app.replace(generate, generate + '        print("generating", flush=True)\n')
+    )
+    run = oloproof("run", cwd=root)
+    assert run.code == 3, run.out + run.err  # the example's gate blocks, on purpose
+    (listed,) = oloproof("runs", cwd=root).lines
+    run_id = listed.split()[0]
+    done = oloproof(
+        "diagnose",
+        run_id,
+        "--intervention",
+        "gold-context",
+        "--criterion",
+        "answer_correct",
+        "--json",
+        cwd=root,
+    )
+    assert done.code == 0, done.out + done.err
+    assert json.loads(done.out)["diagnosis"]["intervention"] == {"kind": "gold-context"}
+    assert "generating" in done.err.splitlines(), done.err
