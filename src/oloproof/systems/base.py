@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any, Final, Protocol
 
 from oloproof.dataset import MAX_NESTING, Case
+from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.usercode import describe, received
 
@@ -122,6 +123,57 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
 _project_dirs: set[Path] = set()
 
 
+# Libraries Oloproof loads only once a run needs them (scipy to decide the gate, httpx for a
+# judge), which import many of Python's standard modules as they load.
+_LATER_LIBRARIES: Final = ("numpy", "scipy.special", "scipy.optimize", "httpx")
+
+
+def _standard_names_in(folder: Path) -> dict[str, str]:
+    """The modules and packages of ``folder`` named like a module of Python's standard library
+    (``pprint.py``, ``unittest/``), by that name: once ``folder`` is first on the import path,
+    Python loads one in the standard module's place for whoever imports the name first."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return {}
+    found = {}
+    for entry in entries:
+        if entry.suffix == ".py":
+            name = entry.stem
+        elif (entry / "__init__.py").is_file():
+            name = entry.name
+        else:  # a folder without one is found only where no module of its name is
+            continue
+        if name in sys.stdlib_module_names:
+            found[name] = entry.name
+    return found
+
+
+def _keep_standard_modules(folder: Path) -> None:
+    """When ``folder`` holds modules named like standard ones, load ``_LATER_LIBRARIES`` while
+    the import path is still Python's own, so that they get the standard modules; and say
+    which of the folder's files an ``import`` of their name cannot load, the standard module
+    being loaded already (a file the user's code imports by that name would silently not run)."""
+    named = _standard_names_in(folder)
+    if not named:
+        return
+    if any(name not in sys.modules for name in named):
+        for library in _LATER_LIBRARIES:
+            importlib.import_module(library)
+    hidden = [file for name, file in named.items() if name in sys.modules]
+    if hidden and folder not in _warned:
+        _warned.add(folder)
+        sys.stderr.write(
+            f"warning: {printable(str(folder))}: {', '.join(printable(f) for f in hidden)}: "
+            "named like modules of Python's standard library, which are loaded already; an "
+            "import of one of these names in your code gets Python's module, not the file "
+            "(rename the file to use it)\n"
+        )
+
+
+_warned: set[Path] = set()
+
+
 def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
     """Import ``module_name`` as ``base_dir`` holds it, and what it imports as well.
 
@@ -129,6 +181,7 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
     (two projects' ``app.py``, imported by name): they are dropped, and ``base_dir`` goes first
     on the import path, so the code that runs is this project's."""
     base = str(base_dir)
+    _keep_standard_modules(base_dir)
     if base in sys.path:
         sys.path.remove(base)
     sys.path.insert(0, base)
