@@ -117,3 +117,38 @@ def test_a_diagnosis_s_json_is_all_standard_output_holds(tmp_path: Path) -> None
     assert done.code == 0, done.out + done.err
     assert json.loads(done.out)["diagnosis"]["intervention"] == {"kind": "gold-context"}
     assert "generating" in done.err.splitlines(), done.err
+
+
+SILENCES = """
+import os
+import sys
+
+from oloproof import system
+
+sys.stdout = open(os.devnull, "w")  # silences a chatty library, and is never put back
+sys.stderr = open(os.devnull, "w")
+
+
+@system(name="s", version="1")
+def answer(case):
+    return {"answer": case["q"]}
+"""
+
+
+def test_a_system_that_replaces_the_standard_streams_does_not_silence_the_report(
+    tmp_path: Path,
+) -> None:
+    # The report went to the system's os.devnull: CI's log showed nothing of the gate, and a
+    # --json reader found no document.
+    root = _project(tmp_path / "p")
+    (root / "app.py").write_text(SILENCES)
+    done = oloproof("run", "--json", cwd=root)
+    assert done.code == 0, done.out + done.err
+    assert json.loads(done.out)["gate_label"] == "PASS"
+    # An output the ledger cannot record stops the run, in a sentence on stderr.
+    nan = SILENCES.replace('return {"answer": case["q"]}', 'return {"answer": float("nan")}')
+    (root / "app.py").write_text(nan)
+    stopped = oloproof("run", cwd=root)
+    assert stopped.code == 2, stopped.out + stopped.err
+    assert stopped.err.startswith("error: "), stopped.err
+    assert "the output cannot be recorded" in stopped.err, stopped.err

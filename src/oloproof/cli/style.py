@@ -126,26 +126,37 @@ def user_output_aside() -> Iterator[None]:
 
     At the level of the file descriptor, so that C code and child processes, which write to
     descriptor 1 and not through ``sys.stdout``, are moved too. Nothing of the command's own is
-    printed within: it prints once the user's code has run.
+    printed within: it prints once the user's code has run. ``sys.stdout`` and ``sys.stderr``
+    are put back as they were, in case the user's code replaced them (a library silenced with
+    ``sys.stdout = open(os.devnull, "w")``): the report and any error are still seen.
     """
+    streams = sys.stdout, sys.stderr
     _flush(sys.stdout)
-    try:
-        kept = os.dup(1)
-    except OSError:  # no standard output: nothing to keep apart
-        yield
-        return
-    try:
-        os.dup2(2, 1)
-    except OSError:  # no standard error to send it to: it stays where it was
-        os.close(kept)
-        yield
-        return
+    kept = _descriptor_aside()
     try:
         yield
     finally:
-        _flush(sys.stdout)  # what the user's code left in the buffer belongs to standard error
-        os.dup2(kept, 1)
+        for stream in (sys.stdout, streams[0]):
+            _flush(stream)  # what the user's code left in a buffer belongs to standard error
+        sys.stdout, sys.stderr = streams
+        if kept is not None:
+            os.dup2(kept, 1)
+            os.close(kept)
+
+
+def _descriptor_aside() -> int | None:
+    """Point descriptor 1 at standard error; return a copy of what it was, or ``None`` when
+    there is no standard output to keep apart or no standard error to send it to."""
+    try:
+        kept = os.dup(1)
+    except OSError:
+        return None
+    try:
+        os.dup2(2, 1)
+    except OSError:
         os.close(kept)
+        return None
+    return kept
 
 
 def _flush(stream: Any) -> None:
