@@ -18,10 +18,25 @@ Decisions never use these strings; they use the unrounded bounds.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Sequence
-from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal
+from decimal import (
+    MAX_EMAX,
+    MIN_EMIN,
+    ROUND_CEILING,
+    ROUND_FLOOR,
+    ROUND_HALF_EVEN,
+    ROUND_HALF_UP,
+    Context,
+    Decimal,
+    DivisionByZero,
+    InvalidOperation,
+    Overflow,
+    localcontext,
+)
+from typing import ParamSpec, TypeVar
 
 from oloproof.results import Interval
 
@@ -37,6 +52,32 @@ __all__ = [
 
 _TOLERANCE = Decimal("1e-9")
 _ONE = Decimal(1)
+# The decimal context the rounding below works in. Python's own belongs to the process, and the
+# user's code runs in this one: a system that set ``decimal.getcontext().prec = 2`` had the
+# report print 69.0% for 9 of 13, and an interval narrower than the true one.
+_CONTEXT = Context(
+    prec=60,
+    rounding=ROUND_HALF_EVEN,
+    Emin=MIN_EMIN,
+    Emax=MAX_EMAX,
+    capitals=1,
+    clamp=0,
+    flags=[],
+    traps=[InvalidOperation, DivisionByZero, Overflow],
+)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _exact(f: Callable[P, R]) -> Callable[P, R]:
+    """``f`` computed in ``_CONTEXT``, whatever context the thread has."""
+
+    @functools.wraps(f)
+    def in_context(*args: P.args, **kwargs: P.kwargs) -> R:
+        with localcontext(_CONTEXT):
+            return f(*args, **kwargs)
+
+    return in_context
 
 
 def _steps(x: float) -> Decimal:
@@ -51,6 +92,7 @@ def _tolerance(v: Decimal) -> Decimal:
     return _TOLERANCE * max(_ONE, abs(v))
 
 
+@_exact
 def _nearest(x: float) -> int:
     """Round to the nearest step, halves away from zero (a near-half counts as a half)."""
     v = _steps(x)
@@ -60,18 +102,21 @@ def _nearest(x: float) -> int:
     return int(v.to_integral_value(ROUND_HALF_UP))
 
 
+@_exact
 def _down(x: float) -> int:
     """Round down to a step (a value within the tolerance below a step stays on it)."""
     v = _steps(x)
     return int((v + _tolerance(v)).to_integral_value(ROUND_FLOOR))
 
 
+@_exact
 def _up(x: float) -> int:
     """Round up to a step (a value within the tolerance above a step stays on it)."""
     v = _steps(x)
     return int((v - _tolerance(v)).to_integral_value(ROUND_CEILING))
 
 
+@_exact
 def _tenths(steps: int) -> str:
     return f"{Decimal(steps).scaleb(-1):.1f}"
 
@@ -81,6 +126,7 @@ def _signed_tenths(steps: int) -> str:
     return sign + _tenths(abs(steps))
 
 
+@_exact
 def _thousandths(steps: int) -> str:
     return f"{Decimal(steps).scaleb(-3):.3f}"
 
