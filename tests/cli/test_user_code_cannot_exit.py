@@ -285,11 +285,17 @@ def test_a_user_keyboard_interrupt_is_not_a_ctrl_c_but_a_real_one_still_is(
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
-    assert proc.stdout is not None
-    # The system prints when the slow case starts waiting: by then the first case is done.
-    assert proc.stdout.readline() == "waiting\n"
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    assert proc.stderr is not None
+    try:
+        # The system prints (onto stderr: stdout is the report's) when the slow case starts
+        # waiting: by then the first case is done.
+        assert proc.stderr.readline() == "waiting\n"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:  # a failed assertion leaves no process behind to trouble the next test
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, out + err
     assert "oloproof run --resume run_" in err
     assert _end_states(root) == ["interrupted"]
