@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -35,6 +36,19 @@ _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANU
 MAX_CONCURRENCY = 10_000
 # The validation context of a policy read from the ledger (``recorded_policy``).
 _RECORDED = "recorded"
+
+
+_ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def _variable_name(name: str) -> str:
+    if not re.match(_ENV_NAME_PATTERN, name):
+        # Never repeated in the message: it may be the secret, pasted in by mistake.
+        raise ValueError(
+            "must be the name of an environment variable (letters, digits and _), never the "
+            "secret itself"
+        )
+    return name
 
 
 class _Model(BaseModel):
@@ -250,6 +264,13 @@ class ProjectConfig(_Model):
         default_factory=EngineConfig,
         description="Where cases execute: `local` (default), `ray`, or a mapping of engine "
         "settings.",
+    )
+    secrets: list[Annotated[str, AfterValidator(_variable_name)]] = Field(
+        default_factory=list,
+        json_schema_extra={"items": {"type": "string", "pattern": _ENV_NAME_PATTERN}},
+        description="Environment variables whose values are kept out of everything stored or "
+        "printed, beside those named like credentials (`*_API_KEY`, `*_TOKEN`, `*SECRET`, "
+        "`*PASSWORD`, ...): for a secret the system's own code reads under another name.",
     )
 
     @field_validator("engine", mode="before")

@@ -5,7 +5,9 @@ Requirements:
 1. One registry. An adapter that reads a secret from the environment (an HTTP system's header
    value given as ``${NAME}``, a judge's API key) registers the value with ``register`` as it
    reads it; nothing else needs to know about that adapter. A new adapter only registers its
-   own secrets.
+   own secrets. The user's code reads its own, out of sight: before it runs, the values of the
+   variables named like credentials and of those the project lists are registered
+   (``register_environment``).
 2. Applied at the chokepoints, not per adapter: ``oloproof.events.make`` (every event the
    ledger stores is built there) passes each body through ``redact``, and the command line
    wraps its output streams in ``RedactingStream``, so every printed line (errors included)
@@ -72,10 +74,11 @@ its characters are escaped.
 
 from __future__ import annotations
 
+import os
 import re
 import string
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
 from typing import IO, Any, Final
@@ -91,6 +94,7 @@ __all__ = [
     "redact",
     "redact_text",
     "register",
+    "register_environment",
     "stored_count",
 ]
 
@@ -146,6 +150,26 @@ def register(value: str | None) -> None:
             shortest=len(ordered[-1]),
             longest=max(n for _, n in _every.values()),
         )
+
+
+# Environment variables whose names say they hold a credential. Matched at the end of the name,
+# which is where the conventions put the word (GEMINI_API_KEY, HF_TOKEN, AWS_SECRET_ACCESS_KEY,
+# PGPASSWORD), and not in the middle (TOKENIZERS_PARALLELISM, MAX_TOKENS). Not CREDENTIALS:
+# GOOGLE_APPLICATION_CREDENTIALS names a file, whose path errors would then lose.
+_CREDENTIAL_NAME: Final = re.compile(
+    r"(?:API_?KEY|ACCESS_?KEY|SECRET_?KEY|PRIVATE_?KEY|TOKEN|SECRET|PASSWORD|PASSWD)$",
+    re.IGNORECASE,
+)
+
+
+def register_environment(declared: Iterable[str] = ()) -> None:
+    """Register the values of the environment variables named like credentials
+    (``_CREDENTIAL_NAME``), and of those ``declared`` (a project's ``secrets:``): the user's own
+    code reads them, and an error of its client may repeat one (a URL with ``?key=``)."""
+    wanted = set(declared)
+    for name, value in os.environ.items():
+        if name in wanted or _CREDENTIAL_NAME.search(name):
+            register(value)
 
 
 # ---------------------------------------------------------------------------- the patterns

@@ -190,6 +190,8 @@ def _plan(
     policy_as_recorded: bool = False,
 ) -> RunPlan:
     require_engine(config, config_path)
+    # Before any of the user's code runs (its module's import prints, its errors are stored).
+    redaction.register_environment(config.secrets)
     base = config_path.parent
     # Each slice is checked only when the search reaches it: the first mistake in the list is
     # the one reported, a slice listed twice included.
