@@ -26,7 +26,7 @@ from pydantic import (
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import JudgeConfig, ModelSystemSettings
+from oloproof.judge_config import ENV_NAME_PATTERN, JudgeConfig, ModelSystemSettings
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import line_for, read_yaml
 
@@ -38,11 +38,8 @@ MAX_CONCURRENCY = 10_000
 _RECORDED = "recorded"
 
 
-_ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-
-
 def _variable_name(name: str) -> str:
-    if not re.match(_ENV_NAME_PATTERN, name):
+    if not re.match(ENV_NAME_PATTERN, name):
         # Never repeated in the message: it may be the secret, pasted in by mistake.
         raise ValueError(
             "must be the name of an environment variable (letters, digits and _), never the "
@@ -267,7 +264,7 @@ class ProjectConfig(_Model):
     )
     secrets: list[Annotated[str, AfterValidator(_variable_name)]] = Field(
         default_factory=list,
-        json_schema_extra={"items": {"type": "string", "pattern": _ENV_NAME_PATTERN}},
+        json_schema_extra={"items": {"type": "string", "pattern": ENV_NAME_PATTERN}},
         description="Environment variables whose values are kept out of everything stored or "
         "printed, beside those named like credentials (`*_API_KEY`, `*_TOKEN`, `*SECRET`, "
         "`*PASSWORD`, ...): for a secret the system's own code reads under another name.",

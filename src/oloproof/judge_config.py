@@ -106,7 +106,7 @@ _CRITERION_DOC = (
     "The metric this judge's verdicts feed, as policy rules and reports name it "
     "(letters, digits, `_`, `.`, `-`)."
 )
-_ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 # What stands in for an api_key_env that is not a variable name (a key pasted there by mistake),
 # so no validation error, however it is printed, repeats the value.
 _HIDDEN = "[hidden: not an environment variable name]"
@@ -151,7 +151,7 @@ class ProviderSettings(BaseModel):
     )
     api_key_env: str | None = Field(
         default=None,
-        json_schema_extra={"pattern": _ENV_NAME_PATTERN},
+        json_schema_extra={"pattern": ENV_NAME_PATTERN},
         description=(
             "The name of the environment variable holding the key, read at call time (default "
             "`OPENAI_API_KEY` or `ANTHROPIC_API_KEY`; none with a `server`). Null sends no key. "
@@ -262,14 +262,14 @@ class ProviderSettings(BaseModel):
             data = _with_defaults(dict(data))
         if isinstance(data, dict):
             env = data.get("api_key_env")
-            if env is not None and not (isinstance(env, str) and re.match(_ENV_NAME_PATTERN, env)):
+            if env is not None and not (isinstance(env, str) and re.match(ENV_NAME_PATTERN, env)):
                 data = {**data, "api_key_env": _HIDDEN}
         return data
 
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(_ENV_NAME_PATTERN, value):
+        if value is not None and not re.match(ENV_NAME_PATTERN, value):
             raise ValueError(
                 "must be the name of an environment variable that holds the key "
                 "(letters, digits and _), never the key itself"

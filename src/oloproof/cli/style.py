@@ -17,7 +17,7 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
 5. Standard output holds the command's output alone. The user's code runs in this process and
    shares its standard output: while it runs, what anything writes there (a ``print``, C code,
    a child process) goes to standard error instead (``user_output_aside``), so a ``--json``
-   report can be parsed and a report's last line is the gate.
+   report can be parsed and no line of a report is the system's.
 
 The settings live in one module-level ``Style``, set once by the root command; renderers read
 it, and code that renders without it (tests, the CLI reference) gets the plain layout.

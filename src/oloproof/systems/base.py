@@ -160,7 +160,7 @@ def _keep_standard_modules(folder: Path) -> None:
     if any(name not in sys.modules for name in named):
         for library in _LATER_LIBRARIES:
             importlib.import_module(library)
-    hidden = [file for name, file in named.items() if name in sys.modules]
+    hidden = [file for name, file in named.items() if _loaded_elsewhere(name, folder)]
     if hidden and folder not in _warned:
         _warned.add(folder)
         sys.stderr.write(
@@ -169,6 +169,15 @@ def _keep_standard_modules(folder: Path) -> None:
             "import of one of these names in your code gets Python's module, not the file "
             "(rename the file to use it)\n"
         )
+
+
+def _loaded_elsewhere(name: str, folder: Path) -> bool:
+    """Whether the module ``name`` is loaded, and not from ``folder``."""
+    module = sys.modules.get(name)
+    if module is None:
+        return False
+    origin = getattr(module, "__file__", None)
+    return origin is None or not Path(origin).resolve().is_relative_to(folder)
 
 
 _warned: set[Path] = set()
