@@ -6,10 +6,35 @@ light modules costs almost nothing: ``oloproof --help`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+import os
+import sys
 
-from oloproof.errors import (
+
+def _started_as_module() -> bool:
+    """Whether this process is ``python -m oloproof``: Python then puts the working folder first
+    on the import path before any of Oloproof is imported (the console command does not)."""
+    if sys.argv[:1] != ["-m"]:  # what it is while the module to run is being imported
+        return False
+    argv: list[str] = sys.orig_argv
+    for i, arg in enumerate(argv):
+        if arg == "-m":
+            return i + 1 < len(argv) and argv[i + 1].split(".")[0] == "oloproof"
+        if arg.startswith("-m") and not arg.startswith("--"):
+            return arg[2:].split(".")[0] == "oloproof"
+    return False
+
+
+if sys.path[:1] == [os.getcwd()] and _started_as_module():
+    # A project's json.py or email.py would be imported in place of Python's own, by Oloproof
+    # itself as it starts. The folder goes last, as the console command has it; a system's
+    # folder goes first when its module is imported (oloproof.systems.base).
+    sys.path.append(sys.path.pop(0))
+
+# Only now: with the working folder first, even these would be a project's typing.py or the like.
+import importlib  # noqa: E402
+from typing import TYPE_CHECKING, Any  # noqa: E402
+
+from oloproof.errors import (  # noqa: E402
     ArtifactError,
     ConfigError,
     DatasetError,

@@ -18,12 +18,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests.support import Result, copy_example, serving_judge_gate
 
-# The command as installed: ``python -m oloproof`` puts the working folder first on the import
-# path before Oloproof starts, which a user's console command does not do.
+# The command as installed (``python -m oloproof`` has a test of its own below).
 OLOPROOF = str(Path(sys.executable).with_name("oloproof"))
 
 APP = """
@@ -67,17 +67,22 @@ def _cli(*args: str, cwd: Path) -> Result:
     return Result(done.returncode, done.stdout, done.stderr)
 
 
-def _shadowed(root: Path) -> Path:
-    """``root`` with a ``NAME.py`` for every public standard module name, each refusing to be
-    imported."""
-    names = [name for name in sys.stdlib_module_names if not name.startswith("_")]
-    assert {"pprint", "argparse", "unittest", "unicodedata"} <= set(names)
+# Names a project may use that Oloproof imports as it starts (with all the others, Python's own
+# start under -m would fail first: runpy imports importlib from the working folder).
+STARTING = ("email", "json", "typing", "logging", "pprint", "argparse", "unittest", "decimal")
+
+
+def _shadowed(root: Path, names: Sequence[str] = ()) -> Path:
+    """``root`` with a ``NAME.py`` for each of ``names`` (default: every public standard
+    module name), each refusing to be imported."""
+    names = names or [name for name in sys.stdlib_module_names if not name.startswith("_")]
+    assert {"pprint", "argparse", "unittest"} <= set(names)
     for name in names:
         (root / f"{name}.py").write_text(f"raise RuntimeError('the project file {name}.py')\n")
     return root
 
 
-def _project(root: Path) -> Path:
+def _project(root: Path, names: Sequence[str] = ()) -> Path:
     root.mkdir()
     (root / "app.py").write_text(APP)
     (root / "oloproof.yaml").write_text(CONFIG)
@@ -89,7 +94,7 @@ def _project(root: Path) -> Path:
             for i in range(30)
         )
     )
-    return _shadowed(root)
+    return _shadowed(root, names)
 
 
 def test_a_run_decides_its_gate_and_writes_its_reports(tmp_path: Path) -> None:
@@ -135,3 +140,22 @@ def test_a_run_judged_over_http(tmp_path: Path) -> None:
     assert done.code in (0, 3), done.out + done.err
     _said_unreachable(root, done.err)
     assert any(line.startswith("Gate: ") for line in done.lines), done.out
+
+
+def test_python_dash_m_starts_as_the_console_command_does(tmp_path: Path) -> None:
+    # `python -m oloproof` puts the working folder first on the import path before Oloproof is
+    # imported: a project's json.py (or typing.py, email.py...) was imported by Oloproof itself
+    # as it started, and the command ended in a traceback, exit 1.
+    root = _project(tmp_path / "p", names=STARTING)
+    done = subprocess.run(
+        [sys.executable, "-m", "oloproof", "run", "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["gate_label"] == "PASS"
+    (line,) = done.stderr.splitlines()  # the warning, naming what Oloproof had loaded already
+    files = ", ".join(sorted(f"{name}.py" for name in STARTING))
+    assert line.startswith(f"warning: {root}: {files}: named like modules"), line
