@@ -152,3 +152,37 @@ def test_a_system_that_replaces_the_standard_streams_does_not_silence_the_report
     assert stopped.code == 2, stopped.out + stopped.err
     assert stopped.err.startswith("error: "), stopped.err
     assert "the output cannot be recorded" in stopped.err, stopped.err
+
+
+CHATTY_THREAD = """
+import threading
+import time
+
+from oloproof import system
+
+
+def heartbeat():
+    while True:
+        print("still here", flush=True)
+        time.sleep(0.05)
+
+
+threading.Thread(target=heartbeat, name="heartbeat").start()
+
+
+@system(name="s", version="1")
+def answer(case):
+    return {"answer": case["q"]}
+"""
+
+
+def test_a_thread_that_prints_after_the_report_prints_on_stderr(tmp_path: Path) -> None:
+    # The thread never ends: the command exits 5 s after its report (with a warning), and all
+    # the while the thread printed after the JSON document, which no reader could then parse.
+    root = _project(tmp_path / "p")
+    (root / "app.py").write_text(CHATTY_THREAD)
+    done = oloproof("run", "--json", cwd=root, timeout=60)
+    assert done.code == 0, done.out + done.err
+    assert json.loads(done.out)["gate_label"] == "PASS"
+    assert "still here" in done.err.splitlines(), done.err
+    assert "warning: threads the system's code started were still running" in done.err

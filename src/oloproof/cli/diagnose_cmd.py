@@ -238,6 +238,7 @@ def diagnose_command(
         typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False))
     else:
         typer.echo("\n".join(diagnosis_lines(ledger, diagnosis)))
+    style.output_done()
 
 
 def _verify(ledger: Ledger, text: str, as_json: bool) -> int:

@@ -146,6 +146,7 @@ def run_command(
             typer.echo(json.dumps(planned.to_json(), indent=2))
         else:
             typer.echo("\n".join(dry_run_lines(planned)))
+        style.output_done()
         return
     with style.user_output_aside():
         if resume is not None:
@@ -174,6 +175,7 @@ def run_command(
         typer.echo(json.dumps(report.to_json(), indent=2))
     else:
         typer.echo(fitted(run_report_lines(report, show_slices=slices)))
+    style.output_done()
     raise typer.Exit(report.exit_code)
 
 

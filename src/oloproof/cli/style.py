@@ -16,8 +16,9 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
    ``--junit``/``--summary`` files first.
 5. Standard output holds the command's output alone. The user's code runs in this process and
    shares its standard output: while it runs, what anything writes there (a ``print``, C code,
-   a child process) goes to standard error instead (``user_output_aside``), so a ``--json``
-   report can be parsed and no line of a report is the system's.
+   a child process) goes to standard error instead (``user_output_aside``), and so does what
+   it writes after the command's output (``output_done``), so a ``--json`` report can be
+   parsed and no line of a report is the system's.
 
 The settings live in one module-level ``Style``, set once by the root command; renderers read
 it, and code that renders without it (tests, the CLI reference) gets the plain layout.
@@ -142,6 +143,16 @@ def user_output_aside() -> Iterator[None]:
         if kept is not None:
             os.dup2(kept, 1)
             os.close(kept)
+
+
+def output_done() -> None:
+    """The command has printed its output: what is written to standard output from now on goes
+    to standard error, as within ``user_output_aside`` (a thread of the user's code still
+    running would print after the report)."""
+    sys.stdout.flush()  # the output, whole; a reader gone is the command's to end on (PipeClosed)
+    kept = _descriptor_aside()
+    if kept is not None:
+        os.close(kept)
 
 
 def _descriptor_aside() -> int | None:
