@@ -1,3 +1,3 @@
-from oloproof.cli.main import main
+from oloproof.cli.main import command
 
-main()
+command()

@@ -93,6 +93,12 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise SystemExit(code)
 
 
+def command() -> None:
+    """The ``oloproof`` command, and ``python -m oloproof``: ``main``, in a process of its own."""
+    style.whole_process()
+    main()
+
+
 def main() -> None:
     # Ctrl-C is noted as it arrives, so a KeyboardInterrupt raised by user code (at import
     # time, or in a case) is never mistaken for one (oloproof.usercode).

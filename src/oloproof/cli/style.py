@@ -145,11 +145,24 @@ def user_output_aside() -> Iterator[None]:
             os.close(kept)
 
 
+_whole_process = False  # the command is the process (``command``), not a call of a program's
+
+
+def whole_process() -> None:
+    """Say that the process ends with the command: ``output_done`` may then keep standard
+    output for good."""
+    global _whole_process
+    _whole_process = True
+
+
 def output_done() -> None:
-    """The command has printed its output: what is written to standard output from now on goes
-    to standard error, as within ``user_output_aside`` (a thread of the user's code still
-    running would print after the report)."""
+    """The command has printed its output: in a process that ends with it, what is written to
+    standard output from now on goes to standard error, as within ``user_output_aside`` (a
+    thread of the user's code still running would print after the report). A program that
+    called ``main`` keeps its standard output."""
     sys.stdout.flush()  # the output, whole; a reader gone is the command's to end on (PipeClosed)
+    if not _whole_process:
+        return
     kept = _descriptor_aside()
     if kept is not None:
         os.close(kept)
