@@ -126,22 +126,27 @@ class _Patterns:
 
 _lock = threading.Lock()
 # Each value's patterns (in every form, as it is) and the most characters one occurrence takes
-_every: dict[str, tuple[tuple[re.Pattern[str], re.Pattern[str]], int]] = {}
+_every: dict[str, tuple[tuple[re.Pattern[str], ...], int]] = {}
 _patterns: _Patterns | None = None  # None until a secret is registered: the fast path
 _stored = 0
 
 
-def register(value: str | None) -> None:
-    """Treat ``value`` as a secret from now on (a value read from the environment)."""
+def register(value: str | None, *, escaped: bool = True) -> None:
+    """Treat ``value`` as a secret from now on (a value read from the environment); with
+    ``escaped`` false, recognise it only as it is (its escaped forms take a pattern whose
+    compiling grows with the value: seconds for a private key's 1,700 characters)."""
     global _patterns
     if not isinstance(value, str) or len(value) < MIN_LENGTH:
         return
     with _lock:
         if value in _every:
             return
-        form = _value(value)
         plain = re.compile(f"({re.escape(value)})")
-        _every[value] = ((re.compile(form.source), plain), form.longest)
+        if escaped:
+            form = _value(value)
+            _every[value] = ((re.compile(form.source), plain), form.longest)
+        else:
+            _every[value] = ((plain,), len(value))
         ordered = sorted(_every, key=len, reverse=True)  # the longest value wins an overlap
         _patterns = _Patterns(
             plain=re.compile("(" + "|".join(re.escape(v) for v in ordered) + ")"),
@@ -162,14 +167,24 @@ _CREDENTIAL_NAME: Final = re.compile(
 )
 
 
+# The longest value named like a credential that is also recognised escaped. Keys and tokens,
+# which a URL or an error repeats, are far shorter; a longer one (a private key's PEM text) is
+# recognised as it is, which compiles in a millisecond where its escaped forms took seconds at
+# the start of every run.
+ESCAPED_UP_TO: Final = 256
+
+
 def register_environment(declared: Iterable[str] = ()) -> None:
     """Register the values of the environment variables named like credentials
-    (``_CREDENTIAL_NAME``), and of those ``declared`` (a project's ``secrets:``): the user's own
-    code reads them, and an error of its client may repeat one (a URL with ``?key=``)."""
+    (``_CREDENTIAL_NAME``), and of those ``declared`` (a project's ``secrets:``, in every form
+    whatever their length): the user's own code reads them, and an error of its client may
+    repeat one (a URL with ``?key=``)."""
     wanted = set(declared)
     for name, value in os.environ.items():
-        if name in wanted or _CREDENTIAL_NAME.search(name):
+        if name in wanted:
             register(value)
+        elif _CREDENTIAL_NAME.search(name):
+            register(value, escaped=len(value) <= ESCAPED_UP_TO)
 
 
 # ---------------------------------------------------------------------------- the patterns

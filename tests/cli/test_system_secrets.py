@@ -138,3 +138,33 @@ def test_a_listed_secret_must_be_a_variable_name(tmp_path: Path) -> None:
     assert done.err.startswith(f"error: {root / 'oloproof.yaml'}, line 6: secrets.1: "), done.err
     assert "not a name" not in done.err  # an entry may be a secret pasted in by mistake
     assert not (root / ".oloproof").exists()
+
+
+PRIVATE_KEY = "-----BEGIN PRIVATE KEY-----\n" + "\n".join(
+    f"MIIEvQIBADANBgkqhkiG9w0BAQEFAASC{i:032d}" for i in range(30)
+)
+
+ECHOES_ITS_KEY = """
+import os
+
+from oloproof import system
+
+
+@system(name="s", version="1")
+def answer(case):
+    return {"answer": "signed with " + os.environ["SERVICE_PRIVATE_KEY"]}
+"""
+
+
+def test_a_long_credential_is_kept_out_as_it_is(tmp_path: Path) -> None:
+    # A private key's 2,000 characters are recognised as they are (their escaped forms would
+    # take seconds to compile at the start of every run: benchmarks/redaction.py).
+    assert len(PRIVATE_KEY) > 256
+    root = _project(tmp_path / "p", "SEARCH_API_KEY")
+    (root / "app.py").write_text(ECHOES_ITS_KEY)
+    run = oloproof("run", cwd=root, env={"SERVICE_PRIVATE_KEY": PRIVATE_KEY})
+    assert run.code == 0, run.out + run.err
+    shown = oloproof("inspect", "latest", "--case", "plain", cwd=root)
+    assert "signed with [redacted]" in shown.out, shown.out
+    assert PRIVATE_KEY.encode() not in _stored(root)
+    assert "Redacted: 3 occurrences of configured secrets" in run.lines, run.out
