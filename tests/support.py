@@ -151,6 +151,39 @@ def write_project(
     return root
 
 
+# The diagnosis of the support_rag example the guides show: its failed answers, under gold context.
+GOLD_DIAGNOSIS = ("--intervention", "gold-context", "--criterion", "answer_correct")
+
+# A callable system ``app:answer`` judged on whether its answer holds the expected one.
+ANSWERED_CONFIG = """
+system: {name: s, version: "1", callable: app:answer}
+dataset: cases.jsonl
+policy: policy.yaml
+evaluators:
+  - {type: contains, criterion: answered, field: answer, expected_field: answer}
+"""
+
+
+def answered_project(root: Path, app: str, expected: Sequence[str] = (), cases: int = 30) -> Path:
+    """``write_project`` of ``app`` with ``ANSWERED_CONFIG`` and a rule ``answered`` at least
+    0.5: ``cases`` cases ``q0``, ``q1``… (input ``{"q": "q0"}``), each expecting its question,
+    or, for the first ones, the answer ``expected`` gives."""
+    return write_project(
+        root,
+        app=app,
+        config=ANSWERED_CONFIG,
+        policy="version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n",
+        cases=(
+            {
+                "id": f"q{i}",
+                "input": {"q": f"q{i}"},
+                "expected": {"answer": expected[i] if i < len(expected) else f"q{i}"},
+            }
+            for i in range(cases)
+        ),
+    )
+
+
 # The retrieve stage of the gold-context projects below: the one relevant passage (kb-01) ranks
 # second, under a top_k of 1, so the run's context never holds it and every case fails.
 GOLD_RETRIEVE = """

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import ANSWERED_CONFIG, oloproof
 
 APP = """
 import asyncio
@@ -41,14 +41,6 @@ from oloproof import system
 {kind}def answer(case):
     {body}
     return {{"answer": case["q"]}}
-"""
-
-CONFIG = """
-system: {name: s, version: "1", callable: app:answer}
-dataset: cases.jsonl
-policy: policy.yaml
-evaluators:
-  - {type: contains, criterion: answered, field: answer, expected_field: answer}
 """
 
 POLICY = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
@@ -80,7 +72,7 @@ def _project(
     """A project of 30 cases whose expected answer is ``answer`` (``{q}``: the question)."""
     root.mkdir()
     (root / "app.py").write_text(APP.format(start=start, body=body, kind=kind))
-    (root / "oloproof.yaml").write_text(CONFIG)
+    (root / "oloproof.yaml").write_text(ANSWERED_CONFIG)
     (root / "policy.yaml").write_text(POLICY)
     questions = [f"q{i}" for i in range(30)]
     (root / "cases.jsonl").write_text(

@@ -11,23 +11,12 @@ Each expected figure is computed here from scipy's exact (Clopper-Pearson) inter
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
-from tests.support import oloproof
-
-CONFIG = """
-system: {name: s, version: "1", callable: app:answer}
-dataset: cases.jsonl
-policy: policy.yaml
-evaluators:
-  - {type: contains, criterion: answered, field: answer, expected_field: answer}
-"""
-
-POLICY = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
+from tests.support import answered_project, oloproof
 
 AT_IMPORT = """
 import decimal
@@ -66,32 +55,13 @@ def _expected() -> tuple[str, str]:
     return f"{round(PASSED / CASES * 100, 1)}%", f"[{lower:.1f}%, {upper:.1f}%]"
 
 
-def _project(root: Path, app: str) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(app)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(POLICY)
-    (root / "cases.jsonl").write_text(
-        "".join(
-            json.dumps(
-                {"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}}
-                if i < PASSED
-                else {"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": "other"}}
-            )
-            + "\n"
-            for i in range(CASES)
-        )
-    )
-    return root
-
-
 @pytest.mark.parametrize("app", [AT_IMPORT, IN_A_CASE], ids=["at import", "in a case"])
 def test_the_decimal_context_of_the_system_does_not_round_the_report(
     tmp_path: Path, app: str
 ) -> None:
     point, interval = _expected()
     assert (point, interval) == ("69.2%", "[38.5%, 91.0%]")  # what the guides' rounding gives
-    root = _project(tmp_path / "p", app)
+    root = answered_project(tmp_path / "p", app, ["other"] * (CASES - PASSED), CASES)
     done = oloproof("run", "--summary", "summary.md", cwd=root)
     assert done.code == 3, done.out + done.err  # the interval overlaps the threshold
     (row,) = [line for line in done.lines if "│ answered" in line and "observed" in line]

@@ -21,7 +21,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.support import Result, copy_example, serving_judge_gate
+from tests.support import (
+    ANSWERED_CONFIG,
+    GOLD_DIAGNOSIS,
+    Result,
+    answered_project,
+    copy_example,
+    serving_judge_gate,
+)
 
 # The command as installed (``python -m oloproof`` has a test of its own below).
 OLOPROOF = str(Path(sys.executable).with_name("oloproof"))
@@ -35,16 +42,8 @@ def answer(case):
     return {"answer": case["q"]}
 """
 
-CONFIG = """
-system: {name: s, version: "1", callable: app:answer}
-dataset: cases.jsonl
-policy: policy.yaml
-evaluators:
-  - {type: contains, criterion: answered, field: answer, expected_field: answer}
-  - {type: json_schema, criterion: shaped, schema: {type: object, required: [answer]}}
-"""
-
-POLICY = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
+# With a json_schema evaluator too: jsonschema is loaded as the run is planned.
+SCHEMA = "  - {type: json_schema, criterion: shaped, schema: {type: object, required: [answer]}}\n"
 
 
 def _said_unreachable(root: Path, err: str) -> None:
@@ -83,17 +82,8 @@ def _shadowed(root: Path, names: Sequence[str] = ()) -> Path:
 
 
 def _project(root: Path, names: Sequence[str] = ()) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(POLICY)
-    (root / "cases.jsonl").write_text(
-        "".join(
-            json.dumps({"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}})
-            + "\n"
-            for i in range(30)
-        )
-    )
+    answered_project(root, APP)
+    (root / "oloproof.yaml").write_text(ANSWERED_CONFIG + SCHEMA)
     return _shadowed(root, names)
 
 
@@ -120,15 +110,7 @@ def test_a_staged_run_and_its_diagnosis(tmp_path: Path) -> None:
     assert run.code == 3, run.out + run.err  # the example's gate blocks, on purpose
     assert "Gate: BLOCK (exit 3)" in run.lines, run.out
     _said_unreachable(root, run.err)
-    done = _cli(
-        "diagnose",
-        "latest",
-        "--intervention",
-        "gold-context",
-        "--criterion",
-        "answer_correct",
-        cwd=root,
-    )
+    done = _cli("diagnose", "latest", *GOLD_DIAGNOSIS, cwd=root)
     assert done.code == 0, done.out + done.err
     _said_unreachable(root, done.err)
     assert "Recovered under gold context: 3 of 4" in done.out, done.out

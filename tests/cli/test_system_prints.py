@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import copy_example, oloproof
+from tests.support import GOLD_DIAGNOSIS, answered_project, copy_example, oloproof
 
 APP = """
 import os
@@ -33,31 +33,7 @@ def answer(case):
     return {"answer": case["q"]}
 """
 
-CONFIG = """
-system: {name: s, version: "1", callable: app:answer}
-dataset: cases.jsonl
-policy: policy.yaml
-evaluators:
-  - {type: contains, criterion: answered, field: answer, expected_field: answer}
-"""
-
-POLICY = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
 PRINTED = ("loading the index", "answering q1", "written to fd 1", "from a child")
-
-
-def _project(root: Path) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
-    (root / "policy.yaml").write_text(POLICY)
-    (root / "cases.jsonl").write_text(
-        "".join(
-            json.dumps({"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}})
-            + "\n"
-            for i in range(30)
-        )
-    )
-    return root
 
 
 def _printed_on_stderr(err: str) -> None:
@@ -66,7 +42,7 @@ def _printed_on_stderr(err: str) -> None:
 
 
 def test_the_json_report_is_all_standard_output_holds(tmp_path: Path) -> None:
-    root = _project(tmp_path / "p")
+    root = answered_project(tmp_path / "p", APP)
     done = oloproof("run", "--json", cwd=root)
     assert done.code == 0, done.out + done.err
     report = json.loads(done.out)
@@ -75,7 +51,7 @@ def test_the_json_report_is_all_standard_output_holds(tmp_path: Path) -> None:
 
 
 def test_the_text_report_is_all_standard_output_holds(tmp_path: Path) -> None:
-    root = _project(tmp_path / "p")
+    root = answered_project(tmp_path / "p", APP)
     done = oloproof("run", cwd=root)
     assert done.code == 0, done.out + done.err
     assert done.lines[0].startswith("Run run_"), done.out
@@ -85,7 +61,7 @@ def test_the_text_report_is_all_standard_output_holds(tmp_path: Path) -> None:
 
 
 def test_the_dry_run_s_json_is_all_standard_output_holds(tmp_path: Path) -> None:
-    root = _project(tmp_path / "p")
+    root = answered_project(tmp_path / "p", APP)
     done = oloproof("run", "--dry-run", "--json", cwd=root)
     assert done.code == 0, done.out + done.err
     assert json.loads(done.out)["cases"] == 30
@@ -104,16 +80,7 @@ def test_a_diagnosis_s_json_is_all_standard_output_holds(tmp_path: Path) -> None
     assert run.code == 3, run.out + run.err  # the example's gate blocks, on purpose
     (listed,) = oloproof("runs", cwd=root).lines
     run_id = listed.split()[0]
-    done = oloproof(
-        "diagnose",
-        run_id,
-        "--intervention",
-        "gold-context",
-        "--criterion",
-        "answer_correct",
-        "--json",
-        cwd=root,
-    )
+    done = oloproof("diagnose", run_id, *GOLD_DIAGNOSIS, "--json", cwd=root)
     assert done.code == 0, done.out + done.err
     assert json.loads(done.out)["diagnosis"]["intervention"] == {"kind": "gold-context"}
     assert "generating" in done.err.splitlines(), done.err
@@ -140,8 +107,7 @@ def test_a_system_that_replaces_the_standard_streams_does_not_silence_the_report
 ) -> None:
     # The report went to the system's os.devnull: CI's log showed nothing of the gate, and a
     # --json reader found no document.
-    root = _project(tmp_path / "p")
-    (root / "app.py").write_text(SILENCES)
+    root = answered_project(tmp_path / "p", SILENCES)
     done = oloproof("run", "--json", cwd=root)
     assert done.code == 0, done.out + done.err
     assert json.loads(done.out)["gate_label"] == "PASS"
@@ -179,8 +145,7 @@ def answer(case):
 def test_a_thread_that_prints_after_the_report_prints_on_stderr(tmp_path: Path) -> None:
     # The thread never ends: the command exits 5 s after its report (with a warning), and all
     # the while the thread printed after the JSON document, which no reader could then parse.
-    root = _project(tmp_path / "p")
-    (root / "app.py").write_text(CHATTY_THREAD)
+    root = answered_project(tmp_path / "p", CHATTY_THREAD)
     done = oloproof("run", "--json", cwd=root, timeout=60)
     assert done.code == 0, done.out + done.err
     assert json.loads(done.out)["gate_label"] == "PASS"
