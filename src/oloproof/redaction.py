@@ -167,10 +167,15 @@ _CREDENTIAL_NAME: Final = re.compile(
 )
 
 
-# The longest value named like a credential that is also recognised escaped. Keys and tokens,
-# which a URL or an error repeats, are far shorter; a longer one (a private key's PEM text) is
-# recognised as it is, which compiles in a millisecond where its escaped forms took seconds at
-# the start of every run.
+# The shortest value of a variable named like a credential that is taken for one. Keys and
+# tokens are longer (a GitHub token 40 characters, an OpenAI key over 50); a shorter value is
+# more likely a word (a local database's PGPASSWORD=postgres), and replacing it in every answer
+# about Postgres would change their verdicts. A project lists such a secret under ``secrets:``.
+SHORTEST_FOUND: Final = 16
+# The longest such value that is also recognised escaped. Keys and tokens, which a URL or an
+# error repeats, are far shorter; a longer one (a private key's PEM text) is recognised as it
+# is, which compiles in a millisecond where its escaped forms took seconds at the start of
+# every run.
 ESCAPED_UP_TO: Final = 256
 
 
@@ -183,7 +188,7 @@ def register_environment(declared: Iterable[str] = ()) -> None:
     for name, value in os.environ.items():
         if name in wanted:
             register(value)
-        elif _CREDENTIAL_NAME.search(name):
+        elif _CREDENTIAL_NAME.search(name) and len(value) >= SHORTEST_FOUND:
             register(value, escaped=len(value) <= ESCAPED_UP_TO)
 
 

@@ -117,18 +117,39 @@ def test_the_system_s_own_key_is_kept_out(
         assert secret not in path.read_text(), path
 
 
-@pytest.mark.parametrize("name", ["SEARCH_PROFILE", "GOOGLE_APPLICATION_CREDENTIALS"])
-def test_other_variables_are_left_as_they_are(tmp_path: Path, name: str) -> None:
-    # A value of a variable not named like a credential, nor listed, is not one (the second
-    # names a file, whose path an error would otherwise lose).
+@pytest.mark.parametrize(
+    ("name", "value", "more"),
+    [
+        ("SEARCH_PROFILE", "profile-7d41c2", ""),
+        ("GOOGLE_APPLICATION_CREDENTIALS", "profile-7d41c2", ""),
+        ("PGPASSWORD", "postgres", ""),
+    ],
+)
+def test_other_values_are_left_as_they_are(
+    tmp_path: Path, name: str, value: str, more: str
+) -> None:
+    # A variable not named like a credential, nor listed, holds none; nor does one that names
+    # a file (GOOGLE_APPLICATION_CREDENTIALS: an error would lose its path); nor a value too
+    # short to be a key (a local database's default password, which an answer about Postgres
+    # would otherwise lose, its verdict with it).
     with http_server(Search) as base:
         root = _project(tmp_path / "p", name)
-        env = {name: "profile-7d41c2", "SEARCH_URL": base + "/search"}
+        env = {name: value, "SEARCH_URL": base + "/search"}
         run = oloproof("run", cwd=root, env=env)
         leaky = oloproof("inspect", "latest", "--case", "leaky", cwd=root)
     assert run.code == 0, run.out + run.err
-    assert "echo profile-7d41c2" in leaky.out, leaky.out
+    assert f"echo {value}" in leaky.out, leaky.out
     assert not any(line.startswith("Redacted: ") for line in run.lines), run.out
+
+
+def test_a_short_value_is_kept_out_when_listed(tmp_path: Path) -> None:
+    with http_server(Search) as base:
+        root = _project(tmp_path / "p", "PGPASSWORD", "secrets: [PGPASSWORD]\n")
+        env = {"PGPASSWORD": "postgres", "SEARCH_URL": base + "/search"}
+        run = oloproof("run", cwd=root, env=env)
+        leaky = oloproof("inspect", "latest", "--case", "leaky", cwd=root)
+    assert run.code == 0, run.out + run.err
+    assert "echo [redacted]" in leaky.out, leaky.out
 
 
 def test_a_listed_secret_must_be_a_variable_name(tmp_path: Path) -> None:
