@@ -234,11 +234,11 @@ def diagnose_command(
             engine=engine,
             reuse_generations=reuse_generations,
         )
+    out = style.report_out()
     if as_json:
-        typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False))
+        typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False), file=out)
     else:
-        typer.echo("\n".join(diagnosis_lines(ledger, diagnosis)))
-    style.output_done()
+        typer.echo("\n".join(diagnosis_lines(ledger, diagnosis)), file=out)
 
 
 def _verify(ledger: Ledger, text: str, as_json: bool) -> int:

@@ -142,11 +142,11 @@ def run_command(
                 config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
             )
             planned = _dry_run(plan.restrict(choose, repeats), no_cache)
+        out = style.report_out()
         if as_json:
-            typer.echo(json.dumps(planned.to_json(), indent=2))
+            typer.echo(json.dumps(planned.to_json(), indent=2), file=out)
         else:
-            typer.echo("\n".join(dry_run_lines(planned)))
-        style.output_done()
+            typer.echo("\n".join(dry_run_lines(planned)), file=out)
         return
     with style.user_output_aside():
         if resume is not None:
@@ -171,11 +171,11 @@ def run_command(
     report = outcome.report
     _ci_files(ledger, report, junit, junit_cases, summary)
     style.decided(report.exit_code)
+    out = style.report_out()
     if as_json:
-        typer.echo(json.dumps(report.to_json(), indent=2))
+        typer.echo(json.dumps(report.to_json(), indent=2), file=out)
     else:
-        typer.echo(fitted(run_report_lines(report, show_slices=slices)))
-    style.output_done()
+        typer.echo(fitted(run_report_lines(report, show_slices=slices)), file=out)
     raise typer.Exit(report.exit_code)
 
 

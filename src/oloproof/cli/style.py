@@ -16,9 +16,9 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
    ``--junit``/``--summary`` files first.
 5. Standard output holds the command's output alone. The user's code runs in this process and
    shares its standard output: while it runs, what anything writes there (a ``print``, C code,
-   a child process) goes to standard error instead (``user_output_aside``), and so does what
-   it writes after the command's output (``output_done``), so a ``--json`` report can be
-   parsed and no line of a report is the system's.
+   a child process) goes to standard error instead, and, in the command's own process, still
+   does after it has run, the command printing through a stream of its own (``report_out``):
+   a ``--json`` report can be parsed, and no line of a report is the system's.
 
 The settings live in one module-level ``Style``, set once by the root command; renderers read
 it, and code that renders without it (tests, the CLI reference) gets the plain layout.
@@ -27,12 +27,13 @@ it, and code that renders without it (tests, the CLI reference) gets the plain l
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import IO, Any, NoReturn
+from typing import IO, Any, NoReturn, cast
 
 _RESET = "\x1b[0m"
 _CODES = {
@@ -120,16 +121,31 @@ def _isatty(stream: Any) -> bool:
 
 # ------------------------------------------------------------------- the user's code's output
 
+_whole_process = False  # the command is the process (``command``), not a call of a program's
+_report: IO[str] | None = None  # standard output, kept apart for the command's own output
+
+
+def whole_process() -> None:
+    """Say that the process ends with the command: standard output may then be kept apart
+    for the command's output for good (``user_output_aside``)."""
+    global _whole_process
+    _whole_process = True
+
 
 @contextlib.contextmanager
 def user_output_aside() -> Iterator[None]:
     """Within: what is written to standard output goes to standard error (requirement 5).
 
     At the level of the file descriptor, so that C code and child processes, which write to
-    descriptor 1 and not through ``sys.stdout``, are moved too. Nothing of the command's own is
-    printed within: it prints once the user's code has run. ``sys.stdout`` and ``sys.stderr``
-    are put back as they were, in case the user's code replaced them (a library silenced with
-    ``sys.stdout = open(os.devnull, "w")``): the report and any error are still seen.
+    descriptor 1 and not through ``sys.stdout``, are moved too. ``sys.stdout`` and
+    ``sys.stderr`` are put back as they were on the way out, in case the user's code replaced
+    them (a library silenced with ``sys.stdout = open(os.devnull, "w")``).
+
+    In a process that ends with the command, descriptor 1 stays with standard error after
+    the block as well, and the command prints its output through ``report_out``, a stream of
+    its own on standard output: a thread of the user's code still running, which prints
+    through ``sys.stdout`` as the report is printed or while the exit waits for it, never
+    writes into the report. A program that called ``main`` gets its standard output back.
     """
     streams = sys.stdout, sys.stderr
     _flush(sys.stdout)
@@ -141,31 +157,33 @@ def user_output_aside() -> Iterator[None]:
             _flush(stream)  # what the user's code left in a buffer belongs to standard error
         sys.stdout, sys.stderr = streams
         if kept is not None:
-            os.dup2(kept, 1)
-            os.close(kept)
+            if _whole_process:
+                _keep_report(kept)
+            else:
+                os.dup2(kept, 1)
+                os.close(kept)
 
 
-_whole_process = False  # the command is the process (``command``), not a call of a program's
-
-
-def whole_process() -> None:
-    """Say that the process ends with the command: ``output_done`` may then keep standard
-    output for good."""
-    global _whole_process
-    _whole_process = True
-
-
-def output_done() -> None:
-    """The command has printed its output: in a process that ends with it, what is written to
-    standard output from now on goes to standard error, as within ``user_output_aside`` (a
-    thread of the user's code still running would print after the report). A program that
-    called ``main`` keeps its standard output."""
-    sys.stdout.flush()  # the output, whole; a reader gone is the command's to end on (PipeClosed)
-    if not _whole_process:
+def _keep_report(fd: int) -> None:
+    global _report
+    if _report is not None:  # kept by an earlier block of the same command
+        os.close(fd)
         return
-    kept = _descriptor_aside()
-    if kept is not None:
-        os.close(kept)
+    from oloproof.redaction import RedactingStream
+
+    raw = io.TextIOWrapper(
+        io.FileIO(fd, "w"),
+        encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
+        errors=getattr(sys.stdout, "errors", None) or "strict",
+    )
+    # Wrapped as sys.stdout is (oloproof.cli.main): a closed pipe, then the redactor.
+    _report = cast("IO[str]", RedactingStream(cast("IO[str]", PipeGuard(raw))))
+
+
+def report_out() -> IO[str]:
+    """Where the command prints its output: standard output, kept apart from the user's code's
+    once it has run (``user_output_aside``)."""
+    return _report if _report is not None else sys.stdout
 
 
 def _descriptor_aside() -> int | None:
@@ -240,6 +258,8 @@ def closed_pipe_exit() -> NoReturn:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
+        if _report is not None:
+            os.dup2(devnull, _report.fileno())
     except OSError:
         pass
     raise SystemExit(_decided_exit)
