@@ -211,3 +211,62 @@ def test_a_set_is_recorded_as_the_same_text_in_every_process(tmp_path: Path) -> 
         "mixed": "{1, Unordered()}",
     }
     assert recorded[1] == recorded[0] and recorded[2] == recorded[0]
+
+
+DATACLASSES = """
+import dataclasses
+
+from oloproof import system
+
+
+@dataclasses.dataclass
+class Source:
+    doc_id: str
+    pages: tuple
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    answer: str
+    tags: set
+    sources: list
+    draft: str = dataclasses.field(default="", repr=False)
+
+
+@system(name="typed", version="1")
+def answer(case):
+    return Answer(
+        answer="Lyon",
+        tags={"paris", "lyon", "nice", "brest"},
+        sources=[Source("kb-1", (3, 4))],
+        draft="Lyon?",
+    )
+"""
+
+
+def test_a_dataclass_is_recorded_as_its_fields(tmp_path: Path) -> None:
+    # Recorded as its text, "Answer(answer='Lyon', tags={...}, ...)", a dataclass's fields were
+    # out of reach (`field: answer` found none: the verdict failed as field_missing), and the
+    # set in it was written in the order of the process's hash seed: the same answer was
+    # another text, and another execution address, on every run.
+    root = _one_case(tmp_path / "typed", DATACLASSES, "typed", "x", "Lyon")
+    recorded = []
+    for seed in ("1", "2", "3"):
+        result = oloproof("run", "--no-cache", cwd=root, env={"PYTHONHASHSEED": seed})
+        assert result.code == 0, result.out + result.err
+        shown = _recorded(root)
+        recorded.append((shown["output"], shown["execution"]))
+        assert shown["verdicts"]["answer_correct"]["s"] == "pass", shown
+    assert recorded[0][0] == {
+        "answer": "Lyon",
+        "tags": "{'brest', 'lyon', 'nice', 'paris'}",
+        "sources": [{"doc_id": "kb-1", "pages": [3, 4]}],
+        "draft": "Lyon?",
+    }
+    assert recorded[1] == recorded[0] and recorded[2] == recorded[0]
+    # A tag is not the answer: its text held it, and `contains` passed on it.
+    cases = root / "cases.jsonl"
+    cases.write_text(cases.read_text().replace('"answer": "Lyon"', '"answer": "brest"'))
+    result = oloproof("run", cwd=root)
+    assert result.code == 0, result.out + result.err
+    assert _recorded(root)["verdicts"]["answer_correct"]["s"] == "fail"

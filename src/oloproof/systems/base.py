@@ -7,7 +7,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Final, Protocol
@@ -225,7 +225,8 @@ _PLAIN: Final = frozenset({str, int, float, bool})
 
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: subclasses of text and numbers their base values,
-    tuples lists, other mappings dicts, pydantic models their JSON dump, NumPy values and
+    tuples lists, other mappings dicts, pydantic models their JSON dump, dataclass instances
+    their fields, NumPy values and
     arrays their ``tolist()``, sets their ``repr`` with the members in order, other objects
     their ``repr`` (a mapping's other keys their ``str``).
 
@@ -299,6 +300,10 @@ def _plain(value: Any, depth: int) -> Any:
     dump = _method(value, "model_dump")
     if dump is not None:
         return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
+    if is_dataclass(value) and not isinstance(value, type):
+        # Its fields, as a model's: read whole as its text, `contains` judged field names and
+        # other fields as the answer, and a set in it was written in the hash seed's order.
+        return _plain(_made(value, lambda: _fields_of(value), "fields could not be read"), depth)
     # A NumPy value or array (or a tensor): the numbers it holds, not its text.
     has_dtype = _method(value, "dtype", callable_=False) is not None
     values = _method(value, "tolist") if has_dtype else None
@@ -307,6 +312,10 @@ def _plain(value: Any, depth: int) -> Any:
     if isinstance(value, set | frozenset):
         return _set_text(value)
     return _text(value, repr)
+
+
+def _fields_of(value: Any) -> dict[str, Any]:
+    return {f.name: getattr(value, f.name) for f in fields(value)}
 
 
 def _set_text(value: set[Any] | frozenset[Any]) -> str:
