@@ -225,8 +225,8 @@ _PLAIN: Final = frozenset({str, int, float, bool})
 
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: subclasses of text and numbers their base values,
-    tuples lists, other mappings dicts, pydantic models their JSON dump, dataclass instances
-    their fields, NumPy values and
+    tuples lists, other mappings dicts, pydantic models their JSON dump, dataclass and attrs
+    instances their fields, NumPy values and
     arrays their ``tolist()``, sets their ``repr`` with the members in order, other objects
     their ``repr`` (a mapping's other keys their ``str``).
 
@@ -300,10 +300,14 @@ def _plain(value: Any, depth: int) -> Any:
     dump = _method(value, "model_dump")
     if dump is not None:
         return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
-    if is_dataclass(value) and not isinstance(value, type):
+    names = _field_names(value)
+    if names is not None:
         # Its fields, as a model's: read whole as its text, `contains` judged field names and
         # other fields as the answer, and a set in it was written in the hash seed's order.
-        return _plain(_made(value, lambda: _fields_of(value), "fields could not be read"), depth)
+        return _plain(
+            _made(value, lambda: {n: getattr(value, n) for n in names}, "fields could not be read"),
+            depth,
+        )
     # A NumPy value or array (or a tensor): the numbers it holds, not its text.
     has_dtype = _method(value, "dtype", callable_=False) is not None
     values = _method(value, "tolist") if has_dtype else None
@@ -314,8 +318,17 @@ def _plain(value: Any, depth: int) -> Any:
     return _text(value, repr)
 
 
-def _fields_of(value: Any) -> dict[str, Any]:
-    return {f.name: getattr(value, f.name) for f in fields(value)}
+def _field_names(value: Any) -> list[str] | None:
+    """The fields of a dataclass's or an attrs class's instance, by name; ``None`` for any
+    other value."""
+    if isinstance(value, type):
+        return None
+    if is_dataclass(value):
+        return [f.name for f in fields(value)]
+    declared = _method(type(value), "__attrs_attrs__", callable_=False)
+    if isinstance(declared, tuple):
+        return [attribute.name for attribute in declared]
+    return None
 
 
 def _set_text(value: set[Any] | frozenset[Any]) -> str:
