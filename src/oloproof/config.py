@@ -7,6 +7,7 @@ source of the JSON Schemas under ``schemas/``.
 from __future__ import annotations
 
 import re
+from functools import partial
 from operator import itemgetter
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -26,7 +27,12 @@ from pydantic import (
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import ENV_NAME_PATTERN, JudgeConfig, ModelSystemSettings
+from oloproof.judge_config import (
+    ENV_NAME_PATTERN,
+    JudgeConfig,
+    ModelSystemSettings,
+    variable_name,
+)
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import line_for, read_yaml
 
@@ -38,14 +44,8 @@ MAX_CONCURRENCY = 10_000
 _RECORDED = "recorded"
 
 
-def _variable_name(name: str) -> str:
-    if not re.match(ENV_NAME_PATTERN, name):
-        # Never repeated in the message: it may be the secret, pasted in by mistake.
-        raise ValueError(
-            "must be the name of an environment variable (letters, digits and _), never the "
-            "secret itself"
-        )
-    return name
+# An entry of ``secrets``: a variable's name, never its value (the error does not repeat it).
+SecretName = Annotated[str, AfterValidator(partial(variable_name, holding="the secret"))]
 
 
 class _Model(BaseModel):
@@ -262,7 +262,7 @@ class ProjectConfig(_Model):
         description="Where cases execute: `local` (default), `ray`, or a mapping of engine "
         "settings.",
     )
-    secrets: list[Annotated[str, AfterValidator(_variable_name)]] = Field(
+    secrets: list[SecretName] = Field(
         default_factory=list,
         json_schema_extra={"items": {"type": "string", "pattern": ENV_NAME_PATTERN}},
         description="Environment variables whose values are kept out of everything stored or "

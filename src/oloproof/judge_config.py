@@ -107,6 +107,19 @@ _CRITERION_DOC = (
     "(letters, digits, `_`, `.`, `-`)."
 )
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
+
+def variable_name(name: str, holding: str = "the key") -> str:
+    """``name``, when it is the name of an environment variable; else a ``ValueError`` whose
+    message never repeats it (it may be the value ``holding``, pasted in by mistake)."""
+    if not re.match(ENV_NAME_PATTERN, name):
+        raise ValueError(
+            f"must be the name of an environment variable that holds {holding} "
+            f"(letters, digits and _), never {holding} itself"
+        )
+    return name
+
+
 # What stands in for an api_key_env that is not a variable name (a key pasted there by mistake),
 # so no validation error, however it is printed, repeats the value.
 _HIDDEN = "[hidden: not an environment variable name]"
@@ -269,12 +282,7 @@ class ProviderSettings(BaseModel):
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
-        if value is not None and not re.match(ENV_NAME_PATTERN, value):
-            raise ValueError(
-                "must be the name of an environment variable that holds the key "
-                "(letters, digits and _), never the key itself"
-            )
-        return value
+        return None if value is None else variable_name(value)
 
     @field_validator("extra_body")
     @classmethod

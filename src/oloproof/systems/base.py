@@ -203,11 +203,8 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
         path = Path(origin).resolve()
         if not path.is_relative_to(base_dir) and any(path.is_relative_to(d) for d in others):
             del sys.modules[name]
-    existing = sys.modules.get(module_name)
-    if existing is not None:
-        origin = getattr(existing, "__file__", None)
-        if origin is None or not Path(origin).resolve().is_relative_to(base_dir):
-            del sys.modules[module_name]
+    if _loaded_elsewhere(module_name, base_dir):
+        del sys.modules[module_name]
     return importlib.import_module(module_name)
 
 
@@ -226,9 +223,9 @@ _PLAIN: Final = frozenset({str, int, float, bool})
 def plain_output(value: Any) -> Any:
     """An output as plain JSON-like data: subclasses of text and numbers their base values,
     tuples lists, other mappings dicts, pydantic models their JSON dump, dataclass and attrs
-    instances their fields, NumPy values and
-    arrays their ``tolist()``, sets their ``repr`` with the members in order, other objects
-    their ``repr`` (a mapping's other keys their ``str``).
+    instances their fields, NumPy values and arrays their ``tolist()``, sets their ``repr``
+    with the members in order, other objects their ``repr`` (a mapping's other keys their
+    ``str``).
 
     Raises ``UnrecordableOutput`` saying where, when it nests deeper than ``MAX_NESTING``
     levels or contains itself (which would nest for ever); saying which keys, when two keys
