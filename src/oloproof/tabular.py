@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
+from oloproof import outfiles
 from oloproof.bodies import CaseResultBody
 from oloproof.display import first_few
 from oloproof.errors import ConfigError
@@ -158,6 +159,15 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
     """Write the run's tables (or TREC files) in ``fmt`` into ``folder``; the paths written."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
+    if fmt == "parquet":
+        _pyarrow()
+    kinds = (
+        outfiles.TREC
+        if fmt == "trec"
+        else {f"{name}.{fmt}": outfiles.TABLES[fmt] for name in ("verdicts", "cases")}
+    )
+    for name, kind in kinds.items():  # before any is written: all of them, or none
+        outfiles.check(folder / name, kind)
     if fmt == "trec":
         run_text, qrels_text = trec_files(ledger, run)
         return [
@@ -186,14 +196,19 @@ def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> 
     return _parquet(rows, columns)
 
 
-def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
+def _pyarrow() -> None:
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow  # noqa: F401  # only asked whether it is installed
     except ImportError:
         raise ConfigError(
             "writing Parquet needs pyarrow, which is not installed: pip install 'oloproof[parquet]'"
         ) from None
+
+
+def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     data = {c: [r.get(c) for r in rows] for c in columns}
     try:
         table = pa.table(data)
@@ -213,13 +228,7 @@ def _uniform(values: list[Any]) -> list[Any]:
 
 
 def _write(path: Path, data: bytes) -> Path:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.partial")
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    outfiles.write(path, data)
     return path
 
 

@@ -18,26 +18,34 @@ Requirements (``docs/ci.md``):
    user's files (ids, error messages, names) is inert there: on one line, with everything
    Markdown or HTML could read as syntax escaped, so a case id cannot forge a gate line or hide
    the real one (``md_text``).
-4. Files are written whole (a temporary file renamed into place).
+4. Files are written as ``oloproof.outfiles`` writes them: never over a file of the user's,
+   whole. Their paths are checked before any work, and a command that ends without deciding
+   writes reports that say so and why (``reports_if_stopped``), so an earlier run's are never
+   left to be read as its own. Characters XML cannot hold are written as escapes.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
+import sys
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import click
+
+from ledger import LedgerError
+from oloproof import outfiles
 from oloproof.cli.render import (
     metric_cells,
     problem_word,
     subset_text,
 )
 from oloproof.display import unreordered
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, OloproofError, Terminated
+from oloproof.redaction import redact_text
 from oloproof.report import rule_note
 
 if TYPE_CHECKING:
@@ -47,37 +55,69 @@ if TYPE_CHECKING:
 BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
 
 
-def check_writable(path: Path) -> None:
-    """Refuse, before any work, a path ``write_file`` could not write: a folder, a path under a
-    file, or a folder that takes no new file (probed with a temporary file, removed at once)."""
-    if path.is_dir():
-        raise ConfigError(f"cannot write {path}: it is a folder")
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:  # write_file makes the rest
-        folder = folder.parent
-    if not folder.is_dir():
-        raise ConfigError(f"cannot write {path}: {folder} is not a folder")
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}."):
-            pass
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+def check_paths(junit: Path | None, summary: Path | None) -> None:
+    """Refuse, before any work, report paths that cannot or must not be written
+    (``oloproof.outfiles``), and one file named for both reports."""
+    if junit is not None and summary is not None and junit.resolve() == summary.resolve():
+        raise ConfigError(f"--junit and --summary both name {junit}: give each its own file")
+    for path, kind in ((junit, outfiles.JUNIT), (summary, outfiles.SUMMARY)):
+        if path is not None:
+            outfiles.check(path, kind)
 
 
 def write_file(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole; append when it is the CI job's step summary."""
-    step_summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    """Write a report to ``path`` (``oloproof.outfiles.write``)."""
+    outfiles.write(path, text.encode("utf-8"))
+
+
+@contextmanager
+def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -> Iterator[None]:
+    """Around a command's work up to its reports: if it ends without them (bad input, a run
+    stopped, an interruption, a fault), reports that say so and why take the place of any an
+    earlier command left at the same paths, which would be read as this one's (a green one
+    too). The error itself goes on as it would."""
     try:
-        if step_summary and path.resolve() == Path(step_summary).resolve():
-            with path.open("a", encoding="utf-8") as handle:
-                handle.write(text)
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.partial")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
-        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+        yield
+    except BaseException as exc:
+        if junit is not None or summary is not None:
+            code, why = _stopped(exc)
+            try:
+                write_stopped(junit, summary, command, why, code)
+            except ConfigError as failed:
+                sys.stderr.write(f"warning: {failed}\n")
+        raise
+
+
+def _stopped(exc: BaseException) -> tuple[int, str]:
+    """The exit code a command ends with for ``exc``, and what its reports say."""
+    from oloproof.cli.main import error_sentence  # here: main registers this module's users
+
+    if isinstance(exc, OloproofError | LedgerError):
+        return 2, error_sentence(exc)
+    if isinstance(exc, KeyboardInterrupt):
+        return (143 if isinstance(exc, Terminated) else 130), "interrupted"
+    if isinstance(exc, click.exceptions.Exit | SystemExit):
+        code = exc.exit_code if isinstance(exc, click.exceptions.Exit) else exc.code
+        status = code if isinstance(code, int) else 1
+        return status, "interrupted" if status in (130, 143) else f"stopped (exit {status})"
+    return 1, f"stopped by an internal error ({type(exc).__name__})"
+
+
+def write_stopped(
+    junit: Path | None, summary: Path | None, command: str, why: str, exit_code: int
+) -> None:
+    """The reports of a command that decided nothing, saying why."""
+    reason = redact_text(why)
+    if junit is not None:
+        case = gate_testcase("oloproof.gate", None, exit_code)
+        error = case.find("error")
+        if error is not None:
+            error.text = reason
+        document = junit_document([junit_suite(f"{command}: rules", [case])], {"gate": "none"})
+        write_file(junit, document)
+    if summary is not None:
+        text = f"### Oloproof {command}\n\n**No gate** (exit {exit_code}): {md_text(reason)}\n"
+        write_file(summary, text)
 
 
 # ---------------------------------------------------------------------------------- JUnit
@@ -107,8 +147,25 @@ def junit_document(suites: Sequence[ET.Element], properties: Mapping[str, str]) 
             ET.SubElement(props, "property", name=name, value=value)
         suite.insert(0, props)
         root.append(suite)
+    for element in root.iter():
+        element.text = _xml_chars(element.text)
+        for name, value in element.attrib.items():
+            element.set(name, _xml_chars(value) or "")
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+# Characters XML 1.0 cannot hold, escaped or not (control characters such as the ESC of a
+# coloured exception message, U+FFFE, U+FFFF, lone surrogates): one of them makes the whole
+# file unreadable to a CI system, which then shows none of its failures.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_chars(text: str | None) -> str | None:
+    """``text`` with each character XML cannot hold written as its escape (``\\x1b``)."""
+    if not text:
+        return text
+    return _NOT_XML.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text)
 
 
 def rule_testcase(

@@ -70,22 +70,25 @@ def compare_command(
 
     Example: oloproof compare CANDIDATE_RUN_ID BASELINE_RUN_ID --policy compare.yaml --cases
     """
-    ledger = project_ledger()
-    from oloproof.compare import compare_runs
+    from oloproof.cli.ci import check_paths, reports_if_stopped, write_file
 
-    note_latest(ledger, candidate, baseline)
+    check_paths(junit, summary)  # refused before the comparison is recorded, not after
+    with reports_if_stopped(junit, summary, "compare"):
+        ledger = project_ledger()
+        from oloproof.compare import compare_runs
 
-    comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
-    address, body = comparison.address, comparison.body
-    flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
-    if junit is not None or summary is not None:
-        from oloproof.cli.ci import write_file
-        from oloproof.cli.ci_compare import comparison_junit, comparison_summary
+        note_latest(ledger, candidate, baseline)
 
-        if junit is not None:
-            write_file(junit, comparison_junit(address, body))
-        if summary is not None:
-            write_file(summary, comparison_summary(address, body, flips))
+        comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
+        address, body = comparison.address, comparison.body
+        flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
+        if junit is not None or summary is not None:
+            from oloproof.cli.ci_compare import comparison_junit, comparison_summary
+
+            if junit is not None:
+                write_file(junit, comparison_junit(address, body))
+            if summary is not None:
+                write_file(summary, comparison_summary(address, body, flips))
     style.decided(comparison.exit_code)
     if as_json:
         typer.echo(comparison_json(address, body, flips))

@@ -176,11 +176,16 @@ def _run() -> None:
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
-        hint = (
-            DAMAGE_HINT
-            if isinstance(exc, DamagedStoreError)
-            else STALE_HINT
-            if isinstance(exc, DamagedIndexesError)
-            else None
-        )
-        fail(str(exc) if hint is None else f"{exc} ({hint})")
+        fail(error_sentence(exc))
+
+
+def error_sentence(exc: OloproofError | LedgerError) -> str:
+    """The sentence an error ends a command with, with the hint a damaged ledger needs."""
+    hint = (
+        DAMAGE_HINT
+        if isinstance(exc, DamagedStoreError)
+        else STALE_HINT
+        if isinstance(exc, DamagedIndexesError)
+        else None
+    )
+    return str(exc) if hint is None else f"{exc} ({hint})"

@@ -116,27 +116,13 @@ def run_command(
 
     Example: oloproof run --sample 50 --seed 7 --junit report.xml --summary summary.md
     """
-    from oloproof.runner import plan_run, refused_policy, resume_plan
+    from oloproof.cli.ci import check_paths, reports_if_stopped
+    from oloproof.runner import plan_run
 
-    choose = _selection(limit, sample, seed, filters)
-    if resume is not None and (not choose.everything or repeats > 1):
-        raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
-    if not dry_run:  # a report path that cannot be written is refused before the run, not after
-        from oloproof.cli.ci import check_writable
-
-        for path in (junit, summary):
-            if path is not None:
-                check_writable(path)
-    # Absolute from here on: the system's code runs in this process, and one that changes the
-    # working directory would have the reports written (or an old one left) elsewhere.
-    junit, summary = (None if path is None else path.absolute() for path in (junit, summary))
-    if resume is not None and policy is not None:
-        raise ConfigError(
-            "--resume finishes a run under the policy it started with; give no --policy"
-        )
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
+        choose = _selection(limit, sample, seed, filters)
         with style.user_output_aside():  # the system's module is imported from here on
             plan = plan_run(
                 config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
@@ -148,28 +134,21 @@ def run_command(
         else:
             typer.echo("\n".join(dry_run_lines(planned)), file=out)
         return
-    with style.user_output_aside():
-        if resume is not None:
-            ledger = project_ledger()
-            plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
-            refused = refused_policy(plan)
-            if refused is not None:
-                sys.stderr.write(
-                    f"warning: {stored.run_id} is decided by the policy it recorded, which "
-                    f"this release refuses for a new run: {refused}\n"
-                )
-            resume_args = (stored.run_id, stored.address, stored.body)
-        else:
-            plan = plan_run(
-                config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
-            )
-            plan = plan.restrict(choose, repeats)
-            ledger = open_project_ledger(plan.base_dir)
-            resume_args = None
-        show_progress = sys.stderr.isatty() and not as_json
-        outcome = _execute(ledger, plan, no_cache, resume_args, show_progress)
-    report = outcome.report
-    _ci_files(ledger, report, junit, junit_cases, summary)
+    check_paths(junit, summary)  # refused before the run, not after it
+    # Absolute from here on: the system's code runs in this process, and one that changes the
+    # working directory would have the reports written (or an old one left) elsewhere.
+    junit, summary = (None if path is None else path.absolute() for path in (junit, summary))
+    with reports_if_stopped(junit, summary, "run"):
+        if junit_cases and junit is None:
+            raise ConfigError("--junit-cases adds cases to the --junit file; give --junit FILE")
+        choose = _selection(limit, sample, seed, filters)
+        _check_resume(resume, choose, repeats, policy)
+        with style.user_output_aside():
+            ledger, plan, resume_args = _planned(resume, config, policy, concurrency, engine)
+            plan = plan.restrict(choose, repeats) if resume is None else plan
+            show_progress = sys.stderr.isatty() and not as_json
+            report = _execute(ledger, plan, no_cache, resume_args, show_progress).report
+        _ci_files(ledger, report, junit, junit_cases, summary)
     style.decided(report.exit_code)
     out = style.report_out()
     if as_json:
@@ -177,6 +156,44 @@ def run_command(
     else:
         typer.echo(fitted(run_report_lines(report, show_slices=slices)), file=out)
     raise typer.Exit(report.exit_code)
+
+
+def _check_resume(resume: str | None, choose: Selection, repeats: int, policy: Path | None) -> None:
+    if resume is None:
+        return
+    if not choose.everything or repeats > 1:
+        raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
+    if policy is not None:
+        raise ConfigError(
+            "--resume finishes a run under the policy it started with; give no --policy"
+        )
+
+
+def _planned(
+    resume: str | None,
+    config: Path | None,
+    policy: Path | None,
+    concurrency: int | None,
+    engine: str | None,
+) -> tuple[Ledger, RunPlan, tuple[str, str, Mapping[str, Any]] | None]:
+    """The ledger and plan of a new run, or of the run ``resume`` names, with what resuming
+    it needs."""
+    from oloproof.runner import plan_run, refused_policy, resume_plan
+
+    if resume is None:
+        plan = plan_run(
+            config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
+        )
+        return open_project_ledger(plan.base_dir), plan, None
+    ledger = project_ledger()
+    plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
+    refused = refused_policy(plan)
+    if refused is not None:
+        sys.stderr.write(
+            f"warning: {stored.run_id} is decided by the policy it recorded, which this "
+            f"release refuses for a new run: {refused}\n"
+        )
+    return ledger, plan, (stored.run_id, stored.address, stored.body)
 
 
 def _selection(
@@ -202,8 +219,6 @@ def _ci_files(
 ) -> None:
     """Write the JUnit XML and Markdown files asked for (``oloproof.cli.ci``)."""
     if junit is None and summary is None:
-        if junit_cases:
-            raise ConfigError("--junit-cases adds cases to the --junit file; give --junit FILE")
         return
     from oloproof.cli.ci import run_junit, run_summary, write_file
 

@@ -1,0 +1,168 @@
+"""Files written where the user says: CI reports (``--junit``, ``--summary``) and export tables.
+
+Requirements:
+
+1. Nothing of the user's is written over. A file that is there already is replaced only when it
+   is empty or is what Oloproof writes at that path (``Kind.ours``: an earlier report or export
+   of the same kind, told by its content); the cases file, the project file or a qrels file
+   named by mistake is refused with one sentence, before any work, as is any path inside a
+   ledger's folder.
+2. A path that is there and is not a regular file (``/dev/null``, ``/dev/stdout``, a named
+   pipe) is written into, never replaced: renaming a file over it would put a file where the
+   device was.
+3. A regular file is written whole: a temporary file beside it, renamed into place. The file
+   that ``$GITHUB_STEP_SUMMARY`` names is appended to instead, as every step of a job shares it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oloproof.errors import ConfigError
+
+_HEAD = 4096  # what is read of a file to tell whether Oloproof wrote it
+# A project's ledger folder (``store.LEDGER_DIR``, above this module): its files, its lock file
+# (empty) among them, are the ledger's alone.
+_LEDGER_FOLDER = ".oloproof"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """What is written at a path: named for messages, and told apart by its first bytes."""
+
+    name: str
+    ours: Callable[[bytes, Path], bool]  # given the file's first bytes, and its path
+
+
+def _first_line(head: bytes) -> bytes:
+    return head.split(b"\n", 1)[0].strip()
+
+
+def _junit(head: bytes, _: Path) -> bool:
+    return head.startswith(b"<?xml") and b'<testsuites name="oloproof"' in head
+
+
+def _summary(head: bytes, _: Path) -> bool:
+    return head.startswith(b"### Oloproof ")
+
+
+def _table_jsonl(head: bytes, _: Path) -> bool:
+    try:
+        row = json.loads(_first_line(head))
+    except ValueError:
+        return False
+    return isinstance(row, dict) and list(row)[:3] == ["run_id", "case_id", "line"]
+
+
+def _table_csv(head: bytes, _: Path) -> bool:
+    return head.startswith(b"run_id,case_id,line,")
+
+
+def _parquet(head: bytes, path: Path) -> bool:
+    if not head.startswith(b"PAR1"):
+        return False
+    try:
+        import pyarrow.parquet as pq  # only here: exporting Parquet needs it anyway
+
+        return list(pq.read_schema(path).names[:3]) == ["run_id", "case_id", "line"]
+    except Exception:  # not installed, or one of the several errors of a file it cannot read
+        return False
+
+
+def _trec_run(head: bytes, _: Path) -> bool:
+    # The tag column is the run's id: a run file of another program has its own.
+    fields = _first_line(head).split()
+    return len(fields) == 6 and fields[1] == b"Q0" and fields[5].startswith(b"run_")
+
+
+def _trec_qrels(_: bytes, path: Path) -> bool:
+    # A qrels file reads the same whoever wrote it: it is taken as an export's only beside the
+    # run file written with it.
+    run = path.with_name("run.trec")
+    try:
+        with run.open("rb") as handle:
+            return _trec_run(handle.read(_HEAD), run)
+    except OSError:
+        return False
+
+
+JUNIT = Kind("JUnit report", _junit)
+SUMMARY = Kind("Markdown summary", _summary)
+TABLES = {
+    "jsonl": Kind("JSON Lines export", _table_jsonl),
+    "csv": Kind("CSV export", _table_csv),
+    "parquet": Kind("Parquet export", _parquet),
+}
+TREC = {
+    "run.trec": Kind("TREC run file", _trec_run),
+    "qrels.trec": Kind("TREC qrels file", _trec_qrels),
+}
+
+
+def is_step_summary(path: Path) -> bool:
+    """Whether ``path`` is the file a GitHub job's steps share (``$GITHUB_STEP_SUMMARY``)."""
+    shared = os.environ.get("GITHUB_STEP_SUMMARY")
+    return bool(shared) and path.resolve() == Path(shared).resolve()  # type: ignore[arg-type]
+
+
+def check(path: Path, kind: Kind) -> None:
+    """Refuse, before any work, a path ``write`` could not or must not write (see the module):
+    a folder, a path under a file, a folder that takes no new file (probed with a temporary
+    file, removed at once), or a regular file that is not empty and not ``kind``."""
+    if path.is_dir():
+        raise ConfigError(f"cannot write {path}: it is a folder")
+    if _LEDGER_FOLDER in path.resolve().parts:
+        raise ConfigError(f"will not write the {kind.name} to {path}: it is inside a ledger")
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # write makes the rest
+        folder = folder.parent
+    if not folder.is_dir():
+        raise ConfigError(f"cannot write {path}: {folder} is not a folder")
+    if path.exists() and not is_step_summary(path):
+        _check_existing(path, kind)
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{path.name}."):
+            pass
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _check_existing(path: Path, kind: Kind) -> None:
+    try:
+        if not stat.S_ISREG(path.stat().st_mode):
+            return  # a device or a pipe: written into (requirement 2)
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+    if head and not kind.ours(head, path):
+        raise ConfigError(
+            f"will not write the {kind.name} over {path}: that file holds something else "
+            "(not one Oloproof wrote); give another path, or remove the file first"
+        )
+
+
+def write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` as the module says: whole, into a device or pipe, or
+    appended to the job's step summary."""
+    try:
+        if is_step_summary(path):
+            with path.open("ab") as handle:
+                handle.write(data)
+            return
+        if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+            with path.open("wb") as handle:
+                handle.write(data)
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.partial")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
