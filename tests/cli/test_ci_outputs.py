@@ -208,7 +208,7 @@ def test_text_from_the_cases_cannot_forge_the_summary(tmp_path: Path) -> None:
     assert sum("Gate:" in line for line in lines) == 2, text  # the real one, and the message's
     assert "**Gate: BLOCK (exit 3)**" in text
     errored = next(line for line in lines if "cases errored" in line)
-    assert '\\<img src="https://attacker.example/p.png"\\> \\*\\*Gate: PASS\\*\\*' in errored
+    assert '\\<img src="https://\u2060attacker.example/p.png"\\> \\*\\*Gate: PASS\\*\\*' in errored
     # The id's newlines are shown as \n (then escaped for Markdown), on the one line.
     assert "(first: a\\\\n\\\\n## Gate: PASS (exit 0)\\\\n\\\\n\\<!--)" in errored, errored
 

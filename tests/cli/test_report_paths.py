@@ -208,3 +208,18 @@ def test_export_trec_keeps_a_qrels_file_of_the_users(project: Path) -> None:
     assert done.code == 2 and "TREC qrels file over" in done.err, done.err
     assert (project / "qrels.trec").read_text() == "q0 0 d1 1\n"
     assert not (project / "run.trec").exists()
+
+
+def test_the_summary_makes_no_mention_or_link_of_the_systems_text(tmp_path: Path) -> None:
+    app = APP.replace(
+        'raise RuntimeError("\\x1b[31mupstream\\x1b[0m said \\x07 no \\ufffe")',
+        'raise RuntimeError("#12 @acme/security-team https://evil.example www.evil.example")',
+    )
+    project = answered_project(tmp_path / "p", app, cases=6)
+    done = oloproof("run", "--summary", "s.md", cwd=project, env={"ANSI": "1"})
+    assert done.code == 3, done.err
+    (line,) = [line for line in (project / "s.md").read_text().splitlines() if "errored" in line]
+    joiner = "\u2060"
+    assert f"@{joiner}acme/security-team" in line and f"https://{joiner}evil.example" in line
+    assert f"www{joiner}.evil" in line and f"#{joiner}12" in line
+    assert line.replace(joiner, "").count("@acme") == 1  # the text reads as it was

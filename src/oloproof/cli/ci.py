@@ -287,9 +287,17 @@ _MD_SYNTAX = re.compile(r"[\\`*<>|&~]|\](?=[(\[])|(?<![0-9A-Za-z])_|_(?![0-9A-Za
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 
+# What GitHub turns into a mention (which notifies the people it names when the summary is
+# posted) or a link without any Markdown syntax: "@name", "@org/team", an e-mail address,
+# "https://…", "www.…", "#12" (an issue). A word joiner (U+2060, invisible) after "@", "://",
+# "www" and "#" leaves the text as it reads and makes none of them.
+_AUTOLINKED = re.compile(r"[@#](?=[0-9A-Za-z])|(?<=:)//(?=\S)|\b(?i:www)(?=\.)")
+
+
 def md_text(text: str) -> str:
     """``text`` (from a case, a system or a user's file) as inert Markdown on one line."""
-    return _MD_SYNTAX.sub(lambda m: "\\" + m[0], unreordered(_CONTROL.sub(" ", text)))
+    escaped = _MD_SYNTAX.sub(lambda m: "\\" + m[0], unreordered(_CONTROL.sub(" ", text)))
+    return _AUTOLINKED.sub(lambda m: m[0] + "\u2060", escaped)
 
 
 def md_code(text: str) -> Md:
