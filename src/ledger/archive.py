@@ -95,6 +95,7 @@ def export_archive(
 
     Refs given by name are exported as refs too. The file is written whole or not at all.
     """
+    _check_target(Path(to), ledger)
     roots: list[str] = []
     asked: dict[str, str] = {}
     for text in [ids] if isinstance(ids, str) else ids:
@@ -171,8 +172,39 @@ def _segment(snap: Snapshot, record: ChainRecord, previous: bytes, where: Path) 
     return Commit(record.commit, previous, record.head, bytes(digests))
 
 
+def _check_target(target: Path, ledger: Ledger) -> None:
+    """Refuse, before any work, an archive path that would replace a file of the user's or the
+    ledger's: one that is there, not empty and no archive of this program (the cases file, a
+    report), or any path inside the ledger's folder (its lock file is empty)."""
+    where = target.resolve()
+    if where.is_dir():
+        raise StoreError(f"cannot write the archive {target}: it is a folder")
+    if where.is_relative_to(Path(ledger.path).resolve()):
+        raise StoreError(f"will not write the archive {target}: it is inside the ledger")
+    try:
+        if not where.is_file():  # missing, or a device or a pipe: written into (_write_file)
+            return
+        with where.open("rb") as handle:
+            head = handle.read(len(ledger.app.archive_magic))
+    except OSError as exc:
+        raise StoreError(f"cannot write the archive {target}: {exc.strerror}") from exc
+    if head and head != ledger.app.archive_magic:
+        raise StoreError(
+            f"will not write the archive over {target}: that file is not an archive; give "
+            "another path, or remove the file first"
+        )
+
+
 def _write_file(target: Path, write: Callable[[IO[bytes]], None]) -> None:
-    """Write ``target`` through a temporary file renamed into place, so it is whole or absent."""
+    """Write ``target`` through a temporary file renamed into place, so it is whole or absent;
+    a device or a pipe (``/dev/null``) is written into, as renaming over it would replace it."""
+    if target.exists() and not target.is_file():
+        try:
+            with target.open("wb") as out:
+                write(out)
+        except OSError as exc:
+            raise StoreError(f"cannot write the archive {target}: {exc.strerror}") from exc
+        return
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
     except OSError as exc:
