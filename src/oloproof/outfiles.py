@@ -60,6 +60,14 @@ def _table_jsonl(head: bytes, _: Path) -> bool:
     return isinstance(row, dict) and list(row)[:3] == ["run_id", "case_id", "line"]
 
 
+def _cases(head: bytes, _: Path) -> bool:
+    try:
+        case = json.loads(_first_line(head).decode("utf-8-sig"))
+    except ValueError:
+        return False
+    return isinstance(case, dict) and "id" in case and "input" in case
+
+
 def _table_csv(head: bytes, _: Path) -> bool:
     return head.startswith(b"run_id,case_id,line,")
 
@@ -92,6 +100,7 @@ def _trec_qrels(_: bytes, path: Path) -> bool:
         return False
 
 
+CASES = Kind("cases file", _cases)
 JUNIT = Kind("JUnit report", _junit)
 SUMMARY = Kind("Markdown summary", _summary)
 TABLES = {
@@ -143,8 +152,8 @@ def _check_existing(path: Path, kind: Kind) -> None:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
     if head and not kind.ours(head, path):
         raise ConfigError(
-            f"will not write the {kind.name} over {path}: that file holds something else "
-            "(not one Oloproof wrote); give another path, or remove the file first"
+            f"will not write the {kind.name} over {path}: the file there is not a {kind.name} "
+            "Oloproof wrote; give another path, or remove the file first"
         )
 
 

@@ -362,6 +362,12 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
     """
     from oloproof.dataset import load_dataset, same_text
 
+    if output.resolve() == qrels_path.resolve():
+        raise ConfigError(
+            f"--output {output} is the qrels file: give the cases a file of their own"
+        )
+    if output.resolve() != cases_path.resolve():  # rewriting the cases file in place is asked for
+        outfiles.check(output, outfiles.CASES)
     qrels = read_qrels(qrels_path)
     dataset = load_dataset(cases_path)
     by_text = {same_text(case.id): case.id for case in dataset.cases}

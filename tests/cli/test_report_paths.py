@@ -223,3 +223,21 @@ def test_the_summary_makes_no_mention_or_link_of_the_systems_text(tmp_path: Path
     assert f"@{joiner}acme/security-team" in line and f"https://{joiner}evil.example" in line
     assert f"www{joiner}.evil" in line and f"#{joiner}12" in line
     assert line.replace(joiner, "").count("@acme") == 1  # the text reads as it was
+
+
+def test_labelled_cases_are_not_written_over_another_file(project: Path) -> None:
+    (project / "qrels.txt").write_text("q0 0 d1 1\n")
+    for target, why in (
+        ("oloproof.yaml", "will not write the cases file over oloproof.yaml"),
+        ("qrels.txt", "--output qrels.txt is the qrels file"),
+    ):
+        before = _digest(project / target)
+        done = oloproof("qrels-to-cases", "qrels.txt", "--output", target, cwd=project)
+        assert done.code == 2 and why in done.err, done.err
+        assert _digest(project / target) == before
+    for _ in range(2):  # a cases file, even labelled before, is written again
+        again = oloproof(
+            "qrels-to-cases", "qrels.txt", "--output", "l.jsonl", "--replace", cwd=project
+        )
+        assert again.code == 0, again.err
+    assert '"relevant":[{"doc_id":"d1","grade":1}]' in (project / "l.jsonl").read_text()
