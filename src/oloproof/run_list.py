@@ -30,6 +30,7 @@ from oloproof.latest import run_end, started_at
 from oloproof.metrics import RunTally, stream_case_results
 from oloproof.report import execution_state
 from oloproof.runlock import writer_of
+from oloproof.stored_runs import standing_decision
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -206,12 +207,9 @@ def _counted(ledger: Ledger, run_id: str) -> RunTally:
 def _gate(
     ledger: Ledger, body: Mapping[str, Any], execution: str
 ) -> tuple[str, str | None, int | None]:
-    decision = None
-    for _, event in ledger.lookup_events("run_meta", body["run_id"]):
-        if event.type == ev.DECISION:
-            decision = event.body
+    decision = standing_decision(ledger.lookup_events("run_meta", body["run_id"]))
     if decision is not None and execution not in ("STOPPED", "RUNNING"):
-        gate = decision["gate"]
+        gate = decision.body["gate"]
         return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])
     return ("UNDECIDED" if body.get("policy") else "NO_POLICY"), None, None
 

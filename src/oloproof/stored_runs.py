@@ -7,7 +7,7 @@ their HTTP clients.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,9 +60,32 @@ def latest_end(ledger: Ledger, run_id: str) -> RunEndBody | None:
 
 
 def latest_decision(ledger: Ledger, run_id: str) -> DecisionBody | None:
-    """The body of a run's latest decision, or None."""
-    found = _latest_meta_event(ledger, run_id, ev.DECISION)
+    """The body of the decision a run's reports show (``standing_decision``), or None."""
+    found = standing_decision(ledger.lookup_events("run_meta", run_id))
     return None if found is None else decision_body(found)
+
+
+def standing_decision(run_meta: Iterable[tuple[str, Event]]) -> Event | None:
+    """Of a run's run_end and decision events (in append order), the decision its reports show:
+    the first of those made on the most case results.
+
+    A resume decides again on more cases, so the decision made on the most stands. Two made on
+    as many come from two writers that each finished the run (copies of a project, one's
+    archive imported into the other): reports count each case's first result, and the decision
+    made first was made on those; the other's gate, shown beside them, would contradict them
+    (``verify`` names it). A decision whose run_end is not found stands if it is the last.
+    """
+    counts: dict[str, int] = {}
+    found: Event | None = None
+    found_cases: int | None = None
+    for address, event in run_meta:
+        if event.type == ev.RUN_END:
+            counts[address] = int(event.body["cases"])
+        elif event.type == ev.DECISION:
+            cases = counts.get(event.refs[1]) if len(event.refs) > 1 else None
+            if found_cases is None or cases is None or cases > found_cases:
+                found, found_cases = event, cases
+    return found
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
+from oloproof.stored_runs import standing_decision
 from oloproof.subset import Selection
 
 if TYPE_CHECKING:
@@ -136,15 +137,15 @@ class Reader:
         return address, run_body(event)
 
     def run_meta(self, run_id: str) -> tuple[RunEndBody | None, DecisionBody | None]:
-        """The latest run_end and decision bodies of a run (either may be None)."""
+        """The latest run_end of a run and the decision its reports show
+        (``standing_decision``), as bodies (either may be None)."""
         end: RunEndBody | None = None
-        decision: DecisionBody | None = None
-        for _, event in self.ledger.lookup_events("run_meta", run_id):
+        meta = list(self.ledger.lookup_events("run_meta", run_id))
+        for _, event in meta:
             if event.type == ev.RUN_END:
                 end = run_end_body(event)
-            elif event.type == ev.DECISION:
-                decision = decision_body(event)
-        return end, decision
+        decision = standing_decision(meta)
+        return end, None if decision is None else decision_body(decision)
 
 
 def warm_up() -> None:
