@@ -64,7 +64,8 @@ def test_reads_refuse_a_run_whose_index_disagrees_and_a_rebuild_mends_it(
 
     refusal = (
         f"error: the ledger's indexes disagree with run {cand_id}: its end record counts 13 "
-        f"cases (0 errored), its index finds 12 (0 errored); {REBUILD}\n"
+        f"cases (0 errored), its index finds 12 (0 errored); {REBUILD} (if they still "
+        "disagree, the ledger lacks some of the run's events: oloproof verify lists them)\n"
     )
     for args in (
         ["inspect", cand_id],
