@@ -412,7 +412,16 @@ class _Gate(_Model):
 class Policy(_Gate):
     """A release policy: rules on one run's metrics."""
 
+    # The line of every key, when the policy was read from a file (for errors found later,
+    # against the project's evaluators).
+    _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
+
     rules: list[Rule] = Field(description="The rules (at least one).")
+
+    def location(self, *keys: Any, path: Path) -> str:
+        """``FILE, line N`` of a key path, or ``FILE`` when the policy was not read from one."""
+        line = line_for(keys, self._lines) if self._lines else None
+        return f"{path}, line {line}" if line is not None else str(path)
 
     @field_validator("rules")
     @classmethod
@@ -586,12 +595,14 @@ def load_policy(path: Path, *, as_recorded: bool = False) -> Policy:
         raise ConfigError(f"{path}: expected a policy mapping at the top level")
     _repeated_rule_id(path, data, lines)
     try:
-        return Policy.model_validate(data, context={_RECORDED: True} if as_recorded else None)
+        policy = Policy.model_validate(data, context={_RECORDED: True} if as_recorded else None)
     except ValidationError as exc:
         kind = wrong_kind(data, "policy")
         if kind is not None:
             raise ConfigError(f"{path}: {kind}") from None
         raise validation_error(path, exc, lines, Policy, data) from None
+    policy._lines = lines
+    return policy
 
 
 def recorded_policy(body: Any) -> Policy:

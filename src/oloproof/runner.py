@@ -225,15 +225,17 @@ def _plan(
     if policy is not None and policy_path is not None:
         known = {e.criterion for e in evaluators}
         judged = set(judge_identities(evaluators))
-        for rule in policy.rules:
+        for index, rule in enumerate(policy.rules):
             if rule.metric not in known:
+                where = policy.location("rules", index, "metric", path=policy_path)
                 raise ConfigError(
-                    f"{policy_path}: rule {rule.id!r} reads metric {rule.metric!r}, which no "
+                    f"{where}: rule {rule.id!r} reads metric {rule.metric!r}, which no "
                     f"evaluator produces (metrics: {', '.join(sorted(known)) or 'none'})"
                 )
             if rule.judge is not None and rule.metric not in judged:
+                where = policy.location("rules", index, "judge", path=policy_path)
                 raise ConfigError(
-                    f"{policy_path}: rule {rule.id!r} sets judge: minimums, but its metric "
+                    f"{where}: rule {rule.id!r} sets judge: minimums, but its metric "
                     f"{rule.metric!r} is not an LLM judge's",
                     hint="judge: belongs to rules on a groundedness, citation support, answer "
                     "or rubric judge's metric",

@@ -116,6 +116,7 @@ def test_a_stopped_run_replaces_the_green_reports_an_earlier_run_left(project: P
     )
     refused = oloproof("run", *paths, cwd=project)
     assert refused.code == 2, refused.err
+    assert "policy.yaml, line 3: rule 'answers' reads metric 'answerd'" in refused.err
     _assert_no_gate(project, 2, "reads metric 'answerd'")
 
 
