@@ -18,10 +18,15 @@ into ``api_key_env`` is not repeated back in an error message).
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
+
+from ledger.codec import INT_MAX, INT_MIN
 
 ProviderName = Literal["openai", "anthropic"]
 ServerName = Literal["vllm", "llama.cpp", "ollama"]
@@ -284,6 +289,15 @@ class ProviderSettings(BaseModel):
     def _env_name(cls, value: str | None) -> str | None:
         return None if value is None else variable_name(value)
 
+    @field_validator("base_url")
+    @classmethod
+    def _sendable_url(cls, value: str | None) -> str | None:
+        if value is not None:
+            fault = url_fault(value)
+            if fault is not None:
+                raise ValueError(fault)
+        return value
+
     @field_validator("extra_body")
     @classmethod
     def _extra_body(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -292,6 +306,15 @@ class ProviderSettings(BaseModel):
             raise ValueError(
                 f"{', '.join(reserved)} cannot be set here: Oloproof sets "
                 f"{'it' if len(reserved) == 1 else 'them'} from the rest of the entry"
+            )
+        found = unsendable_value(value, ())
+        if found is not None:
+            # Raised as a validation error of its own, so the message names the very key
+            # (extra_body.seed), with its line, rather than the whole extra_body.
+            at, why = found
+            error = PydanticCustomError("unsendable_value", why)
+            raise ValidationError.from_exception_data(
+                "extra_body", [InitErrorDetails(type=error, loc=at, input=value)]
             )
         return value
 
@@ -343,6 +366,76 @@ class ProviderSettings(BaseModel):
             ),
             "backoff_s": self.retry_backoff_s,
         }
+
+
+def url_fault(url: str) -> str | None:
+    """Why a request to ``url`` could never be sent (httpx refuses the URL, it names no host,
+    or its port is outside 1..65535), or None when it can be."""
+    import httpx  # only a configuration naming a model pays for loading it
+
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError) as exc:  # an IDNA error is a ValueError of its own
+        return f"no request can be sent there: {exc}"
+    if not parsed.host:
+        return "no request can be sent there: it names no host"
+    if parsed.port is not None and not 1 <= parsed.port <= 65535:
+        return f"no request can be sent there: the port {parsed.port} is outside 1..65535"
+    return None
+
+
+def unsendable_value(
+    value: Any, at: tuple[str | int, ...]
+) -> tuple[tuple[str | int, ...], str] | None:
+    """The place in ``value`` (a request's JSON) of the first thing a JSON request cannot carry
+    or the ledger cannot record (the value is part of an identity), and why; None when there
+    is none."""
+    pending: list[tuple[tuple[str | int, ...], Any]] = [(at, value)]
+    while pending:  # a stack, not recursion: Python code may hand in any depth
+        where, item = pending.pop()
+        if isinstance(item, dict):
+            bad_key = next((key for key in item if not isinstance(key, str)), None)
+            if bad_key is not None:
+                return where, f"the key {bad_key!r} is not text, and a JSON key must be"
+            inner = [((*where, key), v) for key, v in item.items()]
+        elif isinstance(item, list | tuple):
+            inner = [((*where, index), v) for index, v in enumerate(item)]
+        else:
+            why = _scalar_fault(item)
+            if why is not None:
+                return where, why
+            continue
+        pending.extend(reversed(inner))  # so the first in the file is found first
+    return None
+
+
+def _scalar_fault(item: Any) -> str | None:
+    if item is None or isinstance(item, bool):
+        return None
+    if isinstance(item, int):
+        if INT_MIN <= item <= INT_MAX:
+            return None
+        return f"the integer {item} is outside -2**64 .. 2**64-1"
+    if isinstance(item, float):
+        if math.isfinite(item):
+            return None
+        return f"{item} is not a number a JSON request can carry (JSON has no NaN or infinity)"
+    if isinstance(item, str):
+        if _LONE_SURROGATE.search(item) is None:
+            return None
+        return "the text holds a lone surrogate escape (\\uD800-\\uDFFF without its pair)"
+    what, remedy = _UNSENDABLE.get(type(item), (f"a value of type {type(item).__name__}", ""))
+    return f"{what}, which a JSON request cannot carry{remedy}"
+
+
+# A \uD800-\uDFFF escape that YAML reads without its pair is no character UTF-8 can encode.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+_UNSENDABLE: dict[type, tuple[str, str]] = {
+    bytes: ("bytes (YAML's !!binary)", ""),
+    datetime.date: ("a date", " (YAML reads an unquoted 2024-01-01 as one: quote it for the text)"),
+    datetime.datetime: ("a date and time", " (YAML reads an unquoted timestamp as one: quote it)"),
+    set: ("a set (YAML's !!set)", ": give a list"),
+}
 
 
 def _with_defaults(data: dict[str, Any]) -> dict[str, Any]:

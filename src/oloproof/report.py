@@ -114,7 +114,8 @@ class CorrectedRow:
     ``estimate`` None: the correction is undefined (nothing observed, or a calibration without
     human passes or fails, or a judge no better than chance); the interval is then [0, 1].
     ``calibration`` is the address of the calibration used; ``sensitivity`` and
-    ``specificity`` its ``[k, n]`` counts.
+    ``specificity`` its ``[k, n]`` counts, ``unanswered`` its examples the judge gave no verdict
+    on (each counts against the interval in both rates, as it does against the gate).
     """
 
     criterion: str
@@ -129,6 +130,7 @@ class CorrectedRow:
     sensitivity: list[int]
     specificity: list[int]
     missing: int = 0
+    unanswered: int = 0
 
 
 @dataclass(frozen=True)
@@ -425,7 +427,8 @@ def corrected_row(
     """``tally`` (a judge's pass/fail metric) corrected with ``calibration`` (at ``address``).
 
     Its missing cases (and ``not_run`` ones) count against the interval as they do for the
-    metric itself (``corrected_rate``'s ``missing``).
+    metric itself (``corrected_rate``'s ``missing``), and so do the calibration's unanswered
+    examples.
     """
     from oloproof.calibration import corrected_rate
 
@@ -447,6 +450,7 @@ def corrected_row(
         sensitivity=[se.k, se.n],
         specificity=[sp.k, sp.n],
         missing=missing,
+        unanswered=len(calibration.missing),
     )
 
 

@@ -215,52 +215,78 @@ def corrected_rate(
     missing), the upper with them as judged passes (k + missing of n + missing), each from the
     same seed. Every draw of the corrected rate rises with p, and the Jeffreys posterior rises
     with k, so that is the widest the completions of the missing cases can make it. The point
-    estimate stays the observed one. With ``missing`` 0 both draws are the same one.
-    """
-    import numpy as np
+    estimate stays the observed one.
 
+    The calibration's unanswered examples (``calibration.missing``, u of them) count against it
+    too, as the gate counts them: each could have been an agreement or a disagreement, in
+    either rate. A draw's corrected rate rises with Sp, and falls with Se where Se + Sp > 1,
+    but a low Se can also make the draw unusable (0 for the lower quantile). So the lower
+    quantile is the smaller of two, both with Sp from its true fails of n + u: Se from its true
+    passes + u of n + u, and Se from its true passes of n + u; the upper quantile the larger of
+    two, both with Se from its true passes of n + u: Sp from its true fails + u of n + u, and Sp
+    from its true fails of n + u. Counting each unanswered example in both rates at once is
+    beyond any completion of them, so a judge cannot narrow the interval by not answering.
+    With u and ``missing`` 0 every draw is the same one.
+    """
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}")
     if not 0 <= observed_k <= observed_n:
         raise ValueError(f"need 0 <= k <= n, got k={observed_k}, n={observed_n}")
     if missing < 0:
         raise ValueError(f"missing must be >= 0, got {missing}")
-    positives = calibration.true_pass + calibration.false_fail
-    negatives = calibration.true_fail + calibration.false_pass
+    tp, fn = calibration.true_pass, calibration.false_fail
+    tn, fp = calibration.true_fail, calibration.false_pass
     whole = Interval(0.0, 1.0, level, CORRECTED_METHOD)
-    if observed_n == 0 or positives == 0 or negatives == 0:
+    if observed_n == 0 or tp + fn == 0 or tn + fp == 0:
         return None, whole
-    se_hat = calibration.true_pass / positives
-    sp_hat = calibration.true_fail / negatives
+    se_hat, sp_hat = tp / (tp + fn), tn / (tn + fp)
     youden = se_hat + sp_hat - 1.0
     if youden <= 0.0:
         return None, whole
     estimate = float(min(1.0, max(0.0, (observed_k / observed_n + sp_hat - 1.0) / youden)))
 
+    u = len(calibration.missing)
     total = observed_n + missing
     alpha = 1.0 - level
-    low = _corrected_draws(observed_k, total, calibration, draws, seed)
-    lower = float(np.quantile(np.where(low[1], low[0], 0.0), alpha / 2))
-    high = (
-        low
-        if missing == 0
-        else _corrected_draws(observed_k + missing, total, calibration, draws, seed)
+    mc = _MonteCarlo(draws, seed)
+    lower = min(
+        mc.quantile(observed_k, total, se, (tn, fp + u), alpha / 2, unusable=0.0)
+        for se in {(tp + u, fn), (tp, fn + u)}
     )
-    upper = float(np.quantile(np.where(high[1], high[0], 1.0), 1.0 - alpha / 2))
+    upper = max(
+        mc.quantile(observed_k + missing, total, (tp, fn + u), sp, 1.0 - alpha / 2, unusable=1.0)
+        for sp in {(tn + u, fp), (tn, fp + u)}
+    )
     return estimate, Interval(lower, upper, level, CORRECTED_METHOD)
 
 
-def _corrected_draws(
-    k: int, n: int, calibration: Calibration, draws: int, seed: int
-) -> tuple[Any, Any]:
-    """Monte Carlo draws of the corrected rate for k judged passes of n, and which are usable."""
-    import numpy as np
+@dataclass(frozen=True)
+class _MonteCarlo:
+    """Seeded draws of the corrected rate: every quantile starts from the same seed."""
 
-    rng = np.random.default_rng(seed)
-    p = rng.beta(k + 0.5, n - k + 0.5, draws)
-    se = rng.beta(calibration.true_pass + 0.5, calibration.false_fail + 0.5, draws)
-    sp = rng.beta(calibration.true_fail + 0.5, calibration.false_pass + 0.5, draws)
-    denominator = se + sp - 1.0
-    usable = denominator > 0.0
-    rate = np.clip((p + sp - 1.0) / np.where(usable, denominator, 1.0), 0.0, 1.0)
-    return rate, usable
+    draws: int
+    seed: int
+
+    def quantile(
+        self,
+        k: int,
+        n: int,
+        se: tuple[int, int],
+        sp: tuple[int, int],
+        q: float,
+        *,
+        unusable: float,
+    ) -> float:
+        """The ``q`` quantile of the corrected rate for k judged passes of n, Se from ``se`` and
+        Sp from ``sp`` (each ``(agreed, disagreed)``), a draw with Se + Sp <= 1 as
+        ``unusable``."""
+        import numpy as np
+
+        rng = np.random.default_rng(self.seed)
+        p = rng.beta(k + 0.5, n - k + 0.5, self.draws)
+        se_draw = rng.beta(se[0] + 0.5, se[1] + 0.5, self.draws)
+        sp_draw = rng.beta(sp[0] + 0.5, sp[1] + 0.5, self.draws)
+        denominator = se_draw + sp_draw - 1.0
+        usable = denominator > 0.0
+        rate = np.clip((p + sp_draw - 1.0) / np.where(usable, denominator, 1.0), 0.0, 1.0)
+        return float(np.quantile(np.where(usable, rate, unusable), q))

@@ -319,9 +319,10 @@ def corrected_lines(rows: Sequence[CorrectedRow]) -> list[str]:
         interval = fmt_percent_interval(Interval(row.lower, row.upper, row.level, row.method))
         se, sp = row.sensitivity, row.specificity
         missing = f" · {row.missing} missing" if row.missing else ""
+        unanswered = f" · {row.unanswered} unanswered in the calibration" if row.unanswered else ""
         evidence = (
             f"{row.successes} / {row.observed} judged pass{missing} · sensitivity "
-            f"{se[0]}/{se[1]} · specificity {sp[0]}/{sp[1]}"
+            f"{se[0]}/{se[1]} · specificity {sp[0]}/{sp[1]}{unanswered}"
         )
         cells.append([row.criterion, value, interval, evidence])
     return [

@@ -7,7 +7,8 @@ the reply *is* the object the request asked for:
 - the whole reply, surrounding whitespace aside, is one JSON object; or it is exactly one fenced
   block (```` ```json ```` or ```` ``` ````) holding one, with nothing before or after the fence;
 - the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
-  [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings;
+  [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings, neither
+  holding a lone surrogate escape (``"\\ud83d"``: half a character, which no ledger stores);
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -41,6 +42,7 @@ from typing import Any, Literal
 
 from oloproof.evaluators.loose_objects import Members, Scalar, loose_objects
 from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.providers import lone_surrogate_in
 
 Scale = Literal["pass_fail", "score"]
 
@@ -151,6 +153,13 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
         isinstance(unsupported, list) and all(isinstance(item, str) for item in unsupported)
     ):
         return Unparseable('the reply\'s "unsupported" is not a list of ids')
+    if lone_surrogate_in([reason, unsupported]):
+        # Half a character cannot be kept with the judgment, and a verdict is never kept
+        # without the reply's own words, nor with words Oloproof changed.
+        return Unparseable(
+            "the reply's object holds a lone surrogate escape (\\uD800-\\uDFFF without its "
+            "pair), which is not text"
+        )
     return Judgment(decision, reason, None if unsupported is None else tuple(unsupported))
 
 

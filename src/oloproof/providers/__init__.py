@@ -17,6 +17,7 @@ from oloproof.providers._http import (
     Provider,
     ProviderError,
     Usage,
+    lone_surrogate_in,
     retry_after_seconds,
 )
 from oloproof.providers.anthropic_messages import AnthropicMessagesProvider
@@ -30,6 +31,7 @@ __all__ = [
     "Provider",
     "ProviderError",
     "Usage",
+    "lone_surrogate_in",
     "make_provider",
     "retry_after_seconds",
 ]

@@ -15,14 +15,18 @@ a 2xx whose body is not the protocol's reply, fails at once. After the last try 
 A 2xx body is the protocol's reply only in the shape the protocol gives it: a JSON object, no
 deeper than the parser can read, with a ``usage`` that is an object when given and token counts
 that are whole numbers, and the reply's ``id``, ``model``, ``system_fingerprint`` and finish
-reason text when given. Anything else (``"usage": [1, 2]``, a negative count, ``"id": 7``, a
-body 100,000 brackets deep) is a ``malformed_response`` with the body, never an exception of
-the parser's.
+reason text when given, and no text holding a lone surrogate escape (``"\\ud83d"``, half an
+emoji: no character, so nothing a ledger can store). Anything else (``"usage": [1, 2]``, a
+negative count, ``"id": 7``, a body 100,000 brackets deep) is a ``malformed_response`` with the
+body, never an exception of the parser's.
 
-The key goes only into the request header. It is never kept on the error, and every text an
-error carries (its message, the server's reply) has the key replaced by ``[redacted]`` in case a
-server echoes it. Errors are raised outside any ``except`` block, so no httpx exception, whose
-request holds the headers, hangs off them as ``__context__``.
+The key goes only into the request header. A key no header can carry (a character outside
+ASCII, a control character) is refused when the client is made, as a ``ConfigError`` naming its
+variable and never its value; one set so after that fails its call (``request``). The key is
+never kept on the error, and every text an error carries (its message, the server's reply) has
+the key replaced by ``[redacted]`` in case a server echoes it. Errors are raised outside any
+``except`` block, so no httpx exception, whose request holds the headers, hangs off them as
+``__context__``.
 
 Concurrency: at most ``concurrency`` calls of one provider instance are in flight at once (one
 ``asyncio.Semaphore`` per event loop); a call gives up its slot while it waits to retry.
@@ -39,6 +43,7 @@ import json
 import math
 import os
 import random
+import re
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -47,6 +52,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from oloproof import redaction
+from oloproof.errors import ConfigError
 from oloproof.jsonkeys import DuplicateKey, unique_keys
 
 if TYPE_CHECKING:
@@ -59,6 +65,7 @@ ErrorKind = Literal[
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _RAW_LIMIT = 4000
 _MESSAGE_LIMIT = 300
 
@@ -239,6 +246,11 @@ class HttpProvider:
         ] = weakref.WeakKeyDictionary()
         self._client: httpx.AsyncClient | None = None
         self._entered = 0
+        key = os.environ.get(api_key_env) if api_key_env is not None else None
+        fault = None if key is None else _key_fault(key)
+        if fault is not None:
+            # Every call would fail the same way: refused before the first, as bad input.
+            raise ConfigError(self._unsendable_key(fault))
 
     # --- what a protocol supplies ------------------------------------------------------------
 
@@ -308,8 +320,17 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
+        fault = _key_fault(key)
+        if fault is not None:  # set since the client was made, to a value no header can carry
+            raise ProviderError(self._unsendable_key(fault), kind="request", attempts=0)
         redaction.register(key)  # kept out of everything stored or printed
         return key
+
+    def _unsendable_key(self, fault: str) -> str:
+        return (
+            f"{self._what()}: the environment variable {self.api_key_env}, which should hold "
+            f"the key, holds {fault}, which an HTTP header cannot carry"
+        )
 
     async def _attempt(
         self, headers: dict[str, str], body: dict[str, Any], attempt: int
@@ -440,7 +461,47 @@ def _body_object(response: httpx.Response) -> dict[str, Any]:
         raise MalformedReply("the body is nested too deep to read") from None
     if not isinstance(data, dict):
         raise MalformedReply("the body is not a JSON object")
+    if lone_surrogate_in(data):
+        raise MalformedReply(
+            "the body holds a lone surrogate escape (\\uD800-\\uDFFF without its pair), "
+            "which is not text"
+        )
     return data
+
+
+def lone_surrogate_in(value: Any) -> bool:
+    """Whether a JSON value holds a lone surrogate (a \\uD800-\\uDFFF escape the parser read
+    without its pair) in any text or key: no character, so no ledger or UTF-8 text holds it."""
+    pending = [value]
+    while pending:  # a stack, not recursion: the body may nest as deep as the parser reads
+        item = pending.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def _key_fault(key: str) -> str | None:
+    """The kind of the first character of ``key`` no header value may hold (never the character
+    itself: it is part of a secret), or None. httpx sends header text as ASCII, and h11 refuses
+    control characters."""
+    for char in key:
+        if " " <= char <= "~" or char == "\t":
+            continue
+        if char in "\r\n":
+            return "a line break"
+        if char < " " or char == "\x7f":
+            return "a control character"
+        if "\udc80" <= char <= "\udcff":
+            # How Python holds environment bytes that do not decode (PEP 383).
+            return "bytes that are not text"
+        return "a character outside ASCII"
+    return None
 
 
 def usage_object(data: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -13,7 +13,10 @@ system prompt's text, the passages of ``context_file``, ``context_field``, where
 instructions go, temperature, the token limit and its field, ``extra_body`` and ``output``:
 everything the request is made of besides the case input. So the execution cache (system
 identity and input) is a cache by the exact request. A case whose input lacks a key the prompt
-uses, a failed call, or (``output: json``) a reply that is not an object is errored.
+uses, a failed call (a reply the provider cannot read, one holding half a character included),
+or (``output: json``) a reply that is not an object the ledger records as it reads (``NaN``, an
+integer past 2**64, a key given twice, nesting past ``MAX_NESTING``, a lone surrogate escape)
+is errored.
 """
 
 from __future__ import annotations
@@ -24,10 +27,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from oloproof.dataset import Case
+from oloproof import strictjson
+from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.errors import ConfigError
 from oloproof.jsonkeys import DuplicateKey, unique_keys
 from oloproof.judge_config import ModelSystemSettings
+from oloproof.providers import lone_surrogate_in
 from oloproof.systems.base import ExecContext, Execution
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
@@ -113,20 +118,7 @@ class ModelSystem:
             artifacts["context/v1"] = [{"items": passages, "source": "retrieval"}]
         if self._settings.output == "text":
             return Execution(output=reply.text, artifacts=artifacts)
-        try:
-            output = json.loads(reply.text, object_pairs_hook=unique_keys)
-        except DuplicateKey as exc:
-            raise ModelSystemError(
-                f"case {case.id!r}: output: json, and in the reply {exc}"
-            ) from None
-        except (ValueError, RecursionError):  # not JSON, or nested too deep to read
-            output = None
-        if not isinstance(output, dict):
-            raise ModelSystemError(
-                f"case {case.id!r}: output: json, and the reply is not a JSON object "
-                f"(it begins {json.dumps(reply.text[:60])})"
-            )
-        return Execution(output=output, artifacts=artifacts)
+        return Execution(output=_json_output(reply.text, case.id), artifacts=artifacts)
 
     async def aclose(self) -> None:
         await self._client.provider.aclose()
@@ -163,6 +155,38 @@ class ModelSystem:
             return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
         return _PLACEHOLDER.sub(fill, self._prompt)
+
+
+def _json_output(text: str, case_id: str) -> dict[str, Any]:
+    """The reply as the JSON object ``output: json`` needs, one the ledger records as it reads;
+    ``ModelSystemError`` (the case errored: the model's doing, not the project's) otherwise."""
+    try:
+        output = strictjson.loads(text)
+    except DuplicateKey as exc:
+        raise ModelSystemError(f"case {case_id!r}: output: json, and in the reply {exc}") from None
+    except strictjson.Unrecordable as exc:
+        raise ModelSystemError(
+            f"case {case_id!r}: output: json, and the reply holds JSON Oloproof cannot record "
+            f"({exc})"
+        ) from None
+    except (ValueError, RecursionError):  # not JSON, or nested too deep to read
+        output = None
+    if not isinstance(output, dict):
+        raise ModelSystemError(
+            f"case {case_id!r}: output: json, and the reply is not a JSON object "
+            f"(it begins {json.dumps(text[:60])})"
+        )
+    if nesting(output) > MAX_NESTING:
+        raise ModelSystemError(
+            f"case {case_id!r}: output: json, and the reply's JSON is nested deeper than "
+            f"{MAX_NESTING} levels"
+        )
+    if lone_surrogate_in(output):
+        raise ModelSystemError(
+            f"case {case_id!r}: output: json, and the reply's JSON holds a lone surrogate escape "
+            "(\\uD800-\\uDFFF without its pair), which is not text"
+        )
+    return output
 
 
 _ABSENT = object()

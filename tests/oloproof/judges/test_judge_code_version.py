@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "a011612009d7d6a9fe1234b30b68df569139af1f4fa42e8bd960b5693c283725")
+RECORDED = (3, "5970be67c8fbf57e22769908edf64241933563804086d2bd36a6e0ea18022986")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
