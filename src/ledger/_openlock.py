@@ -106,14 +106,19 @@ def take_alone(directory: Path, where: Path) -> bool:
             ) from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
         except BlockingIOError:
             os.close(fd)
             return False
+        except OSError as exc:  # a full device: nothing compacted yet, so say so before it starts
+            os.close(fd)
+            raise StoreError(
+                f"cannot compact the ledger at {where}: {exc.strerror} ({path})"
+            ) from exc
         except BaseException:
             os.close(fd)
             raise
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
         _held[directory] = _Held(fd, threading.get_ident(), 1)
         return True
 

@@ -33,9 +33,11 @@ Module constants are read where they are defined: ``CHUNK_BYTES`` and ``CHUNK_EV
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import fcntl
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
@@ -122,12 +124,15 @@ def open_ledger(
             directory.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise StoreError(f"cannot create a ledger at {root}: {exc.strerror}") from exc
-    env = _acquire_env(
-        directory,
-        readonly=readonly,
-        map_size=map_size or _DEFAULT_MAP_SIZE,
-        lock=not media_read_only,
-    )
+    with contextlib.nullcontext() if exists else _creating(directory):
+        if not exists and _lost(directory):
+            raise missing_ledger(root)  # a new ledger there would hide the loss
+        env = _acquire_env(
+            directory,
+            readonly=readonly,
+            map_size=map_size or _DEFAULT_MAP_SIZE,
+            lock=not media_read_only,
+        )
     try:
         dbs = _open_databases(env, root, readonly=readonly, name=app.name)
         ledger = Ledger(env, dbs, root, app=app, readonly=readonly, media_read_only=media_read_only)
@@ -159,8 +164,37 @@ def on_read_only_file_system(path: str | os.PathLike[str]) -> bool:
 
 
 def missing_ledger(root: Path) -> StoreError:
-    """The error for a ledger folder that holds no store."""
+    """The error for a ledger folder that holds no store, or a store that lost its data file."""
+    directory = root / STORE_DIR
+    if _lost(directory):
+        return StoreError(
+            f"the ledger at {root} has lost its data file: {directory} still holds LMDB's "
+            "lock.mdb but no data.mdb, so the history it held is not there; restore data.mdb "
+            f"from a backup, or remove {directory} to start a new, empty ledger"
+        )
     return StoreError(f"no ledger at {root}: it holds no {STORE_DIR}/data.mdb")
+
+
+def _lost(directory: Path) -> bool:
+    """Whether the store in ``directory`` held a ledger whose data file is gone: LMDB makes its
+    lock file only as it opens (or creates) the data file, and nothing but a compaction, which
+    puts a data file in place first, removes it."""
+    return (directory / "lock.mdb").exists() and not (directory / "data.mdb").exists()
+
+
+@contextlib.contextmanager
+def _creating(directory: Path) -> Iterator[None]:
+    """Hold ``directory`` alone while a ledger may be created in it: LMDB makes its lock file a
+    moment before the data file, and a second process looking in between must not take a
+    ledger being created for one that lost its data file. Where the folder cannot be locked
+    (a network file system), creation goes on without."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # and with it the lock
 
 
 class Ledger(_Refs):

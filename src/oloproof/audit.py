@@ -25,7 +25,9 @@ as a convenience, these checks re-derive it and report each one that no longer m
    (``oloproof.diagnosis.audit``).
 5. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
    results and the recorded policy (the recording ``oloproof_version`` aside).
-6. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
+6. Refs (``MisnamedRef``): each run id's ref names that run's run event, and ``latest``, when
+   it names a finished top-level run, names the newest one (``latest.latest_run``).
+7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
    Nothing is repaired or written.
 """
@@ -57,11 +59,13 @@ from oloproof.config import recorded_compare_policy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.errors import OloproofError
 from oloproof.events import plain
+from oloproof.latest import LATEST, latest_run, named_run
 from oloproof.metrics import RunTally, SeenCases, case_result_body, criteria_of
 from oloproof.policy import calibrations_relied_on
 from oloproof.relevance import DOCUMENT, retrieval_units, run_unit
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
+from oloproof.store import RUN_ID_PREFIX, misnamed_run
 from oloproof.stored_runs import StoredRun, load_run
 from oloproof.systems.rag import staged_labels
 
@@ -70,6 +74,7 @@ __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 _JUDGMENT_CACHE = 65536  # judgments remembered between case results (cached ones recur)
 _OBSERVED = ("pass", "fail", "value")
 _CALIBRATION_INDEX = "calibration"  # events.index_entries files calibrations by judge identity
+MISNAMED_REF = "MisnamedRef"  # a run id's ref that names another event; `latest` left behind
 
 
 @dataclass
@@ -99,8 +104,10 @@ class AuditCounts:
 
 
 def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Iterator[Problem]:
-    """Every ``StaleSummary`` problem in ``ledger`` (give it to ``ledger.verify``)."""
+    """Every ``StaleSummary`` and ``MisnamedRef`` problem in ``ledger`` (give it to
+    ``ledger.verify``)."""
     counts = counts if counts is not None else AuditCounts()
+    yield from _check_refs(ledger)
     judgments = _Judgments(ledger)
     for address in ledger.lookup("type", ev.RUN):
         event = _read(ledger, address)
@@ -118,6 +125,25 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
         if event is not None:
             counts.comparisons += 1
             yield from stale_summary(address, "comparison", verify_comparison(ledger, event))
+
+
+# -- refs: each run id's names its run; `latest` the newest finished run -------------------
+
+
+def _check_refs(ledger: Ledger) -> Iterator[Problem]:
+    for name, address in ledger.refs(RUN_ID_PREFIX):
+        event = _read(ledger, address)  # None: the ledger's own check names a missing one
+        wrong = None if event is None else misnamed_run(name, event)
+        if wrong is not None:
+            yield Problem(MISNAMED_REF, address, wrong, name=name)
+    named, newest = named_run(ledger), latest_run(ledger)
+    if named is not None and newest is not None and newest != named[0]:
+        newer = ledger.get(newest).body["run_id"]
+        detail = (
+            f"names run {named[1]['run_id']}, but run {newer}, which started later, finished "
+            "(the commands that read `latest` take it; the next run to finish moves the ref)"
+        )
+        yield Problem(MISNAMED_REF, named[0], detail, name=LATEST)
 
 
 # -- one run: its case results' verdict copies, and its decisions ---------------------------

@@ -7,12 +7,15 @@ lock is ``flock``: the kernel releases it when its process ends however it ends 
 clean up. The holder writes its pid into the file, so a refusal can say who holds the run.
 
 The file is removed by its holder before it lets go; a process that locked a file removed
-meanwhile (it opened it just before) notices the file is gone and starts again.
+meanwhile (it opened it just before) notices the file is gone and starts again. A lock file
+that cannot be made or written (a full disk) refuses the run in one sentence before anything is
+recorded, as a failed write to the ledger stops it (``docs/running.md``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 from collections.abc import Iterator
@@ -39,6 +42,13 @@ def run_writer(ledger_dir: Path, run_id: str) -> Iterator[None]:
 
 
 def _acquire(path: Path, run_id: str) -> int:
+    try:
+        return _lock(path, run_id)
+    except OSError as exc:
+        raise _unwritable(path, run_id, exc) from None
+
+
+def _lock(path: Path, run_id: str) -> int:
     path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -55,10 +65,29 @@ def _acquire(path: Path, run_id: str) -> int:
             os.close(fd)
             raise
         if _still_named(fd, path):
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
+            try:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+            except OSError:
+                # Ours now: removed as its holder removes it, so no file is left without a pid.
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+                os.close(fd)
+                raise
             return fd
         os.close(fd)  # the holder before us removed this file as we opened it: start again
+
+
+def _unwritable(path: Path, run_id: str, exc: OSError) -> LedgerAccessError:
+    """The sentence for a lock file that cannot be made or written (a full disk, a quota)."""
+    if exc.errno == errno.ENOSPC:
+        why = f"no space left on the device that holds {path.parent}"
+    else:
+        why = (exc.strerror or str(exc)).lower()
+    return LedgerAccessError(
+        f"cannot write run {run_id}: its lock file {path} could not be written ({why}); "
+        "nothing was recorded"
+    )
 
 
 def writer_of(ledger_dir: Path, run_id: str) -> int | None:

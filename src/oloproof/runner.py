@@ -18,7 +18,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger, LedgerError, StoreError, new_ulid
+from ledger import Ledger, LedgerError, RefConflictError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
 from oloproof.bodies import (
@@ -694,16 +694,23 @@ def _finish(
             report = report_of(ledger, body, run_address, tally, end_body, decision)
         # What the report's intervals came to, so reading it back needs no scipy.
         end_body["intervals"] = intervals
-    with ledger.batch():
-        end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
-        if decision is not None:
-            refs = [run_address, end_address, *calibrations_relied_on(decision["rules"])]
-            ledger.put(ev.make(ev.DECISION, decision, refs))
-    # Only a finished top-level run is `latest`; moved once its end is stored, as a swap of
-    # its own, so that a run finishing beside it cannot undo it.
-    if state == FINISHED and not body.get("parent"):
-        move_latest(ledger, run_address, body)
-    return end_body, decision, report
+    # Only a finished top-level run is `latest`. It moves in the commit that stores the run's
+    # end: a process killed after a commit of its own would leave `latest` on an older run.
+    moves_latest = state == FINISHED and not body.get("parent")
+    while True:
+        try:
+            with ledger.batch():
+                end_address = ledger.put(ev.make(ev.RUN_END, end_body, [run_address]))
+                if decision is not None:
+                    refs = [run_address, end_address, *calibrations_relied_on(decision["rules"])]
+                    ledger.put(ev.make(ev.DECISION, decision, refs))
+                if moves_latest:
+                    move_latest(ledger, run_address, body)
+            return end_body, decision, report
+        except RefConflictError:
+            # A run finishing beside this one moved `latest` as the commit was written; that
+            # run may be the newer one, so look again (the same events: nothing is stored twice).
+            continue
 
 
 def decide_run(

@@ -24,7 +24,7 @@ from ledger import (
     open_ledger,
 )
 from oloproof.errors import LedgerAccessError, UnknownIdError
-from oloproof.events import INDEXES, RUN, index_entries, upcast
+from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
 from oloproof.idhints import unknown_id_message
 from oloproof.stored_form import expand
 
@@ -41,6 +41,7 @@ APPLICATION: Final = Application(
 )
 
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"
+RUN_ID_PREFIX: Final = "run_"  # every run id's, and no address's or other ref's
 # A read-only command meeting indexes an older version filed: any command that writes refiles them.
 STALE_HINT: Final = "`oloproof ledger rebuild-indexes` rebuilds them now"
 # On a read-only file system no opening can refile them, that one included.
@@ -100,16 +101,35 @@ def resolve_name(ledger: Ledger, text: str) -> str:
     """The address ``text`` names (an address, a prefix or a ref), or ``UnknownIdError``.
 
     A run id whose ref never arrived (an import cut short writes refs last), while its run
-    event, which ``oloproof runs`` lists, did, is found by that event.
+    event, which ``oloproof runs`` lists, did, is found by that event. A run id's ref that
+    names anything but that run's event (a damaged or rewritten ref) is refused
+    (``LedgerAccessError``): read through it, a report would show another run under this id.
     """
     try:
-        return ledger.resolve(text)
+        address = ledger.resolve(text)
     except LedgerError as exc:
-        if text.startswith("run_"):
+        if text.startswith(RUN_ID_PREFIX):
             for address, event in ledger.events(RUN):
                 if event.body.get("run_id") == text:
                     return address
         raise UnknownIdError(unknown_id_message(text, str(exc))) from None
+    if text.startswith(RUN_ID_PREFIX):
+        wrong = misnamed_run(text, ledger.get(address))
+        if wrong is not None:
+            raise LedgerAccessError(f"the ledger's ref {text} {wrong}", hint=DAMAGE_HINT)
+    return address
+
+
+def misnamed_run(run_id: str, event: Event) -> str | None:
+    """What the event a run id's ref names is instead of that run's event (``names the run
+    event of run_B``), or None when it is that run's. Another program's event in a shared
+    ledger is not Oloproof's to judge (None): read as a run, it is refused as not one."""
+    if event.type not in SCHEMAS:
+        return None
+    if event.type != RUN:
+        return f"names a {event.type} event, not the run event of {run_id}"
+    named = event.body.get("run_id")
+    return None if named == run_id else f"names the run event of {named}, not of {run_id}"
 
 
 def load_event(ledger: Ledger, text: str, kind: str, noun: str) -> tuple[str, Event]:

@@ -16,8 +16,18 @@ C-level stderr goes through the parent, which keeps that line back and folds it 
 sentence, and passes everything else through as it comes.
 
 The parent ignores Ctrl-C (the child, in the same process group, gets it and stops as usual),
-passes SIGTERM and SIGHUP on to the child, and exits as the child did. The child is killed if
-the parent dies. Where there is no ``fork`` the command simply runs in the process.
+passes SIGTERM and SIGHUP on to the child, and exits as the child did: with its exit code, or,
+when the child died of a signal the parent passed on, by that signal. A child killed by any
+other signal (the kernel's out-of-memory killer, a ``kill -9`` of the child alone) is not the
+parent's to copy: SIGKILL cannot even be raised again through a handler, and a bare death by a
+signal no one sent the command would leave its user guessing. The parent prints
+
+    error: the verify command's process (pid 4242) was killed by SIGKILL before it finished, so
+    what it printed is incomplete (the out-of-memory killer or a `kill -9` sends SIGKILL)
+
+and exits 128 plus the signal's number (137 for SIGKILL), as a shell reports a killed command:
+never 0, 1 or 3, which say what the command found. The child is killed if the parent dies.
+Where there is no ``fork`` the command simply runs in the process.
 """
 
 from __future__ import annotations
@@ -33,6 +43,8 @@ from typing import NoReturn
 
 GUARDED = frozenset({"inspect", "runs", "export", "compare", "verify", "ledger"})
 _CRASHES = {signal.SIGABRT, signal.SIGBUS, signal.SIGSEGV}
+_FORWARDED = (signal.SIGTERM, signal.SIGHUP)
+_SHELL_SIGNALLED = 128  # a shell reports a command killed by signal N as 128 + N
 _ASSERTION = re.compile(rb"[^\n]*Assertion '[^\n]*' failed in [^\n]*\n?")
 _PR_SET_PDEATHSIG = 1
 
@@ -120,8 +132,15 @@ def _die_with(parent: int) -> None:
 
 def _parent(pid: int, read_end: int, where: str) -> NoReturn:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child gets Ctrl-C and stops as usual
-    for forwarded in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(forwarded, lambda signum, _frame: os.kill(pid, signum))
+    passed_on: set[int] = set()
+
+    def pass_on(signum: int, _frame: object) -> None:
+        passed_on.add(signum)
+        with contextlib.suppress(ProcessLookupError):  # the child already reaped
+            os.kill(pid, signum)
+
+    for forwarded in _FORWARDED:
+        signal.signal(forwarded, pass_on)
     held = _relay(read_end)
     status = _wait(pid)
     if os.WIFSIGNALED(status):
@@ -129,8 +148,10 @@ def _parent(pid: int, read_end: int, where: str) -> NoReturn:
         if number in _CRASHES:
             _report_crash(number, held, where)
         os.write(2, held)
-        signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)  # end as the child did
+        if number in passed_on:  # always one of _FORWARDED, whose handlers can be reset
+            signal.signal(number, signal.SIG_DFL)
+            os.kill(os.getpid(), number)  # end as the child did, by the signal sent to us
+        _report_killed(pid, number)
     os.write(2, held)
     os._exit(os.waitstatus_to_exitcode(status))
 
@@ -165,6 +186,30 @@ def _wait(pid: int) -> int:
             return os.waitpid(pid, 0)[1]
         except InterruptedError:  # pragma: no cover - retried by Python itself since 3.5
             continue
+
+
+def _report_killed(pid: int, number: int) -> NoReturn:
+    """One sentence for a child killed by a signal the parent did not pass on; exit 128 + N."""
+    command = command_of(sys.argv[1:]) or "oloproof"
+    name = _signal_name(number)
+    source = (
+        " (the out-of-memory killer or a `kill -9` sends SIGKILL)"
+        if number == signal.SIGKILL
+        else ""
+    )
+    sys.stderr.write(
+        f"error: the {command} command's process (pid {pid}) was killed by {name} before it "
+        f"finished, so what it printed is incomplete{source}\n"
+    )
+    sys.stderr.flush()
+    os._exit(_SHELL_SIGNALLED + number)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:  # a real-time signal, which has no name of its own
+        return f"signal {number}"
 
 
 def _report_crash(number: int, held: bytes, where: str) -> NoReturn:
