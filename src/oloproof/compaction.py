@@ -27,6 +27,7 @@ from oloproof import events as ev
 from oloproof.archiving import LINKS
 from oloproof.audit import application_checks
 from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
+from oloproof.latest import LATEST, resolve_latest
 from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger
 
 COUNTED = (
@@ -88,6 +89,8 @@ def _kinds(ledger: Ledger) -> dict[str, int]:
 
 
 def _resolve(ledger: Ledger, text: str) -> str:
+    if text == LATEST:  # the run it means (``oloproof.latest``), not whatever its ref holds
+        return resolve_latest(ledger)
     try:
         return ledger.resolve(text)
     except LedgerError as exc:

@@ -99,3 +99,13 @@ def test_latest_left_on_an_older_run_by_an_earlier_release_reads_the_newer(
     compared = oloproof("compare", "latest", first_id, cwd=project)
     assert compared.code in (0, 1, 3), compared.err
     assert f" of {second_id} against {first_id} · " in compared.lines[0], compared.out
+    archive = project / "latest.oloarchive"
+    exported = oloproof("ledger", "export", "latest", "--to", str(archive), cwd=project)
+    assert exported.code == 0, exported.err
+    elsewhere = project.parent / "elsewhere"
+    elsewhere.mkdir()
+    assert oloproof("ledger", "import", str(archive), cwd=elsewhere).code == 0
+    assert [run_id for run_id, _ in _runs(elsewhere)] == [second_id]
+    kept = oloproof("ledger", "compact", "--keep", "latest", cwd=project)
+    assert kept.code == 0, kept.err
+    assert [run_id for run_id, _ in _runs(project)] == [second_id]

@@ -201,8 +201,12 @@ def export_command(
         raise typer.BadParameter("give IDs or --all, not both")
     if not everything and not ids:
         raise typer.BadParameter("give at least one ID, or --all")
+    from oloproof.latest import LATEST, resolve_latest
+
     with _open(create=False, only_reads=True) as ledger:
-        count = export_archive(ledger, ids or [], to, links=LINKS, everything=everything)
+        # `latest` is the run it means (``oloproof.latest``), not whatever its ref holds.
+        asked = [resolve_latest(ledger) if text == LATEST else text for text in ids or []]
+        count = export_archive(ledger, asked, to, links=LINKS, everything=everything)
     size = to.stat().st_size
     typer.echo(f"exported {count} {plural(count, 'event')} to {to} ({size:,} bytes)")
 
