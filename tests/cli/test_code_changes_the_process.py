@@ -93,7 +93,10 @@ def test_the_reports_are_written_where_they_were_asked_for(tmp_path: Path) -> No
     elsewhere.mkdir()
     root = _project(tmp_path / "p", body=f"os.chdir({str(elsewhere)!r})", answer="yes")
     (root / "reports").mkdir()
-    (root / "reports" / "gate.xml").write_text("<testsuites><!-- a run before --></testsuites>")
+    (root / "reports" / "gate.xml").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="oloproof"><!-- a run before '
+        "--></testsuites>"
+    )
     result = oloproof("run", "--junit", "reports/gate.xml", "--summary", "summary.md", cwd=root)
     assert result.code == 1, result.out + result.err  # every answer fails
     assert sorted(p.name for p in elsewhere.iterdir()) == []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import inspect
 import re
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
@@ -184,28 +186,85 @@ _warned: set[Path] = set()
 
 
 def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
-    """Import ``module_name`` as ``base_dir`` holds it, and what it imports as well.
+    """Import ``module_name`` as ``base_dir`` holds it now, and what it imports as well.
 
-    Another project's modules imported earlier in this process would shadow this project's
-    (two projects' ``app.py``, imported by name): they are dropped, and ``base_dir`` goes first
-    on the import path, so the code that runs is this project's."""
-    base = str(base_dir)
-    _keep_standard_modules(base_dir)
-    if base in sys.path:
-        sys.path.remove(base)
-    sys.path.insert(0, base)
-    others = [d for d in _project_dirs if d != base_dir and not base_dir.is_relative_to(d)]
-    _project_dirs.add(base_dir)
-    for name, module in list(sys.modules.items()) if others else ():
+    The Python API may run several projects in one process, and one project again after its
+    code was edited. So a module loaded from a project folder (the deepest one that holds its
+    file: projects may nest) is dropped before another project's code is imported, and so is
+    every module of this project when one of their files changed since they were loaded; and
+    ``base_dir`` goes first on the import path. The code that runs is this project's, as its
+    files are now. Unchanged, this project's modules are kept: one imported again would run
+    its import-time work twice and hold two copies of its classes. One import at a time: two
+    threads would move the import path and the loaded modules under each other."""
+    with _importing:
+        base = str(base_dir)
+        _keep_standard_modules(base_dir)
+        if base in sys.path:
+            sys.path.remove(base)
+        sys.path.insert(0, base)
+        _project_dirs.add(base_dir)
+        _drop_stale_modules(base_dir)
+        if _loaded_elsewhere(module_name, base_dir):
+            del sys.modules[module_name]
+        try:
+            return importlib.import_module(module_name)
+        finally:
+            _loaded_from[base_dir] = _project_files(base_dir)
+
+
+_importing = threading.RLock()
+# What each project's loaded modules were read from, as they were after its last import: a
+# file whose content differs now was edited since, and the module loaded from it is stale.
+_loaded_from: dict[Path, dict[str, bytes]] = {}
+
+
+def _owner(origin: str) -> Path | None:
+    """The project folder a module's file belongs to: the deepest that holds it."""
+    path = Path(origin).resolve()
+    holding = [d for d in _project_dirs if path.is_relative_to(d)]
+    return max(holding, key=lambda d: len(d.parts)) if holding else None
+
+
+def _owned(base_dir: Path) -> dict[str, str]:
+    """The loaded modules (by name) of each file ``base_dir`` owns, from source files only:
+    an extension module cannot be loaded twice in one process, so it is never dropped."""
+    found = {}
+    for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if origin is None:
+        if isinstance(origin, str) and origin.endswith(".py") and _owner(origin) == base_dir:
+            found[name] = origin
+    return found
+
+
+def _project_files(base_dir: Path) -> dict[str, bytes]:
+    """The digest of the content of each file this project's loaded modules came from."""
+    digests = {}
+    for origin in _owned(base_dir).values():
+        try:
+            digests[origin] = hashlib.blake2b(Path(origin).read_bytes()).digest()
+        except OSError:
+            digests[origin] = b""  # gone or unreadable: stale, whatever it held
+    return digests
+
+
+def _drop_stale_modules(base_dir: Path) -> None:
+    """Drop the modules other projects own, and this project's when one of their files has
+    changed since they were loaded (all of them: an unchanged module may hold what it took
+    from a changed one, ``from helper import rule``)."""
+    seen = _loaded_from.get(base_dir, {})
+    owned = _owned(base_dir)
+    # A module loaded since the last import (at run time, by name) is judged from its next.
+    stale = any(
+        origin in seen and seen[origin] != digest
+        for origin, digest in _project_files(base_dir).items()
+    )
+    for name, module in list(sys.modules.items()):
+        origin = getattr(module, "__file__", None)
+        if not isinstance(origin, str) or not origin.endswith(".py"):
             continue
-        path = Path(origin).resolve()
-        if not path.is_relative_to(base_dir) and any(path.is_relative_to(d) for d in others):
+        owner = _owner(origin)
+        if owner is not None and (owner != base_dir or (stale and name in owned)):
             del sys.modules[name]
-    if _loaded_elsewhere(module_name, base_dir):
-        del sys.modules[module_name]
-    return importlib.import_module(module_name)
 
 
 class UnrecordableOutput(ValueError):
