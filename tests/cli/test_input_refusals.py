@@ -369,6 +369,9 @@ def test_a_header_variable_that_is_not_set_is_refused_when_planning(tmp_path: Pa
 
 
 OUTPUTS = """
+import asyncio
+import concurrent.futures
+
 import pydantic
 
 from oloproof import system
@@ -400,9 +403,18 @@ def run(case):
         return {"answer": "x", "by": {Plain(): 1}}
     if case["q"] == "raises":  # its text cannot be made: it was a traceback
         return {"answer": Broken()}
+    # The answer never collected, or an object whose text goes on after its address: their
+    # text was recorded and judged ("<Future at 0x7f... state=finished returned dict>").
+    if case["q"] == "future":
+        return POOL.submit(str.upper, case["q"])
+    if case["q"] == "queue":
+        return {"answer": "x", "pending": asyncio.Queue()}
     if case["q"] == "model":  # a model whose fields JSON cannot hold: it was a traceback
         return {"answer": Reply(parts=Plain())}
     return {"answer": case["q"]}
+
+
+POOL = concurrent.futures.ThreadPoolExecutor(1)
 
 
 class Plain:
@@ -452,6 +464,12 @@ MEMORY = (
         ("coroutine", f"output.answer is a value of type coroutine, {MEMORY} (await it)"),
         ("inside", f"output.answer is a value of type Holder, {MEMORY}"),
         ("key", f"a key of output.by is a value of type Plain, {MEMORY}"),
+        (
+            "future",
+            "output is a value of type Future, an answer not yet collected: return its result "
+            "(await it, or call .result())",
+        ),
+        ("queue", f"output.pending is a value of type Queue, {MEMORY}"),
         (
             "raises",
             "output.answer is a value of type Broken, whose text could not be made: "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import hashlib
 import importlib
 import inspect
@@ -274,8 +276,9 @@ class UnrecordableOutput(ValueError):
 
 
 # How CPython writes an object that has no text of its own, and what generators, coroutines,
-# functions and locks write: "<... at 0x7f3a...>", the object's place in memory.
-_MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+>")
+# functions and locks write: "<... at 0x7f3a...>", the object's place in memory, followed by
+# ">" or by more of the object's state ("<Future at 0x7f3a... state=finished ...>").
+_MEMORY_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]{6,}\b")
 _PLAIN: Final = frozenset({str, int, float, bool})
 
 
@@ -435,6 +438,12 @@ def _text(value: Any, write: Callable[[Any], str]) -> str:
     object sits in memory (``_NoText``)."""
     if isinstance(value, bytes | bytearray):  # its text is its content, whatever that says
         return write(value)
+    if isinstance(value, asyncio.Future | concurrent.futures.Future):
+        # Its text says whether it is done and, maybe, what it returned: never the answer.
+        raise _NoText(
+            value,
+            "an answer not yet collected: return its result (await it, or call .result())",
+        )
     try:
         text = write(value)
     except (Exception, SystemExit) as exc:  # user code: its own __repr__
