@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from oloproof.errors import ConfigError
 from oloproof.report import RunReport
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
@@ -36,8 +37,21 @@ def evaluate(
     subset as ``oloproof run`` does; ``repeats`` executes each case that many times. The gate's
     exit code is ``report.exit_code``; nothing here exits or prints.
     """
+    import asyncio
+
     from oloproof import aio
 
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop runs in this thread: ``evaluate`` runs one of its own
+    else:  # a notebook or an async program: its loop cannot run another inside it
+        raise ConfigError(
+            "evaluate() runs an event loop of its own, and this thread is running one already "
+            "(a notebook, an async program): plan with plan_run(config) and await "
+            "execute_run(open_project_ledger(plan.base_dir), plan) instead, or call evaluate "
+            "in a thread: await asyncio.to_thread(evaluate, config)"
+        )
     if sample is not None and seed is None:
         seed = 0  # a library call is reproducible by default; the seed is recorded in the run
     selection = Selection(limit, sample, seed, tuple(parse_filter(f) for f in filters))

@@ -568,8 +568,9 @@ def _data_loc(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> tuple[
     return tuple(kept)
 
 
-def load_config(path: Path) -> ProjectConfig:
+def load_config(path: str | Path) -> ProjectConfig:
     """Read and validate oloproof.yaml."""
+    path = Path(path)
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")

@@ -78,13 +78,14 @@ CaseCheck = Callable[[Case], str | None]
 the problem, worded to follow ``FILE, line N: ``, or None."""
 
 
-def load_dataset(path: Path, check: CaseCheck | None = None) -> Dataset:
+def load_dataset(path: str | Path, check: CaseCheck | None = None) -> Dataset:
     """Read and check every line of ``path`` (each case with ``check`` too, when given); raise
     ``DatasetError`` at the first bad one.
 
     The file is read a line at a time (hashed, checked and compressed as it goes), so loading
     it never holds the whole file.
     """
+    path = Path(path)
     if path.exists() and not path.is_file():  # a folder, or a device or pipe that never ends
         raise DatasetError(f"{path}: not a file of cases")
     try:

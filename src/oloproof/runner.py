@@ -123,9 +123,9 @@ class RunPlan:
 
 
 def plan_run(
-    config_path: Path,
+    config_path: str | Path,
     *,
-    policy_path: Path | None = None,
+    policy_path: str | Path | None = None,
     concurrency: int | None = None,
     overrides: Mapping[str, Any] | None = None,
     engine: str | None = None,
@@ -136,7 +136,7 @@ def plan_run(
     ``engine`` is an ``--engine`` value that replaces the config's engine setting.
     ``policy_as_recorded``: read the policy file as a run's record is read (``load_policy``).
     """
-    config_path = config_path.resolve()
+    config_path = Path(config_path).resolve()
     config = load_config(config_path)
     if overrides:
         config = _apply_overrides(config, overrides, config_path)
@@ -145,7 +145,7 @@ def plan_run(
     return _plan(
         _with_engine(config, engine),
         config_path,
-        policy_path,
+        None if policy_path is None else Path(policy_path),
         concurrency,
         policy_as_recorded=policy_as_recorded,
     )

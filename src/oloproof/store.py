@@ -50,7 +50,9 @@ READ_ONLY_STALE_HINT: Final = (
 )
 
 
-def open_project_ledger(root: Path, *, create: bool = True, only_reads: bool = False) -> Ledger:
+def open_project_ledger(
+    root: str | Path, *, create: bool = True, only_reads: bool = False
+) -> Ledger:
     """The ledger of the project in ``root``; ``create=False`` refuses to make a new one.
 
     A command that only reads says so (``only_reads``): a ledger on a read-only file system
@@ -58,6 +60,7 @@ def open_project_ledger(root: Path, *, create: bool = True, only_reads: bool = F
     nothing can be recorded in it; on writable media both open it for writing, which may
     bring its format and indexes up to date.
     """
+    root = Path(root)
     path = root / LEDGER_DIR
     if not create and not path.exists():
         raise UnknownIdError(

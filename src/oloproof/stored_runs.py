@@ -24,7 +24,7 @@ from oloproof.bodies import (
     run_end_body,
 )
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
-from oloproof.errors import LedgerAccessError
+from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.latest import LATEST, resolve_latest
 from oloproof.metrics import RunTally, criteria_of, stream_case_results, tally_run
 from oloproof.report import (
@@ -100,6 +100,8 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
 
     ``latest`` is the newest top-level run that finished (``oloproof.latest``).
     """
+    if not isinstance(text, str):  # a caller's mistake (the Python API), said as one
+        raise UnknownIdError(f"a run is named by its id, a ref or an address, not {text!r}")
     if text == LATEST:
         text = resolve_latest(ledger)
     address, event = load_event(ledger, text, ev.RUN, "a run")

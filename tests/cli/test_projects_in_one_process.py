@@ -108,3 +108,62 @@ def test_two_threads_evaluate_two_projects_at_once(tmp_path: Path) -> None:
         "    print(json.dumps(done))\n"
     )
     assert _python(script, tmp_path) == [{"a": 3, "b": 3}] * 5
+
+
+def test_evaluate_inside_a_running_loop_says_how_before_anything_runs(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "p", "p")
+    script = (
+        "import asyncio, json, oloproof\n"
+        "from oloproof.errors import ConfigError\n"
+        "async def main():\n"
+        "    try:\n"
+        "        oloproof.evaluate('oloproof.yaml')\n"
+        "    except ConfigError as exc:\n"
+        "        print(json.dumps({'refused': str(exc)}))\n"
+        "    report = await asyncio.to_thread(oloproof.evaluate, 'oloproof.yaml')\n"
+        "    print(json.dumps({'passed': report.metrics[0].successes}))\n"
+        "asyncio.run(main())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", script],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "never awaited" not in done.stderr
+    refused, ran = (json.loads(line) for line in done.stdout.splitlines())
+    assert refused["refused"].startswith("evaluate() runs an event loop of its own")
+    assert "asyncio.to_thread(evaluate, config)" in refused["refused"]
+    assert ran == {"passed": 3}
+    assert (root / "imports.txt").read_text() == "imported\n"  # imported by the thread's run only
+
+
+def test_the_python_api_takes_paths_as_text(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p", "p", "p")
+    script = (
+        "import json, oloproof\n"
+        "from oloproof.errors import OloproofError\n"
+        "done = {'load_config': type(oloproof.load_config('oloproof.yaml')).__name__}\n"
+        "done['load_dataset'] = len(oloproof.load_dataset('cases.jsonl').cases)\n"
+        "done['plan_run'] = len(oloproof.plan_run('oloproof.yaml', policy_path='policy.yaml').cases)\n"
+        "oloproof.evaluate('oloproof.yaml')\n"
+        "ledger = oloproof.open_project_ledger('.', create=False)\n"
+        "done['read_run_report'] = oloproof.read_run_report(ledger, 'latest').exit_code\n"
+        "try:\n"
+        "    oloproof.read_run_report(ledger, 42)\n"
+        "except OloproofError as exc:\n"
+        "    done['refused'] = str(exc)\n"
+        "ledger.close()\n"
+        "print(json.dumps(done))\n"
+    )
+    assert _python(script, root) == [
+        {
+            "load_config": "ProjectConfig",
+            "load_dataset": 3,
+            "plan_run": 3,
+            "read_run_report": 0,
+            "refused": "a run is named by its id, a ref or an address, not 42",
+        }
+    ]
