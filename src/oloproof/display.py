@@ -9,7 +9,7 @@ The display rule (``docs/statistics.md``):
 - Lower bounds round down and upper bounds round up, so the printed interval always
   contains the computed one.
 - Rounding works on the decimal value of the float (its shortest ``repr``), and a value
-  within a relative 1e-9 of a step (or, for estimates, of a half step) counts as exactly on
+  within a relative 1e-12 of a step (or, for estimates, of a half step) counts as exactly on
   it: 0.753 stays ``0.753`` instead of falling to ``0.752`` through float noise such as
   0.7529999999999999, and exact 0 and 1 print ``0.0%`` and ``100.0%``.
 
@@ -50,7 +50,10 @@ __all__ = [
     "printable",
 ]
 
-_TOLERANCE = Decimal("1e-9")
+# Float noise sits in a value's last digits (a relative 1e-16); a computed bound can lie a
+# relative 1e-10 below a step for real (910 of 1553: 0.56099999986...), and it must then print
+# below it, or the interval printed would not hold the one computed.
+_TOLERANCE = Decimal("1e-12")
 _ONE = Decimal(1)
 # The decimal context the rounding below works in. Python's own belongs to the process, and the
 # user's code runs in this one: a system that set ``decimal.getcontext().prec = 2`` had the
