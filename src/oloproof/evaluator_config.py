@@ -10,7 +10,7 @@ into the evaluator that judges cases.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -21,6 +21,9 @@ from pydantic import (
     model_serializer,
     model_validator,
 )
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 RelevanceUnit = Literal["document", "chunk"]
 
@@ -144,15 +147,33 @@ class JsonSchemaConfig(_Config):
         if (self.json_schema is None) == (self.schema_path is None):
             raise ValueError("give exactly one of `schema` (inline) or `schema_path` (a file)")
         if self.json_schema is not None:
-            check_json_schema(self.json_schema)
+            try:
+                check_json_schema(self.json_schema)
+            except SchemaProblem as exc:
+                raise ValueError(f"schema.{exc}") from None
         return self
+
+
+class SchemaProblem(ValueError):
+    """A JSON Schema the ``json_schema`` evaluator refuses, and where in it: ``at`` is the key
+    path from the schema's root to the offending keyword."""
+
+    def __init__(self, message: str, at: tuple[str | int, ...]) -> None:
+        super().__init__(message)
+        self.message = message
+        self.at = at
+
+    def __str__(self) -> str:
+        """``properties.answer.$ref: MESSAGE``: the key path written as the errors write it."""
+        return f"{'.'.join(str(part) for part in self.at)}: {self.message}"
 
 
 def check_json_schema(schema: dict[str, Any]) -> None:
     """Raise ``ValueError`` when ``schema`` is not a valid JSON Schema for its own dialect, or
-    one the run cannot record (a NaN, a key that is not text)."""
+    one the run cannot record (a NaN, a key that is not text); ``SchemaProblem`` when its
+    ``$schema`` names no dialect jsonschema knows, or a reference in it does not resolve within
+    the schema itself."""
     from jsonschema.exceptions import SchemaError
-    from jsonschema.validators import validator_for
 
     from ledger import CodecError, encode
 
@@ -161,11 +182,130 @@ def check_json_schema(schema: dict[str, Any]) -> None:
     except CodecError as exc:
         raise ValueError(f"the schema cannot be recorded with the run: {exc}") from None
 
+    dialect = json_schema_dialect(schema)
     try:
-        validator_for(schema).check_schema(schema)
+        dialect.check_schema(schema)
     except SchemaError as exc:
         where = "/".join(str(p) for p in exc.path) or "(root)"
         raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+    _check_references(schema, dialect)
+
+
+def json_schema_dialect(schema: dict[str, Any]) -> type[Validator]:
+    """The validator class of the dialect ``schema``'s ``$schema`` names (Draft 2020-12 when it
+    names none).
+
+    Raises ``SchemaProblem`` for a URI jsonschema does not know: jsonschema would validate such
+    a schema as Draft 2020-12, where the keywords of the draft it was written for (draft-07's
+    ``dependencies``, say) mean nothing, and outputs that break it would pass.
+    """
+    from jsonschema import Draft202012Validator
+
+    if "$schema" not in schema:
+        return Draft202012Validator
+    uri = schema["$schema"]
+    if not isinstance(uri, str):
+        raise SchemaProblem("must be the URI of a JSON Schema dialect", ("$schema",))
+    dialects = _known_dialects()
+    # jsonschema itself takes a dialect's URI with or without its empty fragment.
+    dialect = dialects.get(uri.removesuffix("#"))
+    if dialect is not None:
+        return dialect
+    raise SchemaProblem(
+        f"{uri!r} names no JSON Schema dialect this Oloproof knows, and would be validated as "
+        f"Draft 2020-12{_dialect_hint(uri, dialects)}",
+        ("$schema",),
+    )
+
+
+def _known_dialects() -> dict[str, type[Validator]]:
+    """jsonschema's validator classes, by the URI of their dialect without its ``#``."""
+    from jsonschema import (
+        Draft3Validator,
+        Draft4Validator,
+        Draft6Validator,
+        Draft7Validator,
+        Draft201909Validator,
+        Draft202012Validator,
+    )
+
+    classes: tuple[type[Validator], ...] = (
+        Draft3Validator,
+        Draft4Validator,
+        Draft6Validator,
+        Draft7Validator,
+        Draft201909Validator,
+        Draft202012Validator,
+    )
+    return {str(c.META_SCHEMA["$schema"]).removesuffix("#"): c for c in classes}
+
+
+def _dialect_hint(uri: str, dialects: dict[str, type[Validator]]) -> str:
+    """``; did you mean …?`` when ``uri`` differs from a known dialect's URI only in its scheme
+    (editors often write draft-07's with https), letter case or a ``#``; else the known URIs."""
+
+    def loose(text: str) -> str:
+        return text.casefold().removesuffix("#").replace("https://", "http://", 1)
+
+    known = [str(c.META_SCHEMA["$schema"]) for c in dialects.values()]
+    match = next((k for k in known if loose(k) == loose(uri)), None)
+    if match is not None:
+        return f"; did you mean {match!r}?"
+    return f" (known: {', '.join(known)})"
+
+
+def _check_references(schema: dict[str, Any], dialect: type[Validator]) -> None:
+    """Raise ``SchemaProblem`` for the first ``$ref`` (or ``$dynamicRef``, ``$recursiveRef``)
+    that does not resolve within ``schema``.
+
+    The evaluator fetches nothing while it judges: a reference to a URL or a file would make
+    the verdict depend on something outside the schema, which is all its identity records, and
+    would be fetched again for every case. The schema's subschemas are walked as its dialect
+    defines them, so a property merely named ``$ref`` is not taken for a reference.
+    """
+    from referencing import Registry
+    from referencing.exceptions import Unresolvable
+    from referencing.jsonschema import specification_with
+
+    specification = specification_with(str(dialect.META_SCHEMA["$schema"]))
+    root = specification.create_resource(schema)
+    paths = _key_paths(schema)
+    # An empty registry retrieves nothing: a reference resolves within the schema or not at all.
+    pending = [(Registry().resolver_with_root(root), root)]
+    while pending:
+        resolver, resource = pending.pop()
+        contents = resource.contents
+        if not isinstance(contents, dict):
+            continue  # true, false: they hold no reference
+        for keyword in ("$ref", "$dynamicRef", "$recursiveRef"):
+            ref = contents.get(keyword)
+            if not isinstance(ref, str):
+                continue
+            try:
+                resolver.lookup(ref)
+            except Unresolvable:
+                raise SchemaProblem(
+                    f"{ref!r} does not resolve within the schema; a schema may refer only to "
+                    "its own parts, since Oloproof fetches nothing from a URL or another file "
+                    "while it judges (copy the definition under `$defs` and refer to it as "
+                    "'#/$defs/NAME')",
+                    (*paths.get(id(contents), ()), keyword),
+                ) from None
+        pending.extend((resolver.in_subresource(s), s) for s in resource.subresources())
+
+
+def _key_paths(value: Any, at: tuple[str | int, ...] = ()) -> dict[int, tuple[str | int, ...]]:
+    """The key path of every object in ``value``, by its ``id``, to name where a problem is."""
+    found: dict[int, tuple[str | int, ...]] = {}
+    children: list[tuple[str | int, Any]] = []
+    if isinstance(value, dict):
+        found[id(value)] = at
+        children = list(value.items())
+    elif isinstance(value, list):
+        children = list(enumerate(value))
+    for key, child in children:
+        found.update(_key_paths(child, (*at, key)))
+    return found
 
 
 # --- Retrieval metrics -----------------------------------------------------------------------

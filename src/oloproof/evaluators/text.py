@@ -1,10 +1,11 @@
 """Output checks: ``contains``, ``equals`` (also ``exact``), ``regex`` and ``json_schema``.
 
-Each reads one field of the case's output and returns pass or fail. A problem with the output's
+Each reads one field of the case's output and returns pass or fail. A check that compares with
+an expected value reads it first: a case without one is ``excluded`` with ``no_expected_value``
+whatever its output holds, since a case nobody labelled cannot be judged; an expected value that
+is not text is a dataset mistake and raises ``DatasetError``. Then a problem with the output's
 shape (the field is missing, or is not text) is the system's fault and so a ``fail`` with a
-reason; a case without the expected value it should be compared with is ``excluded`` with
-``no_expected_value``; an expected value that is not text is a dataset mistake and raises
-``DatasetError``.
+reason.
 
 Reading a field: ``field: answer`` reads ``output["answer"]``, and ``field: result.answer`` reads
 ``output["result"]["answer"]`` (a segment of digits indexes a list). A system that returns a plain
@@ -14,25 +15,25 @@ always reads the whole output.
 
 from __future__ import annotations
 
-import json
 import re
+import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from oloproof.errors import ConfigError, DatasetError
+from oloproof.errors import DatasetError
 from oloproof.evaluator_config import (
     ContainsConfig,
     EqualsConfig,
     JsonSchemaConfig,
     RegexConfig,
-    check_json_schema,
+    json_schema_dialect,
 )
 from oloproof.evaluators.base import CaseView
 from oloproof.evaluators.fields import MISSING, parse_path, read_output, read_path
 from oloproof.evaluators.reads import Reads
-from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.evaluators.schema_file import load_schema
 from oloproof.results import MetricKind, Verdict
 
 if TYPE_CHECKING:
@@ -60,6 +61,17 @@ def _expected_text(view: CaseView, path: tuple[str, ...] | None, name: str) -> s
             where=f"case {view.case_id}",
         )
     return value
+
+
+def _comparable(text: str, case_sensitive: bool) -> str:
+    """``text`` in the form ``contains`` and ``equals`` compare: NFC, so that text that reads
+    the same compares the same whatever code points spell it (``é`` or ``e`` + U+0301), and,
+    when case does not count, casefolded and composed again, since casefolding can decompose
+    (``ǰ``). NFC rather than NFD, so that ``cafe`` is not found inside ``café``."""
+    text = unicodedata.normalize("NFC", text)
+    if case_sensitive:
+        return text
+    return unicodedata.normalize("NFC", text.casefold())
 
 
 def expected_text_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
@@ -92,13 +104,70 @@ def expected_text_check(configs: Iterable[Any]) -> Callable[[Case], str | None] 
 class Contains:
     """Pass when the expected text is a substring of the output text.
 
-    Both sides are casefolded unless ``case_sensitive``. Fails with ``field_missing`` or
-    ``field_not_text``; excluded with ``no_expected_value``, or ``empty_expected_value`` when
-    the expected text is empty (or only spaces): every output contains it, so passing would
-    say nothing (version 2; version 1 passed it).
+    Both sides are compared in NFC and, unless ``case_sensitive``, casefolded. The label is
+    read first: a case without an expected value is excluded with ``no_expected_value``, or
+    ``empty_expected_value`` when it is empty (or only spaces), whatever the output holds;
+    every output contains an empty text, so passing would say nothing. Otherwise fails with
+    ``field_missing`` or ``field_not_text``.
+
+    Version 3 compares in NFC and excludes an unlabelled case whatever its output (version 2
+    compared code points and failed such a case whose output lacked the field); version 2
+    excluded an empty expected text, which version 1 passed.
     """
 
     config: ContainsConfig
+    VERSION: ClassVar[int] = 3
+    _field: tuple[str, ...] | None = field(init=False, repr=False)
+    _expected: tuple[str, ...] | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_field", parse_path(self.config.field))
+        object.__setattr__(self, "_expected", parse_path(self.config.expected_field))
+
+    @property
+    def criterion(self) -> str:
+        return self.config.criterion
+
+    @property
+    def kind(self) -> MetricKind:
+        return "pass_fail"
+
+    def spec(self) -> dict[str, Any]:
+        return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
+
+    def judge(self, view: CaseView) -> Verdict:
+        expected = _expected_text(view, self._expected, self.config.expected_field)
+        if isinstance(expected, Verdict):
+            return expected
+        if not expected.strip():
+            return Verdict.excluded(
+                "empty_expected_value", expected_field=self.config.expected_field
+            )
+        text = _output_text(view, self._field, self.config.field)
+        if isinstance(text, Verdict):
+            return text
+        sensitive = self.config.case_sensitive
+        found = _comparable(expected, sensitive) in _comparable(text, sensitive)
+        return Verdict.passed() if found else Verdict.failed("not_contained")
+
+
+@dataclass(frozen=True)
+class Equals:
+    """Pass when the output text equals the expected text.
+
+    With ``strip`` (default) surrounding whitespace is removed from both sides first; both are
+    compared in NFC and, without ``case_sensitive``, casefolded. The label is read first, as
+    by ``contains``: excluded with ``no_expected_value`` whatever the output holds; otherwise
+    fails with ``not_equal``, ``field_missing`` or ``field_not_text``.
+
+    Version 2 compares in NFC and excludes an unlabelled case whatever its output (version 1
+    compared code points and failed such a case whose output lacked the field).
+    """
+
+    config: EqualsConfig
     VERSION: ClassVar[int] = 2
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _expected: tuple[str, ...] | None = field(init=False, repr=False)
@@ -122,64 +191,17 @@ class Contains:
         return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
 
     def judge(self, view: CaseView) -> Verdict:
-        text = _output_text(view, self._field, self.config.field)
-        if isinstance(text, Verdict):
-            return text
         expected = _expected_text(view, self._expected, self.config.expected_field)
         if isinstance(expected, Verdict):
             return expected
-        if not expected.strip():
-            return Verdict.excluded(
-                "empty_expected_value", expected_field=self.config.expected_field
-            )
-        if not self.config.case_sensitive:
-            text, expected = text.casefold(), expected.casefold()
-        return Verdict.passed() if expected in text else Verdict.failed("not_contained")
-
-
-@dataclass(frozen=True)
-class Equals:
-    """Pass when the output text equals the expected text.
-
-    With ``strip`` (default) surrounding whitespace is removed from both sides first; without
-    ``case_sensitive`` both sides are casefolded. Same exclusions and failures as ``contains``.
-    """
-
-    config: EqualsConfig
-    VERSION: ClassVar[int] = 1
-    _field: tuple[str, ...] | None = field(init=False, repr=False)
-    _expected: tuple[str, ...] | None = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_field", parse_path(self.config.field))
-        object.__setattr__(self, "_expected", parse_path(self.config.expected_field))
-
-    @property
-    def criterion(self) -> str:
-        return self.config.criterion
-
-    @property
-    def kind(self) -> MetricKind:
-        return "pass_fail"
-
-    def spec(self) -> dict[str, Any]:
-        return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
-
-    def reads(self) -> Reads:
-        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
-
-    def judge(self, view: CaseView) -> Verdict:
         text = _output_text(view, self._field, self.config.field)
         if isinstance(text, Verdict):
             return text
-        expected = _expected_text(view, self._expected, self.config.expected_field)
-        if isinstance(expected, Verdict):
-            return expected
         if self.config.strip:
             text, expected = text.strip(), expected.strip()
-        if not self.config.case_sensitive:
-            text, expected = text.casefold(), expected.casefold()
-        return Verdict.passed() if text == expected else Verdict.failed("not_equal")
+        sensitive = self.config.case_sensitive
+        same = _comparable(text, sensitive) == _comparable(expected, sensitive)
+        return Verdict.passed() if same else Verdict.failed("not_equal")
 
 
 @dataclass(frozen=True)
@@ -233,7 +255,9 @@ class JsonSchema:
 
     ``schema_path`` is resolved against ``base_dir`` (the configuration file's directory) and
     read once, here; ``spec()`` carries the schema itself, so editing the file changes the
-    judgment identity.
+    judgment identity. Nothing else can change a verdict: a ``$schema`` naming no dialect
+    jsonschema knows, and a ``$ref`` that does not resolve within the schema (to a URL or
+    another file), are refused before any case runs, and nothing is fetched while judging.
     """
 
     config: JsonSchemaConfig
@@ -247,14 +271,17 @@ class JsonSchema:
     def __post_init__(self) -> None:
         # Imported here, not at the top: jsonschema is only needed once such an evaluator exists.
         from jsonschema.exceptions import best_match
-        from jsonschema.validators import validator_for
+        from referencing import Registry
 
         schema = self.config.json_schema
         if schema is None:
-            schema = _load_schema(self.base_dir, self.config.schema_path or "")
+            schema = load_schema(self.base_dir, self.config.schema_path or "")
+        # Every reference was found to resolve within the schema when it was checked; an empty
+        # registry also makes sure that jsonschema never fetches one while judging.
+        validator = json_schema_dialect(schema)(schema, registry=Registry())
         object.__setattr__(self, "_field", parse_path(self.config.field))
         object.__setattr__(self, "_schema", schema)
-        object.__setattr__(self, "_validator", validator_for(schema)(schema))
+        object.__setattr__(self, "_validator", validator)
         object.__setattr__(self, "_best_match", best_match)
 
     @property
@@ -285,26 +312,3 @@ class JsonSchema:
             path=error.json_path,
             validator=str(error.validator),
         )
-
-
-def _load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
-    path = base_dir / schema_path
-    try:
-        schema = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
-    except DuplicateKey as exc:
-        raise ConfigError(f"the JSON Schema file is ambiguous: {exc}", where=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read the JSON Schema file: {exc.strerror or exc}", where=str(path)
-        ) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError(
-            f"the JSON Schema file is not JSON: {exc.msg} at line {exc.lineno}", where=str(path)
-        ) from None
-    if not isinstance(schema, dict):
-        raise ConfigError("a JSON Schema file must hold an object", where=str(path))
-    try:
-        check_json_schema(schema)
-    except ValueError as exc:
-        raise ConfigError(str(exc), where=str(path)) from None
-    return schema
