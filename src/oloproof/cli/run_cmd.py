@@ -144,8 +144,9 @@ def run_command(
         choose = _selection(limit, sample, seed, filters)
         _check_resume(resume, choose, repeats, policy)
         with style.user_output_aside():
-            ledger, plan, resume_args = _planned(resume, config, policy, concurrency, engine)
-            plan = plan.restrict(choose, repeats) if resume is None else plan
+            ledger, plan, resume_args = _planned(
+                resume, config, policy, concurrency, engine, (choose, repeats)
+            )
             show_progress = sys.stderr.isatty() and not as_json
             report = _execute(ledger, plan, no_cache, resume_args, show_progress).report
         _ci_files(ledger, report, junit, junit_cases, summary)
@@ -175,15 +176,16 @@ def _planned(
     policy: Path | None,
     concurrency: int | None,
     engine: str | None,
+    subset: tuple[Selection, int],
 ) -> tuple[Ledger, RunPlan, tuple[str, str, Mapping[str, Any]] | None]:
-    """The ledger and plan of a new run, or of the run ``resume`` names, with what resuming
-    it needs."""
+    """The ledger and plan of a new run (of the cases and repeats ``subset`` chooses), or of
+    the run ``resume`` names, with what resuming it needs."""
     from oloproof.runner import plan_run, refused_policy, resume_plan
 
     if resume is None:
         plan = plan_run(
             config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
-        )
+        ).restrict(*subset)  # a subset that cannot be chosen is refused before the ledger is made
         return open_project_ledger(plan.base_dir), plan, None
     ledger = project_ledger()
     plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
