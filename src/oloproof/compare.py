@@ -7,6 +7,12 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    case is reported as not paired, with its reason, and counts as missing for every compared
    metric. (A comparison recorded at schema 2 did not require the expected values to match,
    and is re-derived as it was made.)
+1a. A case a run planned but neither run holds a result for (an interrupted run, or one still
+   running) is missing too, for every compared metric, with neither side known (``not_run``):
+   a comparison never pairs the halves two runs happened to reach and calls them the whole.
+   Its id is not in the ledger, so it is counted, not named. Two runs that planned the same
+   cases of the same file miss exactly those that neither holds; runs that planned different
+   cases may not share any, so each run's own unfinished cases count.
 2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
    or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
@@ -48,6 +54,7 @@ from typing import Any, Protocol
 from ledger import Ledger
 from oloproof import __version__
 from oloproof import events as ev
+from oloproof.bodies import not_run, planned_cases
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
@@ -236,6 +243,8 @@ def _comparison(
     pairing = _pair(
         candidate_cases, baseline_cases, compared, slices, like_for_like, counts_missing_repeats
     )
+    unrun = _not_run(candidate.body, baseline.body, pairing)
+    _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
     decisions = _decide(policy, collected, level, _Judging(specs, like_for_like, calibrations))
@@ -254,6 +263,8 @@ def _comparison(
             for r, ids in pairing.unpaired.items()
             if ids
         ],
+        # Only when some are: a comparison of finished runs keeps the shape it always had.
+        **({"not_run": unrun} if unrun else {}),
         "metrics": [
             _metric_row(collected[m], level, specs[0].get(m) == specs[1].get(m)) for m in compared
         ],
@@ -358,6 +369,11 @@ class _Values:
         self.cand.append(cand)
         self.base.append(base)
 
+    def extend(self, cand: float, base: float, times: int) -> None:
+        """The pair (cand, base) ``times`` times over."""
+        self.cand.extend(array("d", [cand]) * times)
+        self.base.extend(array("d", [base]) * times)
+
     def __len__(self) -> int:
         return len(self.cand)
 
@@ -387,10 +403,12 @@ class _MetricPairs:
     worst: _Values = field(default_factory=_Values)
     best: _Values = field(default_factory=_Values)
 
-    def add_bounded(self, cand: tuple[float, float], base: tuple[float, float]) -> None:
-        """A pair whose sides are known only within (lowest, highest)."""
-        self.worst.add(cand[0], base[1])
-        self.best.add(cand[1], base[0])
+    def add_bounded(
+        self, cand: tuple[float, float], base: tuple[float, float], times: int = 1
+    ) -> None:
+        """A pair whose sides are known only within (lowest, highest), ``times`` times over."""
+        self.worst.extend(cand[0], base[1], times)
+        self.best.extend(cand[1], base[0], times)
 
 
 @dataclass
@@ -440,6 +458,36 @@ def _pair(
     for pairs in pairing.metrics.values():
         pairs.missing.update({r: len(ids) for r, ids in pairing.unpaired.items() if ids})
     return pairing
+
+
+def _not_run(cand_run: _Body, base_run: _Body, pairing: _Pairing) -> int:
+    """How many planned cases neither run holds a result for (1a): exactly those, when both
+    planned the same cases of the same file; else each run's unfinished cases, since the ones
+    a run did not reach may be ones the other never planned."""
+    if "dataset" not in cand_run or "dataset" not in base_run:
+        return 0  # a run body made by hand (``build_comparison``'s callers) planned nothing
+    unpaired = {r: len(ids) for r, ids in pairing.unpaired.items()}
+    held = pairing.paired + sum(unpaired.values())
+    if _plan(cand_run) == _plan(base_run):
+        return max(planned_cases(cand_run) - held, 0)
+    cand_held = held - unpaired["only_in_baseline"]
+    base_held = held - unpaired["only_in_candidate"]
+    return not_run(cand_run, cand_held) + not_run(base_run, base_held)
+
+
+def _plan(run_body: _Body) -> tuple[Any, ...]:
+    """What chose a run's cases: its cases file's digest, its selection and how many."""
+    return run_body["dataset"]["sha256"], run_body.get("subset"), planned_cases(run_body)
+
+
+def _add_not_run(pairing: _Pairing, count: int) -> None:
+    """Cases neither run executed: missing pairs with neither side known."""
+    if not count:
+        return
+    for out in pairing.metrics.values():
+        out.missing_pairs += count
+        out.add_bounded(_UNKNOWN, _UNKNOWN, count)
+        out.missing["not_run"] += count
 
 
 def _add_paired(pairing: _Pairing, cand: _Body, base: _Body, repeats: bool) -> None:

@@ -104,7 +104,7 @@ configured secrets out of the ledger).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ledger import Event, FormatError, UnsupportedFormatError, encode, internal_key
@@ -242,15 +242,12 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
 # or with a failed or missing verdict, in any of its repeats: ``problem_kinds``) are filed under
 # its id, under its id and one kind, and under its id, a status and each criterion concerned, so
 # a filtered page of them is read from the index instead of by replaying the run. A ledger filed
-# by older rules has its indexes rebuilt under the current ``INDEXES`` before it is read.
+# by older rules has its indexes rebuilt under the current ``INDEXES`` before it is read. The
+# cases filed as failed on a criterion are every case that could be the lower side of a flip on
+# it, so the viewer finds a comparison's flips among them (``oloproof.flips``).
 FAILURES = "failures"
 FAILURES_KIND = "failures_kind"
 FAILURES_CRITERION = "failures_criterion"
-# A repeated case under ``RUN_ID/CRITERION`` for each criterion some of its repeats failed but
-# its combined verdict does not (it passed others: ``failed_repeats``). With the failed cases
-# of ``FAILURES_CRITERION`` they are every case that could be the lower side of a flip on a
-# pass/fail criterion, so the viewer finds a comparison's flips among them (``oloproof.flips``).
-FAILED_REPEATS = "failed_repeats"
 # One case of one run, by ``RUN_ID/CASE_ID``: a case's page is found without reading the run.
 RUN_CASE = "run_case"
 # Who links to an address, where no other index tells: a case result under its execution, an
@@ -316,8 +313,9 @@ def upcast(address: str, event: Event) -> Event:
 # old rules has its indexes rebuilt when next opened for writing (``ledger.Application``); one
 # opened read-only (the viewer) is refused until then (``StaleIndexesError``). 5: a repeated
 # case whose repeats errored or went without a verdict is filed among the failures. 6: a
-# repeated case some of whose repeats failed a criterion is filed under ``FAILED_REPEATS``.
-INDEXES: Final = "oloproof-indexes-6"
+# repeated case some of whose repeats failed a criterion was filed apart, under
+# ``failed_repeats``. 7: such a case is filed among the failures, as failed on that criterion.
+INDEXES: Final = "oloproof-indexes-7"
 
 
 def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
@@ -364,13 +362,16 @@ def problem_kinds(body: Mapping[str, Any]) -> tuple[list[str], list[str], list[s
     """A case result's problem kinds (``errored``, ``failed``, ``missing``), and the criteria
     it failed and those it is missing; a graded value of exactly 0 counts as failed.
 
-    A repeated case (``oloproof.repeats``) errored when one of its repeats did, and misses a
-    verdict on each criterion that some repeat has none on (its combined verdict's ``m``), as
-    ``inspect --failures`` lists it: its combined verdicts alone would hide both.
+    A repeated case (``oloproof.repeats``) errored when one of its repeats did, failed each
+    criterion that some repeat failed (as an ``observed_count`` rule counts it: a case that
+    passed 2 of 3 times is a failure there), and misses a verdict on each criterion that some
+    repeat has none on (its combined verdict's ``m``), as ``inspect --failures`` lists it: its
+    combined verdicts alone would hide all three.
     """
-    counts = repeat_counts(body.get("repeats"))
+    repeats = body.get("repeats")
+    counts = repeat_counts(repeats)
     verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
-    failed = [c for c, v in verdicts.items() if is_failed(v)]
+    failed = [c for c, v in verdicts.items() if is_failed(v) or failed_repeats(repeats, c)]
     missing = [c for c, v in verdicts.items() if v["s"] == "missing" or v.get("m")]
     kinds = [
         k
@@ -384,27 +385,20 @@ def problem_kinds(body: Mapping[str, Any]) -> tuple[list[str], list[str], list[s
     return kinds, failed, missing
 
 
-def failed_repeats(body: Mapping[str, Any]) -> list[str]:
-    """The criteria that some repeats of a repeated case failed and its combined verdict does
-    not count as failed (``is_failed``), as for a case that passed 2 of 3 times; empty for a
-    case executed once."""
-    repeats = body.get("repeats")
-    if not repeats:  # every case of a run without --repeats: filed on the hot path
-        return []
-    failing = {
-        criterion
+def failed_repeats(repeats: Sequence[Mapping[str, Any]] | None, criterion: str) -> int:
+    """How many of a repeated case's ``repeats`` (its ``body.get("repeats")``) failed
+    ``criterion`` (``is_failed``); 0 for a case executed once, which has none."""
+    if not repeats:  # every case of a run without --repeats: asked on the hot path
+        return 0
+    return sum(
+        1
         for repeat in repeats
-        for criterion, verdict in repeat["verdicts"].items()
-        if is_failed(verdict)
-    }
-    verdicts: Mapping[str, Mapping[str, Any]] = body["verdicts"]
-    return [c for c, v in verdicts.items() if c in failing and not is_failed(v)]
+        if (verdict := repeat["verdicts"].get(criterion)) is not None and is_failed(verdict)
+    )
 
 
 def _failure_entries(body: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
     run_id = body["run_id"]
-    for criterion in failed_repeats(body):
-        yield (FAILED_REPEATS, f"{run_id}/{criterion}")
     kinds, failed, missing = problem_kinds(body)
     if not kinds:
         return

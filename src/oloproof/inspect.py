@@ -136,8 +136,8 @@ def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
 
 def is_problem(body: CaseResultBody) -> bool:
     """Whether a case is one ``--failures`` lists: it errored, failed or has a missing verdict,
-    or (repeated) one of its repeats errored or has no verdict on some criterion. The viewer's
-    failures indexes file the same cases (``events.problem_kinds``)."""
+    or (repeated) one of its repeats errored, failed or has no verdict on some criterion. The
+    viewer's failures indexes file the same cases (``events.problem_kinds``)."""
     kinds, _, _ = problem_kinds(body)
     return bool(kinds)
 

@@ -12,8 +12,14 @@ Requirements (``docs/statistics.md``, "Repeated executions"):
    counts them as failing (lower bound) and passing (upper bound), as it counts missing cases;
    so does a comparison's paired interval, and a flip holds only if it holds both ways
    (``bounds``). ``value_of`` is the judged repeats' mean alone: never what a decision reads
-   when ``m`` is set. A case with no observed repeat is missing; one excluded (no relevance
-   labels) is excluded.
+   when ``m`` is set. A case with no observed repeat is missing.
+2a. An exclusion the case itself decides (its labels or expected values, the same in every
+   repeat: ``CASE_EXCLUSIONS``) excludes the case. Any other exclusion was decided by one
+   repeat's output (it recorded no citations, say) and is that repeat's alone: as an excluded
+   case is to a run, it is neither a pass, a fail nor a missing verdict of its case, which
+   combines its other repeats as if it had not run. A case only excluded so in every repeat is
+   excluded, as that output excludes a case of a run without repeats. So a repeat's exclusion
+   never hides its siblings' failures.
 3. With K = 1 nothing is combined: a case result has the shape it always had.
 4. A repeat that errored, or that a judge gave no verdict, is never hidden behind its case's
    combined verdicts: ``repeat_counts`` and ``errored_repeats`` read them from a case result,
@@ -26,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 from oloproof.bodies import VerdictCopy
 
@@ -45,13 +51,25 @@ def value_of(summary: Summary) -> float | None:
     return None
 
 
+CASE_EXCLUSIONS: Final = frozenset(
+    {"no_expected_value", "empty_expected_value", "no_relevance_labels", "all_labels_non_relevant"}
+)
+"""The exclusion reasons a case's labels or expected values decide, whatever its output. Any
+other reason (``no_citations_recorded``, ``no_context_recorded``, ``no_retrieval_recorded``, a
+custom evaluator's) is read as one output's: the side on which it cannot hide a failure."""
+
+
 def combine(summaries: Sequence[Summary]) -> VerdictCopy:
     """One criterion's verdict summaries over a case's repeats, as one case-level summary."""
     excluded = [s for s in summaries if s["s"] == "excluded"]
-    if excluded:
+    by_case = [s for s in excluded if s.get("r") in CASE_EXCLUSIONS]
+    if by_case:
+        return cast(VerdictCopy, dict(by_case[0]))
+    judged = [s for s in summaries if s["s"] != "excluded"]
+    if not judged:
         return cast(VerdictCopy, dict(excluded[0]))
-    observed = [v for v in (value_of(s) for s in summaries) if v is not None]
-    missing = [s for s in summaries if value_of(s) is None]
+    observed = [v for v in (value_of(s) for s in judged) if v is not None]
+    missing = [s for s in judged if value_of(s) is None]
     if not observed:
         reasons = Counter(str(s.get("r", "missing")) for s in missing)
         return {"s": "missing", "r": reasons.most_common(1)[0][0]}

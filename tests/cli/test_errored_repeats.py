@@ -107,10 +107,10 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
     listed = oloproof("inspect", run_id, "--failures", cwd=root)
     assert listed.code == 0, listed.err
     blocks = listed.out.rstrip("\n").split("\n\n")
-    assert blocks[0] == "4 of 6 cases failed, errored or did not finish"
+    assert blocks[0] == "5 of 6 cases failed, errored or did not finish"
     by_case = {block.splitlines()[0]: block.splitlines()[1:] for block in blocks[1:]}
-    # c2 passed in every repeat, c6 in two of three (a value of 0.667 is not a failure).
-    assert list(by_case) == ["c1", "c3", "c4", "c5"]
+    # c2 passed in every repeat; c6 failed one of three, which a count of failures counts.
+    assert list(by_case) == ["c1", "c3", "c4", "c5", "c6"]
     assert by_case["c1"] == [
         "  1 of 3 repeats errored; repeat 2: RuntimeError: the model timed out on q1 (call 2)",
         '  output (repeat 1): {"answer": "yes"}',
@@ -125,11 +125,17 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
     assert by_case["c5"] == [
         "  1 of 3 repeats without a verdict",
         '  output (repeat 1): {"answer": "yes"}',
+        "  answer_correct: failed in 1 of 3 repeats",
         "  shaped: missing in 1 of 3 repeats",
+    ]
+    assert by_case["c6"] == [
+        "  3 repeats, each judged",
+        '  output (repeat 1): {"answer": "yes"}',
+        "  answer_correct: failed in 1 of 3 repeats",
     ]
     # An errored repeat has no verdict on any criterion: its case counts on each of them.
     on = oloproof("inspect", run_id, "--failures", "--criterion", "answer_correct", cwd=root)
-    assert on.lines[0] == "3 of 6 cases failed, errored or did not finish on answer_correct"
+    assert on.lines[0] == "5 of 6 cases failed, errored or did not finish on answer_correct"
     data = json.loads(oloproof("inspect", run_id, "--failures", "--json", cwd=root).out)
     c1 = next(d for d in data["failed"] if d["case_id"] == "c1")
     assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]
@@ -139,8 +145,9 @@ def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) 
     root = flaky_repeats_project(tmp_path)
     run_id = _repeated_run(root, "--junit", "eval.xml", "--junit-cases")
     suite = ET.parse(root / "eval.xml").getroot().findall("testsuite")[1]
-    # c1, c3 and c4 errored (c3 in every repeat); c5's repeat without a verdict fails.
-    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("6", "3", "1")
+    # c1, c3 and c4 errored (c3 in every repeat); c5's repeat without a verdict fails, as do
+    # the repeats c5 and c6 failed.
+    assert (suite.get("tests"), suite.get("errors"), suite.get("failures")) == ("6", "3", "2")
     c1 = suite.find("testcase[@name='c1']/error")
     assert c1 is not None
     assert c1.get("type") == "RuntimeError"
@@ -148,7 +155,12 @@ def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) 
     assert c1.get("message") == message
     assert c1.text == f"oloproof inspect {run_id} --case c1"
     c5 = suite.find("testcase[@name='c5']/failure")
-    assert c5 is not None and c5.get("message") == "shaped: missing in 1 of 3 repeats"
+    assert c5 is not None
+    assert c5.get("message") == (
+        "answer_correct: failed in 1 of 3 repeats; shaped: missing in 1 of 3 repeats"
+    )
+    c6 = suite.find("testcase[@name='c6']/failure")
+    assert c6 is not None and c6.get("message") == "answer_correct: failed in 1 of 3 repeats"
 
 
 def test_exports_carry_each_case_s_errored_and_missing_repeats(tmp_path: Path) -> None:

@@ -53,7 +53,8 @@ PATTERNS = [
     ("ppf", "pfp"),  # 2/3 → 2/3: unchanged
 ]
 PREVIOUS_INDEXES = "oloproof-indexes-5"
-"""The name of the indexing rules that filed no case for the repeats it failed."""
+"""The name of the indexing rules that filed a repeated case as failed by its combined verdicts
+alone, not by the repeats it failed."""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
 
 Listed = set[tuple[str, str, str, str, str]]
@@ -212,8 +213,18 @@ def test_the_export_holds_the_repeated_flips_side_by_side(
 
 
 def _filed_by_previous_rules(address: str, event: Event) -> Iterable[tuple[str, str]]:
-    """The index entries of the rules before a case was filed for the repeats it failed."""
-    return [(n, k) for n, k in ev.index_entries(address, event) if n != ev.FAILED_REPEATS]
+    """The index entries of the rules before a case was filed for the repeats it failed: a
+    failure on a criterion by its combined verdict alone."""
+    entries = list(ev.index_entries(address, event))
+    if event.type != ev.CASE_RESULT or not event.body.get("repeats"):
+        return entries
+    run_id, verdicts = event.body["run_id"], event.body["verdicts"]
+    by_repeats = {
+        f"{run_id}/failed/{criterion}"
+        for criterion, verdict in verdicts.items()
+        if not ev.is_failed(verdict)
+    }
+    return [(n, k) for n, k in entries if not (n == ev.FAILURES_CRITERION and k in by_repeats)]
 
 
 def test_a_ledger_filed_before_is_refused_until_refiled(compared: Compared, tmp_path: Path) -> None:
@@ -224,7 +235,9 @@ def test_a_ledger_filed_before_is_refused_until_refiled(compared: Compared, tmp_
     )
     with open_ledger(root / ".oloproof", app=previous) as ledger:
         ledger.rebuild_indexes()  # as a version of those rules left them
-        assert ledger.lookup(ev.FAILED_REPEATS, f"{compared.candidate}/answer_correct") == []
+        # c1 failed two of its three repeats: not filed as failed by its combined 1/3.
+        failed = ledger.lookup(ev.FAILURES_CRITERION, f"{compared.candidate}/failed/answer_correct")
+        assert "c1" not in {ledger.get(a).body["case_id"] for a in failed}
     site = tmp_path / "site"
     refused = oloproof("view", "--export", str(site), compared.candidate, cwd=root)
     assert refused.code == 2, refused.out + refused.err

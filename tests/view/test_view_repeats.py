@@ -80,7 +80,7 @@ def test_the_run_page_counts_the_errored_repeats_as_the_report_does(
     assert "Cases 5 observed · 1 missing · 6 planned · 1 errored · 5 of 18 repeats errored" in text
     for line in repeated.report:  # why they errored, word for word as the report says it
         assert line in text, line
-    assert "4 case(s) failed, errored or are missing a verdict" in text
+    assert "5 case(s) failed, errored or are missing a verdict" in text
 
 
 def test_the_failures_pages_list_cases_whose_repeats_errored_or_went_unjudged(
@@ -95,16 +95,17 @@ def test_the_failures_pages_list_cases_whose_repeats_errored_or_went_unjudged(
             return _listed(page, run_id)
 
         everything = listed()
-        assert everything == _inspect_failures(root, run_id) == ["c1", "c3", "c4", "c5"]
+        assert everything == _inspect_failures(root, run_id) == ["c1", "c3", "c4", "c5", "c6"]
         for criterion in ("answer_correct", "shaped"):
             on = _inspect_failures(root, run_id, "--criterion", criterion)
             assert listed(f"?criterion={criterion}") == on, criterion
-        assert listed("?criterion=answer_correct") == ["c1", "c3", "c4"]
+        assert listed("?criterion=answer_correct") == ["c1", "c3", "c4", "c5", "c6"]
         # c3 errored in every repeat, c1 and c4 in one; each of them misses a verdict on every
-        # criterion, and c5 misses one on `shaped`. No case's observed repeats all failed.
+        # criterion, and c5 misses one on `shaped`. c5 and c6 failed answer_correct in one
+        # repeat each, though they passed the others.
         assert listed("?kind=errored") == ["c1", "c3", "c4"]
         assert listed("?kind=missing") == ["c1", "c3", "c4", "c5"]
-        assert listed("?kind=failed") == []
+        assert listed("?kind=failed") == ["c5", "c6"]
         assert listed("?kind=errored&criterion=shaped") == ["c1", "c3", "c4"]
         page = _text(fetch(f"{url}/runs/{run_id}/failures")[1])
     # Each row says how its repeats went, in the words `inspect --failures` uses.
@@ -116,7 +117,7 @@ def test_the_failures_pages_list_cases_whose_repeats_errored_or_went_unjudged(
     ):
         assert f"  {line}" in shown
         assert line in page, line
-    assert "4 case(s)." in page
+    assert "5 case(s)." in page
 
 
 def test_a_repeated_case_page_shows_each_repeat(repeated: Repeated) -> None:
@@ -161,14 +162,14 @@ def test_the_export_holds_the_failures_and_every_repeat(repeated: Repeated, tmp_
     assert done.code == 0, done.err
     run_page = _text((site / "runs" / run_id / "index.html").read_text())
     assert "5 of 18 repeats errored" in run_page
-    assert "4 case(s) failed, errored or are missing a verdict" in run_page
+    assert "5 case(s) failed, errored or are missing a verdict" in run_page
     failures = (site / "runs" / run_id / "failures").glob("*.html")
     listed = {
         case
         for page in failures
         for case in re.findall(r'href="\.\./cases/([^"]+)\.html"', page.read_text())
     }
-    assert listed == {"c1", "c3", "c4", "c5"}
+    assert listed == {"c1", "c3", "c4", "c5", "c6"}
     case = (site / "runs" / run_id / "cases" / "c1.html").read_text()
     assert "Repeat 2 (errored)" in _text(case)
     # Each repeat's execution and judgments are exported with it: every link leads to a file.
@@ -219,5 +220,5 @@ def test_a_ledger_filed_before_repeats_counted_is_refused_until_refiled(
     assert oloproof("runs", cwd=root).code == 0
     with serving(root) as url:
         page = fetch(f"{url}/runs/{run_id}/failures")[1]
-    assert _listed(page, run_id) == ["c1", "c3", "c4", "c5"]
+    assert _listed(page, run_id) == ["c1", "c3", "c4", "c5", "c6"]
     assert oloproof("verify", cwd=root).code == 0

@@ -236,6 +236,7 @@ def _block_on(block_on: Sequence[str] | None) -> tuple[str, ...]:
 
 
 def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
+    from oloproof.events import failed_repeats
     from oloproof.metrics import case_results
     from oloproof.repeats import errored_repeats, repeat_counts
     from oloproof.report import repeats_text
@@ -264,8 +265,12 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
                 case, "error", message=message[:500], type=str(error.get("type", "error"))
             ).text = link
         else:
-            verdicts = body["verdicts"]
-            words = {c: problem_word(verdicts[c]) for c in order if c in verdicts}
+            verdicts, repeats = body["verdicts"], body.get("repeats") or []
+            words = {
+                c: problem_word(verdicts[c], failed_repeats(repeats, c), len(repeats))
+                for c in order
+                if c in verdicts
+            }
             bad = [f"{criterion}: {word}" for criterion, word in words.items() if word]
             if bad:
                 ET.SubElement(case, "failure", message="; ".join(bad), type="failed").text = link

@@ -188,8 +188,7 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
         else:
             lines.append(f"  output: {preview(detail.output)}")
         for criterion in criteria:
-            verdict = detail.verdicts.get(criterion)
-            text = None if verdict is None else problem_word(verdict)
+            text = _problem_on(detail, criterion)
             if text is not None:
                 lines.append(f"  {criterion}: {style.current().outcome(text)}")
     for case_id in found.unfinished:
@@ -229,9 +228,17 @@ def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
     counts = repeat_counts(detail.repeats)
     if counts is not None and counts.errored:
         return True
-    return any(
-        c in detail.verdicts and problem_word(detail.verdicts[c]) is not None for c in criteria
-    )
+    return any(_problem_on(detail, c) is not None for c in criteria)
+
+
+def _problem_on(detail: CaseDetail, criterion: str) -> str | None:
+    """How the case's verdict on ``criterion`` reads among the problems, its repeats counted
+    (``problem_word``); None when it has none, or no problem."""
+    verdict = detail.verdicts.get(criterion)
+    if verdict is None:
+        return None
+    repeats = detail.repeats or []
+    return problem_word(verdict, ev.failed_repeats(repeats, criterion), len(repeats))
 
 
 def _print_case(detail: CaseDetail, criteria: list[str], ledger: Ledger) -> None:

@@ -475,15 +475,24 @@ def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def problem_word(verdict: Mapping[str, Any]) -> str | None:
+def problem_word(verdict: Mapping[str, Any], failed: int = 0, executed: int = 0) -> str | None:
     """How a stored verdict reads in a list of problems: ``failed`` (a fail, or a graded 0),
-    ``missing (REASON)``, or None for a verdict that is no problem. A repeated case's verdict
-    whose value leaves out repeats without a verdict says so: ``missing in 2 of 3 repeats``
-    (after ``failed;`` when the repeats it has all failed)."""
-    missing = int(verdict.get("m", 0))
-    repeats = f"missing in {missing} of {missing + int(verdict['n'])} repeats" if missing else None
-    if is_failed(verdict):
-        return f"failed; {repeats}" if repeats else "failed"
+    ``missing (REASON)``, or None for a verdict that is no problem.
+
+    A repeated case's verdict (``failed`` of its ``executed`` repeats failed the criterion)
+    says what its combined value would leave unsaid: ``failed in 1 of 3 repeats`` when that
+    value is no fail (the case passed its other repeats), and ``missing in 2 of 3 repeats`` for
+    repeats without a verdict (after ``failed;`` when the repeats it has all failed).
+    """
     if verdict["s"] == "missing":
         return f"missing ({verdict.get('r', 'unknown')})"
-    return repeats
+    missing = int(verdict.get("m", 0))
+    total = executed or missing + int(verdict.get("n", 0))
+    words = []
+    if is_failed(verdict):
+        words.append("failed")
+    elif failed:
+        words.append(f"failed in {failed} of {total} repeats")
+    if missing:
+        words.append(f"missing in {missing} of {total} repeats")
+    return "; ".join(words) or None

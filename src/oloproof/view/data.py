@@ -8,8 +8,8 @@ Requirements this module meets:
    cases (errored, or with a failed or missing verdict, in any of a repeated case's repeats)
    from the ``failures`` indexes of ``oloproof.events``, filtered by kind and criterion on
    index entries alone; a case by ``run_case``; a comparison's flips among the cases each run
-   failed in a verdict or a repeat (``failures_criterion``, ``failed_repeats``), decided one
-   by one by ``oloproof.flips`` as ``compare --cases`` decides them. Only the cases of the
+   failed in a verdict or a repeat (``failures_criterion``), decided one by one by
+   ``oloproof.flips`` as ``compare --cases`` decides them. Only the cases of the
    page shown are read. A ledger whose indexes older rules filed is refused when opened
    (``StaleIndexesError``): a read-only open cannot refile them, and a list read from them
    could be short.
@@ -749,8 +749,8 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
     The lower side of a flip on a pass/fail metric holds a judged fail: its verdict, or one of
     its repeats (below 1 even with its unjudged repeats passing, its judged ones are not all
     passes). The failures indexes file every such case (``failed`` under
-    ``failures_criterion``, and ``failed_repeats``), so only those of each run and their
-    counterparts are read, never a whole run: of the case results the comparison read
+    ``failures_criterion``), so only those of each run and their counterparts are read, never
+    a whole run: of the case results the comparison read
     (``RecordedCases``), which a run resumed since outnumbers.
     """
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
@@ -775,7 +775,6 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
 def _failing_on(reader: Reader, run_id: str, metric: str) -> Iterator[tuple[str, CaseResultBody]]:
     """The cases of a run that failed ``metric``, or failed it in some of their repeats."""
     addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
-    addresses += reader.ledger.lookup(ev.FAILED_REPEATS, f"{run_id}/{metric}")
     for start in range(0, len(addresses), 1024):
         chunk = addresses[start : start + 1024]
         for address, event in zip(chunk, reader.ledger.get_many(chunk), strict=True):
