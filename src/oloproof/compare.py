@@ -168,11 +168,13 @@ def derive_comparison(
     results: tuple[int | None, int | None] = (None, None),
     like_for_like: bool = True,
     counts_missing_repeats: bool = True,
+    counts_not_run: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
-    comparison that read that many is re-derived; ``like_for_like`` and
-    ``counts_missing_repeats`` as a comparison recorded with them is re-derived.
+    comparison that read that many is re-derived; ``like_for_like``,
+    ``counts_missing_repeats`` and ``counts_not_run`` as a comparison recorded with them is
+    re-derived (one recorded before planned cases that never ran were counted says none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -187,6 +189,7 @@ def derive_comparison(
         policy_path=policy_path,
         like_for_like=like_for_like,
         counts_missing_repeats=counts_missing_repeats,
+        counts_not_run=counts_not_run,
         calibrations=ledger,
     )
 
@@ -217,6 +220,7 @@ def build_comparison(
         policy_path=policy_path,
         like_for_like=True,
         counts_missing_repeats=True,
+        counts_not_run=True,
         calibrations=None,
     )
 
@@ -231,6 +235,7 @@ def _comparison(
     policy_path: Path | None,
     like_for_like: bool,
     counts_missing_repeats: bool,
+    counts_not_run: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -243,7 +248,7 @@ def _comparison(
     pairing = _pair(
         candidate_cases, baseline_cases, compared, slices, like_for_like, counts_missing_repeats
     )
-    unrun = _not_run(candidate.body, baseline.body, pairing)
+    unrun = _not_run(candidate.body, baseline.body, pairing) if counts_not_run else 0
     _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))

@@ -83,11 +83,23 @@ def combine(summaries: Sequence[Summary]) -> VerdictCopy:
     return combined
 
 
-def combine_verdicts(per_repeat: Sequence[Mapping[str, Summary]]) -> dict[str, VerdictCopy]:
-    """Every criterion's case-level summary from the verdict maps of a case's repeats."""
+def combine_verdicts(
+    per_repeat: Sequence[Mapping[str, Summary]], *, as_recorded_before: bool = False
+) -> dict[str, VerdictCopy]:
+    """Every criterion's case-level summary from the verdict maps of a case's repeats.
+
+    ``as_recorded_before``: as releases before repeats' own exclusions combined them (a repeat
+    excluded for any reason excluded its case), for ``verify`` to recognise what they
+    recorded."""
     criteria = list(dict.fromkeys(c for verdicts in per_repeat for c in verdicts))
     missing: Summary = {"s": "missing", "r": "no_verdict"}
-    return {c: combine([v.get(c, missing) for v in per_repeat]) for c in criteria}
+    rule = _combine_before if as_recorded_before else combine
+    return {c: rule([v.get(c, missing) for v in per_repeat]) for c in criteria}
+
+
+def _combine_before(summaries: Sequence[Summary]) -> VerdictCopy:
+    excluded = [s for s in summaries if s["s"] == "excluded"]
+    return cast(VerdictCopy, dict(excluded[0])) if excluded else combine(summaries)
 
 
 def bounds(summary: Summary) -> tuple[float, float]:

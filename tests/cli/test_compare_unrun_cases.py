@@ -203,3 +203,38 @@ def test_finished_runs_keep_their_comparison(tmp_path: Path) -> None:
     assert done.code == 0, done.err
     body = json.loads(done.out)
     assert "not_run" not in body and body["metrics"][0]["missing"] == 0
+
+
+# An earlier release, which counted no planned case that never ran: its rule put back in
+# place of today's, then the command run as the console script runs it.
+EARLIER_RELEASE = """
+import sys
+
+import oloproof.compare as compare
+
+compare._not_run = lambda *args: 0
+from oloproof.cli.main import command
+
+sys.argv = ["oloproof", *sys.argv[1:]]
+command()
+"""
+
+
+def test_verify_reads_an_earlier_releases_comparison_as_it_was_made(
+    project: tuple[Path, str, str],
+) -> None:
+    import subprocess
+    import sys
+
+    root, cand_id, base_id = project
+    earlier = subprocess.run(
+        [sys.executable, "-c", EARLIER_RELEASE, "compare", cand_id, base_id, "--json"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr  # the probe's PASS
+    assert "not_run" not in json.loads(earlier.stdout)
+    checked = oloproof("verify", cwd=root)
+    assert checked.code == 0, checked.out + checked.err  # not damage: another release's rule

@@ -268,3 +268,47 @@ def test_a_comparison_pairs_the_combined_verdicts(project: tuple[Path, str, str,
     # c3 is the regression its exclusion hid: pass in the baseline, 0 of 2 in the candidate.
     flips = [(f["metric"], f["case_id"], f["baseline"], f["candidate"]) for f in body["flipped"]]
     assert flips == [("citations_valid", "c3", "pass", "0.000")]
+
+
+# An earlier release, which excluded a case for any repeat's exclusion: its rule put back in
+# place of today's, then the command run as the console script runs it.
+EARLIER_RELEASE = """
+import sys
+
+import oloproof.repeats as repeats
+
+today = repeats.combine
+
+
+def as_before(summaries):
+    excluded = [s for s in summaries if s["s"] == "excluded"]
+    return dict(excluded[0]) if excluded else today(summaries)
+
+
+repeats.combine = as_before
+from oloproof.cli.main import command
+
+sys.argv = ["oloproof", *sys.argv[1:]]
+command()
+"""
+
+
+def test_verify_reads_what_an_earlier_release_recorded_as_it_was_made(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = _project(tmp_path / "p")
+    earlier = subprocess.run(
+        [sys.executable, "-c", EARLIER_RELEASE, "run", "--repeats", "3"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # No FAIL then: c3, excluded, could not fail the count rule (today it does, exit 1).
+    assert earlier.returncode == 3, earlier.stdout + earlier.stderr
+    run_id = earlier.stdout.splitlines()[0].split()[1]
+    shown = oloproof("inspect", run_id, "--case", "c3", cwd=root)
+    assert "citations_valid: excluded (no_citations_recorded)" in shown.out, shown.out
+    checked = oloproof("verify", cwd=root)
+    assert checked.code == 0, checked.out + checked.err  # not damage: another release's rule
