@@ -133,7 +133,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 3,
-    DIAGNOSIS: 5,
+    DIAGNOSIS: 6,
     COMPARISON: 4,
     CALIBRATION: 1,
     TEXT: 1,
@@ -196,6 +196,13 @@ def upcast_diagnosis_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "relevance_unit": "document"}
 
 
+def upcast_diagnosis_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 compared neither each case's control retrieval with the run's nor a replay's
+    context with its control's: the body is the same, and it is re-derived without those
+    comparisons (``diagnosis.derive.CONTEXTS_COMPARED``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -228,6 +235,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
     (DIAGNOSIS, 4): upcast_diagnosis_v4_v5,
+    (DIAGNOSIS, 5): upcast_diagnosis_v5_v6,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

@@ -32,7 +32,14 @@ Requirements this module meets:
 7. The records are stored in ``oloproof.diagnosis_page`` events of ``PAGE_SIZE`` records, in
    case-id order, which the diagnosis links; a reader reads them one page at a time
    (``diagnosis_cases``), or finds one case by bisecting them (``diagnosis_case``).
-8. Relevance is read in the unit the parent's retrieval metrics read it in
+8. A gold-context case whose control (in any repeat) retrieved other passages than the parent
+   run did is counted (``control_drifted``) and marked so, and its recovery is not given the
+   stage the parent's retrieval would name. A replay case whose intervention handed generate
+   exactly what its control did (the same generate stage identity, first repeats) was not
+   tested: ``context_unchanged``, counted apart, with how many of them passed all the same
+   (``context_unchanged_passed``); not for a ranking criterion, which reads no context. Both
+   from schema 6 (``CONTEXTS_COMPARED``); each field is there only when it counts a case.
+9. Relevance is read in the unit the parent's retrieval metrics read it in
    (``relevance_unit``, recorded), so no position or label can contradict them; retrieval
    metrics in different units are refused. A diagnosis recorded before schema 5 read it by
    document, and is re-derived so.
@@ -64,6 +71,7 @@ from oloproof.bodies import (
 )
 from oloproof.diagnosis.labels import (
     COMPLETE,
+    CONTEXT_UNCHANGED,
     GOLD_CONTEXT,
     INTERVENTION_RECOVERY,
     INTERVENTION_UNSUPPORTED,
@@ -88,6 +96,7 @@ from oloproof.diagnosis.labels import (
     label_counts,
     outcome_of,
     replay_result,
+    retrieved_alike,
 )
 from oloproof.errors import ConfigError
 from oloproof.events import plain
@@ -126,6 +135,11 @@ UNRESOLVED_COUNTED: Final = 4
 UNIT_READ: Final = 5
 """The diagnosis schema from which relevance is read in the run's relevance unit; before, by
 document whatever the retrieval metrics read (``relevance_unit`` reads ``document``)."""
+
+CONTEXTS_COMPARED: Final = 6
+"""The diagnosis schema from which a gold-context control's retrieval is compared with the
+parent's, and a replay's generate input with its control's. They came within schema 5, so a
+schema-5 diagnosis recorded before them re-derives with them (see docs/diagnosis.md)."""
 
 
 class PackedIds(LazySequence[str]):
@@ -290,6 +304,8 @@ class _Inputs:
     # Whether the criterion scores the ranking alone: then what the budget did cannot matter.
     ranking_only: bool
     unit: str  # the relevance unit (oloproof.relevance)
+    # Whether the child runs' contexts and retrievals are compared (CONTEXTS_COMPARED).
+    compares: bool
 
 
 class Derivation:
@@ -354,7 +370,15 @@ def derive_diagnosis(
     ranking_only = (spec or {}).get("type") in RANKING_EVALUATORS
     unit = relevance_unit(parent, criterion) if schema >= UNIT_READ else DOCUMENT
     inputs = _Inputs(
-        ledger, criterion, intervention, top_k or 0, repeats, selection, ranking_only, unit
+        ledger,
+        criterion,
+        intervention,
+        top_k or 0,
+        repeats,
+        selection,
+        ranking_only,
+        unit,
+        schema >= CONTEXTS_COMPARED,
     )
     tally: _Tally
     if not staged:
@@ -408,7 +432,16 @@ class _Tally:
     """The case records counted by what the summary reads of them: a few dozen kinds of case
     however many cases, so the summary is computed without holding the records."""
 
-    _READ = ("label", "reason", "strength", "control", "result", "intervention_passes")
+    _READ = (
+        "label",
+        "reason",
+        "strength",
+        "control",
+        "intervention",
+        "result",
+        "intervention_passes",
+        "control_drifted",
+    )
 
     def __init__(self, summarise: Callable[[Iterable[Map]], Map]) -> None:
         self._kinds: Counter[tuple[Any, ...]] = Counter()
@@ -488,10 +521,16 @@ def _unsupported_summary(cases: Iterable[Map]) -> Map:
 
 @dataclass(frozen=True)
 class _Observed:
-    """A case's outcomes under every repeat of one role, and the first repeat's execution."""
+    """A case's outcomes under every repeat of one role, and each repeat's execution (None
+    for a repeat without a result)."""
 
     outcomes: list[str]
-    execution: str | None
+    executions: list[str | None]
+
+    @property
+    def execution(self) -> str | None:
+        """The first repeat's execution."""
+        return self.executions[0] if self.executions else None
 
     @property
     def outcome(self) -> str:
@@ -516,7 +555,7 @@ class _Outcomes:
         seen = [self._seen(run_id, case_id) for run_id in self._runs[role]]
         outcomes = [s[0] if s else NOT_OBSERVED for s in seen]
         outcomes += [NOT_OBSERVED] * (self._inputs.repeats - len(outcomes))
-        return _Observed(outcomes, seen[0][1] if seen and seen[0] else None)
+        return _Observed(outcomes, [s[1] if s else None for s in seen])
 
     def _seen(self, run_id: str, case_id: str) -> tuple[str, str] | None:
         body = first_result(self._inputs.ledger, run_id, case_id)
@@ -544,13 +583,16 @@ def _recovered_in(cases: Iterable[Map]) -> list[dict[str, int]]:
 def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
     observed = _Outcomes(inputs, child_runs)
     for case_id in inputs.selection.selected:
-        found = _parent_case(inputs, case_id).evidence
+        parent = _parent_case(inputs, case_id)
+        found = parent.evidence
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
+        drifted = inputs.compares and _drifted(inputs, parent, control)
         label = gold_label(
             evidence=found,
             top_k=inputs.top_k,
             control=control.outcome,
             intervention=treated.outcome,
+            drifted=drifted,
         )
         record: dict[str, Any] = {
             "case_id": case_id,
@@ -563,8 +605,29 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
             "reason": label.reason,
             "strength": label.strength,
         }
+        if drifted:  # only then: a diagnosis without drift reads as one made before the check
+            record["control_drifted"] = True
         _repeat_counts(record, inputs, control, treated)
         yield record
+
+
+def _drifted(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
+    """Whether any repeat of the control retrieved other passages than the parent run did: the
+    system re-executed is then not the one whose retrieval the labels read."""
+    for address in control.executions:
+        body = _executed(inputs, address)
+        if body is not None and not retrieved_alike(
+            parent.retrieval, artifact(body, "retrieval/v1")
+        ):
+            return True
+    return False
+
+
+def _executed(inputs: _Inputs, address: str | None) -> ExecutionBody | None:
+    """The execution at ``address`` when it ran to the end (else None: it recorded no
+    context or retrieval to read)."""
+    body = execution_body(inputs.ledger.get(address)) if address is not None else None
+    return body if body is not None and body.get("status") == "ok" else None
 
 
 def _gold_summary(inputs: _Inputs, cases: Iterable[Map]) -> Map:
@@ -574,6 +637,9 @@ def _gold_summary(inputs: _Inputs, cases: Iterable[Map]) -> Map:
         "labels": label_counts(cases),
         "implicated": implicated(cases),
     }
+    drifted = sum(bool(c["control_drifted"]) for c in cases)
+    if drifted:
+        summary["control_drifted"] = drifted
     if inputs.repeats > 1:
         summary["recovered_in"] = _recovered_in(cases)
     return summary
@@ -584,7 +650,12 @@ def _replay(inputs: _Inputs, child_runs: Sequence[ChildRun], carried: _Carried) 
     for case_id in inputs.selection.selected:
         parent = _parent_case(inputs, case_id)
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
-        result, strength = replay_result(control=control.outcome, intervention=treated.outcome)
+        executed = _executed(inputs, treated.execution)
+        result, strength = replay_result(
+            control=control.outcome,
+            intervention=treated.outcome,
+            unchanged=_unchanged(inputs, executed, _executed(inputs, control.execution)),
+        )
         gold = carried.get(case_id)
         record: dict[str, Any] = {
             "case_id": case_id,
@@ -594,7 +665,7 @@ def _replay(inputs: _Inputs, child_runs: Sequence[ChildRun], carried: _Carried) 
             "result": result,
             "strength": strength,
             "gold": None if gold is None else {k: gold[k] for k in ("label", "reason", "strength")},
-            **_as_replayed(inputs, parent, treated.execution),
+            **_as_replayed(inputs, parent, executed),
         }
         _repeat_counts(record, inputs, control, treated)
         yield record
@@ -616,22 +687,51 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
     }
     if counted:
         # A case the control passed, or a role gave no verdict on, neither recovered nor failed
-        # to: counted apart, so "0 of N recovered" cannot stand for "nothing ran".
+        # to: counted apart, so "0 of N recovered" cannot stand for "nothing ran". One the
+        # intervention left unchanged is counted below, on its own.
         summary["unresolved"] = label_counts(
             {"label": UNRESOLVED, "reason": c["result"]}
             for c in cases
-            if c["result"] not in (RECOVERED, STILL_FAILED)
+            if c["result"] not in (RECOVERED, STILL_FAILED, CONTEXT_UNCHANGED)
+        )
+    unchanged = sum(c["result"] == CONTEXT_UNCHANGED for c in cases)
+    if unchanged:
+        # Apart from ``unresolved``, and only when there are some, as ``control_drifted``. The
+        # line about them is printed only when one of them passed, where it would otherwise
+        # have read as a recovery.
+        summary["context_unchanged"] = unchanged
+        summary["context_unchanged_passed"] = sum(
+            c["result"] == CONTEXT_UNCHANGED and c["intervention"] == PASSED for c in cases
         )
     if inputs.repeats > 1:
         summary["recovered_in"] = _recovered_in(cases)
     return summary
 
 
-def _as_replayed(inputs: _Inputs, parent: _Parent, execution: str | None) -> dict[str, Any]:
-    """What the intervention made of a case: its ranking's best relevant position and the
-    positions of the relevant passages it admitted that the budget dropped (first repeat)."""
-    body = execution_body(inputs.ledger.get(execution)) if execution is not None else None
-    if body is None or body.get("status") != "ok":
+def _unchanged(
+    inputs: _Inputs, treated: ExecutionBody | None, control: ExecutionBody | None
+) -> bool:
+    """Whether the intervention's first repeat called generate exactly as the control's did:
+    the same generate stage identity (the input, the passages kept with their positions and
+    tokens, the code, and what else of the context generate reads). A ranking criterion reads
+    the ranking, never generate, so for it the question does not arise."""
+    if not inputs.compares or inputs.ranking_only or treated is None or control is None:
+        return False
+    mine = _generate_identity(treated)
+    return mine is not None and mine == _generate_identity(control)
+
+
+def _generate_identity(execution: ExecutionBody) -> str | None:
+    return next(
+        (s["identity"] for s in execution.get("stages", []) if s["stage"] == "generate"), None
+    )
+
+
+def _as_replayed(inputs: _Inputs, parent: _Parent, body: ExecutionBody | None) -> dict[str, Any]:
+    """What the intervention made of a case (its first repeat's execution, None when it did not
+    run to the end): its ranking's best relevant position and the positions of the relevant
+    passages it admitted that the budget dropped."""
+    if body is None:
         return {"intervention_position": NOT_OBSERVED, "budget_dropped": []}
     ranking = artifact(body, "retrieval/v1")
     context = artifact(body, "context/v1")

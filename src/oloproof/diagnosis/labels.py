@@ -10,6 +10,10 @@ can load it at start-up to print labels and reasons. Requirements it meets:
    control and the gold passages (``gold_label``, the table in docs/diagnosis.md); a replay
    case gets a result and a strength (``replay_result``). The evidence reads relevance in the
    unit it is given, by ``oloproof.relevance`` as the retrieval metrics read it.
+   A gold-context control that retrieved other passages than the parent run did
+   (``retrieved_alike``) leaves the parent's evidence describing another system, so a recovered
+   case is not given the stage that evidence would name; a replay whose intervention gave the
+   model the very context its control did tested nothing on that case.
 3. A case that passes under the control is unstable, not diagnosed; a missing verdict (an
    errored case, or a child run that stopped before reaching it) leaves the case UNRESOLVED.
 4. Counts are printed in a fixed order (``label_counts``); the factors the recovered upstream
@@ -61,6 +65,8 @@ CONTROL_NOT_OBSERVED = "control_not_observed"
 INTERVENTION_NOT_OBSERVED = "intervention_not_observed"
 RECOVERS_ONLY_WITH_GOLD_ALONE = "recovers_only_with_gold_alone"
 NO_RELEVANCE_LABELS = "no_relevance_labels"
+RETRIEVAL_DRIFTED = "control_retrieval_drifted"
+CONTEXT_UNCHANGED = "context_unchanged"
 NO_GOLD_CONTEXT = "no_gold_context"
 NO_VERDICT = "no_verdict"  # an excluded case the parent gave no verdict on
 # The order label lines are printed in, within a label.
@@ -73,6 +79,7 @@ REASONS = (
     PASSES_UNDER_CONTROL,
     RECOVERS_ONLY_WITH_GOLD_ALONE,
     NO_RELEVANCE_LABELS,
+    RETRIEVAL_DRIFTED,
     CONTROL_NOT_OBSERVED,
     INTERVENTION_NOT_OBSERVED,
 )
@@ -162,8 +169,15 @@ def is_failure(verdict: VerdictCopy | None) -> bool:
     return status == "fail" or (status == "value" and float(verdict["v"]) == 0.0)
 
 
-def gold_label(*, evidence: Evidence, top_k: int, control: str, intervention: str) -> Label:
-    """Label one case from the parent's evidence and its outcomes under control and gold."""
+def gold_label(
+    *, evidence: Evidence, top_k: int, control: str, intervention: str, drifted: bool = False
+) -> Label:
+    """Label one case from the parent's evidence and its outcomes under control and gold.
+
+    ``drifted``: the control retrieved other passages than the parent did. The labels that
+    read the parent's retrieval then describe a system that is no longer the one re-executed;
+    a failure under gold, which reads no retrieval, still stands.
+    """
     if control == PASSED:
         return Label(UNRESOLVED, PASSES_UNDER_CONTROL, CONTROL_RECOVERY)
     if control != FAILED:
@@ -175,6 +189,8 @@ def gold_label(*, evidence: Evidence, top_k: int, control: str, intervention: st
     position = evidence.position
     if position == POSITION_UNLABELLED:
         return Label(UNRESOLVED, NO_RELEVANCE_LABELS, INTERVENTION_RECOVERY)
+    if drifted:
+        return Label(UNRESOLVED, RETRIEVAL_DRIFTED, INTERVENTION_RECOVERY)
     if position == POSITION_NONE:
         return Label(RETRIEVAL_MISS, RELEVANT_NOT_RETRIEVED, INTERVENTION_RECOVERY)
     if int(position) > top_k:
@@ -184,17 +200,40 @@ def gold_label(*, evidence: Evidence, top_k: int, control: str, intervention: st
     return Label(UNRESOLVED, RECOVERS_ONLY_WITH_GOLD_ALONE, INTERVENTION_RECOVERY)
 
 
-def replay_result(*, control: str, intervention: str) -> tuple[str, str]:
-    """(result, strength) of one case under a replay beside its replay control."""
+def replay_result(*, control: str, intervention: str, unchanged: bool = False) -> tuple[str, str]:
+    """(result, strength) of one case under a replay beside its replay control.
+
+    ``unchanged``: the intervention handed generate exactly what the control did, so a verdict
+    that differs between them is the system's own variation, and one that agrees says nothing
+    about the intervention either.
+    """
     if control == PASSED:
         return PASSES_UNDER_CONTROL, CONTROL_RECOVERY
     if control != FAILED:
         return CONTROL_NOT_OBSERVED, NO_STRENGTH
+    if intervention not in (PASSED, FAILED):
+        return INTERVENTION_NOT_OBSERVED, NO_STRENGTH
+    if unchanged:
+        return CONTEXT_UNCHANGED, NO_STRENGTH
     if intervention == PASSED:
         return RECOVERED, INTERVENTION_RECOVERY
-    if intervention == FAILED:
-        return STILL_FAILED, INTERVENTION_NON_RECOVERY
-    return INTERVENTION_NOT_OBSERVED, NO_STRENGTH
+    return STILL_FAILED, INTERVENTION_NON_RECOVERY
+
+
+def retrieved_alike(one: Mapping[str, Any] | None, other: Mapping[str, Any] | None) -> bool:
+    """Whether two recorded retrievals returned the same passages in the same order.
+
+    Scores are left out: no label reads them, and a retriever that rescores the same ranking
+    moves no relevant passage.
+    """
+
+    def passages(retrieval: Mapping[str, Any] | None) -> list[tuple[Any, ...]]:
+        return [
+            (c.get("doc_id"), c.get("chunk_id"), c.get("text"))
+            for c in (retrieval or {}).get("candidates", [])
+        ]
+
+    return passages(one) == passages(other)
 
 
 def evidence_of(

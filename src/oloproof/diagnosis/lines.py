@@ -12,8 +12,12 @@ Requirements this module meets:
    recovered; a single re-execution says neither.
 3. A replay counts its own UNRESOLVED cases right after its recoveries, then the RANKED_OUT
    cases it confirmed, then the labels it carries from a gold-context diagnosis, each counted
-   against that diagnosis's own selection.
-4. Nothing here reads the ledger: every line is made from the stored bodies alone.
+   against that diagnosis's own selection. The cases its intervention left unchanged are
+   counted in a line of their own only when one of them passed all the same: that pass is the
+   system's own variation, and without the line "0 of N recovered" would hide it.
+4. A gold-context diagnosis whose control retrieved differently from the parent run says how
+   many cases that touched, right after its Control line (no line when none).
+5. Nothing here reads the ledger: every line is made from the stored bodies alone.
 """
 
 from __future__ import annotations
@@ -40,6 +44,10 @@ PHRASES: dict[str, str] = {
     ),
     dg.NO_RELEVANCE_LABELS: (
         "recovered, but without relevance labels the failing stage cannot be told"
+    ),
+    dg.RETRIEVAL_DRIFTED: (
+        "recovered, but the control retrieved other passages than the run did, so the run's "
+        "retrieval no longer tells which stage failed"
     ),
     dg.CONTROL_NOT_OBSERVED: "the control gave no verdict (errored or missing)",
     dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
@@ -72,6 +80,7 @@ def count_lines(diagnosis: Diagnosis) -> list[str]:
     if body["intervention"]["kind"] == dg.GOLD_CONTEXT:
         return [
             control_line(body),
+            *drift_lines(summary),
             recovered_line(body, dg.GOLD_LABEL),
             *label_lines(summary),
             *implicated_lines(summary),
@@ -131,6 +140,33 @@ def control_line(body: Mapping[str, Any]) -> str:
     )
 
 
+def drift_lines(summary: Mapping[str, Any]) -> list[str]:
+    """How many cases' controls retrieved differently from the parent run (none: no line)."""
+    drifted = summary.get("control_drifted") or 0
+    if not drifted:
+        return []
+    return [
+        f"Drifted: {drifted} of {summary['selected']}, the control retrieved other passages "
+        "than the run did, so the system re-executed is not the one that ran (an index or file "
+        "outside its fingerprint changed, or its retriever is not deterministic); no stage is "
+        "read from the run's retrieval for them"
+    ]
+
+
+def unchanged_lines(summary: Mapping[str, Any]) -> list[str]:
+    """The cases the intervention left as the control had them, when one of them passed all
+    the same (else no line)."""
+    passed = summary.get("context_unchanged_passed") or 0
+    if not passed:
+        return []
+    return [
+        f"UNRESOLVED: {summary['context_unchanged']} of {summary['selected']}, the "
+        f"intervention gave the model the very context the control did ({dg.CONTEXT_UNCHANGED})"
+        f", so it tested nothing there; {passed} passed under it all the same, which is the "
+        "system's own variation, not a recovery"
+    ]
+
+
 def recovered_line(body: Mapping[str, Any], label: str) -> str:
     """The recovered count; with repeats, how many repeats each recovered case passed in."""
     summary = body["summary"]
@@ -172,7 +208,12 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
     label = dg.intervention_label(body["intervention"])
     # The replay's own UNRESOLVED cases follow its recoveries, before any carried labels: a
     # reranker that never ran reads "UNRESOLVED: 4 of 4", not only "0 of 4" recovered.
-    lines = [control_line(body), recovered_line(body, label), *label_lines(summary, "unresolved")]
+    lines = [
+        control_line(body),
+        recovered_line(body, label),
+        *label_lines(summary, "unresolved"),
+        *unchanged_lines(summary),
+    ]
     budget = budget_lines(body, label)
     if diagnosis.carried is None:
         lines.extend(budget)
