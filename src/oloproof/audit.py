@@ -25,8 +25,7 @@ as a convenience, these checks re-derive it and report each one that no longer m
    (``oloproof.diagnosis.audit``).
 5. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
    results and the recorded policy (the recording ``oloproof_version`` aside).
-6. Refs (``MisnamedRef``): each run id's ref names that run's run event, and ``latest``, when
-   it names a finished top-level run, names the newest one (``latest.latest_run``).
+6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
    Nothing is repaired or written.
@@ -59,7 +58,6 @@ from oloproof.config import recorded_compare_policy
 from oloproof.diagnosis.audit import STALE_SUMMARY, stale_summary, verify_diagnosis
 from oloproof.errors import OloproofError
 from oloproof.events import plain
-from oloproof.latest import LATEST, latest_run, named_run
 from oloproof.metrics import RunTally, SeenCases, case_result_body, criteria_of
 from oloproof.policy import calibrations_relied_on
 from oloproof.relevance import DOCUMENT, retrieval_units, run_unit
@@ -74,7 +72,7 @@ __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 _JUDGMENT_CACHE = 65536  # judgments remembered between case results (cached ones recur)
 _OBSERVED = ("pass", "fail", "value")
 _CALIBRATION_INDEX = "calibration"  # events.index_entries files calibrations by judge identity
-MISNAMED_REF = "MisnamedRef"  # a run id's ref that names another event; `latest` left behind
+MISNAMED_REF = "MisnamedRef"  # a run id's ref that names another event
 
 
 @dataclass
@@ -127,7 +125,7 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
             yield from stale_summary(address, "comparison", verify_comparison(ledger, event))
 
 
-# -- refs: each run id's names its run; `latest` the newest finished run -------------------
+# -- refs: each run id's names its run ----------------------------------------------------
 
 
 def _check_refs(ledger: Ledger) -> Iterator[Problem]:
@@ -136,14 +134,6 @@ def _check_refs(ledger: Ledger) -> Iterator[Problem]:
         wrong = None if event is None else misnamed_run(name, event)
         if wrong is not None:
             yield Problem(MISNAMED_REF, address, wrong, name=name)
-    named, newest = named_run(ledger), latest_run(ledger)
-    if named is not None and newest is not None and newest != named[0]:
-        newer = ledger.get(newest).body["run_id"]
-        detail = (
-            f"names run {named[1]['run_id']}, but run {newer}, which started later, finished "
-            "(the commands that read `latest` take it; the next run to finish moves the ref)"
-        )
-        yield Problem(MISNAMED_REF, named[0], detail, name=LATEST)
 
 
 # -- one run: its case results' verdict copies, and its decisions ---------------------------

@@ -827,7 +827,8 @@ def _record_judgment(
     run: _Run, judge: _Judge, identity: str, verdict: Verdict, made: Made
 ) -> Judged:
     if verdict.status == "excluded":
-        # An exclusion is decided by the case's labels alone: nothing was judged or cached.
+        # An exclusion is no verdict: nothing was judged, so nothing is recorded or cached
+        # (decided again from the case and its output, it costs nothing).
         return verdict, None, MISS
     body: JudgmentBody = {
         "criterion": judge.criterion,

@@ -10,9 +10,8 @@ Requirements (``docs/running.md``, "Which run is latest"):
    finished leaves ``latest`` where it is (``move_latest``).
 2. A ledger written before that rule may hold ``latest`` on a run that did not finish;
    ``latest_run`` then walks back to the newest top-level run that did. The ref moves in the
-   commit that stores the run's end (``runner``); a ledger an earlier release wrote may hold
-   it on an older run than one that finished after it (killed between its two commits), and
-   ``latest_run`` takes the newer run all the same.
+   commit that stores the run's end (``runner``), so a process killed at any moment leaves
+   its run either unfinished or ``latest``.
 3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
    (which run, why, and which run ``latest`` names instead), so nobody mistakes the run they
    just started for the one a command read.
@@ -57,35 +56,16 @@ def _finished(ledger: Ledger, body: Mapping[str, Any]) -> bool:
 
 
 def latest_run(ledger: Ledger) -> str | None:
-    """The address of the run ``latest`` names: the newest top-level run that finished.
-
-    The ref is trusted only as far as the runs recorded before its run: each of those had
-    finished or was still going when it moved, and one finishing since moved it again if it
-    started later. A run recorded after it that finished without moving it (a release that
-    moved the ref in a commit of its own, killed in between) is found here all the same.
-    """
-    named = named_run(ledger)
-    found = named
-    for address in reversed(ledger.lookup("type", ev.RUN)):
-        if named is not None and address == named[0]:
-            break
-        body = ledger.get(address).body
-        if _top_level(body) and _finished(ledger, body):
-            if found is None or _started_later(body, found[1]):
-                found = (address, body)
-            if named is None:
-                break  # no ref to go by: the newest recorded, as rule 2 has it
-    return None if found is None else found[0]
-
-
-def named_run(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
-    """The run the ``latest`` ref names, when it is a top-level run that finished."""
+    """The address of the run ``latest`` names: the newest top-level run that finished."""
     address = ledger.get_ref(LATEST)
-    if address is None or not ledger.has(address):
-        return None
-    event = ledger.get(address)
-    if event.type == ev.RUN and _top_level(event.body) and _finished(ledger, event.body):
-        return address, event.body
+    if address is not None and ledger.has(address):
+        event = ledger.get(address)
+        if event.type == ev.RUN and _top_level(event.body) and _finished(ledger, event.body):
+            return address
+    for candidate in reversed(ledger.lookup("type", ev.RUN)):
+        body = ledger.get(candidate).body
+        if _top_level(body) and _finished(ledger, body):
+            return candidate
     return None
 
 
