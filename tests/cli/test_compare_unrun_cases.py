@@ -19,11 +19,10 @@ import json
 import math
 import signal
 import time
-from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from scipy.optimize import brentq
+from tests.betting_reference import paired
 from tests.support import oloproof, run_in_progress, start_run, write_project
 
 PLANNED, REACHED = 100, 50
@@ -60,34 +59,6 @@ POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 COMPARE = (
     "version: 1\nrules:\n  - id: not-worse\n    metric: echo\n    non_inferiority: {margin: 15}\n"
 )
-
-
-def _log_capital(xs: Sequence[float], m: float, sign: int) -> float:
-    """log of (1/19) sum_k prod_i [1 +- f_k (x_i - m)/(m or 1 - m)], f_k = k/20."""
-    logs = []
-    for k in range(1, 20):
-        f = k / 20
-        total = 0.0
-        for x in xs:
-            term = 1 + f * (x - m) / m if sign > 0 else 1 - f * (x - m) / (1 - m)
-            if term <= 0:
-                total = -math.inf
-                break
-            total += math.log(term)
-        logs.append(total)
-    top = max(logs)
-    return top + math.log(sum(math.exp(v - top) for v in logs) / 19)
-
-
-def paired(ds: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    """statistics.md C: the betting interval (K+(L) = K-(U) = 2/alpha) of y = (d + 1)/2,
-    mapped back to [-1, 1]."""
-    ys = [(d + 1) / 2 for d in ds]
-    threshold, eps = math.log(2 / (1 - level)), 1e-12
-    mean = sum(ys) / len(ys)
-    lower = brentq(lambda m: _log_capital(ys, m, +1) - threshold, eps, mean, xtol=1e-13)
-    upper = brentq(lambda m: _log_capital(ys, m, -1) - threshold, mean, 1 - eps, xtol=1e-13)
-    return 2 * lower - 1, 2 * upper - 1
 
 
 def _interrupted(root: Path, version: str) -> str:

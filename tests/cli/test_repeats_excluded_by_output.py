@@ -17,14 +17,12 @@ interval), never by Oloproof's own arithmetic.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from scipy.optimize import brentq
 from scipy.stats import binomtest
+from tests.betting_reference import betting, paired
 from tests.support import oloproof, write_project
 
 APP = """
@@ -111,50 +109,6 @@ def _project(root: Path) -> Path:
     (project / "baseline.yaml").write_text(CONFIG.format(name="base"))
     (project / "compare.yaml").write_text(COMPARE)
     return project
-
-
-# ---------------------------------------------------------------- independent references
-
-
-def _log_capital(xs: Sequence[float], m: float, sign: int) -> float:
-    """log of (1/19) sum_k prod_i [1 +- f_k (x_i - m)/(m or 1 - m)], f_k = k/20."""
-    logs = []
-    for k in range(1, 20):
-        f = k / 20
-        total = 0.0
-        for x in xs:
-            term = 1 + f * (x - m) / m if sign > 0 else 1 - f * (x - m) / (1 - m)
-            if term <= 0:
-                total = -math.inf
-                break
-            total += math.log(term)
-        logs.append(total)
-    top = max(logs)
-    return top + math.log(sum(math.exp(v - top) for v in logs) / 19)
-
-
-def betting(xs: Sequence[float], level: float = 0.95) -> tuple[float, float]:
-    """The betting interval of statistics.md B: K+(L) = 2/alpha and K-(U) = 2/alpha."""
-    threshold = math.log(2 / (1 - level))
-    mean, eps = sum(xs) / len(xs), 1e-12
-
-    def above(m: float) -> float:
-        return _log_capital(xs, m, +1) - threshold
-
-    def below(m: float) -> float:
-        return _log_capital(xs, m, -1) - threshold
-
-    lower = 0.0 if above(eps) < 0 else brentq(above, eps, max(mean, 2 * eps), xtol=1e-13)
-    upper = (
-        1.0 if below(1 - eps) < 0 else brentq(below, min(mean, 1 - 2 * eps), 1 - eps, xtol=1e-13)
-    )
-    return lower, upper
-
-
-def paired(ds: Sequence[float]) -> tuple[float, float]:
-    """statistics.md C: the betting interval of (d + 1)/2, mapped back to [-1, 1]."""
-    lower, upper = betting([(d + 1) / 2 for d in ds])
-    return 2 * lower - 1, 2 * upper - 1
 
 
 # ------------------------------------------------------------------------------ the run

@@ -5,51 +5,12 @@ the betting interval (statistics.md B, solved with scipy's brentq)."""
 from __future__ import annotations
 
 import json
-import math
 import random
 from pathlib import Path
 
 import pytest
-from scipy.optimize import brentq
+from tests.betting_reference import betting as betting_reference
 from tests.support import FLAKY_APP, oloproof
-
-# --------------------------------------------------------------------------- the reference
-
-
-def _log_capital(xs: list[float], m: float, sign: int) -> float:
-    """log of (1/D) Σ_k Π_i [1 ± f_k (x_i − m)/(m or 1 − m)], D = 19 bets f_k = k/20."""
-    logs = []
-    for k in range(1, 20):
-        f = k / 20
-        total = 0.0
-        for x in xs:
-            term = 1 + f * (x - m) / m if sign > 0 else 1 - f * (x - m) / (1 - m)
-            if term <= 0:
-                total = -math.inf
-                break
-            total += math.log(term)
-        logs.append(total)
-    top = max(logs)
-    return top + math.log(sum(math.exp(v - top) for v in logs) / 19)
-
-
-def betting_reference(xs: list[float], level: float = 0.95) -> tuple[float, float]:
-    threshold = math.log(2 / (1 - level))
-    mean = sum(xs) / len(xs)
-    eps = 1e-12
-
-    def above(m: float) -> float:
-        return _log_capital(xs, m, +1) - threshold
-
-    def below(m: float) -> float:
-        return _log_capital(xs, m, -1) - threshold
-
-    lower = 0.0 if above(eps) < 0 else brentq(above, eps, max(mean, 2 * eps), xtol=1e-13)
-    upper = (
-        1.0 if below(1 - eps) < 0 else brentq(below, min(mean, 1 - 2 * eps), 1 - eps, xtol=1e-13)
-    )
-    return lower, upper
-
 
 # ------------------------------------------------------------------------- a flaky system
 

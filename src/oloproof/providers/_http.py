@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtim
 
 from oloproof import redaction
 from oloproof.errors import ConfigError
+from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey, unique_keys
 
 if TYPE_CHECKING:
@@ -247,7 +248,7 @@ class HttpProvider:
         self._client: httpx.AsyncClient | None = None
         self._entered = 0
         key = os.environ.get(api_key_env) if api_key_env is not None else None
-        fault = None if key is None else _key_fault(key)
+        fault = None if key is None else unsendable(key)
         if fault is not None:
             # Every call would fail the same way: refused before the first, as bad input.
             raise ConfigError(self._unsendable_key(fault))
@@ -320,7 +321,7 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
-        fault = _key_fault(key)
+        fault = unsendable(key)
         if fault is not None:  # set since the client was made, to a value no header can carry
             raise ProviderError(self._unsendable_key(fault), kind="request", attempts=0)
         redaction.register(key)  # kept out of everything stored or printed
@@ -484,24 +485,6 @@ def lone_surrogate_in(value: Any) -> bool:
         elif isinstance(item, list):
             pending.extend(item)
     return False
-
-
-def _key_fault(key: str) -> str | None:
-    """The kind of the first character of ``key`` no header value may hold (never the character
-    itself: it is part of a secret), or None. httpx sends header text as ASCII, and h11 refuses
-    control characters."""
-    for char in key:
-        if " " <= char <= "~" or char == "\t":
-            continue
-        if char in "\r\n":
-            return "a line break"
-        if char < " " or char == "\x7f":
-            return "a control character"
-        if "\udc80" <= char <= "\udcff":
-            # How Python holds environment bytes that do not decode (PEP 383).
-            return "bytes that are not text"
-        return "a character outside ASCII"
-    return None
 
 
 def usage_object(data: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -45,6 +45,7 @@ from ledger import CodecError, encode
 from oloproof import redaction, strictjson
 from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.errors import ArtifactError, ConfigError
+from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution
@@ -266,10 +267,10 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
         if name not in environ:
             return HeaderFault(f"{field} environment variable {name} is not set", name, True)
     for name in names:
-        what = _unsendable(environ[name])
+        what = unsendable(environ[name])
         if what is not None:
             return HeaderFault(f"{field} environment variable {name} holds {what}{_CANNOT}", name)
-    what = _unsendable(_ENV_REF.sub("", template))
+    what = unsendable(_ENV_REF.sub("", template))
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
     value = _resolve(template, environ)
@@ -303,23 +304,6 @@ def first_header_fault(
         fault = header_fault(header, template, environ)
         if fault is not None:
             return header, fault
-    return None
-
-
-def _unsendable(text: str) -> str | None:
-    """The kind of the first character in ``text`` that no header value may hold (never the
-    character: it may be part of a secret), or None."""
-    for char in text:
-        if " " <= char <= "~" or char == "\t":
-            continue
-        if char in "\r\n":
-            return "a line break"
-        if char < " " or char == "\x7f":
-            return "a control character"
-        if "\udc80" <= char <= "\udcff":
-            # How Python holds environment bytes that do not decode (PEP 383).
-            return "bytes that are not text"
-        return "a character outside ASCII"
     return None
 
 

@@ -43,7 +43,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "5970be67c8fbf57e22769908edf64241933563804086d2bd36a6e0ea18022986")
+RECORDED = (3, "b0b45b94c6ad8d3a70c57e2e6e5e1ea7c10f02a7b128039af54056fc3f4f6ab4")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
