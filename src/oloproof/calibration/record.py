@@ -9,7 +9,7 @@ per-rule check.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +28,13 @@ def run_calibration(
     config_path: Path,
     evaluator_id: str,
     labels_path: Path,
-    ledger: Ledger,
+    ledger: Ledger | Callable[[], Ledger],
     *,
     level: float = 0.95,
 ) -> tuple[str, Calibration]:
-    """Calibrate the judge whose criterion is ``evaluator_id`` in ``config_path``; record it.
+    """Calibrate the judge whose criterion is ``evaluator_id`` in ``config_path``; record it in
+    ``ledger``, or in the one ``ledger()`` opens once there is a calibration to record (so a
+    project with no ledger yet gets none for a calibration refused).
 
     Returns the address of the ``oloproof.calibration`` event and the calibration. Raises
     ``UnknownIdError`` when no judge has that criterion, ``ConfigError`` for a bad config or a
@@ -73,7 +75,8 @@ def run_calibration(
     # The time keeps a repeated, identical calibration a new event, so it becomes the latest.
     recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     body = {**calibration.to_body(), "recorded_at": recorded_at}
-    address = ledger.put(events.make(events.CALIBRATION, body))
+    target = ledger() if callable(ledger) else ledger
+    address = target.put(events.make(events.CALIBRATION, body))
     return address, calibration
 
 

@@ -56,12 +56,21 @@ def calibrate_command(
 
     Example: oloproof calibrate --evaluator groundedness --labels labels.jsonl
     """
-    config = config_path(config)
-    with open_project_ledger(config.resolve().parent) as ledger:
-        from oloproof.calibration import run_calibration
+    from oloproof.calibration import run_calibration
 
+    config = config_path(config)
+    opened: list[Ledger] = []
+
+    def ledger() -> Ledger:  # made only for a calibration to record: bad input writes nothing
+        opened.append(open_project_ledger(config.resolve().parent))
+        return opened[0]
+
+    try:
         address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
-        _render(ledger, address, ledger.get(address), as_json)
+        _render(opened[0], address, opened[0].get(address), as_json)
+    finally:
+        for made in opened:
+            made.close()
 
 
 def _render(ledger: Ledger, address: str, event: Event, as_json: bool) -> int:
