@@ -81,6 +81,27 @@ def start_run(
 
 
 @contextlib.contextmanager
+def tmpfs(mount: Path, size: str) -> Iterator[Path]:
+    """A tmpfs of ``size`` (``4m``) mounted at ``mount`` (made here) while the block runs: a
+    small device to fill. The test is skipped where mounting is not allowed."""
+    import pytest
+
+    mount.mkdir()
+    tried = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if tried.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {tried.stderr.strip()}")
+    try:
+        yield mount
+    finally:
+        subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+@contextlib.contextmanager
 def run_in_progress(
     root: Path,
     marker: str,

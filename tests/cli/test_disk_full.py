@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import Result, oloproof
+from tests.support import Result, oloproof, tmpfs
 
 from ledger import open_ledger
 from oloproof import events as ev
@@ -103,24 +103,12 @@ def _check_resumed(root: Path, run_id: str) -> None:
 @pytest.fixture
 def small_device(tmp_path: Path) -> Iterator[tuple[Path, Callable[[], None]]]:
     """A 3 MB tmpfs; yields it and a function that grows it to 256 MB."""
-    mount = tmp_path / "device"
-    mount.mkdir()
-    tried = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if tried.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {tried.stderr.strip()}")
+    with tmpfs(tmp_path / "device", "3m") as mount:
 
-    def grow() -> None:
-        subprocess.run(["mount", "-o", "remount,size=256m", str(mount)], check=True)
+        def grow() -> None:
+            subprocess.run(["mount", "-o", "remount,size=256m", str(mount)], check=True)
 
-    try:
         yield mount, grow
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def test_a_full_disk_stops_the_run_and_resume_finishes_it(

@@ -12,12 +12,11 @@ from __future__ import annotations
 import errno
 import json
 import signal
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import Result, interrupt_run, oloproof
+from tests.support import Result, interrupt_run, oloproof, tmpfs
 
 from ledger import open_ledger
 from oloproof import events as ev
@@ -48,20 +47,8 @@ POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 @pytest.fixture
 def device(tmp_path: Path) -> Iterator[Path]:
     """A 4 MB tmpfs."""
-    mount = tmp_path / "device"
-    mount.mkdir()
-    tried = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(mount)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if tried.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {tried.stderr.strip()}")
-    try:
+    with tmpfs(tmp_path / "device", "4m") as mount:
         yield mount
-    finally:
-        subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
 def _project(root: Path) -> Path:
