@@ -13,14 +13,14 @@ from typing import Any
 
 import typer
 
-from ledger import Event, Ledger
+from ledger import Event, Ledger, on_read_only_file_system
 from oloproof import events as ev
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path
 from oloproof.display import first_few, fmt_percent, fmt_percent_interval
 from oloproof.results import Interval
-from oloproof.store import open_project_ledger
+from oloproof.store import LEDGER_DIR, open_project_ledger
 
 SHOWN_IDS = 5
 """How many example ids a disagreement or missing line names before it says how many more."""
@@ -59,11 +59,18 @@ def calibrate_command(
     from oloproof.calibration import run_calibration
 
     config = config_path(config)
+    root = config.resolve().parent
     opened: list[Ledger] = []
 
     def ledger() -> Ledger:  # made only for a calibration to record: bad input writes nothing
-        opened.append(open_project_ledger(config.resolve().parent))
+        if not opened:
+            opened.append(open_project_ledger(root))
         return opened[0]
+
+    if (root / LEDGER_DIR).exists() or on_read_only_file_system(root):
+        # Opened now, as it costs nothing: a ledger that cannot take the calibration (read-only
+        # media) is refused before the judge is paid to answer every example.
+        ledger()
 
     try:
         address, _ = run_calibration(config, evaluator, labels, ledger, level=level)
