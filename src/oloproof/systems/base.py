@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import hashlib
 import importlib
 import inspect
+import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import ModuleType
@@ -220,28 +222,33 @@ _importing = threading.RLock()
 _loaded_from: dict[Path, dict[str, bytes]] = {}
 
 
-def _owner(origin: str) -> Path | None:
-    """The project folder a module's file belongs to: the deepest that holds it."""
-    path = Path(origin).resolve()
-    holding = [d for d in _project_dirs if path.is_relative_to(d)]
-    return max(holding, key=lambda d: len(d.parts)) if holding else None
+@functools.lru_cache(maxsize=8192)
+def _resolved(origin: str) -> str:
+    # A loaded module's file stays where it is; resolving each anew on every import of a
+    # project's code cost a tenth of a second with the libraries a run loads.
+    return os.path.realpath(origin)
 
 
-def _owned(base_dir: Path) -> dict[str, str]:
-    """The loaded modules (by name) of each file ``base_dir`` owns, from source files only:
-    an extension module cannot be loaded twice in one process, so it is never dropped."""
+def _owners() -> dict[str, tuple[str, Path]]:
+    """Each loaded module that some project folder owns, by name: its file, and the deepest
+    project folder holding it. Source files only: an extension module cannot be loaded twice
+    in one process, so it is never dropped."""
     found = {}
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None)
-        if isinstance(origin, str) and origin.endswith(".py") and _owner(origin) == base_dir:
-            found[name] = origin
+        if not isinstance(origin, str) or not origin.endswith(".py"):
+            continue
+        path = _resolved(origin)
+        holding = [d for d in _project_dirs if path.startswith(f"{d}{os.sep}")]
+        if holding:
+            found[name] = (origin, max(holding, key=lambda d: len(d.parts)))
     return found
 
 
-def _project_files(base_dir: Path) -> dict[str, bytes]:
-    """The digest of the content of each file this project's loaded modules came from."""
+def _digests(origins: Iterable[str]) -> dict[str, bytes]:
+    """The digest of the content of each of these files."""
     digests = {}
-    for origin in _owned(base_dir).values():
+    for origin in origins:
         try:
             digests[origin] = hashlib.blake2b(Path(origin).read_bytes()).digest()
         except OSError:
@@ -249,23 +256,24 @@ def _project_files(base_dir: Path) -> dict[str, bytes]:
     return digests
 
 
+def _project_files(base_dir: Path) -> dict[str, bytes]:
+    """The digest of the content of each file this project's loaded modules came from."""
+    return _digests(origin for origin, owner in _owners().values() if owner == base_dir)
+
+
 def _drop_stale_modules(base_dir: Path) -> None:
     """Drop the modules other projects own, and this project's when one of their files has
     changed since they were loaded (all of them: an unchanged module may hold what it took
     from a changed one, ``from helper import rule``)."""
     seen = _loaded_from.get(base_dir, {})
-    owned = _owned(base_dir)
+    owners = _owners()
+    mine = [origin for origin, owner in owners.values() if owner == base_dir]
     # A module loaded since the last import (at run time, by name) is judged from its next.
     stale = any(
-        origin in seen and seen[origin] != digest
-        for origin, digest in _project_files(base_dir).items()
+        origin in seen and seen[origin] != digest for origin, digest in _digests(mine).items()
     )
-    for name, module in list(sys.modules.items()):
-        origin = getattr(module, "__file__", None)
-        if not isinstance(origin, str) or not origin.endswith(".py"):
-            continue
-        owner = _owner(origin)
-        if owner is not None and (owner != base_dir or (stale and name in owned)):
+    for name, (_, owner) in owners.items():
+        if owner != base_dir or stale:
             del sys.modules[name]
 
 
