@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from oloproof import redaction
 from oloproof.errors import ConfigError
 from oloproof.report import RunReport
 from oloproof.runner import execute_run, plan_run
@@ -55,11 +56,15 @@ def evaluate(
     if sample is not None and seed is None:
         seed = 0  # a library call is reproducible by default; the seed is recorded in the run
     selection = Selection(limit, sample, seed, tuple(parse_filter(f) for f in filters))
-    plan = plan_run(
-        Path(config),
-        policy_path=Path(policy) if policy is not None else None,
-        concurrency=concurrency,
-    ).restrict(selection, repeats)
-    with open_project_ledger(plan.base_dir) as ledger:
-        outcome = aio.run(execute_run(ledger, plan, use_cache=use_cache, use_stage_cache=use_cache))
+    # The values the project's ``secrets:`` names are kept out until its run is recorded, and
+    # no longer: a project evaluated next in this process may rightly answer one of them.
+    with redaction.project_scope():
+        plan = plan_run(
+            Path(config),
+            policy_path=Path(policy) if policy is not None else None,
+            concurrency=concurrency,
+        ).restrict(selection, repeats)
+        with open_project_ledger(plan.base_dir) as ledger:
+            run = execute_run(ledger, plan, use_cache=use_cache, use_stage_cache=use_cache)
+            outcome = aio.run(run)
     return outcome.report

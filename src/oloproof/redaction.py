@@ -7,7 +7,7 @@ Requirements:
    reads it; nothing else needs to know about that adapter. A new adapter only registers its
    own secrets. The user's code reads its own, out of sight: before it runs, the values of the
    variables named like credentials and of those the project lists are registered
-   (``register_environment``).
+   (``register_environment``); those the project lists, only while it runs (requirement 8).
 2. Applied at the chokepoints, not per adapter: ``oloproof.events.make`` (every event the
    ledger stores is built there) passes each body through ``redact``, and the command line
    wraps its output streams in ``RedactingStream``, so every printed line (errors included)
@@ -57,10 +57,22 @@ Requirements:
    never tries the ways of splitting a text among the characters one after another. So a
    character's forms are tried longest first where one can open another (``&amp;`` before
    ``&``, ``\u002525`` before ``\u0025``).
+8. A value registered because a project declared it is a secret of that project alone: inside
+   a ``project_scope`` (``oloproof.evaluate``, ``oloproof.diagnose``) it is held until the
+   scope ends, then released, so that a project evaluated next in the same process, whose
+   system may rightly answer that word, is stored and judged as in a process of its own. A
+   released value stays registered while anything else holds it: an adapter or a variable
+   named like a credential (``register``, for the rest of the process), or a scope going on in
+   another thread, which holds its own count of it; runs side by side may thus keep out each
+   other's values, never let out their own. Once a process prints through a
+   ``RedactingStream`` (the command line), nothing declared is released: a line it prints
+   later, up to an error the command ends with, may hold one. Outside a scope (``plan_run``
+   called directly) a declared value is registered for the rest of the process.
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: they occur inside ordinary
 text ("1", "yes"), replacing them would change outputs and so verdicts, and no credential is
-that short. The registry lives as long as the process; ``forget_all`` is for tests.
+that short. Apart from requirement 8 the registry lives as long as the process; ``forget_all``
+is for tests.
 
 Not recognised: a value an endpoint transformed rather than escaped (base64 of
 ``user:secret``, a hash, a change of case, a part of it), or escaped through more than three
@@ -79,6 +91,8 @@ import re
 import string
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
 from typing import IO, Any, Final
@@ -91,6 +105,7 @@ __all__ = [
     "cut",
     "forget_all",
     "one_line",
+    "project_scope",
     "redact",
     "redact_text",
     "register",
@@ -125,36 +140,101 @@ class _Patterns:
 
 
 _lock = threading.Lock()
-# Each value's patterns (in every form, as it is) and the most characters one occurrence takes
-_every: dict[str, tuple[tuple[re.Pattern[str], ...], int]] = {}
-_patterns: _Patterns | None = None  # None until a secret is registered: the fast path
+# Each value's patterns (in every form, as it is) and the most characters one occurrence takes,
+# compiled once: kept once the value is released, for the next run that declares it.
+_compiled: dict[str, tuple[tuple[re.Pattern[str], ...], int]] = {}
+_kept: set[str] = set()  # registered for the rest of the process
+# The values projects declared, with how many of the calls going on hold each (requirement 8):
+# a count, since runs may go on side by side in threads and declare the same value.
+_holders: dict[str, int] = {}
+_keep_declared = False  # once output passes a RedactingStream, no declared value is released
+_patterns: _Patterns | None = None  # None while no secret is registered: the fast path
 _stored = 0
+# What the call going on in this context (a ``project_scope``) holds, or None outside one.
+_scope: ContextVar[list[str] | None] = ContextVar("oloproof_redaction_scope", default=None)
 
 
 def register(value: str | None, *, escaped: bool = True) -> None:
-    """Treat ``value`` as a secret from now on (a value read from the environment); with
-    ``escaped`` false, recognise it only as it is (its escaped forms take a pattern whose
-    compiling grows with the value: seconds for a private key's 1,700 characters)."""
-    global _patterns
-    if not isinstance(value, str) or len(value) < MIN_LENGTH:
+    """Treat ``value`` as a secret for the rest of the process (a value read from the
+    environment); with ``escaped`` false, recognise it only as it is (its escaped forms take a
+    pattern whose compiling grows with the value: seconds for a private key's 1,700
+    characters)."""
+    if not isinstance(value, str):
         return
     with _lock:
-        if value in _every:
+        if _compile(value, escaped) and value not in _kept:
+            _kept.add(value)
+            _refresh()
+
+
+@contextmanager
+def project_scope() -> Iterator[None]:
+    """Keep out the values projects declare inside this block (``register_environment``) until
+    it ends, not for the rest of the process: a project evaluated later may answer that very
+    word. Values registered otherwise (``register``) are kept all the same."""
+    held: list[str] = []
+    token = _scope.set(held)
+    try:
+        yield
+    finally:
+        _scope.reset(token)
+        _release(held)
+
+
+def _hold(value: str, held: list[str]) -> None:
+    with _lock:
+        if not _compile(value, True):
             return
+        held.append(value)
+        _holders[value] = _holders.get(value, 0) + 1
+        if _holders[value] == 1 and value not in _kept:
+            _refresh()
+
+
+def _release(held: list[str]) -> None:
+    with _lock:
+        if _keep_declared:  # what is printed from now on may still hold one
+            _kept.update(held)
+        changed = False
+        for value in held:
+            _holders[value] -= 1
+            if not _holders[value]:
+                del _holders[value]
+                changed = changed or value not in _kept
+        if changed:
+            _refresh()
+
+
+def _compile(value: str, escaped: bool) -> bool:
+    """Compile ``value``'s patterns unless they are; False for what is not a secret (under
+    ``_lock``)."""
+    if len(value) < MIN_LENGTH:
+        return False
+    if value not in _compiled:
         plain = re.compile(f"({re.escape(value)})")
         if escaped:
             form = _value(value)
-            _every[value] = ((re.compile(form.source), plain), form.longest)
+            _compiled[value] = ((re.compile(form.source), plain), form.longest)
         else:
-            _every[value] = ((plain,), len(value))
-        ordered = sorted(_every, key=len, reverse=True)  # the longest value wins an overlap
-        _patterns = _Patterns(
-            plain=re.compile("(" + "|".join(re.escape(v) for v in ordered) + ")"),
-            every=tuple(pattern for v in ordered for pattern in _every[v][0]),
-            plus=any(" " in v for v in ordered),
-            shortest=len(ordered[-1]),
-            longest=max(n for _, n in _every.values()),
-        )
+            _compiled[value] = ((plain,), len(value))
+    return True
+
+
+def _refresh() -> None:
+    """Search with the values registered now, kept or held (under ``_lock``)."""
+    global _patterns
+    # The longest value wins an overlap; values as long as each other, in one order every time.
+    ordered = sorted(_kept | _holders.keys(), key=lambda v: (-len(v), v))
+    if not ordered:
+        _patterns = None
+        return
+    _patterns = _Patterns(
+        plain=re.compile("(" + "|".join(re.escape(v) for v in ordered) + ")"),
+        every=tuple(pattern for v in ordered for pattern in _compiled[v][0]),
+        plus=any(" " in v for v in ordered),
+        shortest=len(ordered[-1]),
+        longest=max(_compiled[v][1] for v in ordered),
+    )
 
 
 # Environment variables whose names say they hold a credential. Matched at the end of the name,
@@ -181,14 +261,21 @@ ESCAPED_UP_TO: Final = 256
 
 def register_environment(declared: Iterable[str] = ()) -> None:
     """Register the values of the environment variables named like credentials
-    (``_CREDENTIAL_NAME``), and of those ``declared`` (a project's ``secrets:``, in every form
-    whatever their length): the user's own code reads them, and an error of its client may
-    repeat one (a URL with ``?key=``)."""
+    (``_CREDENTIAL_NAME``) for the rest of the process, and of those ``declared`` (a project's
+    ``secrets:``, in every form whatever their length) until the ``project_scope`` this is
+    called in ends (for the rest of the process outside one): the user's own code reads them,
+    and an error of its client may repeat one (a URL with ``?key=``)."""
     wanted = set(declared)
+    held = _scope.get()
     for name, value in os.environ.items():
+        # Declared first, so that a value both declared and found by its name is recognised
+        # escaped, whatever its length.
         if name in wanted:
-            register(value)
-        elif _CREDENTIAL_NAME.search(name) and len(value) >= SHORTEST_FOUND:
+            if held is None:
+                register(value)
+            else:
+                _hold(value, held)
+        if _CREDENTIAL_NAME.search(name) and len(value) >= SHORTEST_FOUND:
             register(value, escaped=len(value) <= ESCAPED_UP_TO)
 
 
@@ -524,10 +611,14 @@ def add_stored(count: int) -> None:
 
 
 def forget_all() -> None:
-    """Forget every registered secret (for tests; a run never forgets one)."""
-    global _patterns
+    """Forget every registered secret (for tests; a run forgets only those its project
+    declared, at the end of its ``project_scope``)."""
+    global _patterns, _keep_declared
     with _lock:
-        _every.clear()
+        _compiled.clear()
+        _kept.clear()
+        _holders.clear()
+        _keep_declared = False
         _patterns = None
 
 
@@ -536,6 +627,10 @@ class RedactingStream:
     stderr in it. It has no ``buffer``, so nothing can write around it by accident."""
 
     def __init__(self, stream: IO[str]) -> None:
+        global _keep_declared
+        # Any line printed from now on, up to the last error a command ends with, may hold
+        # a secret a project declared: none is released any more (requirement 8).
+        _keep_declared = True
         self._stream = stream
 
     def write(self, text: str) -> int:

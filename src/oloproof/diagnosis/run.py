@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
-from oloproof import aio
+from oloproof import aio, redaction
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
 from oloproof.dataset import Case
@@ -175,18 +175,23 @@ async def adiagnose(
             f"--reuse-generations cannot go with --repeats {repeats}: a repeat that reads "
             "stored generations repeats nothing; leave out one of the two"
         )
-    request = _prepare(ledger, run, chosen, criterion, reranker, repeats, engine, reuse_generations)
-    if not request.specs:
-        return _record(ledger, request, [])
-    first = request.specs[0].plan
-    if first.config.engine.kind == "local":  # each child run executes its own plan's system
-        return await _run_children(ledger, request, None)
-    # One engine for every child run: the Ray replicas build the system once.
-    running = await open_engine(first.config, first.config_path, first.system)
-    try:
-        return await _run_children(ledger, request, running)
-    finally:
-        await running.aclose()
+    # The diagnosed project's ``secrets:`` are kept out until the diagnosis is recorded, and no
+    # longer: a project evaluated next in this process may rightly answer one of them.
+    with redaction.project_scope():
+        request = _prepare(
+            ledger, run, chosen, criterion, reranker, repeats, engine, reuse_generations
+        )
+        if not request.specs:
+            return _record(ledger, request, [])
+        first = request.specs[0].plan
+        if first.config.engine.kind == "local":  # each child run executes its own plan's system
+            return await _run_children(ledger, request, None)
+        # One engine for every child run: the Ray replicas build the system once.
+        running = await open_engine(first.config, first.config_path, first.system)
+        try:
+            return await _run_children(ledger, request, running)
+        finally:
+            await running.aclose()
 
 
 async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
