@@ -35,7 +35,12 @@ class CaseRecord(BaseModel):
     """One line of cases.jsonl (the schema of a case)."""
 
     model_config = ConfigDict(extra="forbid")
-    id: str = Field(min_length=1, description="Unique within the file.")
+    id: str = Field(
+        min_length=1,
+        description="Unique within the file, and each character shows as itself where the id "
+        "is printed: no control, format (zero-width, bidi) or separator character, no space "
+        "but U+0020, and none at either end. A zero-width joiner may join two emoji.",
+    )
     input: dict[str, Any] = Field(description="What the system is called with.")
     expected: dict[str, Any] = Field(
         default_factory=dict,
