@@ -10,9 +10,10 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
 1a. A case a run planned but neither run holds a result for (an interrupted run, or one still
    running) is missing too, for every compared metric, with neither side known (``not_run``):
    a comparison never pairs the halves two runs happened to reach and calls them the whole.
-   Its id is not in the ledger, so it is counted, not named. Two runs that planned the same
-   cases of the same file miss exactly those that neither holds; runs that planned different
-   cases may not share any, so each run's own unfinished cases count.
+   Its id is not in the ledger, so it is counted (``not_run``) and listed by that number
+   beside the unpaired cases, not named. Two runs that planned the same cases of the same
+   file miss exactly those that neither holds; runs that planned different cases may not
+   share any, so each run's own unfinished cases count.
 2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
    or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
@@ -299,20 +300,25 @@ def _check_policy_metrics(
         return
     known = set(specs[0]) | set(specs[1])
     judged = {*judge_identities(specs[0].values()), *judge_identities(specs[1].values())}
-    where = str(policy_path) if policy_path is not None else None
-    for rule in policy.rules:
+
+    def where(*keys: Any) -> str | None:
+        # The file and the key's line, as the file's other errors say them; a policy given as
+        # recorded (``verify``) knows no lines, and one given with no path no file.
+        return policy.location(*keys, path=policy_path) if policy_path is not None else None
+
+    for index, rule in enumerate(policy.rules):
         if rule.metric not in known:
             names = ", ".join(sorted(known)) or "none"
             raise ConfigError(
-                f"rule {rule.id!r} reads metric {rule.metric!r}, which neither run measures "
-                f"(metrics: {names})",
-                where=where,
+                f"rules.{index}.metric: rule {rule.id!r} reads metric {rule.metric!r}, which "
+                f"neither run measures (metrics: {names})",
+                where=where("rules", index, "metric"),
             )
         if rule.judge is not None and rule.metric not in judged:
             raise ConfigError(
-                f"rule {rule.id!r} sets judge: minimums, but its metric {rule.metric!r} is not "
-                "an LLM judge's",
-                where=where,
+                f"rules.{index}.judge: rule {rule.id!r} sets judge: minimums, but its metric "
+                f"{rule.metric!r} is not an LLM judge's",
+                where=where("rules", index, "judge"),
                 hint="judge: belongs to rules on a groundedness, citation support, answer or "
                 "rubric judge's metric",
             )

@@ -396,6 +396,16 @@ class _Gate(_Model):
         description="Outcomes that block the gate.",
     )
 
+    # The line of every key, when the policy was read from a file: its rules are checked
+    # against the project's evaluators (a release policy) or the two runs' metrics (a
+    # comparison policy) only after the file was read.
+    _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
+
+    def location(self, *keys: Any, path: Path) -> str:
+        """``FILE, line N`` of a key path, or ``FILE`` when the policy was not read from one."""
+        line = line_for(keys, self._lines) if self._lines else None
+        return f"{path}, line {line}" if line is not None else str(path)
+
     # The checks on a policy's choices (these, the rules', at least one rule) were added over
     # time: a policy a run or comparison recorded is read as it decided then (``_recorded``).
     @field_validator("block_on")
@@ -412,16 +422,7 @@ class _Gate(_Model):
 class Policy(_Gate):
     """A release policy: rules on one run's metrics."""
 
-    # The line of every key, when the policy was read from a file (for errors found later,
-    # against the project's evaluators).
-    _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
-
     rules: list[Rule] = Field(description="The rules (at least one).")
-
-    def location(self, *keys: Any, path: Path) -> str:
-        """``FILE, line N`` of a key path, or ``FILE`` when the policy was not read from one."""
-        line = line_for(keys, self._lines) if self._lines else None
-        return f"{path}, line {line}" if line is not None else str(path)
 
     @field_validator("rules")
     @classmethod
@@ -648,12 +649,31 @@ def load_compare_policy(path: Path) -> ComparePolicy:
     """Read and validate a comparison policy file."""
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a policy mapping at the top level")
+        # An empty file (or one of comments) has no node: its mapping would start on line 1.
+        raise ConfigError(
+            f"{path}, line {lines.get((), 1)}: (top level): expected a policy mapping "
+            f"(version, rules), found {_found(data)}"
+        )
     _repeated_rule_id(path, data, lines)
     try:
-        return ComparePolicy.model_validate(data)
+        policy = ComparePolicy.model_validate(data)
     except ValidationError as exc:
         kind = wrong_kind(data, "compare_policy")
         if kind is not None:
             raise ConfigError(f"{path}: {kind}") from None
         raise validation_error(path, exc, lines, ComparePolicy, data) from None
+    policy._lines = lines
+    return policy
+
+
+def _found(data: Any) -> str:
+    """What a YAML file holds at its top level instead of a mapping, in words."""
+    if data is None:
+        return "nothing"
+    if isinstance(data, list):
+        return "a list"
+    if isinstance(data, str):
+        return "text"
+    if isinstance(data, bool):
+        return f"the value {str(data).lower()}"  # as YAML writes it
+    return f"the value {data!r}"

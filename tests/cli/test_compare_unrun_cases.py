@@ -103,14 +103,15 @@ def test_cases_neither_interrupted_run_executed_are_missing_pairs(
     lower, _ = paired([0.0] * REACHED + [-1.0] * (unrun + 1))
     _, upper = paired([0.0] * REACHED + [1.0] * (unrun + 1))
     shown = f"[{math.floor(lower * 1000) / 10:+.1f}, {math.ceil(upper * 1000) / 10:+.1f}]"
-    assert done.lines[1:5] == [
+    assert done.lines[1:6] == [
         "not paired 1: errored in both (c50)",
+        f"not paired {unrun}: not run (planned but never executed; the ledger holds no id)",
         f"echo: +0.0 points {shown} · {REACHED} paired · {unrun + 1} missing · 0 excluded",
         f"  the interval counts the {unrun + 1} missing against the candidate (lower bound) and "
         f"for it (upper bound); the {REACHED} paired alone give [-10.4, +10.4]",
         "  missing 1: errored_in_both",
     ]
-    assert done.lines[5] == f"  missing {unrun}: not_run"
+    assert done.lines[6] == f"  missing {unrun}: not_run"
     assert (
         f"    {unrun + 1} missing pairs decide it: on the {REACHED} paired alone it would be PASS "
         "(interval_above_margin)"

@@ -150,6 +150,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         f"{body['baseline']['run_id']} · {paired} paired {plural(paired, 'case')}"
     ]
     lines += [_unpaired_line(u) for u in body["unpaired"]]
+    lines += _not_run_lines(body)
     for row in body["metrics"]:
         lines += _metric_lines(row)
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
@@ -168,6 +169,16 @@ def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
     shown = first_few(ids, SHOWN_IDS, printable)
     reason = str(unpaired["reason"]).replace("_", " ")
     return f"not paired {unpaired['count']}: {reason} ({shown})"
+
+
+def _not_run_lines(body: Mapping[str, Any]) -> list[str]:
+    """The planned cases no run executed: every metric counts them as missing (``not_run``), so
+    they are listed with the other unpaired cases, by number only, since a case that never ran
+    left no id in the ledger."""
+    unrun = int(body.get("not_run", 0))
+    if not unrun:
+        return []
+    return [f"not paired {unrun}: not run (planned but never executed; the ledger holds no id)"]
 
 
 def _interval(row: Mapping[str, Any]) -> str:
