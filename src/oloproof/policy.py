@@ -10,21 +10,29 @@ An ``observed_count`` rule says the suite never fails (or fails at most k times)
 part of the suite that ``--sample`` or ``--limit`` chose, no count can show that, and the rule is
 at best INSUFFICIENT_EVIDENCE (``subset_of_cases``); failures beyond its limit still FAIL.
 Interval rules read the run's cases as the sample they are, and decide as on any run.
+
+An ``observed_count`` rule counts failed cases, so it reads only a pass/fail metric: a graded
+one (a value from 0 to 1 per case) has no failed case, and a policy that counts one is refused
+before a run starts (``refuse_graded_counts``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from oloproof.config import CompareRule, Policy, Rule
+from oloproof.errors import ConfigError
 from oloproof.metrics import MetricTally
 from oloproof.results import (
     MISSING_DECIDES,
+    NO_OBSERVED_CASES,
     SUBSET_OF_CASES,
     DecisionOutcome,
     Interval,
+    MetricKind,
     with_observed_only,
 )
 from oloproof.stats import decide_max, decide_min
@@ -96,6 +104,28 @@ class Gate:
         return "BLOCK" if self.blocked else "PASS"
 
 
+def refuse_graded_counts(policy: Policy, kinds: Mapping[str, MetricKind], path: Path) -> None:
+    """Refuse an ``observed_count`` rule on a graded metric (``kinds``: each metric's kind), as a
+    ``ConfigError`` naming the rule's file and line.
+
+    Why: a count needs each case to have passed or failed. A graded case at 0.5 did neither,
+    and any line the count drew (below 1, at 0) would be one the user never wrote, and one the
+    failures lists would have to draw the same way. A floor on the mean, or a count on a
+    pass/fail metric, says what is meant.
+    """
+    for index, rule in enumerate(policy.rules):
+        if rule.kind != "observed_count" or kinds.get(rule.metric) != "mean":
+            continue
+        where = policy.location("rules", index, "kind", path=path)
+        raise ConfigError(
+            f"{where}: rule {rule.id!r} counts failures of {rule.metric}, but {rule.metric} is "
+            "graded (a value from 0 to 1 per case) and no case of it simply fails; give its "
+            "mean a floor (min: 0.8 asks for at least 0.8), or count the failures of a "
+            "pass/fail metric (hit_rate fails a case with no relevant passage in the top k; a "
+            "rubric judge with scale: pass_fail fails a case it rejects)"
+        )
+
+
 def decide_rule(
     rule: Rule,
     tally: MetricTally | None,
@@ -137,7 +167,7 @@ def decide_rule(
         return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     if tally is None or tally.observed == 0:
         return RuleDecision(
-            rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_observed_cases", judged
+            rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", NO_OBSERVED_CASES, judged
         )
     missing = tally.n_missing + not_run
     if rule.kind == "observed_count":

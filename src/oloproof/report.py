@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
 from oloproof.display import fmt_points_interval, plural, printable
 from oloproof.metrics import MetricTally, RunTally
-from oloproof.results import MISSING_DECIDES, SUBSET_OF_CASES, Interval
+from oloproof.results import MISSING_DECIDES, NO_OBSERVED_CASES, SUBSET_OF_CASES, Interval
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -237,6 +237,31 @@ def rule_note(rule_id: str, reason: str, detail: Mapping[str, Any]) -> str | Non
         (missing, "case"), unjudged, "the observed cases alone", detail.get("observed_only")
     )
     return f"{rule_id}: {said}"
+
+
+def evidence_line(report: RunReport) -> str | None:
+    """The line said under a decided gate that stands on nothing: a run none of whose cases
+    was answered (every one errored), or rules whose metric observed no case. While the gate
+    lets it through (``block_on`` leaves out INSUFFICIENT_EVIDENCE), the line says that this
+    alone let it pass, so a green gate over no evidence is never read as a checked release.
+    The terminal report, the Markdown summary and the JUnit gate test all say this one."""
+    if report.gate_label is None:
+        return None
+    if report.cases and report.errored == report.cases:
+        cases = "the 1 case" if report.cases == 1 else f"all {report.cases} cases"
+        said = f"No case was answered: {cases} errored, so no rule had a case to decide on"
+    else:
+        empty = [r.rule_id for r in report.rules if r.reason == NO_OBSERVED_CASES]
+        if not empty:
+            return None
+        said = (
+            f"Rule {empty[0]} observed no case, so nothing decided it"
+            if len(empty) == 1
+            else f"Rules {', '.join(empty)} observed no case, so nothing decided them"
+        )
+    if report.gate_label == "PASS":
+        said += "; the gate passes only because block_on does not list INSUFFICIENT_EVIDENCE"
+    return said
 
 
 def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:

@@ -13,6 +13,10 @@ MISSING_DECIDES = "missing_cases_decide"
 """The reason of a rule whose outcome its missing cases changed: counted against it, it is
 decided otherwise than on the observed cases alone (its detail's ``observed_only`` says how)."""
 
+NO_OBSERVED_CASES = "no_observed_cases"
+"""The reason of a rule whose metric has no observed case: nothing decided it, and it is
+INSUFFICIENT_EVIDENCE, never PASS (the report says so under the gate: ``report.evidence_line``)."""
+
 SUBSET_OF_CASES = "subset_of_cases"
 """The reason of an ``observed_count`` rule that its failures do not FAIL, on a run of part of
 the suite (``--sample`` or ``--limit``): a count over the cases that ran says nothing of the

@@ -58,7 +58,13 @@ from oloproof.metrics import (
 )
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import check_headers, check_slices
-from oloproof.policy import Subset, calibrations_relied_on, decide_policy, gate
+from oloproof.policy import (
+    Subset,
+    calibrations_relied_on,
+    decide_policy,
+    gate,
+    refuse_graded_counts,
+)
 from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.runlock import run_writer
@@ -240,6 +246,8 @@ def _plan(
                     hint="judge: belongs to rules on a groundedness, citation support, answer "
                     "or rubric judge's metric",
                 )
+        if not policy_as_recorded:  # a resumed run is decided by the rules it recorded
+            refuse_graded_counts(policy, {e.criterion: e.kind for e in evaluators}, policy_path)
     if concurrency is not None:
         config = config.model_copy(update={"concurrency": concurrency})
     kind = next(
@@ -778,7 +786,9 @@ def refused_policy(plan: RunPlan) -> str | None:
     if plan.policy_path is None:
         return None
     try:
-        load_policy(plan.policy_path)
+        policy = load_policy(plan.policy_path)
+        kinds = {e.criterion: e.kind for e in plan.evaluators}
+        refuse_graded_counts(policy, kinds, plan.policy_path)
     except ConfigError as exc:
         return str(exc)
     return None

@@ -46,7 +46,7 @@ from oloproof.cli.render import (
 from oloproof.display import unreordered
 from oloproof.errors import ConfigError, OloproofError, Terminated
 from oloproof.redaction import redact_text
-from oloproof.report import rule_note
+from oloproof.report import evidence_line, rule_note
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -193,15 +193,22 @@ def rule_testcase(
     return case
 
 
-def gate_testcase(classname: str, label: str | None, exit_code: int) -> ET.Element:
+def gate_testcase(
+    classname: str, label: str | None, exit_code: int, note: str | None = None
+) -> ET.Element:
     """The gate itself as a testcase, so a report is never green while the exit code is not:
     PASS passes, BLOCK fails, no gate (a run stopped or not decided) with exit code 2 or 3
-    is an error."""
+    is an error. ``note``: the line the report prints under the gate (``evidence_line``),
+    the failure's text when the gate blocks, else the passing test's output."""
     case = ET.Element("testcase", classname=classname, name="gate")
     if label == "BLOCK":
-        ET.SubElement(case, "failure", message=f"BLOCK (exit {exit_code})", type="BLOCK")
+        ET.SubElement(
+            case, "failure", message=f"BLOCK (exit {exit_code})", type="BLOCK"
+        ).text = note
     elif label is None and exit_code != 0:
         ET.SubElement(case, "error", message=f"no gate (exit {exit_code})", type="NO_GATE")
+    elif note is not None:
+        ET.SubElement(case, "system-out").text = note
     return case
 
 
@@ -220,7 +227,9 @@ def run_junit(ledger: Ledger, report: RunReport, *, with_cases: bool = False) ->
         )
         for r in report.rules
     ]
-    rules.append(gate_testcase("oloproof.gate", report.gate_label, report.exit_code))
+    rules.append(
+        gate_testcase("oloproof.gate", report.gate_label, report.exit_code, evidence_line(report))
+    )
     suites = [junit_suite(f"oloproof run {report.run_id}: rules", rules)]
     if with_cases:
         suites.append(
@@ -338,6 +347,9 @@ def run_summary(report: RunReport) -> str:
         f"{report.cases} of {report.planned_cases} cases",
         "",
     ]
+    evidence = evidence_line(report)
+    if evidence is not None:
+        lines += [md_text(evidence), ""]
     if report.subset is not None:
         lines += [f"Subset: {md_text(subset_text(report.subset, report.planned_cases))}", ""]
     if report.repeats > 1:

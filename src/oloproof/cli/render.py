@@ -22,6 +22,7 @@ from oloproof.report import (
     MetricRow,
     RunReport,
     errored_summary,
+    evidence_line,
     repeats_errored_summary,
     rule_note,
 )
@@ -106,6 +107,9 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         lines.append(repeats_errored_line(report))
     if report.gate_label is not None:
         lines.append(gate_line(report.gate_label, report.exit_code))
+        evidence = evidence_line(report)
+        if evidence is not None:
+            lines.append(evidence)
         lines += table(
             ["rule", "metric", "decision", "reason"],
             [[r.rule_id, r.metric, r.outcome, r.reason] for r in report.rules],
