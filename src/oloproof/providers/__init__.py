@@ -5,12 +5,22 @@
     └── AnthropicMessagesProvider  messages (Anthropic)
     ProviderError                a call that failed after its last try (never holds the key)
 
+``read_body`` reads a reply's body within a size limit, decoding only the codings
+``ACCEPT_ENCODING`` asks for; an ``http`` system reads its replies through it too.
+
 ``make_provider(settings)`` builds the client a judge's settings name.
 """
 
 from __future__ import annotations
 
 from oloproof.judge_config import ProviderSettings
+from oloproof.providers._body import (
+    ACCEPT_ENCODING,
+    MAX_BODY_BYTES,
+    BodyTooLarge,
+    UnreadableBody,
+    read_body,
+)
 from oloproof.providers._http import (
     Completion,
     HttpProvider,
@@ -24,15 +34,20 @@ from oloproof.providers.anthropic_messages import AnthropicMessagesProvider
 from oloproof.providers.openai_chat import OpenAIChatProvider
 
 __all__ = [
+    "ACCEPT_ENCODING",
+    "MAX_BODY_BYTES",
     "AnthropicMessagesProvider",
+    "BodyTooLarge",
     "Completion",
     "HttpProvider",
     "OpenAIChatProvider",
     "Provider",
     "ProviderError",
+    "UnreadableBody",
     "Usage",
     "lone_surrogate_in",
     "make_provider",
+    "read_body",
     "retry_after_seconds",
 ]
 

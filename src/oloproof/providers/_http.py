@@ -12,6 +12,14 @@ most ``backoff_max_s``, plus up to a quarter more at random so parallel callers 
 a 2xx whose body is not the protocol's reply, fails at once. After the last try a
 ``ProviderError`` says what went wrong.
 
+A body is read through ``read_body``: at most ``MAX_BODY_BYTES`` of it, in a coding the client
+asked for, within the call's timeout. A 2xx body it does not read whole (larger than that, in
+another coding, a gzip stream cut short) is a ``malformed_response``; an error status whose body
+it does not read is that status, the body not quoted. The charset a Content-Type names is not
+used: the body is JSON, parsed from its bytes (UTF-8, or UTF-16 or -32 told by their pattern as
+RFC 4627 did), and quoted in an error as UTF-8. A label Python cannot decode with (``utf-16``
+without a byte-order mark, ``zlib``) made the client raise an exception of Python's instead.
+
 A 2xx body is the protocol's reply only in the shape the protocol gives it: a JSON object, no
 deeper than the parser can read, with a ``usage`` that is an object when given and token counts
 that are whole numbers, and the reply's ``id``, ``model``, ``system_fingerprint`` and finish
@@ -55,6 +63,7 @@ from oloproof import redaction
 from oloproof.errors import ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.providers._body import ACCEPT_ENCODING, MAX_BODY_BYTES, UnreadableBody, read_body
 
 if TYPE_CHECKING:
     # Imported where a request is made: importing httpx loads its command-line tool too (rich,
@@ -140,6 +149,21 @@ class ProviderError(Exception):
 
 class MalformedReply(ValueError):
     """A 2xx body that is not the protocol's reply; the message says what is wrong with it."""
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """What a call got back: the status, the headers, and the body (None when it was not read
+    whole, ``unread`` saying why)."""
+
+    status: int
+    headers: httpx.Headers
+    content: bytes | None
+    unread: str = ""
+
+    @property
+    def text(self) -> str:
+        return "" if self.content is None else self.content.decode("utf-8", "replace")
 
 
 @runtime_checkable
@@ -291,7 +315,11 @@ class HttpProvider:
     ) -> Completion:
         """Send one request, retrying as the module says; raise ``ProviderError`` at the end."""
         key = self._read_key()
-        headers = {"content-type": "application/json", "accept": "application/json"}
+        headers = {
+            "content-type": "application/json",
+            "accept": "application/json",
+            "accept-encoding": ACCEPT_ENCODING,
+        }
         headers.update(self.extra_headers())
         if key is not None:
             headers.update(self.auth_headers(key))
@@ -341,7 +369,7 @@ class HttpProvider:
         async with self._semaphore():
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    response = await self._post(headers, body)
+                    reply = await self._post(headers, body)
             except (TimeoutError, httpx.TimeoutException):
                 message = f"{self._what()}: no reply within {self.timeout_s:g} s"
                 if not self.retry_on_timeout:
@@ -356,25 +384,26 @@ class HttpProvider:
             except httpx.HTTPError as exc:
                 message = f"{self._what()}: the request could not be sent ({type(exc).__name__})"
                 return self._error(message, "request", attempt), None
-        return self._read(response, attempt)
+        return self._read(reply, attempt)
 
-    async def _post(self, headers: dict[str, str], body: dict[str, Any]) -> httpx.Response:
+    async def _post(self, headers: dict[str, str], body: dict[str, Any]) -> _Reply:
         import httpx
 
         timeout = httpx.Timeout(self.timeout_s)
         if self._client is not None:
-            return await self._client.post(self.url, headers=headers, json=body, timeout=timeout)
+            return await _send(self._client, self.url, headers, body, timeout)
         async with httpx.AsyncClient(timeout=timeout) as client:
-            return await client.post(self.url, headers=headers, json=body)
+            return await _send(client, self.url, headers, body, timeout)
 
-    def _read(
-        self, response: httpx.Response, attempt: int
-    ) -> Completion | tuple[ProviderError, float | None]:
-        status = response.status_code
-        raw = response.text
+    def _read(self, reply: _Reply, attempt: int) -> Completion | tuple[ProviderError, float | None]:
+        status = reply.status
+        raw = reply.text
         if 200 <= status < 300:
+            if reply.content is None:
+                message = f"{self._what()}: the reply's body {reply.unread}"
+                return self._error(message, "malformed_response", attempt), None
             try:
-                completion = self.parse(_body_object(response))
+                completion = self.parse(_body_object(reply.content))
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 why = f" ({exc})" if isinstance(exc, MalformedReply) else ""
                 message = f"{self._what()}: the reply is not a {self.protocol} response{why}"
@@ -383,13 +412,14 @@ class HttpProvider:
                 )
                 return error, None
             return dataclasses.replace(completion, attempts=attempt)
-        message = f"{self._what()}: HTTP {status}{_server_says(raw)}"
+        unread = f" (its body {reply.unread}, not read)" if reply.content is None else ""
+        message = f"{self._what()}: HTTP {status}{_server_says(raw)}{unread}"
         error = self._error(
             message, "http_status", attempt, status=status, raw=redaction.cut(raw, _RAW_LIMIT)
         )
         if status not in RETRY_STATUSES and status < 500:
             return error, None
-        asked = retry_after_seconds(response.headers)
+        asked = retry_after_seconds(reply.headers)
         if asked is not None and asked <= self.max_retry_after_s:
             return error, asked
         return error, self._backoff(attempt)
@@ -450,10 +480,26 @@ class HttpProvider:
             await client.aclose()
 
 
-def _body_object(response: httpx.Response) -> dict[str, Any]:
+async def _send(
+    client: httpx.AsyncClient,
+    url: str,
+    headers: dict[str, str],
+    body: dict[str, Any],
+    timeout: httpx.Timeout,
+) -> _Reply:
+    """POST ``body`` and read the reply's body through ``read_body``."""
+    async with client.stream("POST", url, headers=headers, json=body, timeout=timeout) as response:
+        try:
+            content = await read_body(response, MAX_BODY_BYTES)
+        except UnreadableBody as exc:
+            return _Reply(response.status_code, response.headers, None, str(exc))
+    return _Reply(response.status_code, response.headers, content)
+
+
+def _body_object(content: bytes) -> dict[str, Any]:
     """A 2xx body's JSON object; raises ``MalformedReply`` for any other body."""
     try:
-        data = json.loads(response.content, object_pairs_hook=unique_keys)
+        data = json.loads(content, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:  # which of the two would count is the parser's whim
         raise MalformedReply(f"the body is ambiguous: {exc}") from None
     except RecursionError:

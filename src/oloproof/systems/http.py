@@ -6,11 +6,13 @@ ones a callable system records. A missing field or malformed artifact is an ``Ar
 (the run stops, exit 2). Everything else about a reply is the endpoint's doing and raises
 ``HttpSystemError``, which the engine records as that case errored: a server that keeps failing
 (connection errors, timeouts, 429, 5xx after every retry), refuses the request (another 4xx),
-redirects, answers with no body or with more than ``MAX_RESPONSE_BYTES``, or with a body that is
-not a JSON object the ledger can record as it reads (cut off part way, not UTF-8, not JSON,
-another JSON value, a key named twice, nested deeper than ``MAX_NESTING``, a number or text the
-ledger cannot hold). The Content-Type is not checked: the body says what it is. Such an error
-names the status and quotes at most the body's first characters, never cut inside a secret.
+redirects, answers with no body or with more than ``MAX_RESPONSE_BYTES``, with a body it cannot
+read whole (``oloproof.providers.read_body``: in a coding not asked for, a gzip stream cut
+short), or with a body that is not a JSON object the ledger can record as it reads (cut off
+part way, not UTF-8, not JSON, another JSON value, a key named twice, nested deeper than
+``MAX_NESTING``, a number or text the ledger cannot hold). The Content-Type is not checked: the
+body says what it is. Such an error names the status and quotes at most the body's first
+characters, never cut inside a secret.
 
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
 Header values are never part of the identity; a value read from the environment is registered
@@ -32,6 +34,7 @@ import asyncio
 import codecs
 import email.utils
 import json
+import math
 import os
 import re
 import time
@@ -47,6 +50,13 @@ from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey
+from oloproof.providers import (
+    ACCEPT_ENCODING,
+    MAX_BODY_BYTES,
+    BodyTooLarge,
+    UnreadableBody,
+    read_body,
+)
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution
 
@@ -61,7 +71,11 @@ _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
 # only exhaust memory before it failed, so reading stops here.
-MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+MAX_RESPONSE_BYTES = MAX_BODY_BYTES
+# A Retry-After asking for longer (a day, a date years ahead, "inf") is not waited for: the
+# case would sit out its whole timeout and be recorded as slow, the server's 429 lost. The
+# doubling backoff is used instead, as a judge's provider does.
+MAX_RETRY_AFTER_S = 60.0
 
 
 class HttpSystemError(RuntimeError):
@@ -160,6 +174,8 @@ class HttpSystemAdapter:
                 timeout=httpx.Timeout(self._settings.timeout_s),
                 limits=limits,
                 follow_redirects=False,
+                # Only what ``read_body`` decodes within its limit; a configured header wins.
+                headers={"accept-encoding": ACCEPT_ENCODING},
             )
         return self._client
 
@@ -203,7 +219,7 @@ class HttpSystemAdapter:
                 if status == _RETRY_STATUS or status >= 500:
                     problem = f"HTTP {status}{_excerpt(content)}"
                     retry_after = _retry_after(response.headers.get("retry-after"))
-                    if retry_after is not None:
+                    if retry_after is not None and retry_after <= MAX_RETRY_AFTER_S:
                         wait = retry_after
                 elif status >= 400:
                     raise HttpSystemError(
@@ -326,28 +342,26 @@ def _retry_after(value: str | None) -> float | None:
         if when.tzinfo is None:
             return None
         seconds = when.timestamp() - time.time()
-    if seconds != seconds:  # NaN
+    if not math.isfinite(seconds):  # NaN, or "inf": no wait at all
         return None
     return max(0.0, seconds)
 
 
 async def _read_capped(response: httpx.Response, case_id: str, url: str) -> bytes:
-    """The body, read up to ``MAX_RESPONSE_BYTES``; an errored case beyond it."""
-    declared = response.headers.get("content-length", "")
-    too_big = HttpSystemError(
-        f"case {case_id!r}: POST {url} answered with more than {MAX_RESPONSE_BYTES:,} bytes, "
-        "more than any answer Oloproof records; it stopped reading"
-    )
-    if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        raise too_big
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in response.aiter_bytes():
-        size += len(chunk)
-        if size > MAX_RESPONSE_BYTES:
-            raise too_big
-        chunks.append(chunk)
-    return b"".join(chunks)
+    """The body, read up to ``MAX_RESPONSE_BYTES``; an errored case when it is larger or cannot
+    be read whole."""
+    try:
+        return await read_body(response, MAX_RESPONSE_BYTES)
+    except BodyTooLarge:
+        raise HttpSystemError(
+            f"case {case_id!r}: POST {url} answered with more than {MAX_RESPONSE_BYTES:,} "
+            "bytes, more than any answer Oloproof records; it stopped reading"
+        ) from None
+    except UnreadableBody as exc:
+        raise HttpSystemError(
+            f"case {case_id!r}: POST {url} answered HTTP {response.status_code} with a body "
+            f"that {exc}"
+        ) from None
 
 
 def _excerpt(content: bytes) -> str:
