@@ -167,15 +167,16 @@ def failures(ledger: Ledger, run: StoredRun) -> Failures:
     unfinished: list[str] = []
     why: str | None = None
     if missing:
-        chosen, why = _planned_cases(run)
+        chosen, why = read_planned_cases(run)
         if chosen is not None:
             unfinished = [case.id for case in chosen if not seen.has(case.id, case.line)]
     unnamed = max(missing - len(unfinished), 0)
     return Failures(failed, unfinished, unnamed, why, planned)
 
 
-def _planned_cases(run: StoredRun) -> tuple[list[Case] | None, str | None]:
-    """The cases ``run`` planned, in file order; else ``None`` and why not."""
+def read_planned_cases(run: StoredRun) -> tuple[list[Case] | None, str | None]:
+    """The cases ``run`` planned, in file order, read from the very cases file the run read;
+    else ``None`` and why not."""
     if run.body.get("parent") is not None:
         return None, "a diagnosis's child run re-executes cases its parent ran"
     from oloproof.dataset import load_dataset  # only here: `inspect RUN` starts without it
@@ -241,7 +242,7 @@ def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> 
     count = 0
     with tmp.open("wb") as out:  # a case at a time: the bundle is never whole in memory
         for address, body in case_results(ledger, run.run_id):
-            line = json.dumps(_bundle_record(ledger, address, body), ensure_ascii=False) + "\n"
+            line = json_line(_bundle_record(ledger, address, body))
             data = line.encode("utf-8")
             digest.update(data)
             out.write(data)
@@ -260,6 +261,18 @@ def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> 
         "not_run": row.not_run,
     }
     (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+
+
+# Python's str.splitlines (and every reader built on it) ends a line at U+0085, U+2028 and
+# U+2029, which JSON leaves raw inside a string: written escaped, an output holding one cannot
+# split its row in two.
+_RAW_BREAKS = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def json_line(value: Any) -> str:
+    """``value`` as one line of JSON Lines, ``\\n`` included: non-ASCII text as it is, but for
+    the three characters above, escaped (the same value to any JSON reader)."""
+    return json.dumps(value, ensure_ascii=False).translate(_RAW_BREAKS) + "\n"
 
 
 def _bundle_record(ledger: Ledger, address: str, body: CaseResultBody) -> dict[str, Any]:

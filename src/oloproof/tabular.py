@@ -10,10 +10,21 @@ Requirements (``docs/export.md``):
    the case's value: 1 pass, 0 fail, a graded value, empty when missing or excluded). Nested
    values are JSON text. The repeat columns are empty in a run without ``--repeats``; in one
    with, they count what ``oloproof.repeats.repeat_counts`` and the verdicts' ``m`` count, so
-   an errored repeat never hides behind its case's ``ok``.
+   an errored repeat never hides behind its case's ``ok``. A planned case the run holds no
+   result for (interrupted, or still running) has its rows too: status ``not_run``, its
+   verdicts missing for the reason ``not_run``, named from the cases file when that is the
+   file the run read, else with an empty id and line. A partial run never reads as whole.
 2. ``jsonl``, ``csv`` and ``parquet`` write ``verdicts.EXT`` and ``cases.EXT`` into the output
    folder; Parquet needs pyarrow (the ``parquet`` extra) and says so in one sentence without
-   it. Columns are typed in Parquet (booleans, floats, integers), text in CSV.
+   it. Each says exactly what the ledger holds, and takes text as hostile (a system wrote it):
+
+   - Parquet columns are typed (booleans, floats, integers); a column Arrow cannot hold
+     exactly in one type is JSON text, never rounded, never a crash.
+   - A JSON Lines row is one line even to ``str.splitlines`` (U+0085, U+2028, U+2029 escaped).
+   - CSV is for spreadsheets: rows end with CRLF, so a cell holding a bare carriage return is
+     quoted and cannot start a row; a text cell that would start a formula, or that starts
+     with ``'``, is written after a ``'``, so removing one leading ``'`` gives each text back.
+     Numbers are not marked.
 3. ``trec`` writes ``run.trec`` (``qid Q0 docno rank score tag``, from each case's last recorded
    retrieval, the one its evaluators scored, first occurrence of a document only) and
    ``qrels.trec`` (``qid 0 docno rel``, from ``expected.relevant``, a document's grade the
@@ -36,12 +47,12 @@ from pathlib import Path
 from typing import Any
 
 from ledger import Ledger
-from oloproof import outfiles
-from oloproof.bodies import CaseResultBody
+from oloproof import outfiles, redaction
+from oloproof.bodies import CaseResultBody, not_run
 from oloproof.display import first_few
 from oloproof.errors import ConfigError
-from oloproof.inspect import case_detail
-from oloproof.metrics import case_results
+from oloproof.inspect import case_detail, json_line, read_planned_cases
+from oloproof.metrics import SeenCases, case_results
 from oloproof.repeats import repeat_counts, value_of
 from oloproof.stored_runs import StoredRun
 
@@ -76,6 +87,9 @@ CASE_COLUMNS = (
     "case_result",
 )
 _STATUS = {"pass": "pass", "fail": "fail", "value": "value"}
+# A planned case of an interrupted (or running) run that has no result: its case status, and
+# the reason its verdicts are missing (the report's and `compare`'s word for them).
+NOT_RUN = "not_run"
 
 
 def _json(value: Any) -> str:
@@ -112,12 +126,15 @@ def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str,
 
 
 def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The ``verdicts`` and ``cases`` rows of a run, in the dataset's order."""
+    """The ``verdicts`` and ``cases`` rows of a run, in the dataset's order, with a row for
+    each planned case that did not run."""
     criteria = [e["criterion"] for e in run.body["evaluators"]]
     verdicts: list[dict[str, Any]] = []
     cases: list[dict[str, Any]] = []
     metadata_keys: dict[str, None] = {}
+    seen = SeenCases()
     for address, body in case_results(ledger, run.run_id):
+        seen.add(body)
         detail = case_detail(ledger, address, body)
         verdicts += [_verdict_row(run.run_id, body, c) for c in criteria]
         error = detail.error or {}
@@ -143,12 +160,55 @@ def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], li
         for criterion in criteria:
             row[f"verdict.{criterion}"] = value_of(body["verdicts"].get(criterion, {"s": "-"}))
         cases.append(row)
+    unrun = _not_run_cases(run, seen)
+    if unrun:
+        repeats = run.body.get("repeats")
+        for case_id, line in unrun:
+            verdicts += [_not_run_verdict(run.run_id, case_id, line, c, repeats) for c in criteria]
+            cases.append(
+                {"run_id": run.run_id, "case_id": case_id, "line": line, "status": NOT_RUN}
+            )
+        verdicts.sort(key=_file_order)  # stable: a case's criteria keep their order
+        cases.sort(key=_file_order)
     columns = [
         *CASE_COLUMNS,
         *(f"metadata.{k}" for k in metadata_keys),
         *(f"verdict.{c}" for c in criteria),
     ]
     return verdicts, [{c: row.get(c) for c in columns} for row in cases]
+
+
+def _not_run_cases(run: StoredRun, seen: SeenCases) -> list[tuple[str | None, int | None]]:
+    """The cases ``run`` planned and holds no result for (an interrupted or running run's), as
+    (id, line) in file order, named as ``inspect --failures`` names them: from the cases file,
+    when it is the very file the run read. Each that cannot be named is (None, None)."""
+    missing = not_run(run.body, seen.count)
+    if not missing:
+        return []
+    chosen, _ = read_planned_cases(run)
+    # These ids come from the cases file, not from the ledger, where secrets are replaced as
+    # they are recorded: the ones the run kept out are kept out of them the same way.
+    redaction.register_environment((run.body.get("config") or {}).get("secrets") or ())
+    named: list[tuple[str | None, int | None]] = [
+        (redaction.redact_text(case.id), case.line)
+        for case in chosen or ()
+        if not seen.has(case.id, case.line)
+    ]
+    return named[:missing] + [(None, None)] * (missing - len(named))
+
+
+def _not_run_verdict(
+    run_id: str, case_id: str | None, line: int | None, criterion: str, repeats: int | None
+) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(VERDICT_COLUMNS)
+    row.update(run_id=run_id, case_id=case_id, line=line, case_status=NOT_RUN)
+    row.update(criterion=criterion, status="missing", reason=NOT_RUN, missing_repeats=repeats)
+    return row
+
+
+def _file_order(row: Mapping[str, Any]) -> tuple[bool, int]:
+    """Rows by their line in the cases file; those of cases that cannot be named last."""
+    return row["line"] is None, row["line"] or 0
 
 
 def _is_scalar(value: Any) -> bool:
@@ -186,14 +246,34 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
 
 def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
     if fmt == "jsonl":
-        return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+        return "".join(json_line(r) for r in rows).encode()
     if fmt == "csv":
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        # CRLF ends a row, as RFC 4180 has it. It also makes the writer quote a cell holding a
+        # carriage return: with "\n" it quoted only cells holding a line feed, and every reader
+        # started a new row at a bare "\r" in a system's text.
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: _spreadsheet_text(v) for k, v in r.items()} for r in rows)
         return buffer.getvalue().encode()
     return _parquet(rows, columns)
+
+
+# What makes a spreadsheet read a cell as a formula (OWASP's list), after any white space
+# some programs trim when they import; a tab or carriage return first is suspect on its own.
+_FORMULA_OPENERS = ("=", "+", "-", "@")
+_SUSPECT_FIRST = ("\t", "\r", "\n", "'")
+
+
+def _spreadsheet_text(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula, with a ``'`` in front: it shows the
+    text instead. One that starts with ``'`` gets one too, so that removing one leading ``'``
+    from each cell gives back every text exactly. Numbers are left as they are."""
+    if isinstance(value, str) and (
+        value.startswith(_SUSPECT_FIRST) or value.lstrip().startswith(_FORMULA_OPENERS)
+    ):
+        return "'" + value
+    return value
 
 
 def _pyarrow() -> None:
@@ -209,22 +289,25 @@ def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    data = {c: [r.get(c) for r in rows] for c in columns}
-    try:
-        table = pa.table(data)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        # A metadata key whose values mix types: store that column as text.
-        table = pa.table({c: _uniform(v) for c, v in data.items()})
+    table = pa.table({c: _parquet_column([r.get(c) for r in rows]) for c in columns})
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
 
 
-def _uniform(values: list[Any]) -> list[Any]:
+def _parquet_column(values: list[Any]) -> Any:
+    """``values`` as one typed Arrow column, or as JSON text when Arrow cannot hold each of
+    them exactly in one type: a metadata key whose values mix types, an integer beyond 64-bit
+    signed, or one beyond 2**53 beside fractions (Arrow refuses each, as it should)."""
+    import pyarrow as pa
+
     kinds = {type(v) for v in values if v is not None}
-    if len(kinds) <= 1 or kinds <= {int, float}:
-        return values
-    return [None if v is None else _json(v) for v in values]
+    if len(kinds) <= 1 or kinds == {int, float}:  # Arrow holds ints among floats as floats
+        try:
+            return pa.array(values)
+        except (pa.ArrowInvalid, OverflowError):
+            pass
+    return pa.array([None if v is None else _json(v) for v in values], pa.string())
 
 
 def _write(path: Path, data: bytes) -> Path:

@@ -397,8 +397,15 @@ def export_command(
         written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
         typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))
     if row.not_run:  # the export holds what ran; say what it cannot hold
+        # Tables give each such case a row of its own (status not_run); a bundle or TREC files
+        # have no place for one.
+        told = (
+            "; the tables list them with status not_run"
+            if fmt in ("jsonl", "csv", "parquet")
+            else ", so nothing of them is exported"
+        )
         typer.echo(
             f"warning: {run.run_id} is {row.execution_state}: {row.not_run} of its "
-            f"{row.planned} planned cases did not run, so nothing of them is exported",
+            f"{row.planned} planned cases did not run{told}",
             err=True,
         )
