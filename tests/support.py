@@ -143,6 +143,23 @@ def interrupt_run(
     return proc.returncode, out, err
 
 
+def interrupted_while_held(root: Path, marker: str, env: dict[str, str] | None = None) -> str:
+    """``oloproof run`` in ``root``, whose system holds a case (once its stderr's first line is
+    ``marker``) until a file ``release`` appears in ``root``: interrupted (Ctrl-C) there, the
+    case then let go. The interrupted run's id."""
+    proc = start_run(root, marker, env)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(1)  # the signal is taken before the case it interrupted ends
+    (root / "release").touch()
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+        (root / "release").unlink()
+    assert proc.returncode == 130, out + err
+    return err.split("--resume ")[1].split()[0]
+
+
 def interrupted_fields(root: Path, err: str) -> list[str]:
     """The ``oloproof runs`` columns of the run a signal stopped, named by the ``--resume`` its
     stderr (``err``) offers: checked to be INTERRUPTED, its stderr free of a traceback."""

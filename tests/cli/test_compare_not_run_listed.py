@@ -11,12 +11,10 @@ them, so the lines below the header add up to every metric's missing count.
 from __future__ import annotations
 
 import json
-import signal
-import time
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof, start_run, write_project
+from tests.support import interrupted_while_held, oloproof, write_project
 from tests.view.support import fetch, serving
 
 PLANNED, STOP = 30, 15
@@ -62,17 +60,7 @@ COMPARE = (
 
 def _interrupted(root: Path, version: str) -> str:
     """A run of ``root`` interrupted (Ctrl-C) at case c15: its id."""
-    proc = start_run(root, "sleeping\n", {"TOY_VERSION": version})
-    proc.send_signal(signal.SIGINT)
-    time.sleep(1)  # the signal is taken before the case it interrupted ends
-    (root / "release").touch()
-    try:
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        (root / "release").unlink()
-    assert proc.returncode == 130, out + err
-    return err.split("--resume ")[1].split()[0]
+    return interrupted_while_held(root, "sleeping\n", {"TOY_VERSION": version})
 
 
 @pytest.fixture(scope="module")

@@ -17,13 +17,16 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import time
 from pathlib import Path
 
 import pytest
 from tests.betting_reference import paired
-from tests.support import oloproof, run_in_progress, start_run, write_project
+from tests.support import (
+    interrupted_while_held,
+    oloproof,
+    run_in_progress,
+    write_project,
+)
 
 PLANNED, REACHED = 100, 50
 
@@ -63,17 +66,7 @@ COMPARE = (
 
 def _interrupted(root: Path, version: str) -> str:
     """A run of ``root`` interrupted (Ctrl-C) at its 51st case, which then raises: its id."""
-    proc = start_run(root, "sleeping\n", {"TOY_VERSION": version})
-    proc.send_signal(signal.SIGINT)
-    time.sleep(1)  # the signal is taken before the case it interrupted ends
-    (root / "release").touch()
-    try:
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        (root / "release").unlink()
-    assert proc.returncode == 130, out + err
-    return err.split("--resume ")[1].split()[0]
+    return interrupted_while_held(root, "sleeping\n", {"TOY_VERSION": version})
 
 
 @pytest.fixture(scope="module")

