@@ -44,10 +44,16 @@ def normalise(text: str) -> str:
 
 
 def oloproof(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    command: tuple[str, ...] = ("-m", "oloproof"),
 ) -> Result:
+    """``oloproof ARGS`` in ``cwd``. ``command`` is what Python runs it as: a script standing
+    for an earlier release, say."""
     proc = subprocess.run(
-        [sys.executable, "-m", "oloproof", *args],
+        [sys.executable, *command, *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -7,12 +7,9 @@ still show them escaped. Tests of those renderers record their runs through this
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import Result
+from tests.support import Result, oloproof
 
 _EARLIER = """
 from oloproof import dataset
@@ -29,12 +26,4 @@ def oloproof_unchecked_ids(
     *args: str, cwd: Path, env: dict[str, str] | None = None, timeout: float = 120
 ) -> Result:
     """``oloproof ARGS`` in ``cwd``, reading case ids as a release before the check did."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _EARLIER, *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr)
+    return oloproof(*args, cwd=cwd, env=env, timeout=timeout, command=("-c", _EARLIER))
