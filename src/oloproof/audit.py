@@ -18,7 +18,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    a run that was interrupted and later resumed is checked against its own cases; and under
    the rules it was made by (``count_rules_need_suite``: a schema 1 decision let a count
    PASS on a subset; ``counts_missing_repeats``: a schema 2 decision left a repeated run's
-   repeats without a verdict out of its counts and reasons).
+   repeats without a verdict out of its counts and reasons; ``no_evidence_blocks``: a schema 3
+   decision let a gate with nothing under it pass when ``block_on`` let its rules through).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -233,6 +234,7 @@ def _check_decision(
             cast(Ledger, _AsDecided(ledger, decision.links)),
             count_rules_need_suite=decision.body["count_rules_need_suite"],
             counts_missing_repeats=decision.body["counts_missing_repeats"],
+            no_evidence_blocks=decision.body["no_evidence_blocks"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

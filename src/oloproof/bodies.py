@@ -202,6 +202,9 @@ class DecisionBody(TypedDict):
     # repeats change a rule's outcome, makes its reason missing_cases_decide; False before
     # schema 3, which did neither.
     counts_missing_repeats: bool
+    # Whether a gate with nothing under it (no case answered, or a rule that observed no case)
+    # blocks whatever block_on says; False before schema 4, which let block_on pass it.
+    no_evidence_blocks: bool
     rules: list[Map]
     gate: Gate
 

@@ -11,7 +11,7 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case        1  a case's expected values and metadata, when too long to inline
     oloproof.case_result 3  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
-    oloproof.decision    3  a policy applied to a run (rules and gate)
+    oloproof.decision    4  a policy applied to a run (rules and gate)
     oloproof.diagnosis   5  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
     oloproof.comparison  4  a paired comparison of two runs under a policy
@@ -83,6 +83,11 @@ Changes so far:
   such a case as a pass and gave the interval's own reason: ``False``, and ``verify``
   re-derives it as it was made.
 
+- ``oloproof.decision`` 4: a gate with nothing under it (no case of the run answered, or a rule
+  whose metric observed no case) blocks whatever ``block_on`` says (``no_evidence_blocks``).
+  Schema 3 let it pass when ``block_on`` left its rules' outcomes out: ``False``, and
+  ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -132,7 +137,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 1,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 3,
+    DECISION: 4,
     DIAGNOSIS: 6,
     COMPARISON: 4,
     CALIBRATION: 1,
@@ -167,6 +172,12 @@ def upcast_decision_v2_v3(body: dict[str, Any]) -> dict[str, Any]:
     repeats without a verdict decided the interval's own reason: ``counts_missing_repeats``
     is false."""
     return {**body, "counts_missing_repeats": False}
+
+
+def upcast_decision_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 3 let a gate with nothing under it (no case answered, or a rule that observed no
+    case) pass when ``block_on`` let its rules through: ``no_evidence_blocks`` is false."""
+    return {**body, "no_evidence_blocks": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -231,6 +242,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (RUN_END, 1): upcast_run_end_v1_v2,
     (DECISION, 1): upcast_decision_v1_v2,
     (DECISION, 2): upcast_decision_v2_v3,
+    (DECISION, 3): upcast_decision_v3_v4,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,

@@ -14,6 +14,11 @@ Interval rules read the run's cases as the sample they are, and decide as on any
 An ``observed_count`` rule counts failed cases, so it reads only a pass/fail metric: a graded
 one (a value from 0 to 1 per case) has no failed case, and a policy that counts one is refused
 before a run starts (``refuse_graded_counts``).
+
+A gate with nothing under it (no case of the run answered, or a rule whose metric observed no
+case: ``results.stands_on_nothing``) blocks whatever ``block_on`` says: a policy may choose to
+let INSUFFICIENT_EVIDENCE through, but a run that showed nothing is not a release that was
+checked (decision schema 4; ``runner.decide_run`` re-derives older decisions without it).
 """
 
 from __future__ import annotations
@@ -291,11 +296,18 @@ def calibrations_relied_on(decisions: Iterable[Mapping[str, Any]]) -> list[str]:
     return found
 
 
-def gate(decisions: Sequence[RuleDecision], block_on: Sequence[str]) -> Gate:
-    """BLOCK with exit 1 when a blocking rule FAILed, exit 3 when it blocks without a FAIL."""
+def gate(
+    decisions: Sequence[RuleDecision], block_on: Sequence[str], *, unevidenced: bool = False
+) -> Gate:
+    """BLOCK with exit 1 when a blocking rule FAILed, exit 3 when it blocks without a FAIL.
+
+    ``unevidenced`` (``results.stands_on_nothing``): the gate blocks (exit 3, unless a blocking
+    rule FAILed) whatever ``block_on`` lists; letting INSUFFICIENT_EVIDENCE through is a choice
+    about thin evidence, not a way to pass a run that gave none.
+    """
     blocking = [d for d in decisions if d.outcome in block_on]
     if any(d.outcome == "FAIL" for d in blocking):
         return Gate(True, EXIT_FAIL)
-    if blocking:
+    if blocking or unevidenced:
         return Gate(True, EXIT_BLOCKED)
     return Gate(False, EXIT_PASS)

@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
 from oloproof.display import fmt_points_interval, plural, printable
 from oloproof.metrics import MetricTally, RunTally
-from oloproof.results import MISSING_DECIDES, NO_OBSERVED_CASES, SUBSET_OF_CASES, Interval
+from oloproof.results import (
+    MISSING_DECIDES,
+    NO_OBSERVED_CASES,
+    SUBSET_OF_CASES,
+    Interval,
+    stands_on_nothing,
+)
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -240,27 +246,38 @@ def rule_note(rule_id: str, reason: str, detail: Mapping[str, Any]) -> str | Non
 
 
 def evidence_line(report: RunReport) -> str | None:
-    """The line said under a decided gate that stands on nothing: a run none of whose cases
-    was answered (every one errored), or rules whose metric observed no case. While the gate
-    lets it through (``block_on`` leaves out INSUFFICIENT_EVIDENCE), the line says that this
-    alone let it pass, so a green gate over no evidence is never read as a checked release.
-    The terminal report, the Markdown summary and the JUnit gate test all say this one."""
-    if report.gate_label is None:
+    """The line said under a decided gate that stands on nothing (``stands_on_nothing``): a run
+    none of whose cases was answered, or rules whose metric observed no case. It says why the
+    gate blocks when nothing else would have (``block_on`` lets every rule's outcome through),
+    and, for a gate an earlier release let pass (decision schema 3 and before), that
+    ``block_on`` alone let it, so a green gate over no evidence is never read as a checked
+    release. The terminal report, the Markdown summary, JUnit and the viewer all say this one."""
+    answered = report.cases - report.errored
+    if report.gate_label is None or not stands_on_nothing(
+        (r.reason for r in report.rules), answered
+    ):
         return None
-    if report.cases and report.errored == report.cases:
-        cases = "the 1 case" if report.cases == 1 else f"all {report.cases} cases"
-        said = f"No case was answered: {cases} errored, so no rule had a case to decide on"
+    if answered == 0:
+        why = {0: "no case ran", 1: "the 1 case errored"}.get(
+            report.cases, f"all {report.cases} cases errored"
+        )
+        said = f"No case was answered: {why}, so no rule had a case to decide on"
     else:
         empty = [r.rule_id for r in report.rules if r.reason == NO_OBSERVED_CASES]
-        if not empty:
-            return None
         said = (
             f"Rule {empty[0]} observed no case, so nothing decided it"
             if len(empty) == 1
             else f"Rules {', '.join(empty)} observed no case, so nothing decided them"
         )
+    block_on = report.block_on or []
     if report.gate_label == "PASS":
-        said += "; the gate passes only because block_on does not list INSUFFICIENT_EVIDENCE"
+        let_through = dict.fromkeys(r.outcome for r in report.rules if r.outcome != "PASS")
+        return (
+            f"{said}; the gate passed only because block_on does not list "
+            f"{' or '.join(let_through)}, which an earlier release allowed"
+        )
+    if not any(r.outcome in block_on for r in report.rules):
+        return f"{said}; that alone blocks the gate, whatever block_on lists"
     return said
 
 

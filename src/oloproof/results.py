@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -15,12 +16,22 @@ decided otherwise than on the observed cases alone (its detail's ``observed_only
 
 NO_OBSERVED_CASES = "no_observed_cases"
 """The reason of a rule whose metric has no observed case: nothing decided it, and it is
-INSUFFICIENT_EVIDENCE, never PASS (the report says so under the gate: ``report.evidence_line``)."""
+INSUFFICIENT_EVIDENCE, never PASS; the gate blocks on it whatever ``block_on`` says
+(``stands_on_nothing``), and the report says why under the gate (``report.evidence_line``)."""
 
 SUBSET_OF_CASES = "subset_of_cases"
 """The reason of an ``observed_count`` rule that its failures do not FAIL, on a run of part of
 the suite (``--sample`` or ``--limit``): a count over the cases that ran says nothing of the
 cases left out (its detail's ``subset`` says how many of how many were planned)."""
+
+
+def stands_on_nothing(reasons: Iterable[str], answered: int) -> bool:
+    """Whether a run's gate has nothing under it: no case was answered (``answered``: the run's
+    cases that did not error; a run none of whose cases ran has none), or a rule was decided on
+    no observed case (``reasons``: its rules' reasons). Such a gate blocks whatever
+    ``block_on`` says (``policy.gate``), and the report's line under the gate
+    (``report.evidence_line``) reads the same test, so the two never disagree."""
+    return answered == 0 or any(reason == NO_OBSERVED_CASES for reason in reasons)
 
 
 @dataclass(frozen=True)

@@ -67,6 +67,7 @@ from oloproof.policy import (
 )
 from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
+from oloproof.results import stands_on_nothing
 from oloproof.runlock import run_writer
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
 from oloproof.subset import Selection, select
@@ -728,6 +729,7 @@ def decide_run(
     *,
     count_rules_need_suite: bool = True,
     counts_missing_repeats: bool = True,
+    no_evidence_blocks: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -743,6 +745,10 @@ def decide_run(
     ``counts_missing_repeats``: a repeat without a verdict counts against a count rule, and a
     rule such repeats decide says ``missing_cases_decide`` (``oloproof.policy``). A decision
     recorded before that (schema 2) is re-derived without it, as it was made.
+
+    ``no_evidence_blocks``: a gate with nothing under it (no case answered, or a rule that
+    observed no case: ``results.stands_on_nothing``) blocks whatever ``block_on`` says. A
+    decision recorded before that (schema 3) is re-derived without it, as it was made.
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
@@ -756,13 +762,16 @@ def decide_run(
         subset=_left_out(run_body) if count_rules_need_suite else None,
         counts_missing_repeats=counts_missing_repeats,
     )
-    outcome = gate(decisions, policy.block_on)
+    answered = tally.cases - tally.errored
+    unevidenced = stands_on_nothing((d.reason for d in decisions), answered)
+    outcome = gate(decisions, policy.block_on, unevidenced=no_evidence_blocks and unevidenced)
     return {
         "run_id": run_body["run_id"],
         "policy": run_body["policy"],
         "policy_path": run_body.get("policy_path"),
         "count_rules_need_suite": count_rules_need_suite,
         "counts_missing_repeats": counts_missing_repeats,
+        "no_evidence_blocks": no_evidence_blocks,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }

@@ -1,28 +1,36 @@
-"""A gate with nothing under it says so, through the real CLI.
+"""A gate with nothing under it blocks and says why, through the real CLI.
 
 The probe: a system that raises on every one of its 5 cases, under a policy with
 ``block_on: [FAIL]``. Both rules came out INSUFFICIENT_EVIDENCE (``no_observed_cases``), nothing
 blocked, and the run read ``Gate: PASS (exit 0)``: the terminal report, the Markdown summary
-(``**Gate: PASS (exit 0)**``) and the JUnit file (every test passed or skipped) gave a run that
-answered no case the same green as a release that was checked. The same held for a rule whose
-every judgment was missing (an evaluator that raised on each case) beside cases that were
-answered.
+(``**Gate: PASS (exit 0)**``), the JUnit file (every test passed or skipped), ``runs`` and the
+viewer gave a run that answered no case the same green as a release that was checked. The same
+held for a rule whose every judgment was missing (an evaluator that raised on each case) beside
+cases that were answered.
 
-Now a line under the gate says that no case was answered (or which rules observed no case),
-and, while the gate lets it through, that it does so only because ``block_on`` leaves out
-INSUFFICIENT_EVIDENCE; the summary and the JUnit gate test say the same. The gate itself still
-passes on ``block_on: [FAIL]``: blocking it would change what a decision event records, which
-needs a new decision schema (see the xfail below).
+Such a gate now BLOCKs (exit 3) whatever ``block_on`` says (decision schema 4,
+``no_evidence_blocks``), and the line under the gate says that this alone blocks it. A decision
+an earlier release recorded (schema 3, which let ``block_on`` pass it) still verifies and still
+reads as it was made, with a line saying what let it pass.
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
-import pytest
-from tests.support import Result, oloproof, write_project
+from tests.support import Result, oloproof, stale_when_current, write_project
+from tests.view.support import fetch, serving
+
+from ledger import decode
+from oloproof import events as ev
+from oloproof.store import open_project_ledger
 
 APP = """
 from oloproof import system
@@ -52,7 +60,11 @@ rules:
   - {id: never, metric: answered, kind: observed_count, max_failures: 0}
 """
 
-LET_THROUGH = "the gate passes only because block_on does not list INSUFFICIENT_EVIDENCE"
+ALONE = "that alone blocks the gate, whatever block_on lists"
+LET_THROUGH = (
+    "the gate passed only because block_on does not list INSUFFICIENT_EVIDENCE, which an "
+    "earlier release allowed"
+)
 UNANSWERED = "No case was answered: all 5 cases errored, so no rule had a case to decide on"
 
 
@@ -82,27 +94,53 @@ def _gate_test(junit: Path) -> ET.Element:
 ALL_RAISE = [f"raise{i}" for i in range(5)]
 
 
-def test_a_run_that_answered_no_case_says_so_under_a_gate_that_lets_it_through(
-    tmp_path: Path,
-) -> None:
+def _page_text(root: Path, run_id: str) -> str:
+    """The viewer's page of the run, as text."""
+    with serving(root) as url:
+        status, page = fetch(f"{url}/runs/{run_id}")
+    assert status == 200
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
+
+
+def _decision(root: Path) -> tuple[int, dict[str, Any], tuple[str, ...]]:
+    """The project's one decision: the schema it is stored at, its body as read (upcast to
+    today's schema), its refs."""
+    with open_project_ledger(root, create=False) as ledger:
+        ((address, event),) = ledger.events(ev.DECISION)
+        stored = decode(ledger.get_bytes(address))["schema"]
+        return stored, json.loads(json.dumps(event.body)), event.refs
+
+
+def test_a_run_that_answered_no_case_blocks_whatever_block_on_says(tmp_path: Path) -> None:
     root = project(tmp_path / "p", ALL_RAISE, block_on="[FAIL]")
     done = oloproof("run", "--summary", "summary.md", "--junit", "junit.xml", cwd=root)
-    assert done.code == 0, done.out + done.err
-    said = f"{UNANSWERED}; {LET_THROUGH}"
-    assert _under_gate(done) == ["Gate: PASS (exit 0)", said]
+    assert done.code == 3, done.out + done.err
+    said = f"{UNANSWERED}; {ALONE}"
+    assert _under_gate(done) == ["Gate: BLOCK (exit 3)", said]
     summary = (root / "summary.md").read_text().splitlines()
-    at = summary.index("**Gate: PASS (exit 0)** · DECIDED/PARTIAL · 5 of 5 cases")
+    at = summary.index("**Gate: BLOCK (exit 3)** · DECIDED/PARTIAL · 5 of 5 cases")
     assert summary[at + 1 : at + 3] == ["", said]
-    gate = _gate_test(root / "junit.xml")
-    assert gate.find("failure") is None
-    out = gate.find("system-out")
-    assert out is not None and out.text == said
-    # `inspect` of the run prints the same report.
-    again = oloproof("inspect", done.lines[0].split()[1], cwd=root)
-    assert _under_gate(again) == ["Gate: PASS (exit 0)", said]
+    failure = _gate_test(root / "junit.xml").find("failure")
+    assert failure is not None and failure.get("type") == "BLOCK" and failure.text == said
+    # `inspect` of the run, `runs` and the viewer show the decision as stored: BLOCK.
+    run_id = done.lines[0].split()[1]
+    assert _under_gate(oloproof("inspect", run_id, cwd=root)) == ["Gate: BLOCK (exit 3)", said]
+    listed = json.loads(oloproof("runs", "--json", cwd=root).out)[0]
+    assert (listed["gate"], listed["exit_code"]) == ("BLOCK", 3)
+    assert said in _page_text(root, run_id)
+    # What is stored says the gate was decided so, and re-derives.
+    schema, body, _ = _decision(root)
+    assert (schema, body["no_evidence_blocks"], body["gate"]) == (
+        4,
+        True,
+        {"blocked": True, "exit_code": 3},
+    )
+    assert oloproof("verify", cwd=root).code == 0
 
 
 def test_a_blocked_gate_over_no_answered_case_says_why(tmp_path: Path) -> None:
+    # block_on lists INSUFFICIENT_EVIDENCE (the default): the rules block, and the line says
+    # only what the run answered.
     root = project(tmp_path / "p", ALL_RAISE, block_on=None)
     done = oloproof("run", "--junit", "junit.xml", cwd=root)
     assert done.code == 3, done.out + done.err
@@ -111,13 +149,13 @@ def test_a_blocked_gate_over_no_answered_case_says_why(tmp_path: Path) -> None:
     assert failure is not None and failure.text == UNANSWERED
 
 
-def test_a_rule_that_observed_no_case_is_said_beside_answered_cases(tmp_path: Path) -> None:
+def test_a_rule_that_observed_no_case_blocks_beside_answered_cases(tmp_path: Path) -> None:
     rules = RULES + "  - {id: well-shaped, metric: shaped, min: 0.5}\n"
     root = project(
         tmp_path / "p", ["a", "b", "c"], block_on="[FAIL]", config=CONFIG + SHAPED, rules=rules
     )
     done = oloproof("run", "--json", cwd=root)
-    assert done.code == 0, done.out + done.err
+    assert done.code == 3, done.out + done.err
     report = json.loads(done.out)
     assert [(r["rule_id"], r["reason"]) for r in report["rules"]][2] == (
         "well-shaped",
@@ -125,8 +163,8 @@ def test_a_rule_that_observed_no_case_is_said_beside_answered_cases(tmp_path: Pa
     )
     done = oloproof("run", cwd=root)
     assert _under_gate(done) == [
-        "Gate: PASS (exit 0)",
-        f"Rule well-shaped observed no case, so nothing decided it; {LET_THROUGH}",
+        "Gate: BLOCK (exit 3)",
+        f"Rule well-shaped observed no case, so nothing decided it; {ALONE}",
     ]
 
 
@@ -137,12 +175,57 @@ def test_a_run_with_answered_cases_has_no_such_line(tmp_path: Path) -> None:
     assert _under_gate(done)[1].startswith("┌")  # the rules table follows the gate
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="blocking needs oloproof.decision schema 4: a flag that old decisions re-derive "
-    "without, or verify would call every such decision stale",
-)
-def test_a_run_that_answered_no_case_blocks_whatever_block_on_says(tmp_path: Path) -> None:
+# An earlier release (decision schema 3), whose gate block_on let pass however little was
+# under it: today's rule switched off, and the decision stored at its schema, without the flag.
+EARLIER_RELEASE = """
+from oloproof import events, runner
+
+events.SCHEMAS[events.DECISION] = 3
+today = runner.decide_run
+
+
+def decide_run(*args, **kwargs):
+    body = today(*args, **kwargs, no_evidence_blocks=False)
+    del body["no_evidence_blocks"]
+    return body
+
+
+runner.decide_run = decide_run
+from oloproof.cli.main import main
+
+main()
+"""
+
+
+def test_a_gate_an_earlier_release_let_pass_still_verifies_as_it_was_made(
+    tmp_path: Path,
+) -> None:
     root = project(tmp_path / "p", ALL_RAISE, block_on="[FAIL]")
-    done = oloproof("run", cwd=root)
-    assert (done.code, _under_gate(done)[0]) == (3, "Gate: BLOCK (exit 3)")
+    earlier = subprocess.run(
+        [sys.executable, "-c", EARLIER_RELEASE, "run"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert earlier.returncode == 0, earlier.stdout + earlier.stderr  # what it decided then
+    run_id = earlier.stdout.split()[1]
+    schema, body, refs = _decision(root)
+    # Stored at schema 3 and read through its upcaster: decided by the rule of its day.
+    assert (schema, body["no_evidence_blocks"], body["gate"]) == (
+        3,
+        False,
+        {"blocked": False, "exit_code": 0},
+    )
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 0, verified.out + verified.err
+    assert "re-derived 1 decision(s)" in verified.out
+    # Today's release shows what was decided then, and what let it pass.
+    said = f"{UNANSWERED}; {LET_THROUGH}"
+    assert _under_gate(oloproof("inspect", run_id, cwd=root)) == ["Gate: PASS (exit 0)", said]
+    listed = json.loads(oloproof("runs", "--json", cwd=root).out)[0]
+    assert (listed["gate"], listed["exit_code"]) == ("PASS", 0)
+
+    # The same PASS recorded at today's schema claims a rule it was not decided by.
+    stale = stale_when_current(root, {**body, "no_evidence_blocks": True}, refs)
+    assert "gate.blocked: stored False, re-derived True" in stale

@@ -65,6 +65,8 @@ def _environment() -> Environment:
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
         comparison_note=report.comparison_rule_note,
+        # The line `oloproof run` prints under a gate with nothing under it.
+        evidence_line=report.evidence_line,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
