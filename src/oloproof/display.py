@@ -8,12 +8,18 @@ The display rule (``docs/statistics.md``):
   -0.0675 -> ``-6.8 points``).
 - Lower bounds round down and upper bounds round up, so the printed interval always
   contains the computed one.
-- Rounding works on the decimal value of the float (its shortest ``repr``), and a value
-  within a relative 1e-12 of a step (or, for estimates, of a half step) counts as exactly on
-  it: 0.753 stays ``0.753`` instead of falling to ``0.752`` through float noise such as
-  0.7529999999999999, and exact 0 and 1 print ``0.0%`` and ``100.0%``.
+- Rounding works on the decimal value of the float (its shortest ``repr``), so the float
+  0.753 is on its step and prints ``0.753`` whichever way it is rounded, and exact 0 and 1
+  print ``0.0%`` and ``100.0%``. A point estimate within a relative 1e-12 of a half step
+  counts as exactly on it (0.6924999999999999 prints ``69.3%``, as 0.6925 does). A bound gets
+  no such allowance: a lower bound of 0.04999999999999999 is below 0.05, the rules compare it
+  as below, and it prints ``4.9%``, never ``5.0%``.
 
-Decisions never use these strings; they use the unrounded bounds.
+Decisions never use these strings; they use the unrounded bounds. Because the shortest
+``repr`` orders floats as they compare, a lower bound prints at or above a threshold written
+to the printed precision exactly when ``L >= threshold``, and an upper bound at or below it
+exactly when ``U <= threshold``: the printed interval never shows a ``min`` or ``max`` rule
+cleared that its decision says is not.
 """
 
 from __future__ import annotations
@@ -45,14 +51,16 @@ __all__ = [
     "fmt_mean_interval",
     "fmt_percent",
     "fmt_percent_interval",
+    "fmt_percent_lower",
     "fmt_points",
     "fmt_points_interval",
     "printable",
 ]
 
-# Float noise sits in a value's last digits (a relative 1e-16); a computed bound can lie a
-# relative 1e-10 below a step for real (910 of 1553: 0.56099999986...), and it must then print
-# below it, or the interval printed would not hold the one computed.
+# Float noise sits in a value's last digits (a relative 1e-16): a point estimate that near a half
+# step rounds as the half it stands for. Bounds are never moved inward: one below a step by any
+# amount (910 of 1553: 0.56099999986..., or 1 of 1 at level 0.9: 0.04999999999999999) prints
+# below it, or the interval printed would not hold the one the rules decided on.
 _TOLERANCE = Decimal("1e-12")
 _ONE = Decimal(1)
 # The decimal context the rounding below works in. Python's own belongs to the process, and the
@@ -107,16 +115,14 @@ def _nearest(x: float) -> int:
 
 @_exact
 def _down(x: float) -> int:
-    """Round down to a step (a value within the tolerance below a step stays on it)."""
-    v = _steps(x)
-    return int((v + _tolerance(v)).to_integral_value(ROUND_FLOOR))
+    """Round down to a step: a lower bound, never above the value computed."""
+    return int(_steps(x).to_integral_value(ROUND_FLOOR))
 
 
 @_exact
 def _up(x: float) -> int:
-    """Round up to a step (a value within the tolerance above a step stays on it)."""
-    v = _steps(x)
-    return int((v - _tolerance(v)).to_integral_value(ROUND_CEILING))
+    """Round up to a step: an upper bound, never below the value computed."""
+    return int(_steps(x).to_integral_value(ROUND_CEILING))
 
 
 @_exact
@@ -148,6 +154,11 @@ def plural(count: int, word: str) -> str:
 def fmt_percent(x: float) -> str:
     """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``."""
     return f"{_tenths(_nearest(x))}%"
+
+
+def fmt_percent_lower(x: float) -> str:
+    """A lower bound alone as a percentage, rounded down to 0.1: ``0.63970`` -> ``"63.9%"``."""
+    return f"{_tenths(_down(x))}%"
 
 
 def fmt_percent_interval(iv: Interval) -> str:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +12,7 @@ from oloproof.display import (
     fmt_mean_interval,
     fmt_percent,
     fmt_percent_interval,
+    fmt_percent_lower,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -285,7 +285,7 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
             continue
         unanswered = int(rate.get("missing") or 0)
         counts = f"{rate['k']}/{rate['n']}" + (f", {unanswered} unanswered" if unanswered else "")
-        text = f"{name} ≥ {_floor_percent(float(rate['lower']))} ({counts})"
+        text = f"{name} ≥ {fmt_percent_lower(float(rate['lower']))} ({counts})"
         minimum = judge.get(f"min_{name}")
         if minimum is not None:
             text += f", needs {fmt_percent(float(minimum))}"
@@ -308,11 +308,6 @@ def older_code_text(older: Any) -> str | None:
 def short_address(address: str) -> str:
     """An address cut to 12 hex digits: enough to name it (``oloproof inspect`` takes it)."""
     return address[: len("sha256:") + 12]
-
-
-def _floor_percent(x: float) -> str:
-    """A lower bound as a percentage, rounded down to 0.1 (as the display rule rounds bounds)."""
-    return f"{math.floor(round(x * 1000, 6)) / 10:.1f}%"
 
 
 def corrected_lines(rows: Sequence[CorrectedRow]) -> list[str]:
