@@ -18,19 +18,27 @@ given class), computed once per run:
 4. the values of the module-level names and class attributes it reads, when they are plain
    data of at most ``DATA_LIMIT`` bytes (numbers, text, bytes, and containers of them; instances
    of the user's own classes by their attributes);
-5. the version of each installed distribution it imports (and Oloproof's own version), and the
-   Python version.
+5. code that looks names up by a string it makes (``getattr(handlers, name)``,
+   ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
+   (and of its own, for ``globals()``/``vars()``) and, in a method, every attribute of its class;
+6. the statements each user module it reaches (and each user module those import) runs when
+   imported that act on something else (``random.seed(1)``, ``dspy.configure(lm=lm)``,
+   ``Settings.llm = ...``, ``os.environ["K"] = ...``; see ``oloproof.fingerprint._toplevel``);
+7. the version of each installed distribution it imports (and Oloproof's own version), the
+   digest of the files that distribution installed (its ``RECORD``), and the Python version.
 
 The user's own code is everything outside the standard library, the installed packages
 (site-packages) and Oloproof; see ``oloproof.fingerprint._places``.
 
 What it cannot see, and what covers it: module state larger than ``DATA_LIMIT`` or held in
-objects of library types (a search index, a model client: listed in ``unseen``), files,
-databases and services read at run time, environment variables, and attributes looked up by a
-computed name (``getattr(self, name)``). A system's ``version`` (and a staged system's
-``index_version``) is part of every identity for that reason: change it when any of those
-changes. Where the code it reaches calls what reads files or environment variables (``open``,
-``read_text``, ``os.environ``...), ``unseen`` says so, by the names it uses.
+objects of library types (a search index, a model client, the ``random.Random`` object behind
+``random.random()``: listed in ``unseen``), files, databases and services read at run time,
+environment variables, the clock, and a library's files edited in place. A system's ``version``
+(and a staged system's ``index_version``) is part of every identity for that reason: change it
+when any of those changes. Where the code it reaches calls what reads files, databases,
+services, environment variables or the clock (``open``, ``np.load``, ``glob``,
+``sqlite3.connect``, ``requests``, ``os.environ``, ``datetime.now()``...), ``unseen`` says so,
+by the names it uses.
 
 Being conservative is the rule: a name that might be read is followed, so an edit to something
 the entry point never actually calls can still count as a change; a real change is never missed
@@ -43,7 +51,7 @@ import os
 import platform
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -54,16 +62,32 @@ from oloproof.fingerprint._walk import DIGEST, Walk
 
 __all__ = ["DATA_LIMIT", "Fingerprint", "changes", "of_callable", "of_method"]
 
-# Names whose use says that the code reads what no fingerprint holds, by what they read.
+# Names whose use says that the code reads what no fingerprint holds, by what they read (and,
+# for services, the installed HTTP clients it uses).
 _READ_WHILE_RUNNING: Final = (
     ("environment variables it reads", frozenset({"environ", "environb", "getenv", "getenvb"})),
     (
         "files it opens or reads",
         frozenset(
             {"open", "read_text", "read_bytes", "iterdir", "listdir", "scandir", "rglob"}
+            | {"glob", "iglob", "walk", "FileIO", "get_data", "mmap", "memmap"}
             | {"read_csv", "read_json", "read_parquet", "read_table", "read_excel"}
-            | {"loadtxt", "genfromtxt", "fromfile"}
+            | {"read_pickle", "read_feather", "read_hdf", "read_orc", "read_fwf", "read_xml"}
+            | {"loadtxt", "genfromtxt", "fromfile", "load", "read_index", "from_pretrained"}
+            | {"load_dataset", "load_from_disk", "load_local", "load_index_from_storage"}
         ),
+    ),
+    (
+        "databases it connects to",
+        frozenset({"connect", "read_sql", "PersistentClient", "HttpClient", "QdrantClient"}),
+    ),
+    (
+        "services it calls",
+        frozenset({"urlopen", "requests", "httpx", "aiohttp", "urllib3", "HTTPConnection"}),
+    ),
+    (
+        "the clock it reads",
+        frozenset({"now", "utcnow", "today", "time.time", "time.time_ns", "localtime"}),
     ),
 )
 
@@ -73,11 +97,13 @@ class Fingerprint:
     """The code closure of one entry point, and the one key that stands for all of it.
 
     ``code``: per function or class reached, ``module:qualname`` → (kind ``f`` function, ``c``
-    class, ``m`` whole module file; the file; a digest). ``constants``: per value read,
-    ``module:name`` (or ``module:Class.attr``) → (file, digest). ``distributions``: name →
-    version. ``unseen``: what was read but cannot be part of the fingerprint. ``names``: every
-    name the user code reached uses (globals, and attributes read by name), for a caller to
-    ask whether it reads an attribute of what it is handed; not part of the record.
+    class, ``m`` whole module file, ``t`` a module's statements run at import; the file; a
+    digest). ``constants``: per value read, ``module:name`` (or ``module:Class.attr``) → (file,
+    digest). ``distributions``: name → version; ``installed_files``: name → the digest of the
+    files it installed, where its ``RECORD`` lists them. ``unseen``: what was read but cannot
+    be part of the fingerprint. ``names``: every name the user code reached uses (globals, and
+    attributes read by name), for a caller to ask whether it reads an attribute of what it is
+    handed; not part of the record.
     """
 
     key: str
@@ -88,6 +114,7 @@ class Fingerprint:
     python: str
     unseen: tuple[str, ...]
     names: frozenset[str] = frozenset()
+    installed_files: Mapping[str, str] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
         """The compact form kept in a run's event, which ``changes`` reads back."""
@@ -99,6 +126,7 @@ class Fingerprint:
             "constants": {k: list(v) for k, v in self.constants.items()},
             "dists": dict(self.distributions),
             "unseen": list(self.unseen),
+            **({"dist_files": dict(self.installed_files)} if self.installed_files else {}),
         }
 
 
@@ -125,15 +153,18 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
     code = dict(sorted(walk.code.items()))
     constants = dict(sorted(walk.constants.items()))
     dists = dict(sorted(walk.dists.items()))
+    files = dict(sorted(walk.dist_files.items()))
     # Files are named in the record, for people, but are not part of the key: the same code
     # checked out elsewhere is the same code.
     digest = blake3(entry)
-    parts = (
+    parts: tuple[Any, ...] = (
         python,
         {key: (kind, hexdigest) for key, (kind, _, hexdigest) in code.items()},
         {key: hexdigest for key, (_, hexdigest) in constants.items()},
         dists,
     )
+    if files:  # only then: a key made without any stays what it was
+        parts += (files,)
     digest.update(repr(parts).encode())
     return Fingerprint(
         key=digest.hexdigest()[:DIGEST],
@@ -142,8 +173,9 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         constants=constants,
         distributions=dists,
         python=python,
-        unseen=(*walk.unseen, *_read_while_running(walk.names)),
+        unseen=(*walk.unseen, *_read_while_running({*walk.names, *walk.clock, *walk.dists})),
         names=frozenset(walk.names),
+        installed_files=files,
     )
 
 
@@ -198,7 +230,8 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     for key in changed:
         if new_code[key][0] == "c" and any(o.startswith(key + ".") for o in changed):
             continue
-        found.append(f"code of {_code_name(key, new_code[key])} changed")
+        name = _code_name(key, new_code[key])
+        found.append(f"{name} changed" if new_code[key][0] == "t" else f"code of {name} changed")
     found += [f"now reaches {_code_name(k, v)}" for k, v in new_code.items() if k not in old_code]
     found += [
         f"no longer reaches {_code_name(k, v)}" for k, v in old_code.items() if k not in new_code
@@ -213,11 +246,14 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
         f"no longer reads {_constant_name(k, v)}" for k, v in old_data.items() if k not in new_data
     ]
     old_dists, new_dists = before.get("dists", {}), after.get("dists", {})
+    old_files, new_files = before.get("dist_files", {}), after.get("dist_files", {})
     for name, version in new_dists.items():
         if name not in old_dists:
             found.append(f"now uses installed {name} {version}")
         elif old_dists[name] != version:
             found.append(f"installed {name} changed ({old_dists[name]} → {version})")
+        elif name in old_files and name in new_files and old_files[name] != new_files[name]:
+            found.append(f"installed {name} {version} changed (installed again with other files)")
     found += [f"no longer uses installed {name}" for name in old_dists if name not in new_dists]
     if not found and before.get("key") != after.get("key"):
         found.append("the code changed")  # a part the record does not itemise (the class MRO)
@@ -238,6 +274,8 @@ def _code_name(key: str, value: Any) -> str:
     kind, file = value[0], value[1]
     if kind == "m":
         return f"module {module} ({file})"
+    if kind == "t":
+        return f"the statements {file} runs when imported"
     name = f"class {qualname}" if kind == "c" else f"{qualname.split('#')[0]}()"
     return f"{name} in {file}"
 

@@ -10,6 +10,13 @@ whole prefix is deliberately not excluded: a project checked out under ``/usr`` 
 with the system's Python would otherwise be taken for installed code, and its edits missed.
 Code without a file (built-in and frozen modules) belongs to the standard library when its
 module's name is one of the standard library's, and is otherwise treated as the user's.
+
+An installed distribution stands for itself by its version and by the digest of the files its
+``RECORD`` lists inside site-packages (each file's own hash, as the installer wrote it): a
+package installed again at the same version with other code or data (``pip install .`` of a
+project that never bumps its version) counts as changed, and the same wheel installed in
+another environment does not. A package no distribution claims stands for the files of its
+modules that are loaded.
 """
 
 from __future__ import annotations
@@ -110,18 +117,27 @@ def file_of_module(module_name: str) -> str | None:
 
 @lru_cache(maxsize=1024)
 def distribution_of(module_name: str) -> tuple[str, str]:
-    """``(distribution, version)`` standing for an installed or Oloproof module.
+    """``(distribution, version)`` standing for an installed or Oloproof module."""
+    name, version, _ = installed(module_name)
+    return name, version
+
+
+@lru_cache(maxsize=1024)
+def installed(module_name: str) -> tuple[str, str, str | None]:
+    """``(distribution, version, files)`` standing for an installed or Oloproof module.
 
     Found by the import name first, then through the ``top_level.txt`` and ``RECORD`` files of
-    the distributions installed beside the module. A module no distribution claims stands for
-    itself: the hash of its top-level file, so an edit to it still shows.
+    the distributions installed beside the module. ``files`` is the digest of what the
+    distribution's ``RECORD`` says it installed into site-packages (None without one). A
+    module no distribution claims stands for itself: the hash of its loaded modules' files, so
+    an edit to any of them still shows.
     """
     top = module_name.partition(".")[0]
     if place_of_name(top) is Place.TOOL:
-        return "oloproof", oloproof.__version__
+        return "oloproof", oloproof.__version__, None
     try:
         dist = importlib.metadata.distribution(top)
-        return dist.metadata["Name"] or top, dist.version
+        return dist.metadata["Name"] or top, dist.version, _files_of(dist)
     except importlib.metadata.PackageNotFoundError:
         pass
     filename = file_of_module(top) or _origin(top)
@@ -129,12 +145,47 @@ def distribution_of(module_name: str) -> tuple[str, str]:
         found = _claimed_by(top, _site_dir_of(Path(filename), top))
         if found is not None:
             return found
+        return top, f"unversioned {_loaded_files_digest(top, filename)}", None
+    return top, "unknown", None
+
+
+def _files_of(dist: importlib.metadata.Distribution) -> str | None:
+    """The digest of the files ``dist`` installed into site-packages, by their recorded hashes.
+
+    Left out: files outside site-packages (scripts, whose first line names the environment's
+    Python), the ``.dist-info`` folder (which installer wrote it, and from where) and files
+    recorded without a hash (bytecode compiled at install)."""
+    try:
+        text = dist.read_text("RECORD")
+    except OSError:
+        return None
+    if not text:
+        return None
+    kept = []
+    for line in text.splitlines():
+        path, _, digest = line.rpartition(",")[0].rpartition(",")  # path,hash,size
+        top = path.partition("/")[0]
+        if digest and not path.startswith(("../", "/")) and not top.endswith(".dist-info"):
+            kept.append(f"{path},{digest}")
+    return blake3("\n".join(sorted(kept)).encode()).hexdigest()[:16]
+
+
+def _loaded_files_digest(top: str, filename: str) -> str:
+    """The hash of the files of ``top`` and its loaded submodules (of ``filename`` alone when
+    none is loaded)."""
+    files = {filename}
+    for name, module in list(sys.modules.items()):
+        if name == top or name.startswith(top + "."):
+            found = getattr(module, "__file__", None)
+            if isinstance(found, str):
+                files.add(found)
+    digest = blake3()
+    for file in sorted(files):
         try:
-            digest = blake3(Path(filename).read_bytes()).hexdigest()[:16]
+            digest.update(Path(file).read_bytes())
         except OSError:
-            digest = "unreadable"
-        return top, f"unversioned {digest}"
-    return top, "unknown"
+            digest.update(b"<unreadable>")
+    return digest.hexdigest()[:16]
 
 
 def _origin(top: str) -> str | None:
@@ -152,7 +203,7 @@ def _site_dir_of(filename: Path, top: str) -> Path:
     return parent.parent if parent.name == top else parent
 
 
-def _claimed_by(top: str, site_dir: Path) -> tuple[str, str] | None:
+def _claimed_by(top: str, site_dir: Path) -> tuple[str, str, str | None] | None:
     try:
         infos = sorted(site_dir.glob("*.dist-info"))
     except OSError:
@@ -162,5 +213,5 @@ def _claimed_by(top: str, site_dir: Path) -> tuple[str, str] | None:
         listed = (dist.read_text("top_level.txt") or "").split()
         record = dist.read_text("RECORD") or ""
         if top in listed or f"\n{top}/" in "\n" + record or f"\n{top}." in "\n" + record:
-            return dist.metadata["Name"] or info.name, dist.version
+            return dist.metadata["Name"] or info.name, dist.version, _files_of(dist)
     return None

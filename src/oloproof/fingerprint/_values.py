@@ -82,6 +82,9 @@ _AS_DATA: dict[type, Callable[[Any], Any]] = {
 # A method of a type written in C (``str.upper``, ``dict.fromkeys``): its type and name say it all.
 _C_METHODS = (MethodDescriptorType, WrapperDescriptorType, ClassMethodDescriptorType)
 _REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
+# The types of a function compiled by Cython (``numpy.random.randint``'s): not a Python function
+# nor a built-in one to ``types``, and its type's module (``_cython_3_2_4``) cannot be imported.
+_COMPILED_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function"})
 
 
 class _TooLarge(Exception):
@@ -209,6 +212,10 @@ class Values:
                 self.stand_for(module, place_of_name(module))
             else:  # a method of a value (``TABLE.get``): the value is what it reads
                 self._encode(bound, out, budget, label, owner)
+        elif type(v).__name__ in _COMPILED_FUNCTIONS and isinstance(v.__module__, str):
+            # Like a built-in function: its module and name, and what stands for its module.
+            out += b"B" + f"{v.__module__}.{v.__qualname__}".encode()
+            self.stand_for(v.__module__, place_of_name(v.__module__))
         elif isinstance(v, _C_METHODS):
             out += b"D" + v.__name__.encode() + self.class_reference(v.__objclass__)
         elif isinstance(v, staticmethod | classmethod):
@@ -359,7 +366,7 @@ def _wrapped(value: Any) -> Any:
 
 
 def class_key(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
+    return f"{_module_of(cls)}:{cls.__qualname__}"
 
 
 def display(label: str) -> str:
@@ -367,6 +374,14 @@ def display(label: str) -> str:
 
 
 def place_of_class(cls: type) -> Place:
-    if cls.__module__ == "builtins":
+    module = _module_of(cls)
+    if module == "builtins" or not module:
+        # A type without a module (an extension's metatype, whose ``__module__`` is the
+        # descriptor it gives its instances) is part of what stands for its instances.
         return Place.STDLIB
-    return place_of_name(cls.__module__)
+    return place_of_name(module)
+
+
+def _module_of(cls: type) -> str:
+    module = getattr(cls, "__module__", None)
+    return module if isinstance(module, str) else ""

@@ -8,7 +8,14 @@ that is a global of its module is followed, whether the code reads it as a globa
 attribute of something else; an attribute of an imported user module (``helper.f``) is followed
 when the code names it; a method reached through the entry class resolves every name it uses
 against that class's whole MRO (so ``self.x``, ``type(self).x`` and ``super().x`` are all
-covered); an import inside a function is followed to the module it loads.
+covered); an import inside a function is followed to the module it loads. Code that looks
+names up by a string it makes (``getattr``, ``globals()``, ``vars``) takes every name of the
+user's modules it holds, and of its class. Once the functions are walked, the statements each
+user module reached runs at import (``oloproof.fingerprint._toplevel``) are read, and what they
+name is walked in turn.
+
+What cannot be seen but can be named is listed for the report: the shared objects behind a
+library module's methods (``random.random``), the clock read through the time module.
 
 The values it reads (module-level names, class attributes, defaults, captured cells) are
 encoded by ``oloproof.fingerprint._values``.
@@ -22,22 +29,24 @@ import importlib.util
 import inspect
 import os
 import sys
+import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from types import CodeType, FunctionType, ModuleType
+from types import BuiltinFunctionType, CodeType, FunctionType, MethodType, ModuleType
 from typing import Any
 
 from blake3 import blake3
 
 from oloproof.fingerprint._places import (
     Place,
-    distribution_of,
     file_of_module,
+    installed,
     place_of_file,
     place_of_function,
     place_of_module,
 )
+from oloproof.fingerprint._toplevel import top_level
 from oloproof.fingerprint._values import (
     Values,
     class_key,
@@ -71,6 +80,14 @@ _COMPUTED = (
 )
 # A module's own paths, which name the folder it was loaded from.
 _OWN_PATHS = frozenset({"__file__", "__cached__"})
+# What looks a name up by a string the code makes while it runs: ``getattr(handlers, name)``,
+# ``globals()[name]``, ``vars(module)[name]``, ``operator.attrgetter(name)``.
+_BY_NAME = frozenset({"getattr", "globals", "vars", "attrgetter", "methodcaller"})
+_OWN_NAMESPACE = frozenset({"globals", "vars", "modules"})
+# What reads the clock, found by what it is (``from time import time``) or, for a name the
+# time module shares with itself, by the attribute the code loads (``time.time()``).
+_CLOCKS: dict[Any, str] = {time.time: "time", time.time_ns: "time_ns"}
+_ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
 
 class Walk(Values):
@@ -83,17 +100,23 @@ class Walk(Values):
         self.code: dict[str, tuple[str, str, str]] = {}  # key -> (kind, file, digest)
         self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
         self.dists: dict[str, str] = {}
+        self.dist_files: dict[str, str] = {}  # distribution -> digest of its installed files
         self.unseen: dict[str, None] = {}
+        self.clock: dict[str, None] = {}  # the names by which the code reads the clock
         # Every name the user code reached uses: globals, and the attributes it reads by name.
         self.names: set[str] = set()
         self._queue: deque[Callable[[], None]] = deque()
         self._scheduled: set[tuple[int, int]] = set()
         self._done: set[tuple[str, str, int]] = set()
         self._keep: list[Any] = []  # keeps what was scheduled alive, so ids stay unique
+        self._top_done: set[str] = set()  # modules whose top-level statements were read
 
     def run(self) -> None:
-        while self._queue:
-            self._queue.popleft()()
+        while True:
+            while self._queue:
+                self._queue.popleft()()
+            if not self._top_levels():  # they may reach more code, to walk in turn
+                return
 
     # --- entry points ----------------------------------------------------------------------
 
@@ -159,11 +182,21 @@ class Walk(Values):
         self._record_code(key, "f", self.file_label(fn.__code__.co_filename, fn.__module__), digest)
         namespace = fn.__globals__
         module = fn.__module__ or str(namespace.get("__name__", ""))
+        libraries: list[tuple[str, ModuleType]] = []
         for name in names:
             if name in namespace:
-                self.global_value(module, name, namespace[name], names)
+                value = namespace[name]
+                self.global_value(module, name, value, names)
+                if isinstance(value, ModuleType) and _shares_state(value, names):
+                    libraries.append((name, value))
             if owner is not None:
                 self.attribute(owner, name)
+        if libraries:
+            self._shared_state(fn.__code__, libraries)
+        if not _BY_NAME.isdisjoint(names):
+            self._looked_up_by_name(namespace, module, owner, names)
+        if "time" in names or "time_ns" in names:
+            self._clock(fn.__code__, namespace, names)
         package = namespace.get("__package__")
         for name, level, fromlist in imports:
             if not name and not level:
@@ -343,8 +376,10 @@ class Walk(Values):
             if filename is not None:
                 self._module_file(module, filename)
             return
-        dist, version = distribution_of(module)
+        dist, version, files = installed(module)
         self.dists[dist] = version
+        if files is not None:
+            self.dist_files[dist] = files
 
     def constant(self, label: str, file: str, material: bytes) -> None:
         self.constants[label] = (file, blake3(material).hexdigest()[:DIGEST])
@@ -362,6 +397,111 @@ class Walk(Values):
             label = Path(path[len(self._base) + 1 :]).as_posix() if inside else path
             self._labels[filename] = label
         return label
+
+    # --- names looked up while the code runs, and what the modules do when imported --------
+
+    def _looked_up_by_name(
+        self, namespace: dict[str, Any], module: str, owner: type | None, names: Iterable[str]
+    ) -> None:
+        """Code that may look a name up by a string it makes (``getattr(handlers, name)``,
+        ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
+        counts (of its own module's too, when it uses ``globals``, ``vars`` or ``sys.modules``)
+        and, for a method, every attribute of its class."""
+        held = [namespace.get(name) for name in names]
+        modules = [m for m in held if isinstance(m, ModuleType)]
+        own = sys.modules.get(module)
+        if own is not None and not _OWN_NAMESPACE.isdisjoint(names):
+            modules.append(own)  # ``globals()[name]``, ``getattr(sys.modules[__name__], name)``
+        for value in modules:
+            if place_of_module(value, value.__name__) is Place.USER:
+                everything = [n for n in list(vars(value)) if not _is_dunder(n)]
+                self.module_attributes(value, everything)
+        if owner is not None:
+            for klass in owner.__mro__:
+                if place_of_class(klass) is Place.USER:
+                    for name in list(vars(klass)):
+                        if not _is_dunder(name):
+                            self.attribute(owner, name)
+
+    def _shared_state(self, code: CodeType, libraries: list[tuple[str, ModuleType]]) -> None:
+        """Methods of one object a library module shares with the whole process, which the code
+        calls through the module (``random.random()``, ``numpy.random.randint()``): the state of
+        that object (its seed, wherever it was set) is listed as unseen. Read from the
+        bytecode, as the module's name and the method's may be one (``RNG.random()`` with
+        ``random`` imported calls no method of the module)."""
+        for name, library in libraries:
+            for chain in _attribute_chains(code, name):
+                holder: Any = library
+                for step, attribute in enumerate(chain):
+                    value = _module_attribute(holder, attribute)
+                    if _bound_to_an_object(value):
+                        label = ".".join((library.__name__, *chain[: step + 1]))
+                        self.value(value, label, None)
+                        break
+                    holder = value
+
+    def _clock(self, code: CodeType, namespace: dict[str, Any], names: Iterable[str]) -> None:
+        """Whether the code reads the time of day through the time module (``time.time()``, or
+        ``time`` imported from it): its name is one the module shares with itself, so the
+        attribute loads tell."""
+        for name in names:
+            value = namespace.get(name)
+            try:
+                clock = _CLOCKS.get(value)
+            except TypeError:  # an unhashable value
+                clock = None
+            if clock is not None:
+                self.clock[f"time.{clock}"] = None
+            elif value is time:
+                for attribute in _CLOCKS.values():
+                    if _loads_attribute(code, (attribute,)):
+                        self.clock[f"time.{attribute}"] = None
+
+    def _top_levels(self) -> bool:
+        """The statements run at import (``oloproof.fingerprint._toplevel``) of each user module
+        the walk reached, of the packages above them and of the user modules they import (a
+        module imported only for what it does, ``import seeding``). Whether there were any new
+        modules to read."""
+        # Sorted: the walk's order (which numbers two functions of one name) never depends on
+        # the process's hash seed.
+        pending = sorted({key.partition(":")[0] for key in (*self.code, *self.constants)})
+        new = False
+        while pending:
+            name = pending.pop()
+            if name in self._top_done:
+                continue
+            self._top_done.add(name)
+            module = sys.modules.get(name)
+            if module is None or name == "__main__" or f"{name}:" in self.code:
+                continue  # not loaded, a script, or counted whole already
+            if place_of_module(module, name) is not Place.USER:
+                continue
+            new = True
+            pending.append(name.rpartition(".")[0])
+            imported = [v for v in list(vars(module).values()) if isinstance(v, ModuleType)]
+            pending += [v.__name__ for v in imported]
+            self._top_level(module)
+        return new
+
+    def _top_level(self, module: ModuleType) -> None:
+        """A module's acting top-level statements, and the values and code they name."""
+        filename = getattr(module, "__file__", None)
+        found = top_level(filename) if isinstance(filename, str) else None
+        if found is None or not isinstance(filename, str):
+            return
+        self.names.update(found.names)  # ``os.environ[...]``, ``open(...)``: said as unseen
+        namespace = vars(module)
+        for name in found.names:
+            if name not in namespace or _is_dunder(name):
+                continue
+            value = namespace[name]
+            place = place_of_module(value, value.__name__) if _is_module(value) else Place.USER
+            if place is Place.USER:
+                self.global_value(module.__name__, name, value, found.names)
+            else:  # a library (``dspy.configure``): its version; what is called on it is set
+                self.stand_for(value.__name__, place)
+        key = f"{module.__name__}:<top level>"
+        self._record_code(key, "t", self.file_label(filename, None), blake3(found.dump.encode()))
 
     # --- values -----------------------------------------------------------------------------
 
@@ -451,6 +591,77 @@ def _const(value: Any) -> bytes:
     if isinstance(value, float):
         return b"f" + value.hex().encode()
     return f"{type(value).__name__}:{value!r}".encode("utf-8", "surrogatepass")
+
+
+def _is_module(value: Any) -> bool:
+    return isinstance(value, ModuleType)
+
+
+def _shares_state(module: ModuleType, names: Iterable[str]) -> bool:
+    """Whether a library ``module`` (or a submodule of it) has, among ``names``, a method bound
+    to an object: a cheap test before the bytecode is read."""
+    if place_of_module(module, module.__name__) is Place.USER:
+        return False
+    for name in names:
+        value = _module_attribute(module, name)
+        if _bound_to_an_object(value):
+            return True
+        inside = isinstance(value, ModuleType) and value.__name__.startswith(f"{module.__name__}.")
+        if inside and _shares_state(value, [n for n in names if n != name]):
+            return True
+    return False
+
+
+def _module_attribute(holder: Any, name: str) -> Any:
+    """``holder.name`` when ``holder`` is a module, read without running its code (a submodule
+    loaded but not yet bound in its package, as numpy binds ``numpy.random``, included)."""
+    if not isinstance(holder, ModuleType):
+        return None
+    found = vars(holder).get(name)
+    return found if found is not None else sys.modules.get(f"{holder.__name__}.{name}")
+
+
+def _attribute_chains(code: CodeType, name: str) -> Iterator[tuple[str, ...]]:
+    """The attributes the code loads one after another from the global ``name`` (``np.random.
+    randint`` gives ``("random", "randint")``), in it and in the code nested in it."""
+    chain: list[str] | None = None
+    for instruction in dis.get_instructions(code):
+        if instruction.opname in _SKIPPED:
+            continue
+        if chain is not None and instruction.opname in _ATTRIBUTE_LOADS:
+            chain.append(str(instruction.argval))
+            continue
+        if chain:
+            yield tuple(chain)
+        loads = instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+        chain = [] if loads and instruction.argval == name else None
+    if chain:
+        yield tuple(chain)
+    for const in code.co_consts:
+        if isinstance(const, CodeType):
+            yield from _attribute_chains(const, name)
+
+
+def _bound_to_an_object(value: Any) -> bool:
+    """A method bound to an object, not to a module or a class (``random.random``)."""
+    if not isinstance(value, MethodType | BuiltinFunctionType):
+        return False
+    bound = value.__self__
+    return bound is not None and not isinstance(bound, ModuleType | type)
+
+
+def _loads_attribute(code: CodeType, attributes: Iterable[str]) -> bool:
+    """Whether ``code`` (or code nested in it) loads one of ``attributes`` as an attribute."""
+    wanted = set(attributes)
+    if wanted.isdisjoint(code.co_names):
+        found = False
+    else:
+        found = any(
+            i.opname in _ATTRIBUTE_LOADS and i.argval in wanted for i in dis.get_instructions(code)
+        )
+    return found or any(
+        _loads_attribute(c, wanted) for c in code.co_consts if isinstance(c, CodeType)
+    )
 
 
 def _is_dunder(name: str) -> bool:
