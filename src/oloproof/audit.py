@@ -19,13 +19,17 @@ as a convenience, these checks re-derive it and report each one that no longer m
    the rules it was made by (``count_rules_need_suite``: a schema 1 decision let a count
    PASS on a subset; ``counts_missing_repeats``: a schema 2 decision left a repeated run's
    repeats without a verdict out of its counts and reasons; ``no_evidence_blocks``: a schema 3
-   decision let a gate with nothing under it pass when ``block_on`` let its rules through).
+   decision let a gate with nothing under it pass when ``block_on`` let its rules through;
+   ``missing_any_value``: a schema 4 decision counted a missing case of a graded metric as 0
+   and 1 alone, Clopper-Pearson when its observed values were all 0 or 1).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
    (``oloproof.diagnosis.audit``).
 5. Comparisons: every comparison equals ``compare.derive_comparison`` of the two runs' case
-   results and the recorded policy (the recording ``oloproof_version`` aside).
+   results and the recorded policy (the recording ``oloproof_version`` aside), under the rules
+   it was made by (``no_evidence_blocks``: a schema 4 comparison let a gate with nothing under
+   it pass when ``block_on`` let its rules through).
 6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -235,6 +239,7 @@ def _check_decision(
             count_rules_need_suite=decision.body["count_rules_need_suite"],
             counts_missing_repeats=decision.body["counts_missing_repeats"],
             no_evidence_blocks=decision.body["no_evidence_blocks"],
+            missing_any_value=decision.body["missing_any_value"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
@@ -470,6 +475,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             results=read,
             like_for_like=body["like_for_like"],
             counts_missing_repeats=body["counts_missing_repeats"],
+            no_evidence_blocks=body["no_evidence_blocks"],
             # Only a comparison that counted some says so; one recorded before they were
             # counted, of runs that had not finished, is read as it was made.
             counts_not_run="not_run" in body,

@@ -205,6 +205,10 @@ class DecisionBody(TypedDict):
     # Whether a gate with nothing under it (no case answered, or a rule that observed no case)
     # blocks whatever block_on says; False before schema 4, which let block_on pass it.
     no_evidence_blocks: bool
+    # Whether a missing case of a metric whose values can lie between 0 and 1 (graded, or
+    # pass/fail over repeats) counts at whichever of them bounds the interval widest, the
+    # method included; False before schema 5, which counted it as 0 and 1 alone.
+    missing_any_value: bool
     rules: list[Map]
     gate: Gate
 
@@ -279,6 +283,9 @@ class ComparisonBody(TypedDict):
     # Whether a repeat without a verdict counts against the candidate (schema 4) rather than
     # its case being read as the mean of its judged repeats.
     counts_missing_repeats: bool
+    # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
+    # blocks whatever block_on says; False before schema 5, which let block_on pass it.
+    no_evidence_blocks: bool
     paired_cases: int
     unpaired: list[Map]
     metrics: list[Map]

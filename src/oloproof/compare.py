@@ -39,6 +39,11 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    on the unrounded interval; an undecided non-inferiority rule on a pass/fail metric carries the
    planning projection of statistics.md D when there are discordant pairs and no missing pair
    or repeat (more paired cases cannot answer the missing ones).
+5a. A gate with nothing under it (no case paired, or a rule that read no pair:
+   ``pairing.compared_on_nothing``) blocks whatever ``block_on`` says, as a release gate with
+   nothing under it does: letting INSUFFICIENT_EVIDENCE through is a choice about thin
+   evidence, not a way to pass a candidate that showed none. (A comparison recorded at schema
+   4 let ``block_on`` pass it, and is re-derived so: ``no_evidence_blocks``.)
 6. The comparison is one ``oloproof.comparison`` event whose body holds everything needed to
    print it again; this module builds and records it and returns plain data. It never prints.
 """
@@ -60,7 +65,14 @@ from oloproof.calibration import judge_check, judge_identities
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
 from oloproof.metrics import RecordedCases, slice_value
-from oloproof.pairing import expected_key, unpaired_reason
+from oloproof.pairing import (
+    EVALUATOR_CHANGED,
+    METRIC_NOT_COMPARED,
+    NO_PAIRED_CASES,
+    compared_on_nothing,
+    expected_key,
+    unpaired_reason,
+)
 from oloproof.policy import JudgeStanding, RuleDecision, calibrations_relied_on, gate
 from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
@@ -170,12 +182,14 @@ def derive_comparison(
     like_for_like: bool = True,
     counts_missing_repeats: bool = True,
     counts_not_run: bool = True,
+    no_evidence_blocks: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
-    ``counts_missing_repeats`` and ``counts_not_run`` as a comparison recorded with them is
-    re-derived (one recorded before planned cases that never ran were counted says none).
+    ``counts_missing_repeats``, ``counts_not_run`` and ``no_evidence_blocks`` as a comparison
+    recorded with them is re-derived (one recorded before planned cases that never ran were
+    counted says none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -191,6 +205,7 @@ def derive_comparison(
         like_for_like=like_for_like,
         counts_missing_repeats=counts_missing_repeats,
         counts_not_run=counts_not_run,
+        no_evidence_blocks=no_evidence_blocks,
         calibrations=ledger,
     )
 
@@ -222,6 +237,7 @@ def build_comparison(
         like_for_like=True,
         counts_missing_repeats=True,
         counts_not_run=True,
+        no_evidence_blocks=True,
         calibrations=None,
     )
 
@@ -237,6 +253,7 @@ def _comparison(
     like_for_like: bool,
     counts_missing_repeats: bool,
     counts_not_run: bool,
+    no_evidence_blocks: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -263,6 +280,7 @@ def _comparison(
         "policy_path": str(policy_path) if policy_path is not None else None,
         "like_for_like": like_for_like,
         "counts_missing_repeats": counts_missing_repeats,
+        "no_evidence_blocks": no_evidence_blocks,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -281,7 +299,7 @@ def _comparison(
         "min_slice_support": support,
         "slices": _slice_rows(slices, compared, pairing, level, support),
         "decisions": [_decision_body(d, r) for d, r in decisions],
-        "gate": _gate_body(policy, [d for d, _ in decisions]),
+        "gate": _gate_body(policy, [d for d, _ in decisions], pairing.paired, no_evidence_blocks),
     }
 
 
@@ -750,7 +768,7 @@ def _decide(
             # The difference would mix the change to the system with the change to the
             # measurement: no margin can be read from it.
             decision = RuleDecision(
-                rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "evaluator_changed"
+                rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", EVALUATOR_CHANGED
             )
             decided.append((decision, rule))
         else:
@@ -768,16 +786,14 @@ def _decide_rule(
     judge's metric before its judge's calibration clears the rule (``standing``)."""
     test, margin = rule.test
     if pairs is None:
-        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "metric_not_compared")
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", METRIC_NOT_COMPARED)
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
     if standing is not None and standing.outcome is not None:
         reason = standing.reason or "judge_not_calibrated"
         return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     diff = _bounded(pairs, level)
     if diff is None:
-        return RuleDecision(
-            rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", "no_paired_cases", judged
-        )
+        return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", NO_PAIRED_CASES, judged)
     interval = Interval(diff["lower"], diff["upper"], level, diff["method"])
     outcome, reason = _DECIDERS[test](interval, margin)
     paired = len(pairs.values) + len(pairs.partial)
@@ -834,9 +850,15 @@ def _decision_body(decision: RuleDecision, rule: CompareRule) -> dict[str, Any]:
 
 
 def _gate_body(
-    policy: ComparePolicy | None, decisions: Sequence[RuleDecision]
+    policy: ComparePolicy | None,
+    decisions: Sequence[RuleDecision],
+    paired: int,
+    no_evidence_blocks: bool,
 ) -> dict[str, Any] | None:
+    """The gate (5a): ``no_evidence_blocks`` shuts one with nothing under it whatever
+    ``block_on`` lists; a comparison recorded before (schema 4) is re-derived without it."""
     if policy is None:
         return None
-    outcome = gate(decisions, policy.block_on)
+    unevidenced = compared_on_nothing((d.reason for d in decisions), paired)
+    outcome = gate(decisions, policy.block_on, unevidenced=no_evidence_blocks and unevidenced)
     return {"blocked": outcome.blocked, "exit_code": outcome.exit_code}

@@ -11,10 +11,10 @@ Every event body is a plain mapping of CBOR-able values. Types, with their curre
     oloproof.case        1  a case's expected values and metadata, when too long to inline
     oloproof.case_result 3  one case's place in one run: links the execution and its judgments
     oloproof.run_end     2  a run finished, was interrupted or was stopped
-    oloproof.decision    4  a policy applied to a run (rules and gate)
+    oloproof.decision    5  a policy applied to a run (rules and gate)
     oloproof.diagnosis   5  a diagnosis of a run's failures, linking its child runs
     oloproof.diagnosis_page 1  a run of a diagnosis's per-case records, in case-id order
-    oloproof.comparison  4  a paired comparison of two runs under a policy
+    oloproof.comparison  5  a paired comparison of two runs under a policy
     oloproof.calibration 1  a judge measured against human labels
 
 Schema versions are enforced on every read (``upcast``, which the store gives the ledger as
@@ -88,6 +88,13 @@ Changes so far:
   Schema 3 let it pass when ``block_on`` left its rules' outcomes out: ``False``, and
   ``verify`` re-derives it as it was made.
 
+- ``oloproof.decision`` 5: a missing case of a metric whose values can lie between 0 and 1 (a
+  graded one, or a pass/fail one over repeats) counts at whichever of those values bounds the
+  interval widest, the method it would choose included (``missing_any_value``). Schema 4
+  counted it as 0 and 1 alone, with Clopper-Pearson when the observed values were all 0 or 1,
+  though a value between would have made the interval betting and wider: ``False``, and
+  ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -102,6 +109,11 @@ Changes so far:
   candidate (``counts_missing_repeats``), and its metric row and decisions say how many
   (``partial``, ``missing_repeats``). Schema 3 read such a case as the mean of its judged
   repeats: ``False``, and ``verify`` re-derives it as it was made.
+
+- ``oloproof.comparison`` 5: a gate with nothing under it (no case paired, or a rule that read
+  no pair of its metric) blocks whatever ``block_on`` says (``no_evidence_blocks``), as a
+  decision's does since its schema 4. Schema 4 let it pass when ``block_on`` left its rules'
+  outcomes out: ``False``, and ``verify`` re-derives it as it was made.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -137,9 +149,9 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 1,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 4,
-    DIAGNOSIS: 6,
-    COMPARISON: 4,
+    DECISION: 5,
+    DIAGNOSIS: 7,
+    COMPARISON: 5,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -180,6 +192,12 @@ def upcast_decision_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "no_evidence_blocks": False}
 
 
+def upcast_decision_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 counted a missing case of a graded metric as 0 and 1 alone, with
+    Clopper-Pearson when the observed values were all 0 or 1: ``missing_any_value`` is false."""
+    return {**body, "missing_any_value": False}
+
+
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 kept its case records in the body: no pages (the lists stay where they are)."""
     return {**body, "case_pages": [], "excluded_pages": []}
@@ -214,6 +232,14 @@ def upcast_diagnosis_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 6 checked a gold-context recovery neither against the control's context nor
+    against the retrieved text of its gold passages' ids, and selected a parent's cases that
+    failed in some repeats only neither way: the body is the same, and it is re-derived without
+    those checks (``diagnosis.derive.GOLD_CHECKED``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -232,6 +258,12 @@ def upcast_comparison_v3_v4(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "counts_missing_repeats": False}
 
 
+def upcast_comparison_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 4 let a gate with nothing under it (no case paired, or a rule that read no pair)
+    pass when ``block_on`` let its rules through: ``no_evidence_blocks`` is false."""
+    return {**body, "no_evidence_blocks": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -243,14 +275,17 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DECISION, 1): upcast_decision_v1_v2,
     (DECISION, 2): upcast_decision_v2_v3,
     (DECISION, 3): upcast_decision_v3_v4,
+    (DECISION, 4): upcast_decision_v4_v5,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
     (DIAGNOSIS, 4): upcast_diagnosis_v4_v5,
     (DIAGNOSIS, 5): upcast_diagnosis_v5_v6,
+    (DIAGNOSIS, 6): upcast_diagnosis_v6_v7,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,
+    (COMPARISON, 4): upcast_comparison_v4_v5,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

@@ -11,8 +11,10 @@ Caches, and where a result comes from (``CacheCounts``):
 
 - An execution is reused from an earlier run (a *hit*) when one of the same identity (the
   system's identity, which includes the code fingerprint and ``version``, any intervention, and
-  the case input) is stored and did not error, unless the run is ``--no-cache`` or the system
-  does not let its executions be reused (an HTTP endpoint without ``reuse``).
+  the case input; under a gold-context intervention, the case's gold passages too, which take
+  the retrieved context's place) is stored and did not error, unless the run is
+  ``--no-cache`` or the system does not let its executions be reused (an HTTP endpoint
+  without ``reuse``).
 - A judgment is reused when the execution it judges holds one of the same identity: the
   evaluator's spec and the values of exactly what it declares it reads
   (``oloproof.evaluators.reads``). A failed judge call is never reused.
@@ -541,7 +543,7 @@ async def _one_case(
     """Execute (or reuse) and judge one repeat of ``case``, counting where its results came
     from in ``counts``."""
     input_key = ev.identity_key(case.input)
-    identity = execution_identity(run.system_key, input_key, repeat)
+    identity = execution_identity(run.system_key, _given_key(run.spec, case, input_key), repeat)
     waiting = run.memory.executions.get(identity)
     if waiting is not None:  # a repeat of an input this run is executing or has just executed
         made = await waiting
@@ -570,6 +572,16 @@ async def _one_case(
         raise
     future.set_result(made)
     return body
+
+
+def _given_key(spec: RunSpec, case: Case, input_key: str) -> str:
+    """The key of what an execution of ``case`` is given: its input's key and, under a
+    gold-context intervention, its gold passages, which replace the retrieved context. Two cases
+    asking the same question with other gold passages are then two executions, never one shared
+    (the second would be handed the first's passages)."""
+    if (spec.intervention or {}).get("kind") != "gold-context":
+        return input_key
+    return ev.identity_key({"input": input_key, "gold": case.expected.get("gold_context", [])})
 
 
 def _made_earlier(run: _Run, identity: str) -> Made | None:

@@ -14,6 +14,12 @@ no verdict, the case never ran) is *missing*. It never leaves the evidence quiet
 the upper bound (``oloproof.stats.bounded_proportion`` / ``bounded_mean_counts``), and that is
 the interval rules decide on. A case result without a verdict for a criterion counts as missing
 (``no_verdict``) for it.
+
+A missing case of a metric whose values can lie between 0 and 1 (``MetricTally.graded``) could
+have had any of them, and its value would also have chosen the method: a value between 0 and
+1 makes the metric a mean even when every observed value is 0 or 1. Its bounded interval is
+therefore the widest that either method gives with the unknown values at their ends (decision
+schema 5; ``any_value``).
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from oloproof.stats import (
     bounded_mean_counts,
     bounded_proportion,
     clopper_pearson,
+    widest,
 )
 
 
@@ -60,8 +67,17 @@ class MetricTally:
     unconfirmed_repeats: int = 0
     """Of ``missing_repeats``, those of cases whose judged repeats all passed
     (``passes_unconfirmed``)."""
+    repeats: int = 1
+    """How many times the run executed each case (``--repeats``, from its case results): a
+    pass/fail case's value is then a pass rate, 1/K apart from 0 and from 1 at the nearest."""
+    any_value: bool = True
+    """Whether ``bounded_interval`` lets a missing case of a ``graded`` metric take any value
+    from 0 to 1 (today), or only 0 and 1 (decisions of schema 4 and before, which ``verify``
+    re-derives so: ``runner.decide_run``)."""
 
-    def add(self, summary: Mapping[str, Any]) -> None:
+    def add(self, summary: Mapping[str, Any], *, repeats: int = 1) -> None:
+        """Count one case's verdict summary; ``repeats``: how many times it was executed."""
+        self.repeats = max(self.repeats, repeats)
         status = summary["s"]
         if status == "pass":
             self.passed += 1
@@ -132,6 +148,13 @@ class MetricTally:
             return clopper_pearson(self.successes, n, level)
         return betting_interval_counts(self._value_counts(), level)
 
+    @property
+    def graded(self) -> bool:
+        """Whether a case's value can lie between 0 and 1: a graded metric's, or a pass/fail
+        metric's in a repeated run (a case's pass rate over its repeats; a pass/fail tally
+        holds values only there). A missing case of such a metric could have had any of them."""
+        return self.kind == "mean" or bool(self.values)
+
     def bounded_interval(
         self, level: float, *, proportion: bool | None = None, not_run: int = 0
     ) -> Interval | None:
@@ -139,25 +162,98 @@ class MetricTally:
 
         ``not_run`` adds cases of the run that never ran (an interrupted run) to the missing
         ones. With nothing missing it equals ``interval``; None when nothing was observed.
+
+        For a ``graded`` metric the lower bound is the lowest that any values of the missing
+        cases (and of the missing repeats) give, the upper bound the highest. Each method's
+        bounds only rise with each value, but the values also choose the method (all 0 or 1
+        is Clopper-Pearson, any other betting), so the extremes of both are joined
+        (``stats.widest``): Clopper-Pearson's with the unknown values at 0 or 1 where they
+        all can be (``_binary_completion``), and betting's with them at their ends, or as near
+        as a value the betting interval reads can be (``_read_as_mean``). Each way the values
+        could be chooses its own method there, so ``proportion`` changes nothing. With
+        ``any_value`` False, as decisions of schema 4 and before were made: a metric whose
+        observed values are all 0 or 1 (or ``proportion``) is Clopper-Pearson with the missing
+        cases at 0 and 1 alone.
         """
         n = self.observed
         if n == 0:
             return None
         missing = self.n_missing + not_run
-        if self.is_proportion if proportion is None else proportion:
+        as_proportion = self.is_proportion if proportion is None else proportion
+        if not (self.any_value and self.graded and (missing or self.partial)):
+            return self._bounded_at_0_and_1(level, as_proportion, missing)
+        low = self._read_as_mean(self._completed(missing, at_top=False), 0.0)
+        high = self._read_as_mean(self._completed(missing, at_top=True), 1.0)
+        lowers = [betting_interval_counts(low, level)]
+        uppers = [betting_interval_counts(high, level)]
+        for at_top, bounds_of in ((False, lowers), (True, uppers)):
+            binary = self._binary_completion(missing, at_top=at_top)
+            if binary is not None:
+                bounds_of.append(clopper_pearson(*binary, level))
+        return widest(lowers, uppers)
+
+    def _bounded_at_0_and_1(self, level: float, as_proportion: bool, missing: int) -> Interval:
+        """Every missing case at 0 for the lower bound and 1 for the upper, read with the
+        method the observed values choose: exact for a pass/fail metric without repeats (its
+        cases are 0 or 1 whatever they said), and how every decision of schema 4 and before
+        was made."""
+        n = self.observed
+        if as_proportion:
             return bounded_proportion(self.successes, n, missing, level)
         if not self.partial:
             return bounded_mean_counts(self._value_counts(), missing, level)
         # Cases with missing repeats: at their lower bounds for the lower end, upper for upper.
-        low, high = self._value_counts(), self._value_counts()
-        for (value, lower, upper), count in self.partial.items():
-            low[value] -= count
-            high[value] -= count
-            low[lower] += count
-            high[upper] += count
-        lower_end = bounded_mean_counts(+low, missing, level)
-        upper_end = bounded_mean_counts(+high, missing, level)
+        lower_end = betting_interval_counts(self._completed(missing, at_top=False), level)
+        upper_end = betting_interval_counts(self._completed(missing, at_top=True), level)
         return Interval(lower_end.lower, upper_end.upper, level, lower_end.method)
+
+    def _completed(self, missing: int, *, at_top: bool) -> Counter[float]:
+        """The value counts with every unknown value at the bottom of its range (or, ``at_top``,
+        the top): each missing case at 0 (1), each case with missing repeats at its value with
+        them failing (passing)."""
+        counts = self._value_counts()
+        for (value, lower, upper), count in self.partial.items():
+            counts[value] -= count
+            counts[upper if at_top else lower] += count
+        counts[1.0 if at_top else 0.0] += missing
+        return +counts
+
+    def _read_as_mean(self, counts: Counter[float], end: float) -> Counter[float]:
+        """``counts``, with the unknown values at ``end`` (0 or 1), as near as the betting
+        interval can read them: values all 0 or 1 are read by Clopper-Pearson, so then one
+        unknown value moves off ``end`` by the least a case's value can, 1/K for a pass rate
+        over K repeats. A graded value can lie as near as any, so its counts stay: the betting
+        bound there is the limit of values that approach 0 (or 1), not one reached."""
+        step = 1 / self.repeats if self.kind == "pass_fail" and self.repeats > 1 else 0.0
+        if not step or any(value not in (0.0, 1.0) for value in counts):
+            return counts
+        # Every unknown value is at ``end`` here, and one is. A missing case can be ``step``
+        # from it; a case with missing repeats too, unless some of its repeats were excluded
+        # (fewer repeats make a coarser step), where the bound is then a little wider.
+        moved = Counter(counts)
+        moved[end] -= 1
+        moved[abs(end - step)] += 1
+        return +moved
+
+    def _binary_completion(self, missing: int, *, at_top: bool) -> tuple[int, int] | None:
+        """(passes, cases) of the lowest (``at_top``: highest) way the unknown values could all
+        be 0 or 1, which the Clopper-Pearson interval would read; None when some value cannot
+        be (an observed one between, or a case whose missing repeats leave it between)."""
+        counts = self._value_counts()
+        for (value, lower, upper), count in self.partial.items():
+            counts[value] -= count
+            # Its range reaches 0 only when no judged repeat passed, and 1 only when every one
+            # did (it has one), so at most one of the two is open to it, at either end.
+            if lower == 0.0:
+                counts[0.0] += count
+            elif upper == 1.0:
+                counts[1.0] += count
+            else:
+                return None
+        if any(count > 0 and value not in (0.0, 1.0) for value, count in counts.items()):
+            return None
+        cases = sum(counts.values()) + missing
+        return counts[1.0] + (missing if at_top else 0), cases
 
     def _value_counts(self) -> Counter[float]:
         counts = Counter(self.values)
@@ -202,8 +298,9 @@ class RunTally:
         if repeats:
             self._add_repeats(body, repeats)
         verdicts: Mapping[str, Any] = body["verdicts"]
+        executed = len(repeats) if repeats else 1
         for criterion, tally in self.metrics.items():
-            tally.add(verdicts.get(criterion, _NO_VERDICT))
+            tally.add(verdicts.get(criterion, _NO_VERDICT), repeats=executed)
         for name in self.slices:
             key = (name, slice_value(name, body))
             per_metric = self.slice_tallies.get(key)
@@ -211,7 +308,7 @@ class RunTally:
                 per_metric = {c: MetricTally(c, k) for c, k in self.criteria.items()}
                 self.slice_tallies[key] = per_metric
             for criterion, tally in per_metric.items():
-                tally.add(verdicts.get(criterion, _NO_VERDICT))
+                tally.add(verdicts.get(criterion, _NO_VERDICT), repeats=executed)
 
     def _add_repeats(self, body: Mapping[str, Any], repeats: list[Mapping[str, Any]]) -> None:
         errored = errored_repeats(repeats)

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
 from oloproof.display import fmt_points_interval, plural, printable
 from oloproof.metrics import MetricTally, RunTally
+from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
 from oloproof.results import (
     MISSING_DECIDES,
     NO_OBSERVED_CASES,
@@ -62,10 +63,11 @@ class MetricRow:
     """One metric's estimate, interval and evidence counts.
 
     ``estimate`` is over the observed cases. ``lower``/``upper`` is the interval rules decide
-    on: every missing case counted as failing for the lower bound and as passing for the upper
-    (the plain interval when nothing is missing). ``observed_lower``/``observed_upper`` is the
-    interval of the observed cases alone. ``missing`` includes planned cases that never ran
-    (reason ``not_run``).
+    on: every missing case counted as failing for the lower bound and as passing for the upper,
+    and for a graded metric at whichever value bounds it widest, the method included
+    (``MetricTally.bounded_interval``; the plain interval when nothing is missing).
+    ``observed_lower``/``observed_upper`` is the interval of the observed cases alone.
+    ``missing`` includes planned cases that never ran (reason ``not_run``).
     """
 
     criterion: str
@@ -83,6 +85,11 @@ class MetricRow:
     observed_upper: float | None = None
     missing_repeats: int = 0
     """In a repeated run: repeats of observed cases without a verdict (counted against)."""
+    method: str | None = None
+    """How ``lower``/``upper`` were made (``stats``: ``clopper-pearson``, ``betting``, or
+    both joined by ``+`` when each bound came from another), None without an interval. A
+    graded metric shown as a proportion (its observed values all 0 or 1) may read ``betting``
+    with missing cases: a value of theirs between 0 and 1 would be read by that method."""
 
 
 @dataclass(frozen=True)
@@ -281,6 +288,61 @@ def evidence_line(report: RunReport) -> str | None:
     return said
 
 
+def comparison_evidence_line(body: Mapping[str, Any]) -> str | None:
+    """The line said under a comparison's gate that stands on nothing
+    (``pairing.compared_on_nothing``): no case was paired, or rules read no pair of their
+    metric. Worded as a run's (``evidence_line``): it says why the gate blocks when nothing
+    else would have (``block_on`` lets every rule's outcome through), and, for a gate an
+    earlier release let pass (comparison schema 4 and before), that ``block_on`` alone let
+    it. The terminal output, ``inspect``, the Markdown summary, JUnit and the viewer all say
+    this one; ``body`` is the comparison's, as read."""
+    decisions: Sequence[Mapping[str, Any]] = body["decisions"]
+    paired = int(body["paired_cases"])
+    if body.get("gate") is None or not compared_on_nothing(
+        (d["reason"] for d in decisions), paired
+    ):
+        return None
+    if paired == 0:
+        said = f"No case was paired: {_unpaired_text(body)}, so no rule had a pair to decide on"
+    else:
+        unobserved = [str(d["id"]) for d in decisions if d["reason"] in NO_PAIR_REASONS]
+        changed = [str(d["id"]) for d in decisions if d["reason"] == EVALUATOR_CHANGED]
+        parts = [_rules_said(unobserved, "observed no pair")] if unobserved else []
+        if changed:
+            why = "compared a metric the two runs judged with different evaluators"
+            parts.append(_rules_said(changed, why))
+        said = "; ".join(parts)
+    outcomes = [str(d["outcome"]) for d in decisions]
+    if not body["gate"]["blocked"]:
+        let_through = dict.fromkeys(o for o in outcomes if o != "PASS")
+        return (
+            f"{said}; the gate passed only because block_on does not list "
+            f"{' or '.join(let_through)}, which an earlier release allowed"
+        )
+    block_on = (body.get("policy") or {}).get("block_on") or []
+    if not any(o in block_on for o in outcomes):
+        return f"{said}; that alone blocks the gate, whatever block_on lists"
+    return said
+
+
+def _rules_said(ids: Sequence[str], why: str) -> str:
+    """``Rule a {why}, so nothing decided it``, or ``Rules a, b {why}, ... them``."""
+    if len(ids) == 1:
+        return f"Rule {ids[0]} {why}, so nothing decided it"
+    return f"Rules {', '.join(ids)} {why}, so nothing decided them"
+
+
+def _unpaired_text(body: Mapping[str, Any]) -> str:
+    """Why a comparison paired no case, as its ``not paired`` lines count them:
+    ``5 errored in candidate``, ``3 only in candidate, 2 only in baseline and 1 not run``."""
+    said = [f"{u['count']} {str(u['reason']).replace('_', ' ')}" for u in body["unpaired"]]
+    if body.get("not_run"):
+        said.append(f"{body['not_run']} not run")
+    if not said:
+        return "neither run holds a case"
+    return " and ".join([", ".join(said[:-1]), said[-1]]) if len(said) > 1 else said[0]
+
+
 def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
     """For a comparison rule that missing pairs or repeats without a verdict decided, what
     decided it and what the paired cases alone give; None for any other rule."""
@@ -388,6 +450,7 @@ def metric_row(
         observed_lower=observed.lower if observed else None,
         observed_upper=observed.upper if observed else None,
         missing_repeats=tally.missing_repeats,
+        method=bounded.method if bounded else None,
     )
 
 

@@ -730,6 +730,7 @@ def decide_run(
     count_rules_need_suite: bool = True,
     counts_missing_repeats: bool = True,
     no_evidence_blocks: bool = True,
+    missing_any_value: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -749,13 +750,21 @@ def decide_run(
     ``no_evidence_blocks``: a gate with nothing under it (no case answered, or a rule that
     observed no case: ``results.stands_on_nothing``) blocks whatever ``block_on`` says. A
     decision recorded before that (schema 3) is re-derived without it, as it was made.
+
+    ``missing_any_value``: a missing case of a metric whose values can lie between 0 and 1
+    counts at whichever of them bounds its interval widest, the method included
+    (``MetricTally.bounded_interval``). A decision recorded before that (schema 4) counted it
+    as 0 and 1 alone, and is re-derived so.
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
     check = judge_check(ledger, specs, policy.confidence_level)
+    metrics = tally.metrics
+    if not missing_any_value:
+        metrics = {c: dataclasses.replace(t, any_value=False) for c, t in metrics.items()}
     decisions = decide_policy(
         policy,
-        tally.metrics,
+        metrics,
         check,
         # Planned cases that never ran (an interrupted run) count as missing for every rule.
         not_run=not_run(run_body, tally.cases),
@@ -772,6 +781,7 @@ def decide_run(
         "count_rules_need_suite": count_rules_need_suite,
         "counts_missing_repeats": counts_missing_repeats,
         "no_evidence_blocks": no_evidence_blocks,
+        "missing_any_value": missing_any_value,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }

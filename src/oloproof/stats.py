@@ -18,11 +18,14 @@ Missing cases (errored, timed out, not run, no verdict) count against every deci
 the missing cases would have been, by counting each as a fail (0) for the lower bound and as a
 pass (1) for the upper. Both bounds are monotone in every value, so the result is exactly the
 union of the intervals of all possible completions; with nothing missing it is the plain one.
+Where the missing values also choose the method (a graded metric whose observed values are all
+0 or 1), :func:`widest` joins the extremes of each method a completion could be read with.
 
 All intervals are at ``level`` (default 0.95, alpha = 1 - level) and are returned as
 :class:`~oloproof.results.Interval` with ``method`` set to one of :data:`CLOPPER_PEARSON`,
-:data:`BETTING` or :data:`PAIRED_BETTING`. Differences are in fraction units (0.05 is five
-points); :mod:`oloproof.display` does the x100 and the rounding.
+:data:`BETTING` or :data:`PAIRED_BETTING` (or two joined by ``+``, from :func:`widest`).
+Differences are in fraction units (0.05 is five points); :mod:`oloproof.display` does the x100
+and the rounding.
 
 numpy and scipy are imported inside the functions that need them, so importing this module
 stays cheap (``oloproof --help`` never pays for scipy). Within :func:`remembered`, the two
@@ -71,6 +74,7 @@ __all__ = [
     "paired_difference",
     "planning_total",
     "remembered",
+    "widest",
 ]
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE"]
@@ -414,6 +418,27 @@ def bounded_mean_counts(counts: Mapping[float, int], missing: int, level: float 
     lower = betting_interval_counts(low, level).lower
     upper = betting_interval_counts(high, level).upper
     return Interval(lower, upper, level, BETTING)
+
+
+def widest(lowers: Sequence[Interval], uppers: Sequence[Interval]) -> Interval:
+    """The lowest lower bound of ``lowers`` and the highest upper bound of ``uppers``.
+
+    For a bound that must hold whichever of several intervals applies: a missing case of a
+    graded metric whose observed values are all 0 or 1 decides by its value which method the
+    metric's interval is (Clopper-Pearson for 0 or 1, betting for a value between), so its
+    lower bound is the lower of the two methods' lowest. The method names where the bounds
+    came from: one method, or ``lower's+upper's`` when they differ. Of equal bounds the first
+    given wins. Raises ``ValueError`` when either sequence is empty or the levels differ.
+    """
+    if not lowers or not uppers:
+        raise ValueError("widest needs at least one interval for each bound")
+    levels = {iv.level for iv in (*lowers, *uppers)}
+    if len(levels) != 1:
+        raise ValueError(f"intervals at different levels cannot be joined: {sorted(levels)}")
+    low = min(lowers, key=lambda iv: iv.lower)
+    high = max(uppers, key=lambda iv: iv.upper)
+    method = low.method if low.method == high.method else f"{low.method}+{high.method}"
+    return Interval(low.lower, high.upper, low.level, method)
 
 
 # ---------------------------------------------------------------------- paired differences

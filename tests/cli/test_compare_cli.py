@@ -300,7 +300,12 @@ def test_no_paired_cases_and_the_rules_on_them() -> None:
         "  same  answer_correct  equivalence, margin 2.5 points  INSUFFICIENT_EVIDENCE  "
         "no_paired_cases"
     ) in lines
-    assert lines[-1] == "Gate: BLOCK (exit 3)"
+    # block_on (the default) lists INSUFFICIENT_EVIDENCE: the line says only what was paired.
+    assert lines[-2:] == [
+        "Gate: BLOCK (exit 3)",
+        "No case was paired: 1 only in candidate and 1 only in baseline, so no rule had a pair "
+        "to decide on",
+    ]
 
 
 def test_a_decided_rule_and_the_passing_gate() -> None:

@@ -67,7 +67,24 @@ def test_a_rule_on_a_metric_whose_evaluator_changed_is_not_decided(tmp_path: Pat
         "not-worse" in line and "INSUFFICIENT_EVIDENCE" in line and "evaluator_changed" in line
         for line in done.lines
     ), done.out
-    assert done.lines[-1] == "Gate: BLOCK (exit 3)"
+    said = (
+        "Rule not-worse compared a metric the two runs judged with different evaluators, so "
+        "nothing decided it"
+    )
+    assert done.lines[-2:] == ["Gate: BLOCK (exit 3)", said]
+    # Letting INSUFFICIENT_EVIDENCE through tolerates thin evidence, not a rule that read no
+    # pair measured alike: it blocks all the same (it passed, exit 0, before).
+    (root / "lenient.yaml").write_text(
+        COMPARE.replace("version: 1\n", "version: 1\nblock_on: [FAIL]\n")
+    )
+    lenient = oloproof(
+        "compare", run_id(candidate.out), run_id(baseline.out), "--policy", "lenient.yaml", cwd=root
+    )
+    assert lenient.code == 3, lenient.out + lenient.err
+    assert lenient.lines[-2:] == [
+        "Gate: BLOCK (exit 3)",
+        f"{said}; that alone blocks the gate, whatever block_on lists",
+    ]
     assert oloproof("verify", cwd=root).code == 0
 
 

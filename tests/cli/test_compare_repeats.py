@@ -178,8 +178,9 @@ def test_a_comparison_recorded_before_reads_as_it_was_made(tmp_path: Path) -> No
             policy=load_compare_policy(policy_path),
             policy_path=policy_path,
             counts_missing_repeats=False,
+            no_evidence_blocks=False,
         )
-        del body["counts_missing_repeats"]
+        del body["counts_missing_repeats"], body["no_evidence_blocks"]  # schema 3 had neither
         old = ledger.put(Event(ev.COMPARISON, 3, body, [cand.address, base.address]))
     shown = oloproof("inspect", old, cwd=root)
     assert shown.code == 0, shown.err

@@ -165,9 +165,13 @@ def test_repeats_without_a_verdict_that_decide_nothing_leave_the_reason(tmp_path
 def _as_schema_2(body: dict[str, Any]) -> dict[str, Any]:
     """The decision the code before schema 3 recorded for this run: the floor's ordinary reason
     with nothing of its judged repeats, and the count PASSed."""
-    old = {key: value for key, value in body.items() if key != "counts_missing_repeats"}
+    later = ("counts_missing_repeats", "missing_any_value")
+    old = {key: value for key, value in body.items() if key not in later}
     floor, never = old["rules"]
     floor["reason"] = "interval_overlaps_threshold"
+    # Before schema 5 a case's unjudged repeats were read by the betting interval alone (its
+    # upper bound is 1 either way; today Clopper-Pearson's, of every repeat passing).
+    floor["detail"]["method"] = "betting"
     del floor["detail"]["observed_only"], floor["detail"]["missing_repeats"]
     never.update(outcome="PASS", reason="observed_failures_within_limit")
     never["detail"] = {"failures": 0, "observed": 20, "max_failures": 0}
@@ -191,7 +195,8 @@ def test_a_decision_of_schema_2_re_derives_as_it_was_made(tmp_path: Path) -> Non
     assert "re-derived 2 decision(s)" in verified.out
 
     # The same body recorded at today's schema claims a rule it was not decided by.
-    stale = stale_when_current(root, {**body, "counts_missing_repeats": True}, refs)
+    current = {**body, "counts_missing_repeats": True, "missing_any_value": False}
+    stale = stale_when_current(root, current, refs)
     # Today's rule counts the ten cases with an errored repeat against the count.
     assert (
         "observed_only: stored (absent), re-derived {'outcome': 'PASS', 'reason': "

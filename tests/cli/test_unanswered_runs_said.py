@@ -131,7 +131,7 @@ def test_a_run_that_answered_no_case_blocks_whatever_block_on_says(tmp_path: Pat
     # What is stored says the gate was decided so, and re-derives.
     schema, body, _ = _decision(root)
     assert (schema, body["no_evidence_blocks"], body["gate"]) == (
-        4,
+        ev.SCHEMAS[ev.DECISION],
         True,
         {"blocked": True, "exit_code": 3},
     )
@@ -185,8 +185,8 @@ today = runner.decide_run
 
 
 def decide_run(*args, **kwargs):
-    body = today(*args, **kwargs, no_evidence_blocks=False)
-    del body["no_evidence_blocks"]
+    body = today(*args, **kwargs, no_evidence_blocks=False, missing_any_value=False)
+    del body["no_evidence_blocks"], body["missing_any_value"]
     return body
 
 

@@ -8,7 +8,9 @@ the formulas of statistics.md (never from Oloproof's own arithmetic).
   all 1, values of 1e-300 and 5e-324, many ties, a million cases.
 - Planning (D): the first N whose K+ at the margin's point exceeds 2/alpha, with b_N and c_N
   rounded in exact fractions.
-- Missing cases: the bounded interval against every completion of the missing cases.
+- Missing cases: the bounded interval against every completion of the missing cases, and
+  a graded metric's (or a pass rate over repeats) against the brute-force extremes over a
+  grid of values for them, each read by the method its values choose.
 - Display: a bound is never printed inside the value the rules compared.
 
 Every random input comes from a fixed seed.
@@ -16,16 +18,19 @@ Every random input comes from a fixed seed.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 import random
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from scipy.stats import beta, binomtest
+from tests.betting_reference import betting as betting_reference
 
 from oloproof.display import fmt_mean_interval, fmt_percent_interval, fmt_percent_lower
 from oloproof.metrics import MetricTally
@@ -41,6 +46,7 @@ from oloproof.stats import (
     paired_binary_difference,
     paired_difference,
     planning_total,
+    widest,
 )
 
 LEVELS = (0.5, 0.8, 0.9, 0.95, 0.99, 0.999)
@@ -282,15 +288,10 @@ def _graded_tally(values: Mapping[float, int], missing: int) -> MetricTally:
     return tally
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "a graded metric whose observed values are all 0 or 1 is bounded with Clopper-Pearson, "
-        "but an answer of 0.5 for the missing case would have made it a betting interval with a "
-        "lower end below the bounded one (reported, not fixed: the fix changes recorded decisions)"
-    ),
-)
 def test_a_graded_metric_bounded_for_its_missing_case_holds_every_completion() -> None:
+    # Was a strict xfail: twelve recalls of 1 and one case that raised were bounded with
+    # Clopper-Pearson (12 of 13, lower 0.640), but an answer of 0.5 makes the run a mean, whose
+    # betting interval starts at 0.632: the missing case read better than that answer would.
     bounded = _graded_tally({1.0: 12}, missing=1).bounded_interval(0.95)
     assert bounded is not None
     for answer in (0.0, 0.001, 0.5, 0.999, 1.0):
@@ -298,6 +299,141 @@ def test_a_graded_metric_bounded_for_its_missing_case_holds_every_completion() -
         interval = complete.interval(0.95)
         assert interval is not None
         assert bounded.lower <= interval.lower, (answer, bounded, interval)
+
+
+def _read(xs: Sequence[float], level: float = 0.95) -> tuple[float, float]:
+    """The interval a run of values ``xs`` with none missing gets, by the method they choose
+    (statistics.md A for values all 0 or 1, B otherwise): scipy's exact binomial interval, or
+    the betting reference of tests/betting_reference.py."""
+    if all(x in (0.0, 1.0) for x in xs):
+        ci = binomtest(round(sum(xs)), len(xs)).proportion_ci(level, method="exact")
+        return float(ci.low), float(ci.high)
+    return betting_reference(xs, level)
+
+
+def _extremes(observed: Sequence[float], choices: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """Brute force: the lowest lower bound and the highest upper bound of ``_read`` over every
+    completion, one value from ``choices[i]`` for the i-th unknown case."""
+    bounds = [_read([*observed, *filled]) for filled in itertools.product(*choices)]
+    return min(low for low, _ in bounds), max(high for _, high in bounds)
+
+
+def _expand(counts: Mapping[float, int]) -> list[float]:
+    return [value for value, count in counts.items() for _ in range(count)]
+
+
+# Any value from 0 to 1, as near 0 and 1 as 1e-9: the betting bounds of values all 0 or 1 are
+# the limit of values that approach them, which no completion reaches.
+ANY_VALUE = [0.0, 1e-9, 0.01, 0.25, 0.5, 0.75, 0.99, 1 - 1e-9, 1.0]
+
+
+@pytest.mark.parametrize(
+    ("observed", "missing"),
+    [
+        ({1.0: 12}, 1),  # the CLI probe: recall@2, case 13 raised
+        ({1.0: 9, 0.0: 4}, 1),
+        ({0.0: 5}, 1),
+        ({1.0: 1}, 1),
+        ({1.0: 3}, 2),
+        ({1.0: 6, 0.0: 1}, 2),
+        ({1.0: 10, 0.5: 2}, 1),  # a mean already: only the betting interval applies
+    ],
+)
+def test_a_graded_metric_is_bounded_at_the_worst_value_its_missing_cases_could_have(
+    observed: dict[float, int], missing: int
+) -> None:
+    bounded = _graded_tally(observed, missing).bounded_interval(0.95)
+    assert bounded is not None
+    low, high = _extremes(_expand(observed), [ANY_VALUE] * missing)
+    # It holds every completion, and the grid comes within 1e-9 of its bounds.
+    assert low - 1e-7 <= bounded.lower <= low + 1e-10
+    assert high - 1e-10 <= bounded.upper <= high + 1e-7
+
+
+def _repeated_tally(cases: Sequence[tuple[int, int]], missing: int, k: int) -> MetricTally:
+    """A pass/fail metric over ``k`` repeats: one case per (passes, judged repeats), its other
+    repeats without a verdict, and ``missing`` cases none of whose repeats has one."""
+    tally = MetricTally("answer_correct", "pass_fail")
+    for passes, judged in cases:
+        summary: dict[str, Any] = {"s": "value", "v": passes / judged, "n": judged}
+        if judged < k:
+            summary["m"] = k - judged
+        tally.add(summary, repeats=k)
+    for _ in range(missing):
+        tally.add({"s": "missing", "r": "execution_errored"}, repeats=k)
+    return tally
+
+
+@pytest.mark.parametrize(
+    ("cases", "missing"),
+    [
+        ([(3, 3)] * 12, 1),  # as the CLI probe, with three repeats of a pass/fail metric
+        ([(3, 3)] * 8 + [(0, 3)] * 3, 2),
+        ([(3, 3)] * 11 + [(0, 2)], 0),  # a case whose third repeat has no verdict
+        ([(3, 3)] * 11 + [(2, 2)], 0),
+        ([(3, 3)] * 11 + [(1, 2)], 1),
+        ([(3, 3)] * 5 + [(2, 3)], 1),  # a mean already
+    ],
+)
+def test_a_pass_rate_over_repeats_is_bounded_at_the_worst_rate_its_missing_ones_could_have(
+    cases: list[tuple[int, int]], missing: int
+) -> None:
+    k = 3
+    bounded = _repeated_tally(cases, missing, k).bounded_interval(0.95)
+    assert bounded is not None
+    known = [p / k for p, judged in cases if judged == k]
+    # A missing case passes 0..3 of its repeats (or 1 of 2, its third excluded by its output);
+    # a case with unjudged repeats adds 0..m passes to its judged ones.
+    rates = [0.0, 1 / 3, 0.5, 2 / 3, 1.0]
+    choices = [[(p + j) / k for j in range(k - judged + 1)] for p, judged in cases if judged < k]
+    low, high = _extremes(known, choices + [rates] * missing)
+    assert bounded.lower == pytest.approx(low, abs=1e-9)
+    assert bounded.upper == pytest.approx(high, abs=1e-9)
+
+
+def test_widest_keeps_each_extreme_and_says_where_it_came_from() -> None:
+    cp, bet = clopper_pearson(12, 13), betting_interval_counts({1.0: 12, 0.0: 1})
+    assert widest([bet, cp], [bet, cp]) == Interval(bet.lower, bet.upper, 0.95, "betting")
+    mixed = widest([bet], [cp, Interval(0.1, 0.5, 0.95, "betting")])
+    assert (mixed.lower, mixed.upper, mixed.method) == (
+        bet.lower,
+        cp.upper,
+        "betting+clopper-pearson",
+    )
+    tie = widest([bet], [Interval(0.0, 1.0, 0.95, "betting"), Interval(0.0, 1.0, 0.95, "x")])
+    assert tie.method == "betting"  # of equal bounds, the first given
+    with pytest.raises(ValueError, match="different levels"):
+        widest([cp], [clopper_pearson(12, 13, 0.9)])
+    with pytest.raises(ValueError, match="at least one"):
+        widest([], [cp])
+
+
+def test_the_report_and_the_rules_read_one_bound() -> None:
+    """A rule asks for the bounded interval with the method left to the tally, the report's
+    row with the method it shows the metric by: for a missing value's worst case, each way the
+    values could be chooses its own method, so the two read the same bound."""
+    for tally in (
+        _graded_tally({1.0: 12}, missing=1),
+        _repeated_tally([(3, 3)] * 11 + [(2, 2)], missing=1, k=3),
+    ):
+        bounds = {tally.bounded_interval(0.95, proportion=p) for p in (None, True, False)}
+        assert len(bounds) == 1, bounds
+
+
+def test_the_bounds_decisions_of_schema_4_read_are_kept_for_them() -> None:
+    """``any_value`` False is how an earlier release bounded them (verify re-derives its
+    decisions so): Clopper-Pearson with the missing cases at 0 and 1, above the worst case."""
+    tally = _graded_tally({1.0: 12}, missing=1)
+    before = dataclasses.replace(tally, any_value=False).bounded_interval(0.95)
+    assert before == bounded_proportion(12, 12, 1, 0.95)
+    now = tally.bounded_interval(0.95)
+    assert now is not None and now.lower < before.lower  # 0.545 against 0.640
+    assert now.lower == betting_interval_counts({1.0: 12, 0.0: 1}, 0.95).lower
+    # With nothing missing, nothing changes.
+    for observed in ({1.0: 12}, {1.0: 9, 0.0: 4}, {1.0: 10, 0.5: 2}):
+        plain = _graded_tally(observed, 0)
+        assert plain.bounded_interval(0.95) == plain.interval(0.95)
+    assert _graded_tally({1.0: 12}, 0).bounded_interval(0.95) == clopper_pearson(12, 12)
 
 
 # ---------------------------------------------------------------------------------- display

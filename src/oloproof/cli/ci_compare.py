@@ -22,7 +22,7 @@ from oloproof.cli.ci import (
 )
 from oloproof.display import fmt_points, fmt_points_interval
 from oloproof.flips import Flip
-from oloproof.report import comparison_rule_note, counted_text
+from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
 from oloproof.results import Interval
 
 
@@ -50,7 +50,7 @@ def comparison_junit(address: str, body: Mapping[str, Any]) -> str:
         for d in body["decisions"]
     ]
     label, code = _label(body)
-    tests.append(gate_testcase("oloproof.gate", label, code))
+    tests.append(gate_testcase("oloproof.gate", label, code, comparison_evidence_line(body)))
     name = f"oloproof compare {body['candidate']['run_id']} {body['baseline']['run_id']}"
     return junit_document(
         [junit_suite(name, tests)],
@@ -76,6 +76,11 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
         "",
         f"{gate} · {body['paired_cases']} paired cases · `{address}`",
         "",
+    ]
+    evidence = comparison_evidence_line(body)
+    if evidence is not None:
+        lines += [md_text(evidence), ""]
+    lines += [
         *md_table(
             ["metric", "difference", "interval", "paired", "missing", "excluded"],
             [

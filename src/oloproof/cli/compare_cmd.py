@@ -22,7 +22,7 @@ from oloproof.cli.project import project_ledger
 from oloproof.cli.render import fitted, gate_line
 from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
-from oloproof.report import comparison_rule_note, counted_text
+from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
 from oloproof.results import Interval
 
 SHOWN_IDS = 5
@@ -161,6 +161,9 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
             lines += _decision_lines(decision)
         label = "BLOCK" if body["gate"]["blocked"] else "PASS"
         lines.append(gate_line(label, int(body["gate"]["exit_code"])))
+        evidence = comparison_evidence_line(body)
+        if evidence is not None:
+            lines.append(evidence)
     return lines
 
 

@@ -27,6 +27,7 @@ from oloproof.report import (
     rule_note,
 )
 from oloproof.results import Interval
+from oloproof.stats import BETTING, CLOPPER_PEARSON
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
@@ -248,11 +249,19 @@ def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
     ranked = sorted(row.missing_reasons.items(), key=lambda item: (-item[1], item[0]))
     split = ", ".join(f"{count} {reason}" for reason, count in ranked)
     low, high = ("failing", "passing") if row.proportion else ("0", "1")
+    counted = f"counts them as {low} for the lower bound and {high} for the upper"
+    # A proportion's bounds are Clopper-Pearson's and a mean's betting's; any other pairing is
+    # a graded metric whose missing values choose the method too (MetricTally.bounded_interval).
+    if row.method is not None and row.method != (CLOPPER_PEARSON if row.proportion else BETTING):
+        counted = (
+            "holds any value they could have had, from 0 to 1: one between makes it a betting "
+            "interval, so each bound is the wider of that and Clopper-Pearson, with them at 0 "
+            "for the lower bound and 1 for the upper"
+        )
     observed = _interval_text(row.observed_lower, row.observed_upper, row.proportion, level)
     return [
         f"{row.criterion}: {row.missing} missing: {split}",
-        f"  the interval counts them as {low} for the lower bound and {high} for the upper; "
-        f"the {row.observed} observed alone give {observed}",
+        f"  the interval {counted}; the {row.observed} observed alone give {observed}",
         *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
     ]
 

@@ -43,6 +43,12 @@ Requirements this module meets:
    (``relevance_unit``, recorded), so no position or label can contradict them; retrieval
    metrics in different units are refused. A diagnosis recorded before schema 5 read it by
    document, and is re-derived so.
+10. From schema 7 (``GOLD_CHECKED``): a gold-context case whose control was handed its very
+    gold passages is not recovered by passing with them (``context_unchanged``); one whose
+    parent retrieval holds other text under a gold passage's doc_id and chunk_id gets no stage
+    (``gold_text_differs``); and a parent case run with repeats that failed in some and not in
+    others is excluded and counted (``failed_in_some_repeats``), never dropped without a word.
+    A diagnosis of an earlier schema is re-derived without them, as it was made.
 """
 
 from __future__ import annotations
@@ -72,6 +78,8 @@ from oloproof.bodies import (
 from oloproof.diagnosis.labels import (
     COMPLETE,
     CONTEXT_UNCHANGED,
+    FAILED,
+    FAILED_IN_SOME_REPEATS,
     GOLD_CONTEXT,
     INTERVENTION_RECOVERY,
     INTERVENTION_UNSUPPORTED,
@@ -90,7 +98,10 @@ from oloproof.diagnosis.labels import (
     child_labels,
     combine,
     evidence_of,
+    failed_repeats,
+    given_gold,
     gold_label,
+    gold_text_differs,
     implicated,
     is_failure,
     label_counts,
@@ -141,6 +152,12 @@ CONTEXTS_COMPARED: Final = 6
 parent's, and a replay's generate input with its control's. They came within schema 5, so a
 schema-5 diagnosis recorded before them re-derives with them (see docs/diagnosis.md)."""
 
+GOLD_CHECKED: Final = 7
+"""The diagnosis schema from which a gold-context recovery is checked against the control's
+context (``context_unchanged``) and the parent's retrieval of its gold passages' ids
+(``gold_text_differs``), and a parent's cases that failed in some repeats only are excluded
+(``failed_in_some_repeats``)."""
+
 
 class PackedIds(LazySequence[str]):
     """Case ids, packed end to end in one bytes object with where each starts: about 8 bytes
@@ -186,10 +203,21 @@ NOT_COUNTED: Final[Map] = {"no_verdict": None, "unfinished": None}
 
 
 @dataclass(frozen=True)
+class Unstable:
+    """The parent's cases run with repeats that failed the criterion in some of them and not in
+    the others, by id in order, with how many of how many repeats failed."""
+
+    ids: Sequence[str]
+    failed: Sequence[int]  # in the order of ``ids``
+    repeats: Sequence[int]
+
+
+@dataclass(frozen=True)
 class Selection:
     """The parent's failed cases: the selected ones and the excluded ones, by id in order, and
     the digest of each selected case's result (32 bytes a case; bodies are read when needed);
-    and its cases of unknown outcome (``None``: not counted, as before schema 3)."""
+    its cases of unknown outcome (``None``: not counted, as before schema 3); and those that
+    failed in some repeats only (``None``: not looked for, as before schema 7)."""
 
     run_id: str
     selected: Sequence[str]
@@ -197,6 +225,7 @@ class Selection:
     digests: bytes  # the selected cases' result digests, in the order of ``selected``
     unjudged: Unjudged | None
     read: int  # the parent's case result entries read, in append order
+    unstable: Unstable | None = None
 
     def result(self, ledger: Ledger, case_id: str) -> CaseResultBody:
         """The parent's case result body of a selected case."""
@@ -212,9 +241,21 @@ class Selection:
 
     def excluded_records(self) -> Iterator[Map]:
         """The record of each excluded case, as its diagnosis stores it: the failed cases
-        without gold context, then those without a verdict."""
+        without gold context, those that failed in some repeats only, then those without a
+        verdict."""
         for case_id in self.excluded:
             yield {"case_id": case_id, "reason": NO_GOLD_CONTEXT}
+        if self.unstable is not None:
+            shaky = self.unstable
+            for case_id, failed, repeats in zip(
+                shaky.ids, shaky.failed, shaky.repeats, strict=True
+            ):
+                yield {
+                    "case_id": case_id,
+                    "reason": FAILED_IN_SOME_REPEATS,
+                    "failed": failed,
+                    "repeats": repeats,
+                }
         if self.unjudged is not None:
             for case_id, why in zip(self.unjudged.ids, self.unjudged.why, strict=True):
                 yield {"case_id": case_id, "reason": NO_VERDICT, "why": why}
@@ -233,9 +274,11 @@ def select_cases(
     *,
     unjudged: bool = True,
     upto: int | None = None,
+    unstable: bool = True,
 ) -> Selection:
     """Failed cases on ``criterion`` with gold context, and those excluded for lacking it;
-    with ``unjudged``, the cases of unknown outcome too (``Unjudged``). Of the parent's case
+    with ``unjudged``, the cases of unknown outcome too (``Unjudged``); with ``unstable``, the
+    cases that failed in some repeats and not in others (``Unstable``). Of the parent's case
     result entries, the first ``upto`` are read (all, for ``None``).
 
     The parent's case results are streamed; only the failed and unjudged ones' ids (and the
@@ -246,6 +289,7 @@ def select_cases(
     # with gold context (an int, not a tuple: this dict is as long as the failures).
     failed: dict[str, int] = {}
     missing: dict[str, str] = {}  # case id -> why it has no verdict
+    shaky: dict[str, tuple[int, int]] = {}  # case id -> (repeats failed, repeats)
     found = bytearray()
     seen = SeenCases()
     read = 0
@@ -263,6 +307,8 @@ def select_cases(
             missing[body["case_id"]] = NO_VERDICT
         elif verdict["s"] == "missing":
             missing[body["case_id"]] = verdict.get("r") or NO_VERDICT
+        elif unstable and (failed_in := failed_repeats(verdict, body.get("repeats"), criterion)):
+            shaky[body["case_id"]] = (failed_in, len(body.get("repeats") or ()))
     selected = sorted(case_id for case_id, value in failed.items() if value & 1)
     excluded = PackedIds(sorted(case_id for case_id, value in failed.items() if not value & 1))
     at = (32 * (failed[case_id] >> 1) for case_id in selected)
@@ -272,7 +318,15 @@ def select_cases(
         ids = sorted(missing)
         unfinished = not_run(parent.body, seen.count)
         unknown = Unjudged(PackedIds(ids), PackedIds(missing[i] for i in ids), unfinished)
-    return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown, read)
+    partly = None
+    if unstable:
+        order = sorted(shaky)
+        partly = Unstable(
+            PackedIds(order),
+            array("I", (shaky[i][0] for i in order)),
+            array("I", (shaky[i][1] for i in order)),
+        )
+    return Selection(parent.run_id, PackedIds(selected), excluded, digests, unknown, read, partly)
 
 
 def artifact(execution: ExecutionBody, kind: str) -> Map | None:
@@ -306,6 +360,9 @@ class _Inputs:
     unit: str  # the relevance unit (oloproof.relevance)
     # Whether the child runs' contexts and retrievals are compared (CONTEXTS_COMPARED).
     compares: bool
+    # Whether a gold recovery is checked against the control's context and the parent's
+    # retrieval of the gold passages' ids (GOLD_CHECKED).
+    checks_gold: bool = False
 
 
 class Derivation:
@@ -332,6 +389,9 @@ class Derivation:
             **(NOT_COUNTED if unjudged is None else unjudged.summary()),
             **self._tally.summary(),
         }
+        unstable = self.selection.unstable
+        if unstable is not None and len(unstable.ids):  # there only when it counts a case
+            summary[FAILED_IN_SOME_REPEATS] = len(unstable.ids)
         body = {**self.fields, "case_pages": case_pages, "excluded_pages": excluded_pages}
         body["summary"] = summary
         return cast(DiagnosisBody, body)
@@ -363,7 +423,14 @@ def derive_diagnosis(
     staged = system.get("kind") == "rag"
     top_k: int | None = system.get("top_k") if staged else None
     if selection is None:
-        selection = select_cases(ledger, parent, criterion, unjudged=pinned, upto=parent_results)
+        selection = select_cases(
+            ledger,
+            parent,
+            criterion,
+            unjudged=pinned,
+            upto=parent_results,
+            unstable=schema >= GOLD_CHECKED,
+        )
     spec = next(
         (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
     )
@@ -379,6 +446,7 @@ def derive_diagnosis(
         ranking_only,
         unit,
         schema >= CONTEXTS_COMPARED,
+        schema >= GOLD_CHECKED,
     )
     tally: _Tally
     if not staged:
@@ -587,12 +655,16 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
         found = parent.evidence
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
         drifted = inputs.compares and _drifted(inputs, parent, control)
+        # Only a pass under gold beside a fail under the control is a recovery to check.
+        checked = inputs.checks_gold and (control.outcome, treated.outcome) == (FAILED, PASSED)
         label = gold_label(
             evidence=found,
             top_k=inputs.top_k,
             control=control.outcome,
             intervention=treated.outcome,
             drifted=drifted,
+            unchanged=checked and _given_gold(inputs, parent, control),
+            differs=checked and gold_text_differs(parent.retrieval, parent.expected),
         )
         record: dict[str, Any] = {
             "case_id": case_id,
@@ -609,6 +681,13 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
             record["control_drifted"] = True
         _repeat_counts(record, inputs, control, treated)
         yield record
+
+
+def _given_gold(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
+    """Whether the control's first repeat handed the model the case's very gold passages (as
+    a replay reads its roles' contexts from their first repeats)."""
+    body = _executed(inputs, control.execution)
+    return body is not None and given_gold(artifact(body, "context/v1"), parent.expected)
 
 
 def _drifted(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:

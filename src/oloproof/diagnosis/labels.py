@@ -12,8 +12,12 @@ can load it at start-up to print labels and reasons. Requirements it meets:
    unit it is given, by ``oloproof.relevance`` as the retrieval metrics read it.
    A gold-context control that retrieved other passages than the parent run did
    (``retrieved_alike``) leaves the parent's evidence describing another system, so a recovered
-   case is not given the stage that evidence would name; a replay whose intervention gave the
-   model the very context its control did tested nothing on that case.
+   case is not given the stage that evidence would name; nor is one whose retrieval holds other
+   text than its gold passage under the gold passage's doc_id and chunk_id
+   (``gold_text_differs``: the corpus is not the one the case was labelled against). A replay
+   whose intervention gave the model the very context its control did tested nothing on that
+   case, and neither did gold passages that are the very passages the control was handed
+   (``given_gold``): a pass with them is not a recovery.
 3. A case that passes under the control is unstable, not diagnosed; a missing verdict (an
    errored case, or a child run that stopped before reaching it) leaves the case UNRESOLVED.
 4. Counts are printed in a fixed order (``label_counts``); the factors the recovered upstream
@@ -67,8 +71,11 @@ RECOVERS_ONLY_WITH_GOLD_ALONE = "recovers_only_with_gold_alone"
 NO_RELEVANCE_LABELS = "no_relevance_labels"
 RETRIEVAL_DRIFTED = "control_retrieval_drifted"
 CONTEXT_UNCHANGED = "context_unchanged"
+GOLD_TEXT_DIFFERS = "gold_text_differs"
 NO_GOLD_CONTEXT = "no_gold_context"
 NO_VERDICT = "no_verdict"  # an excluded case the parent gave no verdict on
+# An excluded case of a parent run with repeats that failed in some of them and not in others.
+FAILED_IN_SOME_REPEATS = "failed_in_some_repeats"
 # The order label lines are printed in, within a label.
 REASONS = (
     RELEVANT_NOT_RETRIEVED,
@@ -77,9 +84,11 @@ REASONS = (
     FAILS_WITH_GOLD,
     INTERVENTION_UNSUPPORTED,
     PASSES_UNDER_CONTROL,
+    CONTEXT_UNCHANGED,
     RECOVERS_ONLY_WITH_GOLD_ALONE,
     NO_RELEVANCE_LABELS,
     RETRIEVAL_DRIFTED,
+    GOLD_TEXT_DIFFERS,
     CONTROL_NOT_OBSERVED,
     INTERVENTION_NOT_OBSERVED,
 )
@@ -170,13 +179,24 @@ def is_failure(verdict: VerdictCopy | None) -> bool:
 
 
 def gold_label(
-    *, evidence: Evidence, top_k: int, control: str, intervention: str, drifted: bool = False
+    *,
+    evidence: Evidence,
+    top_k: int,
+    control: str,
+    intervention: str,
+    drifted: bool = False,
+    unchanged: bool = False,
+    differs: bool = False,
 ) -> Label:
     """Label one case from the parent's evidence and its outcomes under control and gold.
 
     ``drifted``: the control retrieved other passages than the parent did. The labels that
     read the parent's retrieval then describe a system that is no longer the one re-executed;
-    a failure under gold, which reads no retrieval, still stands.
+    a failure under gold, which reads no retrieval, still stands. So it does when ``differs``:
+    the parent's retrieval holds other text than the gold passage under its doc_id and chunk_id.
+    ``unchanged``: the control was handed the very gold passages (``given_gold``), so a pass
+    with them beside a fail under the control is the system's own variation, not a recovery; a
+    fail under both is a failure with the gold passages all the same.
     """
     if control == PASSED:
         return Label(UNRESOLVED, PASSES_UNDER_CONTROL, CONTROL_RECOVERY)
@@ -186,11 +206,15 @@ def gold_label(
         return Label(GENERATION_FAILURE, FAILS_WITH_GOLD, INTERVENTION_NON_RECOVERY)
     if intervention != PASSED:
         return Label(UNRESOLVED, INTERVENTION_NOT_OBSERVED, NO_STRENGTH)
+    if unchanged:
+        return Label(UNRESOLVED, CONTEXT_UNCHANGED, NO_STRENGTH)
     position = evidence.position
     if position == POSITION_UNLABELLED:
         return Label(UNRESOLVED, NO_RELEVANCE_LABELS, INTERVENTION_RECOVERY)
     if drifted:
         return Label(UNRESOLVED, RETRIEVAL_DRIFTED, INTERVENTION_RECOVERY)
+    if differs:
+        return Label(UNRESOLVED, GOLD_TEXT_DIFFERS, INTERVENTION_RECOVERY)
     if position == POSITION_NONE:
         return Label(RETRIEVAL_MISS, RELEVANT_NOT_RETRIEVED, INTERVENTION_RECOVERY)
     if int(position) > top_k:
@@ -234,6 +258,57 @@ def retrieved_alike(one: Mapping[str, Any] | None, other: Mapping[str, Any] | No
         ]
 
     return passages(one) == passages(other)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def gold_text_differs(retrieval: Mapping[str, Any] | None, expected: Mapping[str, Any]) -> bool:
+    """Whether ``retrieval`` holds a passage with a gold passage's doc_id and chunk_id whose
+    text does not hold the gold passage's text (spacing aside): the corpus is then not the one
+    the case was labelled against (re-chunked, or edited), and a recovery with the gold text
+    says nothing about the passage retrieved under its name. A gold passage without a chunk_id
+    names no one passage, so it is compared with none."""
+    gold = {
+        (entry["doc_id"], entry["chunk_id"]): _words(entry["text"])
+        for entry in expected.get("gold_context") or []
+        if entry.get("chunk_id") is not None
+    }
+    for candidate in (retrieval or {}).get("candidates", []):
+        text = gold.get((candidate["doc_id"], candidate.get("chunk_id")))
+        held = candidate.get("text")
+        if text is not None and held is not None and text not in _words(held):
+            return True
+    return False
+
+
+def given_gold(context: Mapping[str, Any] | None, expected: Mapping[str, Any]) -> bool:
+    """Whether ``context`` (a control's) handed the model exactly the case's gold passages: the
+    same texts of the same documents, in the same order (and the same chunks, where a gold
+    passage names one). Only their positions in a ranking, which gold passages have none of,
+    can then differ."""
+    items = (context or {}).get("items", [])
+    gold = expected.get("gold_context") or []
+    if context is None or len(items) != len(gold):
+        return False
+    return all(
+        item["doc_id"] == entry["doc_id"]
+        and item.get("text") == entry["text"]
+        and entry.get("chunk_id") in (None, item.get("chunk_id"))
+        for item, entry in zip(items, gold, strict=True)
+    )
+
+
+def failed_repeats(
+    verdict: VerdictCopy | None, repeats: Sequence[Mapping[str, Any]] | None, criterion: str
+) -> int:
+    """How many of a case's repeats failed ``criterion`` (``is_failure``) when the case as a
+    whole did not, its other repeats having done better: 0 for a case run once, one that failed
+    as a whole, or one no repeat failed."""
+    if not repeats or verdict is None or is_failure(verdict):
+        return 0
+    return sum(is_failure((r.get("verdicts") or {}).get(criterion)) for r in repeats)
 
 
 def evidence_of(

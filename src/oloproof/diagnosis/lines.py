@@ -49,6 +49,15 @@ PHRASES: dict[str, str] = {
         "recovered, but the control retrieved other passages than the run did, so the run's "
         "retrieval no longer tells which stage failed"
     ),
+    dg.GOLD_TEXT_DIFFERS: (
+        "recovered, but the retrieval holds other text than the gold passage under its doc_id "
+        "and chunk_id (the corpus or the gold passage changed since the case was written), so "
+        "the run's retrieval no longer tells which stage failed"
+    ),
+    dg.CONTEXT_UNCHANGED: (
+        "passed with the gold passages, but the control had handed the model those very "
+        "passages, so the pass is the system's own variation, not a recovery"
+    ),
     dg.CONTROL_NOT_OBSERVED: "the control gave no verdict (errored or missing)",
     dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
 }
@@ -116,9 +125,19 @@ def implicated_lines(summary: Mapping[str, Any]) -> list[str]:
 def _why_nothing(body: Mapping[str, Any]) -> str:
     """Why a diagnosis selected no case: failures without gold context, or no failure."""
     summary = body["summary"]
-    if summary["excluded"]:
-        return "no failed case declares gold context"
     criterion = body["criterion"]
+    unstable = summary.get(dg.FAILED_IN_SOME_REPEATS)
+    if summary["excluded"]:
+        if unstable:
+            return (
+                f"no case that failed {criterion} in every repeat of the parent run declares "
+                "gold context"
+            )
+        return "no failed case declares gold context"
+    if unstable:
+        return (
+            f"every case that failed {criterion} in the parent run passed in another of its repeats"
+        )
     if summary.get("no_verdict") or summary.get("unfinished"):
         return f"no case with a verdict on {criterion} failed in the parent run"
     return f"no case failed {criterion} in the parent run"

@@ -45,6 +45,7 @@ from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
 from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
+    GOLD_CHECKED,
     Diagnosis,
     Selection,
     artifact,
@@ -229,7 +230,9 @@ def _prepare(
     if staged:
         _check_change(parent, chosen)
     function = _load_reranker(parent, reranker) if reranker is not None else None
-    selection = select_cases(ledger, parent, criterion)
+    # Selected as the schema it is recorded at selects, which is what verify re-derives.
+    unstable = ev.SCHEMAS[ev.DIAGNOSIS] >= GOLD_CHECKED
+    selection = select_cases(ledger, parent, criterion, unstable=unstable)
     carried_from = None
     if staged and chosen["kind"] != GOLD_CONTEXT:
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion, unit)

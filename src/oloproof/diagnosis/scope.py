@@ -5,8 +5,9 @@ Requirements this module meets:
 1. ``oloproof diagnose``, ``oloproof inspect DIAGNOSIS`` and the viewer's diagnosis page show
    the same Selected line and the same Excluded lines, made here alone.
 2. There is an Excluded line for each kind of parent case the diagnosis could not select:
-   failed without gold context, with no verdict on the criterion, never finished (the last two
-   not for a diagnosis recorded before it counted them).
+   failed without gold context, failed in some of its repeats and not in others, with no
+   verdict on the criterion, never finished (those after the first not for a diagnosis
+   recorded before it counted them).
 3. The cases behind a line (``exclusions``) are its first ``EXCLUDED_IDS_SHOWN`` excluded
    records in case-id order, then how many more there are and that ``inspect --json`` lists
    them all. The records are read one page at a time and only the ids shown are kept, so a
@@ -21,7 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from oloproof.diagnosis.labels import NO_GOLD_CONTEXT, NO_VERDICT
+from oloproof.diagnosis.labels import FAILED_IN_SOME_REPEATS, NO_GOLD_CONTEXT, NO_VERDICT
 from oloproof.display import plural, printable
 
 if TYPE_CHECKING:
@@ -60,6 +61,18 @@ def exclusion_lines(body: Mapping[str, Any]) -> list[tuple[str | None, str]]:
                 NO_GOLD_CONTEXT,
                 f"Excluded: {failed_cases(summary['excluded'])}, {NO_GOLD_CONTEXT} - "
                 f"{NO_GOLD_CONTEXT_HINT}",
+            )
+        )
+    unstable = summary.get(FAILED_IN_SOME_REPEATS) or 0
+    if unstable:
+        lines.append(
+            (
+                FAILED_IN_SOME_REPEATS,
+                f"Excluded: {unstable} {plural(unstable, 'case')} that failed "
+                f"{body['criterion']} in some repeats of the parent run and not in others "
+                f"({FAILED_IN_SOME_REPEATS}), so {_pronoun(unstable)} "
+                f"{'is' if unstable == 1 else 'are'} unstable without any intervention - "
+                f"oloproof inspect {body['run_id']} --failures shows their repeats",
             )
         )
     no_verdict = summary.get("no_verdict") or {}
@@ -129,6 +142,8 @@ def exclusions(ledger: Ledger, address: str, body: DiagnosisBody) -> list[Exclus
         text = printable(record["case_id"])
         if "why" in record:
             text += f" ({printable(record['why'])})"
+        if record["reason"] == FAILED_IN_SOME_REPEATS:
+            text += f" (failed in {record['failed']} of {record['repeats']} repeats)"
         cases.append(ExcludedCase(record["case_id"], text))
     found = []
     for reason, line in exclusion_lines(body):
