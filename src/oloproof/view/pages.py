@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import traceback
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from urllib.parse import unquote
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
+from ledger import LedgerError
 from oloproof import display, report
 from oloproof.relevance import described, relevant_units, unit_of
 from oloproof.results import Interval
@@ -25,11 +27,24 @@ from oloproof.view import data, svg
 from oloproof.view.links import Links
 
 FLUSH = "\x00flush\x00"  # a template emits it where the page so far should go out at once
+# The most characters of one value a page shows: a system's output of 10 MB would take the
+# browser seconds to lay out, and nobody reads it there (`oloproof inspect` prints it whole).
+SHOWN = 100_000
 _LINKABLE = re.compile(r"sha256:[0-9a-f]{64}|run_[0-9A-HJKMNP-TV-Z]{26}")
 
 
 class NotFound(Exception):
     """The page names nothing the ledger holds."""
+
+
+def failure_text(exc: Exception) -> str:
+    """What a page says when building it failed on ``exc``: a damaged ledger, or a bug."""
+    if isinstance(exc, LedgerError):
+        return (
+            f"This page cannot be shown: {exc}. "
+            "`oloproof verify` lists every problem the ledger has."
+        )
+    return f"This page cannot be shown: the viewer failed ({type(exc).__name__}: {exc})."
 
 
 Builder = Callable[[data.Reader, list[str], Mapping[str, str]], dict[str, Any]]
@@ -41,11 +56,34 @@ class Route:
     build: Builder
 
 
+def clipped(text: str) -> str:
+    """``text``, or its first ``SHOWN`` characters and a line saying how many more there are."""
+    if len(text) <= SHOWN:
+        return text
+    more = len(text) - SHOWN
+    return (
+        f"{text[:SHOWN]}\n… {more:,} more characters not shown here "
+        "(`oloproof inspect` prints its event whole)"
+    )
+
+
+def _finalize(value: Any) -> Any:
+    """Every value a template prints: text from the ledger is cut to ``SHOWN`` characters.
+
+    Markup is this package's own (``svg``, ``linked`` of already clipped text) and is left
+    whole: cutting it could end it inside a tag.
+    """
+    if isinstance(value, str) and not isinstance(value, Markup) and len(value) > SHOWN:
+        return clipped(value)
+    return value
+
+
 def _environment() -> Environment:
     env = Environment(
         loader=PackageLoader("oloproof.view", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
+        finalize=_finalize,
         trim_blocks=True,
         lstrip_blocks=True,
     )
@@ -56,7 +94,7 @@ def _environment() -> Environment:
         interval=interval_text,
         points=points_text,
         points_interval=points_interval_text,
-        as_json=lambda v: json.dumps(v, indent=2, ensure_ascii=False, default=str),
+        as_json=lambda v: clipped(json.dumps(v, indent=2, ensure_ascii=False, default=str)),
         preview=preview,
         artifact=data.last_artifact,
         ranked=ranked_items,
@@ -65,6 +103,8 @@ def _environment() -> Environment:
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
         comparison_note=report.comparison_rule_note,
+        # The line `oloproof compare` prints under a comparison's gate with nothing under it.
+        comparison_evidence=report.comparison_evidence_line,
         # The line `oloproof run` prints under a gate with nothing under it.
         evidence_line=report.evidence_line,
         kinds=data.KINDS,
@@ -364,6 +404,9 @@ def _stream(template: str, context: dict[str, Any], links: Links) -> Iterator[st
         yield from generator
     except data.ViewError as exc:  # a lazily read part of the page names something missing
         yield f"<p class='error'>{escape(str(exc))}</p>"
+    except Exception as exc:  # the status line is sent: the page can only end by saying so
+        traceback.print_exc()
+        yield f"<p class='error'>{escape(failure_text(exc))}</p>"
 
 
 def error_page(message: str, links: Links, status: int) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import threading
+import traceback
 from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -24,6 +25,12 @@ from oloproof.view import data, pages
 from oloproof.view.links import Links
 
 _CSS = "static/view.css"
+# No script at all, no plugin, no <base> to re-point links, no form sent elsewhere, and no
+# framing by another site's page (the viewer has a button or two to click: "derive it again").
+_POLICY = (
+    "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
+)
 _PORT = re.compile(r"[0-9]{1,5}")
 _REG_NAME = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=%-]+")  # RFC 3986 reg-name
 
@@ -193,21 +200,28 @@ class _Handler(BaseHTTPRequestHandler):
             stream = pages.render(self.reader, path, query, self.links)
             first = next(stream, "")  # build the page's data before the status line is sent
         except pages.NotFound as exc:
-            text = pages.error_page(str(exc), self.links, 404).encode()
-            self._head(HTTPStatus.NOT_FOUND, "text/html; charset=utf-8", len(text))
-            if body:
-                self.wfile.write(text)
+            self._error(HTTPStatus.NOT_FOUND, str(exc), body=body)
+            return
+        except Exception as exc:  # a damaged ledger, or a bug: an answer all the same
+            traceback.print_exc()
+            self._error(HTTPStatus.INTERNAL_SERVER_ERROR, pages.failure_text(exc), body=body)
             return
         self._head(HTTPStatus.OK, "text/html; charset=utf-8", None)
         if body:
             self._send(first, stream)
+
+    def _error(self, status: HTTPStatus, message: str, *, body: bool) -> None:
+        text = pages.error_page(message, self.links, status.value).encode()
+        self._head(status, "text/html; charset=utf-8", len(text))
+        if body:
+            self.wfile.write(text)
 
     def _head(self, status: HTTPStatus, kind: str, length: int | None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Cache-Control", "no-store")  # a reload shows what the ledger holds now
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Content-Security-Policy", "default-src 'self'; script-src 'none'")
+        self.send_header("Content-Security-Policy", _POLICY)
         if length is not None:
             self.send_header("Content-Length", str(length))
         self.end_headers()
