@@ -63,6 +63,22 @@ def oloproof(
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
+def printed_under_hash_seeds(script: str, *args: str) -> set[str]:
+    """What ``python -c SCRIPT ARGS`` prints under three hash seeds: one text when what it
+    prints does not depend on the order of sets and dicts of strings."""
+    printed = set()
+    for seed in ("1", "2", "3"):
+        result = subprocess.run(
+            [sys.executable, "-c", script, *args],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            check=True,
+        )
+        printed.add(result.stdout.strip())
+    return printed
+
+
 def start_run(
     root: Path,
     marker: str,

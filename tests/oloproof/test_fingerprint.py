@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import importlib
 import json
-import os
-import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from tests.support import printed_under_hash_seeds
 
 from oloproof.fingerprint import DATA_LIMIT, Fingerprint, changes, of_callable, of_method
 from oloproof.fingerprint._places import Place, distribution_of, place_of_file
@@ -629,16 +628,7 @@ def test_the_key_does_not_depend_on_the_process(tmp_path: Path) -> None:
         "from oloproof.fingerprint import of_callable; "
         "print(of_callable(app.entry, base_dir=Path(sys.argv[1])).key)"
     )
-    keys = set()
-    for seed in ("1", "2", "3"):
-        result = subprocess.run(
-            [sys.executable, "-c", script, str(project)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            check=True,
-        )
-        keys.add(result.stdout.strip())
+    keys = printed_under_hash_seeds(script, str(project))
     assert len(keys) == 1  # the frozenset STOPWORDS iterates differently under each seed
 
 

@@ -9,13 +9,11 @@ each changes for a run.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from tests.support import printed_under_hash_seeds
 
 from oloproof.fingerprint import changes
 from oloproof.fingerprint._toplevel import top_level
@@ -173,16 +171,7 @@ def test_the_key_does_not_depend_on_the_process(tmp_path: Path) -> None:
         "fp = of_callable(app.answer, base_dir=Path(sys.argv[1])); "
         "print(fp.key, sorted(fp.code))"
     )
-    found = set()
-    for seed in ("1", "2", "3"):
-        result = subprocess.run(
-            [sys.executable, "-c", script, str(project)],
-            capture_output=True,
-            text=True,
-            env={**os.environ, "PYTHONHASHSEED": seed},
-            check=True,
-        )
-        found.add(result.stdout.strip())
+    found = printed_under_hash_seeds(script, str(project))
     assert len(found) == 1, found
     (line,) = found
     assert "'app:<top level>'" in line and "'seeding:<top level>'" in line
