@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -77,6 +77,20 @@ def printed_under_hash_seeds(script: str, *args: str) -> set[str]:
         )
         printed.add(result.stdout.strip())
     return printed
+
+
+def verified_as_made(
+    root: Path, stored: tuple[int, Mapping[str, Any]], flag: str, schema: int, counted: str
+) -> None:
+    """A gate an earlier release recorded as PASS at ``schema`` (``stored``: the schema and
+    body as read), read through its upcaster with ``flag`` false, and re-derived by ``verify``
+    as it was made (its output says ``counted``)."""
+    found, body = stored
+    passed = {"blocked": False, "exit_code": 0}
+    assert (found, body[flag], body["gate"]) == (schema, False, passed)
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 0, verified.out + verified.err
+    assert counted in verified.out
 
 
 def start_run(

@@ -25,7 +25,7 @@ from typing import Any
 
 from scipy.stats import binomtest
 from tests.betting_reference import betting as betting_reference
-from tests.support import Result, oloproof, stale_when_current, write_project
+from tests.support import Result, oloproof, stale_when_current, verified_as_made, write_project
 
 from ledger import decode
 from oloproof import events as ev
@@ -194,14 +194,7 @@ def test_a_decision_an_earlier_release_made_still_verifies_as_it_was_made(
     run_id = earlier.lines[0].split()[1]
     schema, body, refs = _decision(root)
     # Stored at schema 4 and read through its upcaster: decided by the rule of its day.
-    assert (schema, body["missing_any_value"], body["gate"]) == (
-        4,
-        False,
-        {"blocked": False, "exit_code": 0},
-    )
-    verified = oloproof("verify", cwd=root)
-    assert verified.code == 0, verified.out + verified.err
-    assert "re-derived 1 decision(s)" in verified.out
+    verified_as_made(root, (schema, body), "missing_any_value", 4, "re-derived 1 decision(s)")
     # Today's release shows what was decided then; its metrics table, derived afresh, shows
     # the bound a missing case has today.
     shown = oloproof("inspect", run_id, cwd=root)

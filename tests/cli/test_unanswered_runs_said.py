@@ -25,7 +25,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from tests.support import Result, oloproof, stale_when_current, write_project
+from tests.support import Result, oloproof, stale_when_current, verified_as_made, write_project
 from tests.view.support import fetch, serving
 
 from ledger import decode
@@ -212,14 +212,7 @@ def test_a_gate_an_earlier_release_let_pass_still_verifies_as_it_was_made(
     run_id = earlier.stdout.split()[1]
     schema, body, refs = _decision(root)
     # Stored at schema 3 and read through its upcaster: decided by the rule of its day.
-    assert (schema, body["no_evidence_blocks"], body["gate"]) == (
-        3,
-        False,
-        {"blocked": False, "exit_code": 0},
-    )
-    verified = oloproof("verify", cwd=root)
-    assert verified.code == 0, verified.out + verified.err
-    assert "re-derived 1 decision(s)" in verified.out
+    verified_as_made(root, (schema, body), "no_evidence_blocks", 3, "re-derived 1 decision(s)")
     # Today's release shows what was decided then, and what let it pass.
     said = f"{UNANSWERED}; {LET_THROUGH}"
     assert _under_gate(oloproof("inspect", run_id, cwd=root)) == ["Gate: PASS (exit 0)", said]

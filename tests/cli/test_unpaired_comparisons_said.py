@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from tests.support import Result, oloproof, write_project
+from tests.support import Result, oloproof, verified_as_made, write_project
 from tests.view.support import fetch, serving
 
 from ledger import Event, decode
@@ -231,14 +231,7 @@ def test_a_comparison_an_earlier_release_let_pass_still_verifies_as_it_was_made(
     assert "Gate: PASS (exit 0)" in earlier.lines
     address, schema, body, refs = _comparison(root)
     # Stored at schema 4 and read through its upcaster: decided by the rule of its day.
-    assert (schema, body["no_evidence_blocks"], body["gate"]) == (
-        4,
-        False,
-        {"blocked": False, "exit_code": 0},
-    )
-    verified = oloproof("verify", cwd=root)
-    assert verified.code == 0, verified.out + verified.err
-    assert "1 comparison(s)" in verified.out
+    verified_as_made(root, (schema, body), "no_evidence_blocks", 4, "1 comparison(s)")
     # Today's release shows what was decided then, and what let it pass.
     said = f"{UNPAIRED}; {LET_THROUGH}"
     assert _under_gate(oloproof("inspect", address, cwd=root)) == ["Gate: PASS (exit 0)", said]
