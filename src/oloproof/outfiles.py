@@ -16,6 +16,7 @@ Requirements:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -115,15 +116,34 @@ TREC = {
 
 
 def is_step_summary(path: Path) -> bool:
-    """Whether ``path`` is the file a GitHub job's steps share (``$GITHUB_STEP_SUMMARY``)."""
+    """Whether ``path`` is the file a GitHub job's steps share (``$GITHUB_STEP_SUMMARY``). A
+    variable naming what cannot be resolved (a loop of symbolic links) names no such file."""
     shared = os.environ.get("GITHUB_STEP_SUMMARY")
-    return bool(shared) and path.resolve() == Path(shared).resolve()  # type: ignore[arg-type]
+    if not shared:
+        return False
+    try:
+        return path.resolve() == Path(shared).resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a symbolic link loop, before Python 3.13
+        return False
+
+
+_LOOKUP_FAULTS = {
+    errno.ELOOP: "a loop of symbolic links",
+    errno.ENAMETOOLONG: "its name is too long",
+}
 
 
 def check(path: Path, kind: Kind) -> None:
     """Refuse, before any work, a path ``write`` could not or must not write (see the module):
-    a folder, a path under a file, a folder that takes no new file (probed with a temporary
-    file, removed at once), or a regular file that is not empty and not ``kind``."""
+    one that cannot be looked up (a loop of symbolic links, a name too long), a folder, a path
+    under a file, a folder that takes no new file (probed with a temporary file, removed at
+    once), or a regular file that is not empty and not ``kind``."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        fault = _LOOKUP_FAULTS.get(exc.errno or 0)
+        if fault is not None:
+            raise ConfigError(f"{path}: cannot write it ({fault})") from None
     if path.is_dir():
         raise ConfigError(f"cannot write {path}: it is a folder")
     if _LEDGER_FOLDER in path.resolve().parts:

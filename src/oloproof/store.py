@@ -25,7 +25,7 @@ from ledger import (
 )
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
-from oloproof.idhints import unknown_id_message
+from oloproof.idhints import malformed_id_message, unknown_id_message
 from oloproof.stored_form import expand
 
 LEDGER_DIR = ".oloproof"
@@ -107,7 +107,12 @@ def resolve_name(ledger: Ledger, text: str) -> str:
     event, which ``oloproof runs`` lists, did, is found by that event. A run id's ref that
     names anything but that run's event (a damaged or rewritten ref) is refused
     (``LedgerAccessError``): read through it, a report would show another run under this id.
+    Text that can name nothing (empty, white space around it, a malformed address) is refused
+    first (``malformed_id_message``).
     """
+    malformed = malformed_id_message(text)
+    if malformed is not None:
+        raise UnknownIdError(malformed)
     try:
         address = ledger.resolve(text)
     except LedgerError as exc:

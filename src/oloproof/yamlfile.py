@@ -5,7 +5,9 @@ YAML as PyYAML reads it lets a later duplicate key silently replace the earlier 
 until Python's recursion limit breaks, and turns a 5,000-digit number into a ``ValueError``.
 Here each of those is one sentence naming the file and the line:
 
-1. the file must be UTF-8 text;
+0. the file must be a regular file of at most ``MAX_BYTES``: a named pipe with no writer is
+   never waited on, ``/dev/zero`` or a 1 GB file is never read whole;
+1. the file must be UTF-8 text, without the control characters YAML does not allow (a NUL);
 2. a key may appear once per mapping (both lines are named); so may a merge (``<<``), and
    the mappings one merge names may not give the same key unless the mapping holding the
    merge gives it too: which of two merged values wins is read differently by YAML readers
@@ -25,6 +27,9 @@ Here each of those is one sentence naming the file and the line:
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +42,7 @@ _BOOL = "tag:yaml.org,2002:bool"
 _MERGE = "tag:yaml.org,2002:merge"
 MAX_NESTING = 100
 MAX_VALUES = 100_000
+MAX_BYTES = 16 << 20  # a settings file of 16 MB holds far more than MAX_VALUES values
 _INT_DIGITS = 40  # past 2**64 by far: refused without converting (Python's own limit is 4,300)
 
 Lines = dict[tuple[Any, ...], int]
@@ -81,18 +87,17 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 def read_yaml(path: Path) -> tuple[Any, Lines]:
     """Parse a YAML file; return the data and the line of each key path."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    raw = _read_settings(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte {exc.start})") from None
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)  # reading the text starts here: a NUL in it is refused now
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        raise ConfigError(f"{path}, line {line}: not valid YAML ({_reader_problem(exc)})") from None
     try:
         node = loader.get_single_node()
         lines: Lines = {}
@@ -110,6 +115,70 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
         loader.dispose()
     _check_integers(path, data, (), lines)
     return data, lines
+
+
+_NOT_FILES = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+_LOOKUP_FAULTS = {
+    errno.ELOOP: "a loop of symbolic links",
+    errno.ENAMETOOLONG: "its name is too long",
+}
+
+
+def _read_settings(path: Path) -> bytes:
+    """The bytes of the settings file ``path`` (requirement 0). Opened without waiting, so a
+    named pipe is seen for what it is before anything waits on a writer."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: no such file") from None
+    except OSError as exc:
+        why = _LOOKUP_FAULTS.get(exc.errno or 0, exc.strerror)
+        raise ConfigError(f"{path}: cannot read it ({why})") from None
+    try:
+        found = os.fstat(fd)
+        if stat.S_ISDIR(found.st_mode):
+            raise ConfigError(f"{path}: cannot read it (Is a directory)")
+        kind = next((name for test, name in _NOT_FILES if test(found.st_mode)), None)
+        if kind is not None:
+            raise ConfigError(f"{path}: cannot read it ({kind}, not a regular file)")
+        if found.st_size > MAX_BYTES:
+            raise ConfigError(
+                f"{path}: {found.st_size} bytes, more than a settings file may hold ({MAX_BYTES})"
+            )
+        raw = _read_at_most(fd, MAX_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_BYTES:  # grown since it was looked at
+        raise ConfigError(f"{path}: more than a settings file may hold ({MAX_BYTES} bytes)")
+    return raw
+
+
+def _read_at_most(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0:
+        chunk = os.read(fd, min(left, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _reader_problem(exc: yaml.reader.ReaderError) -> str:
+    """``unacceptable character #x0000: special characters are not allowed``."""
+    character = exc.character
+    code = character if isinstance(character, int) else ord(character)
+    return f"unacceptable character #x{code:04x}: {exc.reason}"
 
 
 class _Walk:

@@ -15,6 +15,7 @@ import typer
 
 from ledger import Event, Ledger, on_read_only_file_system
 from oloproof import events as ev
+from oloproof.cli.arguments import a_number, check_input_file
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path
@@ -42,7 +43,12 @@ def calibrate_command(
         help="The project file (default: the oloproof.yaml of the project this folder is in).",
     ),
     level: float = typer.Option(
-        0.95, "--level", min=0.5, max=0.999, help="Confidence level of the printed intervals."
+        0.95,
+        "--level",
+        min=0.5,
+        max=0.999,
+        callback=a_number,
+        help="Confidence level of the printed intervals.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration as JSON."),
 ) -> None:
@@ -58,7 +64,9 @@ def calibrate_command(
     """
     from oloproof.calibration import run_calibration
 
+    check_input_file(labels)
     config = config_path(config)
+    check_input_file(config)
     root = config.resolve().parent
     opened: list[Ledger] = []
 

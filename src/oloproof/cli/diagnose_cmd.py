@@ -218,8 +218,12 @@ def diagnose_command(
         raise ConfigError(f"--intervention is required ({', '.join(dg.INTERVENTIONS)})")
     if criterion is None:
         raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
+    from oloproof.cli.arguments import check_recordable, check_repeats
     from oloproof.diagnosis.run import diagnose
 
+    check_repeats(repeats)
+    for option, value in (("--top-k", top_k), ("--token-budget", token_budget)):
+        check_recordable(option, value)
     note_latest(ledger, run)
     with style.user_output_aside():  # the system's code runs again
         diagnosis = diagnose(

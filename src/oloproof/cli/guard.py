@@ -39,7 +39,7 @@ import re
 import signal
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import IO, NoReturn, cast
 
 GUARDED = frozenset({"inspect", "runs", "export", "compare", "verify", "ledger"})
 _CRASHES = {signal.SIGABRT, signal.SIGBUS, signal.SIGSEGV}
@@ -95,16 +95,18 @@ def _child(body: Callable[[], None], c_stderr: int, parent: int) -> NoReturn:
     os._exit(code)
 
 
-def _wrapped_like(stream: object, fd: int) -> io.TextIOWrapper:
-    """A text stream on ``fd`` written as ``stream`` was (its encoding, a line at a time),
-    inside the same redaction wrapper when there is one."""
+def _wrapped_like(stream: object, fd: int) -> IO[str]:
+    """A text stream on ``fd`` written as ``stream`` was (its encoding, a line at a time, a
+    write that fails dropped), inside the same redaction wrapper when there is one."""
+    from oloproof.cli.style import QuietStream
     from oloproof.redaction import RedactingStream
 
     encoding = getattr(stream, "encoding", None) or "utf-8"
     raw = io.TextIOWrapper(
         io.FileIO(fd, "w"), encoding=encoding, errors="backslashreplace", line_buffering=True
     )
-    return RedactingStream(raw) if isinstance(stream, RedactingStream) else raw  # type: ignore[return-value]
+    quiet = cast("IO[str]", QuietStream(raw))
+    return cast("IO[str]", RedactingStream(quiet)) if isinstance(stream, RedactingStream) else quiet
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -147,13 +149,21 @@ def _parent(pid: int, read_end: int, where: str) -> NoReturn:
         number = os.WTERMSIG(status)
         if number in _CRASHES:
             _report_crash(number, held, where)
-        os.write(2, held)
+        _to_stderr(held)
         if number in passed_on:  # always one of _FORWARDED, whose handlers can be reset
             signal.signal(number, signal.SIG_DFL)
             os.kill(os.getpid(), number)  # end as the child did, by the signal sent to us
         _report_killed(pid, number)
-    os.write(2, held)
+    _to_stderr(held)
     os._exit(os.waitstatus_to_exitcode(status))
+
+
+def _to_stderr(data: bytes) -> None:
+    """Write ``data`` to descriptor 2; when it cannot be written (``2> /dev/full``) there is
+    nowhere to say so, and the exit code stays the command's."""
+    if data:
+        with contextlib.suppress(OSError):
+            os.write(2, data)
 
 
 def _relay(read_end: int) -> bytes:
@@ -173,9 +183,7 @@ def _relay(read_end: int) -> bytes:
         if lines:
             text = lines + b"\n"
             held += b"".join(_ASSERTION.findall(text))
-            rest = _ASSERTION.sub(b"", text)
-            if rest:
-                os.write(2, rest)
+            _to_stderr(_ASSERTION.sub(b"", text))
     os.close(read_end)
     return held + pending
 

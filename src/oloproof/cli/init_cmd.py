@@ -53,6 +53,7 @@ def init(
         return
     if directory is None:
         raise ConfigError("name the folder to create: oloproof init DIR (--list names examples)")
+    _check_creatable(directory)
     if example is None:
         created = copy_blank(directory)
         what = "a blank project"
@@ -70,3 +71,16 @@ def init(
     if created.resolve() != Path.cwd().resolve():
         typer.echo(f"  cd {shlex.quote(str(directory))}")
     typer.echo("  oloproof run")
+
+
+def _check_creatable(directory: Path) -> None:
+    """Refuse a folder that cannot be made where it is named: a path that cannot be looked up,
+    or one under a file."""
+    from oloproof.cli.arguments import check_output_path
+
+    check_output_path(directory, "create")
+    for above in directory.parents:
+        if above.is_dir():
+            return
+        if above.exists():
+            raise ConfigError(f"cannot create {directory}: {above} is a file, not a folder")

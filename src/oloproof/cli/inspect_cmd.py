@@ -78,16 +78,27 @@ def inspect_command(
 
     Example: oloproof inspect run_01M4FCBPE0G550CKCVGXCNEM2P --failures --criterion answer_correct
     """
+    if criterion and not show_failures:
+        raise UnknownIdError("--criterion narrows --failures; give --failures with it")
+    if case is not None and show_failures:
+        raise UnknownIdError(
+            "--case shows one case and --failures lists the failed ones; give one of them"
+        )
+    if slices and (case is not None or show_failures):
+        raise UnknownIdError(
+            "--slices lists a run's report slices; it cannot go with --case or --failures, "
+            "which show no report"
+        )
     ledger = project_ledger(only_reads=True)
     address = _resolve(ledger, id)
     event = ledger.get(address)
-    if criterion and not show_failures:
-        raise UnknownIdError("--criterion narrows --failures; give --failures with it")
     if event.type == ev.RUN:
         view = _RunView(case, show_failures, criterion, slices, as_json)
         raise typer.Exit(_inspect_run(ledger, address, view))
-    if case is not None or show_failures:
-        raise UnknownIdError(f"{id} is a {event.type} event; --case and --failures need a run")
+    if case is not None or show_failures or slices:
+        raise UnknownIdError(
+            f"{id} is a {event.type} event; --slices, --case and --failures need a run"
+        )
     renderer = RENDERERS.get(event.type)
     if renderer is not None:
         raise typer.Exit(renderer(ledger, address, event, as_json))

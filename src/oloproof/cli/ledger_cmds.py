@@ -201,14 +201,19 @@ def export_command(
         raise typer.BadParameter("give IDs or --all, not both")
     if not everything and not ids:
         raise typer.BadParameter("give at least one ID, or --all")
+    from oloproof.cli.arguments import check_output_path
     from oloproof.latest import LATEST, resolve_latest
+
+    _refuse_malformed(ids or [])
+    check_output_path(to)
 
     with _open(create=False, only_reads=True) as ledger:
         # `latest` is the run it means (``oloproof.latest``), not whatever its ref holds.
         asked = [resolve_latest(ledger) if text == LATEST else text for text in ids or []]
         count = export_archive(ledger, asked, to, links=LINKS, everything=everything)
-    size = to.stat().st_size
-    typer.echo(f"exported {count} {plural(count, 'event')} to {to} ({size:,} bytes)")
+    # A device or a pipe (/dev/null) was written into: its size says nothing of what was written.
+    size = f" ({to.stat().st_size:,} bytes)" if to.is_file() else ""
+    typer.echo(f"exported {count} {plural(count, 'event')} to {to}{size}")
 
 
 @ledger_app.command("import")
@@ -224,9 +229,11 @@ def import_command(
 
     Example: oloproof ledger import run.oloarchive
     """
+    from oloproof.cli.arguments import check_input_file
     from oloproof.cli.project import project_root
     from oloproof.store import APPLICATION, LEDGER_DIR
 
+    check_input_file(file)
     if not (project_root() / LEDGER_DIR).exists():
         check_archive(file, APPLICATION)  # before a ledger is made for it
     with _open(create=True) as ledger:
@@ -268,6 +275,8 @@ def compact_command(
     from oloproof.cli.project import project_root
     from oloproof.compaction import compact_project
 
+    _refuse_malformed(keep or [])
+
     def step(name: str) -> None:
         sys.stderr.write(f"compact: {name}\n")
         sys.stderr.flush()
@@ -291,3 +300,15 @@ def compact_command(
         f"chain: a new history of {summary.commits_after} commit(s), head {summary.head_after}; "
         f"it replaces the history whose head was {summary.head_before}"
     )
+
+
+def _refuse_malformed(ids: list[str]) -> None:
+    """Refuse text that can name nothing: empty, white space around it, a malformed address
+    (``oloproof.idhints``)."""
+    from oloproof.errors import UnknownIdError
+    from oloproof.idhints import malformed_id_message
+
+    for text in ids:
+        malformed = malformed_id_message(text)
+        if malformed is not None:
+            raise UnknownIdError(malformed)

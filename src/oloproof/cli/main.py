@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
+import os
 import signal
 import sys
 import threading
@@ -95,8 +97,47 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def command() -> None:
     """The ``oloproof`` command, and ``python -m oloproof``: ``main``, in a process of its own."""
+    _standard_streams()
     style.whole_process()
     main()
+
+
+_CLOSED_STDOUT = (
+    "error: standard output is closed, so nothing this command prints could be read; "
+    "redirect it instead (> /dev/null discards it)\n"
+)
+
+
+def _standard_streams() -> None:
+    """Descriptors 0, 1 and 2 open before anything else is (``oloproof runs >&-``).
+
+    A closed one is held by /dev/null: the next file opened would otherwise take its number,
+    and what is printed (or what the user's code writes to descriptor 1) would land in it, a
+    ledger file among them. A closed standard output is refused (nothing printed could be
+    read; exit 2); a closed standard error or input leaves the command working, its errors
+    unseen but its exit code as ever.
+    """
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+    for fd in closed:
+        held = os.open(os.devnull, os.O_RDWR)
+        if held != fd:
+            os.dup2(held, fd)
+            os.close(held)
+    if 2 in closed:
+        sys.stderr = io.TextIOWrapper(
+            io.FileIO(2, "w", closefd=False), errors="backslashreplace", line_buffering=True
+        )
+    if 0 in closed:
+        sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
+    if 1 in closed:
+        sys.stderr.write(_CLOSED_STDOUT)
+        sys.stderr.flush()
+        raise SystemExit(2)
 
 
 def main() -> None:
@@ -109,6 +150,7 @@ def main() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     # A closed pipe is caught beneath the redactor, so the redactor's writes raise it too.
     style.guard_stdout()
+    style.guard_stderr()
     # Every line printed passes the redactor: configured secrets never reach the terminal.
     sys.stdout = RedactingStream(sys.stdout)
     sys.stderr = RedactingStream(sys.stderr)
@@ -166,10 +208,14 @@ def _end_late(status: int) -> None:
 
 
 def _run() -> None:
+    from oloproof.cli.arguments import checked_command
+
     try:
-        app()
+        checked_command(typer.main.get_command(app))()
     except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
         style.closed_pipe_exit()
+    except style.OutputFailed as exc:  # `oloproof runs > /dev/full`
+        style.failed_output_exit(exc.why)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
         sys.stderr.write("interrupted\n")
         raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
@@ -177,6 +223,30 @@ def _run() -> None:
         if _debug:
             raise
         fail(error_sentence(exc))
+    except RuntimeError as exc:
+        # Python before 3.13 raises this, not an OSError, for a path in a loop of symbolic
+        # links that it resolves (``Path.resolve``), wherever a command resolves one.
+        looped = _looped_path(str(exc))
+        if looped is None or _debug:
+            raise
+        fail(f"{looped}: cannot read or write it (a loop of symbolic links)")
+
+
+def _looped_path(message: str) -> str | None:
+    """The path in pathlib's ``Symlink loop from '...'`` (its repr), or None for another
+    error."""
+    import ast
+
+    if not message.startswith(_SYMLINK_LOOP):
+        return None
+    try:
+        path = ast.literal_eval(message[len(_SYMLINK_LOOP) :])
+    except (ValueError, SyntaxError):
+        return None
+    return path if isinstance(path, str) else None
+
+
+_SYMLINK_LOOP = "Symlink loop from "
 
 
 def error_sentence(exc: OloproofError | LedgerError) -> str:

@@ -29,10 +29,14 @@ def qrels_to_cases(
 
     Example: oloproof qrels-to-cases qrels.txt --cases cases.jsonl --output cases.labelled.jsonl
     """
+    from oloproof.cli.arguments import check_input_file, check_output_path
     from oloproof.display import first_few
     from oloproof.tabular import label_cases
 
     target = output or cases
+    check_input_file(qrels)
+    check_input_file(cases)
+    check_output_path(target)
     done = label_cases(qrels, cases, target, replace=replace)
     typer.echo(f"Labelled {done.cases} cases in {target}; {done.unlabelled} have no qrels")
     if done.nothing_relevant:

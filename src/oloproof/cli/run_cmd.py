@@ -90,6 +90,7 @@ def run_command(
         1,
         "--repeats",
         min=1,
+        max=1000,  # oloproof.cli.arguments.MAX_REPEATS (not imported: --help stays light)
         help="Execute each case K times (for a system that is not deterministic); each case's "
         "verdicts become its mean over the K, and the case stays the unit of every interval.",
     ),
@@ -116,9 +117,13 @@ def run_command(
 
     Example: oloproof run --sample 50 --seed 7 --junit report.xml --summary summary.md
     """
+    from oloproof.cli.arguments import check_input_file
     from oloproof.cli.ci import check_paths, reports_if_stopped
     from oloproof.runner import plan_run
 
+    for given in (config, policy):
+        if given is not None:
+            check_input_file(given)
     if dry_run:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
@@ -201,10 +206,16 @@ def _planned(
 def _selection(
     limit: int | None, sample: int | None, seed: int | None, filters: list[str]
 ) -> Selection:
+    from oloproof.cli.arguments import check_recordable
     from oloproof.subset import Selection, parse_filter
 
     if seed is not None and sample is None:
         raise ConfigError("--seed chooses the cases of --sample; give --sample N with it")
+    if seed is not None and seed < 0:
+        # random.Random takes a seed's size alone: -7 would draw the cases 7 draws.
+        raise ConfigError(f"--seed {seed}: a seed is 0 or more ({-seed} draws what {seed} would)")
+    for option, value in (("--limit", limit), ("--seed", seed)):
+        check_recordable(option, value)
     if sample is not None and seed is None:
         import secrets
 

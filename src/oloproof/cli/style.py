@@ -13,7 +13,10 @@ Requirements (``docs/running.md``, "Output on a terminal and in a pipe"):
 4. A reader that stops early (``oloproof inspect RUN | head -1``) ends the command quietly with
    exit 0: a closed pipe is not a failed rule. A command that decided a gate before printing
    (``run``, ``compare``) exits with the gate's code all the same, and has written its
-   ``--junit``/``--summary`` files first.
+   ``--junit``/``--summary`` files first. Standard output that cannot be written (a full
+   disk, ``> /dev/full``, an encoding that cannot hold what is printed) ends the command in
+   one sentence on stderr, with exit 2, or with the gate's code when the gate blocked (1 or
+   3): what was printed is incomplete.
 5. Standard output holds the command's output alone. The user's code runs in this process and
    shares its standard output: while it runs, what anything writes there (a ``print``, C code,
    a child process) goes to standard error instead, and, in the command's own process, still
@@ -215,6 +218,15 @@ class PipeClosed(Exception):
     it for an I/O failure (click would exit 1)."""
 
 
+class OutputFailed(Exception):
+    """Writing to stdout failed for another reason than a reader gone (``ENOSPC``, ``EIO``);
+    ``why`` says which. Not an ``OSError``, for the reason ``PipeClosed`` is not."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 class PipeGuard:
     """stdout, with a write to a closed pipe raised as ``PipeClosed``."""
 
@@ -230,12 +242,46 @@ class PipeGuard:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
 
-    @staticmethod
-    def _guarded(call: Callable[..., Any], *args: Any) -> Any:
+    def _guarded(self, call: Callable[..., Any], *args: Any) -> Any:
         try:
             return call(*args)
         except BrokenPipeError:
             raise PipeClosed from None
+        except OSError as exc:
+            raise OutputFailed(exc.strerror or str(exc)) from None
+        except UnicodeEncodeError as exc:  # PYTHONIOENCODING=ascii, or a C locale uncoerced
+            encoding = getattr(self._stream, "encoding", None) or exc.encoding
+            held = exc.object[exc.start]
+            raise OutputFailed(
+                f"its encoding, {encoding}, cannot hold {held!a}; use a UTF-8 locale or set "
+                "PYTHONIOENCODING=utf-8"
+            ) from None
+
+
+class QuietStream:
+    """stderr, a write or flush that fails dropped: with nowhere to say anything
+    (``2> /dev/full``), the command still ends with its own exit code, not with Python's 1
+    for a traceback it cannot print either."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except (OSError, ValueError):
+            return len(text)
+
+    def flush(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def guard_stderr() -> None:
+    sys.stderr = QuietStream(sys.stderr)
 
 
 _decided_exit = 0
@@ -255,6 +301,23 @@ def guard_stdout() -> None:
 def closed_pipe_exit() -> NoReturn:
     """Exit without a word, 0 or the exit code the command had decided: stdout is pointed at
     /dev/null, so the interpreter's last flush of what was buffered cannot fail again."""
+    _stdout_to_devnull()
+    raise SystemExit(_decided_exit)
+
+
+def failed_output_exit(why: str) -> NoReturn:
+    """Say that stdout could not be written, and exit 2, or with the code of a gate that
+    blocked (requirement 4): stdout is pointed at /dev/null, as ``closed_pipe_exit`` does."""
+    _stdout_to_devnull()
+    with contextlib.suppress(Exception):
+        sys.stderr.write(
+            f"error: cannot write to standard output ({why}); what was printed is incomplete\n"
+        )
+        sys.stderr.flush()
+    raise SystemExit(_decided_exit or 2)
+
+
+def _stdout_to_devnull() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.__stdout__.fileno() if sys.__stdout__ else 1)
@@ -262,4 +325,3 @@ def closed_pipe_exit() -> NoReturn:
             os.dup2(devnull, _report.fileno())
     except OSError:
         pass
-    raise SystemExit(_decided_exit)

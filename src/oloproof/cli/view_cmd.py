@@ -16,7 +16,9 @@ def view_command(
     runs: list[str] | None = typer.Argument(
         None, help="With --export: the runs to export (ids, refs or addresses)."
     ),
-    port: int = typer.Option(8765, "--port", help="The port to serve on (0: any free port)."),
+    port: int = typer.Option(
+        8765, "--port", min=0, max=65535, help="The port to serve on (0: any free port)."
+    ),
     open_browser: bool = typer.Option(False, "--open", help="Open the viewer in a browser."),
     host: str = typer.Option(
         "127.0.0.1", "--host", help="The address to bind; only loopback without --allow-remote."
@@ -45,6 +47,12 @@ def view_command(
         fail("--export needs at least one run to export (oloproof view --export DIR RUN…)")
     if export_dir is None and runs:
         fail("runs are given only with --export; `oloproof view` serves every run")
+    from oloproof.idhints import malformed_id_message
+
+    for text in runs or []:
+        malformed = malformed_id_message(text)
+        if malformed is not None:
+            fail(malformed)
     if not is_loopback(host) and not allow_remote:
         fail(f"refusing to serve on {host}, which other machines may reach; add --allow-remote")
     reader = open_viewer(project_root())

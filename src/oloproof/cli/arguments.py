@@ -1,0 +1,166 @@
+"""What every command refuses of its command line before it runs, and the checks of the paths
+and numbers it is given.
+
+Requirements:
+
+1. An option that takes one value may be given once: given twice, which one counts (click
+   keeps the last) is a guess, so the command line is refused. Options that may be repeated
+   (``--filter``, ``--criterion``, ``--keep``) and flags (``--json --json`` means nothing
+   else) are not refused.
+2. An empty path (``--output "$OUT"`` with ``OUT`` unset) names no file or folder: refused,
+   where it would otherwise be read as the current folder. So is ``-``, which many programs
+   read as standard input or output and no Oloproof command does: it would be a file named
+   ``-`` (``./-`` names one).
+3. A path that cannot be looked up (a loop of symbolic links, a name too long for the file
+   system) is refused with why (``lookup_fault``), before a command reads or writes it.
+4. A file to read is a regular file: a named pipe with no writer would be waited on for ever
+   and ``/dev/zero`` never ends (``check_input_file``).
+5. A number a run records lies in what the ledger holds (``check_recordable``); ``--repeats``
+   at most ``MAX_REPEATS`` (each repeat of a case is kept in the case's result).
+
+1 and 2 are checked as the command line is parsed (``checked_command``), so they apply to
+every command alike and nothing runs first; their errors are click's usage errors (exit 2).
+Typer carries a click of its own (``typer._click``), so its objects are known here by what
+they say of themselves (``param_type_name``, a type's ``name``), not by click's classes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from oloproof.errors import ConfigError
+
+MAX_REPEATS = 1000
+"""The most repeats of a case ``run --repeats`` and ``diagnose --repeats`` take."""
+
+RECORDABLE_MAX = (1 << 64) - 1  # ledger.codec.INT_MAX, not imported: --help stays light
+
+
+def checked_command(command: Any) -> Any:
+    """``command`` (a click command typer built, and every subcommand under it) refusing, as
+    it parses its arguments, what requirements 1 and 2 say."""
+    original = command.parse_args
+
+    def parse_args(ctx: typer.Context, args: list[str]) -> list[str]:
+        if args and not ctx.resilient_parsing:
+            _refuse_ambiguous(command, ctx, list(args))
+        result: list[str] = original(ctx, args)
+        return result
+
+    command.parse_args = parse_args  # one instance, wrapped
+    for sub in getattr(command, "commands", {}).values():
+        checked_command(sub)
+    return command
+
+
+def _refuse_ambiguous(command: Any, ctx: typer.Context, args: list[str]) -> None:
+    # Parsed once more without converting anything: what was given, in order, as given.
+    opts, _, order = command.make_parser(ctx).parse_args(args=args)
+    seen: set[str] = set()
+    for param in order:
+        if param.param_type_name != "option" or param.multiple or param.count or param.is_flag:
+            continue
+        if param.name in seen:
+            ctx.fail(
+                f"{max(param.opts, key=len)} is given twice; it takes one value, so give it once"
+            )
+        seen.add(param.name)
+    for param in command.get_params(ctx):
+        if getattr(param.type, "name", None) != "path" or param.name is None:
+            continue
+        given = opts.get(param.name)
+        values = given if isinstance(given, (list, tuple)) else [given]
+        if any(value == "" for value in values):
+            raise typer.BadParameter("an empty path names no file or folder", ctx, param)
+        if any(value == "-" for value in values):
+            raise typer.BadParameter(
+                "'-' is no standard input or output here: give a path (./- names a file '-')",
+                ctx,
+                param,
+            )
+
+
+_LOOKUP_FAULTS = {
+    errno.ELOOP: "a loop of symbolic links",
+    errno.ENAMETOOLONG: "its name is too long",
+}
+
+
+def lookup_fault(path: Path) -> str | None:
+    """Why ``path`` cannot be looked up at all (a loop of symbolic links, a name too long),
+    or None: a path that is simply missing, or under a file, is for the reader or writer to
+    name."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        return _LOOKUP_FAULTS.get(exc.errno or 0)
+    return None
+
+
+_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def not_a_file(mode: int) -> str | None:
+    """What a file of ``mode`` is when it is neither a regular file nor a folder (``a named
+    pipe``), else None."""
+    return next((name for test, name in _KINDS if test(mode)), None)
+
+
+def check_input_file(path: Path) -> None:
+    """Refuse a file to read that cannot be looked up or is no regular file (requirements 3
+    and 4); a missing file or a folder is left to the reader, which says so."""
+    fault = lookup_fault(path)
+    if fault is None:
+        try:
+            kind = not_a_file(os.stat(path).st_mode)
+        except OSError:
+            return
+        if kind is None:
+            return
+        fault = f"{kind}, not a regular file"
+    raise ConfigError(f"{path}: cannot read it ({fault})")
+
+
+def check_output_path(path: Path, verb: str = "write") -> None:
+    """Refuse a path to write that cannot be looked up (requirement 3)."""
+    fault = lookup_fault(path)
+    if fault is not None:
+        raise ConfigError(f"{path}: cannot {verb} it ({fault})")
+
+
+def check_recordable(option: str, value: int | None) -> None:
+    """Refuse a number larger than a run records (requirement 5)."""
+    if value is not None and value > RECORDABLE_MAX:
+        raise ConfigError(
+            f"{option} {value} is larger than a run records (at most {RECORDABLE_MAX})"
+        )
+
+
+def check_repeats(value: int) -> None:
+    """Refuse more repeats than ``MAX_REPEATS`` (requirement 5)."""
+    if value > MAX_REPEATS:
+        raise ConfigError(
+            f"--repeats {value}: at most {MAX_REPEATS} (each repeat of a case is kept in the "
+            "case's result)"
+        )
+
+
+def a_number(param: typer.CallbackParam, value: Any) -> Any:
+    """A callback for a float option with a range: ``nan`` passes click's range check (every
+    comparison with it is false), so it is refused here, as click words a value out of range."""
+    if isinstance(value, float) and value != value:
+        kind = param.type
+        raise typer.BadParameter(f"nan is not in the range {kind.min}<=x<={kind.max}.")  # type: ignore[attr-defined]  # a FloatRange
+    return value
