@@ -165,11 +165,12 @@ def interrupt_run(
     env: dict[str, str] | None = None,
     timeout: float = 60,
     settle: float = 0,
+    args: tuple[str, ...] = (),
 ) -> tuple[int, str, str]:
-    """``oloproof run`` in ``root``, sent ``stop`` ``settle`` seconds after its stderr's first
-    line is ``marker``: (exit code, stdout, stderr). The process is killed if it outlives
-    ``timeout``."""
-    proc = start_run(root, marker, env)
+    """``oloproof run ARGS`` in ``root``, sent ``stop`` ``settle`` seconds after its stderr's
+    first line is ``marker``: (exit code, stdout, stderr). The process is killed if it
+    outlives ``timeout``."""
+    proc = start_run(root, marker, env, args)
     time.sleep(settle)
     proc.send_signal(stop)
     try:

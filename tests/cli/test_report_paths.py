@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from tests.support import answered_project, oloproof
+from tests.support import answered_project, interrupt_run, oloproof
 from tests.unchecked_ids import oloproof_unchecked_ids
 
 # Passes every case; with BREAK set, stops the run on its third case (an output the ledger
@@ -20,6 +21,12 @@ APP = """
 import os
 
 def answer(case):
+    if os.environ.get("HOLD") and case["q"] == "q2":
+        import sys, time
+
+        sys.stderr.write("holding\\n")
+        sys.stderr.flush()
+        time.sleep(60)
     if os.environ.get("BREAK") and case["q"] == "q2":
         return {"answer": float("nan")}
     if os.environ.get("ANSI") and case["q"] == "q1":
@@ -119,6 +126,15 @@ def test_a_stopped_run_replaces_the_green_reports_an_earlier_run_left(project: P
     assert refused.code == 2, refused.err
     assert "policy.yaml, line 3: rule 'answers' reads metric 'answerd'" in refused.err
     _assert_no_gate(project, 2, "reads metric 'answerd'")
+
+
+def test_an_interrupted_run_says_so_in_its_reports_with_its_exit_code(project: Path) -> None:
+    # Ctrl-C: the process exits 130, and its reports said "no gate (exit 1): stopped by an
+    # internal error (Exit)", the code of a FAILed rule.
+    paths = ("--junit", "junit.xml", "--summary", "summary.md")
+    code, _, err = interrupt_run(project, "holding\n", signal.SIGINT, env={"HOLD": "1"}, args=paths)
+    assert code == 130, err
+    _assert_no_gate(project, 130, "interrupted")
 
 
 def test_a_comparison_checks_its_report_paths_before_it_is_recorded(project: Path) -> None:

@@ -96,8 +96,10 @@ def _stopped(exc: BaseException) -> tuple[int, str]:
         return 2, error_sentence(exc)
     if isinstance(exc, KeyboardInterrupt):
         return (143 if isinstance(exc, Terminated) else 130), "interrupted"
-    if isinstance(exc, click.exceptions.Exit | SystemExit):
-        code = exc.exit_code if isinstance(exc, click.exceptions.Exit) else exc.code
+    # typer raises its own Exit (a copy of click's, not a subclass): told by its exit_code.
+    exit_code = getattr(exc, "exit_code", None)
+    if isinstance(exc, click.exceptions.Exit | SystemExit) or isinstance(exit_code, int):
+        code = exc.code if isinstance(exc, SystemExit) else exit_code
         status = code if isinstance(code, int) else 1
         return status, "interrupted" if status in (130, 143) else f"stopped (exit {status})"
     return 1, f"stopped by an internal error ({type(exc).__name__})"
