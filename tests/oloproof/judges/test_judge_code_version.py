@@ -37,13 +37,14 @@ JUDGE_CODE = (
     "jsonkeys.py",
     "prompts/__init__.py",
     "providers/__init__.py",
+    "providers/_body.py",
     "providers/_http.py",
     "providers/anthropic_messages.py",
     "providers/openai_chat.py",
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "b0b45b94c6ad8d3a70c57e2e6e5e1ea7c10f02a7b128039af54056fc3f4f6ab4")
+RECORDED = (3, "dc575fbcc23b35f5ba2c926291852860f8563b0de952d4073d9c6398b65c10e6")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
