@@ -271,21 +271,9 @@ def evidence_line(report: RunReport) -> str | None:
         said = f"No case was answered: {why}, so no rule had a case to decide on"
     else:
         empty = [r.rule_id for r in report.rules if r.reason == NO_OBSERVED_CASES]
-        said = (
-            f"Rule {empty[0]} observed no case, so nothing decided it"
-            if len(empty) == 1
-            else f"Rules {', '.join(empty)} observed no case, so nothing decided them"
-        )
-    block_on = report.block_on or []
-    if report.gate_label == "PASS":
-        let_through = dict.fromkeys(r.outcome for r in report.rules if r.outcome != "PASS")
-        return (
-            f"{said}; the gate passed only because block_on does not list "
-            f"{' or '.join(let_through)}, which an earlier release allowed"
-        )
-    if not any(r.outcome in block_on for r in report.rules):
-        return f"{said}; that alone blocks the gate, whatever block_on lists"
-    return said
+        said = _rules_said(empty, "observed no case")
+    outcomes = [r.outcome for r in report.rules]
+    return _why_gate(said, report.gate_label == "PASS", outcomes, report.block_on or [])
 
 
 def comparison_evidence_line(body: Mapping[str, Any]) -> str | None:
@@ -313,13 +301,20 @@ def comparison_evidence_line(body: Mapping[str, Any]) -> str | None:
             parts.append(_rules_said(changed, why))
         said = "; ".join(parts)
     outcomes = [str(d["outcome"]) for d in decisions]
-    if not body["gate"]["blocked"]:
+    block_on = (body.get("policy") or {}).get("block_on") or []
+    return _why_gate(said, not body["gate"]["blocked"], outcomes, block_on)
+
+
+def _why_gate(said: str, passed: bool, outcomes: Sequence[str], block_on: Sequence[str]) -> str:
+    """``said`` (a gate with nothing under it) and, for a release or comparison gate, what
+    made it pass (an earlier release let ``block_on`` pass it) or block (that alone, when
+    ``block_on`` lists none of the rules' ``outcomes``)."""
+    if passed:
         let_through = dict.fromkeys(o for o in outcomes if o != "PASS")
         return (
             f"{said}; the gate passed only because block_on does not list "
             f"{' or '.join(let_through)}, which an earlier release allowed"
         )
-    block_on = (body.get("policy") or {}).get("block_on") or []
     if not any(o in block_on for o in outcomes):
         return f"{said}; that alone blocks the gate, whatever block_on lists"
     return said
