@@ -24,8 +24,10 @@ from blake3 import blake3
 from ledger.errors import AddressError, AmbiguousAddressError, UnknownAddressError
 
 __all__ = [
+    "DIGITS",
     "MIN_PREFIX",
     "PREFIX",
+    "REF_NAME_MAX",
     "check_ref_name",
     "digest_of",
     "format_address",
@@ -38,11 +40,13 @@ __all__ = [
 ]
 
 PREFIX = "sha256:"
+DIGITS = 64  # hex digits in a full address
 MIN_PREFIX = 8
+REF_NAME_MAX = 200
 
-_ADDRESS = re.compile(r"sha256:[0-9a-f]{64}")
-_HEX_PREFIX = re.compile(r"(?:sha256:)?([0-9a-fA-F]{8,64})")
-_REF_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:@+=/-]{0,199}")
+_ADDRESS = re.compile(rf"sha256:[0-9a-f]{{{DIGITS}}}")
+_HEX_PREFIX = re.compile(rf"(?:sha256:)?([0-9a-fA-F]{{{MIN_PREFIX},{DIGITS}}})")
+_REF_NAME = re.compile(rf"[A-Za-z0-9_][A-Za-z0-9_.:@+=/-]{{0,{REF_NAME_MAX - 1}}}")
 _SHOWN = 10  # candidates listed in an ambiguity error
 
 
@@ -91,7 +95,8 @@ def check_ref_name(name: str) -> str:
     """
     if not isinstance(name, str) or _REF_NAME.fullmatch(name) is None:
         raise AddressError(
-            f"{name!r} is not a valid ref name: use 1-200 letters, digits and _ . : @ + = / -"
+            f"{name!r} is not a valid ref name: use 1-{REF_NAME_MAX} letters, digits and "
+            "_ . : @ + = / -"
         )
     if hex_prefix(name) is not None or name.startswith(PREFIX):
         raise AddressError(f"{name!r} cannot be a ref name: it reads as an address prefix")

@@ -24,7 +24,14 @@ def _started_as_module() -> bool:
     return False
 
 
-if sys.path[:1] == [os.getcwd()] and _started_as_module():
+def _working_folder() -> str | None:
+    try:
+        return os.getcwd()
+    except FileNotFoundError:  # deleted under the shell: the CLI says so once it has started
+        return None
+
+
+if _started_as_module() and sys.path[:1] == [_working_folder()]:
     # A project's json.py or email.py would be imported in place of Python's own, by Oloproof
     # itself as it starts. The folder goes last, as the console command has it; a system's
     # folder goes first when its module is imported (oloproof.systems.base).

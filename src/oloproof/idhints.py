@@ -17,11 +17,8 @@ from __future__ import annotations
 
 import string
 
-from ledger.address import MIN_PREFIX
+from ledger.address import DIGITS, MIN_PREFIX, PREFIX, REF_NAME_MAX
 
-_PREFIX = "sha256:"
-_DIGITS = 64  # hex digits in a full address
-_REF_NAME_MAX = 200  # ledger.address: the longest ref name
 _SHOWN = 40  # characters of a too-long text shown
 RUNS_HINT = "`oloproof runs` lists this project's runs"
 
@@ -38,22 +35,22 @@ def malformed_id_message(text: str) -> str | None:
             f"{_shown(text)} has white space at its start or end, which no run id, ref or "
             f"address has; give {_shown(stripped)} ({RUNS_HINT})"
         )
-    bare = text[len(_PREFIX) :] if text.startswith(_PREFIX) else text
-    if text.startswith(_PREFIX):
+    bare = text[len(PREFIX) :] if text.startswith(PREFIX) else text
+    if text.startswith(PREFIX):
         wrong = next((c for c in bare if c not in string.hexdigits), None)
         if wrong is not None:
             return f"{_shown(text)} is not an address: {wrong!r} is not a hex digit ({RUNS_HINT})"
         if not bare:
             return f"{text!r} has no hex digits after 'sha256:' ({RUNS_HINT})"
-    if len(bare) > _DIGITS and all(c in string.hexdigits for c in bare):
+    if len(bare) > DIGITS and all(c in string.hexdigits for c in bare):
         return (
             f"{_shown(text)} is not an address: it has {len(bare)} hex digits; an address has "
-            f"{_DIGITS} ({RUNS_HINT})"
+            f"{DIGITS} ({RUNS_HINT})"
         )
-    if len(text) > _REF_NAME_MAX:
+    if len(text) > REF_NAME_MAX:
         return (
             f"{_shown(text)} is no address, prefix or ref name: a ref name has at most "
-            f"{_REF_NAME_MAX} characters ({RUNS_HINT})"
+            f"{REF_NAME_MAX} characters ({RUNS_HINT})"
         )
     return None
 
@@ -63,7 +60,7 @@ def unknown_id_message(text: str, ledger_message: str) -> str:
     malformed = malformed_id_message(text)
     if malformed is not None:
         return malformed
-    bare = text[len(_PREFIX) :] if text.startswith(_PREFIX) else text
+    bare = text[len(PREFIX) :] if text.startswith(PREFIX) else text
     if bare and all(c in string.hexdigits for c in bare) and len(bare) < MIN_PREFIX:
         digits = "digit" if len(bare) == 1 else "digits"
         return (

@@ -434,6 +434,28 @@ def test_bad_input_exits_2_and_writes_nothing(support: Project) -> None:
     assert (len(runs(support)), len(diagnoses(support))) == before
 
 
+@pytest.mark.parametrize("reference", ["../../rerank:shortest_first", ".rerank:f", "a/rerank:f"])
+def test_a_reranker_given_as_a_path_is_asked_for_as_a_module(
+    support: Project, reference: str
+) -> None:
+    done = oloproof(
+        "diagnose",
+        support.run_id,
+        *RERANK.split()[:2],
+        "--reranker",
+        reference,
+        "--criterion",
+        "answer_correct",
+        cwd=support.path,
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        "error: oloproof diagnose: --reranker: expected `module:name`, a module's dotted name "
+        "as Python imports it from the project folder (`rerank` or `pkg.rerank`, not a path) "
+        f"and a name in it, found {reference!r}\n"
+    )
+
+
 def test_a_child_run_is_not_diagnosed_again(support: Project) -> None:
     out = ok("diagnose", support.run_id, *GOLD, cwd=support.path)
     child = RUN_ID.findall(out.splitlines()[-2])[0]

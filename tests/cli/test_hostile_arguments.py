@@ -374,6 +374,27 @@ def test_init_under_a_file_says_it_is_a_file(tmp_path: Path) -> None:
     refused(oloproof("init", "notes.txt/x", cwd=tmp_path), "notes.txt is a file, not a folder")
 
 
+@pytest.mark.parametrize(
+    "start", [("-m", "oloproof"), ("-c", "from oloproof.cli.main import command; command()")]
+)
+@pytest.mark.parametrize("args", ["runs", "run", "init x", "inspect latest", "--help"])
+def test_a_working_folder_deleted_under_the_shell_is_said(
+    tmp_path: Path, start: tuple[str, str], args: str
+) -> None:
+    # The shell's folder is removed while the shell is in it; the command starts there.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f'cd "{gone}" && rmdir "{gone}" && exec "{sys.executable}" "$@" {args}'
+    done = subprocess.run(
+        ["sh", "-c", script, "sh", *start], capture_output=True, text=True, timeout=60
+    )
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        "error: the working folder no longer exists (it was deleted or moved after this shell "
+        "entered it); change to an existing folder and run the command again\n"
+    )
+
+
 # ----------------------------------------------------------------------- the standard streams
 
 

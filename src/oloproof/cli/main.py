@@ -98,8 +98,23 @@ def fail(message: str, code: int = 2) -> NoReturn:
 def command() -> None:
     """The ``oloproof`` command, and ``python -m oloproof``: ``main``, in a process of its own."""
     _standard_streams()
+    _working_folder()
     style.whole_process()
     main()
+
+
+def _working_folder() -> None:
+    """A working folder deleted after the shell entered it is refused at once: every command
+    finds its project from there, and each would otherwise end in a traceback."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        sys.stderr.write(
+            "error: the working folder no longer exists (it was deleted or moved after this "
+            "shell entered it); change to an existing folder and run the command again\n"
+        )
+        sys.stderr.flush()
+        raise SystemExit(2) from None
 
 
 _CLOSED_STDOUT = (

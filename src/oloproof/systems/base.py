@@ -100,8 +100,14 @@ def declared_apart(
 def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     """Import ``module:attr`` with ``base_dir`` on the import path; errors name the config key."""
     module_name, sep, attr = reference.partition(":")
-    if not sep or not module_name or not attr:
-        raise ConfigError(f"{where}: {key}: expected `module:name`, found {reference!r}")
+    if not sep or not _dotted(module_name) or not _dotted(attr):
+        # A path (`../x:y`, `pkg/mod:f`) is no module name: importlib's own words for it
+        # (a relative import needs a package) would send the user looking elsewhere.
+        raise ConfigError(
+            f"{where}: {key}: expected `module:name`, a module's dotted name as Python imports "
+            f"it from the project folder (`rerank` or `pkg.rerank`, not a path) and a name in "
+            f"it, found {reference!r}"
+        )
     try:
         module = _import_fresh(module_name, base_dir.resolve())
     except ModuleNotFoundError as exc:
@@ -122,6 +128,10 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
             raise ConfigError(f"{where}: {key}: module {module_name!r} has no {attr!r}")
         obj = getattr(obj, part)
     return obj
+
+
+def _dotted(name: str) -> bool:
+    return all(part.isidentifier() for part in name.split("."))
 
 
 # Project folders this process has imported user code from (the Python API may evaluate
