@@ -145,8 +145,8 @@ def serving(root: Path, *args: str) -> Iterator[str]:
         proc.communicate(timeout=30)  # reaps it and closes both pipes
 
 
-def fetch(url: str, method: str = "GET") -> tuple[int, str]:
-    request = urllib.request.Request(url, method=method)
+def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:
+    request = urllib.request.Request(url, method=method, headers=headers or {})
     try:
         with urllib.request.urlopen(request, timeout=60) as response:
             return response.status, response.read().decode("utf-8")

@@ -220,6 +220,16 @@ def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
     assert "Every event it links to is stored." in text
     rederived = _text(fetch(f"{support_url}/a/{p.diagnosis}?rederive=1")[1])
     assert "Derived again from its inputs, it is the same." in rederived
+    # What a browser sends when the link is followed on the viewer's page, and when another
+    # site's page makes the request (an <img> pointing at it, say).
+    own = {"Sec-Fetch-Site": "same-origin"}
+    assert "it is the same." in fetch(f"{support_url}/a/{p.diagnosis}?rederive=1", headers=own)[1]
+    for elsewhere in ("cross-site", "same-site"):
+        status, page = fetch(
+            f"{support_url}/a/{p.diagnosis}?rederive=1", headers={"Sec-Fetch-Site": elsewhere}
+        )
+        assert status == 403 and "Derived again" not in page
+        assert "another site's page asked the viewer to derive an event again" in _text(page)
     run_event = re.search(
         r'href="/a/(sha256:[0-9a-f]{64})">sha256', fetch(f"{support_url}/runs/{p.run_id}")[1]
     )

@@ -31,6 +31,12 @@ _POLICY = (
     "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
     "form-action 'self'; frame-ancestors 'none'"
 )
+# What a browser says of a request another site's page made (Fetch Metadata).
+_ELSEWHERE = ("cross-site", "same-site")
+_ELSEWHERE_SAID = (
+    "another site's page asked the viewer to derive an event again; follow the link on the "
+    "viewer's own page of the event instead"
+)
 _PORT = re.compile(r"[0-9]{1,5}")
 _REG_NAME = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=%-]+")  # RFC 3986 reg-name
 
@@ -196,6 +202,11 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(css)
             return
         query = dict(parse_qsl(url.query))
+        if "rederive" in query and self.headers.get("Sec-Fetch-Site") in _ELSEWHERE:
+            # Deriving again only reads, but it can take a while: another site's page (an
+            # <img> pointing here) must not be able to set this machine to work.
+            self._error(HTTPStatus.FORBIDDEN, _ELSEWHERE_SAID, body=body)
+            return
         try:
             stream = pages.render(self.reader, path, query, self.links)
             first = next(stream, "")  # build the page's data before the status line is sent
