@@ -4,7 +4,7 @@ The judge answered 20 of the 40 labels (the other 20 calls failed). The gate hel
 against it; the corrected interval was computed from the answered 10/10 and 10/10 as if the
 gaps did not exist, narrower and higher than the labels show. Each unanswered example could
 have been an agreement or a disagreement in either rate, so the interval is checked here
-against the formula written out (numpy's seeded Jeffreys draws, as docs/judges.md gives it)
+against the formula written out (numpy's seeded Beta draws, as docs/judges.md gives it)
 and against every way the unanswered examples could have been answered.
 """
 
@@ -25,23 +25,44 @@ LEVEL = 0.95
 DRAWS = 10_000
 
 
+def draws(rng: np.random.Generator, a: int, b: int) -> np.ndarray:
+    """DRAWS of Beta(a, b), all at 0 when a is 0 and at 1 when b is 0 (drawn all the same, so
+    every quantile reads the seed's stream alike)."""
+    drawn = rng.beta(max(a, 1), max(b, 1), DRAWS)
+    return drawn if a and b else np.full(DRAWS, 0.0 if a == 0 else 1.0)
+
+
+def low(agreed: int, disagreed: int) -> tuple[int, int]:
+    """Beta(a, d + 1): its alpha/2 quantile is the Clopper-Pearson lower bound."""
+    return agreed, disagreed + 1
+
+
+def high(agreed: int, disagreed: int) -> tuple[int, int]:
+    """Beta(a + 1, d): its 1 - alpha/2 quantile is the Clopper-Pearson upper bound."""
+    return agreed + 1, disagreed
+
+
 def quantile(
-    k: int, n: int, se: tuple[int, int], sp: tuple[int, int], q: float, bad: float
+    p: tuple[int, int], se: tuple[int, int], sp: tuple[int, int], q: float, bad: float
 ) -> float:
-    """The q quantile of Rogan-Gladen over Jeffreys draws of p (k of n), Se and Sp, each given
-    as (agreed, disagreed); a draw with Se + Sp <= 1 counts as ``bad``. Seed 0, as the report."""
+    """The q quantile of Rogan-Gladen over draws of p, Se and Sp, each from Beta(a, b) for its
+    (a, b); a draw with Se + Sp <= 1 counts as ``bad``. Seed 0, as the report."""
     rng = np.random.default_rng(0)
-    p = rng.beta(k + 0.5, n - k + 0.5, DRAWS)
-    se_d = rng.beta(se[0] + 0.5, se[1] + 0.5, DRAWS)
-    sp_d = rng.beta(sp[0] + 0.5, sp[1] + 0.5, DRAWS)
+    p_d, se_d, sp_d = draws(rng, *p), draws(rng, *se), draws(rng, *sp)
     youden = se_d + sp_d - 1.0
-    rate = np.clip((p + sp_d - 1.0) / np.where(youden > 0, youden, 1.0), 0.0, 1.0)
+    rate = np.clip((p_d + sp_d - 1.0) / np.where(youden > 0, youden, 1.0), 0.0, 1.0)
     return float(np.quantile(np.where(youden > 0, rate, bad), q))
 
 
 def interval(k: int, n: int, se: tuple[int, int], sp: tuple[int, int]) -> tuple[float, float]:
+    """The interval of docs/judges.md: each bound from the Beta sides that move it outward,
+    Se both ways for the lower bound and Sp both ways for the upper."""
     alpha = 1 - LEVEL
-    return quantile(k, n, se, sp, alpha / 2, 0.0), quantile(k, n, se, sp, 1 - alpha / 2, 1.0)
+    lower = min(quantile(low(k, n - k), s, low(*sp), alpha / 2, 0.0) for s in (high(*se), low(*se)))
+    upper = max(
+        quantile(high(k, n - k), low(*se), s, 1 - alpha / 2, 1.0) for s in (high(*sp), low(*sp))
+    )
+    return lower, upper
 
 
 def unanswered_interval(k: int, n: int, counts: dict[str, int], u: int) -> tuple[float, float]:
@@ -49,12 +70,12 @@ def unanswered_interval(k: int, n: int, counts: dict[str, int], u: int) -> tuple
     tp, fn, tn, fp = (counts[c] for c in ("true_pass", "false_fail", "true_fail", "false_pass"))
     alpha = 1 - LEVEL
     lower = min(
-        quantile(k, n, (tp + u, fn), (tn, fp + u), alpha / 2, 0.0),
-        quantile(k, n, (tp, fn + u), (tn, fp + u), alpha / 2, 0.0),
+        quantile(low(k, n - k), high(tp + u, fn), low(tn, fp + u), alpha / 2, 0.0),
+        quantile(low(k, n - k), low(tp, fn + u), low(tn, fp + u), alpha / 2, 0.0),
     )
     upper = max(
-        quantile(k, n, (tp, fn + u), (tn + u, fp), 1 - alpha / 2, 1.0),
-        quantile(k, n, (tp, fn + u), (tn, fp + u), 1 - alpha / 2, 1.0),
+        quantile(high(k, n - k), low(tp, fn + u), high(tn + u, fp), 1 - alpha / 2, 1.0),
+        quantile(high(k, n - k), low(tp, fn + u), low(tn, fp + u), 1 - alpha / 2, 1.0),
     )
     return lower, upper
 

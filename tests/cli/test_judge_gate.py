@@ -29,7 +29,7 @@ METRIC = "│ groundedness │ 91.7%    │ [61.5%, 99.8%] │ 11 / 12 observed 
 CORRECTED = [
     "Judge metrics corrected for the judge's measured errors (Rogan-Gladen; the interval carries "
     "the calibration's own uncertainty)",
-    "│ groundedness │ 96.5%     │ [70.4%, 100.0%] │ 11 / 12 judged pass · sensitivity 19/20 · "
+    "│ groundedness │ 96.5%     │ [62.3%, 100.0%] │ 11 / 12 judged pass · sensitivity 19/20 · "
     "specificity 20/20 │",
 ]
 
@@ -121,7 +121,7 @@ def test_the_judge_gates_only_once_calibrated(project: tuple[Path, ScriptedJudge
     outputs.append(as_json)
     report = json.loads(as_json.out)
     assert [row["criterion"] for row in report["corrected"]] == ["groundedness"]
-    assert report["corrected"][0]["method"] == "rogan-gladen-jeffreys-mc"
+    assert report["corrected"][0]["method"] == "rogan-gladen-clopper-pearson-mc"
     (rule,) = report["rules"]
     calibration = rule["detail"]["judge"]["calibration"]
     assert rule["outcome"] == "PASS" and calibration == report["corrected"][0]["calibration"]

@@ -512,4 +512,4 @@ def test_calibration_type_is_what_the_report_uses() -> None:
     calibration = Calibration("id", {}, 0.95, 9, 1, 0, 10)
     row = corrected_row(tally(8, 2), calibration, ADDRESS, 0.95)
     assert row.estimate == pytest.approx(0.8 / 0.9)
-    assert row.method == "rogan-gladen-jeffreys-mc"
+    assert row.method == "rogan-gladen-clopper-pearson-mc"
