@@ -482,9 +482,11 @@ class SeenCases:
 
 
 def _line_of(body: CaseResultBody) -> int | None:
-    """A case result's dataset line, None when it was written before case results had one."""
+    """A case result's dataset line, None when it was written without one: before case results
+    had one, or as ``0`` (lines count from 1), which the first release wrote for every case of
+    a diagnosis's child runs, so that it names no line they share."""
     line = body.get("line")
-    return line if isinstance(line, int) and line >= 0 else None
+    return line if isinstance(line, int) and line >= 1 else None
 
 
 def case_result_body(event: Event) -> CaseResultBody:

@@ -46,6 +46,7 @@ from oloproof.execute import (
     RunSpec,
     execute_cases,
 )
+from oloproof.fingerprint import earlier_walk
 from oloproof.jsonkeys import first_repeat
 from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
@@ -850,6 +851,12 @@ def resume_plan(
         Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1), recorded=True
     )
     if plan.system.identity() != run.body["system"]:
+        if earlier_walk(run.body.get("fingerprints", {})):
+            raise ConfigError(  # its keys can never be made again: not a change of the user's
+                f"{run.run_id} was started by an earlier release of oloproof, which read less of "
+                "the system's code to identify it, so whether the code changed since cannot be "
+                "told; start a new run instead: oloproof run"
+            )
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "
             "start a new run instead"

@@ -60,7 +60,22 @@ from blake3 import blake3
 from oloproof.fingerprint._values import DATA_LIMIT
 from oloproof.fingerprint._walk import DIGEST, Walk
 
-__all__ = ["DATA_LIMIT", "Fingerprint", "changes", "of_callable", "of_method"]
+__all__ = [
+    "DATA_LIMIT",
+    "WALK",
+    "Fingerprint",
+    "changes",
+    "earlier_walk",
+    "of_callable",
+    "of_method",
+]
+
+# What the walk reads grows from release to release (what modules run at import, names looked
+# up by a string, installed files); each such change counts one up. It is part of every key:
+# a key an earlier release made, seeing less, could otherwise equal one made now for code that
+# differs only in what it did not see, and a run would reuse that code's answers. Walk 1 (keys
+# and records without a mark) is every release before the mark.
+WALK: int = 2
 
 # Names whose use says that the code reads what no fingerprint holds, by what they read (and,
 # for services, the installed HTTP clients it uses).
@@ -120,6 +135,7 @@ class Fingerprint:
         """The compact form kept in a run's event, which ``changes`` reads back."""
         return {
             "key": self.key,
+            "walk": WALK,
             "entry": self.entry,
             "python": self.python,
             "code": {k: list(v) for k, v in self.code.items()},
@@ -158,6 +174,7 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
     # checked out elsewhere is the same code.
     digest = blake3(entry)
     parts: tuple[Any, ...] = (
+        f"walk {WALK}",
         python,
         {key: (kind, hexdigest) for key, (kind, _, hexdigest) in code.items()},
         {key: hexdigest for key, (_, hexdigest) in constants.items()},
@@ -213,6 +230,12 @@ def _name_of(obj: Any) -> str:
 # --- what changed between two fingerprints -----------------------------------------------------
 
 
+def earlier_walk(records: Mapping[str, Any]) -> bool:
+    """Whether any of a run's recorded fingerprints (``Fingerprint.record()`` by entry point)
+    was made by an earlier walk than this release's: its key cannot be made again."""
+    return any(record.get("walk", 1) != WALK for record in records.values())
+
+
 def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     """What differs between two recorded fingerprints (``Fingerprint.record()``), in words.
 
@@ -221,6 +244,8 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     whose member changed is named through the member only.
     """
     found: list[str] = []
+    if before.get("walk", 1) != after.get("walk", 1):
+        found.append("an earlier release of oloproof fingerprinted it, reading less of the code")
     if before.get("entry") != after.get("entry"):
         found.append(f"the entry point changed ({_entry(before)} → {_entry(after)})")
     if before.get("python") != after.get("python"):
