@@ -26,6 +26,7 @@ from pydantic import (
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig
+from oloproof.filekinds import lookup_fault
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import (
     ENV_NAME_PATTERN,
@@ -276,6 +277,14 @@ class ProjectConfig(_Model):
         # `engine: ray` is short for `engine: {kind: ray}`.
         return {"kind": value} if isinstance(value, str) else value
 
+    @field_validator("dataset", "policy")
+    @classmethod
+    def _a_path(cls, value: str | None) -> str | None:
+        # Joined to the project folder, "" would name the folder, not a file.
+        if value == "":
+            raise ValueError("an empty path names no file")
+        return value
+
 
 class JudgeRequirement(_Model):
     """What a judge must have shown in calibration before its metric may decide."""
@@ -405,6 +414,15 @@ class _Gate(_Model):
         """``FILE, line N`` of a key path, or ``FILE`` when the policy was not read from one."""
         line = line_for(keys, self._lines) if self._lines else None
         return f"{path}, line {line}" if line is not None else str(path)
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _the_number_1(cls, version: Any) -> Any:
+        # Checked before the literal is: `Literal[1]` compares by equality, and True == 1.0 == 1.
+        if isinstance(version, bool | float):
+            found = f"the boolean {str(version).lower()}" if isinstance(version, bool) else version
+            raise ValueError(f"the policy format version is the number 1, not {found}")
+        return version
 
     # The checks on a policy's choices (these, the rules', at least one rule) were added over
     # time: a policy a run or comparison recorded is read as it decided then (``_recorded``).
@@ -538,8 +556,18 @@ def validation_error(
     line = line_for(loc, lines)
     where = f"{path}, line {line}" if line is not None else str(path)
     message = err["msg"]
-    if err["type"] in ("int_type", "float_type") and isinstance(err.get("input"), bool):
-        message = f"expected a number, found the boolean {str(err['input']).lower()}"
+    found = err.get("input")
+    if err["type"] in ("int_type", "float_type") and isinstance(found, bool):
+        message = f"expected a number, found the boolean {str(found).lower()}"
+    elif err["type"] in ("int_type", "float_type") and isinstance(found, str | float):
+        # Text: quoted, or no number at all.
+        wanted = "an integer" if err["type"] == "int_type" else "a number"
+        value = f"the text {found!r}" if isinstance(found, str) else repr(found)
+        message = f"expected {wanted}, found {value}"
+    elif err["type"] == "string_type" and isinstance(found, int | float):
+        # `version: 1.10` is the number 1.1: the quotes keep what was written.
+        value = f"boolean {str(found).lower()}" if isinstance(found, bool) else f"number {found!r}"
+        message = f"expected text, found the {value} (quote it to keep it as written)"
     elif err["type"] == "extra_forbidden":
         message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
     elif err["type"] == "union_tag_invalid":
@@ -583,7 +611,23 @@ def load_config(path: str | Path) -> ProjectConfig:
             raise ConfigError(f"{path}: {kind}") from None
         raise validation_error(path, exc, lines, ProjectConfig, data) from None
     config._lines = lines
+    _check_paths(config, path)
     return config
+
+
+def _check_paths(config: ProjectConfig, path: Path) -> None:
+    """Refuse a file the config names (``dataset``, ``policy``) that cannot be looked up at all,
+    at its key: read later, the error could name only the file. A missing file is left to the
+    command that reads it (``calibrate`` reads no cases)."""
+    for key in ("dataset", "policy"):
+        value = getattr(config, key)
+        if value is None:
+            continue
+        target = path.resolve().parent / value
+        fault = lookup_fault(target)
+        if fault is not None:
+            where = config.location(key, path=path)
+            raise ConfigError(f"{where}: {key}: {target}: cannot read it ({fault})")
 
 
 def load_policy(path: Path, *, as_recorded: bool = False) -> Policy:

@@ -32,6 +32,10 @@ _ENTRY_KEYS = {
 }
 _REQUIRED = {"relevant": ("doc_id",), "gold_context": ("doc_id", "text")}
 
+# Far beyond any grading scale (qrels-to-cases refuses the same): nDCG adds grades up, and
+# grades near the largest float would add up to infinity.
+GRADE_LIMIT: Final = 1_000_000
+
 MAX_NESTING = 100
 """How deep a case's input, expected and metadata may nest (and a system's output): well inside
 what the ledger records (400 levels, events and their wrappers included)."""
@@ -114,7 +118,9 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
         try:
             line = raw[: end - start].decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise DatasetError(f"{path}: not UTF-8 text (byte {start + exc.start})") from None
+            raise DatasetError(
+                f"{path}, line {number}: not UTF-8 text (byte {start + exc.start})"
+            ) from None
         if line.strip():
             try:
                 case = _parse_line(path, number, line)
@@ -475,6 +481,11 @@ def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[s
     grade = entry.get("grade", 1)
     if isinstance(grade, bool) or not isinstance(grade, int | float):
         raise DatasetError(f"{at}.grade of case {case_id!r} must be a number")
+    if not -GRADE_LIMIT <= grade <= GRADE_LIMIT:
+        raise DatasetError(
+            f"{at}.grade of case {case_id!r} is {grade!r}, beyond ±{GRADE_LIMIT:,}, which no "
+            "grade needs"
+        )
 
 
 def _kind(value: Any) -> str:

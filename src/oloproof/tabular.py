@@ -37,6 +37,7 @@ Requirements (``docs/export.md``):
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
@@ -373,21 +374,25 @@ def _trec_word(text: str, what: str) -> str:
 _GRADE = re.compile(r"-?[0-9]+")
 _TREC_FIELDS = re.compile(r"[^ \t\v\f\r]+")
 # Far beyond any grading scale, and within what a case file (and the ledger) holds.
-_GRADE_LIMIT = 1_000_000
+# Read whole into memory: MS MARCO's half a million training judgments take about 10 MB.
+_QRELS_BYTES = 256 << 20
 
 
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}, each qid as a
     reader sees it (``same_text``), the way case ids are compared."""
-    from oloproof.dataset import same_text
+    from oloproof.dataset import GRADE_LIMIT, same_text
+    from oloproof.yamlfile import read_file
 
+    raw = read_file(path, _QRELS_BYTES, "a qrels file")
+    # An editor's byte-order mark opens the file, not its first qid.
+    body = raw.removeprefix(codecs.BOM_UTF8)
     try:
-        # An editor's byte-order mark opens the file, not its first qid.
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror or exc})") from None
+        text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+        at = len(raw) - len(body) + exc.start
+        number = raw[:at].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {number}: not UTF-8 text (byte {at})") from None
     qrels: dict[str, dict[str, int]] = {}
     lines: dict[tuple[str, str], int] = {}
     # Lines and fields as trec_eval reads them: ASCII white space only, so a docno holding a
@@ -412,9 +417,9 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
         if not _GRADE.fullmatch(rel):
             raise ConfigError(f"{path}, line {number}: relevance {rel!r} is not an integer")
         grade = int(rel)
-        if not -_GRADE_LIMIT <= grade <= _GRADE_LIMIT:
+        if not -GRADE_LIMIT <= grade <= GRADE_LIMIT:
             raise ConfigError(
-                f"{path}, line {number}: relevance {rel} is beyond ±{_GRADE_LIMIT:,}, which no "
+                f"{path}, line {number}: relevance {rel} is beyond ±{GRADE_LIMIT:,}, which no "
                 "grade needs"
             )
         judged = qrels.setdefault(qid, {})

@@ -6,7 +6,8 @@ until Python's recursion limit breaks, and turns a 5,000-digit number into a ``V
 Here each of those is one sentence naming the file and the line:
 
 0. the file must be a regular file of at most ``MAX_BYTES``: a named pipe with no writer is
-   never waited on, ``/dev/zero`` or a 1 GB file is never read whole;
+   never waited on, ``/dev/zero`` or a 1 GB file is never read whole (``read_file``, which
+   reads a labels file and a qrels file too, each with a limit of its own);
 1. the file must be UTF-8 text, without the control characters YAML does not allow (a NUL);
 2. a key may appear once per mapping (both lines are named); so may a merge (``<<``), and
    the mappings one merge names may not give the same key unless the mapping holding the
@@ -20,15 +21,21 @@ Here each of those is one sentence naming the file and the line:
    stored with every run;
 5. a boolean is written ``true`` or ``false``: YAML 1.1 also reads a bare ``yes``, ``no``,
    ``on`` or ``off`` as one, so ``enum: [yes, no]`` in a schema would silently be
-   ``[true, false]``.
+   ``[true, false]``;
+6. a bare number reads the same in YAML 1.1 (PyYAML) and YAML 1.2 (most other readers, and
+   what the file looks like): ``017`` is 15 (octal) to one and 17 to the other, ``1:30``
+   (base 60) and ``1_000`` are numbers to YAML 1.1 only, ``1e3`` and ``0o17`` to YAML 1.2 only,
+   so ``max_failures: 017`` would silently allow 15; so does a bare date (``2024-01-01``),
+   which YAML 1.1 alone reads as one;
+7. no value holds a NUL (``"\\0"``): no setting can, and a path holding one cannot be opened.
 
 ``read_yaml`` returns the data and the line of every key path, for later errors.
 """
 
 from __future__ import annotations
 
-import errno
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -36,9 +43,20 @@ from typing import Any
 import yaml
 
 from ledger.codec import INT_MAX, INT_MIN
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, OloproofError
+from oloproof.filekinds import LOOKUP_FAULTS, not_a_file
 
 _BOOL = "tag:yaml.org,2002:bool"
+_NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
+_STR = "tag:yaml.org,2002:str"
+_TIMESTAMP = "tag:yaml.org,2002:timestamp"
+# The numbers of YAML 1.2's core schema (its spec, 10.3.2); its infinities and NaN, which
+# PyYAML reads alike, apart.
+_CORE_NUMBER = re.compile(
+    r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+|[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?"
+)
+_CORE_SPECIAL = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
+_LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")  # decimal to YAML 1.2, octal to YAML 1.1
 _MERGE = "tag:yaml.org,2002:merge"
 MAX_NESTING = 100
 MAX_VALUES = 100_000
@@ -59,9 +77,21 @@ class _Refused(yaml.YAMLError):
 
 
 class _Loader(yaml.SafeLoader):
-    """A safe loader that stops at ``MAX_NESTING`` levels and at integers far out of range."""
+    """A safe loader that stops at ``MAX_NESTING`` levels and at integers far out of range,
+    and keeps the scalars given a tag (``!!str 017``), which are read as the tag says."""
 
     _depth = 0
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.tagged: set[int] = set()
+
+    def compose_scalar_node(self, anchor: Any) -> yaml.ScalarNode:
+        tagged = self.peek_event().tag is not None  # type: ignore[no-untyped-call]  # untyped in stubs
+        node = super().compose_scalar_node(anchor)
+        if tagged:
+            self.tagged.add(id(node))
+        return node
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         self._depth += 1
@@ -87,7 +117,7 @@ _Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
 
 def read_yaml(path: Path) -> tuple[Any, Lines]:
     """Parse a YAML file; return the data and the line of each key path."""
-    raw = _read_settings(path)
+    raw = read_file(path)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -102,7 +132,7 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
         node = loader.get_single_node()
         lines: Lines = {}
         if node is not None:
-            _Walk(path, lines).node(node, ())
+            _Walk(path, lines, loader.tagged).node(node, ())
         data = loader.construct_document(node) if node is not None else None
     except _Refused as exc:
         raise ConfigError(f"{path}, line {exc.line}: {exc.message}") from None
@@ -117,48 +147,38 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
     return data, lines
 
 
-_NOT_FILES = (
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-_LOOKUP_FAULTS = {
-    errno.ELOOP: "a loop of symbolic links",
-    errno.ENAMETOOLONG: "its name is too long",
-}
-
-
-def _read_settings(path: Path) -> bytes:
-    """The bytes of the settings file ``path`` (requirement 0). Opened without waiting, so a
-    named pipe is seen for what it is before anything waits on a writer."""
+def read_file(
+    path: Path,
+    limit: int = MAX_BYTES,
+    what: str = "a settings file",
+    error: type[OloproofError] = ConfigError,
+) -> bytes:
+    """The bytes of the file ``path``, ``what`` the file is, refused with ``error`` when it is
+    no regular file or holds more than ``limit`` bytes (requirement 0). Opened without
+    waiting, so a named pipe is seen for what it is before anything waits on a writer."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
-        raise ConfigError(f"{path}: no such file") from None
+        raise error(f"{path}: no such file") from None
     except OSError as exc:
-        why = _LOOKUP_FAULTS.get(exc.errno or 0, exc.strerror)
-        raise ConfigError(f"{path}: cannot read it ({why})") from None
+        why = LOOKUP_FAULTS.get(exc.errno or 0, exc.strerror)
+        raise error(f"{path}: cannot read it ({why})") from None
     try:
         found = os.fstat(fd)
         if stat.S_ISDIR(found.st_mode):
-            raise ConfigError(f"{path}: cannot read it (Is a directory)")
-        kind = next((name for test, name in _NOT_FILES if test(found.st_mode)), None)
+            raise error(f"{path}: cannot read it (Is a directory)")
+        kind = not_a_file(found.st_mode)
         if kind is not None:
-            raise ConfigError(f"{path}: cannot read it ({kind}, not a regular file)")
-        if found.st_size > MAX_BYTES:
-            raise ConfigError(
-                f"{path}: {found.st_size} bytes, more than a settings file may hold ({MAX_BYTES})"
-            )
-        raw = _read_at_most(fd, MAX_BYTES + 1)
+            raise error(f"{path}: cannot read it ({kind}, not a regular file)")
+        if found.st_size > limit:
+            raise error(f"{path}: {found.st_size} bytes, more than {what} may hold ({limit})")
+        raw = _read_at_most(fd, limit + 1)
     except OSError as exc:
-        raise ConfigError(f"{path}: cannot read it ({exc.strerror})") from None
+        raise error(f"{path}: cannot read it ({exc.strerror})") from None
     finally:
         os.close(fd)
-    if len(raw) > MAX_BYTES:  # grown since it was looked at
-        raise ConfigError(f"{path}: more than a settings file may hold ({MAX_BYTES} bytes)")
+    if len(raw) > limit:  # grown since it was looked at
+        raise error(f"{path}: more than {what} may hold ({limit} bytes)")
     return raw
 
 
@@ -185,9 +205,10 @@ class _Walk:
     """Records the line of every key path; refuses duplicate keys, merges that give one key
     two values, cycles and huge files."""
 
-    def __init__(self, path: Path, lines: Lines) -> None:
+    def __init__(self, path: Path, lines: Lines, tagged: set[int]) -> None:
         self.path = path
         self.lines = lines
+        self.tagged = tagged  # the scalars given a tag (``_Loader``)
         self.values = 0
         self.holding: set[int] = set()  # the nodes that hold the one being walked
         self.gives: dict[int, Keys] = {}  # each mapping's keys where it is merged, by node
@@ -217,13 +238,20 @@ class _Walk:
 
     def scalar(self, node: yaml.ScalarNode, at: tuple[Any, ...]) -> None:
         word = node.value
+        where = f"{self.path}, line {node.start_mark.line + 1}: "
+        where += ".".join(str(p) for p in at) or "(top level)"
+        if "\0" in word:
+            raise ConfigError(f"{where}: a NUL character (\\0), which no setting can hold")
+        if node.style is None:  # a bare word: its type is read from how it looks
+            problem = _read_two_ways(node.tag, word, id(node) in self.tagged)
+            if problem is not None:
+                raise ConfigError(f"{where}: {problem}")
         if node.tag != _BOOL or word.lower() in ("true", "false"):
             return
         meant = str(word.lower() in ("yes", "y", "on")).lower()
-        where = ".".join(str(p) for p in at) or "(top level)"
         raise ConfigError(
-            f"{self.path}, line {node.start_mark.line + 1}: {where}: a bare {word} is read by "
-            f'YAML as the boolean {meant}; write {meant}, or "{word}" for the text'
+            f"{where}: a bare {word} is read by YAML as the boolean {meant}; write {meant}, or "
+            f'"{word}" for the text'
         )
 
     def _children(self, node: yaml.Node, at: tuple[Any, ...]) -> None:
@@ -298,6 +326,63 @@ class _Walk:
                     )
                 merged.setdefault(ident, at_line)
         return merged
+
+
+def _read_two_ways(tag: str, word: str, tagged: bool) -> str | None:
+    """Why YAML 1.1 and YAML 1.2 read the bare ``word`` differently (requirement 6), or None.
+
+    A word longer than any number a setting needs is left to the checks on its value."""
+    if len(word) > _INT_DIGITS:
+        return None
+    if tag == _TIMESTAMP and not tagged:  # 2024-01-01: a date or time in YAML 1.1 alone
+        return (
+            f"a bare {word} is read by YAML 1.1 as a date and by YAML 1.2 as text; write "
+            f'"{word}" for the text'
+        )
+    if tag in _NUMBERS:
+        if not (_CORE_NUMBER.fullmatch(word) or _CORE_SPECIAL.fullmatch(word)):
+            # 1:30, 1_000, 0b11: YAML 1.1's own forms
+            value = _written(yaml.safe_load(word))
+            return (
+                f"a bare {word} is read by YAML 1.1 as the number {value} and by YAML 1.2 as "
+                f'text; write {value}, or "{word}" for the text'
+            )
+        if _LEADING_ZERO.fullmatch(word) and int(word, 8) != int(word, 10):
+            return (
+                f"a bare {word} is read by YAML 1.1 as the octal number {int(word, 8)} and by "
+                f"YAML 1.2 as {int(word, 10)}; write {int(word, 10)}, or {int(word, 8)} if "
+                "octal is meant"
+            )
+    elif tag == _STR and not tagged and _CORE_NUMBER.fullmatch(word):  # 1e3, 0o17, 09
+        number = _core_number(word)
+        if number == number and abs(number) != float("inf"):
+            value = _written(number)
+            return (
+                f"a bare {word} is read by YAML 1.1 as text and by YAML 1.2 as the number "
+                f'{value}; write {value}, or "{word}" for the text'
+            )
+    return None
+
+
+def _core_number(word: str) -> int | float:
+    """The number YAML 1.2's core schema reads ``word`` (one of its numbers) as."""
+    if word.startswith(("0o", "0x")):
+        return int(word, 0)
+    if any(c in word for c in ".eE"):
+        return float(word)
+    return int(word, 10)
+
+
+def _written(number: int | float) -> str:
+    """``number`` as both YAML 1.1 and 1.2 read it: a float's exponent with a dot before it
+    and a sign (``1.0e-05``), as YAML 1.1 needs."""
+    text = repr(number)
+    if isinstance(number, int) or "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    if "." not in mantissa:
+        mantissa += ".0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
 def _check_integers(path: Path, data: Any, at: tuple[Any, ...], lines: Lines) -> None:

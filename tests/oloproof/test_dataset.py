@@ -168,7 +168,8 @@ def test_a_file_read_line_by_line_keeps_its_digest_lines_and_byte_offsets(tmp_pa
     assert [(c.id, c.input, c.line) for c in dataset.cases] == expected
     assert [(c.id, c.input, c.line) for c in reversed(dataset.cases)] == expected[::-1]
     assert dataset.digest == hashlib.sha256(path.read_bytes()).hexdigest()
-    # A byte that is not UTF-8 on line 400 is named by its offset in the whole file.
+    # A byte that is not UTF-8 in case c400 is named by its line and its offset in the file.
     at = text.index(b'"c400"') + 2
     path.write_bytes(text[:at] + b"\xff" + text[at + 1 :])
-    assert error_of(path) == f"{path}: not UTF-8 text (byte {at})"
+    line = expected[400][2]
+    assert error_of(path) == f"{path}, line {line}: not UTF-8 text (byte {at})"

@@ -1,4 +1,11 @@
-"""Read a labels file: human pass/fail verdicts on examples a judge can read as cases."""
+"""Read a labels file: human pass/fail verdicts on examples a judge can read as cases.
+
+A labels file is read as a cases file is (``oloproof.dataset``): JSON Lines split at ``\n``
+alone (a U+2028 inside a string is text), each value one the ledger could record
+(``oloproof.strictjson``: no ``NaN``, no number too large, no key given twice, no lone
+surrogate), nested at most ``MAX_NESTING`` levels, and each id one that prints as itself. The
+file is a regular file of at most ``MAX_BYTES``.
+"""
 
 from __future__ import annotations
 
@@ -12,11 +19,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
-from oloproof.dataset import same_text
+from ledger import CodecError, encode
+from oloproof import strictjson
+from oloproof.dataset import MAX_NESTING, id_problem, nesting, same_text
 from oloproof.errors import ArtifactError, DatasetError
 from oloproof.evaluators.base import CaseView
-from oloproof.jsonkeys import DuplicateKey, first_repeat, unique_keys
+from oloproof.jsonkeys import DuplicateKey, first_repeat
 from oloproof.sdk import validate_artifact
+from oloproof.yamlfile import read_file
+
+MAX_BYTES = 256 << 20
+"""The most a labels file may hold: hundreds of thousands of examples, each one judged."""
 
 
 class _LabelLine(BaseModel):
@@ -83,12 +96,12 @@ def load_labels(path: Path) -> list[LabelledExample]:
     Ids are compared as cases.jsonl compares them: two that differ only in how an accented
     letter is encoded are one id given twice.
     """
+    raw = _read(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DatasetError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DatasetError(f"{path}: cannot read it as UTF-8 text ({exc})") from None
+        lines = raw.decode("utf-8").split("\n")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DatasetError(f"{path}, line {line}: not UTF-8 text (byte {exc.start})") from None
     # Each line is parsed only when the search reaches it: the file's first mistake is the one
     # reported, a repeated id included.
     parsed, kept = itertools.tee(_parsed(path, lines))
@@ -117,15 +130,37 @@ def _parsed(path: Path, lines: list[str]) -> Iterator[LabelledExample]:
             yield _parse_line(line, number, f"{path}, line {number}")
 
 
+def _read(path: Path) -> bytes:
+    return read_file(path, MAX_BYTES, "a labels file", DatasetError)
+
+
 def _parse_line(line: str, number: int, where: str) -> LabelledExample:
+    deep = f"nested deeper than {MAX_NESTING} levels"
     try:
-        data = json.loads(line, object_pairs_hook=unique_keys)
+        data = strictjson.loads(line)
     except json.JSONDecodeError as exc:
         raise DatasetError(f"not valid JSON ({exc.msg})", where=where) from None
-    except DuplicateKey as exc:
+    except (strictjson.Unrecordable, DuplicateKey) as exc:
         raise DatasetError(str(exc), where=where) from None
+    except RecursionError:
+        raise DatasetError(deep, where=where) from None
     if not isinstance(data, dict):
         raise DatasetError("expected one JSON object", where=where)
+    # The line's own object is one level more than its fields; only a line of that many
+    # brackets can nest so deep.
+    if line.count("[") + line.count("{") > MAX_NESTING and nesting(data, MAX_NESTING + 1) > (
+        MAX_NESTING + 1
+    ):
+        raise DatasetError(deep, where=where)
+    if strictjson.SURROGATE_ESCAPE.search(line):
+        try:
+            encode(data)
+        except CodecError:
+            raise DatasetError(
+                "holds a lone surrogate escape (\\uD800-\\uDFFF without its pair), which is "
+                "not text",
+                where=where,
+            ) from None
     try:
         parsed = _LabelLine.model_validate(data)
     except ValidationError as exc:
@@ -133,6 +168,9 @@ def _parse_line(line: str, number: int, where: str) -> LabelledExample:
         key = ".".join(str(part) for part in err["loc"]) or "(line)"
         message = "unknown key" if err["type"] == "extra_forbidden" else err["msg"]
         raise DatasetError(f"{key}: {message}", where=where) from None
+    unseen = id_problem(parsed.id)
+    if unseen is not None:
+        raise DatasetError(f"id {unseen}", where=where)
     artifacts: dict[str, list[dict[str, Any]]] = {}
     try:
         if parsed.context is not None:
@@ -157,4 +195,4 @@ def _parse_line(line: str, number: int, where: str) -> LabelledExample:
 
 def labels_digest(path: Path) -> str:
     """``sha256:<hex>`` of a labels file's bytes, recorded with its calibration."""
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    return "sha256:" + hashlib.sha256(_read(path)).hexdigest()

@@ -26,16 +26,14 @@ they say of themselves (``param_type_name``, a type's ``name``), not by click's 
 
 from __future__ import annotations
 
-import errno
 import os
-import stat
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from oloproof.errors import ConfigError
+from oloproof.filekinds import lookup_fault, not_a_file
 
 MAX_REPEATS = 1000
 """The most repeats of a case ``run --repeats`` and ``diagnose --repeats`` take."""
@@ -85,37 +83,6 @@ def _refuse_ambiguous(command: Any, ctx: typer.Context, args: list[str]) -> None
                 ctx,
                 param,
             )
-
-
-_LOOKUP_FAULTS = {
-    errno.ELOOP: "a loop of symbolic links",
-    errno.ENAMETOOLONG: "its name is too long",
-}
-
-
-def lookup_fault(path: Path) -> str | None:
-    """Why ``path`` cannot be looked up at all (a loop of symbolic links, a name too long),
-    or None: a path that is simply missing, or under a file, is for the reader or writer to
-    name."""
-    try:
-        os.stat(path)
-    except OSError as exc:
-        return _LOOKUP_FAULTS.get(exc.errno or 0)
-    return None
-
-
-_KINDS: tuple[tuple[Callable[[int], bool], str], ...] = (
-    (stat.S_ISFIFO, "a named pipe"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def not_a_file(mode: int) -> str | None:
-    """What a file of ``mode`` is when it is neither a regular file nor a folder (``a named
-    pipe``), else None."""
-    return next((name for test, name in _KINDS if test(mode)), None)
 
 
 def check_input_file(path: Path) -> None:
