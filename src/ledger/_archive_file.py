@@ -33,6 +33,7 @@ from ledger.format import BINARY_REFS, KNOWN_EXTENSIONS
 ARCHIVE_FORMAT: Final = 2
 _U32 = struct.Struct(">I")
 _COMMIT = struct.Struct(">Q32s32sI")
+_READ_STEP = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,17 @@ class Reader:
         self.position = 0
 
     def _take(self, n: int) -> bytes:
-        chunk = self._in.read(n)
-        if len(chunk) != n:
-            raise FormatError(f"the archive {self.where} is truncated")
+        # A step at a time: a read of n bytes allocates n first, and a damaged length field
+        # may claim gigabytes that the file does not hold.
+        parts: list[bytes] = []
+        left = n
+        while left:
+            part = self._in.read(min(left, _READ_STEP))
+            if not part:
+                raise FormatError(f"the archive {self.where} is truncated")
+            parts.append(part)
+            left -= len(part)
+        chunk = b"".join(parts)
         self._hash.update(chunk)
         self.position += n
         return chunk

@@ -16,7 +16,9 @@ build in the machine's byte order, which is the only file LMDB itself would open
 
 The page size is the first MDB_db's ``pad`` (LMDB's ``mm_psize``); meta page 1 starts one page
 size into the file. Of the two, the one with the larger txnid is the newest commit, and the
-file must be at least ``(last_pg + 1) * page size`` bytes long.
+file must be at least ``(last_pg + 1) * page size`` bytes long. LMDB writes commit t into meta
+page t mod 2, so the two txnids must be consecutive and each on the page of its parity: a
+flipped bit that made the older page look newest would otherwise open the previous commit.
 
 No LMDB here: this module exists to look before LMDB does.
 """
@@ -90,8 +92,24 @@ def _read_once(path: Path) -> tuple[MetaPage | str, int]:
                 size,
             )
         return "its second header page is not an LMDB meta page", size
+    if not _side_by_side(first[2], second[2]):
+        return (
+            f"its two header pages record commits {first[2]:,} and {second[2]:,}, which LMDB "
+            "never leaves side by side (a header page was overwritten)",
+            size,
+        )
     newest = first if first[2] >= second[2] else second
     return MetaPage(newest[0], newest[1], newest[2], newest[3]), size
+
+
+def _side_by_side(first: int, second: int) -> bool:
+    """Whether the txnids of meta pages 0 and 1 are ones LMDB writes: commit t goes to page
+    t mod 2, so the two are consecutive, each on the page of its parity (both 0 before the
+    first commit). Anything else is a damaged page, and LMDB, which opens the page with the
+    larger txnid, could be reading an older commit as the newest without a sign."""
+    if first == second == 0:
+        return True
+    return first % 2 == 0 and second % 2 == 1 and abs(first - second) == 1
 
 
 def check_data_file(path: Path) -> MetaPage:

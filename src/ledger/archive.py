@@ -14,7 +14,9 @@ for the events in order, and the checksum. ``import_archive`` also checks that e
 satisfied by the archive or the ledger and that no ref would be moved. Only then does it write,
 in chunks of at most ``CHUNK_EVENTS`` events, each one commit, and the refs last: an import that
 is interrupted leaves a prefix of the archive's events (each chunk whole, indexed and chained)
-and none of its refs, and importing the same file again completes it.
+and none of its refs, and importing the same file again completes it. The refs are read again
+when another process set one meanwhile (a second import of the same file): one it set to the
+same event, or a default it set at all, is left; one it set elsewhere is refused.
 
 When the ledger's history is the one the archive's commits continue (an empty ledger and a
 whole-ledger archive, say), the import replays the commits one for one, so the ledger ends
@@ -403,6 +405,28 @@ def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader)
         raise StoreError("cannot import an archive inside a batch: import it outside")
     source = path.path if isinstance(path, ArchiveReader) else Path(path)
     info = check_archive(source, ledger.app, known=ledger._committed)
+    _ref_ops(ledger, info)  # a ref that would move is refused before anything is written
+    new = 0
+    sizes = _replay_sizes(ledger, info)
+    for items in _chunks(ledger, source, info, sizes):
+        new += ledger._commit_imported(items, [])
+    while True:
+        ref_ops = _ref_ops(ledger, info)
+        try:
+            ledger._commit_imported([], ref_ops)
+            break
+        except RefConflictError:
+            # Another process set one of them since they were read (the same import, a run
+            # moving `latest`): read them again; one now pointing elsewhere is refused then.
+            continue
+    replayed = sum(1 for s in sizes if s > 0) if sizes is not None else 0
+    carried = len(info.refs) + len(info.default_refs)
+    return ImportSummary(new, info.events, carried, len(ref_ops), replayed)
+
+
+def _ref_ops(ledger: Ledger, info: ArchiveInfo) -> list[tuple[str, str]]:
+    """The archive's refs the ledger lacks; ``RefConflictError`` for one it holds pointing
+    elsewhere. A default ref the ledger has already is left as it is."""
     ref_ops: list[tuple[str, str]] = []
     for name, address in sorted(info.refs.items()):
         current = ledger.get_ref(name)
@@ -413,14 +437,7 @@ def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader)
     for name, address in sorted(info.default_refs.items()):
         if ledger.get_ref(name) is None:  # a default: never moves a ref that exists
             ref_ops.append((name, address))
-    new = 0
-    sizes = _replay_sizes(ledger, info)
-    for items in _chunks(ledger, source, info, sizes):
-        new += ledger._commit_imported(items, [])
-    ledger._commit_imported([], ref_ops)
-    replayed = sum(1 for s in sizes if s > 0) if sizes is not None else 0
-    carried = len(info.refs) + len(info.default_refs)
-    return ImportSummary(new, info.events, carried, len(ref_ops), replayed)
+    return ref_ops
 
 
 def _chunks(

@@ -9,7 +9,8 @@ Requirements:
    full (pages, events, links, refs, indexes, chain, and the program's own checks). Only a
    store that verifies replaces the old one, by renaming its data file over the old data file
    in one step: a crash at any moment leaves either the old ledger or the new one, never a
-   mixture, and a compaction cut short leaves only its scratch folder, removed by the next.
+   mixture. A compaction that fails removes its scratch folder; one killed leaves it, and the
+   next removes it.
 3. Nothing else may have the ledger open meanwhile: a process that kept the old file open
    would go on writing to it after the swap, and its writes would be lost. The compaction
    holds the open lock (``ledger._openlock``) alone from before it looks until after the
@@ -94,6 +95,10 @@ def compact_ledger(
     try:
         return _compact(root, choose, app, links, checks, progress or (lambda step: None))
     finally:
+        # Whatever stopped it (a full device, a store that did not verify, Ctrl-C), what it
+        # wrote goes: left there, it would hold the room the ledger needs next. Under the
+        # lock, so it is never another compaction's.
+        shutil.rmtree(root / SCRATCH_DIR, ignore_errors=True)
         release(resolved)
 
 
@@ -141,7 +146,6 @@ def _compact(
             report = fresh.verify(extra_checks=checks)
             commits_after, head_after = fresh.head()
         if not report.ok:
-            shutil.rmtree(scratch, ignore_errors=True)
             first = report.problems[0]
             raise IntegrityError(
                 f"the compacted ledger did not verify ({len(report.problems)} problem(s), the "
@@ -227,4 +231,3 @@ def _swap(scratch: Path, root: Path) -> None:
         os.fsync(descriptor)  # the rename itself survives a crash
     finally:
         os.close(descriptor)
-    shutil.rmtree(scratch, ignore_errors=True)

@@ -9,7 +9,9 @@ clean up. The holder writes its pid into the file, so a refusal can say who hold
 The file is removed by its holder before it lets go; a process that locked a file removed
 meanwhile (it opened it just before) notices the file is gone and starts again. A lock file
 that cannot be made or written (a full disk) refuses the run in one sentence before anything is
-recorded, as a failed write to the ledger stops it (``docs/running.md``).
+recorded, as a failed write to the ledger stops it (``docs/running.md``). Run ids are read from
+the ledger, where an imported archive may have put any text: one that is not a plain file name
+(a ``/``, a leading dot) is refused, as it would name a file outside the locks folder.
 """
 
 from __future__ import annotations
@@ -30,7 +32,12 @@ LOCKS_DIR = "locks"
 @contextmanager
 def run_writer(ledger_dir: Path, run_id: str) -> Iterator[None]:
     """Hold the run's lock for the block; refuse at once when another process holds it."""
-    path = ledger_dir / LOCKS_DIR / f"{run_id}.lock"
+    path = _lock_path(ledger_dir, run_id)
+    if path is None:
+        raise LedgerAccessError(
+            f"cannot write run {run_id!r}: a run id names its lock file, and this one is not "
+            "a file name; start a new run instead: oloproof run"
+        )
     fd = _acquire(path, run_id)
     try:
         yield
@@ -39,6 +46,18 @@ def run_writer(ledger_dir: Path, run_id: str) -> Iterator[None]:
         with contextlib.suppress(OSError):
             os.unlink(path)
         os.close(fd)
+
+
+def names_a_file(run_id: str) -> bool:
+    """Whether ``run_id`` can name a file or folder (its lock, its bundle) without leaving the
+    folder it is made in: ids are read from the ledger, where an imported archive may have
+    put any text."""
+    return bool(run_id) and "/" not in run_id and "\0" not in run_id and run_id[0] != "."
+
+
+def _lock_path(ledger_dir: Path, run_id: str) -> Path | None:
+    """The run's lock file, or None when the id cannot name one (``names_a_file``)."""
+    return ledger_dir / LOCKS_DIR / f"{run_id}.lock" if names_a_file(run_id) else None
 
 
 def _acquire(path: Path, run_id: str) -> int:
@@ -93,7 +112,9 @@ def _unwritable(path: Path, run_id: str, exc: OSError) -> LedgerAccessError:
 def writer_of(ledger_dir: Path, run_id: str) -> int | None:
     """The pid of the live process writing the run, if one is (Linux: its open lock file in
     /proc; elsewhere None). Read only: a lock taken to ask would turn a resume away."""
-    path = ledger_dir / LOCKS_DIR / f"{run_id}.lock"
+    path = _lock_path(ledger_dir, run_id)
+    if path is None:  # no process can hold such a run's lock (``run_writer``)
+        return None
     try:
         text = path.read_text(encoding="ascii").strip()
         target = os.path.realpath(path)

@@ -35,7 +35,7 @@ from oloproof.report import (
     corrected_row,
     error_groups,
 )
-from oloproof.runlock import writer_of
+from oloproof.runlock import names_a_file, writer_of
 from oloproof.store import load_event
 
 
@@ -106,6 +106,11 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
         text = resolve_latest(ledger)
     address, event = load_event(ledger, text, ev.RUN, "a run")
     body = run_body(event)
+    if not names_a_file(body["run_id"]):  # it names files: refused before any is made
+        raise UnknownIdError(
+            f"run event {address} names its run {body['run_id']!r}, which is not a run id: "
+            "it is not read as a run"
+        )
     return StoredRun(body["run_id"], address, body)
 
 
