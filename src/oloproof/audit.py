@@ -479,6 +479,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             # Only a comparison that counted some says so; one recorded before they were
             # counted, of runs that had not finished, is read as it was made.
             counts_not_run="not_run" in body,
+            counts_unrun_once=body["counts_unrun_once"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -283,6 +283,9 @@ class ComparisonBody(TypedDict):
     # Whether a repeat without a verdict counts against the candidate (schema 4) rather than
     # its case being read as the mean of its judged repeats.
     counts_missing_repeats: bool
+    # Whether a planned case neither run holds is counted once when one run's plan holds the
+    # other's (schema 6), rather than once per run that did not finish it.
+    counts_unrun_once: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool

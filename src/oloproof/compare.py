@@ -11,9 +11,13 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    running) is missing too, for every compared metric, with neither side known (``not_run``):
    a comparison never pairs the halves two runs happened to reach and calls them the whole.
    Its id is not in the ledger, so it is counted (``not_run``) and listed by that number
-   beside the unpaired cases, not named. Two runs that planned the same cases of the same
-   file miss exactly those that neither holds; runs that planned different cases may not
-   share any, so each run's own unfinished cases count.
+   beside the unpaired cases, not named. Two runs of the same file one of whose plans holds
+   the other's (the same selection, the whole file, or two ``--limit`` of the same filters:
+   ``Selection.nested_with``) miss exactly the cases of the larger plan that neither holds,
+   so a case one run holds is never counted again as not run; runs that planned cases
+   neither plan is known to hold may not share any, so each run's own unfinished cases
+   count. (A comparison recorded at schema 5 counted each run's whenever the two plans
+   differed, and is re-derived so: ``counts_unrun_once``.)
 2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
    or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
@@ -88,6 +92,7 @@ from oloproof.stats import (
 )
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
+from oloproof.subset import Selection
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -182,14 +187,15 @@ def derive_comparison(
     like_for_like: bool = True,
     counts_missing_repeats: bool = True,
     counts_not_run: bool = True,
+    counts_unrun_once: bool = True,
     no_evidence_blocks: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
-    ``counts_missing_repeats``, ``counts_not_run`` and ``no_evidence_blocks`` as a comparison
-    recorded with them is re-derived (one recorded before planned cases that never ran were
-    counted says none).
+    ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once`` and
+    ``no_evidence_blocks`` as a comparison recorded with them is re-derived (one recorded
+    before planned cases that never ran were counted says none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -205,6 +211,7 @@ def derive_comparison(
         like_for_like=like_for_like,
         counts_missing_repeats=counts_missing_repeats,
         counts_not_run=counts_not_run,
+        counts_unrun_once=counts_unrun_once,
         no_evidence_blocks=no_evidence_blocks,
         calibrations=ledger,
     )
@@ -237,6 +244,7 @@ def build_comparison(
         like_for_like=True,
         counts_missing_repeats=True,
         counts_not_run=True,
+        counts_unrun_once=True,
         no_evidence_blocks=True,
         calibrations=None,
     )
@@ -253,6 +261,7 @@ def _comparison(
     like_for_like: bool,
     counts_missing_repeats: bool,
     counts_not_run: bool,
+    counts_unrun_once: bool,
     no_evidence_blocks: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
@@ -266,7 +275,8 @@ def _comparison(
     pairing = _pair(
         candidate_cases, baseline_cases, compared, slices, like_for_like, counts_missing_repeats
     )
-    unrun = _not_run(candidate.body, baseline.body, pairing) if counts_not_run else 0
+    unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
+    unrun = unrun if counts_not_run else 0
     _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
@@ -280,6 +290,7 @@ def _comparison(
         "policy_path": str(policy_path) if policy_path is not None else None,
         "like_for_like": like_for_like,
         "counts_missing_repeats": counts_missing_repeats,
+        "counts_unrun_once": counts_unrun_once,
         "no_evidence_blocks": no_evidence_blocks,
         "paired_cases": pairing.paired,
         "unpaired": [
@@ -489,16 +500,19 @@ def _pair(
     return pairing
 
 
-def _not_run(cand_run: _Body, base_run: _Body, pairing: _Pairing) -> int:
-    """How many planned cases neither run holds a result for (1a): exactly those, when both
-    planned the same cases of the same file; else each run's unfinished cases, since the ones
-    a run did not reach may be ones the other never planned."""
+def _not_run(cand_run: _Body, base_run: _Body, pairing: _Pairing, once: bool) -> int:
+    """How many planned cases neither run holds a result for (1a): exactly those of the larger
+    plan, when one run's plan holds the other's; else each run's unfinished cases, since the
+    ones a run did not reach may be ones the other never planned. ``once`` false: the plans
+    held each other only when they were the same (schema 5)."""
     if "dataset" not in cand_run or "dataset" not in base_run:
         return 0  # a run body made by hand (``build_comparison``'s callers) planned nothing
     unpaired = {r: len(ids) for r, ids in pairing.unpaired.items()}
     held = pairing.paired + sum(unpaired.values())
-    if _plan(cand_run) == _plan(base_run):
-        return max(planned_cases(cand_run) - held, 0)
+    nested = _nested(cand_run, base_run) if once else _plan(cand_run) == _plan(base_run)
+    if nested:
+        # Every case held by either run is one of the larger plan's, counted once already.
+        return max(planned_cases(cand_run), planned_cases(base_run), held) - held
     cand_held = held - unpaired["only_in_baseline"]
     base_held = held - unpaired["only_in_candidate"]
     return not_run(cand_run, cand_held) + not_run(base_run, base_held)
@@ -507,6 +521,15 @@ def _not_run(cand_run: _Body, base_run: _Body, pairing: _Pairing) -> int:
 def _plan(run_body: _Body) -> tuple[Any, ...]:
     """What chose a run's cases: its cases file's digest, its selection and how many."""
     return run_body["dataset"]["sha256"], run_body.get("subset"), planned_cases(run_body)
+
+
+def _nested(cand_run: _Body, base_run: _Body) -> bool:
+    """Whether one run planned only cases the other planned too: the same cases file, and
+    selections one of which holds the other's (``Selection.nested_with``)."""
+    if cand_run["dataset"]["sha256"] != base_run["dataset"]["sha256"]:
+        return False
+    chosen = Selection.from_body(cand_run.get("subset"))
+    return chosen.nested_with(Selection.from_body(base_run.get("subset")))
 
 
 def _add_not_run(pairing: _Pairing, count: int) -> None:

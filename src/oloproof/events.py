@@ -115,6 +115,13 @@ Changes so far:
   decision's does since its schema 4. Schema 4 let it pass when ``block_on`` left its rules'
   outcomes out: ``False``, and ``verify`` re-derives it as it was made.
 
+- ``oloproof.comparison`` 6: when one run planned only cases the other planned too (the same
+  cases file; the same selection, the whole file, or two ``--limit`` of the same filters),
+  a planned case neither run holds is counted once, as not run, and a case one run holds is
+  never counted again as not run (``counts_unrun_once``). Schema 5 counted each run's
+  unfinished cases whenever the plans differed: ``False``, and ``verify`` re-derives it as it
+  was made.
+
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
 """
@@ -151,7 +158,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 5,
     DIAGNOSIS: 7,
-    COMPARISON: 5,
+    COMPARISON: 6,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -264,6 +271,12 @@ def upcast_comparison_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "no_evidence_blocks": False}
 
 
+def upcast_comparison_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 counted each run's unfinished cases as not run whenever the two runs planned
+    different cases, a case the other run held included: ``counts_unrun_once`` is false."""
+    return {**body, "counts_unrun_once": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -286,6 +299,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,
     (COMPARISON, 4): upcast_comparison_v4_v5,
+    (COMPARISON, 5): upcast_comparison_v5_v6,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

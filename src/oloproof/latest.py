@@ -147,7 +147,9 @@ def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
             reason = reason[: _REASON_LIMIT - 1] + "…"
         return f"{run_id}, stopped: {reason}"
     planned = planned_cases(body)
-    cases = int(end["cases"]) if end is not None else len(ledger.lookup("run_cases", run_id))
+    # A resume killed after writing cases wrote no end: the index counts them.
+    written = sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
+    cases = max(int(end["cases"]), written) if end is not None else written
     return (
         f"{run_id}, did not finish ({cases} of {planned} cases; finish it with: "
         f"oloproof run --resume {run_id})"

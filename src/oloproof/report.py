@@ -208,6 +208,9 @@ class RunReport:
     """Why they errored, grouped as ``errors`` groups errored cases."""
     unseen: list[str] = field(default_factory=list)
     """What the system's code fingerprints could not see (``unseen_state``)."""
+    decided_on: int | None = None
+    """The cases the gate shown was decided on, when the run holds more (a ``--resume`` that
+    ended before deciding again: killed); else None."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -259,11 +262,12 @@ def evidence_line(report: RunReport) -> str | None:
     and, for a gate an earlier release let pass (decision schema 3 and before), that
     ``block_on`` alone let it, so a green gate over no evidence is never read as a checked
     release. The terminal report, the Markdown summary, JUnit and the viewer all say this one."""
-    answered = report.cases - report.errored
-    if report.gate_label is None or not stands_on_nothing(
-        (r.reason for r in report.rules), answered
-    ):
+    if report.gate_label is None:
         return None
+    later = _decided_before(report)
+    answered = report.cases - report.errored
+    if not stands_on_nothing((r.reason for r in report.rules), answered):
+        return later
     if answered == 0:
         why = {0: "no case ran", 1: "the 1 case errored"}.get(
             report.cases, f"all {report.cases} cases errored"
@@ -273,7 +277,24 @@ def evidence_line(report: RunReport) -> str | None:
         empty = [r.rule_id for r in report.rules if r.reason == NO_OBSERVED_CASES]
         said = _rules_said(empty, "observed no case")
     outcomes = [r.outcome for r in report.rules]
-    return _why_gate(said, report.gate_label == "PASS", outcomes, report.block_on or [])
+    why = _why_gate(said, report.gate_label == "PASS", outcomes, report.block_on or [])
+    return why if later is None else f"{why}. {later}"
+
+
+def _decided_before(report: RunReport) -> str | None:
+    """What to say of a gate decided on fewer cases than the run holds. Each case that
+    finished since counts against the gate as missing, and a missing case widens every bound
+    as far as any value of it could, so the gate is at least as strict as one decided on all of
+    them; but its notes count other cases than the metrics beside it."""
+    if report.decided_on is None:
+        return None
+    since = report.cases - report.decided_on
+    return (
+        f"The gate was decided on {report.decided_on} of the {report.cases} cases finished: "
+        f"a --resume finished {since} more and ended before deciding again, so the gate counts "
+        f"{'it' if since == 1 else 'them'} as missing (which cannot make it more lenient) and "
+        "the metrics count all of them; resuming decides on every case"
+    )
 
 
 def comparison_evidence_line(body: Mapping[str, Any]) -> str | None:
@@ -649,6 +670,9 @@ def build_run_report(
     ]
     gate = decision["gate"] if decision else None
     decision_state, exit_code = _decision_state(gate, policy, state)
+    # A resume killed after writing cases leaves the last end, and the decision made with it,
+    # counting fewer cases than the run holds.
+    outgrown = end is not None and end["state"] != "complete" and tally.cases > end["cases"]
     cache: RunCache = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )
@@ -690,6 +714,7 @@ def build_run_report(
         block_on=list(policy.get("block_on") or []) if policy else None,
         repeats_errored=tally.repeats_errored,
         repeat_errors=list(repeat_errors),
+        decided_on=int(end["cases"]) if gate is not None and end is not None and outgrown else None,
     )
 
 

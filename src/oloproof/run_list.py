@@ -4,8 +4,9 @@ Requirements (``docs/running.md``, "Listing runs"):
 
 1. One row per run, newest first, from its run event, its latest run_end and its latest
    decision alone (no case is replayed), so listing stays quick on a large ledger. (Only a
-   run that ended without one, or a repeated run whose run_end predates its count of errored
-   repeats, has its cases counted.)
+   run that ended without one, a run that holds more case results than its run_end counted
+   (a ``--resume`` killed, or still running, after writing some), or a repeated run whose
+   run_end predates its count of errored repeats, has its cases counted.)
 2. A row never claims more than the ledger holds: the execution state distinguishes COMPLETE
    from PARTIAL (some cases, or with ``--repeats`` some repeats, errored), INTERRUPTED and
    STOPPED; the gate is shown only for a decided run (a stopped run has none); the counts say
@@ -27,7 +28,7 @@ from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import run_end, started_at
-from oloproof.metrics import RunTally, stream_case_results
+from oloproof.metrics import RunTally, result_entries, stream_case_results
 from oloproof.report import execution_state
 from oloproof.runlock import writer_of
 from oloproof.stored_runs import standing_decision
@@ -155,14 +156,17 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     planned = planned_cases(body)
     repeats = int(body.get("repeats", 1))
     repeats_errored: int | None = None
-    if end is not None:
+    # A run with no run_end (a crash), or one that wrote cases since its last (a resume
+    # killed, or still going): its end record does not say what it holds.
+    unsaid = end is None or _outgrown(ledger, run_id, end)
+    if end is not None and not unsaid:
         cases, errored = int(end["cases"]), int(end["errored"])
         repeats_errored = end.get("repeats_errored", 0 if repeats == 1 else None)
     if repeats_errored is None:
-        # A run that ended with no run_end (a crash), or a repeated run whose run_end was
-        # written before it counted errored repeats: count what it wrote.
+        # Such a run, or a repeated run whose run_end was written before it counted errored
+        # repeats: count what it wrote.
         counted = _counted(ledger, run_id)
-        if end is None:
+        if unsaid:
             cases, errored = counted.cases, counted.errored
         repeats_errored = counted.repeats_errored
     running = writer_of(ledger.path, run_id) is not None
@@ -194,6 +198,12 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         repeats=repeats,
         repeats_errored=int(repeats_errored),
     )
+
+
+def _outgrown(ledger: Ledger, run_id: str, end: Mapping[str, Any]) -> bool:
+    """Whether the run holds more case results than its run_end counted. Only a run that did
+    not finish can: its index entries are counted, no case is read."""
+    return end["state"] != "complete" and result_entries(ledger, run_id) > int(end["cases"])
 
 
 def _counted(ledger: Ledger, run_id: str) -> RunTally:

@@ -15,7 +15,9 @@ Requirements (``docs/running.md``, "Running a subset"):
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
    report says the run covers a subset (``describe``), so a run of 10 cases is never read as a
    run of the suite.
-5. ``left_out`` says whether ``sample`` or ``limit`` may have left out cases the filters kept,
+5. ``nested_with`` says, from what two runs of one file recorded alone, whether one run's
+   cases are all among the other's (``oloproof.compare`` counts the cases neither ran once).
+6. ``left_out`` says whether ``sample`` or ``limit`` may have left out cases the filters kept,
    from what the run recorded alone: a count of failures over such a run says nothing of the
    cases left out (``oloproof.policy``). Filters are a deliberate choice of the cases to gate.
 """
@@ -75,6 +77,17 @@ class Selection:
             how.append(f"the first {self.limit}")
         how += [f"{key}={value}" for key, value in self.filters]
         return f"a subset: {selected} of {total} cases ({'; '.join(how)})"
+
+    def nested_with(self, other: Selection) -> bool:
+        """Whether, over one cases file, the cases this selection or ``other`` keeps are all
+        among the other's, so that the two keep no more cases between them than the larger
+        does: equal selections, any selection beside the whole file, and two first parts
+        (``limit``, or none) of the same filtered cases. A sample holds cases no other
+        selection need hold."""
+        if self == other or self.everything or other.everything:
+            return True
+        same_filters = sorted(self.filters) == sorted(other.filters)
+        return self.sample is None and other.sample is None and same_filters
 
     def left_out(self, planned: int, total: int) -> bool:
         """Whether ``sample`` or ``limit`` may have left out cases that the filters kept, for a

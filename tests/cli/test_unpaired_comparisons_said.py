@@ -139,7 +139,7 @@ def test_a_comparison_that_paired_no_case_blocks_whatever_block_on_says(tmp_path
     assert f"Gate: BLOCK (exit 3) {said}" in _page_text(root, address)
     # What is stored says the gate was decided so, and re-derives.
     assert (schema, body["no_evidence_blocks"], body["gate"]) == (
-        5,
+        ev.SCHEMAS[ev.COMPARISON],
         True,
         {"blocked": True, "exit_code": 3},
     )
