@@ -157,7 +157,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 5,
-    DIAGNOSIS: 7,
+    DIAGNOSIS: 8,
     COMPARISON: 6,
     CALIBRATION: 1,
     TEXT: 1,
@@ -247,6 +247,13 @@ def upcast_diagnosis_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 7 confirmed a replay's RANKED_OUT case whenever it recovered, its relevant passage
+    shown to the model or not: the body is the same, and it is re-derived so
+    (``diagnosis.derive.SHOWN_CONFIRMS``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -295,6 +302,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 4): upcast_diagnosis_v4_v5,
     (DIAGNOSIS, 5): upcast_diagnosis_v5_v6,
     (DIAGNOSIS, 6): upcast_diagnosis_v6_v7,
+    (DIAGNOSIS, 7): upcast_diagnosis_v7_v8,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

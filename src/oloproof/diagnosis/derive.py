@@ -49,6 +49,11 @@ Requirements this module meets:
     (``gold_text_differs``); and a parent case run with repeats that failed in some and not in
     others is excluded and counted (``failed_in_some_repeats``), never dropped without a word.
     A diagnosis of an earlier schema is re-derived without them, as it was made.
+11. From schema 8 (``SHOWN_CONFIRMS``): a replay confirms a carried RANKED_OUT case only when
+    it recovered with a relevant passage in its context (within the intervention's cut and not
+    dropped by the budget); the RANKED_OUT cases that recovered without one are counted apart
+    (``ranked_out_not_shown``, there only when it counts a case). Before, every recovered
+    RANKED_OUT case was confirmed, and such a diagnosis is re-derived so.
 """
 
 from __future__ import annotations
@@ -157,6 +162,10 @@ GOLD_CHECKED: Final = 7
 context (``context_unchanged``) and the parent's retrieval of its gold passages' ids
 (``gold_text_differs``), and a parent's cases that failed in some repeats only are excluded
 (``failed_in_some_repeats``)."""
+
+SHOWN_CONFIRMS: Final = 8
+"""The diagnosis schema from which a replay confirms a RANKED_OUT case only when a relevant
+passage reached the model under it."""
 
 
 class PackedIds(LazySequence[str]):
@@ -363,6 +372,9 @@ class _Inputs:
     # Whether a gold recovery is checked against the control's context and the parent's
     # retrieval of the gold passages' ids (GOLD_CHECKED).
     checks_gold: bool = False
+    # Whether a confirmation needs a relevant passage in the intervention's context
+    # (SHOWN_CONFIRMS).
+    checks_shown: bool = False
 
 
 class Derivation:
@@ -447,6 +459,7 @@ def derive_diagnosis(
         unit,
         schema >= CONTEXTS_COMPARED,
         schema >= GOLD_CHECKED,
+        schema >= SHOWN_CONFIRMS,
     )
     tally: _Tally
     if not staged:
@@ -509,6 +522,7 @@ class _Tally:
         "result",
         "intervention_passes",
         "control_drifted",
+        "intervention_position",
     )
 
     def __init__(self, summarise: Callable[[Iterable[Map]], Map]) -> None:
@@ -754,11 +768,16 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
     def ranked_out() -> Iterator[Map]:
         return (c for c in cases if c["gold_label"] == RANKED_OUT)
 
+    cut = int(inputs.intervention.get("top_k", inputs.top_k))
+
+    def confirms(case: Map) -> bool:
+        return case["result"] == RECOVERED and (not inputs.checks_shown or _shown(case, cut))
+
     summary: dict[str, Any] = {
         "control_passed": sum(c["control"] == PASSED for c in cases),
         "recovered": sum(c["result"] == RECOVERED for c in cases),
         "ranked_out": None if not carried else sum(1 for _ in ranked_out()),
-        "confirmed": None if not carried else sum(c["result"] == RECOVERED for c in ranked_out()),
+        "confirmed": None if not carried else sum(confirms(c) for c in ranked_out()),
         "budget_dropped": None if inputs.ranking_only else sum(c["budget_dropped"] for c in cases),
         "ranked_out_budget_dropped": None
         if not carried or inputs.ranking_only
@@ -773,6 +792,14 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
             for c in cases
             if c["result"] not in (RECOVERED, STILL_FAILED, CONTEXT_UNCHANGED)
         )
+    # A case whose intervention position is unknown (its first repeat has no execution) is
+    # neither confirmed nor said to have recovered without a relevant passage.
+    not_shown = sum(
+        c["result"] == RECOVERED and c["intervention_position"] != NOT_OBSERVED and not confirms(c)
+        for c in ranked_out()
+    )
+    if carried and not_shown:  # there only when it counts a case, as ``context_unchanged``
+        summary["ranked_out_not_shown"] = not_shown
     unchanged = sum(c["result"] == CONTEXT_UNCHANGED for c in cases)
     if unchanged:
         # Apart from ``unresolved``, and only when there are some, as ``control_drifted``. The
@@ -785,6 +812,15 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
     if inputs.repeats > 1:
         summary["recovered_in"] = _recovered_in(cases)
     return summary
+
+
+def _shown(case: Map, cut: int) -> bool:
+    """Whether a relevant passage reached the model under the intervention: its best one lies
+    within the intervention's cut of its own ranking, and the budget did not drop every one
+    it admitted. A RANKED_OUT case has none within the run's cut, so every relevant passage
+    within the intervention's is one it admitted (``budget_dropped``)."""
+    position = case["intervention_position"]
+    return position.isdigit() and int(position) <= cut and not case["budget_dropped"]
 
 
 def _unchanged(

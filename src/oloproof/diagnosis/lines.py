@@ -11,10 +11,12 @@ Requirements this module meets:
    of the K re-executions, and the Recovered line says in how many repeats each recovered case
    recovered; a single re-execution says neither.
 3. A replay counts its own UNRESOLVED cases right after its recoveries, then the RANKED_OUT
-   cases it confirmed, then the labels it carries from a gold-context diagnosis, each counted
-   against that diagnosis's own selection. The cases its intervention left unchanged are
-   counted in a line of their own only when one of them passed all the same: that pass is the
-   system's own variation, and without the line "0 of N recovered" would hide it.
+   cases it confirmed (and, when there are some, those that recovered with no relevant
+   passage in the context, which confirm nothing), then the labels it carries from a
+   gold-context diagnosis, each counted against that diagnosis's own selection. The cases its
+   intervention left unchanged are counted in a line of their own only when one of them passed
+   all the same: that pass is the system's own variation, and without the line "0 of N
+   recovered" would hide it.
 4. A gold-context diagnosis whose control retrieved differently from the parent run says how
    many cases that touched, right after its Control line (no line when none).
 5. Nothing here reads the ledger: every line is made from the stored bodies alone.
@@ -243,6 +245,12 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
         f"Confirmed under {label}: {summary['confirmed']} of {summary['ranked_out']} "
         "RANKED_OUT cases also recovered"
     )
+    not_shown = summary.get("ranked_out_not_shown") or 0
+    if not_shown:
+        confirmed += (
+            f"; {not_shown} more recovered with no relevant passage in the context, which "
+            "confirms nothing"
+        )
     undone = summary.get("ranked_out_budget_dropped") or 0
     if undone:
         confirmed += f"; the token budget undid {undone} of the {summary['ranked_out']}"

@@ -72,7 +72,7 @@ from oloproof.systems.base import (
     load_object,
 )
 from oloproof.systems.context_use import reads_only_items
-from oloproof.systems.rerank import built_badly, reordered
+from oloproof.systems.rerank import built_badly, drawn, lazy, reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
 
@@ -429,6 +429,8 @@ class RagSystem:
         given = [passage.model_copy() for passage in retrieval.candidates]
         try:
             ranked = await self._call(function, own_copy(case.input), given)
+            if lazy(ranked):  # reading it runs the reranker's code: on a thread, as the call did
+                ranked = await self._call(drawn, ranked, len(given))
         except ValidationError as exc:
             error = built_badly(exc)
             if error is None:

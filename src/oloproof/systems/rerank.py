@@ -9,11 +9,15 @@ its passages is one of the candidates (the same ``doc_id``, ``chunk_id`` and ``t
 ``score`` is the reranker's to give, if it is a finite number the ledger can record), none more
 often than it was given. Anything else raises ``RerankerOutputError`` naming the first
 offending position and what is wrong with it; so does a reranker that fails building a passage
-(``Passage(score=float("nan"))`` raises inside it: ``built_badly``).
+(``Passage(score=float("nan"))`` raises inside it: ``built_badly``). A reranker that returns
+a generator (or another iterable that runs code as it is read) is read on the thread it ran on
+(``lazy``, ``drawn``): its code, hanging or endless, must not hold up the event loop that the
+other cases share, and it is read no further than one passage past the candidates it was given.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -51,6 +55,21 @@ def reordered(given: Sequence[Passage], returned: Any) -> tuple[Passage, ...]:
             continue
         raise _malformed(f"position {position} ({passage.doc_id}) {_why(key, given)}")
     return passages
+
+
+def lazy(returned: Any) -> bool:
+    """Whether reading ``returned`` may run the reranker's code: any iterable but a list, a
+    tuple, text or a mapping (those are read as they are, and rejected or accepted at once)."""
+    return isinstance(returned, Iterable) and not isinstance(
+        returned, list | tuple | str | bytes | Mapping
+    )
+
+
+def drawn(returned: Iterable[Any], given: int) -> list[Any]:
+    """The items of a ``lazy`` output, up to one more than the ``given`` candidates: a reranker
+    may return no more than it was given, so the one past them is already malformed, and an
+    endless generator stops there."""
+    return list(itertools.islice(returned, given + 1))
 
 
 def built_badly(exc: BaseException) -> RerankerOutputError | None:
