@@ -209,6 +209,9 @@ class DecisionBody(TypedDict):
     # pass/fail over repeats) counts at whichever of them bounds the interval widest, the
     # method included; False before schema 5, which counted it as 0 and 1 alone.
     missing_any_value: bool
+    # Whether a judge's rule needs its calibration to show it better than chance; False before
+    # schema 6, which let a judge at chance decide a rule without minimums.
+    judge_beats_chance: bool
     rules: list[Map]
     gate: Gate
 
@@ -286,6 +289,8 @@ class ComparisonBody(TypedDict):
     # Whether a planned case neither run holds is counted once when one run's plan holds the
     # other's (schema 6), rather than once per run that did not finish it.
     counts_unrun_once: bool
+    # Whether a judge's rule needs its calibration to show it better than chance (schema 7).
+    judge_beats_chance: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool

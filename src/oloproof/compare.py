@@ -189,12 +189,14 @@ def derive_comparison(
     counts_not_run: bool = True,
     counts_unrun_once: bool = True,
     no_evidence_blocks: bool = True,
+    judge_beats_chance: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
-    ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once`` and
-    ``no_evidence_blocks`` as a comparison recorded with them is re-derived (one recorded
+    ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once``,
+    ``no_evidence_blocks`` and ``judge_beats_chance`` as a comparison recorded with them is
+    re-derived (one recorded
     before planned cases that never ran were counted says none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
@@ -213,6 +215,7 @@ def derive_comparison(
         counts_not_run=counts_not_run,
         counts_unrun_once=counts_unrun_once,
         no_evidence_blocks=no_evidence_blocks,
+        judge_beats_chance=judge_beats_chance,
         calibrations=ledger,
     )
 
@@ -246,6 +249,7 @@ def build_comparison(
         counts_not_run=True,
         counts_unrun_once=True,
         no_evidence_blocks=True,
+        judge_beats_chance=True,
         calibrations=None,
     )
 
@@ -263,6 +267,7 @@ def _comparison(
     counts_not_run: bool,
     counts_unrun_once: bool,
     no_evidence_blocks: bool,
+    judge_beats_chance: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -280,7 +285,8 @@ def _comparison(
     _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
-    decisions = _decide(policy, collected, level, _Judging(specs, like_for_like, calibrations))
+    judging = _Judging(specs, like_for_like, calibrations, judge_beats_chance)
+    decisions = _decide(policy, collected, level, judging)
     return {
         "candidate": _run_ref(candidate, candidate_cases),
         "baseline": _run_ref(baseline, baseline_cases),
@@ -292,6 +298,7 @@ def _comparison(
         "counts_missing_repeats": counts_missing_repeats,
         "counts_unrun_once": counts_unrun_once,
         "no_evidence_blocks": no_evidence_blocks,
+        "judge_beats_chance": judge_beats_chance,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -766,11 +773,13 @@ def _slice_row(
 class _Judging:
     """What a rule must know of the metric's evaluators before it reads the metric: each run's
     evaluator specs by criterion, whether like must be compared with like (a comparison of
-    schema 3), and where the judges' calibrations are (None: nowhere)."""
+    schema 3), where the judges' calibrations are (None: nowhere), and whether a judge must be
+    shown better than chance (not before comparison schema 7)."""
 
     specs: tuple[Mapping[str, Any], Mapping[str, Any]]
     like_for_like: bool
     calibrations: Ledger | None
+    beats_chance: bool
 
 
 def _decide(
@@ -781,7 +790,12 @@ def _decide(
 ) -> list[tuple[RuleDecision, CompareRule]]:
     if policy is None:
         return []
-    check = judge_check(judging.calibrations, judging.specs[0].values(), level)
+    check = judge_check(
+        judging.calibrations,
+        judging.specs[0].values(),
+        level,
+        beats_chance=judging.beats_chance,
+    )
     decided: list[tuple[RuleDecision, CompareRule]] = []
     for rule in policy.rules:
         pairs = collected.get(rule.metric)

@@ -95,6 +95,12 @@ Changes so far:
   though a value between would have made the interval betting and wider: ``False``, and
   ``verify`` re-derives it as it was made.
 
+- ``oloproof.decision`` 6: a rule on a judge's metric is decided on the metric only when the
+  judge's calibration shows it better than chance (the lower bounds of sensitivity and
+  specificity add up to more than 1), whatever minimums the rule sets (``judge_beats_chance``).
+  Schema 5 let a judge that passes everything decide a rule without minimums: ``False``, and
+  ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -121,6 +127,9 @@ Changes so far:
   never counted again as not run (``counts_unrun_once``). Schema 5 counted each run's
   unfinished cases whenever the plans differed: ``False``, and ``verify`` re-derives it as it
   was made.
+
+- ``oloproof.comparison`` 7: a rule on a judge's metric needs the judge shown better than
+  chance, as a decision's does since its schema 6 (``judge_beats_chance``). Schema 6: ``False``.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -156,9 +165,9 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 1,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 5,
+    DECISION: 6,
     DIAGNOSIS: 8,
-    COMPARISON: 6,
+    COMPARISON: 7,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -203,6 +212,12 @@ def upcast_decision_v4_v5(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 4 counted a missing case of a graded metric as 0 and 1 alone, with
     Clopper-Pearson when the observed values were all 0 or 1: ``missing_any_value`` is false."""
     return {**body, "missing_any_value": False}
+
+
+def upcast_decision_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 5 let a judge its calibration did not show better than chance decide a rule
+    without minimums: ``judge_beats_chance`` is false."""
+    return {**body, "judge_beats_chance": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -284,6 +299,11 @@ def upcast_comparison_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "counts_unrun_once": False}
 
 
+def upcast_comparison_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 6 let a judge at chance decide a rule: ``judge_beats_chance`` is false."""
+    return {**body, "judge_beats_chance": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -296,6 +316,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DECISION, 2): upcast_decision_v2_v3,
     (DECISION, 3): upcast_decision_v3_v4,
     (DECISION, 4): upcast_decision_v4_v5,
+    (DECISION, 5): upcast_decision_v5_v6,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
@@ -308,6 +329,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 3): upcast_comparison_v3_v4,
     (COMPARISON, 4): upcast_comparison_v4_v5,
     (COMPARISON, 5): upcast_comparison_v5_v6,
+    (COMPARISON, 6): upcast_comparison_v6_v7,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (CASE_RESULT, 1): unchanged,

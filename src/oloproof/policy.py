@@ -54,7 +54,8 @@ class JudgeStanding:
 
     ``outcome`` None: the judge's calibration clears the rule's requirements, and the rule goes
     on to decide on the metric. Otherwise the rule is decided as ``outcome`` with ``reason``
-    (``MANUAL_REVIEW``: ``judge_not_calibrated`` or ``judge_below_requirement``). ``detail``
+    (``MANUAL_REVIEW``: ``judge_not_calibrated``, ``judge_below_requirement`` or
+    ``judge_near_chance``). ``detail``
     (the judge's identity, the address of the calibration relied on, its lower bounds) is
     recorded with the rule's decision either way.
     """

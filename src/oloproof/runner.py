@@ -732,6 +732,7 @@ def decide_run(
     counts_missing_repeats: bool = True,
     no_evidence_blocks: bool = True,
     missing_any_value: bool = True,
+    judge_beats_chance: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -756,10 +757,14 @@ def decide_run(
     counts at whichever of them bounds its interval widest, the method included
     (``MetricTally.bounded_interval``). A decision recorded before that (schema 4) counted it
     as 0 and 1 alone, and is re-derived so.
+
+    ``judge_beats_chance``: a judge may decide a rule only when its calibration shows it better
+    than chance, whatever the rule's minimums (``calibration.requirement_check``). A decision
+    recorded before that (schema 5) is re-derived without it, as it was made.
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
-    check = judge_check(ledger, specs, policy.confidence_level)
+    check = judge_check(ledger, specs, policy.confidence_level, beats_chance=judge_beats_chance)
     metrics = tally.metrics
     if not missing_any_value:
         metrics = {c: dataclasses.replace(t, any_value=False) for c, t in metrics.items()}
@@ -783,6 +788,7 @@ def decide_run(
         "counts_missing_repeats": counts_missing_repeats,
         "no_evidence_blocks": no_evidence_blocks,
         "missing_any_value": missing_any_value,
+        "judge_beats_chance": judge_beats_chance,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }

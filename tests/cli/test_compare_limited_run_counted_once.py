@@ -164,8 +164,8 @@ today = compare.derive_comparison
 
 
 def derive_comparison(*args, **kwargs):
-    body = today(*args, **kwargs, counts_unrun_once=False)
-    del body["counts_unrun_once"]
+    body = today(*args, **kwargs, counts_unrun_once=False, judge_beats_chance=False)
+    del body["counts_unrun_once"], body["judge_beats_chance"]
     return body
 
 

@@ -66,8 +66,8 @@ today_decide, today_bound = runner.decide_run, metrics.MetricTally.bounded_inter
 
 
 def decide_run(*args, **kwargs):
-    body = today_decide(*args, **kwargs, missing_any_value=False)
-    del body["missing_any_value"]
+    body = today_decide(*args, **kwargs, missing_any_value=False, judge_beats_chance=False)
+    del body["missing_any_value"], body["judge_beats_chance"]
     return body
 
 

@@ -185,8 +185,10 @@ today = runner.decide_run
 
 
 def decide_run(*args, **kwargs):
-    body = today(*args, **kwargs, no_evidence_blocks=False, missing_any_value=False)
-    del body["no_evidence_blocks"], body["missing_any_value"]
+    body = today(
+        *args, **kwargs, no_evidence_blocks=False, missing_any_value=False, judge_beats_chance=False
+    )
+    del body["no_evidence_blocks"], body["missing_any_value"], body["judge_beats_chance"]
     return body
 
 

@@ -209,8 +209,10 @@ today = compare.derive_comparison
 
 
 def derive_comparison(*args, **kwargs):
-    body = today(*args, **kwargs, no_evidence_blocks=False)
-    del body["no_evidence_blocks"]
+    body = today(
+        *args, **kwargs, no_evidence_blocks=False, counts_unrun_once=False, judge_beats_chance=False
+    )
+    del body["no_evidence_blocks"], body["counts_unrun_once"], body["judge_beats_chance"]
     return body
 
 

@@ -21,6 +21,7 @@ CORRECTED_METHOD = "rogan-gladen-clopper-pearson-mc"
 
 NOT_CALIBRATED = "judge_not_calibrated"
 BELOW_REQUIREMENT = "judge_below_requirement"
+NEAR_CHANCE = "judge_near_chance"
 
 
 # --- the measurement ---------------------------------------------------------------------------
@@ -151,6 +152,7 @@ def requirement_check(
     level: float = 0.95,
     *,
     identity: str | None = None,
+    beats_chance: bool = True,
 ) -> RequirementOutcome:
     """Whether a judge metric may decide a rule.
 
@@ -164,18 +166,36 @@ def requirement_check(
     Examples the judge gave no verdict on count against both rates (``Rate.lower_at`` with
     ``missing``): each could have been a human pass the judge failed or a human fail it
     passed, so a judge cannot clear a minimum by failing to answer the hard examples.
+
+    With ``beats_chance``, whatever the minimums (none included), ``("MANUAL_REVIEW",
+    "judge_near_chance")`` unless the two lower bounds add up to more than 1: only then do the
+    labels show, at ``level``, that the judge's verdicts follow the truth at all (sensitivity +
+    specificity > 1; a judge that passes everything has 1). Each bound fails with probability at
+    most (1 - level) / 2, so both hold together at ``level`` at least. A decision recorded
+    before the check (decision schema 5, comparison schema 6) is re-derived without it.
     """
     if calibration is None or (identity is not None and identity != calibration.identity):
         return "MANUAL_REVIEW", NOT_CALIBRATED
     if calibration.sensitivity.n == 0 or calibration.specificity.n == 0:
         return "MANUAL_REVIEW", BELOW_REQUIREMENT
+    missing = len(calibration.missing)
     for minimum, rate in (
         (min_sensitivity, calibration.sensitivity),
         (min_specificity, calibration.specificity),
     ):
-        if minimum is not None and rate.lower_at(level, len(calibration.missing)) < minimum:
+        if minimum is not None and rate.lower_at(level, missing) < minimum:
             return "MANUAL_REVIEW", BELOW_REQUIREMENT
+    if beats_chance and not shown_above_chance(calibration, level):
+        return "MANUAL_REVIEW", NEAR_CHANCE
     return None, None
+
+
+def shown_above_chance(calibration: Calibration, level: float) -> bool:
+    """Whether the lower bounds of sensitivity and specificity at ``level`` (unanswered examples
+    counted against both) add up to more than 1."""
+    missing = len(calibration.missing)
+    total = calibration.sensitivity.lower_at(level, missing)
+    return total + calibration.specificity.lower_at(level, missing) > 1.0
 
 
 # --- the corrected metric ----------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oloproof.calibration.measure import Calibration, requirement_check
+from oloproof.calibration.measure import Calibration, requirement_check, shown_above_chance
 from oloproof.errors import ConfigError, UnknownIdError
 
 if TYPE_CHECKING:
@@ -144,7 +144,9 @@ def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[
     return found
 
 
-def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) -> JudgeCheck:
+def judge_check(
+    ledger: Ledger | None, evaluators: Iterable[Any], level: float, *, beats_chance: bool = True
+) -> JudgeCheck:
     """The policy's per-rule judge check over the run's ``evaluators``.
 
     ``evaluators`` may be built evaluators or their ``spec()`` mappings (as a run event stores
@@ -156,6 +158,8 @@ def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) 
     ``level``. Without a calibration, a calibration of the same judge made by an older version
     of the judges' code is named as ``older_code``: ``{"version", "calibration"}``. None for a
     rule on any other metric. Without a ``ledger`` no judge has a calibration.
+    ``beats_chance``: the judge must also be shown better than chance (``requirement_check``),
+    and the detail of a calibrated judge says whether it is (``beats_chance``).
     """
     from oloproof.policy import JudgeStanding
 
@@ -183,7 +187,9 @@ def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) 
             requirement.min_sensitivity if requirement else None,
             requirement.min_specificity if requirement else None,
         )
-        outcome, reason = requirement_check(calibration, *minimums, level, identity=identity)
+        outcome, reason = requirement_check(
+            calibration, *minimums, level, identity=identity, beats_chance=beats_chance
+        )
         detail: dict[str, Any] = {
             "identity": identity,
             "calibration": recorded[0] if recorded is not None else None,
@@ -203,6 +209,8 @@ def judge_check(ledger: Ledger | None, evaluators: Iterable[Any], level: float) 
                 detail[name] = {"k": rate.k, "n": rate.n, "lower": rate.lower_at(level, missing)}
                 if missing:
                     detail[name]["missing"] = missing
+            if beats_chance:
+                detail["beats_chance"] = shown_above_chance(calibration, level)
         return JudgeStanding(outcome, reason, detail)
 
     return check

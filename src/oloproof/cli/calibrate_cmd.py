@@ -55,8 +55,8 @@ def calibrate_command(
     """Run a judge over human-labelled examples and record its agreement, sensitivity and
     specificity, bound to the judge's exact identity (provider, model, template, parameters).
 
-    A policy rule on a judge metric decides MANUAL_REVIEW until such a calibration exists and
-    clears the rule's minimums.
+    A policy rule on a judge metric decides MANUAL_REVIEW until such a calibration exists,
+    clears the rule's minimums and shows the judge better than chance.
 
     Exit code: 0 recorded, 2 bad input.
 

@@ -299,6 +299,15 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
         if minimum is not None:
             text += f", needs {fmt_percent(float(minimum))}"
         parts.append(text)
+    if judge.get("beats_chance") is False:
+        bounds = " + ".join(
+            fmt_percent_lower(float(judge[name]["lower"]))
+            for name in ("sensitivity", "specificity")
+        )
+        parts.append(
+            f"not shown better than chance ({bounds} is not above 100%), so its verdicts may "
+            "say nothing of the answers"
+        )
     return f"Judge of {rule_id}: calibration {short_address(address)}: " + "; ".join(parts)
 
 

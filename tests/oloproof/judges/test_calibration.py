@@ -255,7 +255,23 @@ def test_a_rate_never_measured_clears_nothing() -> None:
     assert requirement_check(no_fails, None, None, 0.95)[1] == "judge_below_requirement"
     no_passes = calibration(0, 0, 1, 49)
     assert requirement_check(no_passes, None, None, 0.95)[1] == "judge_below_requirement"
-    assert requirement_check(calibration(1, 0, 0, 1), None, None, 0.95) == (None, None)
+    one_each = calibration(1, 0, 0, 1)
+    assert requirement_check(one_each, None, None, 0.95, beats_chance=False) == (None, None)
+
+
+def test_a_judge_must_be_shown_better_than_chance() -> None:
+    # A flawless judge: each exact lower bound is (alpha/2)^(1/n) (scipy's agrees), so the two
+    # add up to more than 1 from 6 labels of each kind at 0.95, and not at 5.
+    for n, clears in ((5, False), (6, True)):
+        lower = float(binomtest(n, n).proportion_ci(0.95, method="exact").low)
+        assert lower == pytest.approx(0.025 ** (1 / n), abs=1e-12)
+        assert (2 * lower > 1) is clears
+        expected = (None, None) if clears else ("MANUAL_REVIEW", "judge_near_chance")
+        assert requirement_check(calibration(n, 0, 0, n), None, None, 0.95) == expected
+    # A judge that passes everything clears a sensitivity minimum, and still decides nothing.
+    yes = calibration(20, 0, 20, 0)
+    assert requirement_check(yes, 0.8, None, 0.95) == ("MANUAL_REVIEW", "judge_near_chance")
+    assert requirement_check(yes, 0.8, None, 0.95, beats_chance=False) == (None, None)
 
 
 # --- the corrected metric ----------------------------------------------------------------------
