@@ -180,11 +180,13 @@ def interrupt_run(
     return proc.returncode, out, err
 
 
-def interrupted_while_held(root: Path, marker: str, env: dict[str, str] | None = None) -> str:
-    """``oloproof run`` in ``root``, whose system holds a case (once its stderr's first line is
-    ``marker``) until a file ``release`` appears in ``root``: interrupted (Ctrl-C) there, the
-    case then let go. The interrupted run's id."""
-    proc = start_run(root, marker, env)
+def interrupted_while_held(
+    root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> str:
+    """``oloproof run ARGS`` in ``root``, whose system holds a case (once its stderr's first
+    line is ``marker``) until a file ``release`` appears in ``root``: interrupted (Ctrl-C)
+    there, the case then let go. The interrupted run's id."""
+    proc = start_run(root, marker, env, args)
     proc.send_signal(signal.SIGINT)
     time.sleep(1)  # the signal is taken before the case it interrupted ends
     (root / "release").touch()
@@ -223,6 +225,45 @@ def write_project(
     (root / "policy.yaml").write_text(policy)
     with (root / "cases.jsonl").open("w") as f:
         f.writelines(json.dumps(case) + "\n" for case in cases)
+    return root
+
+
+# The smallest project a refusal starts from (``toy_project``): a system that answers its
+# question, judged on whether the answer holds the expected one, under a floor on that.
+TOY_APP = """
+from oloproof import system
+
+@system(name="toy", version="1")
+def run(case):
+    return {"answer": case["q"]}
+"""
+TOY_CONFIG = """\
+system:
+  name: toy
+  version: "1"
+  callable: app:run
+concurrency: 2
+evaluators:
+  - {type: contains, criterion: echo, field: answer, expected_field: answer}
+policy: policy.yaml
+"""
+TOY_POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
+
+
+def toy_project(
+    root: Path, *, config: str = TOY_CONFIG, policy: str = TOY_POLICY, cases: int = 1
+) -> Path:
+    """``root`` (made if missing) holding ``TOY_APP``, ``config``, ``policy`` and ``cases``
+    cases ``c1``, ``c2``… asking ``x`` and expecting it."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "app.py").write_text(TOY_APP)
+    (root / "oloproof.yaml").write_text(config)
+    (root / "policy.yaml").write_text(policy)
+    lines = (
+        json.dumps({"id": f"c{i}", "input": {"q": "x"}, "expected": {"answer": "x"}}) + "\n"
+        for i in range(1, cases + 1)
+    )
+    (root / "cases.jsonl").write_text("".join(lines))
     return root
 
 

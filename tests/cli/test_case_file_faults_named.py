@@ -13,29 +13,13 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import oloproof, toy_project
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system:
-  name: toy
-  version: "1"
-  callable: app:run
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 FIRST = json.dumps({"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}}) + "\n"
 
 
 def _run(root: Path, second: bytes) -> tuple[int, str, str]:
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
+    toy_project(root)
     (root / "cases.jsonl").write_bytes(FIRST.encode() + second)
     result = oloproof("run", cwd=root)
     assert not (root / ".oloproof").exists()

@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import time
 from pathlib import Path
 
 import pytest
 from tests.betting_reference import paired
-from tests.support import oloproof, start_run, write_project
+from tests.support import interrupted_while_held, oloproof, write_project
 
 APP = """
 import os
@@ -58,17 +56,7 @@ CASES = 30
 def _interrupted(root: Path, version: str, *args: str) -> str:
     """A run (with ``args``) of system version ``version`` interrupted (Ctrl-C) at c15, which
     it never records: its id."""
-    proc = start_run(root, "holding\n", {"TOY_VERSION": version, "HOLD": "q15"}, args)
-    proc.send_signal(signal.SIGINT)
-    time.sleep(1)  # the signal is taken before the case it interrupted ends
-    (root / "release").touch()
-    try:
-        out, err = proc.communicate(timeout=60)
-    finally:
-        proc.kill()
-        (root / "release").unlink()
-    assert proc.returncode == 130, out + err
-    return err.split("--resume ")[1].split()[0]
+    return interrupted_while_held(root, "holding\n", {"TOY_VERSION": version, "HOLD": "q15"}, args)
 
 
 def _run_id(root: Path, *args: str) -> str:

@@ -9,30 +9,12 @@ was refused as "Input should be a valid string", not saying that YAML read it as
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import TOY_CONFIG, TOY_POLICY, oloproof, toy_project
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system:
-  name: toy
-  version: "1"
-  callable: app:run
-concurrency: 2
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-policy: policy.yaml
-"""
-POLICY = "version: 1\nconfidence_level: 0.95\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
+POLICY = TOY_POLICY.replace("version: 1\n", "version: 1\nconfidence_level: 0.95\n")
 
 REFUSED = {
     "a quoted floor": (
@@ -47,12 +29,12 @@ REFUSED = {
     ),
     "a fraction for a count": (
         "oloproof.yaml",
-        CONFIG.replace("concurrency: 2", "concurrency: 2.0"),
+        TOY_CONFIG.replace("concurrency: 2", "concurrency: 2.0"),
         "oloproof.yaml, line 5: concurrency: expected an integer, found 2.0",
     ),
     "a version read as a number": (
         "oloproof.yaml",
-        CONFIG.replace('version: "1"', "version: 1.10"),
+        TOY_CONFIG.replace('version: "1"', "version: 1.10"),
         "oloproof.yaml, line 3: system.version: expected text, found the number 1.1 (quote it "
         "to keep it as written)",
     ),
@@ -62,10 +44,7 @@ REFUSED = {
 @pytest.mark.parametrize("name", list(REFUSED))
 def test_the_value_found_is_said(tmp_path: Path, name: str) -> None:
     file, text, sentence = REFUSED[name]
-    (tmp_path / "app.py").write_text(APP)
-    (tmp_path / "oloproof.yaml").write_text(CONFIG)
-    (tmp_path / "policy.yaml").write_text(POLICY)
-    (tmp_path / "cases.jsonl").write_text(json.dumps({"id": "c1", "input": {"q": "x"}}) + "\n")
+    toy_project(tmp_path, policy=POLICY)
     (tmp_path / file).write_text(text)
     result = oloproof("run", cwd=tmp_path)
     assert (result.code, result.out, result.err) == (2, "", f"error: {tmp_path}/{sentence}\n")

@@ -8,40 +8,17 @@ compares a literal by equality, and ``True == 1``. A policy file is held strictl
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
-
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system:
-  name: toy
-  version: "1"
-  callable: app:run
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-policy: policy.yaml
-"""
-POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
+from tests.support import TOY_POLICY, oloproof, toy_project
 
 
 @pytest.mark.parametrize(("version", "found"), [("true", "the boolean true"), ("1.0", "1.0")])
 def test_a_version_that_is_not_the_number_1_is_refused(
     tmp_path: Path, version: str, found: str
 ) -> None:
-    (tmp_path / "app.py").write_text(APP)
-    (tmp_path / "oloproof.yaml").write_text(CONFIG)
-    (tmp_path / "policy.yaml").write_text(POLICY.replace("version: 1", f"version: {version}"))
-    case = {"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}}
-    (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+    toy_project(tmp_path, policy=TOY_POLICY.replace("version: 1", f"version: {version}"))
     result = oloproof("run", cwd=tmp_path)
     assert (result.code, result.out, result.err) == (
         2,

@@ -9,41 +9,19 @@ ended in a Python traceback (exit 1).
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import TOY_CONFIG, oloproof, toy_project
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system:
-  name: toy
-  version: "1"
-  callable: app:run
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-policy: policy.yaml
-dataset: cases.jsonl
-"""
-POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
+CONFIG = TOY_CONFIG.replace("concurrency: 2\n", "") + "dataset: cases.jsonl\n"
 LONG = "a" * 300  # longer than a file name may be (255 bytes)
 
 
 def _project(root: Path) -> Path:
-    (root / "app.py").write_text(APP)
-    (root / "policy.yaml").write_text(POLICY)
-    case = {"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}}
-    (root / "cases.jsonl").write_text(json.dumps(case) + "\n")
-    return root
+    return toy_project(root)
 
 
 def _loop(name: str) -> Callable[[Path], None]:

@@ -15,7 +15,7 @@ import signal
 import time
 from pathlib import Path
 
-from tests.support import oloproof, runs_fields, start_run, write_project
+from tests.support import interrupted_while_held, oloproof, runs_fields, start_run, write_project
 
 APP = """
 import os
@@ -60,14 +60,7 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(30)
     )
     root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
-    first = start_run(root, "holding\n", {"HOLD": "q10"})
-    first.send_signal(signal.SIGINT)
-    time.sleep(1)  # the signal is taken before the case it interrupted ends
-    (root / "release").touch()
-    out, err = first.communicate(timeout=60)
-    (root / "release").unlink()
-    assert first.returncode == 130, out + err
-    run_id = err.split("--resume ")[1].split()[0]
+    run_id = interrupted_while_held(root, "holding\n", {"HOLD": "q10"})
     assert runs_fields(root, run_id)[5] == "10 of 30 observed · 20 missing (20 not run)"
 
     resumed = start_run(root, "holding\n", {"HOLD": "q20"}, ("--resume", run_id))

@@ -10,29 +10,12 @@ valid number", which does not say why. A bare date is a date to YAML 1.1 alone, 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import TOY_CONFIG, oloproof, toy_project
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system:
-  name: toy
-  version: "1"
-  callable: app:run
-concurrency: 2
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-policy: policy.yaml
-"""
+CONFIG = TOY_CONFIG
 POLICY = """\
 version: 1
 rules:
@@ -44,12 +27,7 @@ rules:
 
 
 def _project(root: Path, config: str = CONFIG, policy: str = POLICY) -> Path:
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(config)
-    (root / "policy.yaml").write_text(policy)
-    cases = [{"id": f"c{i}", "input": {"q": "x"}, "expected": {"answer": "x"}} for i in range(3)]
-    (root / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
-    return root
+    return toy_project(root, config=config, policy=policy, cases=3)
 
 
 REFUSED = {
