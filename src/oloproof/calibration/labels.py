@@ -96,7 +96,18 @@ def load_labels(path: Path) -> list[LabelledExample]:
     Ids are compared as cases.jsonl compares them: two that differ only in how an accented
     letter is encoded are one id given twice.
     """
+    return read_labels(path)[0]
+
+
+def read_labels(path: Path) -> tuple[list[LabelledExample], str]:
+    """``load_labels``, with the digest (``labels_digest``) of the very bytes it parsed: a file
+    changed between two reads would otherwise record one file's digest beside another's
+    examples."""
     raw = _read(path)
+    return _examples(path, raw), _digest(raw)
+
+
+def _examples(path: Path, raw: bytes) -> list[LabelledExample]:
     try:
         lines = raw.decode("utf-8").split("\n")
     except UnicodeDecodeError as exc:
@@ -195,4 +206,8 @@ def _parse_line(line: str, number: int, where: str) -> LabelledExample:
 
 def labels_digest(path: Path) -> str:
     """``sha256:<hex>`` of a labels file's bytes, recorded with its calibration."""
-    return "sha256:" + hashlib.sha256(_read(path)).hexdigest()
+    return _digest(_read(path))
+
+
+def _digest(raw: bytes) -> str:
+    return "sha256:" + hashlib.sha256(raw).hexdigest()

@@ -45,7 +45,7 @@ def run_calibration(
     # readers below are what `inspect` and the viewer import, and they start fast without it.
     from oloproof import aio, events
     from oloproof.calibration.judging import check_pass_fail, judge_all, nothing_judged, tally
-    from oloproof.calibration.labels import labels_digest, load_labels
+    from oloproof.calibration.labels import read_labels
     from oloproof.config import load_config
     from oloproof.evaluators.judges import build_judge
     from oloproof.events import JUDGE_TYPES
@@ -65,8 +65,8 @@ def run_calibration(
             "only judges are calibrated"
         )
     judge = build_judge(entry, base_dir=config_path.resolve().parent)  # type: ignore[arg-type]
-    examples = load_labels(labels_path)
-    labels = {"path": str(labels_path), "sha256": labels_digest(labels_path)}
+    examples, digest = read_labels(labels_path)
+    labels = {"path": str(labels_path), "sha256": digest}
     check_pass_fail(judge)
     verdicts = aio.run(judge_all(judge, examples, source=labels_path))
     if not any(verdict.status in ("pass", "fail") for verdict in verdicts):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,23 @@ GOOD: dict[str, Any] = {
     "expected": {"answer": "5"},
     "label": True,
 }
+
+
+def test_the_recorded_digest_is_of_the_bytes_the_examples_were_read_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The file is edited between reads: it was read twice, once for the examples and once for
+    # the digest, so a calibration could record one file's digest beside another's examples.
+    from oloproof.calibration import labels
+
+    path = write(tmp_path, GOOD)
+    edited = (json.dumps({**GOOD, "label": False}) + "\n").encode()
+    contents = [path.read_bytes(), edited]
+    monkeypatch.setattr(labels, "read_file", lambda *args: contents.pop(0))
+    (example,), digest = labels.read_labels(path)
+    assert example.label is True
+    assert digest == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert contents == [edited]  # read once
 
 
 def test_load_labels_reads_every_field(tmp_path: Path) -> None:
