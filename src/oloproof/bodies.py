@@ -182,6 +182,9 @@ class RunEndBody(TypedDict):
     # A run with --repeats: how many of its repeats' executions errored (absent before it was
     # recorded, and for a run without repeats).
     repeats_errored: NotRequired[int]
+    # Cases a go of the run wrote and then ended without an end record (killed): the cache
+    # counts and judge usage above leave them out (absent when there are none).
+    uncounted: NotRequired[int]
 
 
 class Gate(TypedDict):

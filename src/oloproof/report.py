@@ -15,7 +15,8 @@ Run states, printed as ``[DECISION_STATE/EXECUTION_STATE]``:
 
 Every interval in a report counts the metric's missing cases against it (``MetricRow``); the
 interval on the observed cases alone is kept beside it, and ``errors`` says why cases errored
-(``repeat_errors`` why repeats did).
+(``repeat_errors`` why repeats did). A slice row counts its own missing cases, and every planned
+case that never ran too: such a case left no slice value, so any row may hold it.
 """
 
 from __future__ import annotations
@@ -208,6 +209,9 @@ class RunReport:
     """Why they errored, grouped as ``errors`` groups errored cases."""
     unseen: list[str] = field(default_factory=list)
     """What the system's code fingerprints could not see (``unseen_state``)."""
+    uncounted: int = 0
+    """Cases a go of the run wrote and then ended without an end record (killed): ``cache``
+    and ``judges`` leave them out."""
     decided_on: int | None = None
     """The cases the gate shown was decided on, when the run holds more (a ``--resume`` that
     ended before deciding again: killed); else None."""
@@ -647,6 +651,7 @@ def build_run_report(
     policy = run_body.get("policy")
     level = float(policy["confidence_level"]) if policy else DEFAULT_LEVEL
     support = int(run_body["min_slice_support"])
+    unrun = not_run(run_body, tally.cases)
     slices = []
     for (name, value), per_metric in sorted(tally.slice_tallies.items()):
         for tally_ in per_metric.values():
@@ -660,6 +665,8 @@ def build_run_report(
                         level,
                         with_interval=supported,
                         proportion=tally.metrics[tally_.criterion].is_proportion,
+                        # A case that never ran left no slice value: any row may hold it.
+                        not_run=unrun,
                     ),
                     supported,
                 )
@@ -686,10 +693,7 @@ def build_run_report(
         gate_label=("BLOCK" if gate["blocked"] else "PASS") if gate else None,
         exit_code=exit_code,
         rules=rules,
-        metrics=[
-            metric_row(t, level, not_run=not_run(run_body, tally.cases))
-            for t in tally.metrics.values()
-        ],
+        metrics=[metric_row(t, level, not_run=unrun) for t in tally.metrics.values()],
         slices=slices,
         min_slice_support=support,
         cache={"execution": list(cache["execution"]), "judgment": list(cache["judgment"])},
@@ -715,6 +719,10 @@ def build_run_report(
         repeats_errored=tally.repeats_errored,
         repeat_errors=list(repeat_errors),
         decided_on=int(end["cases"]) if gate is not None and end is not None and outgrown else None,
+        # A resume killed after writing cases, and not resumed since: its cases are uncounted
+        # too, though no end record says so yet.
+        uncounted=(int(end.get("uncounted", 0)) if end else 0)
+        + (tally.cases - int(end["cases"]) if end is not None and outgrown else 0),
     )
 
 

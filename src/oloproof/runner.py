@@ -487,6 +487,15 @@ async def _execute(
     tally = replay_tally(done, criteria_of(body), list(body["slices"]))
     prior = _stored_counts(ledger, run_id) if resumed else CacheCounts()
     prior_end = latest_meta(ledger, run_id, ev.RUN_END) if resumed else None
+    # Cases a go killed after writing them left uncounted: their cache sources and judge calls
+    # went with it (a case result keeps where its execution came from, not its judgments).
+    uncounted = (
+        int((prior_end or {}).get("uncounted", 0))
+        + tally.cases
+        - int((prior_end or {}).get("cases", 0))
+        if resumed
+        else 0
+    )
     source = cases if cases is not None else plan.cases
     # A fresh run reads its cases one at a time as it goes; a resumed one, the positions of
     # those left (8 bytes a case), each case parsed again when it is reached.
@@ -508,7 +517,15 @@ async def _execute(
     ) -> tuple[RunEndBody, dict[str, Any] | None, RunReport | None]:
         redacted = redacted_earlier + redaction.stored_count() - redacted_before
         return _finish(
-            ledger, run_id, run.run_address, body, *args, redacted=redacted, engine=engine, **kwargs
+            ledger,
+            run_id,
+            run.run_address,
+            body,
+            *args,
+            redacted=redacted,
+            engine=engine,
+            uncounted=uncounted,
+            **kwargs,
         )
 
     # Each case's counts are added as it finishes, so a run that raises still has those of
@@ -663,11 +680,13 @@ def _finish(
     decide: bool = True,
     redacted: int = 0,
     engine: Engine | None = None,
+    uncounted: int = 0,
 ) -> tuple[RunEndBody, dict[str, Any] | None, RunReport | None]:
     """Write the run_end event and, with a policy and ``decide``, the decision (one commit);
     return both bodies, and with ``decide`` the run's report.
 
-    ``redacted`` counts the occurrences of configured secrets replaced in what the run stored.
+    ``redacted`` counts the occurrences of configured secrets replaced in what the run stored;
+    ``uncounted`` the cases a go killed after writing them left out of ``counts``.
     """
     end_body: RunEndBody = {
         "run_id": run_id,
@@ -686,6 +705,8 @@ def _finish(
     if int(body.get("repeats", 1)) > 1:
         # How many of the repeats' executions errored, for `oloproof runs` (which reads no case).
         end_body["repeats_errored"] = tally.repeats_errored
+    if uncounted > 0:
+        end_body["uncounted"] = uncounted
     if judges:
         # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
         end_body["judges"] = dict(judges)

@@ -107,3 +107,13 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
     assert (
         f"{run_id}, did not finish (20 of 30 cases;" in oloproof("inspect", "latest", cwd=root).err
     )
+    # The cache counts went with the killed go: the Cache line says what it leaves out (it
+    # claimed to count every case of the run), before and after the run is finished.
+    uncounted = " (not counting the 10 cases a go that was killed wrote)"
+    assert f"Cache: execution 0 hit/10 miss; judgment 0 hit/10 miss{uncounted}" in shown.lines
+    finished = oloproof("run", "--resume", run_id, cwd=root, env={"HOLD": "none"})
+    assert finished.code == 0, finished.out + finished.err
+    assert f"Cache: execution 0 hit/20 miss; judgment 0 hit/20 miss{uncounted}" in finished.lines
+    assert f"Cache: execution 0 hit/20 miss; judgment 0 hit/20 miss{uncounted}" in (
+        oloproof("inspect", run_id, cwd=root).lines
+    )

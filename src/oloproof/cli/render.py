@@ -13,6 +13,7 @@ from oloproof.display import (
     fmt_percent,
     fmt_percent_interval,
     fmt_percent_lower,
+    plural,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -138,7 +139,10 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
                 "for the upper"
             )
     ex, jd = report.cache["execution"], report.cache["judgment"]
-    lines.append(f"Cache: execution {cache_counts(ex)}; judgment {cache_counts(jd)}")
+    lines.append(
+        f"Cache: execution {cache_counts(ex)}; judgment {cache_counts(jd)}"
+        + uncounted_text(report.uncounted)
+    )
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
@@ -153,7 +157,7 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         lines += corrected_lines(report.corrected)
     if report.judges:
         lines.append("")
-        lines += judge_usage_lines(report.judges)
+        lines += judge_usage_lines(report.judges, report.uncounted)
     if report.slices:
         lines.append("")
         lines += slice_lines(report, show_slices)
@@ -181,13 +185,19 @@ list them (``--slices``). The guides' examples stay under it."""
 def slice_lines(report: RunReport, show_all: bool) -> list[str]:
     """The exploratory slice table, or one line in its place when it is long."""
     count = len(report.slices)
+    unrun = max(0, report.planned_cases - report.cases)
+    said = [
+        f"{unrun} planned {'case' if unrun == 1 else 'cases'} did not run, and which slice "
+        "values they hold is not known: each row counts them as missing"
+    ]
     if count > SLICE_ROWS_SHOWN and not show_all:
         names = len({s.slice for s in report.slices})
         values = len({(s.slice, s.value) for s in report.slices})
         return [
             f"{count} exploratory slice rows not shown ({names} "
             f"{'slice' if names == 1 else 'slices'}, {values} values; they never gate); "
-            "add --slices to list them"
+            "add --slices to list them",
+            *(said if unrun else []),
         ]
     return [
         "Slices (exploratory; they never gate; a value with fewer than "
@@ -199,6 +209,7 @@ def slice_lines(report: RunReport, show_all: bool) -> list[str]:
                 for s in report.slices
             ],
         ),
+        *(said if unrun else []),
     ]
 
 
@@ -271,6 +282,14 @@ def cache_counts(counts: Sequence[int]) -> str:
     text = f"{counts[0]} hit/{counts[1]} miss"
     shared = sum(counts[2:])
     return text + f"/{shared} shared" if shared else text
+
+
+def uncounted_text(cases: int) -> str:
+    """What the cache counts and judge usage of a run leave out: the cases a go killed after
+    writing them took its counts of (``RunReport.uncounted``); empty when none."""
+    if not cases:
+        return ""
+    return f" (not counting the {cases} {plural(cases, 'case')} a go that was killed wrote)"
 
 
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
@@ -353,7 +372,7 @@ def corrected_lines(rows: Sequence[CorrectedRow]) -> list[str]:
     ]
 
 
-def judge_usage_lines(rows: Sequence[JudgeUsageRow]) -> list[str]:
+def judge_usage_lines(rows: Sequence[JudgeUsageRow], uncounted: int = 0) -> list[str]:
     """Per judge: this run's calls, tokens and cost, and the judgments reused from the cache."""
     cells = []
     for row in rows:
@@ -372,7 +391,7 @@ def judge_usage_lines(rows: Sequence[JudgeUsageRow]) -> list[str]:
         )
     lines = [
         "Judges (tokens and cost of this run's calls; a judgment reused from the cache was paid "
-        "for by the run that made it)",
+        f"for by the run that made it){uncounted_text(uncounted)}",
         *table(
             ["judge", "model", "calls", "reused", "input tokens", "output tokens", "cost"], cells
         ),
