@@ -345,7 +345,7 @@ BODIES: dict[str, type] = {
 
 def _checked(event: Event, kind: str) -> Mapping[str, Any]:
     if event.type != kind:
-        raise FormatError(f"expected an {kind} event, found a {event.type} event")
+        raise FormatError(f"expected an event of type {kind}, found one of type {event.type}")
     return event.body
 
 

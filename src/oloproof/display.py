@@ -146,6 +146,11 @@ def first_few(texts: Sequence[str], shown: int, write: Callable[[str], str] = st
     return ", ".join(write(text) for text in texts[:shown]) + more
 
 
+def an_event(kind: str) -> str:
+    """``an oloproof.run event``: an event type with its article."""
+    return f"{'an' if kind[:1].lower() in 'aeiou' else 'a'} {kind} event"
+
+
 def plural(count: int, word: str) -> str:
     """``word`` as it reads after ``count``: ``1 case``, ``2 cases``."""
     return word if count == 1 else word + "s"

@@ -34,6 +34,7 @@ from typing import Any, cast
 from ledger import Event, FormatError, Ledger
 from ledger.address import format_address, parse_address
 from oloproof.bodies import CaseResultBody
+from oloproof.display import an_event
 from oloproof.events import CASE_RESULT, RUN_CASE
 from oloproof.lazyseq import LazySequence
 from oloproof.lineorder import LineOrder
@@ -492,7 +493,7 @@ def _line_of(body: CaseResultBody) -> int | None:
 def case_result_body(event: Event) -> CaseResultBody:
     """The body of a case result event, typed (the run_cases index files nothing else)."""
     if event.type != CASE_RESULT:
-        raise FormatError(f"a run's case index points at a {event.type} event, not a case result")
+        raise FormatError(f"a run's case index points at {an_event(event.type)}, not a case result")
     return cast(CaseResultBody, event.body)
 
 

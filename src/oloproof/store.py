@@ -23,6 +23,7 @@ from ledger import (
     on_read_only_file_system,
     open_ledger,
 )
+from oloproof.display import an_event
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
 from oloproof.idhints import malformed_id_message, unknown_id_message
@@ -149,5 +150,5 @@ def load_event(ledger: Ledger, text: str, kind: str, noun: str) -> tuple[str, Ev
     address = resolve_name(ledger, text)
     event = ledger.get(address)
     if event.type != kind:
-        raise UnknownIdError(f"{text} is a {event.type} event, not {noun}")
+        raise UnknownIdError(f"{text} is {an_event(event.type)}, not {noun}")
     return address, event

@@ -229,7 +229,7 @@ def test_inspect_refuses_views_that_cannot_be_shown_together(
 
 def test_inspect_slices_of_an_event_that_is_no_run_is_refused(project: Project) -> None:
     done = oloproof("inspect", project.judgment, "--slices", cwd=project.root)
-    refused(done, "is a oloproof.judgment event; --slices, --case and --failures need a run")
+    refused(done, "is an oloproof.judgment event; --slices, --case and --failures need a run")
 
 
 @pytest.mark.parametrize(

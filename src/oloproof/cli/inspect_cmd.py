@@ -24,7 +24,7 @@ from oloproof.cli.render import (
     problem_word,
     run_report_lines,
 )
-from oloproof.display import plural, printable
+from oloproof.display import an_event, plural, printable
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.report import observed_repeats_text, repeats_text
@@ -97,7 +97,7 @@ def inspect_command(
         raise typer.Exit(_inspect_run(ledger, address, view))
     if case is not None or show_failures or slices:
         raise UnknownIdError(
-            f"{id} is a {event.type} event; --slices, --case and --failures need a run"
+            f"{id} is {an_event(event.type)}; --slices, --case and --failures need a run"
         )
     renderer = RENDERERS.get(event.type)
     if renderer is not None:

@@ -34,6 +34,7 @@ from oloproof.diagnosis.derive import (
     paged,
 )
 from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
+from oloproof.display import an_event
 from oloproof.errors import OloproofError
 from oloproof.events import plain
 from oloproof.stored_runs import load_run
@@ -53,7 +54,7 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
     try:
         event = ledger.get(address)
         if event.type != ev.DIAGNOSIS:
-            return [f"{address} is a {event.type} event, not a diagnosis"]
+            return [f"{address} is {an_event(event.type)}, not a diagnosis"]
         body = diagnosis_body(event)
         problems = _check_inputs(ledger, body)
         if problems:

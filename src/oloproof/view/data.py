@@ -56,6 +56,7 @@ from oloproof.bodies import (
 from oloproof.diagnosis.labels import intervention_label
 from oloproof.diagnosis.lines import count_lines, stopped_lines
 from oloproof.diagnosis.scope import Exclusion, exclusions, selected_line
+from oloproof.display import an_event
 from oloproof.errors import UnknownIdError
 from oloproof.flips import Flip, case_flips
 from oloproof.inspect import CaseDetail, case_detail
@@ -133,7 +134,7 @@ class Reader:
         address = self.resolve(text)
         event = self.event(address)
         if event.type != ev.RUN:
-            raise ViewError(f"{text} is a {event.type} event, not a run")
+            raise ViewError(f"{text} is {an_event(event.type)}, not a run")
         return address, run_body(event)
 
     def run_meta(self, run_id: str) -> tuple[RunEndBody | None, DecisionBody | None]:
@@ -716,7 +717,7 @@ def comparison_page(reader: Reader, text: str) -> ComparisonPage:
     address = reader.resolve(text)
     event = reader.event(address)
     if event.type != ev.COMPARISON:
-        raise ViewError(f"{text} is a {event.type} event, not a comparison")
+        raise ViewError(f"{text} is {an_event(event.type)}, not a comparison")
     body = comparison_body(event)
     metrics = _pass_fail_metrics(reader, body)
     with reader._lock:
