@@ -15,7 +15,10 @@ records its own call the same way.
 
 The key is read from ``api_key_env`` at call time and goes only into the request header
 (``oloproof.providers``): ``ModelClient`` is the one place a model system's key is read.
-A failed call raises ``ProviderError`` (the case is then errored, with that sentence).
+A failed call raises ``ProviderError`` (the case is then errored, with that sentence), and so
+does a reply whose text is not the model's whole answer (cut at the token limit, refused, a
+tool call, several choices: ``HttpProvider.answer``), which would otherwise be judged and cached
+as one.
 """
 
 from __future__ import annotations
@@ -90,7 +93,7 @@ class ModelClient:
 
     async def acomplete(self, prompt: str, *, system: str = "") -> ModelReply:
         """Ask the model; record the call on the case being executed (if one is)."""
-        completion = await self.provider.complete(system, prompt)
+        completion = self.provider.answer(await self.provider.complete(system, prompt))
         call = self._record(completion, self.request_key(prompt, system))
         recorded = _CALLS.get()
         if recorded is not None:

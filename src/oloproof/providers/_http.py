@@ -26,7 +26,13 @@ that are whole numbers, and the reply's ``id``, ``model``, ``system_fingerprint`
 reason text when given, and no text holding a lone surrogate escape (``"\\ud83d"``, half an
 emoji: no character, so nothing a ledger can store). Anything else (``"usage": [1, 2]``, a
 negative count, ``"id": 7``, a body 100,000 brackets deep) is a ``malformed_response`` with the
-body, never an exception of the parser's.
+body, never an exception of the parser's; its message says what is wrong where it can (a body
+that is not JSON, a streamed one, one holding the protocol's error object instead of a reply).
+
+A reply the protocol reads can still say its text is not the model's whole answer (cut at the
+token limit, refused, a tool call, several choices): ``Completion.incomplete`` says so, and
+``HttpProvider.answer`` turns it into an ``incomplete`` ``ProviderError`` where the text would
+be taken as an answer. A judge does not ask it: its reply is a verdict or is not one.
 
 The key goes only into the request header. A key no header can carry (a character outside
 ASCII, a control character) is refused when the client is made, as a ``ConfigError`` naming its
@@ -71,7 +77,13 @@ if TYPE_CHECKING:
     import httpx
 
 ErrorKind = Literal[
-    "missing_key", "timeout", "connection", "http_status", "malformed_response", "request"
+    "missing_key",
+    "timeout",
+    "connection",
+    "http_status",
+    "malformed_response",
+    "request",
+    "incomplete",
 ]
 
 RETRY_STATUSES = frozenset({408, 409, 429})
@@ -109,6 +121,11 @@ class Completion:
     model: str | None = None
     finish_reason: str | None = None
     attempts: int = 1
+    incomplete: str | None = None
+    """Why the text is not the model's one whole answer, as the reply says (cut at the token
+    limit, refused, stopped to call a tool, one of several choices); None when it says none of
+    these. A judge reads the text as a verdict or not at all; ``HttpProvider.answer`` refuses
+    such a reply where the text is taken as an answer."""
 
 
 class ProviderError(Exception):
@@ -116,8 +133,9 @@ class ProviderError(Exception):
 
     ``kind`` says how: ``missing_key`` (the key's environment variable is unset), ``timeout``,
     ``connection``, ``http_status`` (``status`` holds it), ``malformed_response`` (a 2xx whose
-    body is not the protocol's reply; ``raw`` holds the body) or ``request`` (httpx refused to
-    send it). The message never contains the key.
+    body is not the protocol's reply; ``raw`` holds the body), ``request`` (httpx refused to
+    send it) or ``incomplete`` (a reply whose text is not the model's whole answer, refused by
+    ``HttpProvider.answer``). The message never contains the key.
     """
 
     def __init__(
@@ -338,6 +356,17 @@ class HttpProvider:
             raise RuntimeError("no attempt was made")
         raise _redacted(failure)
 
+    def answer(self, completion: Completion) -> Completion:
+        """``completion`` when its text is the model's whole answer; a ``ProviderError``
+        (``incomplete``) saying what the reply is instead: a cut or refused text recorded as an
+        answer would be judged as one, and cached as one."""
+        if completion.incomplete is None:
+            return completion
+        message = (
+            f"{self._what()}: {completion.incomplete}, so it is not taken as the model's answer"
+        )
+        raise _redacted(ProviderError(message, kind="incomplete", attempts=completion.attempts))
+
     def _read_key(self) -> str | None:
         if self.api_key_env is None:
             return None
@@ -403,7 +432,7 @@ class HttpProvider:
                 message = f"{self._what()}: the reply's body {reply.unread}"
                 return self._error(message, "malformed_response", attempt), None
             try:
-                completion = self.parse(_body_object(reply.content))
+                completion = self._parse(reply.content, reply.headers)
             except (ValueError, KeyError, TypeError, IndexError) as exc:
                 why = f" ({exc})" if isinstance(exc, MalformedReply) else ""
                 message = f"{self._what()}: the reply is not a {self.protocol} response{why}"
@@ -423,6 +452,17 @@ class HttpProvider:
         if asked is not None and asked <= self.max_retry_after_s:
             return error, asked
         return error, self._backoff(attempt)
+
+    def _parse(self, content: bytes, headers: httpx.Headers) -> Completion:
+        data = _body_object(content, headers.get("content-type", ""))
+        try:
+            return self.parse(data)
+        except (ValueError, KeyError, TypeError, IndexError):
+            if "error" not in data:
+                raise
+        # Some proxies answer an upstream failure with a 2xx holding the protocol's error body.
+        said = _error_message(data)
+        raise MalformedReply("the body is an error" + (f": {quoted(said)}" if said.strip() else ""))
 
     def _error(
         self,
@@ -496,7 +536,7 @@ async def _send(
     return _Reply(response.status_code, response.headers, content)
 
 
-def _body_object(content: bytes) -> dict[str, Any]:
+def _body_object(content: bytes, content_type: str) -> dict[str, Any]:
     """A 2xx body's JSON object; raises ``MalformedReply`` for any other body."""
     try:
         data = json.loads(content, object_pairs_hook=unique_keys)
@@ -506,6 +546,8 @@ def _body_object(content: bytes) -> dict[str, Any]:
         # The parser recurses once per level of nesting; the body must not end the judgment
         # as an exception of ours.
         raise MalformedReply("the body is nested too deep to read") from None
+    except ValueError:
+        raise MalformedReply(_not_json(content_type)) from None
     if not isinstance(data, dict):
         raise MalformedReply("the body is not a JSON object")
     if lone_surrogate_in(data):
@@ -514,6 +556,15 @@ def _body_object(content: bytes) -> dict[str, Any]:
             "which is not text"
         )
     return data
+
+
+def _not_json(content_type: str) -> str:
+    if content_type.split(";")[0].strip().lower() == "text/event-stream":
+        return (
+            "the body is not JSON; its Content-Type is text/event-stream, a streamed reply, "
+            "which Oloproof does not ask for"
+        )
+    return "the body is not JSON"
 
 
 def lone_surrogate_in(value: Any) -> bool:
@@ -563,15 +614,21 @@ def _server_says(raw: str) -> str:
     except (ValueError, RecursionError):  # not JSON, or nested too deep to read: shown as it is
         text = raw
     else:
-        error = data.get("error") if isinstance(data, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        text = message if isinstance(message, str) else ""
+        text = _error_message(data)
+    return ": " + quoted(text) if text.strip() else ""
+
+
+def _error_message(data: Any) -> str:
+    """The message of the protocol's error body (``{"error": {"message": ...}}``), or ''."""
+    error = data.get("error") if isinstance(data, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) else ""
+
+
+def quoted(text: str) -> str:
+    """A server's text on one line, shortened to ``_MESSAGE_LIMIT`` characters."""
     text = redaction.one_line(text)
-    if not text:
-        return ""
-    return ": " + (
-        text if len(text) <= _MESSAGE_LIMIT else redaction.cut(text, _MESSAGE_LIMIT - 1) + "…"
-    )
+    return text if len(text) <= _MESSAGE_LIMIT else redaction.cut(text, _MESSAGE_LIMIT - 1) + "…"
 
 
 def optional_text(data: Mapping[str, Any], key: str, where: str = "") -> str | None:

@@ -70,8 +70,10 @@ class AnthropicMessagesProvider(HttpProvider):
                 raise MalformedReply(f"content[{number}] is not an object")
             if block.get("type") == "text":
                 texts.append(block["text"])
+        stop_reason = optional_text(data, "stop_reason")
         if not texts or not all(isinstance(text, str) for text in texts):
-            raise MalformedReply("the reply has no text content")
+            why = _INCOMPLETE.get(stop_reason or "")
+            raise MalformedReply("the reply has no text content" + (f": {why}" if why else ""))
         usage = usage_object(data)
         return Completion(
             text="".join(texts),
@@ -81,8 +83,25 @@ class AnthropicMessagesProvider(HttpProvider):
             ),
             reply_id=optional_text(data, "id"),
             model=optional_text(data, "model"),
-            finish_reason=optional_text(data, "stop_reason"),
+            finish_reason=stop_reason,
+            incomplete=_INCOMPLETE.get(stop_reason or ""),
         )
+
+
+# The stop reasons that say the text is not the model's whole answer; the others (end_turn,
+# stop_sequence) end a finished reply.
+_INCOMPLETE = {
+    "max_tokens": (
+        "the reply was cut at the token limit (stop_reason max_tokens; max_tokens sets it)"
+    ),
+    "model_context_window_exceeded": (
+        "the reply was cut where the model's context window ends "
+        "(stop_reason model_context_window_exceeded)"
+    ),
+    "refusal": "the model refused to answer (stop_reason refusal)",
+    "tool_use": "the model asked to call a tool instead of answering (stop_reason tool_use)",
+    "pause_turn": "the server paused the model's turn before it ended (stop_reason pause_turn)",
+}
 
 
 def _prompt_tokens(usage: Mapping[str, Any]) -> int | None:

@@ -26,6 +26,7 @@ from oloproof.providers._http import (
     MalformedReply,
     Usage,
     optional_text,
+    quoted,
     token_count,
     usage_object,
 )
@@ -74,12 +75,22 @@ class OpenAIChatProvider(HttpProvider):
         }
 
     def parse(self, data: dict[str, Any]) -> Completion:
-        choice = data["choices"][0]
+        choices = data["choices"]
+        choice = choices[0]
         if not isinstance(choice, dict):
             raise MalformedReply("choices[0] is not an object")
-        text = choice["message"]["content"]
+        message = choice["message"]
+        if not isinstance(message, dict):
+            raise MalformedReply("choices[0].message is not an object")
+        refusal = message.get("refusal")
+        text = message["content"]
         if not isinstance(text, str):
+            if isinstance(refusal, str) and refusal:
+                raise MalformedReply(f"the reply has no text content: {_refused(refusal)}")
+            if message.get("tool_calls"):
+                raise MalformedReply(f"the reply has no text content: {_TOOL_CALL}")
             raise MalformedReply("the reply has no text content")
+        finish_reason = optional_text(choice, "finish_reason", "choices[0].")
         usage = usage_object(data)
         return Completion(
             text=text,
@@ -90,5 +101,37 @@ class OpenAIChatProvider(HttpProvider):
             reply_id=optional_text(data, "id"),
             fingerprint=optional_text(data, "system_fingerprint"),
             model=optional_text(data, "model"),
-            finish_reason=optional_text(choice, "finish_reason", "choices[0]."),
+            finish_reason=finish_reason,
+            incomplete=_incomplete(len(choices), refusal, finish_reason),
         )
+
+
+_TOOL_CALL = "the model asked to call a tool instead of answering"
+
+# The finish reasons that say the text is not the model's whole answer. Any other (``stop``,
+# or a server's own word for it, such as TGI's ``eos_token``) is taken as a finished reply.
+_INCOMPLETE = {
+    "length": "the reply was cut at the token limit (finish_reason length; max_tokens sets it)",
+    "content_filter": (
+        "the server's content filter cut or withheld the reply (finish_reason content_filter)"
+    ),
+    "tool_calls": f"{_TOOL_CALL} (finish_reason tool_calls)",
+    "function_call": f"{_TOOL_CALL} (finish_reason function_call)",
+    "error": "the server stopped the reply on an error (finish_reason error)",
+}
+
+
+def _incomplete(choices: int, refusal: Any, finish_reason: str | None) -> str | None:
+    """Why a reply with text does not hold the model's one whole answer, or None."""
+    if isinstance(refusal, str) and refusal:
+        return _refused(refusal)
+    if choices > 1:
+        return (
+            f"the reply holds {choices} choices (is n set in extra_body?), and Oloproof "
+            "records one answer"
+        )
+    return _INCOMPLETE.get(finish_reason or "")
+
+
+def _refused(refusal: str) -> str:
+    return f"the model refused: {quoted(refusal)}"

@@ -11,12 +11,14 @@ reply's text, or with ``output: json`` the JSON object it must be. Each case rec
 Identity: kind, name, version, provider, model, base URL, server, API version, the prompt's and
 system prompt's text, the passages of ``context_file``, ``context_field``, where the
 instructions go, temperature, the token limit and its field, ``extra_body`` and ``output``:
-everything the request is made of besides the case input. So the execution cache (system
+everything the request is made of besides the case input; and how replies are read
+(``REPLIES``). So the execution cache (system
 identity and input) is a cache by the exact request. A case whose input lacks a key the prompt
 uses, a failed call (a reply the provider cannot read, one holding half a character included),
-or (``output: json``) a reply that is not an object the ledger records as it reads (``NaN``, an
-integer past 2**64, a key given twice, nesting past ``MAX_NESTING``, a lone surrogate escape)
-is errored.
+a reply that is not the model's whole answer (cut at the token limit, refused, a tool call,
+several choices), or (``output: json``) a reply that is not an object the ledger records as it
+reads (``NaN``, an integer past 2**64, a key given twice, nesting past ``MAX_NESTING``, a lone
+surrogate escape) is errored.
 """
 
 from __future__ import annotations
@@ -36,6 +38,12 @@ from oloproof.providers import lone_surrogate_in
 from oloproof.systems.base import ExecContext, Execution
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
+
+
+# How replies are read into an answer, counted up when that changes what counts as one: the
+# executions an earlier reading stored (a reply cut at the token limit, taken whole before 2)
+# are then made again rather than served from the cache.
+REPLIES = 2
 
 
 class ModelSystemError(RuntimeError):
@@ -100,6 +108,7 @@ class ModelSystem:
             "max_tokens_field": settings.max_tokens_field,
             "extra_body": dict(settings.extra_body),
             "output": settings.output,
+            "replies": REPLIES,
         }
 
     def identity(self) -> dict[str, Any]:

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "dc575fbcc23b35f5ba2c926291852860f8563b0de952d4073d9c6398b65c10e6")
+RECORDED = (3, "7644eabea26000f96fc5ea7fb9b968e0eaeb7ba6fbf12e92ad66ee22f934d476")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
