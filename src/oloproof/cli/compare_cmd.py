@@ -19,7 +19,7 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import fitted, gate_line
+from oloproof.cli.render import fitted, gate_line, slice_text
 from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
 from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
@@ -154,7 +154,9 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
     for row in body["metrics"]:
         lines += _metric_lines(row)
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
-    lines += _slice_lines(body["slices"], int(body["min_slice_support"]), show_slices)
+    lines += _slice_lines(
+        body["slices"], int(body["min_slice_support"]), show_slices, _left_out_of_slices(body)
+    )
     if body["gate"] is not None:
         lines.append("Decisions")
         for decision in body["decisions"]:
@@ -217,23 +219,51 @@ def _metric_lines(row: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _slice_lines(rows: Sequence[Mapping[str, Any]], support: int, show: bool) -> list[str]:
+def _left_out_of_slices(body: Mapping[str, Any]) -> str | None:
+    """What the slice rows leave out, or None: a slice row reads its paired cases' judged
+    repeats alone, so with missing cases or repeats it is not the whole slice, and says so.
+    The counts are the most any metric has."""
+    missing = max((int(row["missing"]) for row in body["metrics"]), default=0)
+    unjudged = max(
+        (sum((row.get("missing_repeats") or {}).values()) for row in body["metrics"]), default=0
+    )
+    said = []
+    if missing:
+        said.append(
+            f"of the paired cases alone: {missing} {plural(missing, 'case')} missing from the "
+            f"comparison {'is' if missing == 1 else 'are'} in none of them"
+        )
+    if unjudged:
+        said.append(
+            f"on the judged repeats alone: {unjudged} {plural(unjudged, 'repeat')} without a "
+            f"verdict {'is' if unjudged == 1 else 'are'} in none of them"
+        )
+    return "; ".join(said) or None
+
+
+def _slice_lines(
+    rows: Sequence[Mapping[str, Any]], support: int, show: bool, left_out: str | None
+) -> list[str]:
+    """The slice differences; ``left_out``: what their rows do not count
+    (``_left_out_of_slices``)."""
     if not rows:
         return []
     count = len(rows)
     noun = plural(count, "difference")
     if not show:
         them = "it" if count == 1 else "them"
-        return [f"{count} exploratory slice {noun} not shown; add --slices to list {them}"]
-    lines = [f"{count} exploratory slice {noun} (they never gate)"]
+        said = f" ({left_out})" if left_out else ""
+        return [f"{count} exploratory slice {noun} not shown{said}; add --slices to list {them}"]
+    never = f"they never gate; {left_out}" if left_out else "they never gate"
+    lines = [f"{count} exploratory slice {noun} ({never})"]
     for row in rows:
         if row["supported"]:
             spread = _interval(row)
         else:
             spread = f"(fewer than {support} paired; no interval)"
         lines.append(
-            f"  {row['slice']}={row['value']}  {row['metric']}: {fmt_points(row['estimate'])} "
-            f"{spread} · {row['paired']} paired"
+            f"  {row['slice']}={slice_text(row['value'])}  {row['metric']}: "
+            f"{fmt_points(row['estimate'])} {spread} · {row['paired']} paired"
         )
     return lines
 
