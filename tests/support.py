@@ -524,8 +524,8 @@ def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
 
 # A repeated run's cases (``--repeats 3``). Each question's calls, in order: p answers right, f
 # wrong, e raises, s answers a number (which the `shaped` evaluator cannot judge: its schema's
-# second branch is the whole schema again, so a number recurses until Python's recursion limit
-# stops it). c3 errors in every repeat, c1 and c4 in one; c5 has a repeat
+# second branch is the whole schema again, through $dynamicRef, so a number recurses until
+# Python's recursion limit stops it). c3 errors in every repeat, c1 and c4 in one; c5 has a repeat
 # without a verdict; c2 passes throughout and c6 two times of three.
 FLAKY_PATTERNS = {"q1": "pep", "q2": "ppp", "q3": "eee", "q4": "epp", "q5": "psp", "q6": "ppf"}
 
@@ -554,7 +554,7 @@ dataset: cases.jsonl
 evaluators:
   - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
   - {type: json_schema, criterion: shaped, field: answer,
-     schema: {anyOf: [{type: string}, {"$ref": "#"}]}}
+     schema: {"$dynamicAnchor": "s", anyOf: [{type: string}, {"$dynamicRef": "#s"}]}}
 policy: policy.yaml
 concurrency: 1
 """

@@ -270,6 +270,8 @@ def _check_references(schema: dict[str, Any], dialect: type[Validator]) -> None:
     specification = specification_with(str(dialect.META_SCHEMA["$schema"]))
     root = specification.create_resource(schema)
     paths = _key_paths(schema)
+    subschemas: list[dict[str, Any]] = []
+    targets: dict[int, Any] = {}  # what each `$ref` names, by the id of the schema holding it
     # An empty registry retrieves nothing: a reference resolves within the schema or not at all.
     pending = [(Registry().resolver_with_root(root), root)]
     while pending:
@@ -277,12 +279,13 @@ def _check_references(schema: dict[str, Any], dialect: type[Validator]) -> None:
         contents = resource.contents
         if not isinstance(contents, dict):
             continue  # true, false: they hold no reference
+        subschemas.append(contents)
         for keyword in ("$ref", "$dynamicRef", "$recursiveRef"):
             ref = contents.get(keyword)
             if not isinstance(ref, str):
                 continue
             try:
-                resolver.lookup(ref)
+                resolved = resolver.lookup(ref)
             except Unresolvable:
                 raise SchemaProblem(
                     f"{ref!r} does not resolve within the schema; a schema may refer only to "
@@ -291,7 +294,86 @@ def _check_references(schema: dict[str, Any], dialect: type[Validator]) -> None:
                     "'#/$defs/NAME')",
                     (*paths.get(id(contents), ()), keyword),
                 ) from None
+            if keyword == "$ref":
+                targets[id(contents)] = resolved.contents
         pending.extend((resolver.in_subresource(s), s) for s in resource.subresources())
+    order = {key: n for n, key in enumerate(paths)}  # the schema's own order, for one answer
+    subschemas.sort(key=lambda sub: order.get(id(sub), len(order)))
+    _check_ref_cycles(subschemas, targets, paths, dialect)
+
+
+# Keywords whose subschemas apply to the very value their own schema applies to, not to a part
+# of it; those with a map of subschemas are marked True.
+_IN_PLACE = {
+    "allOf": False,
+    "anyOf": False,
+    "oneOf": False,
+    "not": False,
+    "if": False,
+    "then": False,
+    "else": False,
+    "extends": False,
+    "dependentSchemas": True,
+    "dependencies": True,
+}
+
+
+def _check_ref_cycles(
+    subschemas: list[dict[str, Any]],
+    targets: dict[int, Any],
+    paths: dict[int, tuple[str | int, ...]],
+    dialect: type[Validator],
+) -> None:
+    """Raise ``SchemaProblem`` for a ``$ref`` that leads back to a schema it is reached from
+    through ``$ref`` and ``_IN_PLACE`` keywords alone. Nothing on that way looks into a part of
+    the output, so validating goes round until Python's recursion limit, for every output: each
+    judgment would be missing. (A ``$dynamicRef`` resolves by where validation has been, so it
+    is not followed: such a cycle is found only when a case is judged.)"""
+    in_place = {k: keyed for k, keyed in _IN_PLACE.items() if k in dialect.VALIDATORS}
+    ref_alone = "draft-0" in str(dialect.META_SCHEMA["$schema"])  # siblings ignored up to 07
+
+    def steps(schema: dict[str, Any]) -> list[tuple[tuple[str | int, ...], Any]]:
+        found: list[tuple[tuple[str | int, ...], Any]] = []
+        if id(schema) in targets:
+            found.append((("$ref",), targets[id(schema)]))
+            if ref_alone:
+                return found
+        for keyword, keyed in in_place.items():
+            value = schema.get(keyword)
+            if isinstance(value, dict) and keyed:
+                found += [((keyword, key), sub) for key, sub in value.items()]
+            elif isinstance(value, dict):
+                found.append(((keyword,), value))
+            elif isinstance(value, list):
+                found += [((keyword, index), sub) for index, sub in enumerate(value)]
+        return [(where, sub) for where, sub in found if isinstance(sub, dict)]
+
+    done: set[int] = set()
+    for start in subschemas:
+        if id(start) in done:
+            continue
+        # Depth first, without recursion: a path of schemas, each with the steps left to take.
+        way = [(start, steps(start))]
+        on_way = {id(start)}
+        while way:
+            schema, left = way[-1]
+            if not left:
+                way.pop()
+                on_way.discard(id(schema))
+                done.add(id(schema))
+                continue
+            where, sub = left.pop(0)
+            if id(sub) in on_way:
+                raise SchemaProblem(
+                    f"{schema.get('$ref') if where == ('$ref',) else 'this'!r} refers back to "
+                    "a schema it is reached from, and nothing on the way looks into a part of "
+                    "the output (only `$ref` and keywords such as `allOf`, `anyOf`, `not` and "
+                    "`if`, which apply to the same value): validating would never end",
+                    (*paths.get(id(schema), ()), *where),
+                )
+            if id(sub) not in done:
+                way.append((sub, steps(sub)))
+                on_way.add(id(sub))
 
 
 def _key_paths(value: Any, at: tuple[str | int, ...] = ()) -> dict[int, tuple[str | int, ...]]:

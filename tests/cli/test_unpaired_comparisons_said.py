@@ -47,9 +47,10 @@ evaluators:
   - {{type: contains, criterion: answered, field: answer, expected_field: answer}}
 {more}"""
 
-# A schema that is itself, without end: validating anything recurses until Python's recursion
+# A schema that is itself, without end, through $dynamicRef (a $ref loop is refused when the
+# run is planned; this one is not looked for): validating anything recurses until Python's recursion
 # limit stops it, so every judgment of "shaped" is missing (evaluator_raised), in both runs.
-SHAPED = '  - {type: json_schema, criterion: shaped, schema: {"$ref": "#"}}\n'
+SHAPED = '  - {type: json_schema, criterion: shaped, schema: {"$dynamicAnchor": "s", "$dynamicRef": "#s"}}\n'
 
 RULES = "rules:\n  - {id: not-worse, metric: answered, non_inferiority: {margin: 5}}\n"
 SHAPED_RULE = "  - {id: well-shaped, metric: shaped, non_inferiority: {margin: 5}}\n"

@@ -133,12 +133,13 @@ def test_a_stage_that_exits_errors_only_its_case(tmp_path: Path) -> None:
 
 
 def test_an_evaluator_that_raises_leaves_that_judgment_missing(tmp_path: Path) -> None:
-    # A schema that is itself, without end: validating anything recurses until Python's
-    # recursion limit stops it, on every case.
+    # A schema that is itself, without end, through $dynamicRef (not looked for when the run
+    # is planned, as a $ref loop is): validating recurses until Python's recursion limit stops
+    # it, on every case.
     root = _project(tmp_path, _app(False), ["a", "b"])
     (root / "oloproof.yaml").write_text(
         CONFIG.format(concurrency=1)
-        + '  - {type: json_schema, criterion: shaped, schema: {"$ref": "#"}}\n'
+        + '  - {type: json_schema, criterion: shaped, schema: {"$dynamicAnchor": "s", "$dynamicRef": "#s"}}\n'
     )
     result = oloproof("run", cwd=root)
     assert result.code == 0, result.out + result.err

@@ -33,18 +33,25 @@ def cited_outside(cited: list[str] | tuple[str, ...], context_doc_ids: set[str])
 class CitationValidity:
     """Pass when every cited id is the ``doc_id`` of an item of the context.
 
+    * nothing cited (an empty citation list, or no ``citations/v1`` recorded) with
+      ``require_citations`` → fail ``no_citations``
     * no ``citations/v1`` recorded → excluded ``no_citations_recorded``
     * no ``context/v1`` recorded → excluded ``no_context_recorded``
-    * an empty citation list → pass, or fail ``no_citations`` with ``require_citations``
+    * an empty citation list → pass
     * any cited id not among the context items' doc ids → fail ``cited_outside_context``, the
       detail ``cited_outside`` lists those ids (once each, in citation order)
 
     Passages the context dropped (``context.dropped``) never reached the model, so citing one
     is citing outside the context.
+
+    Version 2 fails an answer that recorded no citations when they are required: a system may
+    record them only when its answer has some (a staged system records them from the output's
+    ``citations`` key), and version 1 excluded such an answer, so the answers that cited
+    nothing left the denominator and the rest passed the requirement.
     """
 
     config: CitationValidityConfig
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
 
     @property
     def criterion(self) -> str:
@@ -62,15 +69,15 @@ class CitationValidity:
 
     def judge(self, view: CaseView) -> Verdict:
         citations = view.artifact(CITATIONS_KIND)
+        cited = () if citations is None else citations.get("ids", ())
+        if not cited and self.config.require_citations:
+            return Verdict.failed("no_citations")
         if citations is None:
             return Verdict.excluded("no_citations_recorded")
         context = view.artifact(CONTEXT_KIND)
         if context is None:
             return Verdict.excluded("no_context_recorded")
-        cited = citations.get("ids", ())
         if not cited:
-            if self.config.require_citations:
-                return Verdict.failed("no_citations")
             return Verdict.passed()
         in_context = {item["doc_id"] for item in context.get("items", ())}
         outside = cited_outside(cited, in_context)

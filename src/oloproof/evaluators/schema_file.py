@@ -34,6 +34,9 @@ def load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
         raise ConfigError(
             f"the JSON Schema file is not JSON: {exc.msg} at line {exc.lineno}", where=str(path)
         ) from None
+    except RecursionError:  # Python's parser recurses once per level of nesting
+        too_deep = "the JSON Schema file is nested too deeply to read"
+        raise ConfigError(too_deep, where=str(path)) from None
     if not isinstance(schema, dict):
         raise ConfigError("a JSON Schema file must hold an object", where=str(path))
     try:

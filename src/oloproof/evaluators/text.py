@@ -63,12 +63,21 @@ def _expected_text(view: CaseView, path: tuple[str, ...] | None, name: str) -> s
     return value
 
 
+# How text is read before it is compared: every space separator (Unicode category Zs: a
+# no-break space, the thin and narrow spaces, an ideographic space) is a space, and what takes
+# no place on the page (a zero-width space, a word joiner, a byte order mark, a soft hyphen) is
+# nothing. Joiners that change how a script or an emoji is drawn (U+200C, U+200D) are kept.
+_SPACES = "\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x200B))) + "\u202f\u205f\u3000"
+_READ_ALIKE = str.maketrans(dict.fromkeys(_SPACES, " ") | dict.fromkeys("\u200b\u2060\ufeff\u00ad"))
+
+
 def _comparable(text: str, case_sensitive: bool) -> str:
-    """``text`` in the form ``contains`` and ``equals`` compare: NFC, so that text that reads
-    the same compares the same whatever code points spell it (``é`` or ``e`` + U+0301), and,
-    when case does not count, casefolded and composed again, since casefolding can decompose
-    (``ǰ``). NFC rather than NFD, so that ``cafe`` is not found inside ``café``."""
-    text = unicodedata.normalize("NFC", text)
+    """``text`` in the form ``contains`` and ``equals`` compare: spaces read alike and the
+    invisible characters gone (``_READ_ALIKE``), then NFC, so that text that reads the same
+    compares the same whatever code points spell it (``é`` or ``e`` + U+0301), and, when case
+    does not count, casefolded and composed again, since casefolding can decompose (``ǰ``).
+    NFC rather than NFD, so that ``cafe`` is not found inside ``café``."""
+    text = unicodedata.normalize("NFC", text.translate(_READ_ALIKE))
     if case_sensitive:
         return text
     return unicodedata.normalize("NFC", text.casefold())
@@ -104,18 +113,77 @@ def expected_text_check(configs: Iterable[Any]) -> Callable[[Case], str | None] 
 class Contains:
     """Pass when the expected text is a substring of the output text.
 
-    Both sides are compared in NFC and, unless ``case_sensitive``, casefolded. The label is
-    read first: a case without an expected value is excluded with ``no_expected_value``, or
-    ``empty_expected_value`` when it is empty (or only spaces), whatever the output holds;
-    every output contains an empty text, so passing would say nothing. Otherwise fails with
-    ``field_missing`` or ``field_not_text``.
+    Both sides are compared as ``_comparable`` reads them: spaces alike, invisible characters
+    gone, NFC and, unless ``case_sensitive``, casefolded. The label is read first: a case
+    without an expected value is excluded with ``no_expected_value``, or
+    ``empty_expected_value`` when it is empty (or only spaces and invisible characters),
+    whatever the output holds; every output contains an empty text, so passing would say
+    nothing. Otherwise fails with ``field_missing`` or ``field_not_text``.
 
-    Version 3 compares in NFC and excludes an unlabelled case whatever its output (version 2
-    compared code points and failed such a case whose output lacked the field); version 2
-    excluded an empty expected text, which version 1 passed.
+    Version 4 reads every space separator as a space and passes over invisible characters
+    (version 3 failed ``14<U+00A0>days`` against ``14 days``); version 3 compares in NFC and
+    excludes an unlabelled case whatever its output (version 2 compared code points and failed
+    such a case whose output lacked the field); version 2 excluded an empty expected text,
+    which version 1 passed.
     """
 
     config: ContainsConfig
+    VERSION: ClassVar[int] = 4
+    _field: tuple[str, ...] | None = field(init=False, repr=False)
+    _expected: tuple[str, ...] | None = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_field", parse_path(self.config.field))
+        object.__setattr__(self, "_expected", parse_path(self.config.expected_field))
+
+    @property
+    def criterion(self) -> str:
+        return self.config.criterion
+
+    @property
+    def kind(self) -> MetricKind:
+        return "pass_fail"
+
+    def spec(self) -> dict[str, Any]:
+        return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
+
+    def reads(self) -> Reads:
+        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
+
+    def judge(self, view: CaseView) -> Verdict:
+        expected = _expected_text(view, self._expected, self.config.expected_field)
+        if isinstance(expected, Verdict):
+            return expected
+        sensitive = self.config.case_sensitive
+        wanted = _comparable(expected, sensitive)
+        if not wanted.strip():
+            return Verdict.excluded(
+                "empty_expected_value", expected_field=self.config.expected_field
+            )
+        text = _output_text(view, self._field, self.config.field)
+        if isinstance(text, Verdict):
+            return text
+        found = wanted in _comparable(text, sensitive)
+        return Verdict.passed() if found else Verdict.failed("not_contained")
+
+
+@dataclass(frozen=True)
+class Equals:
+    """Pass when the output text equals the expected text.
+
+    Both sides are read as ``contains`` reads them (spaces alike, invisible characters gone,
+    NFC and, without ``case_sensitive``, casefolded); then, with ``strip`` (default),
+    surrounding whitespace is removed. The label is read first, as by ``contains``: excluded
+    with ``no_expected_value`` whatever the output holds; otherwise fails with ``not_equal``,
+    ``field_missing`` or ``field_not_text``.
+
+    Version 3 reads spaces alike and passes over invisible characters (version 2 failed
+    ``Paris<U+200B>`` against ``Paris``); version 2 compares in NFC and excludes an unlabelled
+    case whatever its output (version 1 compared code points and failed such a case whose
+    output lacked the field).
+    """
+
+    config: EqualsConfig
     VERSION: ClassVar[int] = 3
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _expected: tuple[str, ...] | None = field(init=False, repr=False)
@@ -142,66 +210,15 @@ class Contains:
         expected = _expected_text(view, self._expected, self.config.expected_field)
         if isinstance(expected, Verdict):
             return expected
-        if not expected.strip():
-            return Verdict.excluded(
-                "empty_expected_value", expected_field=self.config.expected_field
-            )
         text = _output_text(view, self._field, self.config.field)
         if isinstance(text, Verdict):
             return text
         sensitive = self.config.case_sensitive
-        found = _comparable(expected, sensitive) in _comparable(text, sensitive)
-        return Verdict.passed() if found else Verdict.failed("not_contained")
-
-
-@dataclass(frozen=True)
-class Equals:
-    """Pass when the output text equals the expected text.
-
-    With ``strip`` (default) surrounding whitespace is removed from both sides first; both are
-    compared in NFC and, without ``case_sensitive``, casefolded. The label is read first, as
-    by ``contains``: excluded with ``no_expected_value`` whatever the output holds; otherwise
-    fails with ``not_equal``, ``field_missing`` or ``field_not_text``.
-
-    Version 2 compares in NFC and excludes an unlabelled case whatever its output (version 1
-    compared code points and failed such a case whose output lacked the field).
-    """
-
-    config: EqualsConfig
-    VERSION: ClassVar[int] = 2
-    _field: tuple[str, ...] | None = field(init=False, repr=False)
-    _expected: tuple[str, ...] | None = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_field", parse_path(self.config.field))
-        object.__setattr__(self, "_expected", parse_path(self.config.expected_field))
-
-    @property
-    def criterion(self) -> str:
-        return self.config.criterion
-
-    @property
-    def kind(self) -> MetricKind:
-        return "pass_fail"
-
-    def spec(self) -> dict[str, Any]:
-        return {**self.config.model_dump(mode="json", by_alias=True), "version": self.VERSION}
-
-    def reads(self) -> Reads:
-        return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
-
-    def judge(self, view: CaseView) -> Verdict:
-        expected = _expected_text(view, self._expected, self.config.expected_field)
-        if isinstance(expected, Verdict):
-            return expected
-        text = _output_text(view, self._field, self.config.field)
-        if isinstance(text, Verdict):
-            return text
+        # Stripped once read: an invisible character beside a space must not keep the space.
+        text, expected = _comparable(text, sensitive), _comparable(expected, sensitive)
         if self.config.strip:
             text, expected = text.strip(), expected.strip()
-        sensitive = self.config.case_sensitive
-        same = _comparable(text, sensitive) == _comparable(expected, sensitive)
-        return Verdict.passed() if same else Verdict.failed("not_equal")
+        return Verdict.passed() if text == expected else Verdict.failed("not_equal")
 
 
 @dataclass(frozen=True)

@@ -71,10 +71,17 @@ def test_citations_with_an_empty_context_fail() -> None:
 
 def test_exclusions() -> None:
     for ev in (build(), build(require_citations=True)):
-        no_citations = ev.judge(view(None, ["kb-01"]))
-        assert (no_citations.status, no_citations.reason) == ("excluded", "no_citations_recorded")
         no_context = ev.judge(view(["kb-01"], None))
         assert (no_context.status, no_context.reason) == ("excluded", "no_context_recorded")
+    no_citations = build().judge(view(None, ["kb-01"]))
+    assert (no_citations.status, no_citations.reason) == ("excluded", "no_citations_recorded")
+
+
+def test_unrecorded_citations_fail_when_required() -> None:
+    # Nothing recorded is nothing cited, with a context or without one.
+    for context in (["kb-01"], None):
+        verdict = build(require_citations=True).judge(view(None, context))
+        assert (verdict.status, verdict.reason) == ("fail", "no_citations")
 
 
 def test_the_last_artifacts_are_read() -> None:
@@ -92,7 +99,7 @@ def test_spec() -> None:
         "type": "citation_validity",
         "criterion": "cites_ok",
         "require_citations": True,
-        "version": 1,
+        "version": 2,
     }
 
 
