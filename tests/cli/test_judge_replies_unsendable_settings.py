@@ -47,9 +47,10 @@ SETTINGS = {
         RETRIES + "    extra_body: {stop: [1, -.inf]}\n",
         "line 14: evaluators.0.extra_body.stop.1: -inf is not a number a JSON request can carry",
     ),
+    # A bare date is refused as YAML 1.1 alone reads it as one (yamlfile); a tagged one is a date.
     "date": (
         RETRIES,
-        RETRIES + "    extra_body: {since: 2024-01-01}\n",
+        RETRIES + "    extra_body: {since: !!timestamp 2024-01-01}\n",
         "line 14: evaluators.0.extra_body.since: a date, which a JSON request cannot carry",
     ),
     "set": (

@@ -53,6 +53,7 @@ import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FunctionType
 from typing import Any, Final
 
 from blake3 import blake3
@@ -118,7 +119,8 @@ class Fingerprint:
     files it installed, where its ``RECORD`` lists them. ``unseen``: what was read but cannot
     be part of the fingerprint. ``names``: every name the user code reached uses (globals, and
     attributes read by name), for a caller to ask whether it reads an attribute of what it is
-    handed; not part of the record.
+    handed; not part of the record. ``functions``: the user's functions it reaches, for a caller
+    to read what they do (``oloproof.systems.context_use.written``); not part of the record.
     """
 
     key: str
@@ -130,6 +132,7 @@ class Fingerprint:
     unseen: tuple[str, ...]
     names: frozenset[str] = frozenset()
     installed_files: Mapping[str, str] = field(default_factory=dict)
+    functions: tuple[FunctionType, ...] = ()
 
     def record(self) -> dict[str, Any]:
         """The compact form kept in a run's event, which ``changes`` reads back."""
@@ -193,6 +196,7 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         unseen=(*walk.unseen, *_read_while_running({*walk.names, *walk.clock, *walk.dists})),
         names=frozenset(walk.names),
         installed_files=files,
+        functions=tuple(walk.functions),
     )
 
 

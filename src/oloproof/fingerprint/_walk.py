@@ -105,6 +105,8 @@ class Walk(Values):
         self.clock: dict[str, None] = {}  # the names by which the code reads the clock
         # Every name the user code reached uses: globals, and the attributes it reads by name.
         self.names: set[str] = set()
+        # The user's functions it walked, for a caller to read what their code does.
+        self.functions: list[FunctionType] = []
         self._queue: deque[Callable[[], None]] = deque()
         self._scheduled: set[tuple[int, int]] = set()
         self._done: set[tuple[str, str, int]] = set()
@@ -157,6 +159,7 @@ class Walk(Values):
             cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
             self.references([*cells, *vars(fn).values()], f"{fn.__qualname__}", owner)
             return
+        self.functions.append(fn)
         digest = blake3()
         names: dict[str, None] = {}
         imports: list[tuple[str, int, tuple[str, ...]]] = []

@@ -1,4 +1,5 @@
-"""Whether a ``generate`` can only have read the passages kept in its context.
+"""Whether a ``generate`` can only have read the passages kept in its context, and which state
+a stage's code changes as it runs.
 
 The generate stage's cache key holds those passages, and how the context was made (its token
 budget, the passages it dropped, its source) only where generate can read it: one that formats
@@ -13,14 +14,19 @@ or a method of the class that in turn uses it only so (``answer(question, contex
 read locals by another way (``locals()``, a frame, ``eval``). Anything else, or a method that
 cannot be read so (wrapped by a decorator, taking ``*args``, a static or class method), counts
 as reading the whole context.
+
+``written``: what state a stage's code changes as it runs, so that a ``generate`` that reads
+what ``retrieve`` leaves behind (``self.scores[q] = ...``) is known to need retrieve to run.
 """
 
 from __future__ import annotations
 
+import builtins
 import dis
 import inspect
 import sys
-from types import FunctionType
+from collections.abc import Iterable
+from types import CodeType, FunctionType
 from typing import Any, Final
 
 _ITEMS: Final = "items"
@@ -161,3 +167,52 @@ def _is_local(instruction: dis.Instruction, name: str) -> bool:
         return False
     argval: Any = instruction.argval
     return name in argval if isinstance(argval, tuple) else bool(argval == name)
+
+
+# Methods that change the container they are called on.
+_MUTATORS: Final = frozenset(
+    {"append", "extend", "insert", "remove", "pop", "popitem", "clear", "update", "setdefault"}
+    | {"add", "discard", "appendleft", "extendleft", "popleft", "sort", "reverse"}
+    | {"__setitem__", "__delitem__", "__setattr__", "__delattr__"}
+)
+_SETS: Final = frozenset({"STORE_ATTR", "DELETE_ATTR", "STORE_GLOBAL", "DELETE_GLOBAL"})
+_SUBSCRIPT_SETS: Final = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE"})
+_NAMED_LOADS: Final = frozenset({"LOAD_GLOBAL", "LOAD_ATTR", "LOAD_METHOD", "LOAD_NAME"})
+# What runs once, as an instance is made, rather than on every call of a stage.
+_SETUP: Final = frozenset({"__init__", "__new__", "__post_init__", "__init_subclass__"})
+
+
+def written(functions: Iterable[FunctionType]) -> frozenset[str]:
+    """The names of the state ``functions`` change as they run: attributes and globals they
+    assign or delete (``self.last = ...``, ``global LAST``), and the names loaded on a line that
+    stores into an item (``self.scores[q] = ...``, ``LAST[q] = ...``) or just before a mutating
+    method (``self.history.append(...)``). Read from their bytecode and nested code, leaving out
+    what sets an instance up; builtins' names are left out. A change made through a local name
+    for the state (``cache = self.cache; cache[q] = ...``) is not seen."""
+    found: set[str] = set()
+    for function in functions:
+        if function.__name__ not in _SETUP:
+            _written_by(function.__code__, found)
+    return frozenset(found - set(dir(builtins)))
+
+
+def _written_by(code: CodeType, found: set[str]) -> None:
+    instructions = list(dis.get_instructions(code))
+    stored_lines = set()
+    for index, instruction in enumerate(instructions):
+        if instruction.opname in _SETS:
+            found.add(instruction.argval)
+        elif instruction.opname in _SUBSCRIPT_SETS:
+            stored_lines.add(instruction.positions and instruction.positions.lineno)
+        elif instruction.opname in _NAMED_LOADS and instruction.argval in _MUTATORS and index:
+            before = instructions[index - 1]
+            if before.opname in _NAMED_LOADS:
+                found.add(before.argval)
+    found.update(
+        i.argval
+        for i in instructions
+        if i.opname in _NAMED_LOADS and (i.positions and i.positions.lineno) in stored_lines
+    )
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            _written_by(constant, found)

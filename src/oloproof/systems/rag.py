@@ -29,7 +29,9 @@ reads; the class it is called on, so two subclasses never share a stage output):
   and generate's fingerprint; the budget, the dropped passages and the source (retrieval or
   gold) only when the code generate reaches reads them by name (``context.token_budget``):
   most read only the kept passages, and a budget raised then regenerates only where they
-  changed.
+  changed. When generate reads state that retrieve's code changes (``context_use.written``:
+  ``self.scores[q] = ...``), no retrieval is taken from the cache (generate would read what no
+  retrieve left there) and generate's key holds the whole retrieval, its scores included.
 
 The system's identity (the execution cache's) holds every setting and all three fingerprints
 (retrieve, generate, count_tokens).
@@ -71,7 +73,7 @@ from oloproof.systems.base import (
     declared_apart,
     load_object,
 )
-from oloproof.systems.context_use import reads_only_items
+from oloproof.systems.context_use import reads_only_items, written
 from oloproof.systems.rerank import built_badly, drawn, lazy, reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
@@ -250,6 +252,11 @@ class RagSystem:
         names = self._fingerprints["generate"].names
         whole = not reads_only_items(cls, names)
         self._generate_reads = tuple(f for f in _CONTEXT_MAKING if whole or f in names)
+        # Whether generate reads state that retrieve's code changes (``self.scores[q] = ...``):
+        # a retrieval from the cache runs no retrieve, and generate would then read what an
+        # earlier case left there, or nothing. Such a system retrieves for every case it
+        # executes, and generate's key holds the whole retrieval, its scores included.
+        self._coupled = bool(written(self._fingerprints["retrieve"].functions) & names)
         self.version = version
         self._identity = {
             "kind": self.kind,
@@ -350,7 +357,8 @@ class RagSystem:
             artifacts["retrieval/v1"] = recorded
             context = made if made is not None else await self._measured(assemble, ranked)
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
-        output, calls = await self._generate(case, context, ctx, stages)
+        made_from = artifacts.get("retrieval/v1", [None])[-1] if self._coupled else None
+        output, calls = await self._generate(case, context, ctx, stages, made_from)
         if calls:
             artifacts["model_call/v1"] = calls
         cited = output.get("citations") if isinstance(output, dict) else None
@@ -374,7 +382,8 @@ class RagSystem:
         fails the case before the retrieval is stored: a later run retrieves it again.
         """
         identity = self.retrieve_identity(case.input)
-        cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
+        reuse = ctx.use_stage_cache and not self._coupled
+        cached = await ctx.stage_cache.lookup(identity) if reuse else None
         if cached is not None:
             # Checked as a fresh one is: an earlier release stored retrievals longer than
             # their depth, and the outcome must not hang on whether the cache holds one.
@@ -448,8 +457,15 @@ class RagSystem:
         return {"made": made}
 
     async def _generate(
-        self, case: Case, context: Context, ctx: ExecContext, stages: list[StageRecord]
+        self,
+        case: Case,
+        context: Context,
+        ctx: ExecContext,
+        stages: list[StageRecord],
+        retrieval: dict[str, Any] | None,
     ) -> tuple[Any, list[dict[str, Any]]]:
+        """The output of generate, from the cache or made now; ``retrieval``: the one the
+        context was made from, when generate reads what retrieve leaves behind (else None)."""
         identity = identity_key(
             {
                 "stage": "generate",
@@ -460,6 +476,7 @@ class RagSystem:
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
                 **self._context_read(context),
+                **({"retrieval": retrieval} if retrieval is not None else {}),
             }
         )
         cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
