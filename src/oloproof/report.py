@@ -21,11 +21,13 @@ case that never ran too: such a case left no slice value, so any row may hold it
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
+from oloproof.dataset import id_problem
 from oloproof.display import fmt_points_interval, plural, printable
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
@@ -743,3 +745,53 @@ def unseen_state(fingerprints: Mapping[str, Any]) -> list[str]:
     """What a system's code fingerprints (``System.fingerprints()``, as a run records them) list
     as read but not seen: a change to it reuses results made before it."""
     return sorted({u for record in fingerprints.values() for u in record.get("unseen", ())})
+
+
+# --------------------------------------------------------------------------- slice rows
+
+
+def slice_text(value: str) -> str:
+    """A slice value as printed: as it is when every character shows as itself
+    (``dataset.id_problem``) in composed form, else quoted and escaped (``ascii``), so two
+    values that differ never print alike and none acts on the terminal. An empty value and one
+    that starts with a quote are quoted too, so that no plain value reads as a quoted one."""
+    plain = (
+        value[:1] not in ("", "'", '"')
+        and id_problem(value) is None
+        and unicodedata.is_normalized("NFC", value)
+    )
+    return value if plain else ascii(value)
+
+
+def slices_unrun_line(report: RunReport) -> str | None:
+    """The line under a run's slice rows when planned cases never ran: each row counts them as
+    missing (``build_run_report``), and the rows alone would not say why."""
+    unrun = max(0, report.planned_cases - report.cases)
+    if not unrun:
+        return None
+    return (
+        f"{unrun} planned {plural(unrun, 'case')} did not run, and which slice values they hold "
+        "is not known: each row counts them as missing"
+    )
+
+
+def left_out_of_slices(body: Mapping[str, Any]) -> str | None:
+    """What the slice rows leave out, or None: a slice row reads its paired cases' judged
+    repeats alone, so with missing cases or repeats it is not the whole slice, and says so.
+    The counts are the most any metric has."""
+    missing = max((int(row["missing"]) for row in body["metrics"]), default=0)
+    unjudged = max(
+        (sum((row.get("missing_repeats") or {}).values()) for row in body["metrics"]), default=0
+    )
+    said = []
+    if missing:
+        said.append(
+            f"of the paired cases alone: {missing} {plural(missing, 'case')} missing from the "
+            f"comparison {'is' if missing == 1 else 'are'} in none of them"
+        )
+    if unjudged:
+        said.append(
+            f"on the judged repeats alone: {unjudged} {plural(unjudged, 'repeat')} without a "
+            f"verdict {'is' if unjudged == 1 else 'are'} in none of them"
+        )
+    return "; ".join(said) or None

@@ -13,11 +13,14 @@ value prints as it is. ``--json`` keeps the values themselves.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import unicodedata
 from pathlib import Path
 
 from tests.support import oloproof, write_project
+from tests.view.support import fetch, serving
 
 APP = """
 import os
@@ -87,3 +90,29 @@ def test_compare_prints_each_slice_value_apart(tmp_path: Path) -> None:
     rows = [line for line in compared.lines if line.startswith("  metadata.k=")]
     printed = [row.removeprefix("  metadata.k=").split("  echo: ")[0] for row in rows]
     assert sorted(printed) == sorted(VALUES.values())
+
+
+def _cells(page: str, table: str) -> list[str]:
+    """The text of the second cell of each row of the page's slice table (``table``: its
+    class), entities decoded and tags dropped."""
+    body = page.split(f'<table class="{table}">', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)[1:]  # the header row aside
+    return [
+        html.unescape(re.sub(r"<[^>]+>", "", re.findall(r"<td>(.*?)</td>", r, re.S)[1]))
+        for r in rows
+    ]
+
+
+def test_the_viewer_shows_each_slice_value_apart(tmp_path: Path) -> None:
+    # It showed the values raw: two rows read `a`, two `café`, one nothing at all.
+    root = _project(tmp_path / "p")
+    base = oloproof("run", cwd=root)
+    cand = oloproof("run", cwd=root, env={"TOY_VERSION": "2"})
+    run_id, base_id = (r.lines[0].split()[1] for r in (cand, base))
+    compared = oloproof("compare", run_id, base_id, "--json", cwd=root)
+    comparison = json.loads(compared.out)["address"]
+    with serving(root) as url:
+        run_page = fetch(f"{url}/runs/{run_id}")[1]
+        comparison_page = fetch(f"{url}/comparisons/{comparison}")[1]
+    assert sorted(_cells(run_page, "slices")) == sorted(VALUES.values())
+    assert sorted(_cells(comparison_page, "slices")) == sorted(VALUES.values())

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 from tests.support import interrupted_while_held, oloproof, write_project
+from tests.view.support import fetch, serving
 
 PLANNED = 12
 
@@ -114,10 +115,13 @@ def test_every_slice_row_counts_the_unrun_cases_as_missing(
         "│ metadata.t │ a     │ echo   │ 100.0%   │ [15.7%, 100.0%] │ 4 / 4 observed · 4 missing · 0 excluded │"
         in lines
     )
-    assert (
+    unrun = (
         "4 planned cases did not run, and which slice values they hold is not known: each row "
         "counts them as missing"
-    ) in lines
+    )
+    assert unrun in lines
+    with serving(root) as url:  # the viewer says it too
+        assert unrun in fetch(f"{url}/runs/{run_id}")[1]
 
 
 def test_a_finished_run_says_nothing_of_unrun_cases(tmp_path: Path) -> None:
@@ -151,6 +155,11 @@ def test_compared_slices_say_they_read_the_paired_cases_alone(tmp_path: Path) ->
         "2 exploratory slice differences not shown (of the paired cases alone: 3 cases missing "
         "from the comparison are in none of them); add --slices to list them"
     ) in folded.lines
+    address = json.loads(oloproof("compare", cand_id, base_id, "--json", cwd=root).out)["address"]
+    with serving(root) as url:  # the viewer says it too
+        page = fetch(f"{url}/comparisons/{address}")[1]
+    said = "Of the paired cases alone: 3 cases missing from the comparison are in none of them."
+    assert said in page
 
 
 REPEATED_APP = """

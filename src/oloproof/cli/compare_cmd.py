@@ -19,10 +19,16 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import project_ledger
-from oloproof.cli.render import fitted, gate_line, slice_text
+from oloproof.cli.render import fitted, gate_line
 from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
-from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
+from oloproof.report import (
+    comparison_evidence_line,
+    comparison_rule_note,
+    counted_text,
+    left_out_of_slices,
+    slice_text,
+)
 from oloproof.results import Interval
 
 SHOWN_IDS = 5
@@ -155,7 +161,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         lines += _metric_lines(row)
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
     lines += _slice_lines(
-        body["slices"], int(body["min_slice_support"]), show_slices, _left_out_of_slices(body)
+        body["slices"], int(body["min_slice_support"]), show_slices, left_out_of_slices(body)
     )
     if body["gate"] is not None:
         lines.append("Decisions")
@@ -219,33 +225,11 @@ def _metric_lines(row: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _left_out_of_slices(body: Mapping[str, Any]) -> str | None:
-    """What the slice rows leave out, or None: a slice row reads its paired cases' judged
-    repeats alone, so with missing cases or repeats it is not the whole slice, and says so.
-    The counts are the most any metric has."""
-    missing = max((int(row["missing"]) for row in body["metrics"]), default=0)
-    unjudged = max(
-        (sum((row.get("missing_repeats") or {}).values()) for row in body["metrics"]), default=0
-    )
-    said = []
-    if missing:
-        said.append(
-            f"of the paired cases alone: {missing} {plural(missing, 'case')} missing from the "
-            f"comparison {'is' if missing == 1 else 'are'} in none of them"
-        )
-    if unjudged:
-        said.append(
-            f"on the judged repeats alone: {unjudged} {plural(unjudged, 'repeat')} without a "
-            f"verdict {'is' if unjudged == 1 else 'are'} in none of them"
-        )
-    return "; ".join(said) or None
-
-
 def _slice_lines(
     rows: Sequence[Mapping[str, Any]], support: int, show: bool, left_out: str | None
 ) -> list[str]:
     """The slice differences; ``left_out``: what their rows do not count
-    (``_left_out_of_slices``)."""
+    (``left_out_of_slices``)."""
     if not rows:
         return []
     count = len(rows)

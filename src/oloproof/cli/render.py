@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import style, tables
-from oloproof.dataset import id_problem
 from oloproof.display import (
     fmt_mean,
     fmt_mean_interval,
@@ -28,6 +26,8 @@ from oloproof.report import (
     evidence_line,
     repeats_errored_summary,
     rule_note,
+    slice_text,
+    slices_unrun_line,
 )
 from oloproof.results import Interval
 from oloproof.stats import BETTING, CLOPPER_PEARSON
@@ -187,16 +187,8 @@ list them (``--slices``). The guides' examples stay under it."""
 def slice_lines(report: RunReport, show_all: bool) -> list[str]:
     """The exploratory slice table, or one line in its place when it is long."""
     count = len(report.slices)
-    unrun = max(0, report.planned_cases - report.cases)
-    # Each row counts them (``build_run_report``); the rows alone would not say why.
-    said = (
-        [
-            f"{unrun} planned {'case' if unrun == 1 else 'cases'} did not run, and which "
-            "slice values they hold is not known: each row counts them as missing"
-        ]
-        if unrun
-        else []
-    )
+    unrun = slices_unrun_line(report)
+    said = [unrun] if unrun else []
     if count > SLICE_ROWS_SHOWN and not show_all:
         names = len({s.slice for s in report.slices})
         values = len({(s.slice, s.value) for s in report.slices})
@@ -223,19 +215,6 @@ def slice_lines(report: RunReport, show_all: bool) -> list[str]:
         ),
         *said,
     ]
-
-
-def slice_text(value: str) -> str:
-    """A slice value as printed: as it is when every character shows as itself
-    (``dataset.id_problem``) in composed form, else quoted and escaped (``ascii``), so two
-    values that differ never print alike and none acts on the terminal. An empty value and one
-    that starts with a quote are quoted too, so that no plain value reads as a quoted one."""
-    plain = (
-        value[:1] not in ("", "'", '"')
-        and id_problem(value) is None
-        and unicodedata.is_normalized("NFC", value)
-    )
-    return value if plain else ascii(value)
 
 
 def fitted(lines: Sequence[str]) -> str:

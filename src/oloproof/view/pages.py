@@ -107,6 +107,10 @@ def _environment() -> Environment:
         comparison_evidence=report.comparison_evidence_line,
         # The line `oloproof run` prints under a gate with nothing under it.
         evidence_line=report.evidence_line,
+        # Slice values and what slice rows leave out, in the words `run` and `compare` print.
+        slice_text=report.slice_text,
+        slices_unrun=report.slices_unrun_line,
+        slices_left_out=report.left_out_of_slices,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
