@@ -20,6 +20,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    WithJsonSchema,
     field_validator,
     model_validator,
 )
@@ -253,7 +254,10 @@ class ProjectConfig(_Model):
     min_slice_support: int = Field(
         default=5, ge=1, description="A slice value with fewer observed cases shows no interval."
     )
-    policy: str | None = Field(default=None, description="Path of the release policy file.")
+    # Left out, no gate; given, a file name (null is refused: ``_a_policy_named``).
+    policy: Annotated[str | None, WithJsonSchema({"type": "string"})] = Field(
+        default=None, description="Path of the release policy file."
+    )
     concurrency: int = Field(
         default=8, ge=1, le=MAX_CONCURRENCY, description="Cases executed at once."
     )
@@ -283,6 +287,18 @@ class ProjectConfig(_Model):
         # Joined to the project folder, "" would name the folder, not a file.
         if value == "":
             raise ValueError("an empty path names no file")
+        return value
+
+    @field_validator("policy", mode="before")
+    @classmethod
+    def _a_policy_named(cls, value: Any) -> Any:
+        # `policy:` left empty (or null) would run without a gate and exit 0: most likely a
+        # file name lost, never a choice worth a green build. No gate is the key left out.
+        if value is None:
+            raise ValueError(
+                "no policy file is named; name one (policy: policy.yaml), or leave the key out "
+                "to run without a release gate"
+            )
         return value
 
 

@@ -45,6 +45,21 @@ REFUSED: dict[str, tuple[str, str, Callable[[Path], None], str]] = {
         _nothing,
         "line 7: policy: an empty path names no file",
     ),
+    # Was: a run without a gate, exit 0, with policy.yaml beside it.
+    "a policy left empty": (
+        "policy: policy.yaml",
+        "policy:",
+        _nothing,
+        "line 7: policy: no policy file is named; name one (policy: policy.yaml), or leave the "
+        "key out to run without a release gate",
+    ),
+    "a policy of null": (
+        "policy: policy.yaml",
+        "policy: null",
+        _nothing,
+        "line 7: policy: no policy file is named; name one (policy: policy.yaml), or leave the "
+        "key out to run without a release gate",
+    ),
     "a dataset in a loop of links": (
         "dataset: cases.jsonl",
         "dataset: loop.jsonl",
