@@ -100,6 +100,8 @@ class RegexConfig(_Config):
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
+        if not value:  # it matches every text, so the check would pass every case unread
+            raise ValueError("an empty pattern matches every text, so it would check nothing")
         try:
             re.compile(value)
         except re.error as exc:

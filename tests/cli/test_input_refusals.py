@@ -106,6 +106,12 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         _config(CONFIG.replace("slices:", "  - {type: hit_rate, k: false}\nslices:")),
         "{root}/oloproof.yaml, line 8: evaluators.1.k: expected a number, found the boolean false",
     ),
+    # -- a check that checks nothing (it passed every case that had the field)
+    "empty regex": (
+        _config(CONFIG.replace("slices:", "  - {type: regex, criterion: r, pattern: ''}\nslices:")),
+        "{root}/oloproof.yaml, line 8: evaluators.1.pattern: an empty pattern matches every "
+        "text, so it would check nothing",
+    ),
     # -- contradictory bounds
     "min above max": (
         _policy(POLICY.replace("min: 0.5", "min: 0.9\n    max: 0.1")),
