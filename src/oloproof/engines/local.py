@@ -149,7 +149,23 @@ def portable_traceback(exc: BaseException) -> str:
             item.filename = _relative(item.filename, roots)
         pending.extend(e for e in (item.__cause__, item.__context__) if e is not None)
         pending.extend(item.exceptions or ())
-    return "".join(shown.format())
+    return _kept("".join(shown.format()))
+
+
+# Characters of a traceback an error record keeps: its start and, longer, its end (the frames
+# nearest the error, and the error). A recursion that alternates two frames, which Python does
+# not fold, runs to a hundred thousand and more, stored with every case it fails.
+_TRACEBACK_HEAD = 4_000
+_TRACEBACK_TAIL = 12_000
+
+
+def _kept(text: str) -> str:
+    if len(text) <= _TRACEBACK_HEAD + _TRACEBACK_TAIL:
+        return text
+    head = text[: text.rfind("\n", 0, _TRACEBACK_HEAD) + 1]
+    tail = text[text.find("\n", len(text) - _TRACEBACK_TAIL) + 1 :]
+    left = len(text) - len(head) - len(tail)
+    return f"{head}  [... {left:,} characters of the traceback not kept ...]\n{tail}"
 
 
 _CARRIER_FRAMES = {
