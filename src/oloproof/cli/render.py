@@ -493,6 +493,9 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
     lines = []
     if isinstance(detail.get("error"), str):
         lines.append(f"error: {detail['error']}")
+    elif isinstance(detail.get("type"), str):  # an evaluator that raised, or ran out of time
+        message = str(detail.get("message") or "")
+        lines.append(f"error: {detail['type']}" + (f": {message}" if message else ""))
     if isinstance(detail.get("parse_error"), str):
         lines.append(f"parse error: {detail['parse_error']}")
     usage = detail.get("usage")
