@@ -291,10 +291,11 @@ class ProjectConfig(_Model):
 
     @field_validator("policy", mode="before")
     @classmethod
-    def _a_policy_named(cls, value: Any) -> Any:
-        # `policy:` left empty (or null) would run without a gate and exit 0: most likely a
-        # file name lost, never a choice worth a green build. No gate is the key left out.
-        if value is None:
+    def _a_policy_named(cls, value: Any, info: ValidationInfo) -> Any:
+        # `policy:` left empty (or null) in oloproof.yaml would run without a gate and exit 0:
+        # most likely a file name lost, never a choice worth a green build. No gate is the key
+        # left out. (A run's recorded config says null for that: it is read as recorded.)
+        if value is None and (info.context or {}).get("written"):
             raise ValueError(
                 "no policy file is named; name one (policy: policy.yaml), or leave the key out "
                 "to run without a release gate"
@@ -620,7 +621,7 @@ def load_config(path: str | Path) -> ProjectConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     try:
-        config = ProjectConfig.model_validate(data)
+        config = ProjectConfig.model_validate(data, context={"written": True})
     except ValidationError as exc:
         kind = wrong_kind(data, "config")
         if kind is not None:
