@@ -12,7 +12,8 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
    could have come out moves it the same way (``oloproof.repeats.bounds``), and its verdict
    says how many of its repeats were judged.
 2. Each flip names the command that shows the case in each run, so a reviewer goes straight
-   from a count to the cases behind it.
+   from a count to the cases behind it; the case id is quoted for a POSIX shell where it needs
+   it (a space, a quote, a ``$``), so the command runs as printed and an id never runs as one.
 3. Derived from the two runs' case results on demand, never stored: a comparison recorded
    before this existed lists its flips too, and ``verify`` has nothing new to re-derive. They
    are read from the case results the comparison read (``RecordedCases``): a run resumed
@@ -24,6 +25,7 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -115,12 +117,13 @@ def _flip(
     else:
         return None
     case_id = cand["case_id"]
+    quoted = shlex.quote(case_id)
     return Flip(
         metric=metric,
         case_id=case_id,
         candidate=_verdict_text(cv),
         baseline=_verdict_text(bv),
         direction=direction,
-        candidate_case=f"oloproof inspect {cand_id} --case {case_id}",
-        baseline_case=f"oloproof inspect {base_id} --case {case_id}",
+        candidate_case=f"oloproof inspect {cand_id} --case {quoted}",
+        baseline_case=f"oloproof inspect {base_id} --case {quoted}",
     )

@@ -27,6 +27,7 @@ Requirements (``docs/ci.md``):
 from __future__ import annotations
 
 import re
+import shlex
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -257,7 +258,8 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
     for _, body in case_results(ledger, report.run_id):
         case_id = body["case_id"]
         case = ET.Element("testcase", classname="oloproof.cases", name=case_id)
-        link = f"oloproof inspect {report.run_id} --case {case_id}"
+        # Quoted for a shell where the id needs it, as compare's flips are (``oloproof.flips``).
+        link = f"oloproof inspect {report.run_id} --case {shlex.quote(case_id)}"
         counts = repeat_counts(body.get("repeats"))
         if body["status"] == "errored":
             error = ledger.get(body["execution"]).body.get("error") or {}

@@ -1,7 +1,8 @@
 """``oloproof compare --junit`` and ``--summary``: a comparison for a CI system.
 
 The same rules as a run's (``oloproof.cli.ci``): one JUnit test per comparison rule, plus the
-gate; a Markdown summary with the paired differences, the decisions and the changed cases.
+gate; a Markdown summary with the paired differences, the decisions and the changed cases
+(the first ``SUMMARY_FLIPS``, then how many more).
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from oloproof.cli.ci import (
     md_text,
     rule_testcase,
 )
-from oloproof.display import fmt_points, fmt_points_interval
+from oloproof.display import fmt_points, fmt_points_interval, plural
 from oloproof.flips import Flip
 from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
 from oloproof.results import Interval
+
+SUMMARY_FLIPS = 100
+"""How many changed cases a Markdown summary lists: each row is about 100 characters, and a
+GitHub pull request comment holds 65,536 in all; the rest are counted and named by command."""
 
 
 def _label(body: Mapping[str, Any]) -> tuple[str | None, int]:
@@ -127,8 +132,16 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
             ["metric", "case", "baseline", "candidate", "see"],
             [
                 [f.metric, f.case_id, f.baseline, f.candidate, md_code(f.candidate_case)]
-                for f in flips
+                for f in flips[:SUMMARY_FLIPS]
             ],
         )
+    unlisted = len(flips) - SUMMARY_FLIPS
+    if unlisted > 0:
+        every = md_code(f"oloproof inspect {address} --json")
+        lines += [
+            "",
+            f"and {unlisted} more changed {plural(unlisted, 'case')}, not listed "
+            f"here: {every} lists them all (`flipped`)",
+        ]
     lines.append("")
     return "\n".join(lines)
