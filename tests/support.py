@@ -180,6 +180,29 @@ def interrupt_run(
     return proc.returncode, out, err
 
 
+# The start of a system a test holds on a case to interrupt it there
+# (``interrupted_while_held``): ``hold(marker)`` writes the marker on stderr, waits for a file
+# ``release`` beside the app, then raises, so the held case is never recorded as answered.
+HOLDING_APP = """
+import os
+import sys
+import time
+from pathlib import Path
+
+from oloproof import system
+
+HERE = Path(__file__).parent
+
+
+def hold(marker):
+    sys.stderr.write(marker + "\\n")
+    sys.stderr.flush()
+    while not (HERE / "release").exists():
+        time.sleep(0.05)
+    raise RuntimeError("released")
+"""
+
+
 def interrupted_while_held(
     root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
 ) -> str:

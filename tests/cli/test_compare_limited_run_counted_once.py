@@ -19,29 +19,19 @@ from pathlib import Path
 
 import pytest
 from tests.betting_reference import paired
-from tests.support import interrupted_while_held, oloproof, write_project
+from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
+APP = (
+    HOLDING_APP
+    + """
 
 @system(name="toy", version=os.environ.get("TOY_VERSION", "1"))
 def run(case):
     if case["q"] == os.environ.get("HOLD"):  # the run is interrupted here
-        sys.stderr.write("holding\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("holding")
     return {"answer": case["q"]}
 """
+)
 CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl

@@ -14,37 +14,27 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import interrupted_while_held, oloproof, write_project
+from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
 from tests.view.support import fetch, serving
 
 PLANNED, STOP = 30, 15
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
+APP = (
+    HOLDING_APP
+    + """
 
 @system(name="toy", version=os.environ["TOY_VERSION"])
 def run(case):
     q, candidate = case["q"], os.environ["TOY_VERSION"] == "2"
     if q == "q15":  # the run is interrupted here
-        sys.stderr.write("sleeping\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("sleeping")
     if (q == "q5" and candidate) or (q == "q6" and not candidate) or q == "q7":
         raise RuntimeError("boom")
     if q == "q8" and candidate:
         return {"answer": "wrong"}
     return {"answer": q}
 """
+)
 CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from tests.betting_reference import paired
 from tests.support import (
+    HOLDING_APP,
     interrupted_while_held,
     oloproof,
     run_in_progress,
@@ -30,27 +31,17 @@ from tests.support import (
 
 PLANNED, REACHED = 100, 50
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
+APP = (
+    HOLDING_APP
+    + """
 
 @system(name="toy", version=os.environ.get("TOY_VERSION", "1"))
 def run(case):
     if case["q"] == "q50":  # the run is interrupted here, or still running
-        sys.stderr.write("sleeping\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("sleeping")
     return {"answer": case["q"]}
 """
+)
 CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl

@@ -20,35 +20,25 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
-from tests.support import interrupted_while_held, oloproof, write_project
+from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
 from tests.view.support import fetch, serving
 
 PLANNED = 12
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
+APP = (
+    HOLDING_APP
+    + """
 
 @system(name="toy", version=os.environ.get("TOY_VERSION", "1"))
 def run(case):
     q = case["q"]
     if q == "q8" and os.environ.get("HOLD"):  # the run is interrupted here
-        sys.stderr.write("sleeping\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("sleeping")
     if q in os.environ.get("ERRORS", "q1").split(","):
         raise RuntimeError("boom")
     return {"answer": "wrong" if q == "q3" else q}
 """
+)
 CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl
