@@ -747,6 +747,14 @@ def unseen_state(fingerprints: Mapping[str, Any]) -> list[str]:
     return sorted({u for record in fingerprints.values() for u in record.get("unseen", ())})
 
 
+def uncounted_text(cases: int) -> str:
+    """What the cache counts and judge usage of a run leave out: the cases a go killed after
+    writing them took its counts of (``RunReport.uncounted``); empty when none."""
+    if not cases:
+        return ""
+    return f" (not counting the {cases} {plural(cases, 'case')} a go that was killed wrote)"
+
+
 # --------------------------------------------------------------------------- slice rows
 
 

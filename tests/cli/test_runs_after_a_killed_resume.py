@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from tests.support import interrupted_while_held, oloproof, runs_fields, start_run, write_project
+from tests.view.support import fetch, serving
 
 APP = """
 import os
@@ -117,3 +118,5 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
     assert f"Cache: execution 0 hit/20 miss; judgment 0 hit/20 miss{uncounted}" in (
         oloproof("inspect", run_id, cwd=root).lines
     )
+    with serving(root) as url:  # the viewer says it in the same words
+        assert uncounted in fetch(f"{url}/runs/{run_id}")[1]

@@ -13,7 +13,6 @@ from oloproof.display import (
     fmt_percent,
     fmt_percent_interval,
     fmt_percent_lower,
-    plural,
 )
 from oloproof.events import is_failed
 from oloproof.report import (
@@ -28,6 +27,7 @@ from oloproof.report import (
     rule_note,
     slice_text,
     slices_unrun_line,
+    uncounted_text,
 )
 from oloproof.results import Interval
 from oloproof.stats import BETTING, CLOPPER_PEARSON
@@ -286,14 +286,6 @@ def cache_counts(counts: Sequence[int]) -> str:
     text = f"{counts[0]} hit/{counts[1]} miss"
     shared = sum(counts[2:])
     return text + f"/{shared} shared" if shared else text
-
-
-def uncounted_text(cases: int) -> str:
-    """What the cache counts and judge usage of a run leave out: the cases a go killed after
-    writing them took its counts of (``RunReport.uncounted``); empty when none."""
-    if not cases:
-        return ""
-    return f" (not counting the {cases} {plural(cases, 'case')} a go that was killed wrote)"
 
 
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:

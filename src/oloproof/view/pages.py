@@ -111,6 +111,8 @@ def _environment() -> Environment:
         slice_text=report.slice_text,
         slices_unrun=report.slices_unrun_line,
         slices_left_out=report.left_out_of_slices,
+        # What a run's cache counts leave out, in the words `run` prints.
+        uncounted_text=report.uncounted_text,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
