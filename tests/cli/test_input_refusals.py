@@ -9,18 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof
+from tests.support import TOY_APP, oloproof
 
 from ledger import open_ledger
 from oloproof import events as ev
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
 CONFIG = """\
 system:
   name: toy
@@ -43,7 +36,7 @@ CASE = {"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}, "metadata"
 
 
 def _project(root: Path) -> Path:
-    (root / "app.py").write_text(APP)
+    (root / "app.py").write_text(TOY_APP)
     (root / "oloproof.yaml").write_text(CONFIG)
     (root / "policy.yaml").write_text(POLICY)
     second = {**CASE, "id": "c2", "metadata": {"topic": "u", "tier": 1}}
