@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from oloproof.errors import ConfigError
-from oloproof.evaluator_config import EvaluatorConfig
+from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.filekinds import lookup_fault
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import (
@@ -568,7 +568,12 @@ def validation_error(
     one, and an unknown ``type:`` tag the closest known type (``oloproof.suggest``).
     """
     err = exc.errors()[0]
-    loc = _data_loc(err["loc"], lines)
+    loc = _data_loc(err["loc"], lines, missing=err["type"] == "missing")
+    problem = (err.get("ctx") or {}).get("error")
+    if isinstance(problem, SchemaProblem):
+        # An inline JSON Schema's fault is named at its own key, under the `schema` written.
+        loc = (*loc, "schema", *problem.at)
+        err["msg"] = problem.message
     key = ".".join(str(p) for p in loc) or "(top level)"
     line = line_for(loc, lines)
     where = f"{path}, line {line}" if line is not None else str(path)
@@ -603,14 +608,15 @@ def _unknown_tag(loc: tuple[Any, ...], ctx: dict[str, Any]) -> str:
     return f"unknown {what} {tag!r}{did_you_mean(tag, known)} (known: {', '.join(known)})"
 
 
-def _data_loc(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> tuple[Any, ...]:
-    """Drop the parts of a pydantic location that are not in the data (union tags)."""
+def _data_loc(
+    loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int], *, missing: bool
+) -> tuple[Any, ...]:
+    """Drop the parts of a pydantic location that are not in the data (union tags), but for
+    the key a ``missing`` error names."""
     kept: list[Any] = []
     for index, part in enumerate(loc):
-        if (*kept, part) in lines:
+        if (*kept, part) in lines or (missing and index == len(loc) - 1):
             kept.append(part)
-        elif index == len(loc) - 1 and isinstance(part, str) and "[" not in part:
-            kept.append(part)  # a key that is missing from the data
     return tuple(kept)
 
 

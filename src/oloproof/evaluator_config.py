@@ -149,10 +149,7 @@ class JsonSchemaConfig(_Config):
         if (self.json_schema is None) == (self.schema_path is None):
             raise ValueError("give exactly one of `schema` (inline) or `schema_path` (a file)")
         if self.json_schema is not None:
-            try:
-                check_json_schema(self.json_schema)
-            except SchemaProblem as exc:
-                raise ValueError(f"schema.{exc}") from None
+            check_json_schema(self.json_schema)
         return self
 
 
@@ -167,12 +164,14 @@ class SchemaProblem(ValueError):
 
     def __str__(self) -> str:
         """``properties.answer.$ref: MESSAGE``: the key path written as the errors write it."""
+        if not self.at:
+            return self.message
         return f"{'.'.join(str(part) for part in self.at)}: {self.message}"
 
 
 def check_json_schema(schema: dict[str, Any]) -> None:
-    """Raise ``ValueError`` when ``schema`` is not a valid JSON Schema for its own dialect, or
-    one the run cannot record (a NaN, a key that is not text); ``SchemaProblem`` when its
+    """Raise ``SchemaProblem``, saying where in ``schema``, when it is not a valid JSON Schema
+    for its own dialect, one the run cannot record (a NaN, a key that is not text), its
     ``$schema`` names no dialect jsonschema knows, or a reference in it does not resolve within
     the schema itself."""
     from jsonschema.exceptions import SchemaError
@@ -182,14 +181,13 @@ def check_json_schema(schema: dict[str, Any]) -> None:
     try:
         encode(schema)
     except CodecError as exc:
-        raise ValueError(f"the schema cannot be recorded with the run: {exc}") from None
+        raise SchemaProblem(f"the schema cannot be recorded with the run: {exc}", ()) from None
 
     dialect = json_schema_dialect(schema)
     try:
         dialect.check_schema(schema)
     except SchemaError as exc:
-        where = "/".join(str(p) for p in exc.path) or "(root)"
-        raise ValueError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        raise SchemaProblem(f"not a valid JSON Schema: {exc.message}", tuple(exc.path)) from None
     _check_references(schema, dialect)
 
 

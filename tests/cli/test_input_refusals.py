@@ -317,7 +317,7 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
                 "  - {type: json_schema, criterion: shaped, schema: {maximum: .nan}}\nslices:",
             )
         ),
-        "{root}/oloproof.yaml, line 8: evaluators.1.json_schema: the schema cannot be recorded "
+        "{root}/oloproof.yaml, line 8: evaluators.1.schema: the schema cannot be recorded "
         "with the run: cannot encode the float nan: only finite floats are allowed",
     ),
     "a device as the dataset": (

@@ -82,7 +82,7 @@ def test_an_unknown_inline_dialect_is_refused_with_the_known_ones(tmp_path: Path
     result = oloproof("run", cwd=root)
     assert result.code == 2, result.out
     assert result.err == (
-        f"error: {root}/oloproof.yaml, line 5: evaluators.1.json_schema: schema.$schema: "
+        f"error: {root}/oloproof.yaml, line 6: evaluators.1.schema.$schema: "
         "'https://example.com/my-dialect' names no JSON Schema dialect this Oloproof knows, "
         "and would be validated as Draft 2020-12 (known: "
         "http://json-schema.org/draft-03/schema#, http://json-schema.org/draft-04/schema#, "

@@ -69,8 +69,8 @@ def test_a_ref_to_a_url_is_refused_at_load_and_never_fetched(tmp_path: Path) -> 
         )
         assert_refused(
             root,
-            f"{root}/oloproof.yaml, line 5: evaluators.1.json_schema: "
-            f"schema.properties.answer.$ref: '{base}/s.json' does not resolve within the "
+            f"{root}/oloproof.yaml, line 9: evaluators.1.schema.properties.answer.$ref: "
+            f"'{base}/s.json' does not resolve within the "
             "schema; a schema may refer only to its own parts, since Oloproof fetches nothing "
             "from a URL or another file while it judges (copy the definition under `$defs` and "
             "refer to it as '#/$defs/NAME')",
@@ -90,7 +90,7 @@ def test_a_ref_to_a_file_is_refused(tmp_path: Path) -> None:
     result = oloproof("run", cwd=root)
     assert result.code == 2, result.out
     assert result.err.startswith(
-        f"error: {root}/oloproof.yaml, line 4: evaluators.0.json_schema: schema.$ref: "
+        f"error: {root}/oloproof.yaml, line 4: evaluators.0.schema.$ref: "
         f"'{uri}' does not resolve within the schema;"
     )
     assert not (root / ".oloproof").exists()
@@ -122,7 +122,7 @@ def test_a_pointer_to_nothing_in_the_schema_is_refused(tmp_path: Path) -> None:
     result = oloproof("run", cwd=root)
     assert result.code == 2, result.out
     assert result.err.startswith(
-        f"error: {root}/oloproof.yaml, line 4: evaluators.0.json_schema: schema.allOf.0.$ref: "
+        f"error: {root}/oloproof.yaml, line 6: evaluators.0.schema.allOf.0.$ref: "
         "'#/$defs/txt' does not resolve within the schema;"
     )
 

@@ -45,8 +45,6 @@ def load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
         line = key_line(text, exc.at)
         where = str(path) if line is None else f"{path}, line {line}"
         raise ConfigError(str(exc), where=where) from None
-    except ValueError as exc:
-        raise ConfigError(str(exc), where=str(path)) from None
     return schema
 
 

@@ -208,9 +208,9 @@ def test_json_schema_file_problems_are_config_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="must hold an object"):
         build({**config, "schema_path": "list.json"}, base_dir=tmp_path)
     (tmp_path / "invalid.json").write_text('{"type": 5}', encoding="utf-8")
-    with pytest.raises(ConfigError, match="not a valid JSON Schema") as raised:
+    with pytest.raises(ConfigError, match="line 1: type: not a valid JSON Schema") as raised:
         build({**config, "schema_path": "invalid.json"}, base_dir=tmp_path)
-    assert raised.value.where == str(tmp_path / "invalid.json")
+    assert raised.value.where == f"{tmp_path / 'invalid.json'}, line 1"
 
 
 def test_json_schema_dialect_comes_from_the_schema() -> None:
