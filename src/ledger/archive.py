@@ -30,8 +30,10 @@ beyond a limit), never its events.
 from __future__ import annotations
 
 import bisect
+import fcntl
 import hashlib
 import os
+import re
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -207,8 +209,12 @@ def _write_file(target: Path, write: Callable[[IO[bytes]], None]) -> None:
         except OSError as exc:
             raise StoreError(f"cannot write the archive {target}: {exc.strerror}") from exc
         return
+    _remove_leftovers(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent or ".")
+        fd, tmp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".partial", dir=target.parent or "."
+        )
+        fcntl.flock(fd, fcntl.LOCK_EX)  # held until the process ends: _remove_leftovers
     except OSError as exc:
         raise StoreError(f"cannot write the archive {target}: {exc.strerror}") from exc
     try:
@@ -224,6 +230,25 @@ def _write_file(target: Path, write: Callable[[IO[bytes]], None]) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _remove_leftovers(target: Path) -> None:
+    """Remove the temporary files of earlier exports to ``target`` that were killed before they
+    could (SIGKILL, a power cut): ``.NAME.XXXXXXXX.partial`` (``.NAME.XXXXXXXX`` from earlier
+    releases). The file of an export still writing is left: it holds a lock on it."""
+    folder = target.parent
+    made = re.compile(rf"\.{re.escape(target.name)}\.[a-z0-9_]{{8}}(\.partial)?")
+    try:
+        names = [p for p in folder.iterdir() if made.fullmatch(p.name) and p.is_file()]
+    except OSError:
+        return  # a folder that cannot be listed: writing the archive says why
+    for leftover in names:
+        try:
+            with leftover.open("rb") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                leftover.unlink()
+        except OSError:
+            continue  # another export is writing it, or it is gone already
 
 
 # -- checking -----------------------------------------------------------------------------

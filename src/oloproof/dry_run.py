@@ -17,6 +17,10 @@ execution, stage and judgment caches the way a run would, and counts.
   changed``, ``15 executions: system.version changed``; or ``--no-cache``, an HTTP system that
   is called on every run, an input never executed before, an execution that errored.
 
+The plan covers what the run would execute: the cases ``--limit``, ``--sample`` or ``--filter``
+chose (``subset`` says which, as the run's report does), each ``--repeats`` times, every repeat
+an execution of its own identity (``oloproof.identities.execution_identity``).
+
 Where the project has no ledger yet, nothing is cached, and ``open_ledger_for_reading`` returns
 None rather than create one.
 """
@@ -24,7 +28,7 @@ None rather than create one.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,7 +70,7 @@ class JudgeCalls:
     """What one judge would do in a run, after the judgment cache.
 
     ``calls``: calls on cases whose execution is cached and whose judgment is not (exact);
-    ``at_most_more``: one per case that would execute; ``reused``: judgments the cache holds;
+    ``at_most_more``: one per execution that would run; ``reused``: judgments the cache holds;
     ``without_call``: cached outputs the judge decides without a call.
     """
 
@@ -113,6 +117,10 @@ class DryRun:
     """What ``oloproof run`` would do: cases to execute and why (``shared``: repeated inputs,
     executed once for all their cases), stages, judge calls, judge rules' standing.
 
+    ``cases`` is how many cases the run would run, each ``repeats`` times: ``would_execute``,
+    ``cached`` and ``shared`` count those ``cases`` x ``repeats`` executions. ``subset`` is what
+    chose the cases, as the run records it (with the file's ``total``), None for every case.
+
     ``compared_with`` is the run the reasons compare with (None: no earlier run of this
     system). ``retrievals`` (``[would run, reused]``) and ``generations_at_most`` are None for
     a system that is not staged. ``unseen``: what the code fingerprints cannot see (module
@@ -132,6 +140,8 @@ class DryRun:
     generations_at_most: int | None = None
     compared_with: str | None = None
     unseen: list[str] = field(default_factory=list)
+    subset: dict[str, Any] | None = None
+    repeats: int = 1
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -155,8 +165,8 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
     why = _Why(ledger, plan, use_cache)
     seen: set[str] = set()
     shared = 0
-    for case in plan.loaded.cases:
-        identity = execution_identity(system_key, ev.identity_key(case.input))
+    for case, repeat in _executions(plan):
+        identity = execution_identity(system_key, ev.identity_key(case.input), repeat)
         if identity in seen:  # a repeated input shares its first occurrence's execution
             shared += 1
             continue
@@ -191,12 +201,11 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
         )
         for judge, spec, _ in specs
     ]
-    total = plan.loaded.count
     staged = why.staged
     return DryRun(
-        cases=total,
+        cases=len(plan.cases),
         would_execute=would_execute,
-        cached=total - would_execute - shared,
+        cached=len(plan.cases) * plan.repeats - would_execute - shared,
         shared=shared,
         judges=rows,
         judge_rules=_judge_rules(ledger, plan),
@@ -207,7 +216,19 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
         generations_at_most=would_execute if staged else None,
         compared_with=why.previous["run_id"] if why.previous else None,
         unseen=unseen_state(system.fingerprints()),
+        subset=None
+        if plan.selection.everything
+        else {**plan.selection.to_body(), "total": plan.loaded.count},
+        repeats=plan.repeats,
     )
+
+
+def _executions(plan: RunPlan) -> Iterator[tuple[Case, int]]:
+    """Each execution the run would make: every case it runs, repeat by repeat, in the order
+    ``oloproof.execute`` makes them (a case's repeats one after another)."""
+    for case in plan.cases:
+        for repeat in range(plan.repeats):
+            yield case, repeat
 
 
 class _Why:

@@ -15,6 +15,10 @@ Requirements (``docs/running.md``, "Which run is latest"):
 3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
    (which run, why, and which run ``latest`` names instead), so nobody mistakes the run they
    just started for the one a command read.
+4. A run brought by an ``oloproof ledger import`` that was cut short (``import_unfinished``)
+   is finished by importing the same archive again, never by ``--resume``, which would
+   execute its cases here and record them as the run made elsewhere; every sentence that
+   would offer ``--resume`` for it says so instead (``import_again_text``).
 """
 
 from __future__ import annotations
@@ -44,6 +48,23 @@ def run_end(ledger: Ledger, run_id: str) -> Mapping[str, Any] | None:
         if event.type == ev.RUN_END:
             found = event.body
     return found
+
+
+def import_unfinished(ledger: Ledger, run_id: str) -> bool:
+    """Whether the run came through an ``oloproof ledger import`` that did not finish. A run
+    writes its event and the ref of its id in one commit, and an import sets the refs it
+    carries (a run's id among them) only once all its events are written: a run event without
+    that ref arrived by an import cut short, and importing the same archive again completes
+    it."""
+    return ledger.get_ref(run_id) is None
+
+
+def import_again_text(run_id: str) -> str:
+    """What to do about a run ``import_unfinished`` finds."""
+    return (
+        f"{run_id} came into this ledger by an `oloproof ledger import` that did not finish; "
+        "import the same archive again to complete it (oloproof ledger import ARCHIVE)"
+    )
 
 
 def _top_level(body: Mapping[str, Any]) -> bool:
@@ -150,7 +171,8 @@ def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
     # A resume killed after writing cases wrote no end: the index counts them.
     written = sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
     cases = max(int(end["cases"]), written) if end is not None else written
-    return (
-        f"{run_id}, did not finish ({cases} of {planned} cases; finish it with: "
-        f"oloproof run --resume {run_id})"
-    )
+    if import_unfinished(ledger, run_id):
+        finish = import_again_text(run_id)
+    else:
+        finish = f"finish it with: oloproof run --resume {run_id}"
+    return f"{run_id}, did not finish ({cases} of {planned} cases; {finish})"

@@ -217,6 +217,9 @@ class RunReport:
     decided_on: int | None = None
     """The cases the gate shown was decided on, when the run holds more (a ``--resume`` that
     ended before deciding again: killed); else None."""
+    import_unfinished: bool = False
+    """The run came by an ``oloproof ledger import`` cut short (``oloproof.latest``): importing
+    the archive again finishes it, not ``--resume``."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

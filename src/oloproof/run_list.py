@@ -11,7 +11,9 @@ Requirements (``docs/running.md``, "Listing runs"):
    from PARTIAL (some cases, or with ``--repeats`` some repeats, errored), INTERRUPTED and
    STOPPED; the gate is shown only for a decided run (a stopped run has none); the counts say
    how many cases were observed and how many are missing, and why (errored, never ran), and in
-   a repeated run how many of the repeats executed errored.
+   a repeated run how many of the repeats executed errored. A run of a subset of its cases
+   (``--limit``, ``--sample``, ``--filter``) says so: its row carries what chose them and how
+   many cases the file held (``subset``), so 5 of 5 observed is never read as the suite.
 3. By default only top-level runs are listed. ``diagnosis_groups`` folds each run's diagnosis
    child runs under the diagnosis that made them; a child run no recorded diagnosis names is
    listed under its parent on its own.
@@ -49,7 +51,9 @@ class RunRow:
     error; ``missing`` = ``errored`` + ``not_run`` of ``planned``. ``code`` is the system's
     code fingerprints, shortened (None for a system whose code runs elsewhere, over HTTP).
     ``repeats`` is K of ``--repeats K``; ``repeats_errored`` how many of the ``cases`` x K
-    executions errored (0 without repeats, and then neither is in ``to_json``).
+    executions errored (0 without repeats, and then neither is in ``to_json``). ``subset`` is
+    what chose a subset's cases, with the file's ``total`` (``oloproof.subset``); None for a
+    run of every case, and then it is not in ``to_json``.
     """
 
     run_id: str
@@ -71,6 +75,7 @@ class RunRow:
     label: str | None = None
     repeats: int = 1
     repeats_errored: int = 0
+    subset: dict[str, Any] | None = None
 
     @property
     def missing(self) -> int:
@@ -84,6 +89,8 @@ class RunRow:
         data = {**asdict(self), "missing": self.missing}
         if self.repeats == 1:  # a run without repeats lists as it always did
             del data["repeats"], data["repeats_errored"]
+        if self.subset is None:
+            del data["subset"]
         return data
 
 
@@ -197,6 +204,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         label=parent.get("label"),
         repeats=repeats,
         repeats_errored=int(repeats_errored),
+        subset=dict(body["subset"]) if body.get("subset") else None,
     )
 
 

@@ -48,7 +48,7 @@ from oloproof.execute import (
 )
 from oloproof.fingerprint import earlier_walk
 from oloproof.jsonkeys import first_repeat
-from oloproof.latest import FINISHED, move_latest
+from oloproof.latest import FINISHED, import_again_text, import_unfinished, move_latest
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
     RunTally,
@@ -862,6 +862,8 @@ def resume_plan(
     run = load_run(ledger, run_id)
     if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
+    if import_unfinished(ledger, run.run_id):  # its cases ran elsewhere: the archive holds them
+        raise ConfigError(import_again_text(run.run_id))
     policy = run.body["policy_path"]
     started_in = Path(run.body["config_path"]).parent
     # The run is decided by the policy it recorded (``decide_run``), which checks added to

@@ -8,7 +8,7 @@ their HTTP clients.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ledger import Event, Ledger
@@ -25,7 +25,7 @@ from oloproof.bodies import (
 )
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
 from oloproof.errors import LedgerAccessError, UnknownIdError
-from oloproof.latest import LATEST, resolve_latest
+from oloproof.latest import LATEST, import_unfinished, resolve_latest
 from oloproof.metrics import RunTally, criteria_of, stream_case_results, tally_run
 from oloproof.report import (
     DEFAULT_LEVEL,
@@ -169,7 +169,8 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     # of cases a resume added later, is computed): ``verify`` recomputes what it stored.
     running = writer_of(ledger.path, run.run_id) is not None
     with stats.remembered((end.get("intervals") or ()) if end else ()):
-        return report_of(ledger, run.body, run.address, tally, end, decision, running=running)
+        report = report_of(ledger, run.body, run.address, tally, end, decision, running=running)
+    return replace(report, import_unfinished=import_unfinished(ledger, run.run_id))
 
 
 def report_of(

@@ -15,6 +15,7 @@ from oloproof.display import (
     fmt_percent_lower,
 )
 from oloproof.events import is_failed
+from oloproof.latest import import_again_text
 from oloproof.report import (
     CorrectedRow,
     ErrorGroup,
@@ -97,10 +98,12 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             "another process is writing the run now"
         )
     if report.execution_state == "INTERRUPTED":
-        lines.append(
-            f"{report.cases} of {report.planned_cases} cases finished; "
-            f"finish it with: oloproof run --resume {report.run_id}"
+        finish = (
+            import_again_text(report.run_id)
+            if report.import_unfinished
+            else f"finish it with: oloproof run --resume {report.run_id}"
         )
+        lines.append(f"{report.cases} of {report.planned_cases} cases finished; {finish}")
     if report.execution_state == "STOPPED" and report.stop_reason:
         lines.append(f"Stopped: {report.stop_reason}")
     if report.decision_state == "UNDECIDED":
@@ -403,12 +406,21 @@ def judge_usage_lines(rows: Sequence[JudgeUsageRow], uncounted: int = 0) -> list
 def dry_run_lines(plan: DryRun) -> list[str]:
     """What ``oloproof run --dry-run`` prints."""
     lines = ["Dry run: nothing was executed, judged or recorded."]
+    if plan.subset is not None:
+        lines.append(f"Subset: {subset_text(plan.subset, plan.cases)}")
     cache = "" if plan.has_ledger else " (no ledger yet, so nothing is cached)"
     shared = f"; {plan.shared} share the execution of a repeated input" if plan.shared else ""
-    lines.append(
-        f"Cases: {plan.would_execute} of {plan.cases} would execute; "
-        f"{plan.cached} reused from the execution cache{shared}{cache}"
-    )
+    counted = f"Cases: {plan.would_execute} of {plan.cases} would execute"
+    if plan.repeats > 1:
+        lines.append(
+            f"Repeats: each case executed {plan.repeats} times; a case counts once, as the "
+            "mean of its verdicts"
+        )
+        counted = (
+            f"Executions: {plan.would_execute} of {plan.cases * plan.repeats} would execute "
+            f"({plan.cases} cases × {plan.repeats} repeats)"
+        )
+    lines.append(f"{counted}; {plan.cached} reused from the execution cache{shared}{cache}")
     lines += [f"  {r.count} executions: {r.reason}" for r in plan.execution_reasons]
     if plan.retrievals is not None:
         run, reused = plan.retrievals

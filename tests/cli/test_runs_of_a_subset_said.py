@@ -1,0 +1,61 @@
+"""`oloproof runs --json` says which runs covered a subset of their cases: through the real CLI.
+
+The defect: a run of `--filter metadata.half=first` over 5 of 10 cases listed as
+`COMPLETE  PASS (exit 0)  5 of 5 observed · 0 missing`, its JSON row `planned: 5` and nothing
+else, the same as a run of a 5-case suite: nothing in the listing said that 5 cases of the file
+were left out. Now a row of a subset carries what chose its cases and the file's count
+(`subset`, as `inspect --json` has it); a row of a whole run has none.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.support import oloproof, toy_project
+
+
+def rows(root: Path) -> dict[str, dict[str, Any]]:
+    listed = oloproof("runs", "--json", cwd=root)
+    assert listed.code == 0, listed.err
+    return {row["run_id"]: row for row in json.loads(listed.out)}
+
+
+def run_id(root: Path, *args: str) -> str:
+    done = oloproof("run", *args, cwd=root)
+    assert done.code in (0, 3), done.out + done.err
+    return done.lines[0].split()[1]
+
+
+def test_a_subset_run_lists_as_one(tmp_path: Path) -> None:
+    root = toy_project(tmp_path / "p", cases=10)
+    lines = [
+        json.dumps(
+            {
+                "id": f"c{i}",
+                "input": {"q": f"x{i}"},
+                "expected": {"answer": "x"},
+                "metadata": {"half": "first" if i < 5 else "second"},
+            }
+        )
+        for i in range(10)
+    ]
+    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    narrowed = run_id(root, "--filter", "metadata.half=first")
+    limited = run_id(root, "--limit", "3")
+    whole = run_id(root)
+    found = rows(root)
+    assert found[narrowed]["planned"] == 5
+    assert found[narrowed]["subset"] == {
+        "limit": None,
+        "sample": None,
+        "seed": None,
+        "filters": ["metadata.half=first"],
+        "total": 10,
+    }  # was: no subset key at all
+    assert found[limited]["subset"]["limit"] == 3 and found[limited]["subset"]["total"] == 10
+    assert "subset" not in found[whole] and found[whole]["planned"] == 10
+    # inspect --json says the same of the run.
+    report = json.loads(oloproof("inspect", narrowed, "--json", cwd=root).out)
+    assert report["subset"] == found[narrowed]["subset"]
