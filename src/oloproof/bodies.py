@@ -41,6 +41,13 @@ class CaseBody(TypedDict):
     metadata: Map
 
 
+class EvaluatorBody(TypedDict):
+    """``oloproof.evaluator``: an evaluator's spec, stored once for all its judgments when it
+    is not small."""
+
+    evaluator: Map
+
+
 class StageBody(TypedDict):
     """``oloproof.stage``: one output of a staged system's retrieve or generate stage."""
 
@@ -331,6 +338,7 @@ BODIES: dict[str, type] = {
     "oloproof.stage": StageBody,
     "oloproof.text": TextBody,
     "oloproof.case": CaseBody,
+    "oloproof.evaluator": EvaluatorBody,
     "oloproof.judgment": JudgmentBody,
     "oloproof.case_result": CaseResultBody,
     "oloproof.run_end": RunEndBody,

@@ -45,6 +45,10 @@ Changes so far:
   ``oloproof.case`` event the result refers to, not a copy in every run's result. As read, the
   shape is unchanged (``oloproof.stored_form`` puts them back).
 
+- ``oloproof.judgment`` 2: an evaluator spec that encodes long (a large inline JSON Schema, a
+  judge's long prompt) is an ``oloproof.evaluator`` event every judgment of it refers to, not
+  a copy in each. As read, the shape is schema 1's.
+
 - ``oloproof.diagnosis`` 2: the per-case records (``cases``, and ``excluded``) are in
   ``oloproof.diagnosis_page`` events the diagnosis links (``case_pages``, ``excluded_pages``),
   so neither the event nor the command that writes it grows with the selection; ``selected``
@@ -156,13 +160,14 @@ COMPARISON = "oloproof.comparison"
 CALIBRATION = "oloproof.calibration"
 TEXT = "oloproof.text"
 CASE = "oloproof.case"
+EVALUATOR = "oloproof.evaluator"
 DIAGNOSIS_PAGE = "oloproof.diagnosis_page"
 
 SCHEMAS: Final[Mapping[str, int]] = {
     RUN: 2,
     EXECUTION: 2,
     STAGE: 2,
-    JUDGMENT: 1,
+    JUDGMENT: 2,
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 6,
@@ -171,6 +176,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
+    EVALUATOR: 1,
     DIAGNOSIS_PAGE: 1,
 }
 """The schema each event type is written at today."""
@@ -332,6 +338,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 6): upcast_comparison_v6_v7,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
+    (JUDGMENT, 1): unchanged,
     (CASE_RESULT, 1): unchanged,
     (CASE_RESULT, 2): unchanged,
 }

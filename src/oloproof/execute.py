@@ -61,7 +61,13 @@ from oloproof.identities import (
 )
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
-from oloproof.stored_form import Stored, make_stored, remember
+from oloproof.stored_form import (
+    Stored,
+    evaluator_part,
+    make_stored,
+    remember,
+    stored_judgment,
+)
 from oloproof.systems.base import (
     ExecContext,
     Execution,
@@ -738,6 +744,7 @@ class _Judge:
     evaluator: AnyEvaluator
     spec: dict[str, Any]
     spec_key: str
+    stored_spec: tuple[str, Event] | None  # its judgments refer to it (``evaluator_part``)
     reads: ReadDeclaration
     is_async: bool
 
@@ -749,7 +756,8 @@ class _Judge:
     def of(evaluator: AnyEvaluator) -> _Judge:
         spec = evaluator.spec()
         is_async = not isinstance(evaluator, Evaluator)
-        return _Judge(evaluator, spec, ev.identity_key(spec), reads_of(evaluator), is_async)
+        key, stored = ev.identity_key(spec), evaluator_part(spec)
+        return _Judge(evaluator, spec, key, stored, reads_of(evaluator), is_async)
 
 
 Judged = tuple[Verdict, str | None, str]  # the verdict, its judgment's address, where it came from
@@ -851,7 +859,7 @@ def _record_judgment(
         "reason": verdict.reason,
         "detail": plain_output(verdict.detail),
     }
-    address = run.writer.add(ev.make(ev.JUDGMENT, body, [made.address]))
+    address = run.writer.add_stored(stored_judgment(body, made.address, judge.stored_spec))
     if verdict.status != "missing":  # a failed call is tried again, by a repeat too
         run.memory.judgments[(made.address, identity)] = (verdict, address, MISS)
         if not made.fresh:

@@ -18,12 +18,16 @@ Three things were stored again and again, and are now stored once:
   an event of their own, ``oloproof.case`` (body ``{"expected": …, "metadata": …}``), and the
   case result keeps ``"case_ref": i`` in their place: every run of the same case refers to the
   same event. Smaller ones stay in the case result, where they cost less than a ref.
+- **An evaluator's spec.** Every judgment copied its evaluator's whole spec, an inline JSON
+  Schema or a judge's prompt included. When it encodes to more than ``_INLINE_CASE`` bytes it
+  is an event of its own, ``oloproof.evaluator`` (body ``{"evaluator": …}``), and the judgment
+  keeps ``"evaluator_ref": 1`` (its second ref; the first is the execution judged).
 - **Addresses.** An execution's stage addresses are its first refs (in the order of its
   ``stages``), and a case result's ``execution`` and ``judgments`` are positions in its refs,
   instead of a second copy of each address in the body.
 
-These are schema 2 of ``oloproof.execution`` and ``oloproof.stage``, and schema 3 of
-``oloproof.case_result`` (2 kept its case's values in it).
+These are schema 2 of ``oloproof.execution``, ``oloproof.stage`` and ``oloproof.judgment``,
+and schema 3 of ``oloproof.case_result`` (2 kept its case's values in it).
 ``expand`` (the store's ``Application.expand``) puts everything back on every read, so every
 reader sees the bodies of schema 1, whatever was stored. ``verify``, archives and compaction
 follow texts and stages through the refs like any other link.
@@ -47,11 +51,13 @@ _TEXT_REF: Final = "text_ref"
 _STAGE_REF: Final = "stage_ref"
 _CASE_REF: Final = "case_ref"
 _CASE_PART: Final = ("expected", "metadata")
-# A case's values are stored apart above this size: a ref costs 32 bytes in the case result and,
-# the first time, an event with its address and index entries (about 100 bytes more).
+_EVALUATOR_REF: Final = "evaluator_ref"
+# A case's values (an evaluator's spec) are stored apart above this size: a ref costs 32 bytes
+# in the event and, the first time, an event with its address and index entries (about 100
+# bytes more).
 _INLINE_CASE: Final = 160
 _COMPACT_FROM: Final = 2  # the schema from which these types are stored compactly
-_COMPACT: Final = frozenset({ev.EXECUTION, ev.STAGE, ev.CASE_RESULT})
+_COMPACT: Final = frozenset({ev.EXECUTION, ev.STAGE, ev.CASE_RESULT})  # and ev.JUDGMENT
 _KEPT: Final = 4096  # texts kept once made or read: a corpus's passages recur case after case
 _PASSAGES: Final = (("retrieval/v1", "candidates"), ("context/v1", "items"))
 K = TypeVar("K")
@@ -74,6 +80,32 @@ def text_event(text: str) -> tuple[str, Event]:
     was redacted already)."""
     event = Event(ev.TEXT, ev.SCHEMAS[ev.TEXT], {"text": text})
     return address_of(event), event
+
+
+def evaluator_part(spec: Mapping[str, Any]) -> tuple[str, Event] | None:
+    """The ``oloproof.evaluator`` event of ``spec`` and its address, redacted as ``events.make``
+    redacts; None when the spec is small enough to stay in each judgment."""
+    if len(encode(spec)) <= _INLINE_CASE:
+        return None
+    event = Event(ev.EVALUATOR, ev.SCHEMAS[ev.EVALUATOR], redact({"evaluator": dict(spec)}))
+    return address_of(event), event
+
+
+def stored_judgment(
+    body: Mapping[str, Any], execution: str, evaluator: tuple[str, Event] | None
+) -> Stored:
+    """A judgment of ``execution`` in its stored form: its evaluator's spec in ``evaluator``
+    (``evaluator_part``), when that is not None, the rest redacted as ``events.make`` redacts."""
+    if evaluator is None:
+        read = redact(dict(body))
+        return Stored(Event(ev.JUDGMENT, ev.SCHEMAS[ev.JUDGMENT], read, (execution,)), (), read)
+    address, part = evaluator
+    # The spec was redacted once, when its event was made: the rest is redacted here.
+    stored = redact({key: value for key, value in body.items() if key != "evaluator"})
+    read = {**stored, "evaluator": part.body["evaluator"]}
+    stored[_EVALUATOR_REF] = 1
+    event = Event(ev.JUDGMENT, ev.SCHEMAS[ev.JUDGMENT], stored, (execution, address))
+    return Stored(event, ((address, part),), read)
 
 
 def make_stored(
@@ -142,9 +174,15 @@ def make_stored(
 
 def expand(address: str, event: Event, fetch: Fetch) -> Event:
     """``event`` as read: its texts, its stage's retrieval and its addresses put back."""
+    refs = event.refs
+    if event.type == ev.JUDGMENT and event.schema >= _COMPACT_FROM:
+        if _EVALUATOR_REF not in event.body:
+            return event
+        body = dict(event.body)
+        body["evaluator"] = _spec(address, _ref_at(address, refs, body.pop(_EVALUATOR_REF)), fetch)
+        return Event(event.type, event.schema, body, refs)
     if event.type not in _COMPACT or event.schema < _COMPACT_FROM:
         return event
-    refs = event.refs
     body = dict(event.body)
     if event.type == ev.CASE_RESULT:
         if _CASE_REF in body:
@@ -265,15 +303,33 @@ def _unpacker(
     return unpacked
 
 
-# Texts read, by address, for each store read from (the object whose method the fetch is): a
-# text is content-addressed, so a kept one is never wrong, and keeping them per store means a
-# read never shows a text its own store does not hold.
-_READ: weakref.WeakKeyDictionary[object, dict[str, str]] = weakref.WeakKeyDictionary()
+# Texts and evaluator specs read, by address, for each store read from (the object whose
+# method the fetch is): each is content-addressed, so a kept one is never wrong, and keeping
+# them per store means a read never shows a part its own store does not hold.
+_READ: weakref.WeakKeyDictionary[object, dict[str, Any]] = weakref.WeakKeyDictionary()
+
+
+def _kept(fetch: Fetch) -> dict[str, Any]:
+    owner = getattr(fetch, "__self__", None)
+    return _READ.setdefault(owner, {}) if owner is not None else {}
+
+
+def _spec(address: str, spec_address: str, fetch: Fetch) -> Any:
+    kept = _kept(fetch)
+    if spec_address in kept:
+        return kept[spec_address]
+    (event,) = fetch([spec_address])
+    spec = event.body.get("evaluator") if event.type == ev.EVALUATOR else None
+    if not isinstance(spec, Mapping):
+        raise FormatError(
+            f"event {address} refers to {spec_address} for its evaluator, not an evaluator"
+        )
+    remember(kept, spec_address, spec, _KEPT)
+    return spec
 
 
 def _texts(address: str, wanted: Sequence[str], fetch: Fetch) -> list[str]:
-    owner = getattr(fetch, "__self__", None)
-    kept = _READ.setdefault(owner, {}) if owner is not None else {}
+    kept = _kept(fetch)
     got = {a: kept[a] for a in wanted if a in kept}
     missing = [a for a in wanted if a not in got]
     for text_address, event in zip(missing, fetch(missing) if missing else (), strict=True):
