@@ -93,11 +93,14 @@ def export_archive(
     *,
     links: Links | None = None,
     everything: bool = False,
+    check: Callable[[str, bytes], None] | None = None,
 ) -> int:
     """Write the closure of ``ids`` (addresses, prefixes or ref names) to the file ``to``;
     with ``everything``, the whole ledger and every ref. Return the number of events written.
 
     Refs given by name are exported as refs too. The file is written whole or not at all.
+    ``check`` is given each event's address and bytes before they are written: what it
+    raises ends the export, the file left as it was.
     """
     _check_target(Path(to), ledger)
     roots: list[str] = []
@@ -133,6 +136,8 @@ def export_archive(
             for seq in selection.seqs():
                 stored = snap.record_at(_SEQ.pack(seq))
                 if stored is not None:
+                    if check is not None:
+                        check(format_address(stored[0]), stored[1])
                     writer.event(*stored)
             for commit, previous in commits:
                 writer.commit(_segment(snap, commit, previous, ledger.path))

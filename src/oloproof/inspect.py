@@ -21,6 +21,7 @@ from oloproof.bodies import (
 from oloproof.errors import ConfigError, DatasetError, UnknownIdError
 from oloproof.events import plain, problem_kinds
 from oloproof.metrics import SeenCases, case_results
+from oloproof.redaction import redact_shown
 from oloproof.stored_runs import StoredRun
 
 if TYPE_CHECKING:
@@ -242,7 +243,8 @@ def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> 
     count = 0
     with tmp.open("wb") as out:  # a case at a time: the bundle is never whole in memory
         for address, body in case_results(ledger, run.run_id):
-            line = json_line(_bundle_record(ledger, address, body))
+            # A run recorded before a secret was declared holds it (``keep_out_declared``).
+            line = json_line(redact_shown(_bundle_record(ledger, address, body)))
             data = line.encode("utf-8")
             digest.update(data)
             out.write(data)

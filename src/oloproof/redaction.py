@@ -68,6 +68,13 @@ Requirements:
    ``RedactingStream`` (the command line), nothing declared is released: a line it prints
    later, up to an error the command ends with, may hold one. Outside a scope (``plan_run``
    called directly) a declared value is registered for the rest of the process.
+9. A command that reads the ledger keeps out of what it prints or writes out (an export, the
+   viewer's pages) the values a run in its place would keep out (``register_environment``
+   with ``shown_only``): a run recorded before a secret was declared holds its value. They
+   are never applied to what is stored or derived (``redact``, ``cut``, ``one_line``): what
+   such a command records (a comparison) or derives again to check it (``verify``, a
+   diagnosis) must be what the ledger's events give, whatever the environment holds.
+   ``holds_secret`` tells whether a text holds any registered value, shown only or not.
 
 Values shorter than ``MIN_LENGTH`` characters are not registered: they occur inside ordinary
 text ("1", "yes"), replacing them would change outputs and so verdicts, and no credential is
@@ -104,9 +111,11 @@ __all__ = [
     "add_stored",
     "cut",
     "forget_all",
+    "holds_secret",
     "one_line",
     "project_scope",
     "redact",
+    "redact_shown",
     "redact_text",
     "register",
     "register_environment",
@@ -148,7 +157,10 @@ _kept: set[str] = set()  # registered for the rest of the process
 # a count, since runs may go on side by side in threads and declare the same value.
 _holders: dict[str, int] = {}
 _keep_declared = False  # once output passes a RedactingStream, no declared value is released
-_patterns: _Patterns | None = None  # None while no secret is registered: the fast path
+# Kept out of what is printed or written out only, never of what is stored (requirement 9)
+_shown: set[str] = set()
+_patterns: _Patterns | None = None  # what is stored is searched with; None: the fast path
+_shown_patterns: _Patterns | None = None  # what is printed or written out is searched with
 _stored = 0
 # What the call going on in this context (a ``project_scope``) holds, or None outside one.
 _scope: ContextVar[list[str] | None] = ContextVar("oloproof_redaction_scope", default=None)
@@ -221,14 +233,19 @@ def _compile(value: str, escaped: bool) -> bool:
 
 
 def _refresh() -> None:
-    """Search with the values registered now, kept or held (under ``_lock``)."""
-    global _patterns
+    """Search with the values registered now, kept or held, and shown (under ``_lock``)."""
+    global _patterns, _shown_patterns
+    stored = _kept | _holders.keys()
+    _patterns = _patterns_of(stored)
+    _shown_patterns = _patterns if _shown <= stored else _patterns_of(stored | _shown)
+
+
+def _patterns_of(values: set[str]) -> _Patterns | None:
     # The longest value wins an overlap; values as long as each other, in one order every time.
-    ordered = sorted(_kept | _holders.keys(), key=lambda v: (-len(v), v))
+    ordered = sorted(values, key=lambda v: (-len(v), v))
     if not ordered:
-        _patterns = None
-        return
-    _patterns = _Patterns(
+        return None
+    return _Patterns(
         plain=re.compile("(" + "|".join(re.escape(v) for v in ordered) + ")"),
         every=tuple(pattern for v in ordered for pattern in _compiled[v][0]),
         plus=any(" " in v for v in ordered),
@@ -259,24 +276,35 @@ SHORTEST_FOUND: Final = 16
 ESCAPED_UP_TO: Final = 256
 
 
-def register_environment(declared: Iterable[str] = ()) -> None:
+def register_environment(declared: Iterable[str] = (), *, shown_only: bool = False) -> None:
     """Register the values of the environment variables named like credentials
     (``_CREDENTIAL_NAME``) for the rest of the process, and of those ``declared`` (a project's
     ``secrets:``, in every form whatever their length) until the ``project_scope`` this is
     called in ends (for the rest of the process outside one): the user's own code reads them,
-    and an error of its client may repeat one (a URL with ``?key=``)."""
+    and an error of its client may repeat one (a URL with ``?key=``). With ``shown_only``
+    (a command that reads the ledger), all of them are kept out of what is printed or written
+    out only, for the rest of the process (requirement 9)."""
     wanted = set(declared)
     held = _scope.get()
     for name, value in os.environ.items():
         # Declared first, so that a value both declared and found by its name is recognised
         # escaped, whatever its length.
         if name in wanted:
-            if held is None:
+            if shown_only:
+                _show(value)
+            elif held is None:
                 register(value)
             else:
                 _hold(value, held)
         if _CREDENTIAL_NAME.search(name) and len(value) >= SHORTEST_FOUND:
-            register(value, escaped=len(value) <= ESCAPED_UP_TO)
+            (_show if shown_only else register)(value, escaped=len(value) <= ESCAPED_UP_TO)
+
+
+def _show(value: str, escaped: bool = True) -> None:
+    with _lock:
+        if _compile(value, escaped) and value not in _shown:
+            _shown.add(value)
+            _refresh()
 
 
 # ---------------------------------------------------------------------------- the patterns
@@ -515,7 +543,7 @@ def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
 
 def redact_text(text: str) -> str:
     """``text`` with every registered secret replaced (not counted: for printed output)."""
-    patterns = _patterns
+    patterns = _shown_patterns
     if patterns is None:
         return text
     return _replaced(text, patterns)[0]
@@ -597,6 +625,24 @@ def _walk(value: Any, patterns: _Patterns, found: list[int]) -> Any:
     return value
 
 
+def redact_shown(value: Any) -> Any:
+    """``value`` (something printed or written out, not stored: an export's rows) with every
+    registered secret replaced, as ``redact`` replaces them, but not counted."""
+    patterns = _shown_patterns
+    if patterns is None:
+        return value
+    return _walk(value, patterns, [0])
+
+
+def holds_secret(value: str | bytes) -> bool:
+    """Whether ``value`` holds a registered secret, in any of its forms (one shown only too)."""
+    patterns = _shown_patterns
+    if patterns is None:
+        return False
+    text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value
+    return _replaced(text, patterns)[1] > 0
+
+
 def stored_count() -> int:
     """How many occurrences ``redact`` has replaced in this process so far."""
     return _stored
@@ -613,13 +659,14 @@ def add_stored(count: int) -> None:
 def forget_all() -> None:
     """Forget every registered secret (for tests; a run forgets only those its project
     declared, at the end of its ``project_scope``)."""
-    global _patterns, _keep_declared
+    global _patterns, _shown_patterns, _keep_declared
     with _lock:
         _compiled.clear()
         _kept.clear()
         _holders.clear()
+        _shown.clear()
         _keep_declared = False
-        _patterns = None
+        _patterns = _shown_patterns = None
 
 
 class RedactingStream:
@@ -634,7 +681,7 @@ class RedactingStream:
         self._stream = stream
 
     def write(self, text: str) -> int:
-        self._stream.write(redact_text(text) if _patterns is not None else text)
+        self._stream.write(redact_text(text) if _shown_patterns is not None else text)
         return len(text)
 
     def writelines(self, lines: Any) -> None:

@@ -230,12 +230,13 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
     for name, kind in kinds.items():  # before any is written: all of them, or none
         outfiles.check(folder / name, kind)
     if fmt == "trec":
-        run_text, qrels_text = trec_files(ledger, run)
+        # A run recorded before a secret was declared holds it (``keep_out_declared``).
+        run_text, qrels_text = map(redaction.redact_text, trec_files(ledger, run))
         return [
             _write(folder / "run.trec", run_text.encode()),
             _write(folder / "qrels.trec", qrels_text.encode()),
         ]
-    verdicts, cases = table_rows(ledger, run)
+    verdicts, cases = redaction.redact_shown(table_rows(ledger, run))
     written = []
     for name, rows, columns in (
         ("verdicts", verdicts, list(VERDICT_COLUMNS)),

@@ -68,7 +68,8 @@ def check_paths(junit: Path | None, summary: Path | None) -> None:
 
 def write_file(path: Path, text: str) -> None:
     """Write a report to ``path`` (``oloproof.outfiles.write``)."""
-    outfiles.write(path, text.encode("utf-8"))
+    # A run recorded before a secret was declared holds it (``keep_out_declared``).
+    outfiles.write(path, redact_text(text).encode("utf-8"))
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from oloproof import events as ev
 from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
-from oloproof.cli.project import project_ledger
+from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.cli.render import fitted, gate_line
 from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, flipped_cases
@@ -80,6 +80,7 @@ def compare_command(
 
     check_paths(junit, summary)  # refused before the comparison is recorded, not after
     with reports_if_stopped(junit, summary, "compare"):
+        keep_out_declared()
         ledger = project_ledger()
         from oloproof.compare import compare_runs
 

@@ -20,7 +20,7 @@ from oloproof import events as ev
 from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
-from oloproof.cli.project import project_ledger
+from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.diagnosis import labels as dg
 from oloproof.diagnosis import scope
 from oloproof.diagnosis.lines import count_lines, stopped_lines
@@ -207,6 +207,7 @@ def diagnose_command(
 
     Example: oloproof diagnose latest --intervention gold-context --criterion answer_correct
     """
+    keep_out_declared()
     ledger = project_ledger(only_reads=verify is not None)
     if verify is not None:
         if run is not None or intervention is not None or criterion is not None:

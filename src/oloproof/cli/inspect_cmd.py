@@ -16,7 +16,7 @@ from oloproof import events as ev
 from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.pretty import PLAIN_WIDTH, fold_under, section
-from oloproof.cli.project import project_ledger, project_root
+from oloproof.cli.project import keep_out_declared, project_ledger, project_root
 from oloproof.cli.render import (
     fitted,
     judgment_lines,
@@ -89,6 +89,7 @@ def inspect_command(
             "--slices lists a run's report slices; it cannot go with --case or --failures, "
             "which show no report"
         )
+    keep_out_declared()
     ledger = project_ledger(only_reads=True)
     address = _resolve(ledger, id)
     event = ledger.get(address)
@@ -393,6 +394,7 @@ def export_command(
     from oloproof.run_list import run_row
     from oloproof.stored_runs import check_run_indexes, load_run
 
+    keep_out_declared()
     ledger = project_ledger(only_reads=True)
     run = load_run(ledger, id)
     check_run_indexes(ledger, run)

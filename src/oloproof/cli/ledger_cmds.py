@@ -34,7 +34,7 @@ from ledger import (
 from ledger.address import parse_address
 from ledger.verify import STALE_INDEX
 from oloproof.cli.main import app
-from oloproof.cli.project import project_ledger
+from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.display import plural
 from oloproof.errors import ConfigError
 
@@ -100,6 +100,7 @@ def verify_command(
             raise ConfigError(
                 f"--head {head!r} is not a chain head: expected 'sha256:' and 64 hex digits"
             ) from None
+    keep_out_declared()
     counts = AuditCounts()
 
     def checks(ledger: Ledger) -> Iterator[Problem]:
@@ -206,14 +207,43 @@ def export_command(
 
     _refuse_malformed(ids or [])
     check_output_path(to)
+    keep_out_declared()
 
     with _open(create=False, only_reads=True) as ledger:
         # `latest` is the run it means (``oloproof.latest``), not whatever its ref holds.
         asked = [resolve_latest(ledger) if text == LATEST else text for text in ids or []]
-        count = export_archive(ledger, asked, to, links=LINKS, everything=everything)
+        count = export_archive(
+            ledger, asked, to, links=LINKS, everything=everything, check=_no_secret(to)
+        )
     # A device or a pipe (/dev/null) was written into: its size says nothing of what was written.
     size = f" ({to.stat().st_size:,} bytes)" if to.is_file() else ""
     typer.echo(f"exported {count} {plural(count, 'event')} to {to}{size}")
+
+
+def _no_secret(to: Path) -> Callable[[str, bytes], None]:
+    """A check of each event an archive is to hold: one holding a secret the command keeps out
+    (``keep_out_declared``; recorded before it was declared) is refused. It cannot be written
+    redacted: its address is the hash of its bytes, and the events that link to it name it."""
+    from oloproof.redaction import holds_secret
+
+    def check(address: str, data: bytes) -> None:
+        if holds_secret(data):
+            kept = (
+                "was not written"
+                if not to.exists()
+                else "was left as it was"
+                if to.is_file()
+                else "received only the events before it"
+            )
+            raise ConfigError(
+                f"will not export {address}: it holds the value of a secret (one that "
+                "oloproof.yaml lists under secrets:, or a variable named like a credential), "
+                "recorded before it was declared, and an event cannot be changed without "
+                f"changing its address; {to} {kept}. Export without that variable set to "
+                "archive the events as they were recorded"
+            )
+
+    return check
 
 
 @ledger_app.command("import")

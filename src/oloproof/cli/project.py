@@ -45,6 +45,34 @@ def project_ledger(*, create: bool = False, only_reads: bool = False) -> Ledger:
     return open_project_ledger(root, create=create, only_reads=only_reads)
 
 
+def keep_out_declared() -> None:
+    """Keep what a run here would keep out of what this command prints or writes: the values
+    of the variables the project file lists under ``secrets:`` and of those named like
+    credentials (``oloproof.redaction.register_environment``). A run recorded before a secret
+    was declared holds its value; the commands that read it show it as ``[redacted]``. A
+    project file whose ``secrets:`` cannot be read is refused, as a run refuses it: which
+    values to keep out would be unknown."""
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    from oloproof import redaction
+    from oloproof.config import SecretName, validation_error
+    from oloproof.yamlfile import read_yaml
+
+    class Declared(BaseModel):
+        model_config = ConfigDict(extra="ignore", strict=True)  # the rest is the run's to check
+        secrets: list[SecretName] = []
+
+    path = project_root() / PROJECT_FILE
+    declared: list[str] = []
+    if path.exists():
+        data, lines = read_yaml(path)
+        try:
+            declared = Declared.model_validate(data if isinstance(data, dict) else {}).secrets
+        except ValidationError as exc:
+            raise validation_error(path, exc, lines) from None
+    redaction.register_environment(declared, shown_only=True)
+
+
 def config_path(given: Path | None) -> Path:
     """``--config`` as given, else the project's oloproof.yaml (found from a subfolder too)."""
     if given is not None:

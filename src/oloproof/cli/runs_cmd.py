@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from oloproof.cli.main import app
-from oloproof.cli.project import project_ledger
+from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.cli.render import fitted, short_address
 
 if TYPE_CHECKING:
@@ -35,6 +35,7 @@ def runs_command(
     """
     from oloproof.run_list import run_rows
 
+    keep_out_declared()
     ledger = project_ledger(only_reads=True)
     rows = run_rows(ledger)
     top = [row for row in rows if row.child_of is None]

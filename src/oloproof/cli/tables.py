@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from oloproof.redaction import redact_text
+
 MIN_COLUMN = 5
 """Columns never shrink below this many characters."""
 
@@ -30,6 +32,8 @@ def table(
 ) -> list[str]:
     """The table's lines; ``width`` None gives every column its widest cell. Columns in
     ``whole`` (an outcome, say) never fold while the table can fit without folding them."""
+    # Secrets replaced before cells are measured and folded (``fold``)
+    rows = [[redact_text(str(c)) for c in r] for r in rows]
     widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
     if width is not None:
         widths = _fit(widths, header, rows, width, whole)
@@ -115,7 +119,9 @@ def fit_lines(lines: Sequence[str], width: int | None) -> list[str]:
 
 
 def fold(text: str, width: int) -> list[str]:
-    """``text`` cut into lines of at most ``width`` characters, at break points if possible."""
+    """``text`` cut into lines of at most ``width`` characters, at break points if possible.
+    Secrets are replaced first: the printed stream could not recognise one cut in two."""
+    text = redact_text(text)
     if len(text) <= width:
         return [text]
     out: list[str] = []

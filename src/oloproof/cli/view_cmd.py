@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from oloproof.cli.main import app, fail
-from oloproof.cli.project import project_root
+from oloproof.cli.project import keep_out_declared, project_root
 
 
 @app.command("view")
@@ -55,6 +55,7 @@ def view_command(
             fail(malformed)
     if not is_loopback(host) and not allow_remote:
         fail(f"refusing to serve on {host}, which other machines may reach; add --allow-remote")
+    keep_out_declared()  # the pages and the export are written through it
     reader = open_viewer(project_root())
     if export_dir is not None:
         done = export(reader, export_dir, runs or [])

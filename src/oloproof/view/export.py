@@ -22,6 +22,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from oloproof.errors import OloproofError
+from oloproof.redaction import redact_text
 from oloproof.view import data, pages
 from oloproof.view.links import Links
 
@@ -181,9 +182,11 @@ def _write_site(
         url = urlsplit(served)
         links = Links(static=True, here=file, known=known, missing=NOT_EXPORTED)
         text = "".join(pages.render(reader, url.path, dict(parse_qsl(url.query)), links))
-        write(file, text.replace(pages.FLUSH, ""))
+        # A run recorded before a secret was declared holds it (``keep_out_declared``).
+        write(file, redact_text(text.replace(pages.FLUSH, "")))
     message = (
         "This page is not part of this export: it holds only the runs it was made for "
         f"({', '.join(sorted(reader.only_runs or ()))}) and what they link to."
     )
-    write(NOT_EXPORTED, pages.error_page(message, Links(static=True, here=NOT_EXPORTED), 404))
+    page = pages.error_page(message, Links(static=True, here=NOT_EXPORTED), 404)
+    write(NOT_EXPORTED, redact_text(page))

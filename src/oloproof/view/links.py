@@ -17,13 +17,16 @@ import re
 from collections.abc import Mapping
 from urllib.parse import quote, urlencode
 
+from oloproof.redaction import holds_secret
+
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
 _ADDRESS = re.compile(r"sha256:([0-9a-f]{64})")
 
 
 def file_name(text: str) -> str:
-    """``text`` as a file name: itself when plainly safe, otherwise a digest of it."""
-    if _SAFE_NAME.fullmatch(text) and not text.endswith("."):
+    """``text`` as a file name: itself when plainly safe and holding no secret (a file's name
+    is not redacted), otherwise a digest of it."""
+    if _SAFE_NAME.fullmatch(text) and not text.endswith(".") and not holds_secret(text):
         return text
     return "_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
 

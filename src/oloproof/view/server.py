@@ -21,6 +21,7 @@ from importlib import resources
 from typing import ClassVar, Literal
 from urllib.parse import parse_qsl, urlsplit
 
+from oloproof.redaction import redact_text
 from oloproof.view import data, pages
 from oloproof.view.links import Links
 
@@ -222,7 +223,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(first, stream)
 
     def _error(self, status: HTTPStatus, message: str, *, body: bool) -> None:
-        text = pages.error_page(message, self.links, status.value).encode()
+        text = redact_text(pages.error_page(message, self.links, status.value)).encode()
         self._head(status, "text/html; charset=utf-8", len(text))
         if body:
             self.wfile.write(text)
@@ -238,17 +239,19 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def _send(self, first: str, stream: object) -> None:
+        """The page, each part up to a ``FLUSH`` mark without the secrets the command keeps
+        out (a run recorded before one was declared holds it)."""
         pending: list[str] = [first]
         for piece in stream:  # type: ignore[attr-defined]
             if pages.FLUSH in piece:
                 before, _, after = piece.partition(pages.FLUSH)
                 pending.append(before)
-                self.wfile.write("".join(pending).encode())
+                self.wfile.write(redact_text("".join(pending)).encode())
                 self.wfile.flush()
                 pending = [after]
             else:
                 pending.append(piece)
-        self.wfile.write("".join(pending).encode())
+        self.wfile.write(redact_text("".join(pending)).encode())
 
 
 class ViewServer(ThreadingHTTPServer):
