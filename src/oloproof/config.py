@@ -25,16 +25,12 @@ from pydantic import (
     model_validator,
 )
 
+from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.filekinds import lookup_fault
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import (
-    ENV_NAME_PATTERN,
-    JudgeConfig,
-    ModelSystemSettings,
-    variable_name,
-)
+from oloproof.judge_config import JudgeConfig, ModelSystemSettings
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import line_for, read_yaml
 

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from ledger.codec import INT_MAX, INT_MIN
+from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 
 ProviderName = Literal["openai", "anthropic"]
 ServerName = Literal["vllm", "llama.cpp", "ollama"]
@@ -111,19 +112,6 @@ _CRITERION_DOC = (
     "The metric this judge's verdicts feed, as policy rules and reports name it "
     "(letters, digits, `_`, `.`, `-`)."
 )
-ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
-
-
-def variable_name(name: str, holding: str = "the key") -> str:
-    """``name``, when it is the name of an environment variable; else a ``ValueError`` whose
-    message never repeats it (it may be the value ``holding``, pasted in by mistake)."""
-    if not re.match(ENV_NAME_PATTERN, name):
-        raise ValueError(
-            f"must be the name of an environment variable that holds {holding} "
-            f"(letters, digits and _), never {holding} itself"
-        )
-    return name
-
 
 # What stands in for an api_key_env that is not a variable name (a key pasted there by mistake),
 # so no validation error, however it is printed, repeats the value.
