@@ -237,6 +237,11 @@ REASON_HINTS: dict[str, str] = {
         "unparseable_reply: the replies were not the verdict object (see one with oloproof "
         "inspect RUN --case ID); structured_output: json_schema has the server enforce it"
     ),
+    "judge_reply_incomplete": (
+        "judge_reply_incomplete: the replies were not the model's whole answer (see one with "
+        "oloproof inspect RUN --case ID); one cut at the token limit needs a larger max_tokens "
+        "on the judge"
+    ),
     "judge_timeout": (
         "judge_timeout: no reply in time; a local server computing one request at a time needs "
         "concurrency 1 and a timeout that covers its queue (server: llama.cpp or ollama)"

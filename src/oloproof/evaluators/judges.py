@@ -17,6 +17,10 @@ What can happen:
   ``judge_request_failed``, or ``judge_malformed_response`` (a 2xx that is not the protocol's
   reply); the detail keeps ``error``, ``error_kind``, ``attempts``, the ``status`` and the
   server's reply as ``raw_reply``. Never a pass or a fail.
+- ``missing: judge_reply_incomplete``: the reply says it is not the model's whole answer (cut
+  at the token limit, refused, a tool call, several choices: ``Completion.incomplete``), so
+  whatever verdict its text holds is not taken; ``error`` says what the reply is, beside
+  ``raw_reply`` and the call's metadata.
 - ``missing: unparseable_reply``: the reply is not the verdict object, or repeats the material
   under test; ``parse_error`` says which, beside ``raw_reply`` and the call's metadata.
 - ``missing: instructions_dropped``: the reply's input-token count shows the model cannot have
@@ -130,7 +134,10 @@ class LLMJudge:
     # shape (usage not an object, a token count that is not a whole number, a key given twice,
     # nesting too deep, an id, model or finish reason that is not text) is
     # judge_malformed_response. Version 2 passed some of these replies.
-    VERSION: ClassVar[int] = 3
+    # 4: a reply that says it is not the model's whole answer (cut at the token limit, refused,
+    # a tool call, several choices) is judge_reply_incomplete, and one beside the server's error
+    # judge_malformed_response, whatever verdict its text holds. Version 3 passed them.
+    VERSION: ClassVar[int] = 4
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
@@ -253,6 +260,11 @@ class LLMJudge:
     def interpret(self, completion: Completion, system: str, user: str) -> Verdict:
         """The verdict a reply to ``system`` and ``user`` gives, with the call's metadata."""
         detail = {**raw_reply_detail(completion.text), **self._call_detail(completion)}
+        if completion.incomplete is not None:
+            # The verdict may come first and still parse when the rest was cut, refused or
+            # withheld: what the model would have concluded is not known.
+            error = f"{completion.incomplete}, so no verdict is read from it"
+            return Verdict.missing("judge_reply_incomplete", error=error, **detail)
         found = read_reply(completion.text, self.scale, [user], system)
         if instructions_dropped(system, user, completion.usage.input_tokens):
             detail["prompt_tokens_estimate"] = estimated_tokens(system) + estimated_tokens(user)
@@ -261,10 +273,7 @@ class LLMJudge:
                 detail["parse_error"] = found.why
             return Verdict.missing("instructions_dropped", **detail)
         if isinstance(found, Unparseable):
-            why = found.why
-            if completion.finish_reason in ("length", "max_tokens"):
-                why += f" (the reply was cut at max_tokens, {self.config.max_tokens})"
-            return Verdict.missing("unparseable_reply", parse_error=why, **detail)
+            return Verdict.missing("unparseable_reply", parse_error=found.why, **detail)
         detail["explanation"] = found.reason
         if isinstance(found.decision, float):
             return Verdict.scored(found.decision, **detail)

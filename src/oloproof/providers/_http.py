@@ -28,11 +28,13 @@ emoji: no character, so nothing a ledger can store). Anything else (``"usage": [
 negative count, ``"id": 7``, a body 100,000 brackets deep) is a ``malformed_response`` with the
 body, never an exception of the parser's; its message says what is wrong where it can (a body
 that is not JSON, a streamed one, one holding the protocol's error object instead of a reply).
+So is a reply beside a non-null ``error`` (a proxy passing on what came before an upstream
+failure): the server says the text is not what it meant to send.
 
 A reply the protocol reads can still say its text is not the model's whole answer (cut at the
 token limit, refused, a tool call, several choices): ``Completion.incomplete`` says so, and
 ``HttpProvider.answer`` turns it into an ``incomplete`` ``ProviderError`` where the text would
-be taken as an answer. A judge does not ask it: its reply is a verdict or is not one.
+be taken as an answer; a judge reads no verdict from such a reply (``judge_reply_incomplete``).
 
 The key goes only into the request header. A key no header can carry (a character outside
 ASCII, a control character) is refused when the client is made, as a ``ConfigError`` naming its
@@ -124,8 +126,8 @@ class Completion:
     incomplete: str | None = None
     """Why the text is not the model's one whole answer, as the reply says (cut at the token
     limit, refused, stopped to call a tool, one of several choices); None when it says none of
-    these. A judge reads the text as a verdict or not at all; ``HttpProvider.answer`` refuses
-    such a reply where the text is taken as an answer."""
+    these. A judge reads no verdict from such a reply; ``HttpProvider.answer`` refuses it where
+    the text is taken as an answer."""
 
 
 class ProviderError(Exception):
@@ -456,13 +458,19 @@ class HttpProvider:
     def _parse(self, content: bytes, headers: httpx.Headers) -> Completion:
         data = _body_object(content, headers.get("content-type", ""))
         try:
-            return self.parse(data)
+            completion = self.parse(data)
         except (ValueError, KeyError, TypeError, IndexError):
             if "error" not in data:
                 raise
-        # Some proxies answer an upstream failure with a 2xx holding the protocol's error body.
-        said = _error_message(data)
-        raise MalformedReply("the body is an error" + (f": {quoted(said)}" if said.strip() else ""))
+            # Some proxies answer an upstream failure with a 2xx holding the protocol's error body.
+            raise MalformedReply("the body is an error" + error_said(data)) from None
+        if data.get("error") is not None:
+            # A reply beside an error (a proxy that passes on what came before the failure):
+            # the server says this text is not what it meant to send.
+            raise MalformedReply(
+                "the body holds the server's error beside the reply" + error_said(data)
+            )
+        return completion
 
     def _error(
         self,
@@ -547,7 +555,7 @@ def _body_object(content: bytes, content_type: str) -> dict[str, Any]:
         # as an exception of ours.
         raise MalformedReply("the body is nested too deep to read") from None
     except ValueError:
-        raise MalformedReply(_not_json(content_type)) from None
+        raise MalformedReply(_not_json(content, content_type)) from None
     if not isinstance(data, dict):
         raise MalformedReply("the body is not a JSON object")
     if lone_surrogate_in(data):
@@ -558,11 +566,17 @@ def _body_object(content: bytes, content_type: str) -> dict[str, Any]:
     return data
 
 
-def _not_json(content_type: str) -> str:
+def _not_json(content: bytes, content_type: str) -> str:
     if content_type.split(";")[0].strip().lower() == "text/event-stream":
         return (
             "the body is not JSON; its Content-Type is text/event-stream, a streamed reply, "
             "which Oloproof does not ask for"
+        )
+    if content.lstrip().startswith((b"data:", b"event:")):
+        # A server that streams whatever was asked, under a JSON Content-Type.
+        return (
+            "the body is not JSON; it is a stream of server-sent events (data: lines), which "
+            "Oloproof does not ask for"
         )
     return "the body is not JSON"
 
@@ -616,6 +630,12 @@ def _server_says(raw: str) -> str:
     else:
         text = _error_message(data)
     return ": " + quoted(text) if text.strip() else ""
+
+
+def error_said(data: Any) -> str:
+    """``: <the message of data's error object>``, quoted, or '' when it has none."""
+    said = _error_message(data)
+    return f": {quoted(said)}" if said.strip() else ""
 
 
 def _error_message(data: Any) -> str:

@@ -65,11 +65,13 @@ class AnthropicMessagesProvider(HttpProvider):
         if not isinstance(blocks, list):
             raise MalformedReply("content is not a list")
         texts = []
+        tool_use = False
         for number, block in enumerate(blocks):
             if not isinstance(block, dict):
                 raise MalformedReply(f"content[{number}] is not an object")
             if block.get("type") == "text":
                 texts.append(block["text"])
+            tool_use = tool_use or block.get("type") == "tool_use"
         stop_reason = optional_text(data, "stop_reason")
         if not texts or not all(isinstance(text, str) for text in texts):
             why = _INCOMPLETE.get(stop_reason or "")
@@ -84,7 +86,8 @@ class AnthropicMessagesProvider(HttpProvider):
             reply_id=optional_text(data, "id"),
             model=optional_text(data, "model"),
             finish_reason=stop_reason,
-            incomplete=_INCOMPLETE.get(stop_reason or ""),
+            incomplete=_INCOMPLETE.get(stop_reason or "")
+            or (_TOOL_USE_BLOCK if tool_use else None),
         )
 
 
@@ -102,6 +105,11 @@ _INCOMPLETE = {
     "tool_use": "the model asked to call a tool instead of answering (stop_reason tool_use)",
     "pause_turn": "the server paused the model's turn before it ended (stop_reason pause_turn)",
 }
+
+
+# A call to one of the caller's tools (not a server tool, whose result the reply goes on to
+# use) says the text is not the answer, whatever stop reason a server gives with it.
+_TOOL_USE_BLOCK = "the model asked to call a tool instead of answering (a tool_use block)"
 
 
 def _prompt_tokens(usage: Mapping[str, Any]) -> int | None:

@@ -25,6 +25,7 @@ from oloproof.providers._http import (
     HttpProvider,
     MalformedReply,
     Usage,
+    error_said,
     optional_text,
     quoted,
     token_count,
@@ -76,21 +77,27 @@ class OpenAIChatProvider(HttpProvider):
 
     def parse(self, data: dict[str, Any]) -> Completion:
         choices = data["choices"]
+        if not isinstance(choices, list) or not choices:
+            raise MalformedReply("choices is not a list of at least one choice")
         choice = choices[0]
         if not isinstance(choice, dict):
             raise MalformedReply("choices[0] is not an object")
+        if choice.get("error") is not None:
+            # A server that failed part way through the reply (OpenRouter says so here).
+            raise MalformedReply("choices[0] holds the server's error" + error_said(choice))
         message = choice["message"]
         if not isinstance(message, dict):
             raise MalformedReply("choices[0].message is not an object")
         refusal = message.get("refusal")
         text = message["content"]
+        finish_reason = optional_text(choice, "finish_reason", "choices[0].")
         if not isinstance(text, str):
             if isinstance(refusal, str) and refusal:
                 raise MalformedReply(f"the reply has no text content: {_refused(refusal)}")
             if message.get("tool_calls"):
                 raise MalformedReply(f"the reply has no text content: {_TOOL_CALL}")
-            raise MalformedReply("the reply has no text content")
-        finish_reason = optional_text(choice, "finish_reason", "choices[0].")
+            why = _INCOMPLETE.get(finish_reason or "")
+            raise MalformedReply("the reply has no text content" + (f": {why}" if why else ""))
         usage = usage_object(data)
         return Completion(
             text=text,
@@ -102,7 +109,7 @@ class OpenAIChatProvider(HttpProvider):
             fingerprint=optional_text(data, "system_fingerprint"),
             model=optional_text(data, "model"),
             finish_reason=finish_reason,
-            incomplete=_incomplete(len(choices), refusal, finish_reason),
+            incomplete=_incomplete(len(choices), message, finish_reason),
         )
 
 
@@ -118,11 +125,16 @@ _INCOMPLETE = {
     "tool_calls": f"{_TOOL_CALL} (finish_reason tool_calls)",
     "function_call": f"{_TOOL_CALL} (finish_reason function_call)",
     "error": "the server stopped the reply on an error (finish_reason error)",
+    "insufficient_system_resource": (
+        "the server interrupted the reply for want of resources "
+        "(finish_reason insufficient_system_resource)"
+    ),
 }
 
 
-def _incomplete(choices: int, refusal: Any, finish_reason: str | None) -> str | None:
+def _incomplete(choices: int, message: dict[str, Any], finish_reason: str | None) -> str | None:
     """Why a reply with text does not hold the model's one whole answer, or None."""
+    refusal = message.get("refusal")
     if isinstance(refusal, str) and refusal:
         return _refused(refusal)
     if choices > 1:
@@ -130,7 +142,13 @@ def _incomplete(choices: int, refusal: Any, finish_reason: str | None) -> str | 
             f"the reply holds {choices} choices (is n set in extra_body?), and Oloproof "
             "records one answer"
         )
-    return _INCOMPLETE.get(finish_reason or "")
+    said = _INCOMPLETE.get(finish_reason or "")
+    if said is None and (message.get("tool_calls") or message.get("function_call")):
+        # Some servers finish a tool call with "stop": the call itself says the text is not
+        # the answer, only what the model wrote before asking for it.
+        key = "tool_calls" if message.get("tool_calls") else "function_call"
+        return f"{_TOOL_CALL} (choices[0].message.{key})"
+    return said
 
 
 def _refused(refusal: str) -> str:

@@ -41,9 +41,10 @@ _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 
 # How replies are read into an answer, counted up when that changes what counts as one: the
-# executions an earlier reading stored (a reply cut at the token limit, taken whole before 2)
-# are then made again rather than served from the cache.
-REPLIES = 2
+# executions an earlier reading stored (a reply cut at the token limit, taken whole before 2;
+# one beside the server's error, or beside a tool call its finish reason did not name, before
+# 3) are then made again rather than served from the cache.
+REPLIES = 3
 
 
 class ModelSystemError(RuntimeError):

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (3, "7644eabea26000f96fc5ea7fb9b968e0eaeb7ba6fbf12e92ad66ee22f934d476")
+RECORDED = (4, "8f1ba7fab59063838bf0bd85d7362da8c2c67801eec1a9fa3936ecc800bd57f9")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
