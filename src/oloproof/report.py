@@ -380,6 +380,21 @@ def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
     return deciding_text((missing, "pair"), unjudged, alone, observed)
 
 
+def planning_text(planning: Mapping[str, Any]) -> str:
+    """A comparison rule's planning projection (its ``detail["planning"]``), as ``compare``
+    and the viewer say it."""
+    if planning["beyond_limit"]:
+        return (
+            f"more than {planning['limit']:,} paired cases would be needed to decide it, "
+            "if the difference holds"
+        )
+    more = int(planning["more"])
+    return (
+        f"about {more} more paired {plural(more, 'case')} would decide it, if the difference "
+        f"holds ({planning['total']} in total at {planning['discordance_percent']}% discordance)"
+    )
+
+
 def counted_text(row: Mapping[str, Any]) -> str | None:
     """For a comparison's metric row with missing pairs or repeats without a verdict, how its
     interval counts them and what the paired cases alone give; None for any other row (or one

@@ -200,7 +200,8 @@ def test_a_comparison_recorded_before_reads_as_it_was_made(tmp_path: Path) -> No
 
 def test_a_case_moves_only_when_its_unjudged_repeats_cannot_undo_it(tmp_path: Path) -> None:
     """Both runs repeated. ``c0`` judged 1 of 3 times (a pass) against a baseline's 2 of 3 could
-    be 1/3: it was listed improved on its judged repeat alone, and is listed no more."""
+    be 1/3: it was listed improved on its judged repeat alone, and is now listed apart,
+    ``unsettled``, counted neither way."""
     patterns = [
         ("ppf", "pee"),  # 0.667 vs 1/3 .. 1: unknown
         ("fff", "pee"),  # 0 vs at least 1/3: improved
@@ -220,6 +221,8 @@ def test_a_case_moves_only_when_its_unjudged_repeats_cannot_undo_it(tmp_path: Pa
         ("c1", "0.000", "1.000 (1 of 3 repeats judged)", "improved"),
         ("c2", "1.000", "0.000 (1 of 3 repeats judged)", "regressed"),
         ("c5", "0.333", "0.667", "improved"),
+        ("c0", "0.667", "1.000 (1 of 3 repeats judged)", "unsettled"),
+        ("c3", "0.333", "0.500 (2 of 3 repeats judged)", "unsettled"),
     ]
     (row,) = data["metrics"]
     assert (row["paired"], row["partial"]) == (6, 4)

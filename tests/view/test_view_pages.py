@@ -200,7 +200,8 @@ def test_comparison_page_matrix_agrees_with_the_comparison_counts(
     assert "answer_correct +75.0 points [-51.7, +99.9]" in text
     assert "3 fail→pass, 0 pass→fail" in text  # the comparison's own b and c
     flipped = re.findall(rf'href="/comparisons/{p.comparison}/cases/([^"]+)"', page)
-    assert flipped == ["money_back", "refund_review", "security_review"]
+    # In the candidate's line order, as `compare --cases` lists them.
+    assert flipped == ["refund_review", "money_back", "security_review"]
     assert 'class="forest"' in page and 'class="margin"' in page
     assert "about 5 more paired cases would decide it" in text
     status, pair = fetch(f"{support_url}/comparisons/{p.comparison}/cases/refund_review")

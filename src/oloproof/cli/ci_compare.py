@@ -22,7 +22,7 @@ from oloproof.cli.ci import (
     rule_testcase,
 )
 from oloproof.display import fmt_points, fmt_points_interval, plural
-from oloproof.flips import Flip
+from oloproof.flips import Flip, changed_cases_line
 from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
 from oloproof.results import Interval
 
@@ -124,15 +124,34 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
             note = comparison_rule_note(d)
             if note is not None:
                 lines += [md_text(f"{d['id']}: {note}"), ""]
-    improved = sum(1 for f in flips if f.direction == "improved")
-    lines.append(f"Changed cases: {improved} improved, {len(flips) - improved} regressed")
-    if flips:
+    lines.append(md_text(changed_cases_line(flips)))
+    listed = flips[:SUMMARY_FLIPS]
+    moved = [f for f in listed if f.counted]
+    if moved:
         lines.append("")
         lines += md_table(
             ["metric", "case", "baseline", "candidate", "see"],
             [
                 [f.metric, f.case_id, f.baseline, f.candidate, md_code(f.candidate_case)]
-                for f in flips[:SUMMARY_FLIPS]
+                for f in moved
+            ],
+        )
+    apart = [f for f in listed if not f.counted]
+    if apart:
+        # A table of their own, with why: a row of the first table reads as the system's doing.
+        lines.append("")
+        lines += md_table(
+            ["metric", "case", "baseline", "candidate", "counted neither way", "see"],
+            [
+                [
+                    f.metric,
+                    f.case_id,
+                    f.baseline,
+                    f.candidate,
+                    f.direction_text,
+                    md_code(f.candidate_case),
+                ]
+                for f in apart
             ],
         )
     unlisted = len(flips) - SUMMARY_FLIPS

@@ -21,12 +21,13 @@ from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.cli.render import fitted, gate_line
 from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
-from oloproof.flips import Flip, flipped_cases
+from oloproof.flips import Flip, changed_cases_line, flipped_cases
 from oloproof.report import (
     comparison_evidence_line,
     comparison_rule_note,
     counted_text,
     left_out_of_slices,
+    planning_text,
     slice_text,
 )
 from oloproof.results import Interval
@@ -115,13 +116,11 @@ def _with_flips(lines: list[str], flips: Sequence[Flip]) -> list[str]:
 
 def flip_lines(flips: Sequence[Flip]) -> list[str]:
     """``Changed cases: 1 improved, 0 regressed`` and one line per changed case."""
-    improved = sum(1 for f in flips if f.direction == "improved")
-    head = f"Changed cases: {improved} improved, {len(flips) - improved} regressed"
     return [
-        head,
+        changed_cases_line(flips),
         *(
-            f"  {f.metric}  {printable(f.case_id)}  {f.baseline} → {f.candidate}  {f.direction}  "
-            f"{f.candidate_case} · {f.baseline_case}"
+            f"  {f.metric}  {printable(f.case_id)}  {f.baseline} → {f.candidate}  "
+            f"{f.direction_text}  {f.candidate_case} · {f.baseline_case}"
             for f in flips
         ),
     ]
@@ -262,7 +261,7 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     detail = decision["detail"]
     planning = detail.get("planning")
     if planning is not None:
-        lines.append("    " + _planning_text(planning))
+        lines.append("    " + planning_text(planning))
     note = comparison_rule_note(decision)
     if note is not None:
         lines.append("    " + note)
@@ -273,16 +272,3 @@ def _margin(points: float) -> str:
     """A margin in points: one decimal (``5.0``), more only when the policy gave more."""
     text = f"{points:.1f}"
     return text if float(text) == points else repr(float(points))
-
-
-def _planning_text(planning: Mapping[str, Any]) -> str:
-    if planning["beyond_limit"]:
-        return (
-            f"more than {planning['limit']:,} paired cases would be needed to decide it, "
-            "if the difference holds"
-        )
-    more = int(planning["more"])
-    return (
-        f"about {more} more paired {plural(more, 'case')} would decide it, if the difference "
-        f"holds ({planning['total']} in total at {planning['discordance_percent']}% discordance)"
-    )

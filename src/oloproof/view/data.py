@@ -58,7 +58,7 @@ from oloproof.diagnosis.lines import count_lines, stopped_lines
 from oloproof.diagnosis.scope import Exclusion, exclusions, selected_line
 from oloproof.display import an_event
 from oloproof.errors import UnknownIdError
-from oloproof.flips import Flip, case_flips
+from oloproof.flips import Flip, case_flips, in_listed_order
 from oloproof.inspect import CaseDetail, case_detail
 from oloproof.metrics import (
     RecordedCases,
@@ -770,7 +770,7 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
                 cand, base = (case, counterpart) if read is cands else (counterpart, case)
                 for flip in case_flips(body, [metric], cand, base):
                     found[(flip.case_id, metric)] = flip
-    return sorted(found.values(), key=lambda f: (f.case_id, metrics.index(f.metric)))
+    return in_listed_order(found.values(), metrics)
 
 
 def _failing_on(reader: Reader, run_id: str, metric: str) -> Iterator[tuple[str, CaseResultBody]]:

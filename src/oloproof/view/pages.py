@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 from ledger import LedgerError
 from oloproof import display, report
+from oloproof.flips import changed_cases_line
 from oloproof.relevance import described, relevant_units, unit_of
 from oloproof.results import Interval
 from oloproof.view import data, svg
@@ -103,6 +104,9 @@ def _environment() -> Environment:
         rule_threshold=rule_threshold,
         rule_note=data.rule_note,
         comparison_note=report.comparison_rule_note,
+        # A comparison's planning lines and changed cases, in the words `compare` prints.
+        planning_text=report.planning_text,
+        changed_cases=changed_cases_line,
         # The line `oloproof compare` prints under a comparison's gate with nothing under it.
         comparison_evidence=report.comparison_evidence_line,
         # The line `oloproof run` prints under a gate with nothing under it.
