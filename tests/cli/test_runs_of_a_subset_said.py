@@ -1,4 +1,4 @@
-"""`oloproof runs --json` says which runs covered a subset of their cases: through the real CLI.
+"""`oloproof runs` (and `--json`) says which runs covered a subset of their cases: through the real CLI.
 
 The defect: a run of `--filter metadata.half=first` over 5 of 10 cases listed as
 `COMPLETE  PASS (exit 0)  5 of 5 observed · 0 missing`, its JSON row `planned: 5` and nothing
@@ -59,3 +59,10 @@ def test_a_subset_run_lists_as_one(tmp_path: Path) -> None:
     # inspect --json says the same of the run.
     report = json.loads(oloproof("inspect", narrowed, "--json", cwd=root).out)
     assert report["subset"] == found[narrowed]["subset"]
+    # The plain listing says it too (was: `5 of 5 observed · 0 missing`, as a 5-case suite).
+    listed = {line.split()[0]: line for line in oloproof("runs", cwd=root).lines}
+    assert "5 of 5 observed · 0 missing · subset: 5 of 10 cases (metadata.half=first)" in (
+        listed[narrowed]
+    )
+    assert "3 of 3 observed · 0 missing · subset: 3 of 10 cases (the first 3)" in listed[limited]
+    assert "subset" not in listed[whole]

@@ -9,7 +9,7 @@ import typer
 
 from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
-from oloproof.cli.render import fitted, short_address
+from oloproof.cli.render import fitted, short_address, subset_text
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -116,4 +116,6 @@ def _evidence_text(row: RunRow) -> str:
     text += f" ({', '.join(why)})" if why else ""
     if row.repeats_errored:  # the errored executions the cases' combined verdicts hold
         text += f" · {row.repeats_errored} of {row.repeats_executed} repeats errored"
+    if row.subset is not None:  # 5 of 5 observed is not the suite
+        text += f" · subset: {subset_text(row.subset, row.planned)}"
     return text
