@@ -11,6 +11,7 @@ import asyncio
 import dataclasses
 import datetime as dt
 import functools
+import os
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -188,6 +189,21 @@ def replay_plan(
     return dataclasses.replace(plan, chosen=cases)
 
 
+def _refuse_short_secrets(config: ProjectConfig, config_path: Path) -> None:
+    """A declared secret whose value is too short to search for (``redaction.MIN_LENGTH``)
+    would be stored as it is: the run is refused rather than keep it less than it says."""
+    for index, name in enumerate(config.secrets):
+        value = os.environ.get(name, "")
+        if 0 < len(value) < redaction.MIN_LENGTH:
+            raise ConfigError(
+                f"{config.location('secrets', index, path=config_path)}: secrets: the value of "
+                f"{name} is shorter than {redaction.MIN_LENGTH} characters, too short to be kept "
+                "out of what a run stores and prints (so short a text occurs in ordinary text, "
+                f"and replacing it there would change outputs and verdicts); give {name} a "
+                "longer value, or take it out of secrets: to have it recorded as it is"
+            )
+
+
 def _plan(
     config: ProjectConfig,
     config_path: Path,
@@ -198,6 +214,7 @@ def _plan(
     policy_as_recorded: bool = False,
 ) -> RunPlan:
     require_engine(config, config_path)
+    _refuse_short_secrets(config, config_path)
     # Before any of the user's code runs (its module's import prints, its errors are stored).
     redaction.register_environment(config.secrets)
     base = config_path.parent
