@@ -621,11 +621,12 @@ async def _execution(
         address, body = cached
         return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
     ctx = run.ctx if repeat == 0 else dataclasses.replace(run.ctx, use_stage_cache=False)
-    execution, error = await run.engine.execute(case, ctx)
-    for stage in execution.stages if execution else ():
+    # The stages a case ran are counted and linked even when it then errored: they are stored.
+    execution, error, stages = await run.engine.execute(case, ctx)
+    for stage in stages:
         counts.add_stage(stage.stage, stage.hit)
     try:
-        stored = _execution_event(identity, case, execution, error, run.writer.retrievals)
+        stored = _execution_event(identity, case, execution, error, stages, run.writer.retrievals)
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise unrecordable(case, exc) from None
@@ -718,9 +719,9 @@ def _execution_event(
     case: Case,
     execution: Execution | None,
     error: dict[str, Any] | None,
+    stages: list[StageRecord],
     retrievals: Mapping[str, Any],
 ) -> Stored:
-    stages: list[StageRecord] = execution.stages if execution else []
     body: ExecutionBody = {
         "identity": identity,
         "input": case.input,

@@ -10,7 +10,10 @@ out or stops the run the same way wherever it ran:
 4. anything else user code raised, ``BaseException`` included, errors that case: its type,
    message and traceback are recorded (a timeout as ``TimeoutError``, and so is code that
    held the event loop past the case's timeout, stopped there by ``oloproof.aio`` where it
-   can be, and in any case recorded so, on a Ray replica's loop as on the run's own).
+   can be, and in any case recorded so, on a Ray replica's loop as on the run's own);
+5. the stages a case took from the stage cache or stored in it are returned with it, those of
+   a case that then errored included: they ran and are in the ledger, so the run counts them
+   and the errored execution links them.
 
 Tracebacks name each file relative to the import path entry it was loaded from (the project
 folder, site-packages, the standard library), so the record of an errored case reads the same
@@ -20,6 +23,7 @@ on every machine that ran it.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import sys
 import traceback
@@ -31,10 +35,11 @@ from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
-from oloproof.systems.base import ExecContext, Execution, System
+from oloproof.systems.base import ExecContext, Execution, StageCache, StageRecord, System
 from oloproof.usercode import message_of, received
 
-Outcome = tuple[Execution | None, dict[str, Any] | None]
+# The execution, or the error record of a case that errored, and the stages the case ran.
+Outcome = tuple[Execution | None, dict[str, Any] | None, list[StageRecord]]
 
 
 class LocalEngine:
@@ -59,7 +64,9 @@ class LocalEngine:
 
 async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: float) -> Outcome:
     """``system.execute(case)`` within ``timeout_s``: the execution, or the error record of a
-    case that errored (see the module for what propagates instead)."""
+    case that errored, and the stages it ran (see the module for what propagates instead)."""
+    noted = _NotedStages(ctx.stage_cache)
+    ctx = dataclasses.replace(ctx, stage_cache=noted)
     with Deadline(timeout_s) as due:
         try:
             async with due.waits():
@@ -76,13 +83,35 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
-                return None, timed_out(timeout_s, held=True)
-            return None, (timed_out(timeout_s) if expired else error_record(exc))
+                return None, timed_out(timeout_s, held=True), noted.stages
+            return None, (timed_out(timeout_s) if expired else error_record(exc)), noted.stages
         # Code that swallowed Overran, or the cancellation at its deadline, and returned still
         # took longer than its case may.
         if due.overran:
-            return None, timed_out(timeout_s, held=True)
-        return (None, timed_out(timeout_s)) if due.expired() else (execution, None)
+            return None, timed_out(timeout_s, held=True), noted.stages
+        if due.expired():
+            return None, timed_out(timeout_s), noted.stages
+        return execution, None, execution.stages
+
+
+class _NotedStages:
+    """The run's stage cache as one case uses it, noting each stage the case took from it (a
+    hit) or stored in it (a miss): what a case that errors ran is known without its execution."""
+
+    def __init__(self, cache: StageCache) -> None:
+        self._cache = cache
+        self.stages: list[StageRecord] = []
+
+    async def lookup(self, identity: str) -> dict[str, Any] | None:
+        found = await self._cache.lookup(identity)
+        if found is not None:
+            self.stages.append(StageRecord(found["stage"], identity, found["address"], True))
+        return found
+
+    def record(self, stage: str, identity: str, result: dict[str, Any]) -> str:
+        address = self._cache.record(stage, identity, result)
+        self.stages.append(StageRecord(stage, identity, address, False))
+        return address
 
 
 def timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:

@@ -14,8 +14,12 @@ is recorded as a second ``retrieval/v1`` after the replayed one; evaluators read
 every retrieval metric scores the ranking the intervention made. That order must be the
 candidates it was given, reordered and perhaps fewer (``rerank.reordered``): a reranker that
 adds, repeats or alters a passage, or builds one the ledger cannot record (a NaN score), errors
-the case instead. A retrieve that returns more candidates than its depth returned a malformed
-retrieval, which stops the run as any malformed artifact does.
+the case instead. A system whose generate reads state its retrieve leaves behind (below) calls
+retrieve first under every intervention, for that state alone: its retrieval is stored as its
+stage but is not the context, and under a replay it must be the very retrieval replayed, or
+the case errors (``RetrievalDriftError``) rather than generate read another retrieval's state.
+A retrieve that returns more candidates than its depth returned a malformed retrieval, which
+stops the run as any malformed artifact does.
 
 Stage identities (each stage output is an ``oloproof.stage`` event found by identity), each
 with the code fingerprint of its own method (``oloproof.fingerprint.of_method``: the method, not
@@ -83,6 +87,13 @@ BELOW_TOP_K = "below_top_k"
 UNLABELLED = "unlabelled"
 # Interventions that replay the retrieval a run recorded instead of calling retrieve.
 REPLAYED = ("top-k", "reranker", "token-budget", "replay-control")
+
+
+class RetrievalDriftError(Exception):
+    """Under a replay, the retrieve that ran for the state generate reads of it returned
+    another retrieval than the one replayed. Not an ``OloproofError``, which stops a run: the
+    retriever changed under one case (a file it reads, a service it asks), so that case errors
+    and the run goes on."""
 
 
 def assemble_context(
@@ -329,7 +340,12 @@ class RagSystem:
         artifacts: dict[str, list[dict[str, Any]]] = {}
         top_k = int(intervention.get("top_k", self.top_k))
         budget = intervention["token_budget"] if kind == "token-budget" else self.token_budget
+        # The retrieval generate may read the state of (``_coupled``): the one retrieve
+        # returned as it left that state, whether or not the context was made from it.
+        made_from: dict[str, Any] | None = None
         if kind == "gold-context":
+            if self._coupled:
+                made_from = await self._retrieved_for_state(case, ctx, stages, None)
             context = await self._measured(gold_context, case, self._count_tokens)
         else:
             assemble = functools.partial(
@@ -339,8 +355,11 @@ class RagSystem:
             made: Context | None = None
             if kind in REPLAYED:
                 retrieval = Retrieval.model_validate(ctx.replay["retrievals"][case.id])
+                if self._coupled:
+                    made_from = await self._retrieved_for_state(case, ctx, stages, retrieval)
             else:
                 retrieval, dumped, made = await self._retrieve(case, ctx, stages, assemble)
+                made_from = dumped if self._coupled else None
             # The retrieval the stage stored, as the very same map: storing the execution
             # then sees at once that it is the stage's (``stored_form``).
             recorded = [
@@ -357,7 +376,6 @@ class RagSystem:
             artifacts["retrieval/v1"] = recorded
             context = made if made is not None else await self._measured(assemble, ranked)
         artifacts["context/v1"] = [context.model_dump(mode="json", exclude_none=True)]
-        made_from = artifacts.get("retrieval/v1", [None])[-1] if self._coupled else None
         output, calls = await self._generate(case, context, ctx, stages, made_from)
         if calls:
             artifacts["model_call/v1"] = calls
@@ -371,10 +389,11 @@ class RagSystem:
         case: Case,
         ctx: ExecContext,
         stages: list[StageRecord],
-        assemble: Callable[[Retrieval], Context],
+        assemble: Callable[[Retrieval], Context] | None,
     ) -> tuple[Retrieval, dict[str, Any] | None, Context | None]:
         """The retrieval, the map a new stage output stored it as (None from the cache), and
-        its context when the retrieve call's thread assembled it too (None: still to make).
+        its context when the retrieve call's thread assembled it too (None: still to make, or
+        no ``assemble`` given).
 
         A sync ``retrieve`` that is called (not found in the cache) hands its retrieval to
         ``assemble`` on the same thread: one hop to a thread a case instead of two, which
@@ -402,17 +421,44 @@ class RagSystem:
         return retrieval, stored, context
 
     def _retrieved(
-        self, retrieve: Callable[..., Any], case: Case, assemble: Callable[[Retrieval], Context]
-    ) -> tuple[Retrieval, Context]:
+        self,
+        retrieve: Callable[..., Any],
+        case: Case,
+        assemble: Callable[[Retrieval], Context] | None,
+    ) -> tuple[Retrieval, Context | None]:
         """On a stage thread: ``retrieve``, its result checked, and its context."""
         retrieval = self._checked(case, retrieve(own_copy(case.input), self.depth))
-        return retrieval, assemble(retrieval)
+        return retrieval, assemble(retrieval) if assemble is not None else None
+
+    async def _retrieved_for_state(
+        self, case: Case, ctx: ExecContext, stages: list[StageRecord], replayed: Retrieval | None
+    ) -> dict[str, Any]:
+        """Call retrieve where the intervention gives generate a context from elsewhere (the
+        gold passages, or the ``replayed`` retrieval), for the state it leaves that generate
+        reads: without it, generate would read nothing, or what another case left there. Its
+        retrieval is stored as the stage it is, and is not the context. A replay's must be the
+        very one replayed, or generate would read another retrieval's state: that case errors.
+        """
+        retrieval, stored, _ = await self._retrieve(case, ctx, stages, None)
+        if replayed is not None and retrieval != replayed:
+            raise RetrievalDriftError(
+                "retrieve() returned another retrieval than the one this run replays (the run "
+                "recorded it), so the state generate reads of it would not be the replayed "
+                "retrieval's; the case is not observed"
+            )
+        assert stored is not None, "a system whose generate reads retrieve's state never reuses"
+        return stored
 
     def _checked(self, case: Case, result: Any) -> Retrieval:
+        # A Retrieval is validated again from its values: one built past validation
+        # (``model_construct``, ``model_copy(update=...)``) may hold a NaN score or mappings for
+        # passages, and a subclass fields retrieval/v1 has not, which would be recorded as if
+        # they were one and fail every replay reading them back. So it counts as the mapping
+        # of the same values would.
+        if isinstance(result, Retrieval):
+            result = result.model_dump(warnings=False)
         try:
-            retrieval = (
-                result if isinstance(result, Retrieval) else Retrieval.model_validate(result)
-            )
+            retrieval = Retrieval.model_validate(result)
         except ValidationError as exc:
             raise ArtifactError(
                 f"case {case.id!r}: retrieve() returned a malformed retrieval/v1: "
