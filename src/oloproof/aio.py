@@ -70,7 +70,7 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, Final, TypeVar, cast
 
-from oloproof.errors import OloproofError, Terminated
+from oloproof.errors import ConfigError, OloproofError, Terminated
 from oloproof.usercode import note_signal
 
 T = TypeVar("T")
@@ -463,6 +463,20 @@ def _new_loop() -> asyncio.AbstractEventLoop:
     if hasattr(selectors, "EpollSelector"):
         return _Loop(PreciseEpollSelector())
     return _Loop()  # kqueue and the others already wait to the microsecond
+
+
+def refuse_running_loop(call: str, instead: str) -> None:
+    """Raise a ``ConfigError`` saying ``instead`` when this thread runs an event loop already (a
+    notebook's cell, an async program): the loop ``run`` starts cannot run inside it, and
+    asyncio would say only that, once the caller's coroutine was made and never awaited."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    raise ConfigError(
+        f"{call} runs an event loop of its own, and this thread is running one already (a "
+        f"notebook, an async program): {instead}"
+    )
 
 
 def run(main: Coroutine[Any, Any, T]) -> T:

@@ -146,7 +146,7 @@ def compare_runs(
     candidate: str,
     baseline: str,
     *,
-    policy_path: Path | None = None,
+    policy_path: str | Path | None = None,
 ) -> Comparison:
     """Compare run ``candidate`` with run ``baseline`` (ids, refs or addresses) and record it.
 
@@ -157,10 +157,8 @@ def compare_runs(
     base = load_run(ledger, baseline)
     for run in (cand, base):
         check_run_indexes(ledger, run)
-    policy = None
-    if policy_path is not None:
-        policy_path = policy_path.resolve()
-        policy = load_compare_policy(policy_path)
+    resolved = None if policy_path is None else Path(policy_path).resolve()  # a str too
+    policy = None if resolved is None else load_compare_policy(resolved)
     if cand.run_id == base.run_id:
         # Every pair would be equal and every rule read a difference of zero: its gate would
         # decide nothing about either run.
@@ -168,7 +166,7 @@ def compare_runs(
             f"{candidate!r} and {baseline!r} are the same run ({cand.run_id}); compare a "
             "candidate run with a different baseline run"
         )
-    body = derive_comparison(ledger, cand, base, policy=policy, policy_path=policy_path)
+    body = derive_comparison(ledger, cand, base, policy=policy, policy_path=resolved)
     refs = [cand.address, base.address, *calibrations_relied_on(body["decisions"])]
     address = ledger.put(ev.make(ev.COMPARISON, body, refs=refs))
     # Hand back the body as the ledger holds it, so what is printed now is what `inspect`

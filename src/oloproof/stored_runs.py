@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
+from pathlib import PurePath
 from typing import Any
 
 from ledger import Event, Ledger
@@ -24,7 +25,7 @@ from oloproof.bodies import (
     run_end_body,
 )
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
-from oloproof.errors import LedgerAccessError, UnknownIdError
+from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
 from oloproof.latest import LATEST, import_unfinished, resolve_latest
 from oloproof.metrics import RunTally, criteria_of, stream_case_results, tally_run
 from oloproof.report import (
@@ -100,7 +101,13 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
 
     ``latest`` is the newest top-level run that finished (``oloproof.latest``).
     """
-    if not isinstance(text, str):  # a caller's mistake (the Python API), said as one
+    if not isinstance(ledger, Ledger):  # a caller's mistake (the Python API), said as one
+        given = f"the path {ledger!r}" if isinstance(ledger, (str, PurePath)) else repr(ledger)
+        raise ConfigError(
+            f"ledger is an open ledger (oloproof.open_project_ledger(folder)), not {given}; "
+            "close it when done, or use it in a with block"
+        )
+    if not isinstance(text, str):
         raise UnknownIdError(f"a run is named by its id, a ref or an address, not {text!r}")
     if text == LATEST:
         text = resolve_latest(ledger)

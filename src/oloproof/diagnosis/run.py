@@ -136,6 +136,9 @@ def diagnose(
     does not have or the intervention cannot change, or a bad intervention;
     ``DiagnosisStoppedError`` when a child run stopped.
     """
+    aio.refuse_running_loop(
+        "diagnose()", "call it in a thread: await asyncio.to_thread(diagnose, ledger, run, ...)"
+    )
     return aio.run(
         adiagnose(
             ledger,
