@@ -166,3 +166,26 @@ def test_an_anthropic_judge_reply_that_is_not_whole_gives_no_verdict(tmp_path: P
         f"at {url}: the reply is not a messages response (the body holds the server's error "
         "beside the reply: upstream model overloaded)",
     }
+
+
+def test_calibrating_on_cut_replies_says_what_to_raise(tmp_path: Path) -> None:
+    # Before: "judged none of the 4 examples (4 judge_reply_incomplete; …)", then the hint
+    # for a judge that cannot be reached: "check the provider, base_url, model and the key".
+    with ScriptedJudgeServer(default=raw(json.dumps(chat("length")))) as server:
+        root = write_project(tmp_path / "p", server.openai_base_url, [case("c0", "x")])
+        labels = [
+            {
+                "id": f"l{i}",
+                "input": {"question": "How often do notes sync?"},
+                "output": {"answer": f"Every {i} minutes."},
+                "context": [{"doc_id": "kb-01", "text": "Notes sync every five minutes."}],
+                "label": i == 5,
+            }
+            for i in range(3, 7)
+        ]
+        (root / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
+        result = run(root, "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl")
+    assert result.code == 2 and result.out == ""
+    assert "judged none of the 4 examples (4 judge_reply_incomplete; first, on l3: " in result.err
+    assert "one cut at the token limit needs a larger max_tokens on the judge" in result.err
+    assert "check the provider, base_url" not in result.err

@@ -12,6 +12,7 @@ from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
+from oloproof.evaluators.judge_reply import REASON_HINTS
 from oloproof.evaluators.judges import LLMJudge
 from oloproof.results import Verdict
 
@@ -208,6 +209,8 @@ def nothing_judged(
             else "the model does not answer with the verdict object: try structured_output: "
             "json_schema, a server that enforces it, or a stronger model"
         )
+    elif missing and missing[0][1].reason in REASON_HINTS:  # a usual cause, with its remedy
+        hint = REASON_HINTS[missing[0][1].reason or ""].split(": ", 1)[1]
     else:
         hint = "check the provider, base_url, model and the key's environment variable"
     return ConfigError(
