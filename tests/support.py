@@ -290,6 +290,26 @@ def toy_project(
     return root
 
 
+def halves_project(root: Path) -> Path:
+    """``toy_project`` of 10 cases ``c0``… asking ``x0``…, c0-c4 with ``metadata.half`` first,
+    c5-c9 second: what ``--filter metadata.half=first`` chooses half of."""
+    toy_project(root, cases=10)
+    lines = (
+        json.dumps(
+            {
+                "id": f"c{i}",
+                "input": {"q": f"x{i}"},
+                "expected": {"answer": "x"},
+                "metadata": {"half": "first" if i < 5 else "second"},
+            }
+        )
+        + "\n"
+        for i in range(10)
+    )
+    (root / "cases.jsonl").write_text("".join(lines))
+    return root
+
+
 # The diagnosis of the support_rag example the guides show: its failed answers, under gold context.
 GOLD_DIAGNOSIS = ("--intervention", "gold-context", "--criterion", "answer_correct")
 

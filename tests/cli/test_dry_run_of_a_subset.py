@@ -15,24 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support import oloproof, toy_project
-
-
-def project(root: Path) -> Path:
-    toy_project(root, cases=10)
-    lines = [
-        json.dumps(
-            {
-                "id": f"c{i}",
-                "input": {"q": f"x{i}"},
-                "expected": {"answer": "x"},
-                "metadata": {"half": "first" if i < 5 else "second"},
-            }
-        )
-        for i in range(10)
-    ]
-    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
-    return root
+from tests.support import halves_project, oloproof
 
 
 def planned(root: Path, *args: str) -> tuple[list[str], dict[str, Any]]:
@@ -44,7 +27,7 @@ def planned(root: Path, *args: str) -> tuple[list[str], dict[str, Any]]:
 
 
 def test_a_dry_run_plans_the_subset_the_run_would_execute(tmp_path: Path) -> None:
-    root = project(tmp_path / "p")
+    root = halves_project(tmp_path / "p")
     lines, data = planned(root, "--limit", "2")
     assert lines[:3] == [
         "Dry run: nothing was executed, judged or recorded.",
@@ -72,7 +55,7 @@ def test_a_dry_run_plans_the_subset_the_run_would_execute(tmp_path: Path) -> Non
 
 
 def test_a_dry_run_counts_every_repeat(tmp_path: Path) -> None:
-    root = project(tmp_path / "p")
+    root = halves_project(tmp_path / "p")
     assert oloproof("run", cwd=root).code == 0
     lines, data = planned(root, "--repeats", "3", "--sample", "4", "--seed", "1")
     # Repeat 0 is the execution the run made; repeats 1 and 2 are new.

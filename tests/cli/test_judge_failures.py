@@ -379,10 +379,8 @@ def test_missing_judgments_are_split_by_reason(tmp_path: Path) -> None:
     assert text.endswith("no reply within 4 s (not retried: retry_on_timeout is off)"), shown.out
 
 
-def test_calibrate_shows_a_sample_of_the_unusable_replies(
-    tmp_path: Path, echoing: ScriptedJudgeServer
-) -> None:
-    root = write_project(tmp_path / "p", echoing.openai_base_url, [case("c0", "x")])
+def calibrate_on_four(root: Path) -> Result:
+    """``calibrate`` of the project's judge on four labelled answers, l3 to l6 (l5 passes)."""
     labels = [
         {
             "id": f"l{i}",
@@ -394,7 +392,14 @@ def test_calibrate_shows_a_sample_of_the_unusable_replies(
         for i in range(3, 7)
     ]
     (root / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
-    result = run(root, "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl")
+    return run(root, "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl")
+
+
+def test_calibrate_shows_a_sample_of_the_unusable_replies(
+    tmp_path: Path, echoing: ScriptedJudgeServer
+) -> None:
+    root = write_project(tmp_path / "p", echoing.openai_base_url, [case("c0", "x")])
+    result = calibrate_on_four(root)
     assert result.code == 2
     assert "judged none of the 4 examples (4 unparseable_reply; first, on l3: the reply is not" in (
         result.err

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import calibrate_on_four, case, run, write_project
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, raw
 
@@ -173,18 +173,7 @@ def test_calibrating_on_cut_replies_says_what_to_raise(tmp_path: Path) -> None:
     # for a judge that cannot be reached: "check the provider, base_url, model and the key".
     with ScriptedJudgeServer(default=raw(json.dumps(chat("length")))) as server:
         root = write_project(tmp_path / "p", server.openai_base_url, [case("c0", "x")])
-        labels = [
-            {
-                "id": f"l{i}",
-                "input": {"question": "How often do notes sync?"},
-                "output": {"answer": f"Every {i} minutes."},
-                "context": [{"doc_id": "kb-01", "text": "Notes sync every five minutes."}],
-                "label": i == 5,
-            }
-            for i in range(3, 7)
-        ]
-        (root / "labels.jsonl").write_text("".join(json.dumps(x) + "\n" for x in labels))
-        result = run(root, "calibrate", "--evaluator", "groundedness", "--labels", "labels.jsonl")
+        result = calibrate_on_four(root)
     assert result.code == 2 and result.out == ""
     assert "judged none of the 4 examples (4 judge_reply_incomplete; first, on l3: " in result.err
     assert "one cut at the token limit needs a larger max_tokens on the judge" in result.err

@@ -1,4 +1,5 @@
-"""`oloproof runs` (and `--json`) says which runs covered a subset of their cases: through the real CLI.
+"""`oloproof runs` (and `--json`) says which runs covered a subset of their cases, through the
+real CLI.
 
 The defect: a run of `--filter metadata.half=first` over 5 of 10 cases listed as
 `COMPLETE  PASS (exit 0)  5 of 5 observed · 0 missing`, its JSON row `planned: 5` and nothing
@@ -13,7 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.support import oloproof, toy_project
+from tests.support import halves_project, oloproof
 
 
 def rows(root: Path) -> dict[str, dict[str, Any]]:
@@ -29,19 +30,7 @@ def run_id(root: Path, *args: str) -> str:
 
 
 def test_a_subset_run_lists_as_one(tmp_path: Path) -> None:
-    root = toy_project(tmp_path / "p", cases=10)
-    lines = [
-        json.dumps(
-            {
-                "id": f"c{i}",
-                "input": {"q": f"x{i}"},
-                "expected": {"answer": "x"},
-                "metadata": {"half": "first" if i < 5 else "second"},
-            }
-        )
-        for i in range(10)
-    ]
-    (root / "cases.jsonl").write_text("\n".join(lines) + "\n")
+    root = halves_project(tmp_path / "p")
     narrowed = run_id(root, "--filter", "metadata.half=first")
     limited = run_id(root, "--limit", "3")
     whole = run_id(root)
