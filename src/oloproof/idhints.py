@@ -9,6 +9,8 @@
   length mistakes above and an empty text. The ledger strips white space, and ``latest``
   stripped so would read the raw ref, which ``oloproof.latest`` never does.
 - Text longer than any ref name is shown cut short, with its length.
+- A whole address no event has may be a chain head, which ``verify``, ``ledger import`` and
+  ``ledger compact`` print written like an address: say how ``verify --head`` checks one.
 - Anything else the ledger refused keeps the ledger's sentence, with the pointer to
   ``oloproof runs`` added.
 """
@@ -69,7 +71,17 @@ def unknown_id_message(text: str, ledger_message: str) -> str:
         )
     if text.startswith("run_"):
         return f"no run {text} in this ledger; {RUNS_HINT}"
+    if text.startswith(PREFIX) and len(bare) == DIGITS:  # whole: it may be a printed chain head
+        return f"{ledger_message}; {head_hint(text)}; {RUNS_HINT}"
     return f"{ledger_message}; {RUNS_HINT}"
+
+
+def head_hint(text: str) -> str:
+    """What to do with a whole address no event has: chain heads are written like addresses."""
+    return (
+        "a chain head (what verify, ledger import and ledger compact print) is no event: "
+        f"oloproof verify --head {text} says whether it is one of this ledger's history"
+    )
 
 
 def _shown(text: str) -> str:

@@ -434,8 +434,12 @@ async def execute_run(
     resume: tuple[str, str, Mapping[str, Any]] | None = None,
     engine: Engine | None = None,
     reuse_judgments: bool = True,
+    run_id: str | None = None,
 ) -> RunOutcome:
     """Execute a plan (or resume a run) and decide its policy; the run is in the ledger.
+
+    A new run takes ``run_id`` when given (a caller that must name the run should it be
+    interrupted makes the id first), else a new one.
 
     The cases execute on ``engine``, else on the one the plan's config names, started here
     (before the run is written, so a cluster that cannot run it leaves no trace) and stopped
@@ -446,7 +450,10 @@ async def execute_run(
     case they count is committed; when a commit fails the run stops with no decision and
     ``LedgerAccessError`` says why, and resuming it later finishes it.
     """
-    run_id = resume[0] if resume is not None else f"run_{new_ulid()}"
+    if resume is not None:
+        run_id = resume[0]
+    elif run_id is None:
+        run_id = f"run_{new_ulid()}"
     with run_writer(ledger.path, run_id):
         running = engine or await open_engine(plan.config, plan.config_path, plan.system)
         try:

@@ -44,6 +44,12 @@ def _resolve(ledger: Ledger, text: str) -> str:
     if text == LATEST:
         note_latest(ledger, text)
         return resolve_latest(ledger)
+    commits, head = ledger.head()
+    if text == head and not ledger.has(text):  # printed by verify, import and compact
+        raise UnknownIdError(
+            f"{head} is this ledger's chain head (commit {commits}), not an event: it covers "
+            f"every event committed up to it; check it with: oloproof verify --head {head}"
+        )
     return resolve_name(ledger, text)
 
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ledger import Ledger
+from ledger import Ledger, new_ulid
 from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
@@ -264,11 +264,11 @@ def _execute(
     show_progress: bool,
 ) -> RunOutcome:
     from oloproof import aio  # here, not at the top: --help need not load asyncio
-    from oloproof import events as ev
     from oloproof.runner import execute_run
-    from oloproof.stored_runs import load_run
 
-    before = ledger.latest("type", ev.RUN)
+    # Made here, so an interrupt names this run: the newest run in the ledger may be another
+    # process's, started after this one.
+    run_id = resume_args[0] if resume_args is not None else f"run_{new_ulid()}"
 
     def execute(progress: LiveTally | None) -> RunOutcome:
         return aio.run(
@@ -279,6 +279,7 @@ def _execute(
                 use_stage_cache=not no_cache,
                 resume=resume_args,
                 progress=progress,
+                run_id=run_id,
             )
         )
 
@@ -291,12 +292,9 @@ def _execute(
         with progress_line(len(plan.cases)) as tally:
             return execute(tally)
     except KeyboardInterrupt as exc:
-        # The run just started is the newest run event (`latest` moves only when a run finishes).
-        newest = ledger.latest("type", ev.RUN) if resume_args is None else resume_args[1]
-        if newest == before and resume_args is None:  # stopped while the engine started
+        if ledger.get_ref(run_id) is None:  # stopped while the engine started
             sys.stderr.write("interrupted before the run started; nothing was recorded\n")
             raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
-        run_id = load_run(ledger, newest).run_id if newest else "?"
         sys.stderr.write(
             f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"
         )
