@@ -41,7 +41,7 @@ from oloproof.aio import Deadline
 from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, VerdictCopy
 from oloproof.dataset import Case
 from oloproof.engines import Engine
-from oloproof.engines.local import LocalEngine, error_record, interrupts_the_run
+from oloproof.engines.local import LocalEngine, Outcome, error_record, interrupts_the_run
 from oloproof.errors import OloproofError
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
@@ -71,7 +71,6 @@ from oloproof.stored_form import (
 from oloproof.systems.base import (
     ExecContext,
     Execution,
-    StageRecord,
     System,
     UnrecordableOutput,
     plain_output,
@@ -622,11 +621,13 @@ async def _execution(
         return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
     ctx = run.ctx if repeat == 0 else dataclasses.replace(run.ctx, use_stage_cache=False)
     # The stages a case ran are counted and linked even when it then errored: they are stored.
-    execution, error, stages = await run.engine.execute(case, ctx)
+    execution, error, stages, calls = await run.engine.execute(case, ctx)
     for stage in stages:
         counts.add_stage(stage.stage, stage.hit)
     try:
-        stored = _execution_event(identity, case, execution, error, stages, run.writer.retrievals)
+        stored = _execution_event(
+            identity, case, (execution, error, stages, calls), run.writer.retrievals
+        )
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise unrecordable(case, exc) from None
@@ -715,19 +716,18 @@ def _cached_execution(
 
 
 def _execution_event(
-    identity: str,
-    case: Case,
-    execution: Execution | None,
-    error: dict[str, Any] | None,
-    stages: list[StageRecord],
-    retrievals: Mapping[str, Any],
+    identity: str, case: Case, outcome: Outcome, retrievals: Mapping[str, Any]
 ) -> Stored:
+    execution, error, stages, calls = outcome
+    # An errored execution keeps the model calls it made: their tokens were spent. (It is
+    # never reused, so they are never taken for an output's.)
+    kept = {"model_call/v1": calls} if calls else {}
     body: ExecutionBody = {
         "identity": identity,
         "input": case.input,
         "status": "ok" if execution is not None else "errored",
         "output": plain_output(execution.output) if execution else None,
-        "artifacts": execution.artifacts if execution else {},
+        "artifacts": execution.artifacts if execution else kept,
     }
     if error is not None:
         body["error"] = error

@@ -18,7 +18,12 @@ The key is read from ``api_key_env`` at call time and goes only into the request
 A failed call raises ``ProviderError`` (the case is then errored, with that sentence), and so
 does a reply whose text is not the model's whole answer (cut at the token limit, refused, a
 tool call, several choices: ``HttpProvider.answer``), which would otherwise be judged and cached
-as one.
+as one. A call that got a reply all the same (not whole, or beside the server's error) is
+recorded before it raises: its tokens were spent, and the errored execution keeps its record.
+
+How replies are read is ``REPLIES``; the identity of every system (and stage) whose code may
+call a model through this module holds it (``reading``), so what an earlier reading cached is
+made again rather than served.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -36,9 +41,30 @@ from oloproof.errors import ConfigError
 from oloproof.judge_config import ProviderSettings
 
 if TYPE_CHECKING:  # httpx loads only when a client is made: system adapters import this module
+    from oloproof.fingerprint import Fingerprint
     from oloproof.providers import Completion, HttpProvider
 
-__all__ = ["ModelClient", "ModelReply", "recording_model_calls"]
+__all__ = ["REPLIES", "ModelClient", "ModelReply", "reading", "recording_model_calls"]
+
+# How replies are read into an answer, counted up when that changes what counts as one: the
+# executions an earlier reading stored (a reply cut at the token limit, taken whole before 2;
+# one beside the server's error, or beside a tool call its finish reason did not name, before
+# 3) are then made again rather than served from the cache.
+REPLIES = 3
+
+# The modules through which code reaches ModelClient: this one, or the package that exports it
+# (``oloproof.ModelClient``, ``from oloproof import ...`` inside a function).
+_CALLERS = frozenset({__name__, "oloproof"})
+
+
+def reading(fingerprints: Iterable[Fingerprint]) -> dict[str, int]:
+    """``{"replies": REPLIES}`` for the identity of code any of whose ``fingerprints`` reaches
+    ``ModelClient`` (it may call a model, and what it made depends on how the reply was read),
+    else nothing: the identity of code that calls no model stays what it was."""
+    if any(fingerprint.tools & _CALLERS for fingerprint in fingerprints):
+        return {"replies": REPLIES}
+    return {}
+
 
 _CALLS: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.ContextVar(
     "oloproof_model_calls", default=None
@@ -47,16 +73,20 @@ _CALLS: contextvars.ContextVar[list[dict[str, Any]] | None] = contextvars.Contex
 
 @contextlib.contextmanager
 def recording_model_calls() -> Iterator[list[dict[str, Any]]]:
-    """Collect the ``model_call/v1`` records of the calls made inside the block.
+    """Collect the ``model_call/v1`` records of the calls made inside the block; on the way out
+    they are the enclosing block's too (the engine's, around a system's own).
 
     The list is shared by copies of the context (a thread pool's worker sees it too).
     """
     calls: list[dict[str, Any]] = []
+    outer = _CALLS.get()
     token = _CALLS.set(calls)
     try:
         yield calls
     finally:
         _CALLS.reset(token)
+        if outer is not None:
+            outer.extend(calls)
 
 
 @dataclass(frozen=True)
@@ -92,12 +122,18 @@ class ModelClient:
         return identity_key({"url": self.provider.url, "body": body})
 
     async def acomplete(self, prompt: str, *, system: str = "") -> ModelReply:
-        """Ask the model; record the call on the case being executed (if one is)."""
-        completion = self.provider.answer(await self.provider.complete(system, prompt))
-        call = self._record(completion, self.request_key(prompt, system))
-        recorded = _CALLS.get()
-        if recorded is not None:
-            recorded.append(call)
+        """Ask the model; record the call on the case being executed (if one is), a call
+        that then raises ``ProviderError`` on a reply it got too."""
+        from oloproof.providers import ProviderError
+
+        key = self.request_key(prompt, system)
+        try:
+            completion = self.provider.answer(await self.provider.complete(system, prompt))
+        except ProviderError as exc:
+            if exc.completion is not None:  # a reply came, and used tokens: it is counted
+                self._note(self._record(exc.completion, key))
+            raise
+        call = self._note(self._record(completion, key))
         return ModelReply(completion.text, call, completion)
 
     def complete(self, prompt: str, *, system: str = "") -> str:
@@ -110,6 +146,13 @@ class ModelClient:
             "ModelClient.complete() was called inside async code: use "
             "`await client.acomplete(...)` there"
         )
+
+    @staticmethod
+    def _note(call: dict[str, Any]) -> dict[str, Any]:
+        recorded = _CALLS.get()
+        if recorded is not None:
+            recorded.append(call)
+        return call
 
     def _record(self, completion: Completion, request_key: str) -> dict[str, Any]:
         usage = completion.usage

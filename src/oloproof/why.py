@@ -33,6 +33,7 @@ _SETTING_NAMES = {
     "output_path": "system.http.output_path",
     "artifacts": "system.http.artifacts",
     "reuse": "system.http.reuse.version",
+    "replies": "how model replies are read",
 }
 # What of a staged system's identity its retrieve stage's identity holds.
 RETRIEVE_SETTINGS = ("version", "index_version", "depth")

@@ -38,9 +38,9 @@ class Engine(Protocol):
     slots: int
 
     async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
-        """The case's execution, or the error record of a case that errored, and the stages
-        it ran (an errored case's too). Raises what a local run would raise (a malformed
-        artifact's ``ArtifactError``, a cancellation)."""
+        """The case's execution, or the error record of a case that errored, the stages it
+        ran (an errored case's too) and the model calls an errored case made. Raises what a
+        local run would raise (a malformed artifact's ``ArtifactError``, a cancellation)."""
 
     def summary(self) -> dict[str, Any] | None:
         """What the run's end record says of the engine (none for the local engine)."""

@@ -13,7 +13,10 @@ out or stops the run the same way wherever it ran:
    can be, and in any case recorded so, on a Ray replica's loop as on the run's own);
 5. the stages a case took from the stage cache or stored in it are returned with it, those of
    a case that then errored included: they ran and are in the ledger, so the run counts them
-   and the errored execution links them.
+   and the errored execution links them;
+6. so are the ``model_call/v1`` records of the calls an errored case made through
+   ``oloproof.models.ModelClient`` before it errored (the one it errored on included, when a
+   reply came): their tokens were spent, and the errored execution keeps them.
 
 Tracebacks name each file relative to the import path entry it was loaded from (the project
 folder, site-packages, the standard library), so the record of an errored case reads the same
@@ -33,13 +36,15 @@ from oloproof import aio
 from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
+from oloproof.models import recording_model_calls
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import ExecContext, Execution, StageCache, StageRecord, System
 from oloproof.usercode import message_of, received
 
-# The execution, or the error record of a case that errored, and the stages the case ran.
-Outcome = tuple[Execution | None, dict[str, Any] | None, list[StageRecord]]
+# The execution, or the error record of a case that errored, the stages the case ran, and the
+# model calls an errored case made (a case that did not error has them in its artifacts).
+Outcome = tuple[Execution | None, dict[str, Any] | None, list[StageRecord], list[dict[str, Any]]]
 
 
 class LocalEngine:
@@ -64,10 +69,13 @@ class LocalEngine:
 
 async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: float) -> Outcome:
     """``system.execute(case)`` within ``timeout_s``: the execution, or the error record of a
-    case that errored, and the stages it ran (see the module for what propagates instead)."""
+    case that errored, the stages it ran and the model calls it made (see the module for what
+    propagates instead)."""
     noted = _NotedStages(ctx.stage_cache)
     ctx = dataclasses.replace(ctx, stage_cache=noted)
-    with Deadline(timeout_s) as due:
+    with Deadline(timeout_s) as due, recording_model_calls() as made:
+        # A copy: a call still running on a thread past the case's timeout adds to ``made``.
+        calls = made.copy
         try:
             async with due.waits():
                 execution = await due.timed(system.execute(case, ctx))
@@ -83,15 +91,16 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             if malformed is not None:  # the SDK's own types, built wrongly: the adapter's fault
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
-                return None, timed_out(timeout_s, held=True), noted.stages
-            return None, (timed_out(timeout_s) if expired else error_record(exc)), noted.stages
+                return None, timed_out(timeout_s, held=True), noted.stages, calls()
+            error = timed_out(timeout_s) if expired else error_record(exc)
+            return None, error, noted.stages, calls()
         # Code that swallowed Overran, or the cancellation at its deadline, and returned still
         # took longer than its case may.
         if due.overran:
-            return None, timed_out(timeout_s, held=True), noted.stages
+            return None, timed_out(timeout_s, held=True), noted.stages, calls()
         if due.expired():
-            return None, timed_out(timeout_s), noted.stages
-        return execution, None, execution.stages
+            return None, timed_out(timeout_s), noted.stages, calls()
+        return execution, None, execution.stages, []
 
 
 class _NotedStages:

@@ -408,8 +408,9 @@ class RayEngine:
                 await self._lost(member, stopped=True)  # a replica started in its place
                 if held_alone:  # recorded as a local run records it: the run goes on
                     self._deaths_in_a_row = 0
-                    # The stages it ran on the stopped replica never reached this machine.
-                    return None, timed_out(self._setup.timeout_s, held=True), []
+                    # The stages it ran and the model calls it made on the stopped replica
+                    # never reached this machine.
+                    return None, timed_out(self._setup.timeout_s, held=True), [], []
                 # Which of its cases held it is not known: each goes again, as after a death.
             except self._ray.exceptions.RayActorError:
                 await self._lost(member)
@@ -420,7 +421,7 @@ class RayEngine:
                 await self._release(member, alone)
             deaths += 1
             if deaths > self._settings.max_retries:
-                return None, _died(deaths, self._settings.max_retries), []
+                return None, _died(deaths, self._settings.max_retries), [], []
             self._counts["resent"] += 1
 
     async def _acquire(self) -> _Member:
@@ -513,9 +514,9 @@ class RayEngine:
         if reply[0] == "stop":
             _, name, message, where, hint, _, _ = reply
             raise _oloproof_error(name)(message, where=where, hint=hint)
-        _, execution, error, stages, _, _ = reply
+        _, execution, error, stages, calls, _, _ = reply
         assert execution is None or isinstance(execution, Execution)
-        return execution, error, stages
+        return execution, error, stages, calls
 
     async def _reply(self, ref: Any) -> tuple[Any, ...]:
         try:

@@ -15,8 +15,9 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
    it, with the address it will have, worked out here from the same event the driver will
    store. Stage outputs a case recorded before it errored or stopped are returned too, as a
    local run would have written them.
-4. A case ends in one reply: ``("done", execution, error, stages, redacted, recorded)``
-   (``stages``: those the case ran, an errored case's included); when the run
+4. A case ends in one reply: ``("done", execution, error, stages, calls, redacted,
+   recorded)`` (``stages``: those the case ran, an errored case's included; ``calls``: the
+   model calls an errored case made); when the run
    must stop (a malformed artifact), ``("stop", error_type, message, where, hint, redacted,
    recorded)``; after a fault of the replica's own code, ``("fault", description)``.
 5. An output that cannot travel back to the driver errors its case, saying so.
@@ -193,7 +194,7 @@ class Replica:
                 intervention=order.intervention,
                 replay=self._replay(order),
             )
-            execution, error, stages = await run_system(
+            execution, error, stages, calls = await run_system(
                 self._system, ctx, order.case, self._timeout
             )
             if execution is not None:
@@ -204,6 +205,7 @@ class Replica:
                     execution.stages,
                 )
             error = _redact(call, error)
+            calls = _redact(call, calls)
         except OloproofError as exc:
             message = _redact(call, exc.message)
             reply: Reply = ("stop", type(exc).__name__, message, exc.where, exc.hint)
@@ -212,7 +214,8 @@ class Replica:
         except Exception as exc:  # a fault of the replica itself: the driver reports it
             call.replies.put_nowait(("fault", redaction.redact_text(describe(exc))))
             return
-        call.replies.put_nowait(("done", execution, error, stages, call.redacted, call.recorded))
+        done = ("done", execution, error, stages, calls, call.redacted, call.recorded)
+        call.replies.put_nowait(done)
 
     @property
     def _timeout(self) -> float:

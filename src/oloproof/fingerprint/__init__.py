@@ -121,6 +121,8 @@ class Fingerprint:
     attributes read by name), for a caller to ask whether it reads an attribute of what it is
     handed; not part of the record. ``functions``: the user's functions it reaches, for a caller
     to read what they do (``oloproof.systems.context_use.written``); not part of the record.
+    ``tools``: the modules of Oloproof it reaches (``oloproof.models``, say), for a caller to
+    ask whether it may call a model through Oloproof; not part of the record.
     """
 
     key: str
@@ -133,6 +135,7 @@ class Fingerprint:
     names: frozenset[str] = frozenset()
     installed_files: Mapping[str, str] = field(default_factory=dict)
     functions: tuple[FunctionType, ...] = ()
+    tools: frozenset[str] = frozenset()
 
     def record(self) -> dict[str, Any]:
         """The compact form kept in a run's event, which ``changes`` reads back."""
@@ -197,6 +200,7 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         names=frozenset(walk.names),
         installed_files=files,
         functions=tuple(walk.functions),
+        tools=frozenset(walk.tools),
     )
 
 

@@ -100,6 +100,7 @@ class Walk(Values):
         self.code: dict[str, tuple[str, str, str]] = {}  # key -> (kind, file, digest)
         self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
         self.dists: dict[str, str] = {}
+        self.tools: set[str] = set()  # Oloproof's own modules the code reaches
         self.dist_files: dict[str, str] = {}  # distribution -> digest of its installed files
         self.unseen: dict[str, None] = {}
         self.clock: dict[str, None] = {}  # the names by which the code reads the clock
@@ -379,6 +380,8 @@ class Walk(Values):
             if filename is not None:
                 self._module_file(module, filename)
             return
+        if place is Place.TOOL:
+            self.tools.add(module)
         dist, version, files = installed(module)
         self.dists[dist] = version
         if files is not None:

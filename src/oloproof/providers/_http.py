@@ -137,7 +137,9 @@ class ProviderError(Exception):
     ``connection``, ``http_status`` (``status`` holds it), ``malformed_response`` (a 2xx whose
     body is not the protocol's reply; ``raw`` holds the body), ``request`` (httpx refused to
     send it) or ``incomplete`` (a reply whose text is not the model's whole answer, refused by
-    ``HttpProvider.answer``). The message never contains the key.
+    ``HttpProvider.answer``). The message never contains the key. ``completion`` is the reply
+    the call failed on, when the server sent one (beside its error, or not a whole answer), so
+    the tokens it used can still be counted.
     """
 
     def __init__(
@@ -148,6 +150,7 @@ class ProviderError(Exception):
         attempts: int,
         status: int | None = None,
         raw: str | None = None,
+        completion: Completion | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -155,6 +158,7 @@ class ProviderError(Exception):
         self.attempts = attempts
         self.status = status
         self.raw = raw
+        self.completion = completion
 
     def to_detail(self) -> dict[str, Any]:
         """Plain data for a missing verdict's detail."""
@@ -168,7 +172,12 @@ class ProviderError(Exception):
 
 
 class MalformedReply(ValueError):
-    """A 2xx body that is not the protocol's reply; the message says what is wrong with it."""
+    """A 2xx body that is not the protocol's reply; the message says what is wrong with it,
+    and ``completion`` is the reply it held all the same (beside the server's error)."""
+
+    def __init__(self, message: str, completion: Completion | None = None) -> None:
+        super().__init__(message)
+        self.completion = completion
 
 
 @dataclass(frozen=True)
@@ -209,6 +218,7 @@ def _redacted(failure: ProviderError) -> ProviderError:
         attempts=failure.attempts,
         status=failure.status,
         raw=raw,
+        completion=failure.completion,
     )
 
 
@@ -367,7 +377,10 @@ class HttpProvider:
         message = (
             f"{self._what()}: {completion.incomplete}, so it is not taken as the model's answer"
         )
-        raise _redacted(ProviderError(message, kind="incomplete", attempts=completion.attempts))
+        failure = ProviderError(
+            message, kind="incomplete", attempts=completion.attempts, completion=completion
+        )
+        raise _redacted(failure)
 
     def _read_key(self) -> str | None:
         if self.api_key_env is None:
@@ -441,6 +454,8 @@ class HttpProvider:
                 error = self._error(
                     message, "malformed_response", attempt, raw=redaction.cut(raw, _RAW_LIMIT)
                 )
+                if isinstance(exc, MalformedReply) and exc.completion is not None:
+                    error.completion = dataclasses.replace(exc.completion, attempts=attempt)
                 return error, None
             return dataclasses.replace(completion, attempts=attempt)
         unread = f" (its body {reply.unread}, not read)" if reply.content is None else ""
@@ -468,7 +483,8 @@ class HttpProvider:
             # A reply beside an error (a proxy that passes on what came before the failure):
             # the server says this text is not what it meant to send.
             raise MalformedReply(
-                "the body holds the server's error beside the reply" + error_said(data)
+                "the body holds the server's error beside the reply" + error_said(data),
+                completion,
             )
         return completion
 

@@ -3,7 +3,10 @@
 Its identity is its name, version, reference and declared artifact kinds, and the fingerprint of
 the function's code closure (``oloproof.fingerprint``): the function, every function, class and
 module of the project it reaches, the constants they read and the versions of the packages they
-import. Editing any of them, in any module, makes every case execute again.
+import. Editing any of them, in any module, makes every case execute again. When that code
+reaches ``oloproof.models`` (it may call a model through ``ModelClient``), the identity also
+says how replies are read (``oloproof.models.reading``): what an earlier reading made is made
+again.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any
 from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.fingerprint import of_callable
-from oloproof.models import recording_model_calls
+from oloproof.models import reading, recording_model_calls
 from oloproof.sdk import Recorder, SystemInfo, _activate, _deactivate
 from oloproof.systems.base import ExecContext, Execution, declared_apart, load_object
 from oloproof.systems.threads import CallPool
@@ -54,6 +57,7 @@ class CallableSystem:
             "callable": reference,
             "records": list(self._records),
             "code": self._fingerprint.key,
+            **reading([self._fingerprint]),
             **declared_apart((info.name, info.version) if info else None, name, version),
         }
 

@@ -12,7 +12,7 @@ Identity: kind, name, version, provider, model, base URL, server, API version, t
 system prompt's text, the passages of ``context_file``, ``context_field``, where the
 instructions go, temperature, the token limit and its field, ``extra_body`` and ``output``:
 everything the request is made of besides the case input; and how replies are read
-(``REPLIES``). So the execution cache (system
+(``oloproof.models.REPLIES``). So the execution cache (system
 identity and input) is a cache by the exact request. A case whose input lacks a key the prompt
 uses, a failed call (a reply the provider cannot read, one holding half a character included),
 a reply that is not the model's whole answer (cut at the token limit, refused, a tool call,
@@ -40,13 +40,6 @@ from oloproof.systems.base import ExecContext, Execution
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
 
-# How replies are read into an answer, counted up when that changes what counts as one: the
-# executions an earlier reading stored (a reply cut at the token limit, taken whole before 2;
-# one beside the server's error, or beside a tool call its finish reason did not name, before
-# 3) are then made again rather than served from the cache.
-REPLIES = 3
-
-
 class ModelSystemError(RuntimeError):
     """One case could not be put to the model, or its reply is not what the output needs."""
 
@@ -68,7 +61,7 @@ class ModelSystem:
         base_dir: Path,
         where: str,
     ) -> None:
-        from oloproof.models import ModelClient
+        from oloproof import models
         from oloproof.providers.anthropic_messages import ANTHROPIC_VERSION
 
         self._settings = settings
@@ -89,7 +82,7 @@ class ModelSystem:
             if settings.context_file
             else None
         )
-        self._client = ModelClient(settings)
+        self._client = models.ModelClient(settings)
         self._identity: dict[str, Any] = {
             "kind": self.kind,
             "name": name,
@@ -109,7 +102,7 @@ class ModelSystem:
             "max_tokens_field": settings.max_tokens_field,
             "extra_body": dict(settings.extra_body),
             "output": settings.output,
-            "replies": REPLIES,
+            "replies": models.REPLIES,
         }
 
     def identity(self) -> dict[str, Any]:

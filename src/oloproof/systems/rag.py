@@ -38,7 +38,9 @@ reads; the class it is called on, so two subclasses never share a stage output):
   retrieve left there) and generate's key holds the whole retrieval, its scores included.
 
 The system's identity (the execution cache's) holds every setting and all three fingerprints
-(retrieve, generate, count_tokens).
+(retrieve, generate, count_tokens). It, and the identity of a stage whose code reaches
+``oloproof.models`` (it may call a model through ``ModelClient``), also say how replies are read
+(``oloproof.models.reading``), so what an earlier reading made is made again.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
 from oloproof.fingerprint import Fingerprint, of_method
-from oloproof.models import recording_model_calls
+from oloproof.models import reading, recording_model_calls
 from oloproof.relevance import first_relevant, relevant_units
 from oloproof.sdk import (
     Context,
@@ -257,6 +259,8 @@ class RagSystem:
             for method in ("retrieve", "generate", "count_tokens")
             if method != "count_tokens" or self._count_tokens is not None
         }
+        # How model replies are read, for each stage whose code may call a model.
+        self._readings = {method: reading([fp]) for method, fp in self._fingerprints.items()}
         # What of the context beyond its kept passages generate can read: its cache key holds
         # those too, or an answer made from an older budget would be served for a new one.
         # Every one unless its code reads only the kept passages; then those its code names.
@@ -279,6 +283,7 @@ class RagSystem:
             "token_budget": self.token_budget,
             "index_version": self.index_version,
             "code": {method: fp.key for method, fp in self._fingerprints.items()},
+            **reading(self._fingerprints.values()),
             **declared_apart((info.name, info.version), name, version),
         }
 
@@ -311,6 +316,7 @@ class RagSystem:
                 "depth": self.depth,
                 "input": case_input,
                 "code": self._fingerprints["retrieve"].key,
+                **self._readings["retrieve"],
             }
         )
 
@@ -521,6 +527,7 @@ class RagSystem:
                 "context": [i.model_dump(mode="json", exclude_none=True) for i in context.items],
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
+                **self._readings["generate"],
                 **self._context_read(context),
                 **({"retrieval": retrieval} if retrieval is not None else {}),
             }
