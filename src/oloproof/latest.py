@@ -14,7 +14,8 @@ Requirements (``docs/running.md``, "Which run is latest"):
    its run either unfinished or ``latest``.
 3. When the newest top-level run did not finish, ``latest_note`` says so in one sentence
    (which run, why, and which run ``latest`` names instead), so nobody mistakes the run they
-   just started for the one a command read.
+   just started for the one a command read. A run another process is still writing is said
+   to be running, not to have stopped, and no ``--resume`` is offered for it.
 4. A run brought by an ``oloproof ledger import`` that was cut short (``import_unfinished``)
    is finished by importing the same archive again, never by ``--resume``, which would
    execute its cases here and record them as the run made elsewhere; every sentence that
@@ -31,6 +32,7 @@ from ledger import Ledger, RefConflictError
 from oloproof import events as ev
 from oloproof.bodies import planned_cases
 from oloproof.errors import UnknownIdError
+from oloproof.runlock import writer_of
 
 LATEST = "latest"
 """The ref a finished top-level run moves."""
@@ -158,9 +160,19 @@ def _newest_top_level(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
 
 
 def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
-    """``run_… stopped: why`` or ``run_… did not finish (k of n cases; …)``."""
+    """``run_… is still running (…)``, ``run_… stopped: why`` or ``run_… did not finish (k of n
+    cases; …)``."""
     body = run[1]
     run_id = body["run_id"]
+    # A run another process writes has not stopped, whatever an earlier go of it recorded, and
+    # the resume the other sentences offer would be refused while it runs.
+    writer = writer_of(ledger.path, run_id)
+    if writer is not None:
+        written = sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
+        return (
+            f"{run_id}, is still running ({written} of {planned_cases(body)} cases so far; "
+            f"another process (pid {writer}) is writing it)"
+        )
     end = run_end(ledger, run_id)
     if end is not None and end.get("state") == "stopped":
         reason = str(end.get("reason") or "no reason recorded")

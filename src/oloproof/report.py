@@ -698,8 +698,13 @@ def build_run_report(
     gate = decision["gate"] if decision else None
     decision_state, exit_code = _decision_state(gate, policy, state)
     # A resume killed after writing cases leaves the last end, and the decision made with it,
-    # counting fewer cases than the run holds.
-    outgrown = end is not None and end["state"] != "complete" and tally.cases > end["cases"]
+    # counting fewer cases than the run holds. A resume still running counts its own at its end.
+    outgrown = (
+        state != "RUNNING"
+        and end is not None
+        and end["state"] != "complete"
+        and tally.cases > end["cases"]
+    )
     cache: RunCache = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )

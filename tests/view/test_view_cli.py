@@ -76,13 +76,13 @@ def test_a_run_in_progress_shows_on_reload_and_its_end_after(tmp_path: Path) -> 
         try:
             _until(lambda: set(RUN_ID.findall(fetch(url + "/")[1])) - before, "the new run")
             (new,) = set(RUN_ID.findall(fetch(url + "/")[1])) - before
-            assert "No end is recorded for this run" in fetch(f"{url}/runs/{new}")[1]
+            assert "Another process is writing this run now" in fetch(f"{url}/runs/{new}")[1]
         finally:
             (root / "go").touch()
             _, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
         page = fetch(f"{url}/runs/{new}")[1]
-        assert "No end is recorded" not in page and "COMPLETE" in page
+        assert "Another process is writing" not in page and "COMPLETE" in page
         assert "2 observed · 0 missing" in page
 
 

@@ -344,7 +344,12 @@ def _cached_report(reader: Reader, run_id: str) -> RunReport:
 def run_page(reader: Reader, run_id: str) -> RunPage:
     address, body = reader.run_event(run_id)
     run_id = body["run_id"]
+    row = _run_row(reader, address, body)
     end, decision = reader.run_meta(run_id)
+    if row.state == "RUNNING":
+        # What an earlier go recorded (its stop, its gate, its cache counts) counts fewer cases
+        # than are being written now: the run is decided, and counted, when it ends.
+        end, decision = None, None
     problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
     stored_runs = ((a, run_body(e)) for a, e in reader.ledger.events(ev.RUN))
     children = {
@@ -365,7 +370,7 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
             if rule.get(key) is not None:
                 thresholds.setdefault(rule["metric"], float(rule[key]))
     return RunPage(
-        row=_run_row(reader, address, body),
+        row=row,
         body=body,
         end=end,
         decision=decision,
