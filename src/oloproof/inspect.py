@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -235,9 +236,23 @@ def export_run(ledger: Ledger, run: StoredRun, root: Path, row: RunRow) -> Path:
 
 
 def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> None:
-    import hashlib
+    import fcntl
 
     folder.mkdir(parents=True, exist_ok=True)
+    # One export of a run at a time: two writing the same folder at once would mix their
+    # cases, or pair one's manifest with the other's cases. The folder itself is locked (no
+    # lock file in the bundle), and the lock goes with the process.
+    held = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        _write_bundle_files(ledger, run, row, folder)
+    finally:
+        os.close(held)
+
+
+def _write_bundle_files(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> None:
+    import hashlib
+
     tmp = folder / "cases.jsonl.tmp"
     digest = hashlib.sha256()
     count = 0
@@ -262,7 +277,9 @@ def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> 
         "planned_cases": row.planned,
         "not_run": row.not_run,
     }
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    written = folder / "manifest.json.tmp"
+    written.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    written.replace(folder / "manifest.json")  # a reader sees the whole manifest or the last
 
 
 # Python's str.splitlines (and every reader built on it) ends a line at U+0085, U+2028 and
