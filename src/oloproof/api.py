@@ -10,14 +10,12 @@ the wrong type or out of the range the command takes, named (``evaluate(): limit
 
 from __future__ import annotations
 
-import numbers
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ledger.codec import INT_MAX
 from oloproof import redaction
+from oloproof.callargs import MAX_REPEATS, Spelling, count, flag, path, shown
 from oloproof.config import MAX_CONCURRENCY
 from oloproof.errors import ConfigError
 from oloproof.report import RunReport
@@ -25,9 +23,8 @@ from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
 from oloproof.subset import Selection, parse_filter
 
-MAX_REPEATS = 1000  # oloproof.cli.arguments.MAX_REPEATS: what ``oloproof run --repeats`` takes
-
 _WHERE = "evaluate()"
+_SPELLED = Spelling(_WHERE)  # a subset's errors name evaluate's arguments, not run's options
 
 
 def evaluate(
@@ -55,15 +52,14 @@ def evaluate(
         "plan with plan_run(config) and await execute_run(open_project_ledger(plan.base_dir), "
         "plan) instead, or call evaluate in a thread: await asyncio.to_thread(evaluate, config)",
     )
-    if not isinstance(use_cache, bool):
-        raise ConfigError(f"use_cache is True or False, not {_shown(use_cache)}", where=_WHERE)
+    flag("use_cache", use_cache, where=_WHERE)
     args = _Arguments.checked(config, policy, limit, sample, seed, filters, repeats, concurrency)
     # The values the project's ``secrets:`` names are kept out until its run is recorded, and
     # no longer: a project evaluated next in this process may rightly answer one of them.
     with redaction.project_scope():
         plan = plan_run(
             args.config, policy_path=args.policy, concurrency=args.concurrency
-        ).restrict(args.selection, args.repeats)
+        ).restrict(args.selection, args.repeats, spelled=_SPELLED)
         with open_project_ledger(plan.base_dir) as ledger:
             run = execute_run(ledger, plan, use_cache=use_cache, use_stage_cache=use_cache)
             outcome = aio.run(run)
@@ -94,7 +90,7 @@ class _Arguments:
         concurrency: object,
     ) -> _Arguments:
         limit, sample, seed = (
-            None if value is None else _count(name, value, what, low)
+            None if value is None else count(name, value, what, low, where=_WHERE)
             for name, value, what, low in (
                 ("limit", limit, "a number of cases", 1),
                 ("sample", sample, "a number of cases", 1),
@@ -107,36 +103,32 @@ class _Arguments:
             )
         if sample is not None and seed is None:
             seed = 0  # a library call is reproducible by default; the seed is recorded in the run
-        chosen = tuple(parse_filter(text) for text in _filters(filters))
+        chosen = tuple(parse_filter(text, _SPELLED) for text in _filters(filters))
         return _Arguments(
-            config=_path("config", config, "the path of a project file"),
-            policy=None if policy is None else _path("policy", policy, "the path of a policy file"),
+            config=path("config", config, "the path of a project file", where=_WHERE),
+            policy=None
+            if policy is None
+            else path("policy", policy, "the path of a policy file", where=_WHERE, optional=True),
             selection=Selection(limit, sample, seed, chosen),
-            repeats=_count("repeats", repeats, "how many times each case executes", 1, MAX_REPEATS),
+            repeats=count(
+                "repeats",
+                repeats,
+                "how many times each case executes",
+                1,
+                MAX_REPEATS,
+                where=_WHERE,
+            ),
             concurrency=None
             if concurrency is None
-            else _count(
-                "concurrency", concurrency, "how many cases run at once", 1, MAX_CONCURRENCY
+            else count(
+                "concurrency",
+                concurrency,
+                "how many cases run at once",
+                1,
+                MAX_CONCURRENCY,
+                where=_WHERE,
             ),
         )
-
-
-def _shown(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:57]}..."
-
-
-def _count(name: str, value: object, what: str, low: int, high: int = INT_MAX) -> int:
-    """``value`` as an int from ``low`` to ``high``; a numpy integer is one, a bool is not."""
-    too_large = False
-    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
-        number = int(value)
-        if low <= number <= high:
-            return number
-        too_large = number > INT_MAX
-    span = f", {low} or more" if high == INT_MAX else f" from {low} to {high}"
-    said = f"{name} is {what} (an int{span}), not {_shown(value)}"
-    raise ConfigError(f"{said} (larger than a run records)" if too_large else said, where=_WHERE)
 
 
 def _filters(filters: object) -> Sequence[str]:
@@ -144,20 +136,8 @@ def _filters(filters: object) -> Sequence[str]:
     if isinstance(filters, str):  # iterated, it would be one filter a character
         raise ConfigError(f"{said}, not one str: give [{filters!r}]", where=_WHERE)
     if not isinstance(filters, Sequence):
-        raise ConfigError(f"{said}, not {_shown(filters)}", where=_WHERE)
+        raise ConfigError(f"{said}, not {shown(filters)}", where=_WHERE)
     for item in filters:
         if not isinstance(item, str):
-            raise ConfigError(f"{said}; it holds {_shown(item)}", where=_WHERE)
+            raise ConfigError(f"{said}; it holds {shown(item)}", where=_WHERE)
     return filters
-
-
-def _path(name: str, value: object, what: str) -> Path:
-    if isinstance(value, (str, os.PathLike)):
-        return Path(value)
-    kind = "None" if value is None else type(value).__name__
-    if value is not None:
-        kind = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-    optional = " or None" if name == "policy" else ""
-    raise ConfigError(
-        f"{name} is {what} (a str or os.PathLike){optional}, not {kind}", where=_WHERE
-    )

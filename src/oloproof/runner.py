@@ -31,7 +31,15 @@ from oloproof.bodies import (
     planned_cases,
 )
 from oloproof.calibration import judge_check, judge_identities
-from oloproof.config import Policy, ProjectConfig, load_config, load_policy, recorded_policy
+from oloproof.callargs import OPTIONS, Spelling, count
+from oloproof.config import (
+    MAX_CONCURRENCY,
+    Policy,
+    ProjectConfig,
+    load_config,
+    load_policy,
+    recorded_policy,
+)
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
@@ -76,6 +84,8 @@ from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 
+# A plan restricted from Python names the fields of its ``Selection`` (the CLI, its options).
+_RESTRICT = Spelling("plan.restrict()")
 RELEVANT_POSITION = "relevant_position"
 STAGED_SLICES = {
     RELEVANT_POSITION: "compares relevant positions with top_k",
@@ -116,17 +126,26 @@ class RunPlan:
         return self.loaded.cases if self.chosen is None else self.chosen
 
     def restrict(
-        self, selection: Selection, repeats: int = 1, *, recorded: bool = False
+        self,
+        selection: Selection,
+        repeats: int = 1,
+        *,
+        recorded: bool = False,
+        spelled: Spelling = _RESTRICT,
     ) -> RunPlan:
         """This plan over the cases ``selection`` keeps (``oloproof.subset``), each executed
         ``repeats`` times (``oloproof.repeats``); checked here, before anything is written.
-        ``recorded``: the selection a run recorded, applied again to resume it."""
+        ``recorded``: the selection a run recorded, applied again to resume it. ``spelled``:
+        how an error names the selection's fields (the CLI's callers: as its options)."""
         if repeats < 1:
-            raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
+            raise ConfigError(
+                f"{spelled.name('repeats')} must be 1 or more, not {repeats}",
+                where=spelled.function,
+            )
         chosen = (
             None
             if selection.everything
-            else select(self.loaded.cases, selection, recorded=recorded)
+            else select(self.loaded.cases, selection, recorded=recorded, spelled=spelled)
         )
         return dataclasses.replace(self, selection=selection, repeats=repeats, chosen=chosen)
 
@@ -145,6 +164,15 @@ def plan_run(
     ``engine`` is an ``--engine`` value that replaces the config's engine setting.
     ``policy_as_recorded``: read the policy file as a run's record is read (``load_policy``).
     """
+    if concurrency is not None:  # set on the config unvalidated (``model_copy``): checked here
+        concurrency = count(
+            "concurrency",
+            concurrency,
+            "how many cases run at once",
+            1,
+            MAX_CONCURRENCY,
+            where="plan_run()",
+        )
     config_path = Path(config_path).resolve()
     config = load_config(config_path)
     if overrides:
@@ -901,7 +929,10 @@ def resume_plan(
         policy_as_recorded=True,
     )
     plan = plan.restrict(
-        Selection.from_body(run.body.get("subset")), run.body.get("repeats", 1), recorded=True
+        Selection.from_body(run.body.get("subset")),
+        run.body.get("repeats", 1),
+        recorded=True,
+        spelled=OPTIONS,  # resumed by ``oloproof run --resume``
     )
     if plan.system.identity() != run.body["system"]:
         if earlier_walk(run.body.get("fingerprints", {})):

@@ -11,7 +11,9 @@ Requirements (``docs/running.md``, "Running a subset"):
    ``sample`` and ``limit`` do not combine.
 3. A filter on a key no case has, a selection that leaves no case, and a ``sample`` larger than
    the cases it draws from are mistakes (exit 2, before anything is written); the key's message
-   suggests the closest metadata key, and the sample's names both numbers.
+   suggests the closest metadata key, and the sample's names both numbers. Each message names
+   the options as its caller spelled them (``oloproof.callargs.Spelling``): ``--sample 5`` for
+   the command line, ``evaluate(): sample=5`` for the Python API.
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
    report says the run covers a subset (``describe``), so a run of 10 cases is never read as a
    run of the suite.
@@ -29,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from oloproof.callargs import OPTIONS, Spelling
 from oloproof.dataset import Case
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
@@ -104,13 +107,15 @@ class Selection:
         return planned < total
 
 
-def parse_filter(text: str) -> tuple[str, str]:
+def parse_filter(text: str, spelled: Spelling = OPTIONS) -> tuple[str, str]:
     """``metadata.topic=billing`` as (``metadata.topic``, ``billing``)."""
     key, sep, value = text.partition("=")
     key = key.strip()
     if not sep or not key.startswith(_PREFIX) or len(key) == len(_PREFIX):
         raise ConfigError(
-            f"--filter {text!r}: write it as metadata.KEY=VALUE (e.g. metadata.topic=billing)"
+            f"{spelled.item('filters', repr(text))}: write it as metadata.KEY=VALUE "
+            "(e.g. metadata.topic=billing)",
+            where=spelled.function,
         )
     return key, value.strip()
 
@@ -130,24 +135,35 @@ def _metadata_value(case: Case, key: str) -> str | None:
     return _text(value)
 
 
-def select(cases: Sequence[Case], selection: Selection, *, recorded: bool = False) -> list[Case]:
+def select(
+    cases: Sequence[Case],
+    selection: Selection,
+    *,
+    recorded: bool = False,
+    spelled: Spelling = OPTIONS,
+) -> list[Case]:
     """The cases ``selection`` keeps, in file order (see the module's requirements).
 
     ``recorded``: ``selection`` is what a run recorded, applied again (to resume it, or to name
     its cases). A run recorded before a sample larger than its cases was refused ran them all,
-    and is given them all again.
+    and is given them all again. ``spelled``: how the errors name the options.
     """
+    where = spelled.function
     if selection.sample is not None and selection.limit is not None:
-        raise ConfigError("--sample and --limit choose cases two ways; give one of them")
-    for name, count in (("--limit", selection.limit), ("--sample", selection.sample)):
+        raise ConfigError(
+            f"{spelled.name('sample')} and {spelled.name('limit')} choose cases two ways; "
+            "give one of them",
+            where=where,
+        )
+    for name, count in (("limit", selection.limit), ("sample", selection.sample)):
         if count is not None and count < 1:
-            raise ConfigError(f"{name} must be 1 or more, not {count}")
+            raise ConfigError(f"{spelled.name(name)} must be 1 or more, not {count}", where=where)
     kept = list(cases)
     if selection.filters:
-        kept = _filtered(kept, selection.filters)
+        kept = _filtered(kept, selection.filters, spelled)
     if selection.sample is not None:
         if selection.sample > len(kept) and not recorded:
-            raise ConfigError(_oversized(selection, len(kept)))
+            raise ConfigError(_oversized(selection, len(kept), spelled), where=where)
         if selection.sample < len(kept):
             chosen = set(random.Random(selection.seed).sample(range(len(kept)), selection.sample))
             kept = [case for i, case in enumerate(kept) if i in chosen]
@@ -156,19 +172,25 @@ def select(cases: Sequence[Case], selection: Selection, *, recorded: bool = Fals
     return kept
 
 
-def _oversized(selection: Selection, kept: int) -> str:
+def _oversized(selection: Selection, kept: int, spelled: Spelling) -> str:
     if selection.filters:
-        filters = " ".join(f"--filter {key}={value}" for key, value in selection.filters)
+        texts = [f"{key}={value}" for key, value in selection.filters]
+        if spelled.function is None:  # each filter is an option of its own
+            filters = " ".join(spelled.given("filters", text) for text in texts)
+        else:
+            filters = spelled.given("filters", texts)
         among = f"the {kept} selected by {filters}"
     else:
         among = f"the {kept} in the cases file"
     return (
-        f"--sample {selection.sample} asks for more cases than {among}; "
-        "drop --sample to run them all"
+        f"{spelled.given('sample', selection.sample)} asks for more cases than {among}; "
+        f"drop {spelled.name('sample')} to run them all"
     )
 
 
-def _filtered(cases: list[Case], filters: Sequence[tuple[str, str]]) -> list[Case]:
+def _filtered(
+    cases: list[Case], filters: Sequence[tuple[str, str]], spelled: Spelling
+) -> list[Case]:
     wanted: dict[str, set[str]] = {}
     for key, value in filters:
         wanted.setdefault(key, set()).add(value)
@@ -176,7 +198,9 @@ def _filtered(cases: list[Case], filters: Sequence[tuple[str, str]]) -> list[Cas
         if not any(_metadata_value(case, key) is not None for case in cases):
             known = sorted({_PREFIX + k for case in cases for k in case.metadata})
             raise ConfigError(
-                f"--filter {key}: no case has this metadata key{did_you_mean(key, known)}"
+                f"{spelled.item('filters', key)}: no case has this metadata key"
+                f"{did_you_mean(key, known)}",
+                where=spelled.function,
             )
     kept = [
         case
@@ -185,5 +209,5 @@ def _filtered(cases: list[Case], filters: Sequence[tuple[str, str]]) -> list[Cas
     ]
     if not kept:
         shown = " and ".join(f"{k} in {sorted(v)}" for k, v in wanted.items())
-        raise ConfigError(f"--filter: no case has {shown}")
+        raise ConfigError(f"{spelled.name('filters')}: no case has {shown}", where=spelled.function)
     return kept

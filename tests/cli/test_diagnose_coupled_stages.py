@@ -166,7 +166,8 @@ def test_a_replay_whose_retrieve_drifted_errors_its_cases(tmp_path: Path) -> Non
     assert done.code == 0, done.err
     assert done.lines[:4] == [
         "Selected: 3 failed cases with gold context (observed; no population claim)",
-        "Control: 0 of 3 passed when re-executed without the intervention",
+        "Control: 0 of 3 passed when re-executed without the intervention; 3 of 3 gave no "
+        "verdict (errored or missing)",
         "Recovered under top-k 2: 0 of 3",
         "UNRESOLVED: 3 of 3, the control gave no verdict (errored or missing)",
     ]

@@ -75,8 +75,8 @@ def test_evaluate_refuses_a_sample_larger_than_its_cases(in_support: Path) -> No
     with pytest.raises(oloproof.ConfigError) as refused:
         oloproof.evaluate("oloproof.yaml", sample=5, filters=["metadata.topic=billing"])
     assert str(refused.value) == (
-        "--sample 5 asks for more cases than the 4 selected by --filter metadata.topic=billing; "
-        "drop --sample to run them all"
+        "evaluate(): sample=5 asks for more cases than the 4 selected by "
+        "filters=['metadata.topic=billing']; drop sample to run them all"
     )
     assert not (in_support / ".oloproof").exists()
 

@@ -220,24 +220,27 @@ def diagnose_command(
     if criterion is None:
         raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
     from oloproof.cli.arguments import check_recordable, check_repeats
-    from oloproof.diagnosis.run import diagnose
+    from oloproof.diagnosis.run import Asked, diagnose_asked
 
     check_repeats(repeats)
     for option, value in (("--top-k", top_k), ("--token-budget", token_budget)):
         check_recordable(option, value)
     note_latest(ledger, run)
     with style.user_output_aside():  # the system's code runs again
-        diagnosis = diagnose(
+        # As diagnose() does, with its errors naming the options given here.
+        diagnosis = diagnose_asked(
             ledger,
-            run,
-            intervention=intervention,
-            criterion=criterion,
-            top_k=top_k,
-            reranker=reranker,
-            token_budget=token_budget,
-            repeats=repeats,
-            engine=engine,
-            reuse_generations=reuse_generations,
+            Asked(
+                run,
+                intervention,
+                criterion,
+                top_k=top_k,
+                reranker=reranker,
+                token_budget=token_budget,
+                repeats=repeats,
+                engine=engine,
+                reuse_generations=reuse_generations,
+            ),
         )
     out = style.report_out()
     if as_json:

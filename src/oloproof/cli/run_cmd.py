@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ledger import Ledger, new_ulid
+from oloproof.callargs import OPTIONS
 from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
@@ -132,7 +133,7 @@ def run_command(
             plan = plan_run(
                 config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
             )
-            planned = _dry_run(plan.restrict(choose, repeats), no_cache)
+            planned = _dry_run(plan.restrict(choose, repeats, spelled=OPTIONS), no_cache)
         out = style.report_out()
         if as_json:
             typer.echo(json.dumps(planned.to_json(), indent=2), file=out)
@@ -190,7 +191,7 @@ def _planned(
     if resume is None:
         plan = plan_run(
             config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
-        ).restrict(*subset)  # a subset that cannot be chosen is refused before the ledger is made
+        ).restrict(*subset, spelled=OPTIONS)  # refused before the ledger is made
         return open_project_ledger(plan.base_dir), plan, None
     ledger = project_ledger()
     plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)

@@ -32,6 +32,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from oloproof.callargs import OPTIONS, Spelling
 from oloproof.errors import ConfigError
 from oloproof.relevance import (
     CHUNK,
@@ -379,33 +380,47 @@ def intervention_body(
     top_k: int | None = None,
     reranker: str | None = None,
     token_budget: int | None = None,
+    spelled: Spelling = OPTIONS,
 ) -> dict[str, Any]:
-    """The recorded form of an intervention; raise ``ConfigError`` on a bad combination."""
+    """The recorded form of an intervention; raise ``ConfigError`` on a bad combination, naming
+    the options as ``spelled`` does."""
+    name, where = spelled.name, spelled.function
     if kind not in INTERVENTIONS:
-        raise ConfigError(f"unknown intervention {kind!r} (use {', '.join(INTERVENTIONS)})")
-    if top_k is not None and kind not in (TOP_K, TOKEN_BUDGET):
-        raise ConfigError("--top-k applies only to --intervention top-k or token-budget")
-    if reranker is not None and kind != RERANKER:
-        raise ConfigError("--reranker applies only to --intervention reranker")
-    if token_budget is not None and kind != TOKEN_BUDGET:
-        raise ConfigError("--token-budget applies only to --intervention token-budget")
+        raise ConfigError(
+            f"unknown intervention {kind!r} (use {', '.join(INTERVENTIONS)})", where=where
+        )
+    for option, value, kinds in (
+        ("top_k", top_k, (TOP_K, TOKEN_BUDGET)),
+        ("reranker", reranker, (RERANKER,)),
+        ("token_budget", token_budget, (TOKEN_BUDGET,)),
+    ):
+        if value is not None and kind not in kinds:
+            raise ConfigError(
+                f"{name(option)} applies only to {name('intervention')} {' or '.join(kinds)}",
+                where=where,
+            )
     if top_k is not None and top_k < 1:
-        raise ConfigError(f"--top-k must be 1 or more, not {top_k}")
+        raise ConfigError(f"{name('top_k')} must be 1 or more, not {top_k}", where=where)
+    needs = spelled.given("intervention", kind) + " needs "
     if kind == TOP_K:
         if top_k is None:
-            raise ConfigError("--intervention top-k needs --top-k N (the wider cut to try)")
+            raise ConfigError(
+                needs + f"{spelled.wanted('top_k', 'N')} (the wider cut to try)", where=where
+            )
         return {"kind": TOP_K, "top_k": top_k}
     if kind == RERANKER:
         if not reranker:
-            raise ConfigError("--intervention reranker needs --reranker module:function")
+            raise ConfigError(needs + spelled.wanted("reranker", "module:function"), where=where)
         return {"kind": RERANKER, "reranker": reranker}
     if kind == TOKEN_BUDGET:
         if token_budget is None:
             raise ConfigError(
-                "--intervention token-budget needs --token-budget N (the budget to try)"
+                needs + f"{spelled.wanted('token_budget', 'N')} (the budget to try)", where=where
             )
         if token_budget < 1:
-            raise ConfigError(f"--token-budget must be 1 or more, not {token_budget}")
+            raise ConfigError(
+                f"{name('token_budget')} must be 1 or more, not {token_budget}", where=where
+            )
         body: dict[str, Any] = {"kind": TOKEN_BUDGET, "token_budget": token_budget}
         if top_k is not None:
             body["top_k"] = top_k
@@ -436,7 +451,10 @@ _KEEPS_THE_RANKING = {
 
 
 def unchangeable(
-    intervention: Mapping[str, Any], criterion: str, evaluator_type: str | None
+    intervention: Mapping[str, Any],
+    criterion: str,
+    evaluator_type: str | None,
+    spelled: Spelling = OPTIONS,
 ) -> str | None:
     """Why ``intervention`` cannot change ``criterion`` (None when it can).
 
@@ -446,15 +464,26 @@ def unchangeable(
     kind = intervention["kind"]
     if evaluator_type not in RANKING_EVALUATORS or kind == RERANKER:
         return None
+    sep = " " if spelled.function is None else ", "  # options, or keyword arguments
+    reranker = (
+        spelled.given("intervention", RERANKER)
+        + sep
+        + spelled.wanted("reranker", "module:function")
+    )
     return (
-        f"--intervention {kind} cannot change {criterion}: {_KEEPS_THE_RANKING[kind]}, and "
-        f"{criterion} scores the ranking alone. The intervention that can: reranker "
-        "(--intervention reranker --reranker module:function)"
+        f"{spelled.given('intervention', kind)} cannot change {criterion}: "
+        f"{_KEEPS_THE_RANKING[kind]}, and {criterion} scores the ranking alone. The "
+        f"intervention that can: reranker ({reranker})"
     )
 
 
 def changes_nothing(
-    intervention: Mapping[str, Any], *, top_k: int, token_budget: int | None, depth: int | None
+    intervention: Mapping[str, Any],
+    *,
+    top_k: int,
+    token_budget: int | None,
+    depth: int | None,
+    spelled: Spelling = OPTIONS,
 ) -> str | None:
     """Why a replay would assemble exactly the parent's contexts, or cut past what was recorded
     (None when it is a real change)."""
@@ -462,16 +491,20 @@ def changes_nothing(
     cut = intervention.get("top_k")
     if cut is not None and depth is not None and cut > depth:
         return (
-            f"--top-k {cut} cuts past the recorded retrievals, which hold at most {depth} "
-            f"candidates (the run's depth); use --top-k {depth} or less"
+            f"{spelled.given('top_k', cut)} cuts past the recorded retrievals, which hold at "
+            f"most {depth} candidates (the run's depth); use {spelled.given('top_k', depth)} "
+            "or less"
         )
     if kind == TOP_K and cut == top_k:
-        return f"--top-k {cut} is the run's own top_k, so the replay would change nothing"
+        return (
+            f"{spelled.given('top_k', cut)} is the run's own top_k, so the replay would change "
+            "nothing"
+        )
     same_budget = intervention.get("token_budget") == token_budget
     if kind == TOKEN_BUDGET and same_budget and cut in (None, top_k):
         return (
-            f"--token-budget {token_budget} is the run's own token_budget, so the replay would "
-            "change nothing"
+            f"{spelled.given('token_budget', token_budget)} is the run's own token_budget, so "
+            "the replay would change nothing"
         )
     return None
 

@@ -18,7 +18,9 @@ Requirements this module meets:
    all the same: that pass is the system's own variation, and without the line "0 of N
    recovered" would hide it.
 4. A gold-context diagnosis whose control retrieved differently from the parent run says how
-   many cases that touched, right after its Control line (no line when none).
+   many cases that touched, right after its Control line (no line when none). The Control line
+   says how many cases the control gave no verdict on, when there are some, so that "0 of N
+   passed" never stands for N cases that errored.
 5. Nothing here reads the ledger: every line is made from the stored bodies alone.
 """
 
@@ -146,18 +148,42 @@ def _why_nothing(body: Mapping[str, Any]) -> str:
 
 
 def control_line(body: Mapping[str, Any]) -> str:
-    """How many selected cases passed under the control (in any repeat, with repeats)."""
+    """How many selected cases passed under the control (in any repeat, with repeats), and how
+    many gave it no verdict, when some did: "0 of 3 passed" alone reads as three failures."""
     summary = body["summary"]
     repeats = body.get("repeats", 1)
     n = summary["selected"]
     if repeats == 1:
-        return (
+        line = (
             f"Control: {summary['control_passed']} of {n} passed when re-executed without the "
             "intervention"
         )
-    return (
-        f"Control: {summary['control_passed']} of {n} passed in at least one of {repeats} "
-        "re-executions without the intervention"
+    else:
+        line = (
+            f"Control: {summary['control_passed']} of {n} passed in at least one of {repeats} "
+            "re-executions without the intervention"
+        )
+    unobserved = _control_not_observed(body)
+    if unobserved and repeats == 1:
+        line += f"; {unobserved} of {n} gave no verdict (errored or missing)"
+    elif unobserved:
+        line += (
+            f"; {unobserved} of {n} passed in none and gave no verdict in at least one "
+            "(errored or missing)"
+        )
+    return line
+
+
+def _control_not_observed(body: Mapping[str, Any]) -> int:
+    """The cases counted UNRESOLVED because the control gave no verdict: among a gold-context
+    diagnosis's labels, a replay's own UNRESOLVED cases (0 for a replay recorded before those
+    were counted, which cannot tell)."""
+    summary = body["summary"]
+    key = "labels" if body["intervention"]["kind"] == dg.GOLD_CONTEXT else "unresolved"
+    return sum(
+        entry["count"]
+        for entry in summary.get(key) or []
+        if entry["reason"] == dg.CONTROL_NOT_OBSERVED
     )
 
 

@@ -43,6 +43,7 @@ from ledger import Ledger
 from oloproof import aio, redaction
 from oloproof import events as ev
 from oloproof.bodies import ChildRun, execution_body, run_body
+from oloproof.callargs import MAX_REPEATS, OPTIONS, Spelling, count, flag, text
 from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
     GOLD_CHECKED,
@@ -59,6 +60,7 @@ from oloproof.diagnosis.derive import (
 )
 from oloproof.diagnosis.labels import (
     GOLD_CONTEXT,
+    INTERVENTIONS,
     TOKEN_BUDGET,
     changes_nothing,
     child_labels,
@@ -73,6 +75,9 @@ from oloproof.metrics import criteria_of
 from oloproof.runner import RunPlan, execute_run, replay_plan
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.systems.base import load_object
+
+_WHERE = "diagnose()"
+_SPELLED = Spelling(_WHERE)
 
 
 class DiagnosisStoppedError(OloproofError):
@@ -132,7 +137,8 @@ def diagnose(
     diagnosed run recorded. Each generates afresh; with ``reuse_generations`` (one repeat
     only) the intervention takes a generation the stage cache holds for its exact context.
 
-    Raises an ``OloproofError`` (and writes nothing) for an unknown run, a criterion the run
+    Raises an ``OloproofError`` (and writes nothing) for an argument of the wrong type or out
+    of the range ``oloproof diagnose`` takes (naming it), an unknown run, a criterion the run
     does not have or the intervention cannot change, or a bad intervention;
     ``DiagnosisStoppedError`` when a child run stopped.
     """
@@ -169,22 +175,123 @@ async def adiagnose(
     reuse_generations: bool = False,
 ) -> Diagnosis:
     """``diagnose`` for callers already inside an event loop."""
-    chosen = intervention_body(
-        intervention, top_k=top_k, reranker=reranker, token_budget=token_budget
+    asked = Asked.checked(
+        run,
+        intervention=intervention,
+        criterion=criterion,
+        top_k=top_k,
+        reranker=reranker,
+        token_budget=token_budget,
+        repeats=repeats,
+        engine=engine,
+        reuse_generations=reuse_generations,
     )
-    if repeats < 1:
-        raise ConfigError(f"--repeats must be 1 or more, not {repeats}")
-    if reuse_generations and repeats > 1:
+    return await _diagnose(ledger, asked, _SPELLED)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What a diagnosis is asked for: ``diagnose``'s arguments, or ``oloproof diagnose``'s
+    options (typed by the command line, so not checked again)."""
+
+    run: str
+    intervention: str
+    criterion: str
+    top_k: int | None = None
+    reranker: str | None = None
+    token_budget: int | None = None
+    repeats: int = 1
+    engine: str | None = None
+    reuse_generations: bool = False
+
+    @staticmethod
+    def checked(
+        run: object,
+        *,
+        intervention: object,
+        criterion: object,
+        top_k: object,
+        reranker: object,
+        token_budget: object,
+        repeats: object,
+        engine: object,
+        reuse_generations: object,
+    ) -> Asked:
+        """Each argument checked by name, as ``evaluate``'s are: unchecked, one would be taken
+        for something else (``"no"`` as true, ``True`` as one repeat) or fail deep inside."""
+
+        def a_count(name: str, value: object, what: str) -> int | None:
+            return None if value is None else count(name, value, what, 1, where=_WHERE)
+
+        def a_text(name: str, value: object, what: str) -> str:
+            return text(name, value, what, where=_WHERE)
+
+        return Asked(
+            run=a_text("run", run, "the run to diagnose (a str: id, ref or address)"),
+            intervention=a_text(
+                "intervention",
+                intervention,
+                f"{', '.join(INTERVENTIONS[:-1])} or {INTERVENTIONS[-1]} (a str)",
+            ),
+            criterion=a_text(
+                "criterion", criterion, "the name of one of the run's criteria (a str)"
+            ),
+            top_k=a_count("top_k", top_k, "the cut to try"),
+            reranker=None
+            if reranker is None
+            else a_text(
+                "reranker", reranker, "the module:function that reorders candidates (a str) or None"
+            ),
+            token_budget=a_count("token_budget", token_budget, "the token budget to try"),
+            repeats=count(
+                "repeats",
+                repeats,
+                "how many times the intervention and its control each run",
+                1,
+                MAX_REPEATS,
+                where=_WHERE,
+            ),
+            engine=None
+            if engine is None
+            else a_text(
+                "engine",
+                engine,
+                "where the child runs execute (a str: local, ray or a Ray cluster's address) "
+                "or None",
+            ),
+            reuse_generations=flag("reuse_generations", reuse_generations, where=_WHERE),
+        )
+
+
+def diagnose_asked(ledger: Ledger, asked: Asked, spelled: Spelling = OPTIONS) -> Diagnosis:
+    """``diagnose`` as ``oloproof diagnose`` asks it: its errors name the command's options."""
+    return aio.run(_diagnose(ledger, asked, spelled))
+
+
+async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosis:
+    chosen = intervention_body(
+        asked.intervention,
+        top_k=asked.top_k,
+        reranker=asked.reranker,
+        token_budget=asked.token_budget,
+        spelled=spelled,
+    )
+    if asked.repeats < 1:
         raise ConfigError(
-            f"--reuse-generations cannot go with --repeats {repeats}: a repeat that reads "
-            "stored generations repeats nothing; leave out one of the two"
+            f"{spelled.name('repeats')} must be 1 or more, not {asked.repeats}",
+            where=spelled.function,
+        )
+    if asked.reuse_generations and asked.repeats > 1:
+        raise ConfigError(
+            f"{spelled.on('reuse_generations')} cannot go with "
+            f"{spelled.given('repeats', asked.repeats)}: a repeat that reads stored generations "
+            "repeats nothing; leave out one of the two",
+            where=spelled.function,
         )
     # The diagnosed project's ``secrets:`` are kept out until the diagnosis is recorded, and no
     # longer: a project evaluated next in this process may rightly answer one of them.
     with redaction.project_scope():
-        request = _prepare(
-            ledger, run, chosen, criterion, reranker, repeats, engine, reuse_generations
-        )
+        request = _prepare(ledger, asked, chosen, spelled)
         if not request.specs:
             return _record(ledger, request, [])
         first = request.specs[0].plan
@@ -214,25 +321,19 @@ async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None
     return _record(ledger, request, child_runs)
 
 
-def _prepare(
-    ledger: Ledger,
-    run: str,
-    chosen: dict[str, Any],
-    criterion: str,
-    reranker: str | None,
-    repeats: int,
-    engine: str | None,
-    reuse_generations: bool,
-) -> _Request:
-    parent = load_run(ledger, run)
+def _prepare(ledger: Ledger, asked: Asked, chosen: dict[str, Any], spelled: Spelling) -> _Request:
+    criterion = asked.criterion
+    parent = load_run(ledger, asked.run)
     check_run_indexes(ledger, parent)
     _check_parent(parent, criterion)
-    _check_criterion(parent, criterion, chosen)
+    _check_criterion(parent, criterion, chosen, spelled)
     unit = relevance_unit(parent, criterion)
     staged = parent.body["system"].get("kind") == "rag"
     if staged:
-        _check_change(parent, chosen)
-    function = _load_reranker(parent, reranker) if reranker is not None else None
+        _check_change(parent, chosen, spelled)
+    function = None
+    if asked.reranker is not None:
+        function = _load_reranker(parent, asked.reranker, spelled)
     # Selected as the schema it is recorded at selects, which is what verify re-derives.
     unstable = ev.SCHEMAS[ev.DIAGNOSIS] >= GOLD_CHECKED
     selection = select_cases(ledger, parent, criterion, unstable=unstable)
@@ -241,10 +342,8 @@ def _prepare(
         carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion, unit)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
-        specs = _child_specs(
-            ledger, parent, selection, chosen, function, repeats, engine, reuse_generations
-        )
-    return _Request(parent, criterion, chosen, repeats, selection, carried_from, specs)
+        specs = _child_specs(ledger, parent, selection, chosen, function, asked, spelled)
+    return _Request(parent, criterion, chosen, asked.repeats, selection, carried_from, specs)
 
 
 def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Diagnosis:
@@ -312,15 +411,17 @@ def _check_parent(parent: StoredRun, criterion: str) -> None:
         )
 
 
-def _check_criterion(parent: StoredRun, criterion: str, chosen: Mapping[str, Any]) -> None:
+def _check_criterion(
+    parent: StoredRun, criterion: str, chosen: Mapping[str, Any], spelled: Spelling
+) -> None:
     """Refuse an intervention that cannot change ``criterion`` (gold context on hit_rate)."""
     evaluator = next(e for e in parent.body["evaluators"] if e["criterion"] == criterion)
-    why = unchangeable(chosen, criterion, (evaluator.get("spec") or {}).get("type"))
+    why = unchangeable(chosen, criterion, (evaluator.get("spec") or {}).get("type"), spelled)
     if why is not None:
-        raise ConfigError(f"oloproof diagnose: {why}")
+        raise ConfigError(why, where=_where(spelled))
 
 
-def _check_change(parent: StoredRun, chosen: Mapping[str, Any]) -> None:
+def _check_change(parent: StoredRun, chosen: Mapping[str, Any], spelled: Spelling) -> None:
     """Refuse a replay that would assemble the parent's very contexts, or cut past its depth."""
     system = parent.body["system"]
     why = changes_nothing(
@@ -328,17 +429,24 @@ def _check_change(parent: StoredRun, chosen: Mapping[str, Any]) -> None:
         top_k=int(system["top_k"]),
         token_budget=system.get("token_budget"),
         depth=system.get("depth"),
+        spelled=spelled,
     )
     if why is not None:
-        raise ConfigError(f"oloproof diagnose: {why}")
+        raise ConfigError(why, where=_where(spelled))
 
 
-def _load_reranker(parent: StoredRun, reference: str) -> Callable[..., Any]:
+def _load_reranker(parent: StoredRun, reference: str, spelled: Spelling) -> Callable[..., Any]:
     base = Path(parent.body["config_path"]).parent
-    function = load_object(reference, base_dir=base, key="--reranker", where="oloproof diagnose")
+    key, where = spelled.name("reranker"), _where(spelled)
+    function = load_object(reference, base_dir=base, key=key, where=where)
     if not callable(function):
-        raise ConfigError(f"oloproof diagnose: --reranker: {reference} is not a function")
+        raise ConfigError(f"{key}: {reference} is not a function", where=where)
     return function  # type: ignore[no-any-return]
+
+
+def _where(spelled: Spelling) -> str:
+    """Where an error the diagnosed run's record shows is said: the command, or the call."""
+    return spelled.function or "oloproof diagnose"
 
 
 def _child_specs(
@@ -347,9 +455,8 @@ def _child_specs(
     selection: Selection,
     chosen: dict[str, Any],
     function: Callable[..., Any] | None,
-    repeats: int,
-    engine: str | None,
-    reuse_generations: bool,
+    asked: Asked,
+    spelled: Spelling,
 ) -> list[_ChildSpec]:
     # Every plan is made (and every check done) before the first child run is written.
     replay: Mapping[str, Any] | None = None
@@ -360,16 +467,17 @@ def _child_specs(
     control: dict[str, Any] = {"kind": "control" if replay is None else "replay-control"}
     cases = _ParentCases(ledger, selection)
     specs: list[_ChildSpec] = []
-    for index, (label, role) in enumerate(child_labels(chosen, repeats)):
-        repeat = index // 2 + 1 if repeats > 1 else None
+    for index, (label, role) in enumerate(child_labels(chosen, asked.repeats)):
+        repeat = index // 2 + 1 if asked.repeats > 1 else None
         body = chosen if role == "intervention" else control
         # The repeat index is part of the intervention, hence of every execution's identity.
         intervention = {**body, "repeat": repeat} if repeat is not None else dict(body)
-        plan = replay_plan(parent.body, cases, engine=engine)
+        plan = replay_plan(parent.body, cases, engine=asked.engine)
         if chosen["kind"] == TOKEN_BUDGET and not getattr(plan.system, "counts_tokens", False):
             raise ConfigError(
-                "oloproof diagnose: --intervention token-budget needs the system's "
-                "count_tokens(passage); Oloproof never estimates tokens"
+                f"{spelled.given('intervention', TOKEN_BUDGET)} needs the system's "
+                "count_tokens(passage); Oloproof never estimates tokens",
+                where=_where(spelled),
             )
         specs.append(
             _ChildSpec(
@@ -380,7 +488,7 @@ def _child_specs(
                 # A stored generation is one draw an earlier run observed (for a replay of the
                 # parent's context, the very answer that failed): the control, which must
                 # observe afresh, never reads it; the intervention only when asked.
-                role == "intervention" and reuse_generations,
+                role == "intervention" and asked.reuse_generations,
                 treated if role == "intervention" else replay,
                 plan,
             )
