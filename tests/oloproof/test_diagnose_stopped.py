@@ -183,6 +183,42 @@ def test_an_interrupted_diagnosis_is_recorded_as_interrupted(
     assert verify_diagnosis(ledger, address) == []
 
 
+def test_an_interrupted_diagnosis_links_its_own_child_not_a_newer_one_of_the_same_kind(
+    project: tuple[Path, Ledger, str],
+) -> None:
+    # Two diagnoses of one run with the same intervention, each at its control (held); the
+    # first is interrupted. Before: it linked the newest control run of the same kind, the
+    # second diagnosis's, and left its own orphaned.
+    root, ledger, run_id = project
+    (root / "HANG_RETRIEVE").touch()
+
+    def controls() -> list[str]:
+        found = child_runs_of(ledger, run_id).items()
+        return [address for address, parent in found if parent["label"] == "control"]
+
+    async def until(count: int) -> None:
+        deadline = time.monotonic() + 60
+        while len(controls()) < count:
+            assert time.monotonic() < deadline, "a control run never started"
+            await asyncio.sleep(0.02)
+
+    async def two_then_cancel_the_first() -> None:
+        first = asyncio.create_task(adiagnose(ledger, run_id, **GOLD))
+        await until(1)
+        second = asyncio.create_task(adiagnose(ledger, run_id, **GOLD))
+        await until(2)
+        for task in (first, second):
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+    asyncio.run(two_then_cancel_the_first())
+    older, newer = controls()  # in the order they were written
+    recorded = [event.body for _, event in ledger.events(ev.DIAGNOSIS)]
+    assert [[c["address"] for c in body["child_runs"]][-1] for body in recorded] == [older, newer]
+    assert set(child_runs_of(ledger, run_id)) == linked_runs(ledger)
+
+
 def test_the_cli_exits_2_naming_the_stopped_diagnosis_and_inspect_says_so(
     project: tuple[Path, Ledger, str],
 ) -> None:

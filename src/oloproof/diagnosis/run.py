@@ -39,10 +39,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ledger import Ledger
+from ledger import Ledger, new_ulid
 from oloproof import aio, redaction
 from oloproof import events as ev
-from oloproof.bodies import ChildRun, execution_body, run_body
+from oloproof.bodies import ChildRun, execution_body
 from oloproof.callargs import MAX_REPEATS, OPTIONS, Spelling, count, flag, text
 from oloproof.dataset import Case
 from oloproof.diagnosis.derive import (
@@ -308,14 +308,16 @@ async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosi
 async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
     child_runs: list[ChildRun] = []
     for spec in request.specs:
-        before = ledger.latest("type", ev.RUN)
+        # Named here, so a child that stops is known as this diagnosis's own: the newest run in
+        # the ledger may be another process's (another diagnosis of the same run, say).
+        run_id = f"run_{new_ulid()}"
         try:
-            child_runs.append(await _run_child(ledger, request, spec, engine))
+            child_runs.append(await _run_child(ledger, request, spec, engine, run_id))
         except OloproofError as exc:
-            _note_started(ledger, request, spec, before, child_runs)
+            _note_started(ledger, spec, run_id, child_runs)
             raise DiagnosisStoppedError(exc, _record(ledger, request, child_runs)) from exc
         except (asyncio.CancelledError, KeyboardInterrupt):
-            _note_started(ledger, request, spec, before, child_runs)
+            _note_started(ledger, spec, run_id, child_runs)
             _record(ledger, request, child_runs)
             raise
     return _record(ledger, request, child_runs)
@@ -364,25 +366,13 @@ def _record(ledger: Ledger, request: _Request, child_runs: list[ChildRun]) -> Di
 
 
 def _note_started(
-    ledger: Ledger,
-    request: _Request,
-    spec: _ChildSpec,
-    before: str | None,
-    child_runs: list[ChildRun],
+    ledger: Ledger, spec: _ChildSpec, run_id: str, child_runs: list[ChildRun]
 ) -> None:
-    """Add the child run that stopped (if it was written at all) to ``child_runs``.
-
-    ``execute_run`` raises without returning its run id; the run is found as the newest run
-    written since ``before`` whose ``parent`` is this child's.
-    """
-    wanted = child_parent(request.parent.run_id, request.criterion, spec.label, spec.intervention)
-    for address in reversed(ledger.lookup("type", ev.RUN)):
-        if address == before:
-            return
-        body = run_body(ledger.get(address))
-        if plain(body.get("parent")) == wanted:
-            child_runs.append(_child_record(spec, body["run_id"], address))
-            return
+    """Add the child run ``run_id`` that stopped to ``child_runs``, if it was written at all
+    (a run's event and the ref of its id are written in one commit)."""
+    address = ledger.get_ref(run_id)
+    if address is not None:
+        child_runs.append(_child_record(spec, run_id, address))
 
 
 def _child_record(spec: _ChildSpec, run_id: str, address: str) -> ChildRun:
@@ -501,6 +491,7 @@ async def _run_child(
     request: _Request,
     spec: _ChildSpec,
     engine: Engine | None,
+    run_id: str,
 ) -> ChildRun:
     outcome = await execute_run(
         ledger,
@@ -515,6 +506,7 @@ async def _run_child(
         engine=engine,
         # As the generations: a judgment stored for the same answer is one draw of the judge.
         reuse_judgments=False,
+        run_id=run_id,
     )
     return _child_record(spec, outcome.run_id, outcome.run_address)
 
