@@ -64,13 +64,24 @@ class Selection:
         return any(seq in self for seq in range(record.first, record.first + record.count))
 
 
-def select_all(snap: Snapshot) -> Selection:
-    """Every stored event, and every ref."""
+def select_all(snap: Snapshot, links: Links | None, upcast: Upcaster | None) -> Selection:
+    """Every stored event, and every ref: as a default where ``links`` says the event it
+    points at carries it only as one (a ``latest``), as the closure of that event would."""
     last = snap.last_seq()
     selection = Selection(bytearray(last // 8 + 1))
     for key in snap.seq_keys():
         selection.mark(_SEQ.unpack(key)[0])
-    selection.refs = {name: format_address(digest) for name, digest in snap.refs()}
+    for name, digest in snap.refs():
+        address = format_address(digest)
+        into = selection.refs
+        seq_key = snap.addr_get(digest)
+        record = snap.record_at(seq_key) if seq_key is not None else None
+        if links is not None and links.defaults is not None and record is not None:
+            event = event_from_trusted(record[1])
+            read = upcast(address, event) if upcast is not None else event
+            if name in links.defaults(address, read):
+                into = selection.defaults
+        into[name] = address
     return selection
 
 

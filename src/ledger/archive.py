@@ -115,7 +115,7 @@ def export_archive(
         raise AddressError("nothing to export: give at least one address, prefix or ref name")
     with ledger.snapshot() as snap:
         if everything:
-            selection = select_all(snap)
+            selection = select_all(snap, links, ledger.app.upcast)
         else:
             selection = select_closure(snap, roots, links, ledger.app.upcast)
         # A ref asked for by name travels as one that must not move, unless the program says

@@ -221,6 +221,26 @@ def test_a_run_into_a_project_with_runs_of_its_own(support: Support, tmp_path: P
     assert ok(target, "verify").lines[-1].endswith(": ok")
 
 
+def test_the_whole_ledger_into_a_project_with_runs_of_its_own(
+    support: Support, tmp_path: Path
+) -> None:
+    """`--all` carries `latest` as a default too (before: as a ref that must not move, so the
+    import was refused: `ref 'latest' was expected to hold sha256:… but holds sha256:…`)."""
+    target = copy_example("blackbox_rag", tmp_path)
+    own = run_id(ok(target, "run", codes=(1, 3)))
+    export(support.root, tmp_path / "all.oloarchive", "--all")
+    done = ok(target, "ledger", "import", str(tmp_path / "all.oloarchive"))
+    assert done.lines[0].startswith("imported ")
+    assert json.loads(ok(target, "inspect", "latest", "--json").out)["run_id"] == own
+    listed = {row["run_id"] for row in json.loads(ok(target, "runs", "--json").out)}
+    assert {own, support.candidate, support.baseline} <= listed
+    assert ok(target, "verify").lines[-1].endswith(": ok")
+    # Into an empty project, `latest` is set, as the source has it.
+    empty = imported(tmp_path, "empty", tmp_path / "all.oloarchive")
+    source = json.loads(ok(support.root, "inspect", "latest", "--json").out)["run_id"]
+    assert json.loads(ok(empty, "inspect", "latest", "--json").out)["run_id"] == source
+
+
 @pytest.fixture
 def judged(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     with serving_judge_gate(tmp_path) as (root, _server):
