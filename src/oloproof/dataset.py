@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 from ledger import CodecError, encode
-from oloproof import strictjson
+from oloproof import redaction, strictjson
 from oloproof.errors import DatasetError
 from oloproof.jsonkeys import DuplicateKey, first_repeat
 from oloproof.lazyseq import LazySequence
@@ -124,7 +124,7 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
         if line.strip():
             try:
                 case = _parse_line(path, number, line)
-                problem = check(case) if check is not None else None
+                problem = _holds_secret(case.id) or (check(case) if check is not None else None)
                 if problem is not None:
                     raise DatasetError(f"{path}, line {number}: {problem}")
             except DatasetError:
@@ -142,6 +142,18 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
     cases = blocks.cases(path)
     _first_duplicate(path, cases, hashes)
     return Dataset(path, cases, digest.hexdigest(), frozenset(metadata_keys))
+
+
+def _holds_secret(case_id: str) -> str | None:
+    """Why ``case_id`` cannot be stored, when it holds a secret the run keeps out (registered
+    before the cases are read): redacted, it could be another case's id."""
+    if not redaction.holds_secret(case_id):
+        return None
+    return (
+        "the case id holds the value of a secret this run keeps out (a variable listed under "
+        "secrets:, or one named like a credential); stored, it would read [redacted] and could "
+        "not be told from other ids: give the case an id without it"
+    )
 
 
 class _Blocks:
