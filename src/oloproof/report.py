@@ -730,7 +730,8 @@ def build_run_report(
         cases=tally.cases,
         planned_cases=planned_cases(run_body),
         errored=tally.errored,
-        stop_reason=end.get("reason") if end else None,
+        # A resume under way has not stopped: why an earlier go stopped is not its reason.
+        stop_reason=end.get("reason") if end and state != "RUNNING" else None,
         level=level,
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),

@@ -7,9 +7,10 @@ comparison's address prints exactly what ``compare`` printed.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -31,6 +32,9 @@ from oloproof.report import (
     slice_text,
 )
 from oloproof.results import Interval
+
+if TYPE_CHECKING:
+    from oloproof.stored_runs import StillRunning
 
 SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
@@ -89,6 +93,13 @@ def compare_command(
 
         comparison = compare_runs(ledger, candidate, baseline, policy_path=policy)
         address, body = comparison.address, comparison.body
+        running = _still_running(ledger, body)
+        for run in running:
+            # The missing cases count against it as any run's do, so a gate reads what was
+            # written; the note says the comparison is of a run that is not done.
+            sys.stderr.write(
+                f"note: {run.text()}; this comparison reads the cases written so far\n"
+            )
         flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
         if junit is not None or summary is not None:
             from oloproof.cli.ci_compare import comparison_junit, comparison_summary
@@ -99,13 +110,25 @@ def compare_command(
                 write_file(summary, comparison_summary(address, body, flips))
     style.decided(comparison.exit_code)
     if as_json:
-        typer.echo(comparison_json(address, body, flips))
+        typer.echo(comparison_json(address, body, flips, running))
     else:
         lines = comparison_lines(address, body, slices)
         if cases:
             lines = _with_flips(lines, flips)
         typer.echo(fitted(lines))
     raise typer.Exit(comparison.exit_code)
+
+
+def _still_running(ledger: Ledger, body: Mapping[str, Any]) -> list[StillRunning]:
+    """The compared runs a live process is writing now (the candidate's first)."""
+    from oloproof.stored_runs import load_run, still_running
+
+    found: list[StillRunning] = []
+    for role in ("candidate", "baseline"):
+        run = still_running(ledger, load_run(ledger, body[role]["run_id"]))
+        if run is not None and run not in found:
+            found.append(run)
+    return found
 
 
 def _with_flips(lines: list[str], flips: Sequence[Flip]) -> list[str]:
@@ -138,10 +161,19 @@ def _render_comparison(ledger: Ledger, address: str, event: Event, as_json: bool
 RENDERERS[ev.COMPARISON] = _render_comparison
 
 
-def comparison_json(address: str, body: Mapping[str, Any], flips: Sequence[Flip] = ()) -> str:
+def comparison_json(
+    address: str,
+    body: Mapping[str, Any],
+    flips: Sequence[Flip] = (),
+    running: Sequence[StillRunning] = (),
+) -> str:
     """The comparison as JSON: its address, its recorded body, and the cases that changed
-    (``flipped``: derived from the two runs, not recorded)."""
+    (``flipped``: derived from the two runs, not recorded). ``compare`` adds the runs another
+    process was still writing as it compared (``still_running``), when there are any: a
+    comparison of two ended runs prints as ``inspect`` prints it later."""
     data = {"address": address, **body, "flipped": [f.to_json() for f in flips]}
+    if running:
+        data["still_running"] = [run.to_json() for run in running]
     return json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True)
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -30,6 +32,7 @@ from oloproof.errors import ConfigError
 if TYPE_CHECKING:
     from oloproof.bodies import DiagnosisBody
     from oloproof.diagnosis.derive import Diagnosis
+    from oloproof.stored_runs import StillRunning
 
 # How a replay's result for one case reads (the UNRESOLVED reasons print as codes).
 RESULTS = {dg.RECOVERED: "recovered", dg.STILL_FAILED: "still failed"}
@@ -242,11 +245,33 @@ def diagnose_command(
                 reuse_generations=reuse_generations,
             ),
         )
+    running = _still_running(ledger, diagnosis.body)
+    if running is not None:
+        # Its unwritten cases count as never finished, as a crashed run's do: said, since the
+        # run has not stopped.
+        sys.stderr.write(
+            f"note: {running.text()}; this diagnosis reads the cases written so far, and "
+            "counts the others as never finished\n"
+        )
     out = style.report_out()
     if as_json:
-        typer.echo(json.dumps(diagnosis.to_json(ledger), indent=2, ensure_ascii=False), file=out)
+        data = {
+            **diagnosis.to_json(ledger),
+            "still_running": None if running is None else running.to_json(),
+        }
+        typer.echo(json.dumps(data, indent=2, ensure_ascii=False), file=out)
     else:
         typer.echo("\n".join(diagnosis_lines(ledger, diagnosis)), file=out)
+
+
+def _still_running(ledger: Ledger, body: DiagnosisBody) -> StillRunning | None:
+    """The diagnosed run, if a live process is writing it now, with the cases the diagnosis
+    read (more may be written by now)."""
+    from oloproof.stored_runs import load_run, still_running
+
+    running = still_running(ledger, load_run(ledger, body["run"]))
+    read = body.get("parent_results")
+    return running if running is None or read is None else replace(running, cases=read)
 
 
 def _verify(ledger: Ledger, text: str, as_json: bool) -> int:

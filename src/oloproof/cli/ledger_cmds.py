@@ -18,6 +18,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -37,6 +38,9 @@ from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.display import plural
 from oloproof.errors import ConfigError
+
+if TYPE_CHECKING:
+    from oloproof.stored_runs import StillRunning
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -215,9 +219,29 @@ def export_command(
         count = export_archive(
             ledger, asked, to, links=LINKS, everything=everything, check=_no_secret(to)
         )
+        running = _still_running(ledger, asked)
     # A device or a pipe (/dev/null) was written into: its size says nothing of what was written.
     size = f" ({to.stat().st_size:,} bytes)" if to.is_file() else ""
     typer.echo(f"exported {count} {plural(count, 'event')} to {to}{size}")
+    for run in running:  # as `oloproof export` warns of a run not every case of which ran
+        typer.echo(f"warning: {run.text()}; the archive holds the cases written so far", err=True)
+
+
+def _still_running(ledger: Ledger, asked: list[str]) -> list[StillRunning]:
+    """The runs named in ``asked`` that a live process is writing now (any other event, a
+    diagnosis or a comparison, is not one)."""
+    from oloproof.errors import UnknownIdError
+    from oloproof.stored_runs import load_run, still_running
+
+    found: list[StillRunning] = []
+    for text in asked:
+        try:
+            run = still_running(ledger, load_run(ledger, text))
+        except UnknownIdError:  # not a run: exported as the event it is
+            continue
+        if run is not None and run not in found:
+            found.append(run)
+    return found
 
 
 def _no_secret(to: Path) -> Callable[[str, bytes], None]:
