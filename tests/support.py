@@ -203,6 +203,39 @@ def hold(marker):
 """
 
 
+# A toy system that holds the case whose `q` is the environment's HOLD (saying "holding" on
+# stderr) until a file `release` appears beside it, then answers it as the others: a run held
+# part way, for what other commands say of it meanwhile.
+HELD_TOY_APP = """
+import os
+import sys
+import time
+from pathlib import Path
+
+from oloproof import system
+
+HERE = Path(__file__).parent
+
+
+@system(name="toy", version="1")
+def run(case):
+    if case["q"] == os.environ.get("HOLD"):
+        sys.stderr.write("holding\\n")
+        sys.stderr.flush()
+        while not (HERE / "release").exists():
+            time.sleep(0.05)
+    return {"answer": case["q"]}
+"""
+HELD_TOY_CONFIG = """\
+system: {name: toy, version: "1", callable: "app:run"}
+dataset: cases.jsonl
+policy: policy.yaml
+concurrency: 1
+evaluators:
+  - {type: contains, criterion: echo, field: answer, expected_field: answer}
+"""
+
+
 def interrupted_while_held(
     root: Path, marker: str, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
 ) -> str:

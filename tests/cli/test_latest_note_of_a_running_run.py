@@ -13,36 +13,8 @@ import json
 import re
 from pathlib import Path
 
-from tests.support import oloproof, run_in_progress, write_project
+from tests.support import HELD_TOY_APP, HELD_TOY_CONFIG, oloproof, run_in_progress, write_project
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
-
-@system(name="toy", version="1")
-def run(case):
-    if case["q"] == os.environ.get("HOLD"):
-        sys.stderr.write("holding\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.2}\n"
 RUN_ID = re.compile(r"run_[0-9A-HJKMNP-TV-Z]{26}")
 
@@ -51,7 +23,7 @@ def _project(root: Path) -> Path:
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(3)
     )
-    return write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    return write_project(root, app=HELD_TOY_APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=cases)
 
 
 def _newest(root: Path) -> str:

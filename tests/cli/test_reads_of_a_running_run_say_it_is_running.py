@@ -13,36 +13,15 @@ import json
 import time
 from pathlib import Path
 
-from tests.support import interrupted_while_held, oloproof, start_run, write_project
+from tests.support import (
+    HELD_TOY_APP,
+    HELD_TOY_CONFIG,
+    interrupted_while_held,
+    oloproof,
+    start_run,
+    write_project,
+)
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
-
-@system(name="toy", version="1")
-def run(case):
-    if case["q"] == os.environ.get("HOLD"):
-        sys.stderr.write("holding\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 COMPARE_POLICY = (
     "version: 1\nrules:\n  - {id: keeps, metric: echo, non_inferiority: {margin: 50}}\n"
@@ -53,7 +32,9 @@ def test_reads_of_a_run_being_resumed_say_it_is_running(tmp_path: Path) -> None:
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(6)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=HELD_TOY_APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     (root / "compare.yaml").write_text(COMPARE_POLICY)
     baseline = oloproof("run", "--json", cwd=root)
     assert baseline.code == 0, baseline.out + baseline.err

@@ -15,37 +15,16 @@ import re
 import time
 from pathlib import Path
 
-from tests.support import interrupted_while_held, oloproof, start_run, write_project
+from tests.support import (
+    HELD_TOY_APP,
+    HELD_TOY_CONFIG,
+    interrupted_while_held,
+    oloproof,
+    start_run,
+    write_project,
+)
 from tests.view.support import fetch, serving
 
-APP = """
-import os
-import sys
-import time
-from pathlib import Path
-
-from oloproof import system
-
-HERE = Path(__file__).parent
-
-
-@system(name="toy", version="1")
-def run(case):
-    if case["q"] == os.environ["HOLD"]:
-        sys.stderr.write("holding\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-    return {"answer": case["q"]}
-"""
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 
 
@@ -64,7 +43,9 @@ def test_a_run_being_resumed_is_shown_running_not_decided(tmp_path: Path) -> Non
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(6)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=HELD_TOY_APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     run_id = interrupted_while_held(root, "holding\n", {"HOLD": "q2"})
     assert _inspected(root, run_id)[2] == "Gate: BLOCK (exit 3)"  # the first go decided
 
