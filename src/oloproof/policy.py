@@ -288,12 +288,18 @@ def decide_policy(
 
 def calibrations_relied_on(decisions: Iterable[Mapping[str, Any]]) -> list[str]:
     """The addresses of the calibrations the decided rules (their bodies) relied on, in order:
-    what a decision or comparison links, so that ``verify`` re-derives it from them."""
+    what a decision or comparison links, so that ``verify`` re-derives it from them.
+
+    A rule whose judge has only a calibration by an older version of the judges' code names
+    it (``older_code``) without relying on it; it is linked too, as what re-derives that name.
+    """
     found: list[str] = []
     for rule in decisions:
-        address = rule["detail"].get("judge", {}).get("calibration")
-        if isinstance(address, str) and address not in found:
-            found.append(address)
+        judge = rule["detail"].get("judge", {})
+        older = judge.get("older_code") or {}
+        for address in (judge.get("calibration"), older.get("calibration")):
+            if isinstance(address, str) and address not in found:
+                found.append(address)
     return found
 
 

@@ -382,6 +382,28 @@ def _evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:
     return [{"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators]
 
 
+def _older_judge_code(
+    plan: RunPlan, recorded: Sequence[Mapping[str, Any]]
+) -> tuple[int, int] | None:
+    """The versions of the judges' code (the run's, today's) when the run was judged by an
+    older one and that is all that differs between its recorded evaluators and the plan's;
+    None otherwise."""
+    current = _evaluator_records(plan)
+
+    def judge(entry: Mapping[str, Any]) -> bool:
+        return entry["spec"].get("type") in ev.JUDGE_TYPES
+
+    today = next((e["spec"]["version"] for e in current if judge(e)), None)
+    older = {r["spec"].get("version") for r in recorded if judge(r)}
+    if today is None or len(older) != 1:
+        return None
+    (version,) = older
+    if not isinstance(version, int) or version >= today:
+        return None
+    aligned = [{**r, "spec": {**r["spec"], "version": today}} if judge(r) else r for r in recorded]
+    return (version, today) if ev.plain(aligned) == ev.plain(current) else None
+
+
 def _relevance_units(evaluators: Sequence[AnyEvaluator]) -> dict[str, str]:
     return retrieval_units({"criterion": e.criterion, "spec": e.spec()} for e in evaluators)
 
@@ -952,6 +974,14 @@ def resume_plan(
     # Its finished cases were judged, and its gate is decided, by what the run recorded: the
     # rest judged or decided otherwise would mix two measurements in one run.
     if ev.plain(_evaluator_records(plan)) != ev.plain(run.body["evaluators"]):
+        older = _older_judge_code(plan, run.body["evaluators"])
+        if older is not None:
+            raise ConfigError(  # the release changed, not the user's evaluators
+                f"{run.run_id} was started by an earlier release of oloproof, whose judges' code "
+                f"(version {older[0]}) read the judges' replies otherwise than this one's "
+                f"(version {older[1]}), so its cases left cannot be judged alike with those it "
+                "finished; start a new run instead: oloproof run"
+            )
         raise ConfigError(
             f"the evaluators changed since {run.run_id} started (its finished cases were judged "
             "by the ones it recorded); start a new run instead"
