@@ -404,6 +404,18 @@ def _older_judge_code(
     return (version, today) if ev.plain(aligned) == ev.plain(current) else None
 
 
+def _older_reading(now: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
+    """Whether a system's identity differs from the one a run recorded only in how model
+    replies are read (``replies``: a number an earlier release counted lower, or left out)."""
+    if now.get("replies") in (None, recorded.get("replies")):
+        return False
+
+    def rest(identity: Mapping[str, Any]) -> Any:
+        return ev.plain({key: value for key, value in identity.items() if key != "replies"})
+
+    return bool(rest(now) == rest(recorded))
+
+
 def _relevance_units(evaluators: Sequence[AnyEvaluator]) -> dict[str, str]:
     return retrieval_units({"criterion": e.criterion, "spec": e.spec()} for e in evaluators)
 
@@ -962,6 +974,13 @@ def resume_plan(
                 f"{run.run_id} was started by an earlier release of oloproof, which read less of "
                 "the system's code to identify it, so whether the code changed since cannot be "
                 "told; start a new run instead: oloproof run"
+            )
+        if _older_reading(plan.system.identity(), run.body["system"]):
+            raise ConfigError(  # the release changed how replies are read, not the user's code
+                f"{run.run_id} was started by an earlier release of oloproof, which read the "
+                "model's replies otherwise than this one (see `replies` in docs/models.md), so "
+                "its cases left cannot be answered alike with those it finished; start a new "
+                "run instead: oloproof run"
             )
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "
