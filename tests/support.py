@@ -112,7 +112,10 @@ def start_run(
         text=True,
     )
     assert proc.stderr is not None
-    assert proc.stderr.readline() == marker
+    first = proc.stderr.readline()
+    if first != marker:  # closed here, so no pipe is left open for a later test to find
+        out, err = proc.communicate(timeout=60)
+        raise AssertionError(f"the run did not reach {marker!r}: {first}{err}{out}")
     return proc
 
 

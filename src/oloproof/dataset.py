@@ -146,8 +146,9 @@ def _load(path: Path, file: BinaryIO, check: CaseCheck | None) -> Dataset:
 
 def _holds_secret(case_id: str) -> str | None:
     """Why ``case_id`` cannot be stored, when it holds a secret the run keeps out (registered
-    before the cases are read): redacted, it could be another case's id."""
-    if not redaction.holds_secret(case_id):
+    before the cases are read): redacted, it could be another case's id. A command that only
+    reads a run (an export listing its unrun cases) keeps its secrets out of what it shows."""
+    if not redaction.holds_secret(case_id, shown_only_too=False):
         return None
     return (
         "the case id holds the value of a secret this run keeps out (a variable listed under "

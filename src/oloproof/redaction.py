@@ -634,9 +634,10 @@ def redact_shown(value: Any) -> Any:
     return _walk(value, patterns, [0])
 
 
-def holds_secret(value: str | bytes) -> bool:
-    """Whether ``value`` holds a registered secret, in any of its forms (one shown only too)."""
-    patterns = _shown_patterns
+def holds_secret(value: str | bytes, *, shown_only_too: bool = True) -> bool:
+    """Whether ``value`` holds a registered secret, in any of its forms: one kept out of what is
+    shown only too, unless ``shown_only_too`` is false (what ``redact`` would replace)."""
+    patterns = _shown_patterns if shown_only_too else _patterns
     if patterns is None:
         return False
     text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else value

@@ -242,6 +242,8 @@ def answer(case):
 
 
 # The planned ids, one of them holding the declared secret, and the same as the tables hold them.
+# The run is made with the secret unset (a run where it is set refuses an id holding it); the
+# export, with it set, keeps it out of the ids it reads from the cases file for unrun cases.
 PLANNED = [f"c{i}" for i in range(9)] + [f"c9-{SECRET}"]
 LISTED = [*PLANNED[:-1], "c9-[redacted]"]
 
@@ -260,7 +262,7 @@ def interrupted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
             for i, case_id in enumerate(PLANNED)
         ),
     )
-    return root, interrupted_while_held(root, "sleeping\n", {"PROBE_SECRET": SECRET})
+    return root, interrupted_while_held(root, "sleeping\n")
 
 
 def _tables(folder: Path, fmt: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "8f1ba7fab59063838bf0bd85d7362da8c2c67801eec1a9fa3936ecc800bd57f9")
+RECORDED = (4, "dac0d4c0759f53adaa2d737205cf2ce3ea286286bcdd3026a8f690bbd8959b3a")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
