@@ -25,6 +25,7 @@ Requirements (``docs/running.md``, "Which run is latest"):
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -67,6 +68,41 @@ def import_again_text(run_id: str) -> str:
         f"{run_id} came into this ledger by an `oloproof ledger import` that did not finish; "
         "import the same archive again to complete it (oloproof ledger import ARCHIVE)"
     )
+
+
+@dataclass(frozen=True)
+class StillRunning:
+    """A run a live process is writing now (a run or a ``--resume`` under way), as a command
+    that reads it finds it: it reads only the cases written so far."""
+
+    run_id: str
+    cases: int
+    planned_cases: int
+    pid: int
+
+    def state(self) -> str:
+        """``is still running (k of n cases so far; another process (pid P) is writing it)``."""
+        return (
+            f"is still running ({self.cases} of {self.planned_cases} cases so far; another "
+            f"process (pid {self.pid}) is writing it)"
+        )
+
+    def text(self) -> str:
+        """``run_… is still running (…)``."""
+        return f"{self.run_id} {self.state()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "cases": self.cases, "planned_cases": self.planned_cases}
+
+
+def still_running(ledger: Ledger, body: Mapping[str, Any]) -> StillRunning | None:
+    """The run ``body`` records, if a live process is writing it now, else None."""
+    run_id = str(body["run_id"])
+    pid = writer_of(ledger.path, run_id)
+    if pid is None:
+        return None
+    cases = sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
+    return StillRunning(run_id, cases, planned_cases(body), pid)
 
 
 def _top_level(body: Mapping[str, Any]) -> bool:
@@ -166,13 +202,9 @@ def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
     run_id = body["run_id"]
     # A run another process writes has not stopped, whatever an earlier go of it recorded, and
     # the resume the other sentences offer would be refused while it runs.
-    writer = writer_of(ledger.path, run_id)
-    if writer is not None:
-        written = sum(1 for _ in ledger.iter_lookup("run_cases", run_id))
-        return (
-            f"{run_id}, is still running ({written} of {planned_cases(body)} cases so far; "
-            f"another process (pid {writer}) is writing it)"
-        )
+    running = still_running(ledger, body)
+    if running is not None:
+        return f"{run_id}, {running.state()}"
     end = run_end(ledger, run_id)
     if end is not None and end.get("state") == "stopped":
         reason = str(end.get("reason") or "no reason recorded")

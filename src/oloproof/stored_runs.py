@@ -21,7 +21,6 @@ from oloproof.bodies import (
     RunEndBody,
     decision_body,
     not_run,
-    planned_cases,
     run_body,
     run_end_body,
 )
@@ -120,37 +119,6 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
             "it is not read as a run"
         )
     return StoredRun(body["run_id"], address, body)
-
-
-@dataclass(frozen=True)
-class StillRunning:
-    """A run a live process is writing now (a run or a ``--resume`` under way), as a command
-    that reads it finds it: it reads only the cases written so far."""
-
-    run_id: str
-    cases: int
-    planned_cases: int
-    pid: int
-
-    def text(self) -> str:
-        """``run_… is still running (k of n cases so far; another process (pid P) is writing
-        it)``."""
-        return (
-            f"{self.run_id} is still running ({self.cases} of {self.planned_cases} cases so "
-            f"far; another process (pid {self.pid}) is writing it)"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "cases": self.cases, "planned_cases": self.planned_cases}
-
-
-def still_running(ledger: Ledger, run: StoredRun) -> StillRunning | None:
-    """The run, if a live process is writing it now, else None."""
-    pid = writer_of(ledger.path, run.run_id)
-    if pid is None:
-        return None
-    cases = sum(1 for _ in ledger.iter_lookup("run_cases", run.run_id))
-    return StillRunning(run.run_id, cases, planned_cases(run.body), pid)
 
 
 def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:

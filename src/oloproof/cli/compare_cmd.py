@@ -34,7 +34,7 @@ from oloproof.report import (
 from oloproof.results import Interval
 
 if TYPE_CHECKING:
-    from oloproof.stored_runs import StillRunning
+    from oloproof.latest import StillRunning
 
 SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
@@ -121,11 +121,12 @@ def compare_command(
 
 def _still_running(ledger: Ledger, body: Mapping[str, Any]) -> list[StillRunning]:
     """The compared runs a live process is writing now (the candidate's first)."""
-    from oloproof.stored_runs import load_run, still_running
+    from oloproof.latest import still_running
+    from oloproof.stored_runs import load_run
 
     found: list[StillRunning] = []
     for role in ("candidate", "baseline"):
-        run = still_running(ledger, load_run(ledger, body[role]["run_id"]))
+        run = still_running(ledger, load_run(ledger, body[role]["run_id"]).body)
         if run is not None and run not in found:
             found.append(run)
     return found

@@ -32,7 +32,7 @@ from oloproof.errors import ConfigError
 if TYPE_CHECKING:
     from oloproof.bodies import DiagnosisBody
     from oloproof.diagnosis.derive import Diagnosis
-    from oloproof.stored_runs import StillRunning
+    from oloproof.latest import StillRunning
 
 # How a replay's result for one case reads (the UNRESOLVED reasons print as codes).
 RESULTS = {dg.RECOVERED: "recovered", dg.STILL_FAILED: "still failed"}
@@ -267,9 +267,10 @@ def diagnose_command(
 def _still_running(ledger: Ledger, body: DiagnosisBody) -> StillRunning | None:
     """The diagnosed run, if a live process is writing it now, with the cases the diagnosis
     read (more may be written by now)."""
-    from oloproof.stored_runs import load_run, still_running
+    from oloproof.latest import still_running
+    from oloproof.stored_runs import load_run
 
-    running = still_running(ledger, load_run(ledger, body["run"]))
+    running = still_running(ledger, load_run(ledger, body["run"]).body)
     read = body.get("parent_results")
     return running if running is None or read is None else replace(running, cases=read)
 

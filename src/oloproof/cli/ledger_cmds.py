@@ -40,7 +40,7 @@ from oloproof.display import plural
 from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
-    from oloproof.stored_runs import StillRunning
+    from oloproof.latest import StillRunning
 
 ledger_app = typer.Typer(
     name="ledger",
@@ -231,12 +231,13 @@ def _still_running(ledger: Ledger, asked: list[str]) -> list[StillRunning]:
     """The runs named in ``asked`` that a live process is writing now (any other event, a
     diagnosis or a comparison, is not one)."""
     from oloproof.errors import UnknownIdError
-    from oloproof.stored_runs import load_run, still_running
+    from oloproof.latest import still_running
+    from oloproof.stored_runs import load_run
 
     found: list[StillRunning] = []
     for text in asked:
         try:
-            run = still_running(ledger, load_run(ledger, text))
+            run = still_running(ledger, load_run(ledger, text).body)
         except UnknownIdError:  # not a run: exported as the event it is
             continue
         if run is not None and run not in found:
