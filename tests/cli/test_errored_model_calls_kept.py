@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -110,11 +110,17 @@ async def ask_async(case_input):
 
 def project(root: Path, base: str, system: dict[str, Any]) -> Path:
     """One case per kind of reply, its answer checked for "Paris"."""
+    return capitals(root, APP.format(base=base), system, REPLIES)
+
+
+def capitals(root: Path, app: str, system: dict[str, Any], kinds: Iterable[str]) -> Path:
+    """A project of ``app`` and ``system``: a case asking ``MODE:KIND`` of each kind of reply,
+    its answer checked for "Paris"."""
     root.mkdir(parents=True)
-    (root / "app.py").write_text(APP.format(base=base))
+    (root / "app.py").write_text(app)
     cases = [
         {"id": kind, "input": {"question": f"MODE:{kind}"}, "expected": {"answer": "Paris"}}
-        for kind in REPLIES
+        for kind in kinds
     ]
     (root / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
     config = {

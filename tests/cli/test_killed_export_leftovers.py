@@ -49,14 +49,21 @@ def killed_export(root: Path, to: Path) -> None:
     assert done.returncode == 137, done.stderr  # 128 + SIGKILL, as the CLI reports it
 
 
-def test_the_next_export_removes_what_a_killed_one_left(tmp_path: Path) -> None:
+def killed_once(tmp_path: Path) -> tuple[Path, Path]:
+    """A project whose run's export to ``out/run.oloarchive`` (in ``tmp_path``) was killed once:
+    the project and that archive's path."""
     root = toy_project(tmp_path / "p", cases=3)
     assert oloproof("run", cwd=root).code == 3
     out = tmp_path / "out"
     out.mkdir()
     target = out / "run.oloarchive"
-
     killed_export(root, target)
+    return root, target
+
+
+def test_the_next_export_removes_what_a_killed_one_left(tmp_path: Path) -> None:
+    root, target = killed_once(tmp_path)
+    out = target.parent
     (first,) = out.iterdir()
     assert first.name.startswith(".run.oloarchive.")
     killed_export(root, target)
@@ -69,12 +76,8 @@ def test_the_next_export_removes_what_a_killed_one_left(tmp_path: Path) -> None:
 
 
 def test_an_export_still_writing_keeps_its_file(tmp_path: Path) -> None:
-    root = toy_project(tmp_path / "p", cases=3)
-    assert oloproof("run", cwd=root).code == 3
-    out = tmp_path / "out"
-    out.mkdir()
-    target = out / "run.oloarchive"
-    killed_export(root, target)
+    root, target = killed_once(tmp_path)
+    out = target.parent
     (leftover,) = out.iterdir()
     # Another export writing to the same path holds its file's lock: it is left to that export.
     with leftover.open("rb") as held:

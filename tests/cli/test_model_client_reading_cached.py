@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from tests.cli.test_errored_model_calls_kept import Replies, serving
+from tests.cli.test_errored_model_calls_kept import Replies, capitals, serving
 from tests.support import oloproof
 
 APP = """
@@ -77,20 +76,7 @@ def base() -> Iterator[str]:
 
 
 def project(root: Path, base: str, system: dict[str, Any]) -> Path:
-    root.mkdir(parents=True)
-    (root / "app.py").write_text(APP.format(base=base))
-    cases = [
-        {"id": kind, "input": {"question": f"MODE:{kind}"}, "expected": {"answer": "Paris"}}
-        for kind in ("good", "beside")
-    ]
-    (root / "cases.jsonl").write_text("".join(json.dumps(case) + "\n" for case in cases))
-    config = {
-        "system": system,
-        "dataset": "cases.jsonl",
-        "evaluators": [{"type": "contains", "criterion": "correct", "expected_field": "answer"}],
-    }
-    (root / "oloproof.yaml").write_text(yaml.safe_dump(config))
-    return root
+    return capitals(root, APP.format(base=base), system, ("good", "beside"))
 
 
 def statuses(root: Path) -> dict[str, str]:
