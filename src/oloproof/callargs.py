@@ -24,7 +24,9 @@ from pathlib import Path
 from oloproof.errors import ConfigError
 
 INT_MAX = (1 << 64) - 1  # ledger.codec.INT_MAX, not imported (see above): what a run records
-MAX_REPEATS = 1000  # oloproof.cli.arguments.MAX_REPEATS: what ``--repeats`` takes
+MAX_REPEATS = 1000
+"""The most repeats of a case ``--repeats`` and ``repeats=`` take (each repeat of a case is
+kept in the case's result)."""
 
 
 @dataclass(frozen=True)

@@ -32,13 +32,9 @@ from typing import Any
 
 import typer
 
+from oloproof.callargs import INT_MAX, MAX_REPEATS
 from oloproof.errors import ConfigError
 from oloproof.filekinds import lookup_fault, not_a_file
-
-MAX_REPEATS = 1000
-"""The most repeats of a case ``run --repeats`` and ``diagnose --repeats`` take."""
-
-RECORDABLE_MAX = (1 << 64) - 1  # ledger.codec.INT_MAX, not imported: --help stays light
 
 
 def checked_command(command: Any) -> Any:
@@ -109,10 +105,8 @@ def check_output_path(path: Path, verb: str = "write") -> None:
 
 def check_recordable(option: str, value: int | None) -> None:
     """Refuse a number larger than a run records (requirement 5)."""
-    if value is not None and value > RECORDABLE_MAX:
-        raise ConfigError(
-            f"{option} {value} is larger than a run records (at most {RECORDABLE_MAX})"
-        )
+    if value is not None and value > INT_MAX:
+        raise ConfigError(f"{option} {value} is larger than a run records (at most {INT_MAX})")
 
 
 def check_repeats(value: int) -> None:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ledger import Ledger, new_ulid
-from oloproof.callargs import OPTIONS
+from oloproof.callargs import MAX_REPEATS, OPTIONS
 from oloproof.cli import style
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
@@ -91,7 +91,7 @@ def run_command(
         1,
         "--repeats",
         min=1,
-        max=1000,  # oloproof.cli.arguments.MAX_REPEATS (not imported: --help stays light)
+        max=MAX_REPEATS,
         help="Execute each case K times (for a system that is not deterministic); each case's "
         "verdicts become its mean over the K, and the case stays the unit of every interval.",
     ),
