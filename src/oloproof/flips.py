@@ -129,10 +129,8 @@ def in_listed_order(flips: Iterable[Flip], metrics: Sequence[str]) -> list[Flip]
     """``flips`` as every listing shows them: the counted ones, then those listed apart; each
     by metric (``metrics``' order), then by the candidate's line (then id, for case results
     recorded without a line)."""
-    return sorted(
-        flips,
-        key=lambda f: (not f.counted, metrics.index(f.metric), f.line, f.case_id),
-    )
+    place = {metric: i for i, metric in enumerate(metrics)}
+    return sorted(flips, key=lambda f: (not f.counted, place[f.metric], f.line, f.case_id))
 
 
 def changed_cases_line(flips: Sequence[Flip]) -> str:
