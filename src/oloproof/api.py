@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ledger import new_ulid
 from oloproof import redaction
 from oloproof.callargs import MAX_REPEATS, Spelling, count, flag, path, shown
 from oloproof.config import MAX_CONCURRENCY
@@ -61,8 +62,21 @@ def evaluate(
             args.config, policy_path=args.policy, concurrency=args.concurrency
         ).restrict(args.selection, args.repeats, spelled=_SPELLED)
         with open_project_ledger(plan.base_dir) as ledger:
-            run = execute_run(ledger, plan, use_cache=use_cache, use_stage_cache=use_cache)
-            outcome = aio.run(run)
+            # Made here, so that an interrupt can name this run (the newest in the ledger may be
+            # another process's).
+            run_id = f"run_{new_ulid()}"
+            run = execute_run(
+                ledger, plan, use_cache=use_cache, use_stage_cache=use_cache, run_id=run_id
+            )
+            try:
+                outcome = aio.run(run)
+            except KeyboardInterrupt as exc:
+                if ledger.get_ref(run_id) is not None:  # else stopped before the run started
+                    exc.add_note(
+                        f"{run_id} was interrupted; its finished cases are kept. Finish it with: "
+                        f"oloproof run --resume {run_id} (in {plan.base_dir})"
+                    )
+                raise
     return outcome.report
 
 
