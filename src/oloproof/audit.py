@@ -23,7 +23,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    ``missing_any_value``: a schema 4 decision counted a missing case of a graded metric as 0
    and 1 alone, Clopper-Pearson when its observed values were all 0 or 1;
    ``judge_beats_chance``: a schema 5 decision let a judge that its calibration did not show
-   better than chance decide a rule without minimums).
+   better than chance decide a rule without minimums; ``unobserved_before_judge``: a schema 6
+   decision made a metric its uncalibrated judge never answered MANUAL_REVIEW).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -32,7 +33,9 @@ as a convenience, these checks re-derive it and report each one that no longer m
    results and the recorded policy (the recording ``oloproof_version`` aside), under the rules
    it was made by (``no_evidence_blocks``: a schema 4 comparison let a gate with nothing under
    it pass when ``block_on`` let its rules through; ``judge_beats_chance``: a schema 6
-   comparison let a judge at chance decide).
+   comparison let a judge at chance decide; ``unobserved_before_judge`` and
+   ``output_exclusions_missing``: a schema 7 comparison made a metric its uncalibrated judge
+   never answered MANUAL_REVIEW, and left out a pair one run's output alone excluded).
 6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -244,6 +247,7 @@ def _check_decision(
             no_evidence_blocks=decision.body["no_evidence_blocks"],
             missing_any_value=decision.body["missing_any_value"],
             judge_beats_chance=decision.body["judge_beats_chance"],
+            unobserved_before_judge=decision.body["unobserved_before_judge"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
@@ -485,6 +489,8 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             counts_not_run="not_run" in body,
             counts_unrun_once=body["counts_unrun_once"],
             judge_beats_chance=body["judge_beats_chance"],
+            unobserved_before_judge=body["unobserved_before_judge"],
+            output_exclusions_missing=body["output_exclusions_missing"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -222,6 +222,10 @@ class DecisionBody(TypedDict):
     # Whether a judge's rule needs its calibration to show it better than chance; False before
     # schema 6, which let a judge at chance decide a rule without minimums.
     judge_beats_chance: bool
+    # Whether a rule whose metric observed no case is INSUFFICIENT_EVIDENCE whatever its
+    # judge's standing; False before schema 7, which made it MANUAL_REVIEW when its judge was
+    # not calibrated (a standing block_on could let through).
+    unobserved_before_judge: bool
     rules: list[Map]
     gate: Gate
 
@@ -301,6 +305,12 @@ class ComparisonBody(TypedDict):
     counts_unrun_once: bool
     # Whether a judge's rule needs its calibration to show it better than chance (schema 7).
     judge_beats_chance: bool
+    # Whether a rule that read no pair of its metric is INSUFFICIENT_EVIDENCE whatever its
+    # judge's standing (schema 8), rather than MANUAL_REVIEW under an uncalibrated judge.
+    unobserved_before_judge: bool
+    # Whether a pair one run's output alone excluded (no retrieval recorded, say), the other
+    # run observing it, counts as missing (schema 8) rather than as excluded.
+    output_exclusions_missing: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool

@@ -21,6 +21,11 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
 2. Within the paired cases, a metric's verdict pair is *missing* when either verdict is absent
    or missing, *excluded* when either is excluded (missing wins over excluded), and otherwise
    observed: d = candidate - baseline with pass = 1, fail = 0 and a value as itself.
+2a. An exclusion one run's output decided (``repeats.CASE_EXCLUSIONS`` lists those the case
+   decides) while the other run observed the metric is *missing*, not excluded: a candidate
+   that stops recording what a metric reads (no retrieval, no citations) must not drop the
+   cases it would fail from the comparison. (A comparison recorded at schema 7 excluded such a
+   pair, and is re-derived so: ``output_exclusions_missing``.)
 3. Each metric both runs have gets the paired betting interval of statistics.md C; a metric
    only one run has is listed as not compared. Nothing is ever compared silently.
 3a. Missing counts against the candidate: the interval the row shows and the rules decide on
@@ -78,6 +83,7 @@ from oloproof.pairing import (
     unpaired_reason,
 )
 from oloproof.policy import JudgeStanding, RuleDecision, calibrations_relied_on, gate
+from oloproof.repeats import CASE_EXCLUSIONS
 from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -188,14 +194,16 @@ def derive_comparison(
     counts_unrun_once: bool = True,
     no_evidence_blocks: bool = True,
     judge_beats_chance: bool = True,
+    unobserved_before_judge: bool = True,
+    output_exclusions_missing: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
     ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once``,
-    ``no_evidence_blocks`` and ``judge_beats_chance`` as a comparison recorded with them is
-    re-derived (one recorded
-    before planned cases that never ran were counted says none).
+    ``no_evidence_blocks``, ``judge_beats_chance``, ``unobserved_before_judge`` and
+    ``output_exclusions_missing`` as a comparison recorded with them is re-derived (one
+    recorded before planned cases that never ran were counted says none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -214,6 +222,8 @@ def derive_comparison(
         counts_unrun_once=counts_unrun_once,
         no_evidence_blocks=no_evidence_blocks,
         judge_beats_chance=judge_beats_chance,
+        unobserved_before_judge=unobserved_before_judge,
+        output_exclusions_missing=output_exclusions_missing,
         calibrations=ledger,
     )
 
@@ -248,6 +258,8 @@ def build_comparison(
         counts_unrun_once=True,
         no_evidence_blocks=True,
         judge_beats_chance=True,
+        unobserved_before_judge=True,
+        output_exclusions_missing=True,
         calibrations=None,
     )
 
@@ -266,6 +278,8 @@ def _comparison(
     counts_unrun_once: bool,
     no_evidence_blocks: bool,
     judge_beats_chance: bool,
+    unobserved_before_judge: bool,
+    output_exclusions_missing: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -276,14 +290,22 @@ def _comparison(
     level = policy.confidence_level if policy is not None else DEFAULT_LEVEL
     slices = list(candidate.body.get("slices", []))
     pairing = _pair(
-        candidate_cases, baseline_cases, compared, slices, like_for_like, counts_missing_repeats
+        candidate_cases,
+        baseline_cases,
+        compared,
+        slices,
+        like_for_like,
+        counts_missing_repeats,
+        output_exclusions_missing,
     )
     unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
     unrun = unrun if counts_not_run else 0
     _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
-    judging = _Judging(specs, like_for_like, calibrations, judge_beats_chance)
+    judging = _Judging(
+        specs, like_for_like, calibrations, judge_beats_chance, unobserved_before_judge
+    )
     decisions = _decide(policy, collected, level, judging)
     return {
         "candidate": _run_ref(candidate, candidate_cases),
@@ -297,6 +319,8 @@ def _comparison(
         "counts_unrun_once": counts_unrun_once,
         "no_evidence_blocks": no_evidence_blocks,
         "judge_beats_chance": judge_beats_chance,
+        "unobserved_before_judge": unobserved_before_judge,
+        "output_exclusions_missing": output_exclusions_missing,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -477,8 +501,10 @@ def _pair(
     slices: Sequence[str],
     like_for_like: bool,
     repeats: bool,
+    output_exclusions: bool,
 ) -> _Pairing:
-    """Pair by case id (candidate order, then the baseline's own cases), one case at a time."""
+    """Pair by case id (candidate order, then the baseline's own cases), one case at a time;
+    ``output_exclusions``: whether a pair one run's output alone excluded is missing (2a)."""
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
     pairing.slices = {name: {} for name in slices}
     for cand in candidate:
@@ -492,7 +518,7 @@ def _pair(
         if reason is None:
             assert base is not None
             pairing.paired += 1
-            _add_paired(pairing, cand, base, repeats)
+            _add_paired(pairing, cand, base, repeats, output_exclusions)
         else:
             pairing.unpaired[reason].append(case_id)
             _add_unpaired(pairing, reason, cand, base, repeats)
@@ -547,7 +573,9 @@ def _add_not_run(pairing: _Pairing, count: int) -> None:
         out.missing["not_run"] += count
 
 
-def _add_paired(pairing: _Pairing, cand: _Body, base: _Body, repeats: bool) -> None:
+def _add_paired(
+    pairing: _Pairing, cand: _Body, base: _Body, repeats: bool, output_exclusions: bool
+) -> None:
     for metric, out in pairing.metrics.items():
         cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
         if cv is None or bv is None:
@@ -556,6 +584,9 @@ def _add_paired(pairing: _Pairing, cand: _Body, base: _Body, repeats: bool) -> N
         elif cv["s"] == "missing" or bv["s"] == "missing":
             source = cv if cv["s"] == "missing" else bv
             out.missing[source.get("r", "missing")] += 1
+            _add_missing(out, cand, base, metric, repeats)
+        elif output_exclusions and (one_side := _excluded_by_one_output(cv, bv)):
+            out.missing[one_side] += 1
             _add_missing(out, cand, base, metric, repeats)
         elif cv["s"] == "excluded" or bv["s"] == "excluded":
             source = cv if cv["s"] == "excluded" else bv
@@ -573,6 +604,17 @@ def _add_paired(pairing: _Pairing, cand: _Body, base: _Body, repeats: bool) -> N
             for name, groups in pairing.slices.items():
                 key = (slice_value(name, cand), metric)
                 groups.setdefault(key, _Values()).add(x, y)
+
+
+def _excluded_by_one_output(cv: Mapping[str, Any], bv: Mapping[str, Any]) -> str | None:
+    """The missing reason of a pair that one run's output alone excluded while the other run
+    observed it (2a): the exclusion's reason and the run it is in (``no_retrieval_recorded in
+    the candidate``); None for any other pair."""
+    if (cv["s"] == "excluded") == (bv["s"] == "excluded"):
+        return None
+    side, summary = ("candidate", cv) if cv["s"] == "excluded" else ("baseline", bv)
+    reason = summary.get("r", "excluded")
+    return None if reason in CASE_EXCLUSIONS else f"{reason} in the {side}"
 
 
 _NEITHER_SIDE = frozenset({"input_differs", "expected_differs"})
@@ -771,13 +813,15 @@ def _slice_row(
 class _Judging:
     """What a rule must know of the metric's evaluators before it reads the metric: each run's
     evaluator specs by criterion, whether like must be compared with like (a comparison of
-    schema 3), where the judges' calibrations are (None: nowhere), and whether a judge must be
-    shown better than chance (not before comparison schema 7)."""
+    schema 3), where the judges' calibrations are (None: nowhere), whether a judge must be
+    shown better than chance (not before comparison schema 7), and whether a metric that read
+    no pair is decided so before its judge is asked (not before schema 8)."""
 
     specs: tuple[Mapping[str, Any], Mapping[str, Any]]
     like_for_like: bool
     calibrations: Ledger | None
     beats_chance: bool
+    unobserved_first: bool
 
 
 def _decide(
@@ -807,7 +851,8 @@ def _decide(
             )
             decided.append((decision, rule))
         else:
-            decided.append((_decide_rule(rule, pairs, level, check(rule)), rule))
+            decision = _decide_rule(rule, pairs, level, check(rule), judging.unobserved_first)
+            decided.append((decision, rule))
     return decided
 
 
@@ -816,17 +861,21 @@ def _decide_rule(
     pairs: _MetricPairs | None,
     level: float,
     standing: JudgeStanding | None = None,
+    unobserved_first: bool = True,
 ) -> RuleDecision:
     """One rule; a metric one run lacks, or with no paired case, is never a PASS; nor is a
-    judge's metric before its judge's calibration clears the rule (``standing``)."""
+    judge's metric before its judge's calibration clears the rule (``standing``). With
+    ``unobserved_first``, a metric with no paired case is INSUFFICIENT_EVIDENCE
+    (``no_paired_cases``, on which the gate blocks) whatever its judge's standing."""
     test, margin = rule.test
     if pairs is None:
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", METRIC_NOT_COMPARED)
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
-    if standing is not None and standing.outcome is not None:
+    diff = _bounded(pairs, level)
+    judge_first = diff is not None or not unobserved_first
+    if standing is not None and standing.outcome is not None and judge_first:
         reason = standing.reason or "judge_not_calibrated"
         return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
-    diff = _bounded(pairs, level)
     if diff is None:
         return RuleDecision(rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", NO_PAIRED_CASES, judged)
     interval = Interval(diff["lower"], diff["upper"], level, diff["method"])

@@ -105,6 +105,12 @@ Changes so far:
   Schema 5 let a judge that passes everything decide a rule without minimums: ``False``, and
   ``verify`` re-derives it as it was made.
 
+- ``oloproof.decision`` 7: a rule whose metric observed no case is INSUFFICIENT_EVIDENCE
+  (``no_observed_cases``), so its gate blocks whatever ``block_on`` says, whatever its judge's
+  standing (``unobserved_before_judge``). Schema 6 asked the judge first: a metric its
+  uncalibrated judge never answered was MANUAL_REVIEW, and ``block_on: [FAIL]`` passed the
+  gate. ``False``, and ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -134,6 +140,13 @@ Changes so far:
 
 - ``oloproof.comparison`` 7: a rule on a judge's metric needs the judge shown better than
   chance, as a decision's does since its schema 6 (``judge_beats_chance``). Schema 6: ``False``.
+
+- ``oloproof.comparison`` 8: a rule that read no pair of its metric is INSUFFICIENT_EVIDENCE
+  whatever its judge's standing, as a decision's is since its schema 7
+  (``unobserved_before_judge``); and a pair that one run's output alone excluded (it recorded no
+  retrieval, say) while the other run observed it counts as missing, not as excluded
+  (``output_exclusions_missing``): a candidate that stops recording what a metric reads no
+  longer drops the cases it would fail from the comparison. Schema 7: both ``False``.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -170,9 +183,9 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 2,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 6,
+    DECISION: 7,
     DIAGNOSIS: 8,
-    COMPARISON: 7,
+    COMPARISON: 8,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -224,6 +237,13 @@ def upcast_decision_v5_v6(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 5 let a judge its calibration did not show better than chance decide a rule
     without minimums: ``judge_beats_chance`` is false."""
     return {**body, "judge_beats_chance": False}
+
+
+def upcast_decision_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 6 asked a rule's judge before its metric's observations, so a metric its
+    uncalibrated judge never answered was MANUAL_REVIEW: ``unobserved_before_judge`` is
+    false."""
+    return {**body, "unobserved_before_judge": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -310,6 +330,13 @@ def upcast_comparison_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "judge_beats_chance": False}
 
 
+def upcast_comparison_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 7 asked a rule's judge before its metric's pairs, and left out a pair one run's
+    output alone excluded: ``unobserved_before_judge`` and ``output_exclusions_missing`` are
+    false."""
+    return {**body, "unobserved_before_judge": False, "output_exclusions_missing": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -323,6 +350,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DECISION, 3): upcast_decision_v3_v4,
     (DECISION, 4): upcast_decision_v4_v5,
     (DECISION, 5): upcast_decision_v5_v6,
+    (DECISION, 6): upcast_decision_v6_v7,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,
@@ -336,6 +364,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 4): upcast_comparison_v4_v5,
     (COMPARISON, 5): upcast_comparison_v5_v6,
     (COMPARISON, 6): upcast_comparison_v6_v7,
+    (COMPARISON, 7): upcast_comparison_v7_v8,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (JUDGMENT, 1): unchanged,

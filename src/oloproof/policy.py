@@ -141,13 +141,18 @@ def decide_rule(
     not_run: int = 0,
     subset: Subset | None = None,
     counts_missing_repeats: bool = True,
+    unobserved_before_judge: bool = True,
 ) -> RuleDecision:
-    """Decide one rule. A metric with no observed cases is never a PASS.
+    """Decide one rule. A metric with no observed cases is never a PASS: it is
+    INSUFFICIENT_EVIDENCE (``no_observed_cases``), on which the gate blocks whatever
+    ``block_on`` says (``results.stands_on_nothing``).
 
-    With ``judge_check``, a rule on a judge's metric first asks whether the judge may decide
+    With ``judge_check``, a rule on a judge's metric then asks whether the judge may decide
     at all: before the rule looks at the metric, the judge needs a calibration that clears the
     rule's ``judge`` minimums (else the rule is ``MANUAL_REVIEW``). The judge's standing is
-    kept in the decision's ``detail["judge"]``.
+    kept in the decision's ``detail["judge"]``. ``unobserved_before_judge`` False decides as
+    decisions of schema 6 and before did: the judge's standing first, so that a metric its
+    judge never answered was MANUAL_REVIEW, which ``block_on`` could let through.
 
     Missing cases (the tally's, plus ``not_run`` cases of the run that never ran) count
     against the rule: it is decided on the interval that counts each as failing for its lower
@@ -168,7 +173,9 @@ def decide_rule(
     """
     standing = judge_check(rule) if judge_check is not None else None
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
-    if standing is not None and standing.outcome is not None:
+    unobserved = tally is None or tally.observed == 0
+    judge_first = not (unobserved and unobserved_before_judge)
+    if standing is not None and standing.outcome is not None and judge_first:
         reason = standing.reason or "judge_not_calibrated"
         return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     if tally is None or tally.observed == 0:
@@ -265,12 +272,14 @@ def decide_policy(
     not_run: int = 0,
     subset: Subset | None = None,
     counts_missing_repeats: bool = True,
+    unobserved_before_judge: bool = True,
 ) -> list[RuleDecision]:
     """Every rule of ``policy`` decided on ``metrics``, in the policy's order.
 
     ``not_run``: planned cases of the run that never ran; they count as missing for every rule.
     ``subset``: the run may have left cases out; ``counts_missing_repeats``: whether the
-    repeats without a verdict count in the reason and in a count (``decide_rule``).
+    repeats without a verdict count in the reason and in a count; ``unobserved_before_judge``:
+    whether a metric that observed nothing is decided so before its judge (``decide_rule``).
     """
     return [
         decide_rule(
@@ -281,6 +290,7 @@ def decide_policy(
             not_run=not_run,
             subset=subset,
             counts_missing_repeats=counts_missing_repeats,
+            unobserved_before_judge=unobserved_before_judge,
         )
         for rule in policy.rules
     ]

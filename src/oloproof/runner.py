@@ -840,6 +840,7 @@ def decide_run(
     no_evidence_blocks: bool = True,
     missing_any_value: bool = True,
     judge_beats_chance: bool = True,
+    unobserved_before_judge: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -868,6 +869,11 @@ def decide_run(
     ``judge_beats_chance``: a judge may decide a rule only when its calibration shows it better
     than chance, whatever the rule's minimums (``calibration.requirement_check``). A decision
     recorded before that (schema 5) is re-derived without it, as it was made.
+
+    ``unobserved_before_judge``: a rule whose metric observed no case is INSUFFICIENT_EVIDENCE
+    (``no_observed_cases``), so the gate blocks, whatever its judge's standing. A decision
+    recorded before that (schema 6) asked the judge first, and a metric its uncalibrated judge
+    never answered was MANUAL_REVIEW, which ``block_on`` could let through; it is re-derived so.
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
@@ -883,6 +889,7 @@ def decide_run(
         not_run=not_run(run_body, tally.cases),
         subset=_left_out(run_body) if count_rules_need_suite else None,
         counts_missing_repeats=counts_missing_repeats,
+        unobserved_before_judge=unobserved_before_judge,
     )
     answered = tally.cases - tally.errored
     unevidenced = stands_on_nothing((d.reason for d in decisions), answered)
@@ -896,6 +903,7 @@ def decide_run(
         "no_evidence_blocks": no_evidence_blocks,
         "missing_any_value": missing_any_value,
         "judge_beats_chance": judge_beats_chance,
+        "unobserved_before_judge": unobserved_before_judge,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }

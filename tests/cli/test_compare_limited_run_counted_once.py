@@ -142,8 +142,15 @@ today = compare.derive_comparison
 
 
 def derive_comparison(*args, **kwargs):
-    body = today(*args, **kwargs, counts_unrun_once=False, judge_beats_chance=False)
-    del body["counts_unrun_once"], body["judge_beats_chance"]
+    later = (
+        "counts_unrun_once",
+        "judge_beats_chance",
+        "unobserved_before_judge",
+        "output_exclusions_missing",
+    )
+    body = today(*args, **kwargs, **dict.fromkeys(later, False))
+    for flag in later:
+        del body[flag]
     return body
 
 

@@ -66,8 +66,14 @@ today_decide, today_bound = runner.decide_run, metrics.MetricTally.bounded_inter
 
 
 def decide_run(*args, **kwargs):
-    body = today_decide(*args, **kwargs, missing_any_value=False, judge_beats_chance=False)
-    del body["missing_any_value"], body["judge_beats_chance"]
+    body = today_decide(
+        *args,
+        **kwargs,
+        missing_any_value=False,
+        judge_beats_chance=False,
+        unobserved_before_judge=False,
+    )
+    del body["missing_any_value"], body["judge_beats_chance"], body["unobserved_before_judge"]
     return body
 
 

@@ -48,14 +48,18 @@ today_decide, today_compare = runner.decide_run, compare.derive_comparison
 
 
 def decide_run(*args, **kwargs):
-    body = today_decide(*args, **kwargs, judge_beats_chance=False)
-    del body["judge_beats_chance"]
+    later = ("judge_beats_chance", "unobserved_before_judge")
+    body = today_decide(*args, **kwargs, **dict.fromkeys(later, False))
+    for flag in later:
+        del body[flag]
     return body
 
 
 def derive_comparison(*args, **kwargs):
-    body = today_compare(*args, **kwargs, judge_beats_chance=False)
-    del body["judge_beats_chance"]
+    later = ("judge_beats_chance", "unobserved_before_judge", "output_exclusions_missing")
+    body = today_compare(*args, **kwargs, **dict.fromkeys(later, False))
+    for flag in later:
+        del body[flag]
     return body
 
 

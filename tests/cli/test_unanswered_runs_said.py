@@ -186,10 +186,15 @@ today = runner.decide_run
 
 
 def decide_run(*args, **kwargs):
-    body = today(
-        *args, **kwargs, no_evidence_blocks=False, missing_any_value=False, judge_beats_chance=False
+    later = (
+        "no_evidence_blocks",
+        "missing_any_value",
+        "judge_beats_chance",
+        "unobserved_before_judge",
     )
-    del body["no_evidence_blocks"], body["missing_any_value"], body["judge_beats_chance"]
+    body = today(*args, **kwargs, **dict.fromkeys(later, False))
+    for flag in later:
+        del body[flag]
     return body
 
 

@@ -210,10 +210,16 @@ today = compare.derive_comparison
 
 
 def derive_comparison(*args, **kwargs):
-    body = today(
-        *args, **kwargs, no_evidence_blocks=False, counts_unrun_once=False, judge_beats_chance=False
+    later = (
+        "no_evidence_blocks",
+        "counts_unrun_once",
+        "judge_beats_chance",
+        "unobserved_before_judge",
+        "output_exclusions_missing",
     )
-    del body["no_evidence_blocks"], body["counts_unrun_once"], body["judge_beats_chance"]
+    body = today(*args, **kwargs, **dict.fromkeys(later, False))
+    for flag in later:
+        del body[flag]
     return body
 
 
