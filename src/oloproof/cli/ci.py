@@ -328,10 +328,15 @@ def md_code(text: str) -> Md:
 
 
 def md_table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
-    """A table; each cell is escaped (``md_text``) unless it is ``Md``."""
+    """A table; each cell is escaped (``md_text``) unless it is ``Md``, whose pipes are
+    escaped all the same: GitHub ends a cell at any "|" not escaped, inside a code span too
+    (a command quoting the case id ``a|b`` was cut there), and reads "\\|" there as "|"."""
+
+    def cell(text: str) -> str:
+        return text.replace("|", "\\|") if isinstance(text, Md) else md_text(text)
 
     def row(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(c if isinstance(c, Md) else md_text(c) for c in cells) + " |"
+        return "| " + " | ".join(cell(c) for c in cells) + " |"
 
     return [row(header), "|" + "---|" * len(header), *(row(r) for r in rows)]
 
