@@ -2,11 +2,13 @@
 
 The same rules as a run's (``oloproof.cli.ci``): one JUnit test per comparison rule, plus the
 gate; a Markdown summary with the paired differences, the decisions and the changed cases
-(the first ``SUMMARY_FLIPS``, then how many more).
+(the first ``SUMMARY_FLIPS``, fewer when their rows would not fit in ``COMMENT_CHARS``, then
+how many more).
 """
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,8 +29,13 @@ from oloproof.report import comparison_evidence_line, comparison_rule_note, coun
 from oloproof.results import Interval
 
 SUMMARY_FLIPS = 100
-"""How many changed cases a Markdown summary lists: each row is about 100 characters, and a
-GitHub pull request comment holds 65,536 in all; the rest are counted and named by command."""
+"""How many changed cases a Markdown summary lists at most: each row is about 100 characters
+with short ids, and a GitHub pull request comment holds ``COMMENT_CHARS`` in all; the rest are
+counted and named by command."""
+
+COMMENT_CHARS = 65_536
+"""The most characters a GitHub pull request comment holds: a longer one is refused whole, so
+a summary lists fewer changed cases when long case ids would make their rows exceed it."""
 
 
 def _label(body: Mapping[str, Any]) -> tuple[str | None, int]:
@@ -72,7 +79,22 @@ def _difference(row: Mapping[str, Any]) -> list[str]:
 
 
 def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip]) -> str:
-    """The comparison as Markdown."""
+    """The comparison as Markdown: with the first ``SUMMARY_FLIPS`` changed cases, or as many
+    of them as keep it within ``COMMENT_CHARS``."""
+    listed = min(len(flips), SUMMARY_FLIPS)
+    text = _summary(address, body, flips, listed)
+    if len(text) <= COMMENT_CHARS:
+        return text
+    # With fewer listed than there are, each row listed makes the text longer (the count of
+    # those not listed loses a digit at most): the most that fit is found by bisection.
+    fit = bisect.bisect_right(
+        range(listed), COMMENT_CHARS, key=lambda n: len(_summary(address, body, flips, n))
+    )
+    return _summary(address, body, flips, max(fit - 1, 0))
+
+
+def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], listed: int) -> str:
+    """The comparison as Markdown, listing the first ``listed`` changed cases."""
     label, code = _label(body)
     gate = "no policy" if label is None else f"**Gate: {label} (exit {code})**"
     cand, base = body["candidate"]["run_id"], body["baseline"]["run_id"]
@@ -125,8 +147,8 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
             if note is not None:
                 lines += [md_text(f"{d['id']}: {note}"), ""]
     lines.append(md_text(changed_cases_line(flips)))
-    listed = flips[:SUMMARY_FLIPS]
-    moved = [f for f in listed if f.counted]
+    shown = flips[:listed]
+    moved = [f for f in shown if f.counted]
     if moved:
         lines.append("")
         lines += md_table(
@@ -136,7 +158,7 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
                 for f in moved
             ],
         )
-    apart = [f for f in listed if not f.counted]
+    apart = [f for f in shown if not f.counted]
     if apart:
         # A table of their own, with why: a row of the first table reads as the system's doing.
         lines.append("")
@@ -154,7 +176,7 @@ def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Fl
                 for f in apart
             ],
         )
-    unlisted = len(flips) - SUMMARY_FLIPS
+    unlisted = len(flips) - listed
     if unlisted > 0:
         every = md_code(f"oloproof inspect {address} --json")
         lines += [
