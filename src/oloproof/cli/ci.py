@@ -308,9 +308,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 
 # What GitHub turns into a mention (which notifies the people it names when the summary is
 # posted) or a link without any Markdown syntax: "@name", "@org/team", an e-mail address,
-# "https://…", "www.…", "#12" (an issue). A word joiner (U+2060, invisible) after "@", "://",
-# "www" and "#" leaves the text as it reads and makes none of them.
-_AUTOLINKED = re.compile(r"[@#](?=[0-9A-Za-z])|(?<=:)//(?=\S)|\b(?i:www)(?=\.)")
+# "https://…", "www.…", "#12" and "GH-12" (an issue). A word joiner (U+2060, invisible) after
+# "@", "://", "www", "#" and "GH" leaves the text as it reads and makes none of them.
+_AUTOLINKED = re.compile(r"[@#](?=[0-9A-Za-z])|(?<=:)//(?=\S)|\b(?i:www)(?=\.)|\b(?i:gh)(?=-[0-9])")
 
 
 def md_text(text: str) -> str:
