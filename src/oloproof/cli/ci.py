@@ -39,6 +39,7 @@ import click
 
 from ledger import LedgerError
 from oloproof import outfiles
+from oloproof.cli.guard import command_of
 from oloproof.cli.render import (
     metric_cells,
     problem_word,
@@ -58,12 +59,28 @@ BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
 
 def check_paths(junit: Path | None, summary: Path | None) -> None:
     """Refuse, before any work, report paths that cannot or must not be written
-    (``oloproof.outfiles``), and one file named for both reports."""
+    (``oloproof.outfiles``), and one file named for both reports. When one of the two paths
+    is refused, the other gets the report of a command stopped by that (``reports_if_stopped``):
+    an earlier command's report left there would be read as this one's, a green one too."""
     if junit is not None and summary is not None and junit.resolve() == summary.resolve():
         raise ConfigError(f"--junit and --summary both name {junit}: give each its own file")
-    for path, kind in ((junit, outfiles.JUNIT), (summary, outfiles.SUMMARY)):
-        if path is not None:
-            outfiles.check(path, kind)
+    refused: list[ConfigError] = []
+
+    def checked(path: Path | None, kind: outfiles.Kind) -> Path | None:
+        """``path`` if it may be written, else None (and why, in ``refused``)."""
+        try:
+            if path is not None:
+                outfiles.check(path, kind)
+            return path
+        except ConfigError as exc:
+            refused.append(exc)
+            return None
+
+    writable = checked(junit, outfiles.JUNIT), checked(summary, outfiles.SUMMARY)
+    if refused:
+        # Named as the stopped reports of the command on the command line (run, compare).
+        with reports_if_stopped(*writable, command_of(sys.argv[1:]) or "oloproof"):
+            raise refused[0]
 
 
 def write_file(path: Path, text: str) -> None:
