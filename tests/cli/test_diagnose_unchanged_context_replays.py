@@ -37,10 +37,13 @@ class Flaky:
         ))
 
     def generate(self, input, context: Context):
-        # A model at a non-zero temperature, made deterministic: right on every second call.
+        # A model at a non-zero temperature, made deterministic: right on every second call,
+        # from the passage its context holds.
         n = int(CALLS.read_text()) + 1 if CALLS.exists() else 1
         CALLS.write_text(str(n))
-        return {"answer": "two business days" if n % 2 == 0 else "I am not sure."}
+        given = " ".join(item.text or "" for item in context.items)
+        right = n % 2 == 0 and "two business days" in given
+        return {"answer": "two business days" if right else "I am not sure."}
 """
 
 RERANK = """

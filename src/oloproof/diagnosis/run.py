@@ -72,6 +72,7 @@ from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.events import plain
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import criteria_of
+from oloproof.relevance import RANKING_EVALUATORS
 from oloproof.runner import RunPlan, execute_run, replay_plan
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.systems.base import load_object
@@ -345,6 +346,7 @@ def _prepare(ledger: Ledger, asked: Asked, chosen: dict[str, Any], spelled: Spel
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
         specs = _child_specs(ledger, parent, selection, chosen, function, asked, spelled)
+        _check_reaches_generate(parent, criterion, chosen, specs[0].plan, spelled)
     return _Request(parent, criterion, chosen, asked.repeats, selection, carried_from, specs)
 
 
@@ -405,8 +407,7 @@ def _check_criterion(
     parent: StoredRun, criterion: str, chosen: Mapping[str, Any], spelled: Spelling
 ) -> None:
     """Refuse an intervention that cannot change ``criterion`` (gold context on hit_rate)."""
-    evaluator = next(e for e in parent.body["evaluators"] if e["criterion"] == criterion)
-    why = unchangeable(chosen, criterion, (evaluator.get("spec") or {}).get("type"), spelled)
+    why = unchangeable(chosen, criterion, _evaluator_type(parent, criterion), spelled)
     if why is not None:
         raise ConfigError(why, where=_where(spelled))
 
@@ -423,6 +424,32 @@ def _check_change(parent: StoredRun, chosen: Mapping[str, Any], spelled: Spellin
     )
     if why is not None:
         raise ConfigError(why, where=_where(spelled))
+
+
+def _check_reaches_generate(
+    parent: StoredRun, criterion: str, chosen: Mapping[str, Any], plan: RunPlan, spelled: Spelling
+) -> None:
+    """Refuse an intervention on the context of a generate that never reads its context: it
+    answers the same whatever it is handed, so a fail under gold passages it never saw would
+    read as a GENERATION_FAILURE. A ranking criterion never reads generate, so it is spared."""
+    if _evaluator_type(parent, criterion) in RANKING_EVALUATORS or getattr(
+        plan.system, "reads_context", True
+    ):
+        return
+    raise ConfigError(
+        f"{spelled.given('intervention', chosen['kind'])} cannot change {criterion}: "
+        f"{parent.body['system']['object']}.generate never reads its context parameter, so "
+        "what an intervention hands it never reaches its answer (it answers from something "
+        "else, such as what retrieve left behind); make generate answer from its context, run "
+        "again and diagnose the new run",
+        where=_where(spelled),
+    )
+
+
+def _evaluator_type(parent: StoredRun, criterion: str) -> str | None:
+    evaluator = next(e for e in parent.body["evaluators"] if e["criterion"] == criterion)
+    kind: str | None = (evaluator.get("spec") or {}).get("type")
+    return kind
 
 
 def _load_reranker(parent: StoredRun, reference: str, spelled: Spelling) -> Callable[..., Any]:

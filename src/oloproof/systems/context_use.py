@@ -50,6 +50,27 @@ def reads_only_items(cls: type, reached: frozenset[str], method: str = "generate
     return _uses_only_items(inspect.getattr_static(cls, method, None), _CONTEXT_AT, cls, set())
 
 
+def ignores_context(cls: type, reached: frozenset[str], method: str = "generate") -> bool:
+    """Whether ``cls.method`` certainly never reads its context: a plain function that takes
+    it by name and never loads it, reaching no locals another way. Such a generate answers the
+    same whatever context it is handed (it answers from what ``retrieve`` left behind, say), so
+    no intervention on the context can reach its answer. Anything that cannot be read so counts
+    as reading it."""
+    function = inspect.getattr_static(cls, method, None)
+    if (
+        _REACH_LOCALS & reached
+        or type(function) is not FunctionType
+        or getattr(function, "__wrapped__", None) is not None
+        or function.__code__.co_argcount <= _CONTEXT_AT
+    ):
+        return False
+    code = function.__code__
+    name = code.co_varnames[_CONTEXT_AT]
+    if name in code.co_cellvars:  # a nested function or comprehension holds it
+        return False
+    return not any(_is_local(i, name) for i in dis.get_instructions(code))
+
+
 def _uses_only_items(function: Any, at: int, cls: type | None, seen: set[Any]) -> bool:
     """Whether plain function ``function`` uses its positional parameter ``at`` only as
     ``.items``, itself or through the helpers it hands it to."""

@@ -79,7 +79,7 @@ from oloproof.systems.base import (
     declared_apart,
     load_object,
 )
-from oloproof.systems.context_use import reads_only_items, written
+from oloproof.systems.context_use import ignores_context, reads_only_items, written
 from oloproof.systems.rerank import built_badly, drawn, lazy, reordered
 from oloproof.systems.threads import CallPool
 from oloproof.usercode import describe, received
@@ -267,6 +267,10 @@ class RagSystem:
         names = self._fingerprints["generate"].names
         whole = not reads_only_items(cls, names)
         self._generate_reads = tuple(f for f in _CONTEXT_MAKING if whole or f in names)
+        # Whether generate can read its context at all: one that never does answers from
+        # something else (what retrieve left behind), and a diagnosis that hands it gold
+        # passages or another cut would label a failure it never showed the model.
+        self.reads_context = not ignores_context(cls, names)
         # Whether generate reads state that retrieve's code changes (``self.scores[q] = ...``):
         # a retrieval from the cache runs no retrieve, and generate would then read what an
         # earlier case left there, or nothing. Such a system retrieves for every case it
