@@ -207,15 +207,19 @@ def test_a_comparison_pairs_the_combined_verdicts(project: tuple[Path, str, str,
     body = json.loads(done.out)
     row = next(r for r in body["metrics"] if r["metric"] == "citations_valid")
     # The baseline passed every case once. Paired: c0-c3 whole, c4 with a repeat unjudged;
-    # c5 excluded by the candidate's output; c6 missing in the candidate.
-    assert (row["paired"], row["missing"], row["excluded"]) == (5, 1, 1)
-    assert row["missing_reasons"] == {"execution_errored": 1}
-    assert row["excluded_reasons"] == {"no_citations_recorded": 1}
+    # c5 missing, excluded by the candidate's output alone (the baseline observed it); c6
+    # missing in the candidate.
+    assert (row["paired"], row["missing"], row["excluded"]) == (5, 2, 0)
+    assert row["missing_reasons"] == {
+        "execution_errored": 1,
+        "no_citations_recorded in the candidate": 1,
+    }
+    assert row["excluded_reasons"] == {}
     diff = row["difference"]
     assert diff["estimate"] == pytest.approx(-1 / 5)
-    # Worst for the candidate: c4 at 2/3 against 1, c6 at 0 against 1; best: both at 1.
-    lower, _ = paired([0, 0, 0, -1, -1 / 3, -1])
-    _, upper = paired([0, 0, 0, -1, 0, 0])
+    # Worst for the candidate: c4 at 2/3 against 1, c5 and c6 at 0 against 1; best: all at 1.
+    lower, _ = paired([0, 0, 0, -1, -1 / 3, -1, -1])
+    _, upper = paired([0, 0, 0, -1, 0, 0, 0])
     assert diff["lower"] == pytest.approx(lower, abs=1e-7)
     assert diff["upper"] == pytest.approx(upper, abs=1e-7)
     alone = paired([0, 0, 0, -1, 0])
