@@ -132,6 +132,28 @@ def refuse_graded_counts(policy: Policy, kinds: Mapping[str, MetricKind], path: 
         )
 
 
+def refuse_counts_that_cannot_fail(policy: Policy, cases: int, path: Path, chosen: str) -> None:
+    """Refuse an ``observed_count`` rule that allows as many failures as the run has cases
+    (``cases``; ``chosen``: which cases those are, as a sentence's end), as a ``ConfigError``
+    naming the rule's file and line.
+
+    Why: such a rule passes however many cases fail (and on a subset, where a count is
+    INSUFFICIENT_EVIDENCE, a ``block_on`` without it lets it through): a check that cannot
+    fail, as ``min: 0`` is, which the policy file refuses.
+    """
+    for index, rule in enumerate(policy.rules):
+        limit = rule.max_failures
+        if rule.kind != "observed_count" or limit is None or limit < cases:
+            continue
+        where = policy.location("rules", index, "max_failures", path=path)
+        raise ConfigError(
+            f"{where}: rule {rule.id!r} allows {limit} failures of {rule.metric} (max_failures: "
+            f"{limit}), and the run has {cases} {'case' if cases == 1 else 'cases'}{chosen}: "
+            "however many fail, the rule passes; give max_failures below the number of cases "
+            "(max_failures: 0 allows none)"
+        )
+
+
 def decide_rule(
     rule: Rule,
     tally: MetricTally | None,

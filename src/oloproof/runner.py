@@ -73,6 +73,7 @@ from oloproof.policy import (
     calibrations_relied_on,
     decide_policy,
     gate,
+    refuse_counts_that_cannot_fail,
     refuse_graded_counts,
 )
 from oloproof.relevance import described, retrieval_units, run_unit
@@ -147,6 +148,13 @@ class RunPlan:
             if selection.everything
             else select(self.loaded.cases, selection, recorded=recorded, spelled=spelled)
         )
+        if chosen is not None and not recorded and self.policy and self.policy_path:
+            refuse_counts_that_cannot_fail(
+                self.policy,
+                len(chosen),
+                self.policy_path,
+                f" of the {len(self.loaded.cases)} the cases file holds",
+            )
         return dataclasses.replace(self, selection=selection, repeats=repeats, chosen=chosen)
 
 
@@ -295,6 +303,8 @@ def _plan(
                 )
         if not policy_as_recorded:  # a resumed run is decided by the rules it recorded
             refuse_graded_counts(policy, {e.criterion: e.kind for e in evaluators}, policy_path)
+            if isinstance(dataset, Dataset):  # a replay's plan is decided by no policy file
+                refuse_counts_that_cannot_fail(policy, len(dataset.cases), policy_path, "")
     if concurrency is not None:
         config = config.model_copy(update={"concurrency": concurrency})
     kind = next(
