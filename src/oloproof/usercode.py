@@ -77,8 +77,19 @@ def describe(exc: BaseException) -> str:
 
 def message_of(value: object, write: Callable[[object], str] = str) -> str:
     """``str(value)`` (or ``write(value)``), or what Python's own tracebacks print in its place
-    when the user's ``__str__`` (or ``__repr__``) raises."""
+    when the user's ``__str__`` (or ``__repr__``) raises; ``recordable`` either way."""
     try:
-        return write(value)
+        return recordable(write(value))
     except Exception:
         return f"<exception {write.__name__}() failed>"
+
+
+def recordable(text: str) -> str:
+    """``text`` with each lone surrogate (U+D800-U+DFFF, which no UTF-8 text holds) written as
+    its escape, ``\\udc80``, as Python's ``backslashreplace`` does.
+
+    Python decodes a file name it cannot read as UTF-8 into such characters, so an exception of
+    user code may well carry one; kept as it is, the ledger could not store the case's error
+    and the run would stop on it.
+    """
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")

@@ -40,7 +40,7 @@ from oloproof.models import recording_model_calls
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import ExecContext, Execution, StageCache, StageRecord, System
-from oloproof.usercode import message_of, received
+from oloproof.usercode import message_of, received, recordable
 
 # The execution, or the error record of a case that errored, the stages the case ran, and the
 # model calls an errored case made (a case that did not error has them in its artifacts).
@@ -157,7 +157,7 @@ def interrupts_the_run(exc: BaseException) -> bool:
 def error_record(exc: BaseException) -> dict[str, Any]:
     """What an error of user code is recorded as: its type, message and portable traceback."""
     return {
-        "type": type(exc).__name__,
+        "type": type(exc).__name__,  # no lone surrogate: Python refuses one in a class name
         "message": message_of(exc),
         "traceback": portable_traceback(exc),
     }
@@ -165,7 +165,7 @@ def error_record(exc: BaseException) -> dict[str, Any]:
 
 def portable_traceback(exc: BaseException) -> str:
     """``traceback.format_exception(exc)`` with every file named relative to the longest
-    ``sys.path`` entry that holds it (absolute only when none does)."""
+    ``sys.path`` entry that holds it (absolute only when none does), ``recordable``."""
     roots = _import_roots()
     shown = traceback.TracebackException.from_exception(exc, compact=True)
     pending = [shown]
@@ -187,7 +187,7 @@ def portable_traceback(exc: BaseException) -> str:
             item.filename = _relative(item.filename, roots)
         pending.extend(e for e in (item.__cause__, item.__context__) if e is not None)
         pending.extend(item.exceptions or ())
-    return _kept("".join(shown.format()))
+    return _kept(recordable("".join(shown.format())))
 
 
 # Characters of a traceback an error record keeps: its start and, longer, its end (the frames
