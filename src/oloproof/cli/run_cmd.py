@@ -125,7 +125,7 @@ def run_command(
     for given in (config, policy):
         if given is not None:
             check_input_file(given)
-    if dry_run:
+    if dry_run and junit is None and summary is None and not junit_cases:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
         choose = _selection(limit, sample, seed, filters)
@@ -145,6 +145,11 @@ def run_command(
     # working directory would have the reports written (or an old one left) elsewhere.
     junit, summary = (None if path is None else path.absolute() for path in (junit, summary))
     with reports_if_stopped(junit, summary, "run"):
+        if dry_run:  # it writes no report: one an earlier run left would be read as its own
+            raise ConfigError(
+                "--dry-run plans a run and writes no report; it cannot be combined with "
+                "--junit, --summary or --junit-cases"
+            )
         if junit_cases and junit is None:
             raise ConfigError("--junit-cases adds cases to the --junit file; give --junit FILE")
         choose = _selection(limit, sample, seed, filters)
