@@ -41,6 +41,8 @@ import sys
 from collections.abc import Callable
 from typing import IO, NoReturn, cast
 
+from oloproof.cli.style import resume_workflow_commands
+
 GUARDED = frozenset({"inspect", "runs", "export", "compare", "verify", "ledger"})
 _CRASHES = {signal.SIGABRT, signal.SIGBUS, signal.SIGSEGV}
 _FORWARDED = (signal.SIGTERM, signal.SIGHUP)
@@ -152,10 +154,18 @@ def _parent(pid: int, read_end: int, where: str) -> NoReturn:
         _to_stderr(held)
         if number in passed_on:  # always one of _FORWARDED, whose handlers can be reset
             signal.signal(number, signal.SIG_DFL)
+            resume_workflow_commands()
             os.kill(os.getpid(), number)  # end as the child did, by the signal sent to us
         _report_killed(pid, number)
     _to_stderr(held)
-    os._exit(os.waitstatus_to_exitcode(status))
+    _exit(os.waitstatus_to_exitcode(status))
+
+
+def _exit(code: int) -> NoReturn:
+    """The parent's end: ``os._exit``, which skips the resumption ``command`` does on its way
+    out, so it is done here (``oloproof.cli.style.resume_workflow_commands``)."""
+    resume_workflow_commands()
+    os._exit(code)
 
 
 def _to_stderr(data: bytes) -> None:
@@ -210,7 +220,7 @@ def _report_killed(pid: int, number: int) -> NoReturn:
         f"finished, so what it printed is incomplete{source}\n"
     )
     sys.stderr.flush()
-    os._exit(_SHELL_SIGNALLED + number)
+    _exit(_SHELL_SIGNALLED + number)
 
 
 def _signal_name(number: int) -> str:
@@ -239,4 +249,4 @@ def _report_crash(number: int, held: bytes, where: str) -> NoReturn:
         text = f"the command stopped with {name} while reading the ledger at {where}"
     sys.stderr.write(f"error: {text} ({DAMAGE_HINT})\n")
     sys.stderr.flush()
-    os._exit(2)
+    _exit(2)

@@ -100,7 +100,11 @@ def command() -> None:
     _standard_streams()
     _working_folder()
     style.whole_process()
-    main()
+    style.stop_workflow_commands()
+    try:
+        main()
+    finally:
+        style.resume_workflow_commands()
 
 
 def _working_folder() -> None:

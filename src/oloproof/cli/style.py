@@ -325,3 +325,51 @@ def _stdout_to_devnull() -> None:
             os.dup2(devnull, _report.fileno())
     except OSError:
         pass
+
+
+# ------------------------------------------------------------ GitHub Actions workflow commands
+
+_command_token: str | None = None  # the token commands are stopped with, until resumed
+
+
+def stop_workflow_commands() -> None:
+    """On GitHub Actions (``GITHUB_ACTIONS=true``), have its runner act on no workflow command
+    in what the command prints, until ``resume_workflow_commands``.
+
+    The runner acts on ``::name::`` at the start of a line and on ``##[name]`` anywhere in one,
+    on standard output and standard error alike, and what a command prints holds case ids and
+    what systems raised or returned: a case named ``::add-mask::x`` or an error saying
+    ``##[error]`` would be acted on. GitHub's documented way to print such text is
+    ``::stop-commands::TOKEN`` before it and ``::TOKEN::`` after, TOKEN unguessable. The stop
+    line goes on both streams before anything else is printed on either: whichever the runner
+    reads first, no line after it is acted on. Oloproof emits no annotation of its own.
+    """
+    global _command_token
+    if os.environ.get("GITHUB_ACTIONS") != "true":
+        return
+    _command_token = os.urandom(16).hex()  # os, not secrets: no import on every start-up
+    line = f"::stop-commands::{_command_token}\n".encode()
+    for fd in (2, 1):
+        with contextlib.suppress(OSError):  # nowhere to print: nothing to protect either
+            os.write(fd, line)
+
+
+def resume_workflow_commands() -> None:
+    """``::TOKEN::`` on standard output, after everything the command printed: the commands a
+    later line of the same step prints work again.
+
+    On standard output, not standard error: in each batch of lines the runner has read, it
+    handles those of standard error first, so a line of standard error printed before this one
+    is never handled after it (one not yet read at all could be; flushing it first narrows that
+    to the runner's own reading).
+    """
+    global _command_token
+    token, _command_token = _command_token, None
+    if token is None:
+        return
+    for stream in (sys.stderr, sys.stdout, _report):
+        if stream is not None:
+            with contextlib.suppress(OutputFailed):
+                _flush(stream)
+    with contextlib.suppress(OSError, ValueError):
+        os.write(_report.fileno() if _report is not None else 1, f"::{token}::\n".encode())
