@@ -139,3 +139,29 @@ def test_nothing_printed_is_a_workflow_command(tmp_path: Path) -> None:
     refused = oloproof("inspect", "latest", "--case", "##[error]nothing", env=GITHUB, cwd=root)
     assert refused.code == 2 and "##[error]nothing" in refused.err
     assert _acted_on(refused) == []
+
+
+def test_json_output_stays_json_and_is_no_command(tmp_path: Path) -> None:
+    # `--json` is read by a parser (`| jq`): standard output is not wrapped, and its `##[`,
+    # which only a string holds, is written as the same JSON the runner does not act on.
+    root = patterns_project(
+        tmp_path / "p",
+        [("p", "f"), ("f", "p"), ("p", "f"), ("f", "p")],
+        policy="version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n",
+    )
+    cases = root / "cases.jsonl"
+    rows = [json.loads(line) for line in cases.read_text().splitlines()]
+    cases.write_text(
+        "".join(json.dumps({**r, "id": i}) + "\n" for r, i in zip(rows, IDS, strict=True))
+    )
+    assert oloproof("run", "--config", "baseline.yaml", cwd=root).code == 0
+    assert oloproof("run", cwd=root).code == 0
+    cand, base = (r["run_id"] for r in json.loads(oloproof("runs", "--json", cwd=root).out))
+    args = ("compare", cand, base, "--cases", "--json")
+    done = oloproof(*args, env=GITHUB, cwd=root)
+    assert json.loads(done.out) == json.loads(oloproof(*args, cwd=root).out)
+    assert {f["case_id"] for f in json.loads(done.out)["flipped"]} == set(IDS)
+    assert "##[" not in done.out and "#\\u0023[error]in an id" in done.out
+    assert not any(line.lstrip().startswith("::") for line in done.out.splitlines())
+    assert done.err.startswith("::stop-commands::")
+    assert _acted_on(done) == []

@@ -179,8 +179,10 @@ def _keep_report(fd: int) -> None:
         encoding=getattr(sys.stdout, "encoding", None) or "utf-8",
         errors=getattr(sys.stdout, "errors", None) or "strict",
     )
-    # Wrapped as sys.stdout is (oloproof.cli.main): a closed pipe, then the redactor.
-    _report = cast("IO[str]", RedactingStream(cast("IO[str]", PipeGuard(raw))))
+    # Wrapped as sys.stdout is (``stop_workflow_commands``, oloproof.cli.main): the guard of
+    # JSON on GitHub Actions, a closed pipe, then the redactor, which sees the text first.
+    inner = cast("IO[str]", JsonCommandGuard(raw)) if _json_out else raw
+    _report = cast("IO[str]", RedactingStream(cast("IO[str]", PipeGuard(inner))))
 
 
 def report_out() -> IO[str]:
@@ -330,6 +332,7 @@ def _stdout_to_devnull() -> None:
 # ------------------------------------------------------------ GitHub Actions workflow commands
 
 _command_token: str | None = None  # the token commands are stopped with, until resumed
+_json_out = False  # standard output holds JSON alone (``--json``): guarded, not wrapped
 
 
 def stop_workflow_commands() -> None:
@@ -343,13 +346,21 @@ def stop_workflow_commands() -> None:
     ``::stop-commands::TOKEN`` before it and ``::TOKEN::`` after, TOKEN unguessable. The stop
     line goes on both streams before anything else is printed on either: whichever the runner
     reads first, no line after it is acted on. Oloproof emits no annotation of its own.
+
+    With ``--json``, standard output is for a parser (``| jq``), and no line of it is wrapped:
+    none can start with ``::`` (each is a JSON token, a string's quote first), and each
+    ``##[`` in it, which only a string can hold, is written ``#\\u0023[``, the same JSON
+    (``JsonCommandGuard``). Standard error is wrapped alone.
     """
-    global _command_token
+    global _command_token, _json_out
     if os.environ.get("GITHUB_ACTIONS") != "true":
         return
     _command_token = os.urandom(16).hex()  # os, not secrets: no import on every start-up
+    _json_out = "--json" in sys.argv[1:]
+    if _json_out:  # beneath the redactor ``main`` puts around it, which sees the text first
+        sys.stdout = cast("IO[str]", JsonCommandGuard(sys.stdout))
     line = f"::stop-commands::{_command_token}\n".encode()
-    for fd in (2, 1):
+    for fd in (2,) if _json_out else (2, 1):
         with contextlib.suppress(OSError):  # nowhere to print: nothing to protect either
             os.write(fd, line)
 
@@ -371,5 +382,33 @@ def resume_workflow_commands() -> None:
         if stream is not None:
             with contextlib.suppress(OutputFailed):
                 _flush(stream)
+    resumed = 2 if _json_out else _report.fileno() if _report is not None else 1
     with contextlib.suppress(OSError, ValueError):
-        os.write(_report.fileno() if _report is not None else 1, f"::{token}::\n".encode())
+        os.write(resumed, f"::{token}::\n".encode())
+
+
+class JsonCommandGuard:
+    """A ``--json`` command's standard output on GitHub Actions: each ``##[`` written as
+    ``#\\u0023[``, which a JSON reader reads back as ``##[`` and the runner never acts on (see
+    ``stop_workflow_commands``). A ``#`` that ends a write waits for the next one, which may
+    complete the three characters."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+        self._held = ""
+
+    def write(self, text: str) -> int:
+        joined = self._held + text
+        kept = len(joined.rstrip("#"))
+        self._held = joined[max(kept, len(joined) - 2) :]
+        self._stream.write(joined[: len(joined) - len(self._held)].replace("##[", "#\\u0023["))
+        return len(text)
+
+    def flush(self) -> None:
+        if self._held:
+            self._stream.write(self._held)
+            self._held = ""
+        self._stream.flush()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
