@@ -7,6 +7,7 @@ source of the JSON Schemas under ``schemas/``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -28,11 +29,10 @@ from pydantic import (
 from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
-from oloproof.filekinds import lookup_fault
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
-from oloproof.yamlfile import line_for, read_yaml
+from oloproof.yamlfile import input_fault, line_for, read_yaml
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
@@ -635,18 +635,35 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 
 def _check_paths(config: ProjectConfig, path: Path) -> None:
-    """Refuse a file the config names (``dataset``, ``policy``) that cannot be looked up at all,
-    at its key: read later, the error could name only the file. A missing file is left to the
-    command that reads it (``calibrate`` reads no cases)."""
-    for key in ("dataset", "policy"):
-        value = getattr(config, key)
-        if value is None:
-            continue
+    """Refuse a file the config names that cannot be looked up at all, or that is no regular
+    file (a named pipe, ``/dev/zero``), at its key: read later, the error could name only the
+    file, and the rubric, prompt and schema readers would wait on a pipe's writer, or read a
+    device that never ends, forever. A missing file (or a folder) is left to the command that
+    reads it (``calibrate`` reads no cases)."""
+    for keys, value in _named_files(config):
         target = path.resolve().parent / value
-        fault = lookup_fault(target)
+        fault = input_fault(target)
         if fault is not None:
-            where = config.location(key, path=path)
+            where = config.location(*keys, path=path)
+            key = ".".join(str(k) for k in keys)
             raise ConfigError(f"{where}: {key}: {target}: cannot read it ({fault})")
+
+
+def _named_files(config: ProjectConfig) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each file the config names, with its key path."""
+    yield ("dataset",), config.dataset
+    if config.policy is not None:
+        yield ("policy",), config.policy
+    settings: list[tuple[tuple[str | int, ...], BaseModel]] = [
+        (("evaluators", index), evaluator) for index, evaluator in enumerate(config.evaluators)
+    ]
+    if config.system.model is not None:
+        settings.append((("system", "model"), config.system.model))
+    for at, model in settings:
+        for key in ("schema_path", "rubric_file", "prompt_file", "context_file"):
+            value = getattr(model, key, None)
+            if value is not None:
+                yield (*at, key), value
 
 
 def load_policy(path: Path, *, as_recorded: bool = False) -> Policy:

@@ -44,7 +44,7 @@ import yaml
 
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import ConfigError, OloproofError
-from oloproof.filekinds import LOOKUP_FAULTS, not_a_file
+from oloproof.filekinds import LOOKUP_FAULTS, lookup_fault, not_a_file
 
 _BOOL = "tag:yaml.org,2002:bool"
 _NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
@@ -180,6 +180,21 @@ def read_file(
     if len(raw) > limit:  # grown since it was looked at
         raise error(f"{path}: more than {what} may hold ({limit} bytes)")
     return raw
+
+
+def input_fault(path: Path) -> str | None:
+    """Why the file ``path`` names cannot be read: it cannot be looked up (a loop of symbolic
+    links, a name too long), or it is no regular file (``a named pipe, not a regular file``),
+    which a reader would wait on for ever, or never reach the end of. None when it can be read,
+    and when it is missing or a folder: its reader says so."""
+    fault = lookup_fault(path)
+    if fault is not None:
+        return fault
+    try:
+        kind = not_a_file(os.stat(path).st_mode)
+    except OSError:
+        return None
+    return None if kind is None else f"{kind}, not a regular file"
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:

@@ -322,7 +322,8 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
     ),
     "a device as the dataset": (
         _config(CONFIG + "dataset: /dev/zero\n"),
-        "/dev/zero: not a file of cases",
+        "{root}/oloproof.yaml, line 10: dataset: /dev/zero: cannot read it (a character "
+        "device, not a regular file)",
     ),
     # -- a system reference that is not Python code
     "built-in function as the system": (

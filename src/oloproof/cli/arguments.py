@@ -26,7 +26,6 @@ they say of themselves (``param_type_name``, a type's ``name``), not by click's 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,8 @@ import typer
 
 from oloproof.callargs import INT_MAX, MAX_REPEATS
 from oloproof.errors import ConfigError
-from oloproof.filekinds import lookup_fault, not_a_file
+from oloproof.filekinds import lookup_fault
+from oloproof.yamlfile import input_fault
 
 
 def checked_command(command: Any) -> Any:
@@ -84,15 +84,9 @@ def _refuse_ambiguous(command: Any, ctx: typer.Context, args: list[str]) -> None
 def check_input_file(path: Path) -> None:
     """Refuse a file to read that cannot be looked up or is no regular file (requirements 3
     and 4); a missing file or a folder is left to the reader, which says so."""
-    fault = lookup_fault(path)
+    fault = input_fault(path)
     if fault is None:
-        try:
-            kind = not_a_file(os.stat(path).st_mode)
-        except OSError:
-            return
-        if kind is None:
-            return
-        fault = f"{kind}, not a regular file"
+        return
     raise ConfigError(f"{path}: cannot read it ({fault})")
 
 
