@@ -38,6 +38,10 @@ Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
 _DEFAULT_BLOCK_ON: tuple[Outcome, ...] = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
 # More cases at once than this is a typo, not a plan (each runs on a thread or a connection).
 MAX_CONCURRENCY = 10_000
+# About 31 years: no case is meant to take longer. A case's deadline is a timer the kernel
+# holds (``oloproof.aio``), which cannot be set past about 9.2e9 seconds: a run given more
+# ended in a traceback at its first case, with the run recorded as started.
+MAX_TIMEOUT_S = 1e9
 # The validation context of a policy read from the ledger (``recorded_policy``).
 _RECORDED = "recorded"
 
@@ -257,7 +261,9 @@ class ProjectConfig(_Model):
     concurrency: int = Field(
         default=8, ge=1, le=MAX_CONCURRENCY, description="Cases executed at once."
     )
-    timeout_s: float = Field(default=120.0, gt=0, description="Seconds one case may take.")
+    timeout_s: float = Field(
+        default=120.0, gt=0, le=MAX_TIMEOUT_S, description="Seconds one case may take."
+    )
     engine: EngineConfig = Field(
         default_factory=EngineConfig,
         description="Where cases execute: `local` (default), `ray`, or a mapping of engine "
