@@ -30,7 +30,7 @@ from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import JudgeConfig, ModelSystemSettings
+from oloproof.judge_config import JudgeConfig, ModelSystemSettings, sendable_url
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import input_fault, line_for, read_yaml
 
@@ -93,6 +93,13 @@ class HttpSystem(_Model):
         description="Reuse executions from earlier runs while `version` is unchanged; without "
         "it the endpoint is called for every case on every run.",
     )
+
+    @field_validator("url")
+    @classmethod
+    def _sendable_url(cls, value: str, info: ValidationInfo) -> str:
+        # Checked as a judge's base_url is, at the key's line. A run's recorded config is read
+        # as recorded: a URL this check came after ran then, and is re-executed as it ran.
+        return sendable_url(value) if (info.context or {}).get("written") else value
 
 
 class RagSettings(_Model):

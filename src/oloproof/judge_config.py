@@ -280,11 +280,7 @@ class ProviderSettings(BaseModel):
     @field_validator("base_url")
     @classmethod
     def _sendable_url(cls, value: str | None) -> str | None:
-        if value is not None:
-            fault = url_fault(value)
-            if fault is not None:
-                raise ValueError(fault)
-        return value
+        return None if value is None else sendable_url(value)
 
     @field_validator("extra_body")
     @classmethod
@@ -356,9 +352,19 @@ class ProviderSettings(BaseModel):
         }
 
 
+def sendable_url(url: str) -> str:
+    """``url``, or a ``ValueError`` (a pydantic validator's refusal) saying its ``url_fault``."""
+    fault = url_fault(url)
+    if fault is not None:
+        raise ValueError(fault)
+    return url
+
+
 def url_fault(url: str) -> str | None:
     """Why a request to ``url`` could never be sent (httpx refuses the URL, it names no host,
-    or its port is outside 1..65535), or None when it can be."""
+    or its port is outside 1..65535) or could not be sent without storing a secret (it holds a
+    password, which every run would record with the URL and every error about a call would
+    print), or None when it can be."""
     import httpx  # only a configuration naming a model pays for loading it
 
     try:
@@ -369,6 +375,12 @@ def url_fault(url: str) -> str | None:
         return "no request can be sent there: it names no host"
     if parsed.port is not None and not 1 <= parsed.port <= 65535:
         return f"no request can be sent there: the port {parsed.port} is outside 1..65535"
+    if parsed.password:
+        return (
+            "the URL holds a password (user:password@host), which would be stored with every "
+            "run and printed in its errors: give it through an environment variable instead "
+            "(a judge's api_key_env, an http system's headers with ${NAME})"
+        )
     return None
 
 
