@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from oloproof.dataset import id_problem
 from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
@@ -55,6 +56,17 @@ class _Model(BaseModel):
     # pydantic reads `true` as 1 and "8" as 8, so `concurrency: true` or `min: true` would
     # quietly mean 1.
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False, strict=True)
+
+
+def _shown_as_written(value: str, what: str) -> str:
+    """``value`` (a system's name or version, a rule's id), refused when it would print as other
+    text (``dataset.id_problem``): reports and ``oloproof runs`` print it on a line with
+    others, where a line break in a version would start a line of its own (``Gate: PASS``)
+    and a control character act on the terminal."""
+    problem = id_problem(value, what)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
 
 
 class HttpReuse(_Model):
@@ -123,6 +135,13 @@ class SystemConfig(_Model):
     model: ModelSystemSettings | None = Field(
         default=None, description="A prompt template a model runs over the cases."
     )
+
+    @field_validator("name", "version")
+    @classmethod
+    def _shown(cls, value: str, info: ValidationInfo) -> str:
+        # A run's recorded config is read as recorded: what this check came after ran then.
+        written = (info.context or {}).get("written")
+        return _shown_as_written(value, str(info.field_name)) if written else value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SystemConfig:
@@ -336,6 +355,11 @@ class Rule(_Model):
         default=None, description="Calibration a judge metric needs before it may decide."
     )
 
+    @field_validator("id")
+    @classmethod
+    def _id_shown(cls, value: str, info: ValidationInfo) -> str:
+        return value if _recorded(info) else _shown_as_written(value, "rule id")
+
     @model_validator(mode="after")
     def _shape(self, info: ValidationInfo) -> Rule:
         if self.kind == "observed_count":
@@ -506,6 +530,11 @@ class CompareRule(_Model):
         default=None,
         description="For a judge's metric: the calibration's lower bounds it needs to decide.",
     )
+
+    @field_validator("id")
+    @classmethod
+    def _id_shown(cls, value: str, info: ValidationInfo) -> str:
+        return value if _recorded(info) else _shown_as_written(value, "rule id")
 
     @model_validator(mode="after")
     def _one_test(self, info: ValidationInfo) -> CompareRule:

@@ -227,8 +227,9 @@ def same_text(case_id: str) -> str:
     return unicodedata.normalize("NFC", case_id).replace(_JOINER, "")
 
 
-def id_problem(case_id: str) -> str | None:
+def id_problem(case_id: str, what: str = "id") -> str | None:
     """Why ``case_id`` would print as another id, worded to follow ``field 'id' ``; or None.
+    ``what`` names the text in the sentence (a system's ``name``, a ``rule id``).
 
     An id is read where it is printed and typed back (``inspect --case``), so each of its
     characters must show as itself: no control (Cc), format (Cf: zero-width spaces and
@@ -251,13 +252,13 @@ def id_problem(case_id: str) -> str | None:
     if _spacing(char) and 0 < at < last:
         return (
             f"{case_id!r} holds {code} (character {at + 1}), which prints as a plain space "
-            f"(the id looks like {looks!r}); write a plain space instead"
+            f"(the {what} looks like {looks!r}); write a plain space instead"
         )
     place = "starts with" if at == 0 else "ends with" if at == last else "holds"
     number = f" (character {at + 1})" if place == "holds" else ""
     return (
-        f"{case_id!r} {place} {code}{number}, which does not show where the id is printed "
-        f"(it looks like {looks!r}); write the id without it"
+        f"{case_id!r} {place} {code}{number}, which does not show where the {what} is printed "
+        f"(it looks like {looks!r}); write the {what} without it"
     )
 
 
