@@ -22,6 +22,8 @@ from pydantic import (
     model_validator,
 )
 
+from oloproof.suggest import did_you_mean
+
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
 
@@ -188,6 +190,13 @@ def check_json_schema(schema: dict[str, Any]) -> None:
         dialect.check_schema(schema)
     except SchemaError as exc:
         raise SchemaProblem(f"not a valid JSON Schema: {exc.message}", tuple(exc.path)) from None
+    if not set(schema) & set(dialect.VALIDATORS):
+        # As an empty regex: a schema of annotations alone (or none) passes every output unread.
+        raise SchemaProblem(
+            "the schema has no keyword that checks anything (such as type, properties or "
+            "required), so every output would pass it",
+            (),
+        )
     _check_references(schema, dialect)
 
 
@@ -299,7 +308,41 @@ def _check_references(schema: dict[str, Any], dialect: type[Validator]) -> None:
         pending.extend((resolver.in_subresource(s), s) for s in resource.subresources())
     order = {key: n for n, key in enumerate(paths)}  # the schema's own order, for one answer
     subschemas.sort(key=lambda sub: order.get(id(sub), len(order)))
+    _check_keywords(subschemas, paths, dialect)
     _check_ref_cycles(subschemas, targets, paths, dialect)
+
+
+# The keywords of every dialect that check nothing themselves: identifiers, annotations and
+# the places definitions are kept (``$ref`` and the rest are among a dialect's VALIDATORS).
+_ANNOTATIONS = frozenset(
+    {
+        "$schema", "$id", "id", "$anchor", "$dynamicAnchor", "$recursiveAnchor",
+        "$vocabulary", "$comment", "$defs", "definitions", "title", "description", "default",
+        "examples", "deprecated", "readOnly", "writeOnly", "contentMediaType",
+        "contentEncoding", "contentSchema",
+    }
+)  # fmt: skip
+
+
+def _check_keywords(
+    subschemas: list[dict[str, Any]],
+    paths: dict[int, tuple[str | int, ...]],
+    dialect: type[Validator],
+) -> None:
+    """Raise ``SchemaProblem`` for a keyword the dialect does not know that is close to one it
+    does (``requried``, ``minLenght``): JSON Schema ignores a keyword it does not know, so the
+    check it was meant to make would silently pass every output. A keyword close to none
+    (``x-order``) is left alone: schemas may carry annotations of their own."""
+    known = _ANNOTATIONS | set(dialect.VALIDATORS)
+    for schema in subschemas:
+        for keyword in schema:
+            suggestion = "" if keyword in known else did_you_mean(keyword, known)
+            if suggestion:
+                raise SchemaProblem(
+                    f"unknown keyword {keyword!r}{suggestion} (JSON Schema ignores a keyword it "
+                    "does not know, so what it was meant to check would pass every output)",
+                    (*paths.get(id(schema), ()), keyword),
+                )
 
 
 # Keywords whose subschemas apply to the very value their own schema applies to, not to a part

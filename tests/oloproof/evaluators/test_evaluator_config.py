@@ -111,7 +111,10 @@ def test_exact_is_equals_under_another_name() -> None:
 
 @pytest.mark.parametrize("kind", ["contains", "equals", "regex", "json_schema"])
 def test_text_checks_need_a_criterion(kind: str) -> None:
-    extras: dict[str, dict[str, Any]] = {"regex": {"pattern": "x"}, "json_schema": {"schema": {}}}
+    extras: dict[str, dict[str, Any]] = {
+        "regex": {"pattern": "x"},
+        "json_schema": {"schema": {"type": "object"}},
+    }
     extra = extras.get(kind, {})
     with pytest.raises(ValidationError, match="criterion"):
         parse({"type": kind, **extra})
