@@ -257,8 +257,13 @@ class _Walk:
         where += ".".join(str(p) for p in at) or "(top level)"
         if "\0" in word:
             raise ConfigError(f"{where}: a NUL character (\\0), which no setting can hold")
-        if node.style is None:  # a bare word: its type is read from how it looks
-            problem = _read_two_ways(node.tag, word, id(node) in self.tagged)
+        # A bare word's type is read from how it looks; a number's tag (!!int '017') reads
+        # the quoted text as each YAML reads a bare one.
+        if node.style is None or node.tag in _NUMBERS:
+            shown = f"a bare {word}" if node.style is None else f"{node.style}{word}{node.style}"
+            if node.style is not None:
+                shown += f" tagged !!{node.tag.rsplit(':', 1)[-1]}"
+            problem = _read_two_ways(node.tag, word, id(node) in self.tagged, shown)
             if problem is not None:
                 raise ConfigError(f"{where}: {problem}")
         if node.tag != _BOOL or word.lower() in ("true", "false"):
@@ -343,15 +348,16 @@ class _Walk:
         return merged
 
 
-def _read_two_ways(tag: str, word: str, tagged: bool) -> str | None:
-    """Why YAML 1.1 and YAML 1.2 read the bare ``word`` differently (requirement 6), or None.
+def _read_two_ways(tag: str, word: str, tagged: bool, shown: str) -> str | None:
+    """Why YAML 1.1 and YAML 1.2 read the bare ``word`` differently (requirement 6), or None;
+    ``shown`` is how the sentence names it (``a bare 017``).
 
     A word longer than any number a setting needs is left to the checks on its value."""
     if len(word) > _INT_DIGITS:
         return None
     if tag == _TIMESTAMP and not tagged:  # 2024-01-01: a date or time in YAML 1.1 alone
         return (
-            f"a bare {word} is read by YAML 1.1 as a date and by YAML 1.2 as text; write "
+            f"{shown} is read by YAML 1.1 as a date and by YAML 1.2 as text; write "
             f'"{word}" for the text'
         )
     if tag in _NUMBERS:
@@ -359,12 +365,12 @@ def _read_two_ways(tag: str, word: str, tagged: bool) -> str | None:
             # 1:30, 1_000, 0b11: YAML 1.1's own forms
             value = _written(yaml.safe_load(word))
             return (
-                f"a bare {word} is read by YAML 1.1 as the number {value} and by YAML 1.2 as "
+                f"{shown} is read by YAML 1.1 as the number {value} and by YAML 1.2 as "
                 f'text; write {value}, or "{word}" for the text'
             )
         if _LEADING_ZERO.fullmatch(word) and int(word, 8) != int(word, 10):
             return (
-                f"a bare {word} is read by YAML 1.1 as the octal number {int(word, 8)} and by "
+                f"{shown} is read by YAML 1.1 as the octal number {int(word, 8)} and by "
                 f"YAML 1.2 as {int(word, 10)}; write {int(word, 10)}, or {int(word, 8)} if "
                 "octal is meant"
             )
@@ -373,7 +379,7 @@ def _read_two_ways(tag: str, word: str, tagged: bool) -> str | None:
         if number == number and abs(number) != float("inf"):
             value = _written(number)
             return (
-                f"a bare {word} is read by YAML 1.1 as text and by YAML 1.2 as the number "
+                f"{shown} is read by YAML 1.1 as text and by YAML 1.2 as the number "
                 f'{value}; write {value}, or "{word}" for the text'
             )
     return None
