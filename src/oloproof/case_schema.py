@@ -2,8 +2,8 @@
 (``schemas/case.json``, written by ``oloproof.schemas``).
 
 ``oloproof.dataset`` checks each line by hand instead, for its speed and for errors that name
-the line and the field; these models only describe the file, and loading the dataset does not
-import them (nor pydantic).
+the line and the field; these models only describe the file (what the loader refuses, they
+refuse too), and loading the dataset does not import them (nor pydantic).
 """
 
 from __future__ import annotations
@@ -12,14 +12,23 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from oloproof.dataset import GRADE_LIMIT
+
 
 class RelevanceLabel(BaseModel):
     """A passage that answers the case."""
 
     model_config = ConfigDict(extra="forbid")
     doc_id: str = Field(min_length=1, description="The relevant document.")
-    chunk_id: str | None = Field(default=None, description="The relevant chunk, if labelled.")
-    grade: float = Field(default=1, description="Relevance grade; > 0 is relevant.")
+    chunk_id: str | None = Field(
+        default=None, min_length=1, description="The relevant chunk, if labelled."
+    )
+    grade: float = Field(
+        default=1,
+        ge=-GRADE_LIMIT,
+        le=GRADE_LIMIT,
+        description="Relevance grade; > 0 is relevant.",
+    )
 
 
 class GoldPassage(BaseModel):
@@ -27,8 +36,8 @@ class GoldPassage(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, description="The chunk, if any.")
-    text: str = Field(description="The passage text.")
+    chunk_id: str | None = Field(default=None, min_length=1, description="The chunk, if any.")
+    text: str = Field(min_length=1, description="The passage text.")
 
 
 class CaseRecord(BaseModel):
