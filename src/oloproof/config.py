@@ -389,6 +389,13 @@ class Rule(_Model):
                 "reaches it; for a rule that allows no failure at all, use kind: observed_count "
                 "with max_failures: 0"
             )
+        if self.min is not None and self.min == self.max:
+            # An interval from finitely many cases has a width: it never fits on one point.
+            raise ValueError(
+                f"min and max are both {self.min:g}: no finite number of cases gives an "
+                "interval that lies within a single value, so the rule could never pass; give "
+                "the range the metric may take (min: 0.6 with max: 0.8), or one bound"
+            )
         if self.min in (None, 0) and self.max in (None, 1):
             # Every metric, and so every interval, lies in [0, 1]: nothing falls below 0 or
             # rises above 1, so the rule cannot fail whatever the system does.

@@ -110,6 +110,12 @@ REFUSALS: dict[str, tuple[Callable[[Path], None], str]] = {
         _policy(POLICY.replace("min: 0.5", "min: 0.9\n    max: 0.1")),
         "{root}/policy.yaml, line 3: rules.0: min 0.9 is above max 0.1: no metric can meet both",
     ),
+    "min equal to max": (
+        _policy(POLICY.replace("min: 0.5", "min: 0.7\n    max: 0.70")),
+        "{root}/policy.yaml, line 3: rules.0: min and max are both 0.7: no finite number of "
+        "cases gives an interval that lies within a single value, so the rule could never pass; "
+        "give the range the metric may take (min: 0.6 with max: 0.8), or one bound",
+    ),
     "a floor of 100%": (
         _policy(POLICY.replace("min: 0.5", "min: 1")),
         "{root}/policy.yaml, line 3: rules.0: min: 1 can never pass: no finite number of cases "
