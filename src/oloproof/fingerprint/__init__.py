@@ -6,11 +6,11 @@ given class), computed once per run:
 1. the code of the function or method itself, not of the rest of its class;
 2. every function, method and class of the user's own code it reaches, transitively: calls and
    other global names, values captured by closures, defaults, attributes of imported user
-   modules (``helper.f``), modules imported inside a function, what a decorator wraps
-   (``__wrapped__``), the getter and setter of a property, the function of a staticmethod or
-   classmethod, the base classes and metaclass of a class it uses, the user's functions held by
-   a library's objects (a decorator's wrapper, a dispatch registry, a patched library module);
-   cycles and recursion are visited once;
+   modules (``helper.f``), modules imported inside a function (and those their source
+   imports), what a decorator wraps (``__wrapped__``), the getter and setter of a property,
+   the function of a staticmethod or classmethod, the base classes and metaclass of a class
+   it uses, the user's functions held by a library's objects (a decorator's wrapper, a
+   dispatch registry, a patched library module); cycles and recursion are visited once;
 3. for a method, the class it is called on (its MRO, by name), every definition along that MRO
    of each name the method's code uses (``self.helper()``, ``self.prompt``, ``super().f()``),
    and what runs on every instance (``__init__``, ``__new__``, ``__post_init__``,

@@ -38,6 +38,7 @@ from typing import Any
 
 from blake3 import blake3
 
+from oloproof.fingerprint._imports import imports_of
 from oloproof.fingerprint._places import (
     Place,
     file_of_module,
@@ -113,6 +114,7 @@ class Walk(Values):
         self._done: set[tuple[str, str, int]] = set()
         self._keep: list[Any] = []  # keeps what was scheduled alive, so ids stay unique
         self._top_done: set[str] = set()  # modules whose top-level statements were read
+        self._whole: set[str] = set()  # user modules counted by their whole file
 
     def run(self) -> None:
         while True:
@@ -354,20 +356,28 @@ class Walk(Values):
             self.stand_for(absolute, place)
 
     def _module_file(self, module: str, filename: str) -> None:
-        """A user module that is not loaded yet: the whole of its file."""
+        """A user module counted whole: its file, and each module its source may import (one
+        not loaded yet runs that source when the code imports it, its imports included)."""
+        if module in self._whole:
+            return
+        self._whole.add(module)
         try:
             digest = blake3(Path(filename).read_bytes())
         except OSError:
             digest = blake3(b"<unreadable>")
         self._record_code(f"{module}:", "m", self.file_label(filename, None), digest)
+        for name in imports_of(filename, module):
+            self._import_target(name, quiet=True)
 
     def module_value(self, module: ModuleType) -> None:
         # A module held as data (in a dict, say): what of it is used cannot be told, so a user
-        # module counts whole.
+        # module counts whole, with every name it holds (the code of what it imported from
+        # other modules, the values it computed when imported).
         place = place_of_module(module, module.__name__)
         filename = getattr(module, "__file__", None)
         if place is Place.USER and isinstance(filename, str):
             self._module_file(module.__name__, filename)
+            self.module_attributes(module, [n for n in list(vars(module)) if not _is_dunder(n)])
         else:
             self.stand_for(module.__name__, place)
 
