@@ -79,7 +79,8 @@ __all__ = [
 WALK: int = 2
 
 # Names whose use says that the code reads what no fingerprint holds, by what they read (and,
-# for services, the installed HTTP clients it uses).
+# for services, the installed HTTP clients and model SDKs it uses; for any of them, the
+# standard-library modules it reaches, so that ``from subprocess import run`` counts too).
 _READ_WHILE_RUNNING: Final = (
     ("environment variables it reads", frozenset({"environ", "environb", "getenv", "getenvb"})),
     (
@@ -87,10 +88,25 @@ _READ_WHILE_RUNNING: Final = (
         frozenset(
             {"open", "read_text", "read_bytes", "iterdir", "listdir", "scandir", "rglob"}
             | {"glob", "iglob", "walk", "FileIO", "get_data", "mmap", "memmap"}
+            | {"read_binary", "open_text", "open_binary", "linecache", "getline", "getlines"}
+            | {"fileinput", "zipfile", "ZipFile", "tarfile", "shelve", "dbm"}
             | {"read_csv", "read_json", "read_parquet", "read_table", "read_excel"}
             | {"read_pickle", "read_feather", "read_hdf", "read_orc", "read_fwf", "read_xml"}
             | {"loadtxt", "genfromtxt", "fromfile", "load", "read_index", "from_pretrained"}
             | {"load_dataset", "load_from_disk", "load_local", "load_index_from_storage"}
+        ),
+    ),
+    (
+        "code it loads from files",
+        frozenset({"runpy", "run_path", "spec_from_file_location", "SourceFileLoader"}),
+    ),
+    (
+        "programs it starts",
+        frozenset(
+            {"subprocess", "Popen", "check_output", "check_call", "getoutput", "getstatusoutput"}
+            | {"create_subprocess_exec", "create_subprocess_shell", "system", "popen"}
+            | {"spawnl", "spawnle", "spawnlp", "spawnv", "spawnve", "spawnvp", "posix_spawn"}
+            | {"execl", "execle", "execlp", "execv", "execve", "execvp", "execvpe"}
         ),
     ),
     (
@@ -99,7 +115,11 @@ _READ_WHILE_RUNNING: Final = (
     ),
     (
         "services it calls",
-        frozenset({"urlopen", "requests", "httpx", "aiohttp", "urllib3", "HTTPConnection"}),
+        frozenset(
+            {"urlopen", "requests", "httpx", "aiohttp", "urllib3", "HTTPConnection"}
+            | {"HTTPSConnection", "socket", "create_connection", "ftplib", "smtplib"}
+            | {"openai", "anthropic", "litellm", "cohere", "mistralai", "groq", "boto3"}
+        ),
     ),
     (
         "the clock it reads",
@@ -196,7 +216,10 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         constants=constants,
         distributions=dists,
         python=python,
-        unseen=(*walk.unseen, *_read_while_running({*walk.names, *walk.clock, *walk.dists})),
+        unseen=(
+            *walk.unseen,
+            *_read_while_running({*walk.names, *walk.clock, *walk.dists, *walk.stdlib}),
+        ),
         names=frozenset(walk.names),
         installed_files=files,
         functions=tuple(walk.functions),

@@ -101,6 +101,7 @@ class Walk(Values):
         self.code: dict[str, tuple[str, str, str]] = {}  # key -> (kind, file, digest)
         self.constants: dict[str, tuple[str, str]] = {}  # key -> (file, digest)
         self.dists: dict[str, str] = {}
+        self.stdlib: set[str] = set()  # the standard library's top-level modules it reaches
         self.tools: set[str] = set()  # Oloproof's own modules the code reaches
         self.dist_files: dict[str, str] = {}  # distribution -> digest of its installed files
         self.unseen: dict[str, None] = {}
@@ -384,6 +385,7 @@ class Walk(Values):
     def stand_for(self, module: str, place: Place) -> None:
         """Code outside the user's: a distribution's version (the stdlib: Python's)."""
         if place is Place.STDLIB or not module:
+            self.stdlib.add(module.partition(".")[0])
             return
         if place is Place.USER:  # user code without Python source (a compiled extension)
             filename = file_of_module(module)
