@@ -38,7 +38,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from oloproof.fingerprint._imports import imports_of
+from oloproof.fingerprint._imports import source_of
 from oloproof.fingerprint._places import (
     Place,
     file_of_module,
@@ -358,7 +358,8 @@ class Walk(Values):
 
     def _module_file(self, module: str, filename: str) -> None:
         """A user module counted whole: its file, and each module its source may import (one
-        not loaded yet runs that source when the code imports it, its imports included)."""
+        not loaded yet runs that source when the code imports it, its imports included); the
+        names its source uses join those the walked code uses."""
         if module in self._whole:
             return
         self._whole.add(module)
@@ -367,7 +368,9 @@ class Walk(Values):
         except OSError:
             digest = blake3(b"<unreadable>")
         self._record_code(f"{module}:", "m", self.file_label(filename, None), digest)
-        for name in imports_of(filename, module):
+        source = source_of(filename, module)
+        self.names.update(source.names)
+        for name in source.imports:
             self._import_target(name, quiet=True)
 
     def module_value(self, module: ModuleType) -> None:
