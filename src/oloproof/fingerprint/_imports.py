@@ -18,15 +18,21 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+# What imports a module named by its first argument while the code runs.
+IMPORTERS = frozenset({"import_module", "__import__"})
+
 
 @dataclass(frozen=True)
 class Source:
     """``imports``: the absolute names of the modules a source may import, some of them perhaps
     not modules at all (``from helper import clean`` gives ``helper`` and ``helper.clean``).
-    ``names``: the names and attributes its code uses."""
+    ``names``: the names and attributes its code uses. A call of ``importlib.import_module``
+    or ``__import__`` imports too: the module it names, when that is text written in the call
+    (a relative one from the module's package), else ``computed``."""
 
     imports: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
+    computed: bool = False  # it imports a module by a name it makes while it runs
 
 
 def source_of(filename: str, module: str) -> Source:
@@ -50,7 +56,12 @@ def _read(filename: str, mtime_ns: int, size: int, package: str) -> Source:
         return Source()
     found: dict[str, None] = {}
     names: dict[str, None] = {}
+    computed = False
     for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node) in IMPORTERS:
+            named = _named(node, package)
+            computed = computed or named is None
+            found.update(dict.fromkeys(_with_parents(named) if named else ()))
         if isinstance(node, ast.Name):
             names[node.id] = None
         elif isinstance(node, ast.Attribute):
@@ -67,7 +78,28 @@ def _read(filename: str, mtime_ns: int, size: int, package: str) -> Source:
             taken = [a.name for a in node.names if a.name != "*"]
             found.update(dict.fromkeys(f"{name}.{item}" for item in taken))
             names.update(dict.fromkeys(taken))
-    return Source(tuple(found), tuple(names))
+    return Source(tuple(found), tuple(names), computed)
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _named(call: ast.Call, package: str) -> str | None:
+    """The absolute name of the module an importer's call names; None when it is not text
+    written in the call."""
+    first = (
+        call.args[0]
+        if call.args
+        else next((k.value for k in call.keywords if k.arg == "name"), None)
+    )
+    if not isinstance(first, ast.Constant) or not isinstance(first.value, str) or not first.value:
+        return None
+    try:
+        return importlib.util.resolve_name(first.value, package)
+    except (ImportError, ValueError):
+        return None
 
 
 def _with_parents(name: str) -> list[str]:

@@ -38,7 +38,7 @@ from typing import Any
 
 from blake3 import blake3
 
-from oloproof.fingerprint._imports import source_of
+from oloproof.fingerprint._imports import IMPORTERS, source_of
 from oloproof.fingerprint._places import (
     Place,
     file_of_module,
@@ -70,8 +70,6 @@ LIFECYCLE = (
 # Class attributes that are bookkeeping, or derived from the source the class walk hashes.
 _NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"})
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
-# Functions that import a module named by their first argument while the code runs.
-_IMPORTERS = frozenset({"import_module", "__import__"})
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD"})
 _PLAIN_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_CONST"})
 _CALLS = frozenset({"PRECALL", "CALL", "KW_NAMES"})
@@ -294,6 +292,8 @@ class Walk(Values):
         for name in list(names):
             if name in namespace:
                 self.global_value(module.__name__, name, namespace[name], names)
+        if "__getattr__" in namespace:  # a module's __getattr__ makes the names it lacks
+            self.global_value(module.__name__, "__getattr__", namespace["__getattr__"], names)
 
     def attribute(self, owner: type, name: str) -> None:
         """Every definition of ``name`` along ``owner``'s MRO (``self.name``, ``super().name``)."""
@@ -370,6 +370,8 @@ class Walk(Values):
         self._record_code(f"{module}:", "m", self.file_label(filename, None), digest)
         source = source_of(filename, module)
         self.names.update(source.names)
+        if source.computed:
+            self.unseen[_COMPUTED] = None
         for name in source.imports:
             self._import_target(name, quiet=True)
 
@@ -567,7 +569,7 @@ def _hash_code(
             digest.update(_const(const) + b",")
     for name in code.co_names:
         names.setdefault(name)
-    if not _IMPORTERS.isdisjoint(code.co_names):
+    if not IMPORTERS.isdisjoint(code.co_names):
         imports.extend(_imports_by_call(code))
     if _IMPORT_NAME in code.co_code:
         loaded: list[Any] = []
@@ -586,7 +588,7 @@ def _imports_by_call(code: CodeType) -> Iterator[tuple[str, int, tuple[str, ...]
     is not written in the code."""
     steps = [(i.opname, i.argval) for i in dis.get_instructions(code) if i.opname not in _SKIPPED]
     for at, (step, value) in enumerate(steps):
-        if step in _LOADS and value in _IMPORTERS:
+        if step in _LOADS and value in IMPORTERS:
             yield _named(steps[at + 1 : at + 4])
 
 
