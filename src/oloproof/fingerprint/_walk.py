@@ -46,6 +46,7 @@ from oloproof.fingerprint._places import (
     place_of_file,
     place_of_function,
     place_of_module,
+    place_of_name,
 )
 from oloproof.fingerprint._toplevel import top_level
 from oloproof.fingerprint._values import (
@@ -278,6 +279,9 @@ class Walk(Values):
         material = self.value(value, label, None)
         if not is_reference(value):
             self.constant(label, self.file_label(file_of_module(module), module), material)
+        own = _library_name(value)
+        if own is not None:  # ``from numpy import load as np_load``: it reads what ``load`` does
+            self.names.add(own)
 
     def module_attributes(self, module: ModuleType, names: Iterable[str]) -> None:
         """``module.name`` for every name the code uses that the module has."""
@@ -530,6 +534,22 @@ class Walk(Values):
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _library_name(value: Any) -> str | None:
+    """The name a library's function or class was defined with (``numpy.load`` held as
+    ``np_load``); None for the user's code and for anything not callable."""
+    if isinstance(value, ModuleType) or not callable(value):
+        return None
+    try:
+        own, module = getattr(value, "__name__", None), getattr(value, "__module__", None)
+    except Exception:  # an object whose attribute lookup itself fails
+        return None
+    if isinstance(value, FunctionType):
+        place = place_of_function(value)
+    else:
+        place = place_of_name(module) if isinstance(module, str) else Place.USER
+    return own if isinstance(own, str) and place is not Place.USER else None
 
 
 def _filled(cell: Any) -> bool:
