@@ -26,10 +26,10 @@ from pydantic import (
     model_validator,
 )
 
-from oloproof.dataset import id_problem
 from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
+from oloproof.idtext import id_problem
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import JudgeConfig, ModelSystemSettings, sendable_url
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
@@ -60,7 +60,7 @@ class _Model(BaseModel):
 
 def _shown_as_written(value: str, what: str) -> str:
     """``value`` (a system's name or version, a rule's id), refused when it would print as other
-    text (``dataset.id_problem``): reports and ``oloproof runs`` print it on a line with
+    text (``idtext.id_problem``): reports and ``oloproof runs`` print it on a line with
     others, where a line break in a version would start a line of its own (``Gate: PASS``)
     and a control character act on the terminal."""
     problem = id_problem(value, what)

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
-from oloproof.dataset import id_problem
 from oloproof.display import fmt_points_interval, plural, printable
+from oloproof.idtext import id_problem
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
 from oloproof.results import (
@@ -784,7 +784,7 @@ def uncounted_text(cases: int) -> str:
 
 def slice_text(value: str) -> str:
     """A slice value as printed: as it is when every character shows as itself
-    (``dataset.id_problem``) in composed form, else quoted and escaped (``ascii``), so two
+    (``idtext.id_problem``) in composed form, else quoted and escaped (``ascii``), so two
     values that differ never print alike and none acts on the terminal. An empty value and one
     that starts with a quote are quoted too, so that no plain value reads as a quoted one."""
     plain = (

@@ -382,7 +382,8 @@ _QRELS_BYTES = 256 << 20
 def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     """A TREC qrels file (``qid iter docno rel`` a line) as {qid: {docno: rel}}, each qid as a
     reader sees it (``same_text``), the way case ids are compared."""
-    from oloproof.dataset import GRADE_LIMIT, same_text
+    from oloproof.dataset import GRADE_LIMIT
+    from oloproof.idtext import same_text
     from oloproof.yamlfile import read_file
 
     raw = read_file(path, _QRELS_BYTES, "a qrels file")
@@ -449,7 +450,8 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
     dataset's. Both files are checked first (``read_qrels``, ``load_dataset``), the output
     written whole.
     """
-    from oloproof.dataset import load_dataset, same_text
+    from oloproof.dataset import load_dataset
+    from oloproof.idtext import same_text
 
     if output.resolve() == qrels_path.resolve():
         raise ConfigError(

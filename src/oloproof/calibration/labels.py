@@ -21,9 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError
 
 from ledger import CodecError, encode
 from oloproof import strictjson
-from oloproof.dataset import MAX_NESTING, id_problem, nesting, same_text
+from oloproof.dataset import MAX_NESTING, nesting
 from oloproof.errors import ArtifactError, DatasetError
 from oloproof.evaluators.base import CaseView
+from oloproof.idtext import id_problem, same_text
 from oloproof.jsonkeys import DuplicateKey, first_repeat
 from oloproof.sdk import validate_artifact
 from oloproof.yamlfile import read_file
