@@ -14,6 +14,7 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import SchemaProblem, check_json_schema
 from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.yamlfile import read_file
 
 _SPACE = " \t\n\r"  # JSON's whitespace (RFC 8259, section 2)
 
@@ -21,15 +22,16 @@ _SPACE = " \t\n\r"  # JSON's whitespace (RFC 8259, section 2)
 def load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
     """The schema in ``base_dir / schema_path``; ``ConfigError`` when it cannot be used."""
     path = base_dir / schema_path
+    raw = read_file(path, what="a JSON Schema file")  # no pipe, device or giant file
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        at = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}, line {at}: not UTF-8 text (byte {exc.start})") from None
+    try:
         schema = json.loads(text, object_pairs_hook=unique_keys)
     except DuplicateKey as exc:
         raise ConfigError(f"the JSON Schema file is ambiguous: {exc}", where=str(path)) from None
-    except OSError as exc:
-        raise ConfigError(
-            f"cannot read the JSON Schema file: {exc.strerror or exc}", where=str(path)
-        ) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"the JSON Schema file is not JSON: {exc.msg} at line {exc.lineno}", where=str(path)
