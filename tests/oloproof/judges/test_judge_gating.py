@@ -56,14 +56,20 @@ def tally(passed: int, failed: int) -> MetricTally:
     return metric
 
 
-def test_an_uncalibrated_judge_is_manual_review_before_the_metric_is_read() -> None:
+def test_an_uncalibrated_judge_is_manual_review_of_an_observed_metric() -> None:
     standing = JudgeStanding("MANUAL_REVIEW", "judge_not_calibrated", {"calibration": None})
     decided = decide_rule(RULE, tally(9, 1), 0.95, lambda rule: standing)
     assert (decided.outcome, decided.reason) == ("MANUAL_REVIEW", "judge_not_calibrated")
     assert decided.detail == {"judge": {"calibration": None}}
-    # Even with no evidence at all: the judge may not decide, whatever the metric holds.
+    # With no evidence at all the rule stands on nothing, which blocks whatever block_on says;
+    # the judge's standing is still kept. Decisions of schema 6 asked the judge first.
     empty = decide_rule(RULE, tally(0, 0), 0.95, lambda rule: standing)
-    assert empty.outcome == "MANUAL_REVIEW"
+    assert (empty.outcome, empty.reason) == ("INSUFFICIENT_EVIDENCE", "no_observed_cases")
+    assert empty.detail == {"judge": {"calibration": None}}
+    older = decide_rule(
+        RULE, tally(0, 0), 0.95, lambda rule: standing, unobserved_before_judge=False
+    )
+    assert (older.outcome, older.reason) == ("MANUAL_REVIEW", "judge_not_calibrated")
 
 
 def test_a_cleared_judge_decides_on_the_interval_and_the_detail_names_its_calibration() -> None:
