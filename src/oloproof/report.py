@@ -24,6 +24,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
@@ -380,14 +381,30 @@ def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
     return deciding_text((missing, "pair"), unjudged, alone, observed)
 
 
-def planning_text(planning: Mapping[str, Any]) -> str:
+def planning_text(decision: Mapping[str, Any]) -> str | None:
     """A comparison rule's planning projection (its ``detail["planning"]``), as ``compare``
-    and the viewer say it."""
+    and the viewer say it; None for a rule without one.
+
+    The projection searches only for a total that would show the rule non-inferior
+    (statistics.md D), so past its limit the line says that is what it did not find: a
+    difference held that is worse than the margin would instead decide a FAIL, often within a
+    few dozen more pairs, and the line says so whenever the difference seen is worse."""
+    detail = decision["detail"]
+    planning = detail.get("planning")
+    if planning is None:
+        return None
     if planning["beyond_limit"]:
-        return (
-            f"more than {planning['limit']:,} paired cases would be needed to decide it, "
-            "if the difference holds"
+        said = (
+            f"more than {planning['limit']:,} paired cases would be needed to show it "
+            "non-inferior, if the difference holds"
         )
+        seen = Fraction(int(detail["b"]) - int(detail["c"]), int(detail["paired"]))
+        if seen < -Fraction(repr(float(decision["margin_points"]))) / 100:
+            said += (
+                "; the difference seen is worse than the margin, so more cases would rather "
+                "decide it as a FAIL"
+            )
+        return said
     more = int(planning["more"])
     return (
         f"about {more} more paired {plural(more, 'case')} would decide it, if the difference "

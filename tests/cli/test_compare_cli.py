@@ -332,5 +332,7 @@ def test_planning_beyond_the_search_limit() -> None:
     rules = [{"id": "no-worse", "metric": "answer_correct", "non_inferiority": {"margin": 2}}]
     lines = _lines(cand, base, rules)
     assert lines[-2] == (
-        "    more than 100,000 paired cases would be needed to decide it, if the difference holds"
+        "    more than 100,000 paired cases would be needed to show it non-inferior, if the "
+        "difference holds; the difference seen is worse than the margin, so more cases would "
+        "rather decide it as a FAIL"
     )

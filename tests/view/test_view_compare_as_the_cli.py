@@ -5,7 +5,8 @@ non-inferiority rule with a margin of half a point that no number of cases withi
 limit would decide. ``compare --cases`` listed c2 then c10 (the candidate's order) and said
 "more than 100,000 paired cases would be needed to decide it, if the difference holds"; the
 viewer listed c10 then c2 (by case id) and said "more than 100000 paired cases would be needed
-to decide it". Both now come from one piece of code.
+to decide it". Both now come from one piece of code (which now says "to show it non-inferior":
+the projection searches for nothing else).
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ def test_the_page_lists_flips_and_planning_as_the_cli(tmp_path: Path) -> None:
     done = oloproof("compare", cand, base, "--policy", "compare.yaml", "--cases", cwd=root)
     assert done.code == 3, done.out + done.err
     planning = (
-        "more than 100,000 paired cases would be needed to decide it, if the difference holds"
+        "more than 100,000 paired cases would be needed to show it non-inferior, if the "
+        "difference holds"
     )
     assert f"    {planning}" in done.lines
     listed = [line.split()[1] for line in done.lines if line.startswith("  answer_correct  ")]

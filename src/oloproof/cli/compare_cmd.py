@@ -291,10 +291,9 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     lines = [
         "  " + "  ".join([decision["id"], decision["metric"], test, outcome, decision["reason"]])
     ]
-    detail = decision["detail"]
-    planning = detail.get("planning")
+    planning = planning_text(decision)
     if planning is not None:
-        lines.append("    " + planning_text(planning))
+        lines.append("    " + planning)
     note = comparison_rule_note(decision)
     if note is not None:
         lines.append("    " + note)
