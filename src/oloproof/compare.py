@@ -922,7 +922,9 @@ def _planning(n: int, b: int, c: int, margin: float, level: float) -> dict[str, 
         "more": None if beyond else total - n,
         "beyond_limit": beyond,
         "limit": PLANNING_LIMIT,
-        # (b + c) / n as a whole percent, halves rounded up, in exact integer arithmetic.
+        # (b + c) / n as a whole percent, halves rounded up, in exact integer arithmetic. Kept
+        # as recorded (verify re-derives it); the line prints the share from b, c and n
+        # (``report.planning_text``), since a whole percent reads 0% for 1 pair in 251.
         "discordance_percent": (200 * (b + c) + n) // (2 * n),
     }
 

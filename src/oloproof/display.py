@@ -54,6 +54,7 @@ __all__ = [
     "fmt_percent_lower",
     "fmt_points",
     "fmt_points_interval",
+    "fmt_share",
     "printable",
 ]
 
@@ -159,6 +160,23 @@ def plural(count: int, word: str) -> str:
 def fmt_percent(x: float) -> str:
     """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``."""
     return f"{_tenths(_nearest(x))}%"
+
+
+def fmt_share(part: int, whole: int) -> str:
+    """``part`` of ``whole`` as a percentage: whole, halves up (1 of 15 -> ``"7%"``), with as
+    many decimals more as keep a share that is neither none nor all from reading as either
+    (1 of 251 -> ``"0.4%"``, 199 of 200 -> ``"99.5%"``, never ``0%`` or ``100%``). Exact
+    integer arithmetic; ``whole`` must be positive and ``part`` within 0..``whole``."""
+    places = 0
+    while True:
+        scale = 100 * 10**places
+        shown = (2 * scale * part + whole) // (2 * whole)  # halves up
+        if part in (0, whole) or 0 < shown < scale:
+            if not places:
+                return f"{shown}%"
+            units, decimals = divmod(shown, 10**places)
+            return f"{units}.{decimals:0{places}d}%"
+        places += 1
 
 
 def fmt_percent_lower(x: float) -> str:

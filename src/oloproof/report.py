@@ -28,7 +28,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
-from oloproof.display import fmt_points_interval, plural, printable
+from oloproof.display import fmt_points_interval, fmt_share, plural, printable
 from oloproof.idtext import id_problem
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
@@ -383,7 +383,8 @@ def comparison_rule_note(decision: Mapping[str, Any]) -> str | None:
 
 def planning_text(decision: Mapping[str, Any]) -> str | None:
     """A comparison rule's planning projection (its ``detail["planning"]``), as ``compare``
-    and the viewer say it; None for a rule without one.
+    and the viewer say it; None for a rule without one. The discordance is printed from the
+    rule's b, c and paired count, never as 0% or 100% for a share that is neither.
 
     The projection searches only for a total that would show the rule non-inferior
     (statistics.md D), so past its limit the line says that is what it did not find: a
@@ -406,9 +407,11 @@ def planning_text(decision: Mapping[str, Any]) -> str | None:
             )
         return said
     more = int(planning["more"])
+    # Not the stored whole percent (``discordance_percent``): it reads 0% for 1 pair of 251.
+    discordance = fmt_share(int(detail["b"]) + int(detail["c"]), int(detail["paired"]))
     return (
         f"about {more} more paired {plural(more, 'case')} would decide it, if the difference "
-        f"holds ({planning['total']} in total at {planning['discordance_percent']}% discordance)"
+        f"holds ({planning['total']} in total at {discordance} discordance)"
     )
 
 
