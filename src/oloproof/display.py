@@ -19,7 +19,8 @@ Decisions never use these strings; they use the unrounded bounds. Because the sh
 ``repr`` orders floats as they compare, a lower bound prints at or above a threshold written
 to the printed precision exactly when ``L >= threshold``, and an upper bound at or below it
 exactly when ``U <= threshold``: the printed interval never shows a ``min`` or ``max`` rule
-cleared that its decision says is not.
+cleared that its decision says is not. Comparison rules compare strictly with their margins, so
+beside them a bound gets the decimals that keep it on its side (``fmt_points_interval``).
 """
 
 from __future__ import annotations
@@ -132,8 +133,14 @@ def _tenths(steps: int) -> str:
 
 
 def _signed_tenths(steps: int) -> str:
+    return _signed(steps, 1)
+
+
+@_exact
+def _signed(steps: int, places: int) -> str:
+    """``steps`` of 10**-places with its sign: ``_signed(-4996, 3)`` is ``"-4.996"``."""
     sign = "-" if steps < 0 else "+"
-    return sign + _tenths(abs(steps))
+    return sign + f"{Decimal(abs(steps)).scaleb(-places):.{places}f}"
 
 
 @_exact
@@ -207,9 +214,33 @@ def fmt_points(d: float) -> str:
     return f"{_signed_tenths(_nearest(d))} points"
 
 
-def fmt_points_interval(iv: Interval) -> str:
-    """A difference's interval in signed points, rounded outward: ``"[-26.5, +40.8]"``."""
-    return f"[{_signed_tenths(_down(iv.lower))}, {_signed_tenths(_up(iv.upper))}]"
+def fmt_points_interval(iv: Interval, margins: Sequence[float] = ()) -> str:
+    """A difference's interval in signed points, rounded outward: ``"[-26.5, +40.8]"``.
+
+    ``margins`` are the values (fractions: -0.05 for a 5-point non-inferiority margin) that
+    the comparison rules on the metric compare its bounds with, strictly: a bound exactly on
+    one decides nothing. A bound that rounding to 0.1 would put on or past one it is not on or
+    past gets more decimals, still rounded outward, until it stands on its own side: -0.049959
+    beside -0.05 prints ``-4.996``, not ``-5.0`` beside a PASS.
+    """
+    lower = _beside(iv.lower, ROUND_FLOOR, margins)
+    upper = _beside(iv.upper, ROUND_CEILING, margins)
+    return f"[{lower}, {upper}]"
+
+
+@_exact
+def _beside(x: float, rounding: str, margins: Sequence[float]) -> str:
+    """``x`` in signed points rounded by ``rounding`` to 0.1, or to as many more decimals as
+    put it on the side of each of ``margins`` that ``x`` is on (or on one, as ``x`` is). The
+    shortest ``repr`` orders floats as they compare, so the sides are those the rules see."""
+    value = _steps(x)  # tenths of a point
+    lines = [_steps(m) for m in margins]
+    places = 1
+    while True:
+        shown = value.to_integral_value(rounding)
+        if all((shown > m) == (value > m) and (shown < m) == (value < m) for m in lines):
+            return _signed(int(shown), places)
+        value, lines, places = value.scaleb(1), [m.scaleb(1) for m in lines], places + 1
 
 
 # The marks that reorder text as it is shown: embeddings and overrides, isolates, and the

@@ -415,17 +415,31 @@ def planning_text(decision: Mapping[str, Any]) -> str | None:
     )
 
 
-def counted_text(row: Mapping[str, Any]) -> str | None:
+def rule_margins(body: Mapping[str, Any], metric: str) -> list[float]:
+    """The values (fractions) the comparison's rules on ``metric`` compare its interval's
+    bounds with, as they decide (``stats.decide_*``): -m for non-inferiority, +m for
+    superiority, both for equivalence. Printed beside them, a bound keeps its side of each
+    (``display.fmt_points_interval``)."""
+    margins: list[float] = []
+    for decision in body.get("decisions") or []:
+        if decision["metric"] == metric:
+            m = float(decision["margin_points"]) / 100.0  # as CompareRule.test gives it
+            test = decision["test"]
+            margins += [-m, m] if test == "equivalence" else [m if test == "superiority" else -m]
+    return margins
+
+
+def counted_text(row: Mapping[str, Any], margins: Sequence[float] = ()) -> str | None:
     """For a comparison's metric row with missing pairs or repeats without a verdict, how its
-    interval counts them and what the paired cases alone give; None for any other row (or one
-    with no paired case)."""
+    interval counts them and what the paired cases alone give (beside the rules' ``margins``,
+    as ``rule_margins`` gives them); None for any other row (or one with no paired case)."""
     diff = row["difference"]
     repeats: Mapping[str, int] = row.get("missing_repeats") or {}
     unjudged = sum(repeats.values())
     if diff is None or not (row["missing"] or unjudged):
         return None
     observed = fmt_points_interval(
-        Interval(diff["observed_lower"], diff["observed_upper"], 0.0, "")
+        Interval(diff["observed_lower"], diff["observed_upper"], 0.0, ""), margins
     )
     counted = [f"the {row['missing']} missing"] if row["missing"] else []
     if unjudged:

@@ -25,7 +25,12 @@ from oloproof.cli.ci import (
 )
 from oloproof.display import fmt_points, fmt_points_interval, plural
 from oloproof.flips import Flip, changed_cases_line
-from oloproof.report import comparison_evidence_line, comparison_rule_note, counted_text
+from oloproof.report import (
+    comparison_evidence_line,
+    comparison_rule_note,
+    counted_text,
+    rule_margins,
+)
 from oloproof.results import Interval
 
 SUMMARY_FLIPS = 100
@@ -70,12 +75,13 @@ def comparison_junit(address: str, body: Mapping[str, Any]) -> str:
     )
 
 
-def _difference(row: Mapping[str, Any]) -> list[str]:
+def _difference(row: Mapping[str, Any], margins: Sequence[float]) -> list[str]:
+    """The estimate and interval cells; ``margins``: the row's rules' (``rule_margins``)."""
     diff = row["difference"]
     if diff is None:
         return ["—", "—"]
     interval = Interval(diff["lower"], diff["upper"], 0.0, "")
-    return [fmt_points(diff["estimate"]), fmt_points_interval(interval)]
+    return [fmt_points(diff["estimate"]), fmt_points_interval(interval, margins)]
 
 
 def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip]) -> str:
@@ -113,7 +119,7 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
             [
                 [
                     r["metric"],
-                    *_difference(r),
+                    *_difference(r, rule_margins(body, r["metric"])),
                     str(r["paired"]),
                     str(r["missing"]),
                     str(r["excluded"]),
@@ -123,7 +129,9 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
         ),
         "",
     ]
-    counted = [(r["metric"], counted_text(r)) for r in body["metrics"]]
+    counted = [
+        (r["metric"], counted_text(r, rule_margins(body, r["metric"]))) for r in body["metrics"]
+    ]
     for metric, text in counted:
         if text is not None:
             lines += [md_text(f"{metric}: {text}"), ""]

@@ -29,6 +29,7 @@ from oloproof.report import (
     counted_text,
     left_out_of_slices,
     planning_text,
+    rule_margins,
     slice_text,
 )
 from oloproof.results import Interval
@@ -191,7 +192,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
     lines += [_unpaired_line(u) for u in body["unpaired"]]
     lines += _not_run_lines(body)
     for row in body["metrics"]:
-        lines += _metric_lines(row)
+        lines += _metric_lines(row, rule_margins(body, row["metric"]))
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
     lines += _slice_lines(
         body["slices"], int(body["min_slice_support"]), show_slices, left_out_of_slices(body)
@@ -225,22 +226,23 @@ def _not_run_lines(body: Mapping[str, Any]) -> list[str]:
     return [f"not paired {unrun}: not run (planned but never executed; the ledger holds no id)"]
 
 
-def _interval(row: Mapping[str, Any]) -> str:
-    return fmt_points_interval(Interval(row["lower"], row["upper"], 0.0, ""))
+def _interval(row: Mapping[str, Any], margins: Sequence[float] = ()) -> str:
+    return fmt_points_interval(Interval(row["lower"], row["upper"], 0.0, ""), margins)
 
 
-def _metric_lines(row: Mapping[str, Any]) -> list[str]:
+def _metric_lines(row: Mapping[str, Any], margins: Sequence[float]) -> list[str]:
+    """A metric's row and what it counts; ``margins``: its rules' (``rule_margins``)."""
     tail = f"{row['missing']} missing · {row['excluded']} excluded"
     diff = row["difference"]
     if diff is None:
         first = f"{row['metric']}: no paired cases · {tail}"
     else:
         first = (
-            f"{row['metric']}: {fmt_points(diff['estimate'])} {_interval(diff)} · "
+            f"{row['metric']}: {fmt_points(diff['estimate'])} {_interval(diff, margins)} · "
             f"{row['paired']} paired · {tail}"
         )
     lines = [first]
-    counted = counted_text(row)
+    counted = counted_text(row, margins)
     if counted is not None:
         lines.append(f"  {counted}")
     repeats: Mapping[str, int] = row.get("missing_repeats") or {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import traceback
-from collections.abc import Callable, Hashable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -106,6 +106,7 @@ def _environment() -> Environment:
         comparison_note=report.comparison_rule_note,
         # A comparison's planning lines and changed cases, in the words `compare` prints.
         planning_text=report.planning_text,
+        rule_margins=report.rule_margins,
         changed_cases=changed_cases_line,
         # The line `oloproof compare` prints under a comparison's gate with nothing under it.
         comparison_evidence=report.comparison_evidence_line,
@@ -165,10 +166,15 @@ def points_text(d: float | None) -> str:
     return "—" if d is None else display.fmt_points(d)
 
 
-def points_interval_text(lower: float | None, upper: float | None) -> str:
+def points_interval_text(
+    lower: float | None, upper: float | None, margins: Sequence[float] = ()
+) -> str:
+    """An interval in points; ``margins``: those of the rules on its metric, a comparison
+    row's (``report.rule_margins``), each bound kept on its side of them as ``compare``
+    prints it."""
     if lower is None or upper is None:
         return "—"
-    return display.fmt_points_interval(Interval(lower, upper, 0.0, ""))
+    return display.fmt_points_interval(Interval(lower, upper, 0.0, ""), margins)
 
 
 def preview(value: Any, limit: int = 160) -> str:
