@@ -29,13 +29,15 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ledger import CodecError, encode
 from oloproof import strictjson
 from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.errors import ConfigError
-from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.jsonkeys import DuplicateKey
 from oloproof.judge_config import ModelSystemSettings
 from oloproof.providers import lone_surrogate_in
 from oloproof.systems.base import ExecContext, Execution
+from oloproof.yamlfile import read_file
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}")
 
@@ -66,6 +68,7 @@ class ModelSystem:
 
         self._settings = settings
         self._prompt = settings.prompt or _read_text(base_dir, settings.prompt_file, where)
+        _check_placeholders(self._prompt, settings, where)
         self._keys = [m[1] for m in _PLACEHOLDER.finditer(self._prompt)]
         uses_context = "context" in self._keys
         given_context = settings.context_field is not None or settings.context_file is not None
@@ -230,16 +233,35 @@ def _read_text(base_dir: Path, name: str | None, where: str) -> str:
     return text
 
 
+def _check_placeholders(prompt: str, settings: ModelSystemSettings, where: str) -> None:
+    """Refuse a ``{{`` that starts no placeholder (``{{ q `` unclosed, ``{{ a-b }}``): it would
+    be sent to the model as it is written, a question without its value, on every case."""
+    rest = _PLACEHOLDER.sub("", prompt)
+    at = rest.find("{{")
+    if at < 0:
+        return
+    key = "prompt" if settings.prompt else f"prompt_file {settings.prompt_file}"
+    near = rest[at : at + 30].split("\n", 1)[0]
+    raise ConfigError(
+        f"{where}: system.model.{key}: {near!r} starts no placeholder, and would be sent to the "
+        "model as it is written; a placeholder is {{ key }}, the key made of letters, digits, "
+        "_ and dots (a key of the case input, or context)"
+    )
+
+
 def _read_passages(base_dir: Path, name: str, where: str) -> list[dict[str, Any]]:
     path = base_dir / name
+    said = f"{where}: system.model.context_file {path}"
+    raw = read_file(path, what="a context file")  # no pipe, device or giant file
     try:
-        data = json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
-    except FileNotFoundError:
-        raise ConfigError(f"{where}: system.model.context_file {path}: no such file") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        data = strictjson.loads(raw.decode("utf-8"))
+        encode(data)  # recorded in the system's identity: what it cannot hold is refused here
+    except (UnicodeDecodeError, ValueError, CodecError) as exc:
         raise ConfigError(
-            f"{where}: system.model.context_file {path}: not a JSON list of passages ({exc})"
+            f"{said}: not a JSON list of passages the run can record ({exc})"
         ) from None
+    except RecursionError:  # Python's parser recurses once per level of nesting
+        raise ConfigError(f"{said}: nested too deeply to read") from None
     if not isinstance(data, list):
         raise ConfigError(f"{where}: system.model.context_file {path}: not a JSON list")
     try:
