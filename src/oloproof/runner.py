@@ -46,6 +46,7 @@ from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluator, repeated_criterion
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
+from oloproof.evaluators.retrieval import chunk_label_check
 from oloproof.evaluators.text import expected_text_check
 from oloproof.execute import (
     AnyEvaluator,
@@ -266,7 +267,7 @@ def _plan(
     # A replay's cases were checked, slices included, when the recorded run was planned.
     dataset: Dataset | RecordedDataset
     if recorded is None:
-        dataset = load_dataset(base / config.dataset, expected_text_check(config.evaluators))
+        dataset = load_dataset(base / config.dataset, _case_check(config.evaluators))
         check_slices(config, config_path, dataset)
     else:
         dataset = recorded
@@ -424,6 +425,20 @@ def _older_reading(now: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
         return ev.plain({key: value for key, value in identity.items() if key != "replies"})
 
     return bool(rest(now) == rest(recorded))
+
+
+def _case_check(configs: Sequence[Any]) -> Callable[[Case], str | None] | None:
+    """What ``load_dataset`` checks of each case for the evaluators ``configs`` set up: what
+    would otherwise stop the run only once it reached the case (an expected value that is no
+    text, a relevance label without the chunk its metric reads)."""
+    checks = [c for c in (expected_text_check(configs), chunk_label_check(configs)) if c]
+    if len(checks) < 2:
+        return checks[0] if checks else None
+
+    def check(case: Case) -> str | None:
+        return next((problem for c in checks if (problem := c(case)) is not None), None)
+
+    return check
 
 
 def _relevance_units(evaluators: Sequence[AnyEvaluator]) -> dict[str, str]:

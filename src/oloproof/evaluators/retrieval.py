@@ -33,11 +33,12 @@ Conventions shared by every metric (and by trec_eval unless noted):
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, ClassVar, TypeVar
 
+from oloproof.dataset import Case
 from oloproof.errors import DatasetError
 from oloproof.evaluator_config import RetrievalConfig, default_criterion
 from oloproof.evaluators.base import CaseView
@@ -179,6 +180,32 @@ def _check_label(view: CaseView, index: int, entry: Any, unit: str) -> None:
     # graded_units would leave such a label out; a metric refuses it instead.
     if unit == CHUNK and chunk_id is None:
         raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
+
+
+def chunk_label_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
+    """The check ``load_dataset`` makes of each case for the retrieval metrics among
+    ``configs`` that read relevance by chunk: each ``expected.relevant`` entry needs a
+    ``chunk_id`` there, which a metric otherwise finds missing only once the run reaches the
+    case, and stops the run. None when no metric reads chunks."""
+    chunked = [
+        c.criterion for c in configs if isinstance(c, RetrievalConfig) and c.relevance_unit == CHUNK
+    ]
+    if not chunked:
+        return None
+
+    def check(case: Case) -> str | None:
+        labels = case.expected.get("relevant")
+        if not isinstance(labels, list):
+            return None  # its shape is the loader's to check
+        for index, entry in enumerate(labels):
+            if isinstance(entry, dict) and entry.get("chunk_id") is None:
+                return (
+                    f"expected.relevant[{index}] of case {case.id!r} has no chunk_id, and "
+                    f"{chunked[0]!r} reads relevance by chunk (relevance_unit: chunk)"
+                )
+        return None
+
+    return check
 
 
 def _label_error(view: CaseView, index: int | None, problem: str) -> DatasetError:
