@@ -469,7 +469,9 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
             f"{qrels_path}: none of its {len(qrels)} qids is a case id in {cases_path} (qids "
             f"{qids}; case ids {ids}): is it the qrels file of these cases?"
         )
-    raw = cases_path.read_text(encoding="utf-8").split("\n")
+    # Split as the loader counts lines, at line feeds alone: read as text, a carriage return
+    # (JSON whitespace, inside a case's line) would end a line too, and shift every case after.
+    raw = cases_path.read_bytes().decode("utf-8").split("\n")
     labelled, unlabelled, nothing_relevant = 0, 0, 0
     for case in dataset.cases:
         judged = qrels.get(same_text(case.id))
