@@ -213,8 +213,27 @@ def diagnose_command(
     keep_out_declared()
     ledger = project_ledger(only_reads=verify is not None)
     if verify is not None:
-        if run is not None or intervention is not None or criterion is not None:
-            raise ConfigError("--verify takes a diagnosis id alone")
+        # A setting given beside it would be ignored: the diagnosis is re-derived as recorded.
+        given = [
+            name
+            for name, value in (
+                ("RUN", run),
+                ("--intervention", intervention),
+                ("--criterion", criterion),
+                ("--top-k", top_k),
+                ("--reranker", reranker),
+                ("--token-budget", token_budget),
+                ("--repeats", None if repeats == 1 else repeats),
+                ("--reuse-generations", reuse_generations or None),
+                ("--engine", engine),
+            )
+            if value is not None
+        ]
+        if given:
+            raise ConfigError(
+                f"--verify takes a diagnosis id alone (and --json), not {', '.join(given)}: it "
+                "re-derives the diagnosis as it was recorded"
+            )
         raise typer.Exit(_verify(ledger, verify, as_json))
     if run is None:
         raise ConfigError("name the run to diagnose (or use --verify DIAGNOSIS_ID)")
