@@ -136,6 +136,13 @@ def export_archive(
             for seq in selection.seqs():
                 stored = snap.record_at(_SEQ.pack(seq))
                 if stored is not None:
+                    # Copied without this, a damaged event would make an archive that only an
+                    # import, later and elsewhere, finds it cannot use.
+                    if hashlib.sha256(stored[1]).digest() != stored[0]:
+                        raise CorruptEventError(
+                            format_address(stored[0]),
+                            f"its stored bytes no longer match it; {to} was not written",
+                        )
                     if check is not None:
                         check(format_address(stored[0]), stored[1])
                     writer.event(*stored)
