@@ -42,6 +42,7 @@ from ledger.errors import IntegrityError, StoreError
 from ledger.event import event_from_trusted
 from ledger.format import _SEQ
 from ledger.store import STORE_DIR, Ledger, missing_ledger, open_ledger
+from ledger.verify import chain_problems
 
 if TYPE_CHECKING:
     from ledger.verify import Problem
@@ -125,6 +126,15 @@ def _compact(
         bytes_before = data_file.stat().st_size
         commits_before, head_before = ledger.head()
         with ledger.snapshot() as snap:
+            # The new store records the old head as that of the history it replaces: a chain
+            # its events no longer hash to would be vouched for, and its evidence dropped.
+            broken = chain_problems(snap)
+            if broken:
+                raise IntegrityError(
+                    f"the ledger at {root} was not compacted: its history no longer hashes to "
+                    f"its recorded head {head_before} ({broken[0]}); verify the ledger before "
+                    "compacting it"
+                )
             selection = select_closure(snap, roots, links, ledger.app.upcast)
             kept, dropped = _refs(snap, selection)
             events_before = snap.count_events()

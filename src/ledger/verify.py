@@ -62,6 +62,7 @@ __all__ = [
     "ChainSummary",
     "Problem",
     "VerifyReport",
+    "chain_problems",
     "verify_ledger",
 ]
 
@@ -473,6 +474,14 @@ def _check_indexes(
         if missing or extra:
             detail = _stale_detail(missing, extra)
             report.problems.append(Problem(STALE_INDEX, name=name, detail=detail))
+
+
+def chain_problems(snap: Snapshot) -> list[Problem]:
+    """What ``verify`` finds wrong with the chain alone: the events no longer hash to the heads
+    recorded for them (a compaction checks this before it records the head it replaces)."""
+    report = VerifyReport()
+    _check_chain(snap, report, None)
+    return report.problems
 
 
 def _check_chain(snap: Snapshot, report: VerifyReport, asked: str | None) -> None:
