@@ -12,6 +12,7 @@ No LMDB here: everything is read through one ``Snapshot``.
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING
 from ledger.address import format_address, parse_address
 from ledger.application import Links
 from ledger.chain import ChainRecord
-from ledger.errors import MissingEventError
+from ledger.errors import CorruptEventError, MissingEventError
 from ledger.event import Event, event_from_trusted
 from ledger.format import _SEQ
 
@@ -77,7 +78,7 @@ def select_all(snap: Snapshot, links: Links | None, upcast: Upcaster | None) -> 
         seq_key = snap.addr_get(digest)
         record = snap.record_at(seq_key) if seq_key is not None else None
         if links is not None and links.defaults is not None and record is not None:
-            event = event_from_trusted(record[1])
+            event = _event_of(*record)
             read = upcast(address, event) if upcast is not None else event
             if name in links.defaults(address, read):
                 into = selection.defaults
@@ -94,7 +95,7 @@ def select_closure(
     """The closure of ``roots`` (full addresses) under refs and ``links`` (see the module).
 
     ``MissingEventError`` when an event links to one that is not stored: the selection would
-    be incomplete.
+    be incomplete; ``CorruptEventError`` for one whose bytes no longer hash to its address.
     """
     selection = Selection(bytearray(snap.last_seq() // 8 + 1))
     stack = array("Q")
@@ -109,7 +110,7 @@ def select_closure(
             continue
         digest, data = record
         address = format_address(digest)
-        event = event_from_trusted(data)
+        event = _event_of(digest, data)
         for ref in event.refs:
             stack.append(_seq_of(snap, ref, address))
         if links is not None:
@@ -137,6 +138,14 @@ def _follow(
             for name in names(address, read):
                 if snap.ref_get(name) == digest:
                     into[name] = address
+
+
+def _event_of(digest: bytes, data: bytes) -> Event:
+    """The event a record holds, once its bytes are shown to hash to its digest: damaged bytes
+    decoded as trusted ones raise anything, or name links that are not the event's."""
+    if hashlib.sha256(data).digest() != digest:
+        raise CorruptEventError(format_address(digest))
+    return event_from_trusted(data)
 
 
 def _seq_of(snap: Snapshot, address: str, parent: str | None) -> int:

@@ -139,10 +139,7 @@ def export_archive(
                     # Copied without this, a damaged event would make an archive that only an
                     # import, later and elsewhere, finds it cannot use.
                     if hashlib.sha256(stored[1]).digest() != stored[0]:
-                        raise CorruptEventError(
-                            format_address(stored[0]),
-                            f"its stored bytes no longer match it; {to} was not written",
-                        )
+                        raise CorruptEventError(format_address(stored[0]))
                     if check is not None:
                         check(format_address(stored[0]), stored[1])
                     writer.event(*stored)

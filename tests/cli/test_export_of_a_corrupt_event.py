@@ -29,8 +29,5 @@ def test_a_corrupt_event_is_refused_and_no_archive_written(
     archive = tmp_path / "run.oloarchive"
     done = oloproof("ledger", "export", *asked, "--to", str(archive), cwd=root)
     assert (done.code, done.out) == (2, ""), done.out + done.err
-    assert done.err == (
-        f"error: event {address} is corrupt: its stored bytes no longer match it; {archive} was "
-        "not written\n"
-    )
+    assert done.err == f"error: event {address} is corrupt: its stored bytes no longer match it\n"
     assert not archive.exists()
