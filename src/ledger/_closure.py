@@ -62,7 +62,9 @@ class Selection:
 
     def touches(self, record: ChainRecord) -> bool:
         """Whether the commit ``record`` added a marked event."""
-        return any(seq in self for seq in range(record.first, record.first + record.count))
+        # No event past the last stored is marked: a count damaged on disk can claim billions.
+        end = min(record.first + record.count, len(self.marks) * 8)
+        return any(seq in self for seq in range(record.first, end))
 
 
 def select_all(snap: Snapshot, links: Links | None, upcast: Upcaster | None) -> Selection:

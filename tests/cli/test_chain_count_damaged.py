@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tests.cli.test_chain import plain_project
 from tests.ledger.raw import RECORD, SEQ, chain_records, event_records, tables
-from tests.support import oloproof
+from tests.support import oloproof, toy_project
 
 
 def test_a_count_flipped_huge_is_a_broken_chain_not_a_hang(tmp_path: Path) -> None:
@@ -29,3 +29,25 @@ def test_a_count_flipped_huge_is_a_broken_chain_not_a_hang(tmp_path: Path) -> No
         f"broken chain: commit 3: it starts at event {first + count}, but the commit before it "
         f"ended at event {first + claimed - 1}"
     ) in found
+
+
+def test_an_export_beside_a_commit_claiming_billions_is_written(tmp_path: Path) -> None:
+    """The archive of a run the damaged commit did not add is whole: it used to end in a
+    traceback (``IndexError``) while asking whether that commit added any of the run's
+    events."""
+    root = toy_project(tmp_path / "p", cases=30)
+    for _ in range(2):
+        assert oloproof("run", cwd=root).code == 0
+    commit, head, first, count = chain_records(root / ".oloproof")[-1]  # the second run's end
+    with tables(root / ".oloproof") as (txn, dbs):
+        txn.put(SEQ.pack(commit), RECORD.pack(head, first, count | 1 << 34), db=dbs[b"chain"])
+    listed = oloproof("runs", cwd=root).lines
+    older = listed[-1].split()[0]
+    archive = tmp_path / "run.oloarchive"
+
+    done = oloproof("ledger", "export", older, "--to", str(archive), cwd=root, timeout=60)
+
+    assert done.code == 0 and done.err == "", done.err
+    elsewhere = toy_project(tmp_path / "q", cases=30)
+    assert oloproof("ledger", "import", str(archive), cwd=elsewhere).code == 0
+    assert oloproof("verify", cwd=elsewhere).code == 0
