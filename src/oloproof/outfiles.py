@@ -16,12 +16,13 @@ Requirements:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
 import stat
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -180,18 +181,36 @@ def _check_existing(path: Path, kind: Kind) -> None:
 def write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` as the module says: whole, into a device or pipe, or
     appended to the job's step summary."""
+    write_all([(path, data)])
+
+
+def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
+    """``write`` each of ``files``, all or none of the regular ones: each is written whole
+    beside its place first, and only once every one is do they take their places. An export's
+    tables are then never one of this export and one of an earlier, and a full device (or
+    Ctrl-C) leaves no hidden half file behind, taking its room."""
+    staged: list[tuple[Path, Path]] = []
+    path = files[0][0] if files else Path()
     try:
-        if is_step_summary(path):
-            with path.open("ab") as handle:
-                handle.write(data)
-            return
-        if path.exists() and not stat.S_ISREG(path.stat().st_mode):
-            with path.open("wb") as handle:
-                handle.write(data)
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.partial")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+        try:
+            for path, data in files:
+                if is_step_summary(path):
+                    with path.open("ab") as handle:
+                        handle.write(data)
+                elif path.exists() and not stat.S_ISREG(path.stat().st_mode):
+                    with path.open("wb") as handle:
+                        handle.write(data)
+                else:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = path.with_name(f".{path.name}.partial")
+                    staged.append((tmp, path))
+                    tmp.write_bytes(data)
+            for tmp, path in staged:
+                tmp.replace(path)
+        except BaseException:
+            for tmp, _ in staged:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            raise
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None

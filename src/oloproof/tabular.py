@@ -232,18 +232,21 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
     if fmt == "trec":
         # A run recorded before a secret was declared holds it (``keep_out_declared``).
         run_text, qrels_text = map(redaction.redact_text, trec_files(ledger, run))
-        return [
-            _write(folder / "run.trec", run_text.encode()),
-            _write(folder / "qrels.trec", qrels_text.encode()),
+        files = [
+            (folder / "run.trec", run_text.encode()),
+            (folder / "qrels.trec", qrels_text.encode()),
         ]
-    verdicts, cases = redaction.redact_shown(table_rows(ledger, run))
-    written = []
-    for name, rows, columns in (
-        ("verdicts", verdicts, list(VERDICT_COLUMNS)),
-        ("cases", cases, list(cases[0]) if cases else list(CASE_COLUMNS)),
-    ):
-        written.append(_write(folder / f"{name}.{fmt}", _encode(fmt, rows, columns)))
-    return written
+    else:
+        verdicts, cases = redaction.redact_shown(table_rows(ledger, run))
+        files = [
+            (folder / f"{name}.{fmt}", _encode(fmt, rows, columns))
+            for name, rows, columns in (
+                ("verdicts", verdicts, list(VERDICT_COLUMNS)),
+                ("cases", cases, list(cases[0]) if cases else list(CASE_COLUMNS)),
+            )
+        ]
+    outfiles.write_all(files)  # the tables of one export, or none of them
+    return [path for path, _ in files]
 
 
 def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
@@ -310,11 +313,6 @@ def _parquet_column(values: list[Any]) -> Any:
         except (pa.ArrowInvalid, OverflowError):
             pass
     return pa.array([None if v is None else _json(v) for v in values], pa.string())
-
-
-def _write(path: Path, data: bytes) -> Path:
-    outfiles.write(path, data)
-    return path
 
 
 # ------------------------------------------------------------------------------------ TREC
@@ -493,7 +491,7 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
         raw[case.line - 1] = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
         labelled += 1
         nothing_relevant += all(r <= 0 for r in judged.values())
-    _write(output, "\n".join(raw).encode())
+    outfiles.write(output, "\n".join(raw).encode())
     return Labelled(labelled, unlabelled, nothing_relevant, unknown)
 
 
