@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
-from oloproof.latest import run_end, started_at
+from oloproof.latest import import_unfinished, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
 from oloproof.report import execution_state
 from oloproof.runlock import writer_of
@@ -53,7 +53,9 @@ class RunRow:
     ``repeats`` is K of ``--repeats K``; ``repeats_errored`` how many of the ``cases`` x K
     executions errored (0 without repeats, and then neither is in ``to_json``). ``subset`` is
     what chose a subset's cases, with the file's ``total`` (``oloproof.subset``); None for a
-    run of every case, and then it is not in ``to_json``.
+    run of every case, and then it is not in ``to_json``. ``import_unfinished``: the run came
+    by an ``oloproof ledger import`` cut short (``oloproof.latest``), so the cases it lacks
+    ran where it was made and are not imported yet (in ``to_json`` only when true).
     """
 
     run_id: str
@@ -76,6 +78,7 @@ class RunRow:
     repeats: int = 1
     repeats_errored: int = 0
     subset: dict[str, Any] | None = None
+    import_unfinished: bool = False
 
     @property
     def missing(self) -> int:
@@ -91,6 +94,8 @@ class RunRow:
             del data["repeats"], data["repeats_errored"]
         if self.subset is None:
             del data["subset"]
+        if not self.import_unfinished:
+            del data["import_unfinished"]
         return data
 
 
@@ -205,6 +210,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         repeats=repeats,
         repeats_errored=int(repeats_errored),
         subset=dict(body["subset"]) if body.get("subset") else None,
+        import_unfinished=import_unfinished(ledger, run_id),
     )
 
 

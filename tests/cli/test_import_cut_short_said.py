@@ -54,7 +54,17 @@ def test_a_cut_short_import_says_to_import_again(tmp_path: Path) -> None:
     assert killed.returncode == 137, killed.stderr  # 128 + SIGKILL, as the CLI reports it
     (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
     run_id = row["run_id"]
-    assert (row["execution_state"], row["cases"]) == ("INTERRUPTED", 0)
+    assert (row["execution_state"], row["cases"], row["import_unfinished"]) == (
+        "INTERRUPTED",
+        0,
+        True,
+    )
+    # was: "(3 not run)": they ran where the run was made, and the archive holds them
+    (line,) = oloproof("runs", cwd=here).lines
+    assert line.endswith(
+        "0 of 3 observed · 3 missing (3 not imported yet) · its import was cut short: import the "
+        f"archive again  code {line.rsplit(' ', 1)[1]}"
+    ), line
 
     again = (
         f"{run_id} came into this ledger by an `oloproof ledger import` that did not finish; "
@@ -82,4 +92,5 @@ def test_a_cut_short_import_says_to_import_again(tmp_path: Path) -> None:
     assert done.code == 0, done.err
     (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
     assert (row["execution_state"], row["gate"], row["cases"]) == ("COMPLETE", "BLOCK", 3)
+    assert "import_unfinished" not in row
     assert oloproof("verify", cwd=here).code == 0

@@ -112,10 +112,15 @@ def _evidence_text(row: RunRow) -> str:
     if row.errored:
         why.append(f"{row.errored} errored")
     if row.not_run:
-        why.append(f"{row.not_run} not run")
+        # A cut-short import's missing cases ran where the run was made: the archive holds them.
+        why.append(
+            f"{row.not_run} not imported yet" if row.import_unfinished else f"{row.not_run} not run"
+        )
     text += f" ({', '.join(why)})" if why else ""
     if row.repeats_errored:  # the errored executions the cases' combined verdicts hold
         text += f" · {row.repeats_errored} of {row.repeats_executed} repeats errored"
     if row.subset is not None:  # 5 of 5 observed is not the suite
         text += f" · subset: {subset_text(row.subset, row.planned)}"
+    if row.import_unfinished:
+        text += " · its import was cut short: import the archive again"
     return text
