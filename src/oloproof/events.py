@@ -184,7 +184,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 7,
-    DIAGNOSIS: 8,
+    DIAGNOSIS: 9,
     COMPARISON: 8,
     CALIBRATION: 1,
     TEXT: 1,
@@ -295,6 +295,12 @@ def upcast_diagnosis_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v8_v9(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 8 read a role's context from its first repeat even when that one errored: the
+    body is the same, and it is re-derived so (``diagnosis.derive.FIRST_RAN_READ``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -358,6 +364,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 5): upcast_diagnosis_v5_v6,
     (DIAGNOSIS, 6): upcast_diagnosis_v6_v7,
     (DIAGNOSIS, 7): upcast_diagnosis_v7_v8,
+    (DIAGNOSIS, 8): upcast_diagnosis_v8_v9,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

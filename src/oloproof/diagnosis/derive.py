@@ -54,6 +54,11 @@ Requirements this module meets:
     dropped by the budget); the RANKED_OUT cases that recovered without one are counted apart
     (``ranked_out_not_shown``, there only when it counts a case). Before, every recovered
     RANKED_OUT case was confirmed, and such a diagnosis is re-derived so.
+12. From schema 9 (``FIRST_RAN_READ``): a role's context and ranking are read from its first
+    repeat that ran to the end, not from its first repeat whatever became of it: an errored
+    first repeat skipped the context checks (a pass in a later repeat then read as a recovery
+    under the very context the control had) and left the intervention's position unknown.
+    Before, it did, and such a diagnosis is re-derived so.
 """
 
 from __future__ import annotations
@@ -166,6 +171,10 @@ context (``context_unchanged``) and the parent's retrieval of its gold passages'
 SHOWN_CONFIRMS: Final = 8
 """The diagnosis schema from which a replay confirms a RANKED_OUT case only when a relevant
 passage reached the model under it."""
+
+FIRST_RAN_READ: Final = 9
+"""The diagnosis schema from which a role's context and ranking are read from its first repeat
+that ran to the end; before, from its first repeat (none, when that one errored)."""
 
 
 class PackedIds(LazySequence[str]):
@@ -375,6 +384,9 @@ class _Inputs:
     # Whether a confirmation needs a relevant passage in the intervention's context
     # (SHOWN_CONFIRMS).
     checks_shown: bool = False
+    # Whether a role's context is read from its first repeat that ran to the end
+    # (FIRST_RAN_READ).
+    reads_first_ran: bool = False
 
 
 class Derivation:
@@ -460,6 +472,7 @@ def derive_diagnosis(
         schema >= CONTEXTS_COMPARED,
         schema >= GOLD_CHECKED,
         schema >= SHOWN_CONFIRMS,
+        schema >= FIRST_RAN_READ,
     )
     tally: _Tally
     if not staged:
@@ -603,16 +616,13 @@ def _unsupported_summary(cases: Iterable[Map]) -> Map:
 
 @dataclass(frozen=True)
 class _Observed:
-    """A case's outcomes under every repeat of one role, and each repeat's execution (None
-    for a repeat without a result)."""
+    """A case's outcomes under every repeat of one role, each repeat's execution (None for a
+    repeat without a result), and the execution its context is read from (None: none ran to
+    the end)."""
 
     outcomes: list[str]
     executions: list[str | None]
-
-    @property
-    def execution(self) -> str | None:
-        """The first repeat's execution."""
-        return self.executions[0] if self.executions else None
+    execution: str | None
 
     @property
     def outcome(self) -> str:
@@ -637,13 +647,19 @@ class _Outcomes:
         seen = [self._seen(run_id, case_id) for run_id in self._runs[role]]
         outcomes = [s[0] if s else NOT_OBSERVED for s in seen]
         outcomes += [NOT_OBSERVED] * (self._inputs.repeats - len(outcomes))
-        return _Observed(outcomes, [s[1] if s else None for s in seen])
+        # The first repeat that ran to the end: an errored one recorded no context to compare
+        # (before FIRST_RAN_READ, only the first repeat was looked at).
+        read = seen if self._inputs.reads_first_ran else seen[:1]
+        ran = next((s[1] for s in read if s is not None and s[2]), None)
+        return _Observed(outcomes, [s[1] if s else None for s in seen], ran)
 
-    def _seen(self, run_id: str, case_id: str) -> tuple[str, str] | None:
+    def _seen(self, run_id: str, case_id: str) -> tuple[str, str, bool] | None:
+        """A case's outcome in ``run_id``, its execution, and whether that ran to the end."""
         body = first_result(self._inputs.ledger, run_id, case_id)
         if body is None:
             return None
-        return outcome_of(body["verdicts"].get(self._inputs.criterion)), body["execution"]
+        outcome = outcome_of(body["verdicts"].get(self._inputs.criterion))
+        return outcome, body["execution"], body["status"] == "ok"
 
 
 def _repeat_counts(
@@ -698,8 +714,8 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
 
 
 def _given_gold(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
-    """Whether the control's first repeat handed the model the case's very gold passages (as
-    a replay reads its roles' contexts from their first repeats)."""
+    """Whether the control's first repeat that ran to the end handed the model the case's very
+    gold passages (as a replay reads its roles' contexts from those repeats)."""
     body = _executed(inputs, control.execution)
     return body is not None and given_gold(artifact(body, "context/v1"), parent.expected)
 
@@ -792,8 +808,9 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
             for c in cases
             if c["result"] not in (RECOVERED, STILL_FAILED, CONTEXT_UNCHANGED)
         )
-    # A case whose intervention position is unknown (its first repeat has no execution) is
-    # neither confirmed nor said to have recovered without a relevant passage.
+    # A case whose intervention position is unknown (no repeat of it ran to the end, or before
+    # FIRST_RAN_READ its first did not) is neither confirmed nor said to have recovered
+    # without a relevant passage.
     not_shown = sum(
         c["result"] == RECOVERED and c["intervention_position"] != NOT_OBSERVED and not confirms(c)
         for c in ranked_out()
@@ -826,10 +843,11 @@ def _shown(case: Map, cut: int) -> bool:
 def _unchanged(
     inputs: _Inputs, treated: ExecutionBody | None, control: ExecutionBody | None
 ) -> bool:
-    """Whether the intervention's first repeat called generate exactly as the control's did:
-    the same generate stage identity (the input, the passages kept with their positions and
-    tokens, the code, and what else of the context generate reads). A ranking criterion reads
-    the ranking, never generate, so for it the question does not arise."""
+    """Whether the intervention's first repeat that ran to the end called generate exactly as
+    the control's did: the same generate stage identity (the input, the passages kept with
+    their positions and tokens, the code, and what else of the context generate reads). A
+    ranking criterion reads the ranking, never generate, so for it the question does not
+    arise."""
     if not inputs.compares or inputs.ranking_only or treated is None or control is None:
         return False
     mine = _generate_identity(treated)
@@ -843,8 +861,8 @@ def _generate_identity(execution: ExecutionBody) -> str | None:
 
 
 def _as_replayed(inputs: _Inputs, parent: _Parent, body: ExecutionBody | None) -> dict[str, Any]:
-    """What the intervention made of a case (its first repeat's execution, None when it did not
-    run to the end): its ranking's best relevant position and the positions of the relevant
+    """What the intervention made of a case (its first repeat's execution that ran to the end,
+    None when none did): its ranking's best relevant position and the positions of the relevant
     passages it admitted that the budget dropped."""
     if body is None:
         return {"intervention_position": NOT_OBSERVED, "budget_dropped": []}
