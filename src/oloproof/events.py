@@ -296,8 +296,9 @@ def upcast_diagnosis_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def upcast_diagnosis_v8_v9(body: dict[str, Any]) -> dict[str, Any]:
-    """Schema 8 read a role's context from its first repeat even when that one errored: the
-    body is the same, and it is re-derived so (``diagnosis.derive.FIRST_RAN_READ``)."""
+    """Schema 8 read a role's context from its first repeat even when that one errored, and
+    counted a replay's RANKED_OUT cases without a verdict as unconfirmed: the body is the same,
+    and it is re-derived so (``diagnosis.derive.FIRST_RAN_READ``, ``NO_VERDICT_APART``)."""
     return body
 
 

@@ -57,8 +57,11 @@ Requirements this module meets:
 12. From schema 9 (``FIRST_RAN_READ``): a role's context and ranking are read from its first
     repeat that ran to the end, not from its first repeat whatever became of it: an errored
     first repeat skipped the context checks (a pass in a later repeat then read as a recovery
-    under the very context the control had) and left the intervention's position unknown.
-    Before, it did, and such a diagnosis is re-derived so.
+    under the very context the control had) and left the intervention's position unknown. And
+    (``NO_VERDICT_APART``) the RANKED_OUT cases a role of the replay gave no verdict on are
+    counted apart (``ranked_out_not_observed``, there only when it counts a case), so that
+    "0 of N also recovered" never stands for N cases that errored. Before, neither, and such a
+    diagnosis is re-derived so.
 """
 
 from __future__ import annotations
@@ -88,9 +91,11 @@ from oloproof.bodies import (
 from oloproof.diagnosis.labels import (
     COMPLETE,
     CONTEXT_UNCHANGED,
+    CONTROL_NOT_OBSERVED,
     FAILED,
     FAILED_IN_SOME_REPEATS,
     GOLD_CONTEXT,
+    INTERVENTION_NOT_OBSERVED,
     INTERVENTION_RECOVERY,
     INTERVENTION_UNSUPPORTED,
     NO_GOLD_CONTEXT,
@@ -175,6 +180,10 @@ passage reached the model under it."""
 FIRST_RAN_READ: Final = 9
 """The diagnosis schema from which a role's context and ranking are read from its first repeat
 that ran to the end; before, from its first repeat (none, when that one errored)."""
+
+NO_VERDICT_APART: Final = 9
+"""The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
+verdict on (``ranked_out_not_observed``)."""
 
 
 class PackedIds(LazySequence[str]):
@@ -385,8 +394,9 @@ class _Inputs:
     # (SHOWN_CONFIRMS).
     checks_shown: bool = False
     # Whether a role's context is read from its first repeat that ran to the end
-    # (FIRST_RAN_READ).
+    # (FIRST_RAN_READ), and the RANKED_OUT cases without a verdict counted (NO_VERDICT_APART).
     reads_first_ran: bool = False
+    counts_no_verdict: bool = False
 
 
 class Derivation:
@@ -473,6 +483,7 @@ def derive_diagnosis(
         schema >= GOLD_CHECKED,
         schema >= SHOWN_CONFIRMS,
         schema >= FIRST_RAN_READ,
+        schema >= NO_VERDICT_APART,
     )
     tally: _Tally
     if not staged:
@@ -817,6 +828,13 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
     )
     if carried and not_shown:  # there only when it counts a case, as ``context_unchanged``
         summary["ranked_out_not_shown"] = not_shown
+    # A RANKED_OUT case a role gave no verdict on could neither confirm its label nor fail to:
+    # counted apart, as the Control line counts the cases the control gave none on.
+    unobserved = sum(
+        c["result"] in (CONTROL_NOT_OBSERVED, INTERVENTION_NOT_OBSERVED) for c in ranked_out()
+    )
+    if carried and inputs.counts_no_verdict and unobserved:  # only when it counts a case
+        summary["ranked_out_not_observed"] = unobserved
     unchanged = sum(c["result"] == CONTEXT_UNCHANGED for c in cases)
     if unchanged:
         # Apart from ``unresolved``, and only when there are some, as ``control_drifted``. The

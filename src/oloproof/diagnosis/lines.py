@@ -12,8 +12,9 @@ Requirements this module meets:
    recovered; a single re-execution says neither.
 3. A replay counts its own UNRESOLVED cases right after its recoveries, then the RANKED_OUT
    cases it confirmed (and, when there are some, those that recovered with no relevant
-   passage in the context, which confirm nothing), then the labels it carries from a
-   gold-context diagnosis, each counted against that diagnosis's own selection. The cases its
+   passage in the context, which confirm nothing, and those a role gave no verdict on, which
+   neither confirm nor fail to), then the labels it carries from a gold-context diagnosis,
+   each counted against that diagnosis's own selection. The cases its
    intervention left unchanged are counted in a line of their own only when one of them passed
    all the same: that pass is the system's own variation, and without the line "0 of N
    recovered" would hide it.
@@ -277,6 +278,9 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
             f"; {not_shown} more recovered with no relevant passage in the context, which "
             "confirms nothing"
         )
+    unobserved = summary.get("ranked_out_not_observed") or 0
+    if unobserved:
+        confirmed += f"; {unobserved} gave no verdict (errored or missing)"
     undone = summary.get("ranked_out_budget_dropped") or 0
     if undone:
         confirmed += f"; the token budget undid {undone} of the {summary['ranked_out']}"
