@@ -93,6 +93,17 @@ def verified_as_made(
     assert counted in verified.out
 
 
+def stored_event(root: Path, kind: str) -> tuple[int, dict[str, Any]]:
+    """The project's one event of ``kind``: the schema it was stored at, and its body as read
+    (through the upcasters), as plain JSON data."""
+    from ledger.codec import decode
+    from oloproof.store import open_project_ledger
+
+    with open_project_ledger(root, create=False) as ledger:
+        ((address, event),) = ledger.events(kind)
+        return decode(ledger.get_bytes(address))["schema"], json.loads(json.dumps(event.body))
+
+
 def start_run(
     root: Path,
     marker: str,

@@ -109,7 +109,9 @@ def _acted_on(result: Result) -> list[str]:
     return usual.acted + other.acted
 
 
-def test_nothing_printed_is_a_workflow_command(tmp_path: Path) -> None:
+def _compared(tmp_path: Path) -> tuple[Path, str, str]:
+    """A project whose cases are named ``IDS``, and its candidate and baseline runs, each case
+    flipped between them."""
     root = patterns_project(
         tmp_path / "p",
         [("p", "f"), ("f", "p"), ("p", "f"), ("f", "p")],
@@ -123,6 +125,11 @@ def test_nothing_printed_is_a_workflow_command(tmp_path: Path) -> None:
     assert oloproof("run", "--config", "baseline.yaml", cwd=root).code == 0
     assert oloproof("run", cwd=root).code == 0
     cand, base = (r["run_id"] for r in json.loads(oloproof("runs", "--json", cwd=root).out))
+    return root, cand, base
+
+
+def test_nothing_printed_is_a_workflow_command(tmp_path: Path) -> None:
+    root, cand, base = _compared(tmp_path)
 
     plain = Runner()  # off GitHub Actions the output is as it was, ids and all
     plain.read(oloproof("compare", cand, base, "--cases", cwd=root).out)
@@ -144,19 +151,7 @@ def test_nothing_printed_is_a_workflow_command(tmp_path: Path) -> None:
 def test_json_output_stays_json_and_is_no_command(tmp_path: Path) -> None:
     # `--json` is read by a parser (`| jq`): standard output is not wrapped, and its `##[`,
     # which only a string holds, is written as the same JSON the runner does not act on.
-    root = patterns_project(
-        tmp_path / "p",
-        [("p", "f"), ("f", "p"), ("p", "f"), ("f", "p")],
-        policy="version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n",
-    )
-    cases = root / "cases.jsonl"
-    rows = [json.loads(line) for line in cases.read_text().splitlines()]
-    cases.write_text(
-        "".join(json.dumps({**r, "id": i}) + "\n" for r, i in zip(rows, IDS, strict=True))
-    )
-    assert oloproof("run", "--config", "baseline.yaml", cwd=root).code == 0
-    assert oloproof("run", cwd=root).code == 0
-    cand, base = (r["run_id"] for r in json.loads(oloproof("runs", "--json", cwd=root).out))
+    root, cand, base = _compared(tmp_path)
     args = ("compare", cand, base, "--cases", "--json")
     done = oloproof(*args, env=GITHUB, cwd=root)
     assert json.loads(done.out) == json.loads(oloproof(*args, cwd=root).out)

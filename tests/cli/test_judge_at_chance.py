@@ -18,11 +18,15 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import binomtest
-from tests.support import Result, oloproof, serving_judge_gate, verified_as_made
+from tests.support import (
+    Result,
+    oloproof,
+    serving_judge_gate,
+    stored_event,
+    verified_as_made,
+)
 
-from ledger.codec import decode
 from oloproof import events as ev
-from oloproof.store import open_project_ledger
 from oloproof.testing import ScriptedJudgeServer, answer
 
 ENV = {"JUDGE_GATE_KEY": "test-key"}
@@ -155,13 +159,6 @@ def test_a_comparison_rule_on_a_judge_at_chance_is_not_decided(yes_judge: Path) 
     assert oloproof("verify", cwd=yes_judge).code == 0
 
 
-def _stored(root: Path, kind: str) -> tuple[int, dict[str, object]]:
-    """The project's one event of ``kind``: its stored schema and its body as read."""
-    with open_project_ledger(root, create=False) as ledger:
-        ((address, event),) = ledger.events(kind)
-        return decode(ledger.get_bytes(address))["schema"], json.loads(json.dumps(event.body))
-
-
 def test_what_an_earlier_release_decided_verifies_as_it_was_made(yes_judge: Path) -> None:
     (yes_judge / "policy.yaml").write_text(NO_MINIMUMS)
     (yes_judge / "compare.yaml").write_text(COMPARE)
@@ -170,7 +167,7 @@ def test_what_an_earlier_release_decided_verifies_as_it_was_made(yes_judge: Path
     assert first.code == 0, first.out + first.err  # what it decided then
     verified_as_made(
         yes_judge,
-        _stored(yes_judge, ev.DECISION),
+        stored_event(yes_judge, ev.DECISION),
         "judge_beats_chance",
         5,
         "re-derived 1 decision(s)",
@@ -181,7 +178,7 @@ def test_what_an_earlier_release_decided_verifies_as_it_was_made(yes_judge: Path
         "compare", *ids, "--policy", "compare.yaml", cwd=yes_judge, env=ENV, command=earlier
     )
     assert compared.code == 0, compared.out + compared.err
-    schema, body = _stored(yes_judge, ev.COMPARISON)
+    schema, body = stored_event(yes_judge, ev.COMPARISON)
     assert (schema, body["judge_beats_chance"]) == (6, False)
     verified = oloproof("verify", cwd=yes_judge)
     assert verified.code == 0 and "and 1 comparison(s);" in verified.out, verified.out

@@ -15,11 +15,9 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import copy_example, free_port, oloproof, verified_as_made
+from tests.support import copy_example, free_port, oloproof, stored_event, verified_as_made
 
-from ledger.codec import decode
 from oloproof import events as ev
-from oloproof.store import open_project_ledger
 
 ENV = {"JUDGE_GATE_KEY": "test-key"}
 LET_THROUGH = (
@@ -101,20 +99,13 @@ def test_a_comparison_rule_its_judge_never_answered_blocks(unanswered: Path) -> 
     assert oloproof("verify", cwd=unanswered).code == 0
 
 
-def _stored(root: Path, kind: str) -> tuple[int, dict[str, object]]:
-    """The project's one event of ``kind``: its stored schema and its body as read."""
-    with open_project_ledger(root, create=False) as ledger:
-        ((address, event),) = ledger.events(kind)
-        return decode(ledger.get_bytes(address))["schema"], json.loads(json.dumps(event.body))
-
-
 def test_what_an_earlier_release_decided_verifies_as_it_was_made(unanswered: Path) -> None:
     earlier = ("-c", EARLIER_RELEASE)
     first = oloproof("run", "--json", cwd=unanswered, env=ENV, command=earlier)
     assert first.code == 0, first.out + first.err  # what it decided then
     verified_as_made(
         unanswered,
-        _stored(unanswered, ev.DECISION),
+        stored_event(unanswered, ev.DECISION),
         "unobserved_before_judge",
         6,
         "re-derived 1 decision(s)",
@@ -125,7 +116,7 @@ def test_what_an_earlier_release_decided_verifies_as_it_was_made(unanswered: Pat
         "compare", *ids, "--policy", "compare.yaml", cwd=unanswered, env=ENV, command=earlier
     )
     assert compared.code == 0, compared.out + compared.err
-    schema, body = _stored(unanswered, ev.COMPARISON)
+    schema, body = stored_event(unanswered, ev.COMPARISON)
     assert (schema, body["unobserved_before_judge"], body["output_exclusions_missing"]) == (
         7,
         False,
