@@ -729,6 +729,25 @@ def patterns_project(root: Path, patterns: Sequence[tuple[str, str]], *, policy:
     return project
 
 
+def non_inferiority_compared(root: Path, margin: float) -> tuple[list[str], str, str]:
+    """The lines of ``compare`` of a ``patterns_project``'s candidate with its baseline (each
+    run here, its gate not failed) under non-inferiority by ``margin`` points on
+    answer_correct, which blocks; and the candidate's and the baseline's run ids."""
+    (root / "compare.yaml").write_text(
+        "version: 1\nrules:\n"
+        f"  - {{id: nw, metric: answer_correct, non_inferiority: {{margin: {margin}}}}}\n"
+    )
+    ids = []
+    for args in (("--config", "baseline.yaml"), ()):
+        done = oloproof("run", *args, cwd=root)
+        assert done.code in (0, 3), done.out + done.err
+        ids.append(done.lines[0].split()[1])
+    base, cand = ids
+    done = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=root)
+    assert done.code == 3, done.out + done.err
+    return done.lines, cand, base
+
+
 def echo_project(root: Path, app: str, config: str, questions: Sequence[str]) -> Path:
     """``write_project`` of ``app`` and ``config``, a policy on the criterion ``echoed`` and a
     case per question: input ``{"q": question, "n": i}`` (each input its own: identical inputs

@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof, patterns_project
+from tests.support import non_inferiority_compared, oloproof, patterns_project
 
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
 
@@ -43,21 +43,10 @@ def test_the_discordance_printed_is_neither_none_nor_all(
     tmp_path: Path, patterns: list[tuple[str, str]], margin: int, line: str, stored: int
 ) -> None:
     root = patterns_project(tmp_path / "p", patterns, policy=POLICY)
-    (root / "compare.yaml").write_text(
-        "version: 1\nrules:\n"
-        f"  - {{id: nw, metric: answer_correct, non_inferiority: {{margin: {margin}}}}}\n"
-    )
-    ids = []
-    for args in (("--config", "baseline.yaml"), ()):
-        done = oloproof("run", *args, cwd=root)
-        assert done.code in (0, 3), done.out + done.err
-        ids.append(done.lines[0].split()[1])
-    base, cand = ids
-    done = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=root)
-    assert done.code == 3, done.out + done.err
-    assert f"    {line}" in done.lines, done.out
+    lines, cand, base = non_inferiority_compared(root, margin)
+    assert f"    {line}" in lines, lines
     # What is stored is unchanged: the whole percent, which verify re-derives.
-    address = done.lines[0].split()[1]
+    address = lines[0].split()[1]
     recorded = oloproof("inspect", address, "--json", cwd=root)
     assert recorded.code == 0, recorded.err
     (decision,) = json.loads(recorded.out)["decisions"]

@@ -13,25 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.betting_reference import paired
-from tests.support import oloproof, patterns_project
+from tests.support import non_inferiority_compared, patterns_project
 
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
-
-
-def _compared(root: Path, margin: float) -> list[str]:
-    (root / "compare.yaml").write_text(
-        "version: 1\nrules:\n"
-        f"  - {{id: nw, metric: answer_correct, non_inferiority: {{margin: {margin}}}}}\n"
-    )
-    ids = []
-    for args in (("--config", "baseline.yaml"), ()):
-        done = oloproof("run", *args, cwd=root)
-        assert done.code in (0, 3), done.out + done.err
-        ids.append(done.lines[0].split()[1])
-    base, cand = ids
-    done = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=root)
-    assert done.code == 3, done.out + done.err
-    return done.lines
 
 
 def test_a_rule_the_held_difference_would_fail_is_not_said_undecidable(tmp_path: Path) -> None:
@@ -40,7 +24,9 @@ def test_a_rule_the_held_difference_would_fail_is_not_said_undecidable(tmp_path:
     upper = paired([-1.0] * 12 + [0.0] * 46)[1]
     assert upper < -0.05
     patterns = [("p", "f")] * 3 + [("p", "p")] * 12
-    lines = _compared(patterns_project(tmp_path / "p", patterns, policy=POLICY), 5)
+    lines, _, _ = non_inferiority_compared(
+        patterns_project(tmp_path / "p", patterns, policy=POLICY), 5
+    )
     assert (
         "  nw  answer_correct  non-inferiority, margin 5.0 points  INSUFFICIENT_EVIDENCE  "
         "interval_overlaps_margin" in lines
@@ -57,7 +43,9 @@ def test_a_difference_within_the_margin_past_the_limit(tmp_path: Path) -> None:
     # One improved and one regressed of 12: no difference, which a margin of half a point
     # would take more than 100,000 pairs to tell from one worse than the margin.
     patterns = [("f", "p"), ("p", "f")] + [("p", "p")] * 10
-    lines = _compared(patterns_project(tmp_path / "p", patterns, policy=POLICY), 0.5)
+    lines, _, _ = non_inferiority_compared(
+        patterns_project(tmp_path / "p", patterns, policy=POLICY), 0.5
+    )
     planning = lines[lines.index("Decisions") + 2]
     assert planning == (
         "    more than 100,000 paired cases would be needed to show it non-inferior, if the "
