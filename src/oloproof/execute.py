@@ -43,7 +43,7 @@ from oloproof.dataset import Case
 from oloproof.engines import Engine
 from oloproof.engines.local import LocalEngine, Outcome, error_record, interrupts_the_run
 from oloproof.errors import OloproofError
-from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
+from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator, ExcludesByCase
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
 from oloproof.identities import (
     HIT,
@@ -659,7 +659,7 @@ async def _finish_case(
     judgments: dict[str, str] = {}
     if execution is None:
         for judge in run.judges:
-            verdicts[judge.criterion] = {"s": "missing", "r": "execution_errored"}
+            verdicts[judge.criterion] = _unexecuted_verdict(judge, case)
     else:
         view = CaseView(
             case.id,
@@ -699,6 +699,16 @@ async def _finish_case(
         refs = [spec.run_address, made.address, *judgments.values()]
         run.writer.add_stored(make_stored(ev.CASE_RESULT, body, refs))
     return body
+
+
+def _unexecuted_verdict(judge: _Judge, case: Case) -> VerdictCopy:
+    """An errored case's verdict: the exclusion its labels or expected values decide whatever
+    its output (``ExcludesByCase``), the one it records when it runs, since it could never count
+    for that criterion and so must not widen its interval as a missing case; else missing."""
+    excluded = judge.case_exclusion(case.id, case.expected) if judge.case_exclusion else None
+    if excluded is not None:
+        return _verdict_summary(excluded)
+    return {"s": "missing", "r": "execution_errored"}
 
 
 def _cached_execution(
@@ -748,6 +758,7 @@ class _Judge:
     stored_spec: tuple[str, Event] | None  # its judgments refer to it (``evaluator_part``)
     reads: ReadDeclaration
     is_async: bool
+    case_exclusion: Callable[[str, Mapping[str, Any]], Verdict | None] | None
 
     @property
     def criterion(self) -> str:
@@ -758,7 +769,8 @@ class _Judge:
         spec = evaluator.spec()
         is_async = not isinstance(evaluator, Evaluator)
         key, stored = ev.identity_key(spec), evaluator_part(spec)
-        return _Judge(evaluator, spec, key, stored, reads_of(evaluator), is_async)
+        excludes = evaluator.case_exclusion if isinstance(evaluator, ExcludesByCase) else None
+        return _Judge(evaluator, spec, key, stored, reads_of(evaluator), is_async, excludes)
 
 
 Judged = tuple[Verdict, str | None, str]  # the verdict, its judgment's address, where it came from

@@ -23,10 +23,11 @@ Conventions shared by every metric (and by trec_eval unless noted):
 * **Relevance.** A unit is relevant when its grade is > 0 (trec_eval's relevance level 1 for
   integer grades). Grades ≤ 0, and units without a label, are non-relevant and have gain 0.
 * **Exclusions.** A case without ``expected.relevant`` (absent or empty) is excluded with
-  ``no_relevance_labels``; a case that recorded no ``retrieval/v1`` with
-  ``no_retrieval_recorded``; a case whose labels are all non-relevant (grade ≤ 0) with
+  ``no_relevance_labels``; a case whose labels are all non-relevant (grade ≤ 0) with
   ``all_labels_non_relevant`` (recall and nDCG are 0/0 there; trec_eval would print 0, which would
-  count a question nothing can answer against the retriever).
+  count a question nothing can answer against the retriever); these two the labels decide, so
+  an errored case records them too (``case_exclusion``). Then a case that recorded no
+  ``retrieval/v1`` is excluded with ``no_retrieval_recorded``.
 * **Errors.** A malformed relevance entry raises ``DatasetError`` naming the case and entry.
 """
 
@@ -144,7 +145,9 @@ def ndcg_at_k(ranked: Sequence[U], grades: Mapping[U, float], k: int) -> float:
 # --- Reading a case --------------------------------------------------------------------------
 
 
-def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
+def relevance_grades(
+    case_id: str, expected: Mapping[str, Any], unit: str
+) -> dict[Any, float] | None:
     """The case's ``expected.relevant`` as ``{unit: grade}`` (``relevance.graded_units``, once
     every entry is checked); None when it has no labels.
 
@@ -152,34 +155,34 @@ def relevance_grades(view: CaseView, unit: str) -> dict[Any, float] | None:
     ``"chunk"`` (keys are ``(doc_id, chunk_id)``; every entry must carry a ``chunk_id``).
     Raises ``DatasetError`` naming the case and the entry for anything malformed.
     """
-    labels = view.expected.get("relevant")
+    labels = expected.get("relevant")
     if labels is None or (isinstance(labels, list | tuple) and not labels):
         return None
     if not isinstance(labels, list | tuple):
-        raise _label_error(view, None, "must be a list of {doc_id, chunk_id?, grade?} objects")
+        raise _label_error(case_id, None, "must be a list of {doc_id, chunk_id?, grade?} objects")
     for index, entry in enumerate(labels):
-        _check_label(view, index, entry, unit)
+        _check_label(case_id, index, entry, unit)
     return graded_units(labels, unit)
 
 
-def _check_label(view: CaseView, index: int, entry: Any, unit: str) -> None:
+def _check_label(case_id: str, index: int, entry: Any, unit: str) -> None:
     if not isinstance(entry, (dict, Mapping)):
-        raise _label_error(view, index, "must be an object {doc_id, chunk_id?, grade?}")
+        raise _label_error(case_id, index, "must be an object {doc_id, chunk_id?, grade?}")
     doc_id = entry.get("doc_id")
     if not isinstance(doc_id, str) or not doc_id:
-        raise _label_error(view, index, "needs a doc_id that is a non-empty string")
+        raise _label_error(case_id, index, "needs a doc_id that is a non-empty string")
     chunk_id = entry.get("chunk_id")
     if chunk_id is not None and not isinstance(chunk_id, str):
-        raise _label_error(view, index, "has a chunk_id that is not a string")
+        raise _label_error(case_id, index, "has a chunk_id that is not a string")
     grade = entry.get("grade", 1)
     if isinstance(grade, bool) or not isinstance(grade, int | float) or not math.isfinite(grade):
-        raise _label_error(view, index, f"has a grade that is not a finite number: {grade!r}")
+        raise _label_error(case_id, index, f"has a grade that is not a finite number: {grade!r}")
     if len(entry) > 1 + ("chunk_id" in entry) + ("grade" in entry):
         extra = sorted(set(entry) - {"doc_id", "chunk_id", "grade"})
-        raise _label_error(view, index, f"has unknown keys {extra}")
+        raise _label_error(case_id, index, f"has unknown keys {extra}")
     # graded_units would leave such a label out; a metric refuses it instead.
     if unit == CHUNK and chunk_id is None:
-        raise _label_error(view, index, "needs a chunk_id under relevance_unit: chunk")
+        raise _label_error(case_id, index, "needs a chunk_id under relevance_unit: chunk")
 
 
 def chunk_label_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
@@ -208,9 +211,9 @@ def chunk_label_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | 
     return check
 
 
-def _label_error(view: CaseView, index: int | None, problem: str) -> DatasetError:
+def _label_error(case_id: str, index: int | None, problem: str) -> DatasetError:
     where = "expected.relevant" if index is None else f"expected.relevant[{index}]"
-    return DatasetError(f"{where} {problem}", where=f"case {view.case_id}")
+    return DatasetError(f"{where} {problem}", where=f"case {case_id}")
 
 
 # --- The evaluators --------------------------------------------------------------------------
@@ -247,16 +250,29 @@ class _RetrievalEvaluator:
         return Reads(expected=("relevant",), artifacts=(RETRIEVAL_KIND,))
 
     def judge(self, view: CaseView) -> Verdict:
-        grades = relevance_grades(view, self._unit)
-        if grades is None:
-            return Verdict.excluded("no_relevance_labels")
+        grades = self._grades(view.case_id, view.expected)
+        if isinstance(grades, Verdict):
+            return grades
         retrieval = view.artifact(RETRIEVAL_KIND)
         if retrieval is None:
             return Verdict.excluded("no_retrieval_recorded")
-        if not any(grade > 0 for grade in grades.values()):
-            return Verdict.excluded("all_labels_non_relevant")
         ranked = ranked_units(retrieval.get("candidates", ()), self._unit, self._k)
         return self._score(ranked, grades)
+
+    def case_exclusion(self, case_id: str, expected: Mapping[str, Any]) -> Verdict | None:
+        """``ExcludesByCase``: the exclusion the case's labels decide, whatever it retrieved."""
+        grades = self._grades(case_id, expected)
+        return grades if isinstance(grades, Verdict) else None
+
+    def _grades(self, case_id: str, expected: Mapping[str, Any]) -> dict[Any, float] | Verdict:
+        """The case's relevance grades, or the exclusion its labels decide. Read before the
+        retrieval, so a case is excluded for its labels alike whether it ran or errored."""
+        grades = relevance_grades(case_id, expected, self._unit)
+        if grades is None:
+            return Verdict.excluded("no_relevance_labels")
+        if not any(grade > 0 for grade in grades.values()):
+            return Verdict.excluded("all_labels_non_relevant")
+        return grades
 
     def _score(self, ranked: list[Any], grades: dict[Any, float]) -> Verdict:
         raise NotImplementedError

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -50,15 +50,17 @@ def _output_text(view: CaseView, path: tuple[str, ...] | None, name: str | None)
     return value
 
 
-def _expected_text(view: CaseView, path: tuple[str, ...] | None, name: str) -> str | Verdict:
+def _expected_text(
+    case_id: str, expected: Mapping[str, Any], path: tuple[str, ...] | None, name: str
+) -> str | Verdict:
     """The expected text, or ``excluded: no_expected_value`` when the case has none."""
-    value = read_path(view.expected, path)
+    value = read_path(expected, path)
     if value is MISSING or value is None:
         return Verdict.excluded("no_expected_value", expected_field=name)
     if not isinstance(value, str):
         raise DatasetError(
             f"expected.{name} must be text for this evaluator, not {type(value).__name__}",
-            where=f"case {view.case_id}",
+            where=f"case {case_id}",
         )
     return value
 
@@ -151,20 +153,30 @@ class Contains:
         return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
 
     def judge(self, view: CaseView) -> Verdict:
-        expected = _expected_text(view, self._expected, self.config.expected_field)
-        if isinstance(expected, Verdict):
-            return expected
-        sensitive = self.config.case_sensitive
-        wanted = _comparable(expected, sensitive)
-        if not wanted.strip():
-            return Verdict.excluded(
-                "empty_expected_value", expected_field=self.config.expected_field
-            )
+        wanted = self._wanted(view.case_id, view.expected)
+        if isinstance(wanted, Verdict):
+            return wanted
         text = _output_text(view, self._field, self.config.field)
         if isinstance(text, Verdict):
             return text
-        found = wanted in _comparable(text, sensitive)
+        found = wanted in _comparable(text, self.config.case_sensitive)
         return Verdict.passed() if found else Verdict.failed("not_contained")
+
+    def case_exclusion(self, case_id: str, expected: Mapping[str, Any]) -> Verdict | None:
+        """``ExcludesByCase``: the exclusion the expected value decides, whatever the output."""
+        wanted = self._wanted(case_id, expected)
+        return wanted if isinstance(wanted, Verdict) else None
+
+    def _wanted(self, case_id: str, expected: Mapping[str, Any]) -> str | Verdict:
+        """The expected text as compared, or the exclusion its absence or emptiness decides."""
+        name = self.config.expected_field
+        text = _expected_text(case_id, expected, self._expected, name)
+        if isinstance(text, Verdict):
+            return text
+        wanted = _comparable(text, self.config.case_sensitive)
+        if not wanted.strip():  # every output contains it: a pass would say nothing
+            return Verdict.excluded("empty_expected_value", expected_field=name)
+        return wanted
 
 
 @dataclass(frozen=True)
@@ -207,7 +219,9 @@ class Equals:
         return Reads(output=(self.config.field,), expected=(self.config.expected_field,))
 
     def judge(self, view: CaseView) -> Verdict:
-        expected = _expected_text(view, self._expected, self.config.expected_field)
+        expected = _expected_text(
+            view.case_id, view.expected, self._expected, self.config.expected_field
+        )
         if isinstance(expected, Verdict):
             return expected
         text = _output_text(view, self._field, self.config.field)
@@ -219,6 +233,12 @@ class Equals:
         if self.config.strip:
             text, expected = text.strip(), expected.strip()
         return Verdict.passed() if text == expected else Verdict.failed("not_equal")
+
+    def case_exclusion(self, case_id: str, expected: Mapping[str, Any]) -> Verdict | None:
+        """``ExcludesByCase``: ``no_expected_value`` when the case has none, whatever the
+        output."""
+        text = _expected_text(case_id, expected, self._expected, self.config.expected_field)
+        return text if isinstance(text, Verdict) else None
 
 
 @dataclass(frozen=True)
