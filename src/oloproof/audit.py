@@ -35,7 +35,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    it pass when ``block_on`` let its rules through; ``judge_beats_chance``: a schema 6
    comparison let a judge at chance decide; ``unobserved_before_judge`` and
    ``output_exclusions_missing``: a schema 7 comparison made a metric its uncalibrated judge
-   never answered MANUAL_REVIEW, and left out a pair one run's output alone excluded).
+   never answered MANUAL_REVIEW, left out a pair one run's output alone excluded, and counted
+   missing an errored case its labels exclude: ``errored_case_exclusions``).
 6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -491,6 +492,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             judge_beats_chance=body["judge_beats_chance"],
             unobserved_before_judge=body["unobserved_before_judge"],
             output_exclusions_missing=body["output_exclusions_missing"],
+            errored_case_exclusions=body["errored_case_exclusions"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

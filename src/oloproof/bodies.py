@@ -311,6 +311,9 @@ class ComparisonBody(TypedDict):
     # Whether a pair one run's output alone excluded (no retrieval recorded, say), the other
     # run observing it, counts as missing (schema 8) rather than as excluded.
     output_exclusions_missing: bool
+    # Whether a case not paired because it errored is excluded for a metric its labels or
+    # expected values exclude it from (schema 8), rather than missing.
+    errored_case_exclusions: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool

@@ -26,6 +26,11 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    that stops recording what a metric reads (no retrieval, no citations) must not drop the
    cases it would fail from the comparison. (A comparison recorded at schema 7 excluded such a
    pair, and is re-derived so: ``output_exclusions_missing``.)
+2b. A case not paired because it errored (in one run or both) is excluded, not missing, for a
+   metric that excludes it by its labels or expected values alone (its verdict in either run
+   is one of ``repeats.CASE_EXCLUSIONS``; the two runs hold the same expected values, or the
+   case is not paired for that instead): no answer could have made it count. (A comparison
+   recorded at schema 7 counted it missing: ``errored_case_exclusions``.)
 3. Each metric both runs have gets the paired betting interval of statistics.md C; a metric
    only one run has is listed as not compared. Nothing is ever compared silently.
 3a. Missing counts against the candidate: the interval the row shows and the rules decide on
@@ -196,14 +201,16 @@ def derive_comparison(
     judge_beats_chance: bool = True,
     unobserved_before_judge: bool = True,
     output_exclusions_missing: bool = True,
+    errored_case_exclusions: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
     ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once``,
-    ``no_evidence_blocks``, ``judge_beats_chance``, ``unobserved_before_judge`` and
-    ``output_exclusions_missing`` as a comparison recorded with them is re-derived (one
-    recorded before planned cases that never ran were counted says none).
+    ``no_evidence_blocks``, ``judge_beats_chance``, ``unobserved_before_judge``,
+    ``output_exclusions_missing`` and ``errored_case_exclusions`` as a comparison recorded with
+    them is re-derived (one recorded before planned cases that never ran were counted says
+    none).
 
     Each candidate case finds its baseline case through the ``run_case`` index, and each
     baseline case is asked the same of the candidate: neither run is held in memory. A rule on
@@ -224,6 +231,7 @@ def derive_comparison(
         judge_beats_chance=judge_beats_chance,
         unobserved_before_judge=unobserved_before_judge,
         output_exclusions_missing=output_exclusions_missing,
+        errored_case_exclusions=errored_case_exclusions,
         calibrations=ledger,
     )
 
@@ -260,6 +268,7 @@ def build_comparison(
         judge_beats_chance=True,
         unobserved_before_judge=True,
         output_exclusions_missing=True,
+        errored_case_exclusions=True,
         calibrations=None,
     )
 
@@ -280,6 +289,7 @@ def _comparison(
     judge_beats_chance: bool,
     unobserved_before_judge: bool,
     output_exclusions_missing: bool,
+    errored_case_exclusions: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -296,7 +306,7 @@ def _comparison(
         slices,
         like_for_like,
         counts_missing_repeats,
-        output_exclusions_missing,
+        (output_exclusions_missing, errored_case_exclusions),
     )
     unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
     unrun = unrun if counts_not_run else 0
@@ -321,6 +331,7 @@ def _comparison(
         "judge_beats_chance": judge_beats_chance,
         "unobserved_before_judge": unobserved_before_judge,
         "output_exclusions_missing": output_exclusions_missing,
+        "errored_case_exclusions": errored_case_exclusions,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -469,6 +480,8 @@ class _MetricPairs:
     excluded: Counter[str] = field(default_factory=Counter)
     missing_pairs: int = 0
     missing_repeats: Counter[str] = field(default_factory=Counter)
+    # Unpaired cases, by reason, that this metric excludes rather than misses (2b).
+    unpaired_excluded: Counter[str] = field(default_factory=Counter)
     worst: _Values = field(default_factory=_Values)
     best: _Values = field(default_factory=_Values)
 
@@ -501,10 +514,12 @@ def _pair(
     slices: Sequence[str],
     like_for_like: bool,
     repeats: bool,
-    output_exclusions: bool,
+    exclusions: tuple[bool, bool],
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases), one case at a time;
-    ``output_exclusions``: whether a pair one run's output alone excluded is missing (2a)."""
+    ``exclusions``: whether a pair one run's output alone excluded is missing (2a), and whether
+    an errored case its labels exclude is excluded (2b)."""
+    output_exclusions, errored_exclusions = exclusions
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
     pairing.slices = {name: {} for name in slices}
     for cand in candidate:
@@ -521,13 +536,14 @@ def _pair(
             _add_paired(pairing, cand, base, repeats, output_exclusions)
         else:
             pairing.unpaired[reason].append(case_id)
-            _add_unpaired(pairing, reason, cand, base, repeats)
+            _add_unpaired(pairing, reason, cand, base, repeats, errored_exclusions)
     for base in baseline:
         if base["case_id"] not in candidate:
             pairing.unpaired["only_in_baseline"].append(base["case_id"])
-            _add_unpaired(pairing, "only_in_baseline", None, base, repeats)
+            _add_unpaired(pairing, "only_in_baseline", None, base, repeats, errored_exclusions)
     for pairs in pairing.metrics.values():
-        pairs.missing.update({r: len(ids) for r, ids in pairing.unpaired.items() if ids})
+        unpaired = {r: len(ids) - pairs.unpaired_excluded[r] for r, ids in pairing.unpaired.items()}
+        pairs.missing.update({r: n for r, n in unpaired.items() if n})
     return pairing
 
 
@@ -622,14 +638,41 @@ _UNKNOWN = (0.0, 1.0)
 
 
 def _add_unpaired(
-    pairing: _Pairing, reason: str, cand: _Body | None, base: _Body | None, repeats: bool
+    pairing: _Pairing,
+    reason: str,
+    cand: _Body | None,
+    base: _Body | None,
+    repeats: bool,
+    errored_exclusions: bool,
 ) -> None:
     for metric, out in pairing.metrics.items():
         if reason in _NEITHER_SIDE:  # neither verdict answers the other run's question
             out.missing_pairs += 1
             out.add_bounded(_UNKNOWN, _UNKNOWN)
+        elif (
+            errored_exclusions
+            and reason in _ERRORED
+            and (by_case := _case_exclusion(cand, base, metric))
+        ):
+            out.excluded[by_case] += 1
+            out.unpaired_excluded[reason] += 1
         else:
             _add_missing(out, cand, base, metric, repeats)
+
+
+_ERRORED = frozenset({"errored_in_candidate", "errored_in_baseline", "errored_in_both"})
+
+
+def _case_exclusion(cand: _Body | None, base: _Body | None, metric: str) -> str | None:
+    """The exclusion the case's labels or expected values decide for ``metric``, as either
+    run's verdict gives it (2b); both runs hold the same expected values, so it is both's."""
+    for body in (cand, base):
+        summary = body["verdicts"].get(metric) if body is not None else None
+        if summary is not None and summary["s"] == "excluded":
+            reason = summary.get("r")
+            if reason in CASE_EXCLUSIONS:
+                return str(reason)
+    return None
 
 
 def _add_missing(

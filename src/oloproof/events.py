@@ -146,7 +146,10 @@ Changes so far:
   (``unobserved_before_judge``); and a pair that one run's output alone excluded (it recorded no
   retrieval, say) while the other run observed it counts as missing, not as excluded
   (``output_exclusions_missing``): a candidate that stops recording what a metric reads no
-  longer drops the cases it would fail from the comparison. Schema 7: both ``False``.
+  longer drops the cases it would fail from the comparison. A case not paired because it
+  errored is excluded, not missing, for a metric its labels or expected values exclude it
+  from (``errored_case_exclusions``): no answer could have made it count. Schema 7: all three
+  ``False``.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
@@ -338,10 +341,12 @@ def upcast_comparison_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def upcast_comparison_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
-    """Schema 7 asked a rule's judge before its metric's pairs, and left out a pair one run's
-    output alone excluded: ``unobserved_before_judge`` and ``output_exclusions_missing`` are
-    false."""
-    return {**body, "unobserved_before_judge": False, "output_exclusions_missing": False}
+    """Schema 7 asked a rule's judge before its metric's pairs, left out a pair one run's
+    output alone excluded, and counted missing an errored case its labels exclude:
+    ``unobserved_before_judge``, ``output_exclusions_missing`` and ``errored_case_exclusions``
+    are false."""
+    later = ("unobserved_before_judge", "output_exclusions_missing", "errored_case_exclusions")
+    return {**body, **dict.fromkeys(later, False)}
 
 
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:

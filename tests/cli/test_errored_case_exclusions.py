@@ -11,7 +11,7 @@ labels or expected values decide (``repeats.CASE_EXCLUSIONS``), under the reason
 it runs; any other criterion of it (its labels present, a regex on its output) stays missing.
 ``verify`` still passes on such runs, on runs recorded before (their errored cases missing), on
 a run an earlier release began and this one resumed, and with ``--repeats``; a comparison pairs
-an unlabelled case that errored in one run as excluded, not missing.
+an unlabelled case that errored in one run as excluded, not missing (comparison schema 8).
 
 The intervals are checked against scipy's beta quantiles (Clopper-Pearson), not Oloproof.
 """
@@ -236,10 +236,16 @@ def test_runs_recorded_before_resumed_and_compared(tmp_path: Path) -> None:
     mended = oloproof("run", "--json", "--no-cache", cwd=root, env={"MENDED": "1"})
     baseline = json.loads(mended.out)["run_id"]
     # Compared with a baseline where the unlabelled cases ran (excluded there), by this run
-    # and by the earlier release's: each comparison is made, and verifies.
+    # and by the earlier release's (its errored cases missing): not paired, since they
+    # errored, but excluded from mrr_at_5 rather than missing (was: 3 missing), and verified.
     for candidate in (now, before["run_id"]):
         compared = oloproof("compare", candidate, baseline, "--json", cwd=root)
         assert compared.code == 0, compared.err
-        (row,) = json.loads(compared.out)["metrics"]
-        assert row["paired"] == 20, row
+        body = json.loads(compared.out)
+        assert body["unpaired"] == [
+            {"reason": "errored_in_candidate", "count": 3, "case_ids": ["u0", "u1", "u2"]}
+        ]
+        (row,) = body["metrics"]
+        assert (row["paired"], row["missing"], row["excluded"]) == (20, 0, 3), row
+        assert row["excluded_reasons"] == {"no_relevance_labels": 3}
     verified(root)

@@ -60,7 +60,12 @@ def decide_run(*args, **kwargs):
 
 
 def derive_comparison(*args, **kwargs):
-    later = ("judge_beats_chance", "unobserved_before_judge", "output_exclusions_missing")
+    later = (
+        "judge_beats_chance",
+        "unobserved_before_judge",
+        "output_exclusions_missing",
+        "errored_case_exclusions",
+    )
     body = today_compare(*args, **kwargs, **dict.fromkeys(later, False))
     for flag in later:
         del body[flag]

@@ -44,7 +44,7 @@ def decide_run(*args, **kwargs):
 
 
 def derive_comparison(*args, **kwargs):
-    later = ("unobserved_before_judge", "output_exclusions_missing")
+    later = ("unobserved_before_judge", "output_exclusions_missing", "errored_case_exclusions")
     body = today_compare(*args, **kwargs, **dict.fromkeys(later, False))
     for flag in later:
         del body[flag]

@@ -216,6 +216,7 @@ def derive_comparison(*args, **kwargs):
         "judge_beats_chance",
         "unobserved_before_judge",
         "output_exclusions_missing",
+        "errored_case_exclusions",
     )
     body = today(*args, **kwargs, **dict.fromkeys(later, False))
     for flag in later:
