@@ -105,7 +105,7 @@ def test_calibrate_does_not_count_a_verdict_holding_half_a_character(tmp_path: P
         labels = [
             {
                 "id": f"l{i}",
-                "input": {"question": "How often do notes sync?"},
+                "input": {"question": f"How often do notes sync? ({i})"},
                 "output": {"answer": "Every five minutes."},
                 "context": [{"doc_id": "kb-01", "text": "Notes sync every five minutes."}],
                 "label": i == 0,

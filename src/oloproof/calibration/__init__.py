@@ -7,7 +7,8 @@
    all judged examples where both agree. Each carries its counts and its Clopper-Pearson interval.
    A judgment the judge could not give (missing) or that did not apply (excluded) counts in
    neither; both are listed. Only the model's verdicts count: an example the judge would fail
-   without asking its model (no answer text where it reads one) is refused before any call.
+   without asking its model (no answer text where it reads one), or that it would read as it
+   reads another (one observation counted twice), is refused before any call.
 2. ``requirement_check`` decides whether a judge may gate: it needs a calibration bound to its
    exact identity, and the *lower* Clopper-Pearson bounds of sensitivity and specificity at the
    policy's level must reach the required minimums.

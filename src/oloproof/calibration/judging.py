@@ -14,6 +14,8 @@ from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
 from oloproof.evaluators.judge_reply import REASON_HINTS
 from oloproof.evaluators.judges import LLMJudge
+from oloproof.evaluators.reads import reads_of
+from oloproof.identities import ReadKeys
 from oloproof.results import Verdict
 
 
@@ -28,7 +30,8 @@ async def acalibrate(
 
     ``labels`` describes the labels file (e.g. ``{"path": ..., "sha256": ...}``) for the record.
     Raises ``ConfigError`` for a judge that does not give pass/fail verdicts, and
-    ``DatasetError`` for an example it would pass or fail without asking its model.
+    ``DatasetError`` for an example it would pass or fail without asking its model, or one it
+    reads as it reads another (``refuse_unmeasurable``).
     """
     check_pass_fail(judge)
     verdicts = await judge_all(judge, labelled)
@@ -96,8 +99,8 @@ async def judge_all(
 ) -> list[Verdict]:
     """The judge's verdicts on ``labelled``, in order, judged concurrently inside its context.
 
-    Raises ``DatasetError`` before any call when an example cannot measure the judge
-    (``refuse_unmeasurable``; ``source`` is the labels file, for the error).
+    Raises ``DatasetError`` before any call when an example cannot measure the judge, or
+    repeats another (``refuse_unmeasurable``; ``source`` is the labels file, for the error).
     """
     refuse_unmeasurable(judge, labelled, source)
     enter, leave = getattr(judge, "__aenter__", None), getattr(judge, "__aexit__", None)
@@ -114,7 +117,7 @@ def refuse_unmeasurable(
     judge: AsyncEvaluator, labelled: Sequence[LabelledExample], source: Path | None = None
 ) -> None:
     """Raise ``DatasetError`` at the first example that would get a pass or a fail the model
-    never gave.
+    never gave, or that repeats what the judge reads of an earlier example.
 
     A judge decides some outputs without asking its model: it fails one that has no answer
     text where its ``field`` points. In a run that fail is the system's; in a labels file it
@@ -123,19 +126,55 @@ def refuse_unmeasurable(
     Such an example is a labels file written for another reading of the output, found before
     anything is called or recorded. An exclusion is left to ``tally``: it is decided from what
     the example holds, never from the model, and counts in neither rate.
+
+    Two examples whose prompts would hold the same values (the judgment cache's reads: ids and
+    anything else the judge does not read may differ) are one question asked twice. Counted
+    twice, they would narrow the Clopper-Pearson bounds the gate reads as if the judge had
+    been observed twice (forty lines repeating two examples cleared an 80% minimum); labelled
+    the two ways, one of the labels is wrong.
     """
     if not isinstance(judge, LLMJudge):
         return  # an evaluator of another kind gives every verdict itself
+    declaration = reads_of(judge)
+    seen: dict[bytes, LabelledExample] = {}
     for example in labelled:
         verdict = judge.decided_without_call(example.view())
-        if verdict is None or verdict.status == "excluded":
-            continue
-        where = (
-            f"{source}, line {example.line}"
-            if source is not None and example.line is not None
-            else f"example {example.id!r}"
+        if verdict is not None and verdict.status == "excluded":
+            continue  # counted in neither rate, so a repeat of it counts nothing twice
+        if verdict is not None:
+            raise _unmeasurable(judge.criterion, verdict, _where(example, source))
+        earlier = seen.setdefault(ReadKeys(example.view()).of(declaration), example)
+        if earlier is not example:
+            raise _repeated(judge.criterion, earlier, example, source)
+
+
+def _where(example: LabelledExample, source: Path | None) -> str:
+    """Where ``example`` is, for an error: its file and line, else its id."""
+    if source is not None and example.line is not None:
+        return f"{source}, line {example.line}"
+    return f"example {example.id!r}"
+
+
+def _repeated(
+    criterion: str, earlier: LabelledExample, example: LabelledExample, source: Path | None
+) -> DatasetError:
+    there = f"example {earlier.id!r}" + (
+        f" on line {earlier.line}" if earlier.line is not None else ""
+    )
+    same = f"the judge {criterion!r} reads the same here as in {there}"
+    if earlier.label == example.label:
+        return DatasetError(
+            f"{same}, so the two would count one observation twice",
+            where=_where(example, source),
+            hint="keep one",
         )
-        raise _unmeasurable(judge.criterion, verdict, where)
+    labels = {True: "pass", False: "fail"}
+    return DatasetError(
+        f"{same}, labelled {labels[earlier.label]} there and {labels[example.label]} here; one "
+        "example cannot be both",
+        where=_where(example, source),
+        hint="settle on one label",
+    )
 
 
 def _unmeasurable(criterion: str, verdict: Verdict, where: str) -> DatasetError:

@@ -39,7 +39,8 @@ def run_calibration(
     Returns the address of the ``oloproof.calibration`` event and the calibration. Raises
     ``UnknownIdError`` when no judge has that criterion, ``ConfigError`` for a bad config or a
     score judge, ``DatasetError`` for a bad labels file or one that cannot measure this judge
-    (an example without the answer text the judge reads); nothing is written then.
+    (an example without the answer text the judge reads, or one it reads as it reads another);
+    nothing is written then.
     """
     # Running a judge (asyncio, the evaluators, the labels reader) is only loaded here: the
     # readers below are what `inspect` and the viewer import, and they start fast without it.

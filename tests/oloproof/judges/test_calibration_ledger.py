@@ -22,7 +22,7 @@ from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, verdic
 LABELS = [
     {
         "id": f"ok{i}",
-        "input": {"question": "q"},
+        "input": {"question": f"q{i}"},
         "output": {"answer": "grounded"},
         "context": [{"doc_id": "d", "text": "t"}],
         "label": True,
@@ -31,7 +31,7 @@ LABELS = [
 ] + [
     {
         "id": f"bad{i}",
-        "input": {"question": "q"},
+        "input": {"question": f"q{i}"},
         "output": {"answer": "made up"},
         "context": [{"doc_id": "d", "text": "t"}],
         "label": False,

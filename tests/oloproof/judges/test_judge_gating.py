@@ -290,7 +290,7 @@ CASES = [
 LABELS = [
     {
         "id": f"{'ok' if good else 'bad'}{i}",
-        "input": {"question": "q"},
+        "input": {"question": f"q{i}"},
         "output": {"answer": "The sky is blue." if good else "The sky is green."},
         "context": [{"doc_id": "kb", "text": "The sky is blue."}],
         "label": good,
