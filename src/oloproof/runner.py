@@ -43,7 +43,7 @@ from oloproof.config import (
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
-from oloproof.evaluators import build_evaluator, repeated_criterion
+from oloproof.evaluators import build_evaluator, refuse_repeated_criterion
 from oloproof.evaluators.base import Evaluator
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.retrieval import chunk_label_check
@@ -367,22 +367,13 @@ def _slices(config: ProjectConfig, config_path: Path) -> Iterator[tuple[int, str
 def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> list[AnyEvaluator]:
     """The evaluators in the order runs record them (LLM judges last), refusing two that feed
     one criterion: the second's line is named."""
+    refuse_repeated_criterion(config, config_path)
     built: list[AnyEvaluator] = [
         build_judge(c, base_dir=base)  # type: ignore[arg-type]
         if c.type.endswith("_judge")
         else build_evaluator(c, base_dir=base)  # type: ignore[arg-type]
         for c in config.evaluators
     ]
-    repeated = repeated_criterion([e.criterion for e in built])
-    if repeated is not None:
-        first, index = repeated
-        raise ConfigError(
-            f"{config.location('evaluators', index, path=config_path)}: evaluators.{index}: the "
-            f"criterion {built[index].criterion!r} is also evaluator {first}'s (line "
-            f"{config.line_of('evaluators', first)}), and one metric cannot take the verdicts "
-            "of two",
-            hint="give one of them another `criterion:`",
-        )
     judged = [c.type.endswith("_judge") for c in config.evaluators]
     return [e for e, j in zip(built, judged, strict=True) if not j] + [
         e for e, j in zip(built, judged, strict=True) if j

@@ -48,10 +48,12 @@ def run_calibration(
     from oloproof.calibration.judging import check_pass_fail, judge_all, nothing_judged, tally
     from oloproof.calibration.labels import read_labels
     from oloproof.config import load_config
+    from oloproof.evaluators import refuse_repeated_criterion
     from oloproof.evaluators.judges import build_judge
     from oloproof.events import JUDGE_TYPES
 
     config = load_config(config_path)
+    refuse_repeated_criterion(config, config_path)  # which of two would it measure?
     entries = [e for e in config.evaluators if e.criterion == evaluator_id]
     judges = [e for e in config.evaluators if e.type in JUDGE_TYPES]
     if not entries:

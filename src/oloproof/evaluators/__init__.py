@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from operator import itemgetter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import (
@@ -28,6 +29,9 @@ from oloproof.evaluator_config import (
 )
 from oloproof.evaluators.base import AsyncEvaluator, CaseView, Evaluator
 from oloproof.evaluators.citations import CitationValidity
+
+if TYPE_CHECKING:
+    from oloproof.config import ProjectConfig
 from oloproof.evaluators.retrieval import HitRate, Mrr, Ndcg, Precision, Recall
 from oloproof.evaluators.text import Contains, Equals, JsonSchema, Regex
 from oloproof.jsonkeys import first_repeat
@@ -105,3 +109,21 @@ def repeated_criterion(criteria: Sequence[str]) -> tuple[int, int] | None:
     two evaluators feeding one criterion would feed one metric twice."""
     repeat = first_repeat(enumerate(criteria), key=itemgetter(1))
     return None if repeat is None else (repeat[0][0], repeat[1][0])
+
+
+def refuse_repeated_criterion(config: ProjectConfig, config_path: Path) -> None:
+    """Refuse two evaluators of ``config`` that feed one criterion, naming the second's line:
+    one metric cannot take the verdicts of two (a run), nor can a calibration say which of them
+    it measured (``oloproof calibrate``)."""
+    criteria = [str(e.criterion) for e in config.evaluators]
+    repeated = repeated_criterion(criteria)
+    if repeated is None:
+        return
+    first, index = repeated
+    raise ConfigError(
+        f"{config.location('evaluators', index, path=config_path)}: evaluators.{index}: the "
+        f"criterion {criteria[index]!r} is also evaluator {first}'s (line "
+        f"{config.line_of('evaluators', first)}), and one metric cannot take the verdicts "
+        "of two",
+        hint="give one of them another `criterion:`",
+    )
