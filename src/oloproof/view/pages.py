@@ -107,6 +107,8 @@ def _environment() -> Environment:
         # A comparison's planning lines and changed cases, in the words `compare` prints.
         planning_text=report.planning_text,
         rule_margins=report.rule_margins,
+        # How a metric row's interval counts its missing pairs, as `compare` prints under it.
+        counted_text=report.counted_text,
         changed_cases=changed_cases_line,
         # The line `oloproof compare` prints under a comparison's gate with nothing under it.
         comparison_evidence=report.comparison_evidence_line,
