@@ -68,14 +68,23 @@ def clipped(text: str) -> str:
     )
 
 
-def _finalize(value: Any) -> Any:
-    """Every value a template prints: text from the ledger is cut to ``SHOWN`` characters.
+def shown(text: str) -> str:
+    """``text`` with each mark that reorders text (U+202E and its kin) written as its escape
+    (``\\u202e``), as ``oloproof run`` writes an error and the Markdown summary any text: a
+    system's output or error holding one would otherwise show what follows it on its line
+    reversed, or reordered (``boom \\u202eexe.txt`` read as ``boom txt.exe``)."""
+    return display.unreordered(text)
 
-    Markup is this package's own (``svg``, ``linked`` of already clipped text) and is left
-    whole: cutting it could end it inside a tag.
+
+def _finalize(value: Any) -> Any:
+    """Every value a template prints: text from the ledger is cut to ``SHOWN`` characters, and
+    shown as it is (``shown``).
+
+    Markup is this package's own (``svg``, ``linked`` of already clipped text, each of which
+    shows its text so) and is left whole: cutting it could end it inside a tag.
     """
-    if isinstance(value, str) and not isinstance(value, Markup) and len(value) > SHOWN:
-        return clipped(value)
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return shown(clipped(value))
     return value
 
 
@@ -185,16 +194,16 @@ def preview(value: Any, limit: int = 160) -> str:
 
 
 def linked(text: str, links: Links) -> Markup:
-    """``text`` escaped, with every address and run id in it made a link."""
+    """``text`` escaped and ``shown``, with every address and run id in it made a link."""
     out: list[str] = []
     last = 0
     for found in _LINKABLE.finditer(text):
-        out.append(str(escape(text[last : found.start()])))
+        out.append(str(escape(shown(text[last : found.start()]))))
         token = found.group(0)
         href = links.address(token) if token.startswith("sha256:") else links.run(token)
         out.append(f'<a href="{escape(href)}">{token}</a>')
         last = found.end()
-    out.append(str(escape(text[last:])))
+    out.append(str(escape(shown(text[last:]))))
     return Markup("".join(out))
 
 

@@ -1,6 +1,6 @@
 """Pictures drawn on the server as inline SVG: interval bars, the forest plot, a ranking.
 
-Each function returns markup whose every piece of text passes through ``escape`` (a case's
+Each function returns markup whose every piece of text passes through ``_text`` (a case's
 document ids are user data). Every picture carries a ``<title>`` that says in words what it
 shows, and the page beside it prints the same numbers, so nothing is known from the picture
 alone.
@@ -13,8 +13,16 @@ from dataclasses import dataclass
 
 from markupsafe import Markup, escape
 
+from oloproof.display import unreordered
+
 _W = 320  # drawing width of a bar, in px
 _PAD = 10
+
+
+def _text(text: str) -> Markup:
+    """``text`` escaped, each mark that reorders text written as its escape (``\\u202e``), as
+    every page writes text from the ledger."""
+    return escape(unreordered(text))
 
 
 def _x(value: float, lo: float, hi: float, width: int = _W) -> float:
@@ -36,7 +44,7 @@ def interval_bar(
     h = 30
     parts = [
         f'<svg class="bar" role="img" width="{_W}" height="{h}" viewBox="0 0 {_W} {h}">',
-        f"<title>{escape(title)}</title>",
+        f"<title>{_text(title)}</title>",
         f'<line class="axis" x1="{_PAD}" x2="{_W - _PAD}" y1="20" y2="20"/>',
     ]
     for tick in (lo, (lo + hi) / 2, hi):
@@ -80,7 +88,7 @@ def forest_plot(rows: Sequence[ForestRow], *, title: str) -> Markup:
     parts = [
         f'<svg class="forest" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">',
-        f"<title>{escape(title)}</title>",
+        f"<title>{_text(title)}</title>",
         f'<line class="zero" x1="{x(0)}" x2="{x(0)}" y1="0" y2="{height - 20}"/>',
         f'<text class="scale" x="{x(0)}" y="{height - 6}" text-anchor="middle">0</text>',
         f'<text class="scale" x="{x(lo) + 2}" y="{height - 6}">{lo:+.0f}</text>',
@@ -88,7 +96,7 @@ def forest_plot(rows: Sequence[ForestRow], *, title: str) -> Markup:
     ]
     for i, row in enumerate(rows):
         y = i * row_h + row_h / 2 + 2
-        parts.append(f'<text class="label" x="4" y="{y + 4}">{escape(row.label)}</text>')
+        parts.append(f'<text class="label" x="4" y="{y + 4}">{_text(row.label)}</text>')
         if row.margin is not None:
             for m in (-row.margin, row.margin) if row.both_sides else (-row.margin,):
                 top, bottom = y - row_h / 2 + 2, y + row_h / 2 - 2
@@ -143,7 +151,7 @@ def ranking(
     parts = [
         f'<svg class="ranking" role="img" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}">',
-        f"<title>{escape(title)}</title>",
+        f"<title>{_text(title)}</title>",
         f'<text class="scale" x="{bar_x}" y="13">score</text>',
     ]
     running = 0
@@ -153,7 +161,7 @@ def ranking(
         mark = "★ " if item.relevant else ""
         parts.append(
             f'<text class="label {cls}" x="4" y="{y + 15}">{item.position}. {mark}'
-            f"{escape(item.name)}</text>"
+            f"{_text(item.name)}</text>"
         )
         w = 0.0 if item.score is None else round(abs(item.score) / top * bar_w, 2)
         state = "context" if item.in_context else "dropped"
@@ -165,7 +173,7 @@ def ranking(
             running += item.tokens
             note += f" · {running} tokens"
         parts.append(
-            f'<text class="note" x="{bar_x + bar_w + 8}" y="{y + 15}">{escape(note)}</text>'
+            f'<text class="note" x="{bar_x + bar_w + 8}" y="{y + 15}">{_text(note)}</text>'
         )
         if top_k is not None and item.position == top_k:
             parts.append(
