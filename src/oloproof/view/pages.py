@@ -24,6 +24,7 @@ from oloproof import display, report
 from oloproof.flips import changed_cases_line
 from oloproof.relevance import described, relevant_units, unit_of
 from oloproof.results import Interval
+from oloproof.stats import CLOPPER_PEARSON
 from oloproof.view import data, svg
 from oloproof.view.links import Links
 
@@ -102,6 +103,7 @@ def _environment() -> Environment:
         svg=svg,
         value=value_text,
         interval=interval_text,
+        rule_interval=rule_interval_text,
         points=points_text,
         points_interval=points_interval_text,
         as_json=lambda v: clipped(json.dumps(v, indent=2, ensure_ascii=False, default=str)),
@@ -171,6 +173,14 @@ def interval_text(lower: float | None, upper: float | None, proportion: bool) ->
         return "—"
     iv = Interval(lower, upper, 0.0, "")
     return display.fmt_percent_interval(iv) if proportion else display.fmt_mean_interval(iv)
+
+
+def rule_interval_text(detail: Mapping[str, Any]) -> str:
+    """The interval a rule decided on, as the interval it is: a Clopper-Pearson one bounds a
+    proportion (in percent), a betting one a mean (``0.702``), as ``run`` prints its metric.
+    A decision recorded without its method was of a proportion, as the page wrote it."""
+    proportion = detail.get("method", CLOPPER_PEARSON) == CLOPPER_PEARSON
+    return interval_text(detail["lower"], detail["upper"], proportion)
 
 
 def points_text(d: float | None) -> str:
