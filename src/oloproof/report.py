@@ -28,7 +28,14 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
-from oloproof.display import fmt_points_interval, fmt_share, plural, printable
+from oloproof.display import (
+    fmt_mean_interval,
+    fmt_percent_interval,
+    fmt_points_interval,
+    fmt_share,
+    plural,
+    printable,
+)
 from oloproof.idtext import id_problem
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
@@ -39,6 +46,7 @@ from oloproof.results import (
     Interval,
     stands_on_nothing,
 )
+from oloproof.stats import BETTING, CLOPPER_PEARSON
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -861,3 +869,32 @@ def left_out_of_slices(body: Mapping[str, Any]) -> str | None:
             f"verdict {'is' if unjudged == 1 else 'are'} in none of them"
         )
     return "; ".join(said) or None
+
+
+def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
+    """Under the metrics table, for a metric with missing cases: why they are missing (most
+    common reason first), how its interval counts them, and the usual remedy of each reason
+    (the CLI's report and the viewer's run page)."""
+    from oloproof.evaluators.judge_reply import REASON_HINTS
+
+    ranked = sorted(row.missing_reasons.items(), key=lambda item: (-item[1], item[0]))
+    split = ", ".join(f"{count} {reason}" for reason, count in ranked)
+    low, high = ("failing", "passing") if row.proportion else ("0", "1")
+    counted = f"counts them as {low} for the lower bound and {high} for the upper"
+    # A proportion's bounds are Clopper-Pearson's and a mean's betting's; any other pairing is
+    # a graded metric whose missing values choose the method too (MetricTally.bounded_interval).
+    if row.method is not None and row.method != (CLOPPER_PEARSON if row.proportion else BETTING):
+        counted = (
+            "holds any value they could have had, from 0 to 1: one between makes it a betting "
+            "interval, so each bound is the wider of that and Clopper-Pearson, with them at 0 "
+            "for the lower bound and 1 for the upper"
+        )
+    observed = "—"
+    if row.observed_lower is not None and row.observed_upper is not None:
+        iv = Interval(row.observed_lower, row.observed_upper, level, "")
+        observed = fmt_percent_interval(iv) if row.proportion else fmt_mean_interval(iv)
+    return [
+        f"{row.criterion}: {row.missing} missing: {split}",
+        f"  the interval {counted}; the {row.observed} observed alone give {observed}",
+        *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
+    ]

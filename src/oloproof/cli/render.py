@@ -24,6 +24,7 @@ from oloproof.report import (
     RunReport,
     errored_summary,
     evidence_line,
+    missing_metric_lines,
     repeats_errored_summary,
     rule_note,
     slice_text,
@@ -31,7 +32,6 @@ from oloproof.report import (
     uncounted_text,
 )
 from oloproof.results import Interval
-from oloproof.stats import BETTING, CLOPPER_PEARSON
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
@@ -257,31 +257,6 @@ def errored_line(
 def repeats_errored_line(report: RunReport) -> str:
     """``60 of 90 repeats errored: RuntimeError: boom (first: c0) · oloproof inspect …``."""
     return f"{repeats_errored_summary(report)} · oloproof inspect {report.run_id} --failures"
-
-
-def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
-    """Under the metrics table, for a metric with missing cases: why they are missing (most
-    common reason first), how its interval counts them, and the usual remedy of each reason."""
-    from oloproof.evaluators.judge_reply import REASON_HINTS
-
-    ranked = sorted(row.missing_reasons.items(), key=lambda item: (-item[1], item[0]))
-    split = ", ".join(f"{count} {reason}" for reason, count in ranked)
-    low, high = ("failing", "passing") if row.proportion else ("0", "1")
-    counted = f"counts them as {low} for the lower bound and {high} for the upper"
-    # A proportion's bounds are Clopper-Pearson's and a mean's betting's; any other pairing is
-    # a graded metric whose missing values choose the method too (MetricTally.bounded_interval).
-    if row.method is not None and row.method != (CLOPPER_PEARSON if row.proportion else BETTING):
-        counted = (
-            "holds any value they could have had, from 0 to 1: one between makes it a betting "
-            "interval, so each bound is the wider of that and Clopper-Pearson, with them at 0 "
-            "for the lower bound and 1 for the upper"
-        )
-    observed = _interval_text(row.observed_lower, row.observed_upper, row.proportion, level)
-    return [
-        f"{row.criterion}: {row.missing} missing: {split}",
-        f"  the interval {counted}; the {row.observed} observed alone give {observed}",
-        *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
-    ]
 
 
 def cache_counts(counts: Sequence[int]) -> str:

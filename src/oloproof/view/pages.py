@@ -131,6 +131,8 @@ def _environment() -> Environment:
         slices_left_out=report.left_out_of_slices,
         # What a run's cache counts leave out, in the words `run` prints.
         uncounted_text=report.uncounted_text,
+        # How a metric's interval counts its missing cases, as `run` prints under the table.
+        missing_lines=report.missing_metric_lines,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
