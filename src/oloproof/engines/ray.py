@@ -126,6 +126,7 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
             header: config.location("system", "http", "headers", header, path=config_path)
             for header in (config.system.http.headers if config.system.http else {})
         },
+        secrets=tuple(config.secrets),
     )
     options = dict(settings.options)
     if config.engine.ship_project:

@@ -21,9 +21,10 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
    must stop (a malformed artifact), ``("stop", error_type, message, where, hint, redacted,
    recorded)``; after a fault of the replica's own code, ``("fault", description)``.
 5. An output that cannot travel back to the driver errors its case, saying so.
-6. Secrets the system read here (an HTTP header's ``${NAME}``, a model's API key) are known to
-   this process only: everything a case sends back is redacted here first, and ``redacted``
-   counts the occurrences replaced, which the driver adds to the run's count.
+6. Secrets the system read here (an HTTP header's ``${NAME}``, a model's API key, and the
+   variables named like credentials or listed under ``secrets:`` that the user's code reads)
+   are known to this process only: everything a case sends back is redacted here first, and
+   ``redacted`` counts the occurrences replaced, which the driver adds to the run's count.
 """
 
 from __future__ import annotations
@@ -68,6 +69,8 @@ class ReplicaSetup:
     timeout_s: float
     # Where oloproof.yaml sets each HTTP header, for the error of one a worker cannot resolve.
     header_places: dict[str, str] = field(default_factory=dict)
+    # The variables the project lists under ``secrets:``, whose values the workers hold.
+    secrets: tuple[str, ...] = ()
     version: str = __version__
 
 
@@ -140,6 +143,9 @@ class Replica:
                 "error": f"the project folder {setup.base_dir} is not on the Ray workers; set "
                 "engine.ship_project: true to send it with the run"
             }
+        # As a local run does before the user's code runs, and from this process's
+        # environment: the values the code reads here may be known nowhere else.
+        redaction.register_environment(setup.secrets)
         fault = _header_fault(setup.system)
         if fault is not None:
             header, problem = fault
