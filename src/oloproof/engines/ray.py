@@ -30,6 +30,8 @@ Requirements it meets:
    caches, judges and writes it as it would a local one.
 7. Cancellation (Ctrl-C) cancels the cases on the replicas; closing kills every replica and
    stops a Ray instance the engine started.
+8. A cluster that stops answering stops the run (``RayEngineError``) within seconds, the
+   finished cases kept: its calls would otherwise wait until Ray ends this process itself.
 """
 
 from __future__ import annotations
@@ -68,6 +70,12 @@ _EXTRA = "pip install 'oloproof[ray]'"
 _CLIENT_SCHEME = "ray://"
 _CLIENT_PORT = 10001  # Ray Client's, when a ray:// address names none
 _REACH_TIMEOUT_S = 5.0
+# How often a run asks whether its cluster still answers: well within the minute Ray waits
+# for a cluster that went away before it ends the process.
+_WATCH_S = 5.0
+# Checks in a row it must miss to count as gone: a busy control service, or one restarting
+# (Ray's fault tolerance), may miss one.
+_GONE_AFTER = 3
 # Folders never sent with the project: the ledger, version control, virtual environments.
 _NOT_SHIPPED = [".oloproof", ".git", ".venv", "venv", "__pycache__"]
 
@@ -175,25 +183,32 @@ def check_reachable(address: str, where: str) -> None:
     listener: its handshake is not one this check makes."""
     if address == "auto":
         return
+    host, port = _host_port(address, where)
+    why = _unanswered(host, port)
+    if why is not None:
+        raise ConfigError(f"{where}: cannot connect to Ray at {address}: {why}")
+
+
+def _host_port(address: str, where: str) -> tuple[str, int]:
+    """The host and port of ``HOST:PORT`` or ``ray://HOST[:PORT]``."""
     if address.startswith(_CLIENT_SCHEME):
         parts = urllib.parse.urlsplit(address)
         try:
-            host, port = parts.hostname or "", parts.port or _CLIENT_PORT
+            return parts.hostname or "", parts.port or _CLIENT_PORT
         except ValueError:  # a port that is not a number
             raise ConfigError(f"{where}: {address!r} is not a Ray address") from None
-    else:
-        host, _, digits = address.rpartition(":")
-        port = int(digits)
+    host, _, digits = address.rpartition(":")
+    return host, int(digits)
+
+
+def _unanswered(host: str, port: int) -> str | None:
+    """Why Ray does not answer at ``host:port`` (``None``: it does)."""
     try:
         sock = socket.create_connection((host, port), timeout=_REACH_TIMEOUT_S)
     except OSError as exc:
-        raise ConfigError(
-            f"{where}: cannot connect to Ray at {address}: {_unreachable(exc, host)}"
-        ) from None
+        return _unreachable(exc, host)
     with sock:
-        why = None if _uses_tls() else _not_ray(sock)
-    if why is not None:
-        raise ConfigError(f"{where}: cannot connect to Ray at {address}: {why}")
+        return None if _uses_tls() else _not_ray(sock)
 
 
 # HTTP/2's client preface and an empty SETTINGS frame (RFC 9113, 3.4): a server's first frame
@@ -333,10 +348,14 @@ class RayEngine:
         self._counts = {"replicas": 0, "worker_deaths": 0, "replicas_stopped": 0, "resent": 0}
         self._reported = dict(self._counts)
         self._deaths_in_a_row = 0
+        self._running: set[asyncio.Task[Any]] = set()  # the cases' tasks, for the watch
+        self._gone: str | None = None  # why the watch found the cluster gone
+        self._watching: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         """Start the replicas; return once every one is ready (or refused), or once the start
         timeout has passed with at least one ready (the others join when they are)."""
+        self._watching = asyncio.create_task(self._watch(*self._control_service()))
         for _ in range(self._settings.replicas):
             self._spawn()
         try:
@@ -392,6 +411,22 @@ class RayEngine:
         )
 
     async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
+        if self._gone is not None:
+            raise RayEngineError(self._gone)
+        task = asyncio.current_task()
+        assert task is not None, "the scheduler runs each case in a task"
+        self._running.add(task)
+        try:
+            return await self._execute(case, ctx)
+        except asyncio.CancelledError:
+            if self._gone is None:
+                raise  # the run is stopping (Ctrl-C)
+            task.uncancel()  # cancelled by the watch, which says why
+            raise RayEngineError(self._gone) from None
+        finally:
+            self._running.discard(task)
+
+    async def _execute(self, case: Case, ctx: ExecContext) -> Outcome:
         deaths = 0
         while True:
             alone = deaths > 0  # its worker died: whichever case killed it, it dies alone now
@@ -494,6 +529,25 @@ class RayEngine:
                 )
             self._spawn()
 
+    async def _watch(self, host: str, port: int) -> None:
+        """Stop the cases in flight once the cluster no longer answers at ``host:port``: the
+        calls to a cluster that is gone never end, and Ray waits a minute for it to come back
+        and then ends this process itself (exit 1, as if a rule had failed, without the run's
+        report or its end record)."""
+        missed = 0
+        while True:
+            await asyncio.sleep(_WATCH_S)
+            why = await asyncio.to_thread(_unanswered, host, port)
+            missed = 0 if why is None else missed + 1
+            if missed == _GONE_AFTER:
+                self._gone = (
+                    f"the Ray cluster at {host}:{port} stopped answering during the run: "
+                    f"{why}; the cases that finished are kept"
+                )
+                for task in self._running:
+                    task.cancel()
+                return
+
     async def _run_on(self, member: _Member, case: Case, ctx: ExecContext) -> Outcome:
         number = next(self._calls)
         order = CaseOrder(
@@ -538,7 +592,17 @@ class RayEngine:
         self._reported = dict(self._counts)
         return {"kind": self.kind, **taken}
 
+    def _control_service(self) -> tuple[str, int]:
+        """Where the cluster answers this process: the Ray Client server of a ``ray://``
+        address, else the cluster's control service (GCS)."""
+        address = self._settings.address
+        if address is not None and address.startswith(_CLIENT_SCHEME):
+            return _host_port(address, self._where)
+        return _host_port(self._ray.get_runtime_context().gcs_address, self._where)
+
     async def aclose(self) -> None:
+        if self._watching is not None:
+            self._watching.cancel()
         for task in list(self._joining):
             task.cancel()
         for handle in self._handles:
