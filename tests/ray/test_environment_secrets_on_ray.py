@@ -76,3 +76,31 @@ def test_secrets_the_code_reads_on_a_worker_are_kept_out_as_locally(
     for secret in (API_KEY, DECLARED):
         assert secret.encode() not in data
         assert secret not in there.out + there.err
+
+
+# Fails while it is imported, repeating the key, wherever the key is set.
+FAILS_TO_BUILD = """
+import os
+
+if os.environ.get("SERVICE_API_KEY"):
+    raise RuntimeError("cannot log in with " + os.environ["SERVICE_API_KEY"])
+
+
+def answer(case_input):
+    return {"answer": case_input["q"]}
+"""
+
+
+def test_a_build_error_repeating_a_secret_is_said_as_locally(
+    tmp_path: Path, cluster: RayCluster
+) -> None:
+    here = _project(tmp_path / "local")
+    (here / "app.py").write_text(FAILS_TO_BUILD, encoding="utf-8")
+    remote = tmp_path / "on-ray"
+    shutil.copytree(here, remote)
+    local = oloproof("run", cwd=here, env=WORKERS)
+    there = cluster.run("run", "--engine", cluster.address, cwd=remote)
+    assert local.code == there.code == 2, there.err
+    said = "system.callable: importing 'app' failed: RuntimeError: cannot log in with [redacted]"
+    assert local.err.endswith(f"{said}\n"), local.err
+    assert there.err.replace(str(remote), str(here)) == local.err

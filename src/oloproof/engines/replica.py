@@ -158,10 +158,11 @@ class Replica:
                 where=setup.where,
                 concurrency=setup.concurrency,
             )
-        except OloproofError as exc:
-            return {"error": str(exc)}
+        except OloproofError as exc:  # the driver prints it: without the secrets read here
+            return {"error": redaction.redact_text(str(exc))}
         except BaseException as exc:  # building user code may raise anything
-            return {"error": f"{setup.where}: building the system failed: {describe(exc)}"}
+            why = redaction.redact_text(describe(exc))
+            return {"error": f"{setup.where}: building the system failed: {why}"}
         return {"identity": self._system.identity(), "pid": os.getpid()}
 
     async def start(self, order: CaseOrder) -> Reply:
