@@ -120,8 +120,12 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
     settings = _Settings.of(config)
     where = config.location("engine", path=config_path)
     ray = import_ray(where, local=settings.address is None)
-    owns = _connect(ray, settings, where)
     base = config_path.parent
+    shipped = None
+    if config.engine.ship_project:
+        excludes = [*_NOT_SHIPPED, _relative_to(base / config.dataset, base)]
+        shipped = {"working_dir": str(base), "excludes": excludes}
+    owns = _connect(ray, settings, where, shipped)
     kind = next(k for k in ("callable", "http", "rag", "model") if getattr(config.system, k))
     setup = ReplicaSetup(
         system=config.system,
@@ -136,11 +140,7 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
         },
         secrets=tuple(config.secrets),
     )
-    options = dict(settings.options)
-    if config.engine.ship_project:
-        excludes = [*_NOT_SHIPPED, _relative_to(base / config.dataset, base)]
-        options["runtime_env"] = {"working_dir": str(base), "excludes": excludes}
-    engine = RayEngine(ray, settings, setup, options, system.identity(), owns, where)
+    engine = RayEngine(ray, settings, setup, system.identity(), owns, where)
     try:
         await engine.start()
     except BaseException:
@@ -266,18 +266,30 @@ def _report_stream_kept(ray: ModuleType) -> None:
     worker.print_to_stdstream = to_stderr
 
 
-def _connect(ray: ModuleType, settings: _Settings, where: str) -> bool:
-    """Connect this process to Ray; whether it did (and so must disconnect at the end)."""
+def _connect(
+    ray: ModuleType, settings: _Settings, where: str, shipped: dict[str, Any] | None
+) -> bool:
+    """Connect this process to Ray, sending the project folder when ``shipped`` says how
+    (Ray sends a local folder only as it connects); whether it did (and so must disconnect at
+    the end)."""
     if ray.is_initialized():  # the caller connected this process already: use that
+        if shipped is not None:
+            raise ConfigError(
+                f"{where}: ship_project: this process is connected to Ray already, and Ray "
+                "sends a project folder only as it connects; pass runtime_env={'working_dir': "
+                "...} to your ray.init instead"
+            )
         return False
     # Workers' output never reaches this process's stdout, where the report goes.
-    quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    given: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}
+    if shipped is not None:
+        given["runtime_env"] = shipped
     try:
         if settings.address is None:
-            ray.init(address="local", include_dashboard=False, **quiet)
+            ray.init(address="local", include_dashboard=False, **given)
             _check_fits(ray, settings, where)
         else:
-            ray.init(address=settings.address, **quiet)
+            ray.init(address=settings.address, **given)
     except OloproofError:
         ray.shutdown()
         raise
@@ -322,7 +334,6 @@ class RayEngine:
         ray: ModuleType,
         settings: _Settings,
         setup: ReplicaSetup,
-        options: dict[str, Any],
         expected: dict[str, Any],
         owns: bool,
         where: str,
@@ -337,7 +348,8 @@ class RayEngine:
         # Room for every case a replica runs plus their stage answers, which queue beside them.
         concurrency = 2 * settings.per_replica + 4
         actor = ray.remote(Replica)
-        self._actor = actor.options(max_concurrency=concurrency, max_restarts=0, **options)
+        options = {"max_concurrency": concurrency, "max_restarts": 0, **settings.options}
+        self._actor = actor.options(**options)
         self._pool: list[_Member] = []
         self._handles: list[Any] = []
         self._changed = asyncio.Condition()
