@@ -715,3 +715,16 @@ class RedactingStream:
     @property
     def closed(self) -> bool:
         return bool(getattr(self._stream, "closed", False))
+
+
+def too_short(name: str, value: str) -> str | None:
+    """Why a declared secret ``name`` holding ``value`` cannot be kept out of what a run
+    stores and prints (its value is set but shorter than ``MIN_LENGTH``), or None."""
+    if not 0 < len(value) < MIN_LENGTH:
+        return None
+    return (
+        f"the value of {name} is shorter than {MIN_LENGTH} characters, too short to be kept out "
+        "of what a run stores and prints (so short a text occurs in ordinary text, and replacing "
+        f"it there would change outputs and verdicts); give {name} a longer value, or take it "
+        "out of secrets: to have it recorded as it is"
+    )

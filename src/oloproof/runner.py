@@ -230,15 +230,10 @@ def _refuse_short_secrets(config: ProjectConfig, config_path: Path) -> None:
     """A declared secret whose value is too short to search for (``redaction.MIN_LENGTH``)
     would be stored as it is: the run is refused rather than keep it less than it says."""
     for index, name in enumerate(config.secrets):
-        value = os.environ.get(name, "")
-        if 0 < len(value) < redaction.MIN_LENGTH:
-            raise ConfigError(
-                f"{config.location('secrets', index, path=config_path)}: secrets: the value of "
-                f"{name} is shorter than {redaction.MIN_LENGTH} characters, too short to be kept "
-                "out of what a run stores and prints (so short a text occurs in ordinary text, "
-                f"and replacing it there would change outputs and verdicts); give {name} a "
-                "longer value, or take it out of secrets: to have it recorded as it is"
-            )
+        problem = redaction.too_short(name, os.environ.get(name, ""))
+        if problem is not None:
+            where = config.location("secrets", index, path=config_path)
+            raise ConfigError(f"{where}: secrets: {problem}")
 
 
 def _plan(

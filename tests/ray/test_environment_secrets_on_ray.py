@@ -104,3 +104,19 @@ def test_a_build_error_repeating_a_secret_is_said_as_locally(
     said = "system.callable: importing 'app' failed: RuntimeError: cannot log in with [redacted]"
     assert local.err.endswith(f"{said}\n"), local.err
     assert there.err.replace(str(remote), str(here)) == local.err
+
+
+def test_a_secret_too_short_to_keep_out_on_the_workers_is_refused(tmp_path: Path) -> None:
+    # Locally such a value stops the run before anything is stored; held by the workers alone,
+    # it was not searched for there and was stored as it was.
+    short = RayCluster(num_cpus=1, worker_env={"PLAIN_WORD": "4821"}).start()
+    try:
+        done = short.run("run", "--engine", short.address, cwd=_project(tmp_path / "on-ray"))
+    finally:
+        short.stop()
+    assert done.code == 2, done.out + done.err
+    assert (
+        "secrets: on the Ray workers, the value of PLAIN_WORD is shorter than 6 characters"
+        in done.err
+    ), done.err
+    assert "4821" not in done.out + done.err

@@ -145,6 +145,10 @@ class Replica:
             }
         # As a local run does before the user's code runs, and from this process's
         # environment: the values the code reads here may be known nowhere else.
+        for name in setup.secrets:
+            problem = redaction.too_short(name, os.environ.get(name, ""))
+            if problem is not None:
+                return {"error": f"{setup.where}: secrets: on the Ray workers, {problem}"}
         redaction.register_environment(setup.secrets)
         fault = _header_fault(setup.system)
         if fault is not None:
