@@ -7,7 +7,7 @@ run makes them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from oloproof.evaluators.base import AsyncEvaluator, CaseView
 from oloproof.evaluators.reads import ReadDeclaration, reads_of
@@ -136,6 +136,11 @@ class _Watched:
 
     def reads(self) -> ReadDeclaration:
         return reads_of(self._judge)
+
+    def case_exclusion(self, case_id: str, expected: Mapping[str, Any]) -> Verdict | None:
+        """The judge's own (``ExcludesByCase``), or None for a judge that has none."""
+        excludes = getattr(self._judge, "case_exclusion", None)
+        return None if excludes is None else cast(Verdict | None, excludes(case_id, expected))
 
     async def ajudge(self, view: CaseView) -> Verdict:
         try:

@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any, ClassVar, Self
@@ -431,13 +432,22 @@ class AnswerJudge(LLMJudge):
     def expected_reads(self) -> tuple[str | None, ...]:
         return (self._expected_field,)
 
+    def case_exclusion(self, case_id: str, expected: Mapping[str, Any]) -> Verdict | None:
+        """``ExcludesByCase``: ``no_expected_value`` when the case has no reference answer,
+        whatever its output: an errored case without one records it, as one that ran does."""
+        reference = read_path(expected, self._expected)
+        if reference is MISSING or reference is None:
+            return Verdict.excluded("no_expected_value", expected_field=self._expected_field)
+        return None
+
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)
         if isinstance(answer, Verdict):
             return answer
+        excluded = self.case_exclusion(view.case_id, view.expected)
+        if excluded is not None:
+            return excluded
         reference = read_path(view.expected, self._expected)
-        if reference is MISSING or reference is None:
-            return Verdict.excluded("no_expected_value", expected_field=self._expected_field)
         if not isinstance(reference, str):
             reference = json.dumps(reference, ensure_ascii=False, sort_keys=True, default=str)
         return {"question": self.question(view), "reference": reference, "answer": answer}

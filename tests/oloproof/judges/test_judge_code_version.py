@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "dac0d4c0759f53adaa2d737205cf2ce3ea286286bcdd3026a8f690bbd8959b3a")
+RECORDED = (4, "341e1cd01a4aa5d9dc389b3e7d1a17b8b967dec4dcf4f8219e30e46cb224b53c")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
