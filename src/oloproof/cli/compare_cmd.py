@@ -256,7 +256,12 @@ def _metric_lines(row: Mapping[str, Any], margins: Sequence[float]) -> list[str]
         )
     lines += [f"  excluded {n}: {r}" for r, n in sorted(row["excluded_reasons"].items())]
     if not row["same_evaluator"]:
-        lines.append("  judged differently: the evaluator's settings differ between the runs")
+        # Its spec differs: a setting, or the version of Oloproof's code behind it (an upgrade
+        # that changed how the evaluator reads), which a user would look for in vain in a file.
+        lines.append(
+            "  judged differently: the evaluator differs between the runs (its settings, or the "
+            "version of its code)"
+        )
     return lines
 
 
