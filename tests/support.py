@@ -104,6 +104,67 @@ def stored_event(root: Path, kind: str) -> tuple[int, dict[str, Any]]:
         return decode(ledger.get_bytes(address))["schema"], json.loads(json.dumps(event.body))
 
 
+# Where today's code derives each gate's body, with a keyword for each check added since its
+# first schema: the flags a body of that kind states.
+_DERIVED_IN = {
+    "oloproof.decision": ("oloproof.runner", "decide_run"),
+    "oloproof.comparison": ("oloproof.compare", "derive_comparison"),
+}
+
+_EARLIER_RELEASE = """
+import importlib
+
+from oloproof import events
+
+
+def switched_off(today, flags):
+    def derive(*args, **kwargs):
+        body = today(*args, **kwargs, **dict.fromkeys(flags, False))
+        for flag in flags:
+            del body[flag]
+        return body
+
+    return derive
+
+
+for kind, (schema, path, name, flags) in {stood_for!r}.items():
+    events.SCHEMAS[kind] = schema
+    module = importlib.import_module(path)
+    setattr(module, name, switched_off(getattr(module, name), flags))
+{also}
+from oloproof.cli.main import main
+
+main()
+"""
+
+
+def added_since(kind: str, schema: int) -> tuple[str, ...]:
+    """The keys the upcasters of ``kind`` from ``schema`` on add to a body: the flags of the
+    checks a release that recorded ``kind`` at ``schema`` did not make. An upcaster that reads
+    the body (comparison 1's, say) raises here: what it changes is more than a flag."""
+    from oloproof import events as ev
+
+    body: dict[str, Any] = {}
+    for version in range(schema, ev.SCHEMAS[kind]):
+        body = ev.UPCASTERS[kind, version](body)
+    return tuple(body)
+
+
+def earlier_release(schemas: Mapping[str, int], also: str = "") -> tuple[str, str]:
+    """The ``command`` (for ``oloproof``, ``start_run``) of a script that stands for the
+    release that recorded each gate kind in ``schemas`` (``oloproof.decision``,
+    ``oloproof.comparison``) at the schema given: today's CLI, each such body derived with
+    every check added since switched off (``False``, whatever the upcasters say: they are what
+    the tests check) and stored at that schema without those checks' flags (``added_since``),
+    so a new flag needs no edit here. ``also``: more code run before the CLI (what else that
+    release did otherwise)."""
+    stood_for = {
+        kind: (schema, *_DERIVED_IN[kind], added_since(kind, schema))
+        for kind, schema in schemas.items()
+    }
+    return "-c", _EARLIER_RELEASE.format(stood_for=stood_for, also=also)
+
+
 def start_run(
     root: Path,
     marker: str,

@@ -195,15 +195,18 @@ def decide_rule(
     """
     standing = judge_check(rule) if judge_check is not None else None
     judged: dict[str, Any] = {"judge": dict(standing.detail)} if standing is not None else {}
-    unobserved = tally is None or tally.observed == 0
-    judge_first = not (unobserved and unobserved_before_judge)
-    if standing is not None and standing.outcome is not None and judge_first:
+    by_judge: RuleDecision | None = None  # when the judge's standing decides the rule
+    if standing is not None and standing.outcome is not None:
         reason = standing.reason or "judge_not_calibrated"
-        return RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
+        by_judge = RuleDecision(rule.id, rule.metric, standing.outcome, reason, judged)
     if tally is None or tally.observed == 0:
+        if by_judge is not None and not unobserved_before_judge:
+            return by_judge  # as decisions of schema 6 and before: the judge asked first
         return RuleDecision(
             rule.id, rule.metric, "INSUFFICIENT_EVIDENCE", NO_OBSERVED_CASES, judged
         )
+    if by_judge is not None:
+        return by_judge
     missing = tally.n_missing + not_run
     if rule.kind == "observed_count":
         return _decide_count(rule, tally, missing, judged, subset, counts_missing_repeats)

@@ -19,7 +19,15 @@ from pathlib import Path
 
 import pytest
 from tests.betting_reference import paired
-from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
+from tests.support import (
+    HOLDING_APP,
+    earlier_release,
+    interrupted_while_held,
+    oloproof,
+    write_project,
+)
+
+from oloproof import events as ev
 
 APP = (
     HOLDING_APP
@@ -134,32 +142,7 @@ def test_a_limited_run_against_an_interrupted_full_one(
 
 # An earlier release (comparison schema 5), which counted each run's unfinished cases as not
 # run whenever the plans differed: today's rule switched off, stored at its schema.
-EARLIER_RELEASE = """
-from oloproof import compare, events
-
-events.SCHEMAS[events.COMPARISON] = 5
-today = compare.derive_comparison
-
-
-def derive_comparison(*args, **kwargs):
-    later = (
-        "counts_unrun_once",
-        "judge_beats_chance",
-        "unobserved_before_judge",
-        "output_exclusions_missing",
-        "errored_case_exclusions",
-    )
-    body = today(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-compare.derive_comparison = derive_comparison
-from oloproof.cli.main import main
-
-main()
-"""
+EARLIER_RELEASE = earlier_release({ev.COMPARISON: 5})
 
 
 def test_an_earlier_releases_count_verifies_as_it_was_made(
@@ -172,7 +155,7 @@ def test_an_earlier_releases_count_verifies_as_it_was_made(
         runs["full"],
         "--json",
         cwd=root,
-        command=("-c", EARLIER_RELEASE),
+        command=EARLIER_RELEASE,
     )
     assert earlier.code == 0, earlier.out + earlier.err
     made = json.loads(earlier.out)

@@ -25,7 +25,14 @@ from typing import Any
 
 from scipy.stats import binomtest
 from tests.betting_reference import betting as betting_reference
-from tests.support import Result, oloproof, stale_when_current, verified_as_made, write_project
+from tests.support import (
+    Result,
+    earlier_release,
+    oloproof,
+    stale_when_current,
+    verified_as_made,
+    write_project,
+)
 
 from ledger import decode
 from oloproof import events as ev
@@ -58,23 +65,12 @@ POLICY = "version: 1\nrules:\n  - {id: recall, metric: recall_at_2, min: 0.635}\
 
 # An earlier release (decision schema 4): a missing case counted as 0 and 1 alone, and a metric
 # whose observed values were all 0 or 1 read by Clopper-Pearson, in its decision and its report.
-EARLIER_RELEASE = """
-from oloproof import events, metrics, runner
+EARLIER_RELEASE = earlier_release(
+    {ev.DECISION: 4},
+    also="""
+from oloproof import metrics
 
-events.SCHEMAS[events.DECISION] = 4
-today_decide, today_bound = runner.decide_run, metrics.MetricTally.bounded_interval
-
-
-def decide_run(*args, **kwargs):
-    body = today_decide(
-        *args,
-        **kwargs,
-        missing_any_value=False,
-        judge_beats_chance=False,
-        unobserved_before_judge=False,
-    )
-    del body["missing_any_value"], body["judge_beats_chance"], body["unobserved_before_judge"]
-    return body
+today_bound = metrics.MetricTally.bounded_interval
 
 
 def bounded_interval(self, *args, **kwargs):
@@ -82,12 +78,9 @@ def bounded_interval(self, *args, **kwargs):
     return today_bound(self, *args, **kwargs)
 
 
-runner.decide_run = decide_run
 metrics.MetricTally.bounded_interval = bounded_interval
-from oloproof.cli.main import main
-
-main()
-"""
+""",
+)
 
 
 def project(root: Path) -> Path:
@@ -103,7 +96,7 @@ def project(root: Path) -> Path:
 
 
 def run(root: Path, case_13: str, *, earlier: bool = False) -> Result:
-    command = ("-c", EARLIER_RELEASE) if earlier else ("-m", "oloproof")
+    command = EARLIER_RELEASE if earlier else ("-m", "oloproof")
     return oloproof("run", "--no-cache", cwd=root, env={"CASE_13": case_13}, command=command)
 
 

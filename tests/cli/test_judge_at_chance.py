@@ -20,6 +20,7 @@ import pytest
 from scipy.stats import binomtest
 from tests.support import (
     Result,
+    earlier_release,
     oloproof,
     serving_judge_gate,
     stored_event,
@@ -43,41 +44,7 @@ COMPARE = (
 
 # An earlier release (decision schema 5, comparison schema 6): today's check switched off, each
 # stored at its schema without the flag.
-EARLIER_RELEASE = """
-from oloproof import compare, events, runner
-
-events.SCHEMAS[events.DECISION] = 5
-events.SCHEMAS[events.COMPARISON] = 6
-today_decide, today_compare = runner.decide_run, compare.derive_comparison
-
-
-def decide_run(*args, **kwargs):
-    later = ("judge_beats_chance", "unobserved_before_judge")
-    body = today_decide(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-def derive_comparison(*args, **kwargs):
-    later = (
-        "judge_beats_chance",
-        "unobserved_before_judge",
-        "output_exclusions_missing",
-        "errored_case_exclusions",
-    )
-    body = today_compare(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-runner.decide_run = decide_run
-compare.derive_comparison = derive_comparison
-from oloproof.cli.main import main
-
-main()
-"""
+EARLIER_RELEASE = earlier_release({ev.DECISION: 5, ev.COMPARISON: 6})
 
 
 def _always_pass(server: ScriptedJudgeServer) -> None:
@@ -167,8 +134,7 @@ def test_a_comparison_rule_on_a_judge_at_chance_is_not_decided(yes_judge: Path) 
 def test_what_an_earlier_release_decided_verifies_as_it_was_made(yes_judge: Path) -> None:
     (yes_judge / "policy.yaml").write_text(NO_MINIMUMS)
     (yes_judge / "compare.yaml").write_text(COMPARE)
-    earlier = ("-c", EARLIER_RELEASE)
-    first = oloproof("run", "--json", cwd=yes_judge, env=ENV, command=earlier)
+    first = oloproof("run", "--json", cwd=yes_judge, env=ENV, command=EARLIER_RELEASE)
     assert first.code == 0, first.out + first.err  # what it decided then
     verified_as_made(
         yes_judge,
@@ -177,10 +143,10 @@ def test_what_an_earlier_release_decided_verifies_as_it_was_made(yes_judge: Path
         5,
         "re-derived 1 decision(s)",
     )
-    second = oloproof("run", "--json", cwd=yes_judge, env=ENV, command=earlier)
+    second = oloproof("run", "--json", cwd=yes_judge, env=ENV, command=EARLIER_RELEASE)
     ids = json.loads(second.out)["run_id"], json.loads(first.out)["run_id"]
     compared = oloproof(
-        "compare", *ids, "--policy", "compare.yaml", cwd=yes_judge, env=ENV, command=earlier
+        "compare", *ids, "--policy", "compare.yaml", cwd=yes_judge, env=ENV, command=EARLIER_RELEASE
     )
     assert compared.code == 0, compared.out + compared.err
     schema, body = stored_event(yes_judge, ev.COMPARISON)

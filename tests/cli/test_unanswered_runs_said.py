@@ -19,13 +19,18 @@ from __future__ import annotations
 import html
 import json
 import re
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from tests.support import Result, oloproof, stale_when_current, verified_as_made, write_project
+from tests.support import (
+    Result,
+    earlier_release,
+    oloproof,
+    stale_when_current,
+    verified_as_made,
+    write_project,
+)
 from tests.view.support import fetch, serving
 
 from ledger import decode
@@ -178,46 +183,16 @@ def test_a_run_with_answered_cases_has_no_such_line(tmp_path: Path) -> None:
 
 # An earlier release (decision schema 3), whose gate block_on let pass however little was
 # under it: today's rule switched off, and the decision stored at its schema, without the flag.
-EARLIER_RELEASE = """
-from oloproof import events, runner
-
-events.SCHEMAS[events.DECISION] = 3
-today = runner.decide_run
-
-
-def decide_run(*args, **kwargs):
-    later = (
-        "no_evidence_blocks",
-        "missing_any_value",
-        "judge_beats_chance",
-        "unobserved_before_judge",
-    )
-    body = today(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-runner.decide_run = decide_run
-from oloproof.cli.main import main
-
-main()
-"""
+EARLIER_RELEASE = earlier_release({ev.DECISION: 3})
 
 
 def test_a_gate_an_earlier_release_let_pass_still_verifies_as_it_was_made(
     tmp_path: Path,
 ) -> None:
     root = project(tmp_path / "p", ALL_RAISE, block_on="[FAIL]")
-    earlier = subprocess.run(
-        [sys.executable, "-c", EARLIER_RELEASE, "run"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert earlier.returncode == 0, earlier.stdout + earlier.stderr  # what it decided then
-    run_id = earlier.stdout.split()[1]
+    earlier = oloproof("run", cwd=root, command=EARLIER_RELEASE)
+    assert earlier.code == 0, earlier.out + earlier.err  # what it decided then
+    run_id = earlier.lines[0].split()[1]
     schema, body, refs = _decision(root)
     # Stored at schema 3 and read through its upcaster: decided by the rule of its day.
     verified_as_made(root, (schema, body), "no_evidence_blocks", 3, "re-derived 1 decision(s)")

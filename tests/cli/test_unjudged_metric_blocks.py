@@ -15,7 +15,14 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import copy_example, free_port, oloproof, stored_event, verified_as_made
+from tests.support import (
+    copy_example,
+    earlier_release,
+    free_port,
+    oloproof,
+    stored_event,
+    verified_as_made,
+)
 
 from oloproof import events as ev
 
@@ -29,34 +36,9 @@ COMPARE = (
     "version: 1\nblock_on: [FAIL]\nrules:\n"
     "  - {id: grounded-not-worse, metric: groundedness, non_inferiority: {margin: 5}}\n"
 )
-EARLIER_RELEASE = """
-from oloproof import compare, events, runner
-
-events.SCHEMAS[events.DECISION] = 6
-events.SCHEMAS[events.COMPARISON] = 7
-today_decide, today_compare = runner.decide_run, compare.derive_comparison
-
-
-def decide_run(*args, **kwargs):
-    body = today_decide(*args, **kwargs, unobserved_before_judge=False)
-    del body["unobserved_before_judge"]
-    return body
-
-
-def derive_comparison(*args, **kwargs):
-    later = ("unobserved_before_judge", "output_exclusions_missing", "errored_case_exclusions")
-    body = today_compare(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-runner.decide_run = decide_run
-compare.derive_comparison = derive_comparison
-from oloproof.cli.main import main
-
-main()
-"""
+# An earlier release (decision schema 6, comparison schema 7): today's check switched off, each
+# stored at its schema without the flag.
+EARLIER_RELEASE = earlier_release({ev.DECISION: 6, ev.COMPARISON: 7})
 
 
 @pytest.fixture
@@ -100,8 +82,7 @@ def test_a_comparison_rule_its_judge_never_answered_blocks(unanswered: Path) -> 
 
 
 def test_what_an_earlier_release_decided_verifies_as_it_was_made(unanswered: Path) -> None:
-    earlier = ("-c", EARLIER_RELEASE)
-    first = oloproof("run", "--json", cwd=unanswered, env=ENV, command=earlier)
+    first = oloproof("run", "--json", cwd=unanswered, env=ENV, command=EARLIER_RELEASE)
     assert first.code == 0, first.out + first.err  # what it decided then
     verified_as_made(
         unanswered,
@@ -110,10 +91,16 @@ def test_what_an_earlier_release_decided_verifies_as_it_was_made(unanswered: Pat
         6,
         "re-derived 1 decision(s)",
     )
-    second = oloproof("run", "--json", cwd=unanswered, env=ENV, command=earlier)
+    second = oloproof("run", "--json", cwd=unanswered, env=ENV, command=EARLIER_RELEASE)
     ids = json.loads(second.out)["run_id"], json.loads(first.out)["run_id"]
     compared = oloproof(
-        "compare", *ids, "--policy", "compare.yaml", cwd=unanswered, env=ENV, command=earlier
+        "compare",
+        *ids,
+        "--policy",
+        "compare.yaml",
+        cwd=unanswered,
+        env=ENV,
+        command=EARLIER_RELEASE,
     )
     assert compared.code == 0, compared.out + compared.err
     schema, body = stored_event(unanswered, ev.COMPARISON)

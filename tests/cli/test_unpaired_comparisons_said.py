@@ -21,7 +21,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from tests.support import Result, oloproof, verified_as_made, write_project
+from tests.support import Result, earlier_release, oloproof, verified_as_made, write_project
 from tests.view.support import fetch, serving
 
 from ledger import Event, decode
@@ -202,33 +202,7 @@ def test_an_ordinary_comparison_has_no_such_line(tmp_path: Path) -> None:
 
 # An earlier release (comparison schema 4), whose gate block_on let pass however little was
 # under it: today's rule switched off, and the comparison stored at its schema, without the flag.
-EARLIER_RELEASE = """
-from oloproof import compare, events
-
-events.SCHEMAS[events.COMPARISON] = 4
-today = compare.derive_comparison
-
-
-def derive_comparison(*args, **kwargs):
-    later = (
-        "no_evidence_blocks",
-        "counts_unrun_once",
-        "judge_beats_chance",
-        "unobserved_before_judge",
-        "output_exclusions_missing",
-        "errored_case_exclusions",
-    )
-    body = today(*args, **kwargs, **dict.fromkeys(later, False))
-    for flag in later:
-        del body[flag]
-    return body
-
-
-compare.derive_comparison = derive_comparison
-from oloproof.cli.main import main
-
-main()
-"""
+EARLIER_RELEASE = earlier_release({ev.COMPARISON: 4})
 
 
 def test_a_comparison_an_earlier_release_let_pass_still_verifies_as_it_was_made(
@@ -236,7 +210,7 @@ def test_a_comparison_an_earlier_release_let_pass_still_verifies_as_it_was_made(
 ) -> None:
     root = project(tmp_path / "p", block_on="[FAIL]")
     baseline, candidate = run_id(root), run_id(root, "--config", "broken.yaml")
-    earlier = compare(root, candidate, baseline, command=("-c", EARLIER_RELEASE))
+    earlier = compare(root, candidate, baseline, command=EARLIER_RELEASE)
     assert earlier.code == 0, earlier.out + earlier.err  # what it decided then
     assert "Gate: PASS (exit 0)" in earlier.lines
     address, schema, body, refs = _comparison(root)
