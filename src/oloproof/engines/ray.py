@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof import errors, redaction
 from oloproof.dataset import Case
+from oloproof.display import plural
 from oloproof.engines.local import Outcome, timed_out
 from oloproof.engines.replica import CaseOrder, Replica, ReplicaSetup
 from oloproof.errors import ConfigError, OloproofError
@@ -648,7 +649,7 @@ def _held_limit(timeout_s: float) -> float:
 def _died(deaths: int, limit: int) -> dict[str, Any]:
     return {
         "type": "WorkerDied",
-        "message": f"the Ray worker running the case died {deaths} times "
+        "message": f"the Ray worker running the case died {deaths} {plural(deaths, 'time')} "
         f"(engine.max_retries: {limit})",
         "traceback": "",
     }
