@@ -67,7 +67,7 @@ from oloproof.diagnosis.labels import (
     intervention_body,
     unchangeable,
 )
-from oloproof.engines import Engine, open_engine
+from oloproof.engines import Engine, RerankerRef, open_engine
 from oloproof.errors import ConfigError, OloproofError, UnknownIdError
 from oloproof.events import plain
 from oloproof.lazyseq import LazySequence
@@ -75,7 +75,7 @@ from oloproof.metrics import criteria_of
 from oloproof.relevance import RANKING_EVALUATORS
 from oloproof.runner import RunPlan, execute_run, replay_plan
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
-from oloproof.systems.base import load_object
+from oloproof.systems.base import load_reranker
 
 _WHERE = "diagnose()"
 _SPELLED = Spelling(_WHERE)
@@ -298,8 +298,14 @@ async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosi
         first = request.specs[0].plan
         if first.config.engine.kind == "local":  # each child run executes its own plan's system
             return await _run_children(ledger, request, None)
-        # One engine for every child run: the Ray replicas build the system once.
-        running = await open_engine(first.config, first.config_path, first.system)
+        # One engine for every child run: the Ray replicas build the system once, and import
+        # the reranker as they start, so one they cannot import is refused before a child run.
+        reranker = None
+        if asked.reranker is not None:
+            reranker = RerankerRef(asked.reranker, **_reranker_named(spelled))
+        running = await open_engine(
+            first.config, first.config_path, first.system, reranker=reranker
+        )
         try:
             return await _run_children(ledger, request, running)
         finally:
@@ -454,11 +460,12 @@ def _evaluator_type(parent: StoredRun, criterion: str) -> str | None:
 
 def _load_reranker(parent: StoredRun, reference: str, spelled: Spelling) -> Callable[..., Any]:
     base = Path(parent.body["config_path"]).parent
-    key, where = spelled.name("reranker"), _where(spelled)
-    function = load_object(reference, base_dir=base, key=key, where=where)
-    if not callable(function):
-        raise ConfigError(f"{key}: {reference} is not a function", where=where)
-    return function  # type: ignore[no-any-return]
+    return load_reranker(reference, base_dir=base, **_reranker_named(spelled))
+
+
+def _reranker_named(spelled: Spelling) -> dict[str, str]:
+    """How an error names the reranker: its option (or argument), and the command (or call)."""
+    return {"key": spelled.name("reranker"), "where": _where(spelled)}
 
 
 def _where(spelled: Spelling) -> str:

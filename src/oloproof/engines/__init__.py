@@ -15,6 +15,7 @@ ledger. So a run gives the same events whichever engine executed its cases.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,6 +50,16 @@ class Engine(Protocol):
         """Stop whatever the engine started."""
 
 
+@dataclass(frozen=True)
+class RerankerRef:
+    """A diagnosis's reranker, as an engine imports it where the cases run, and how its
+    errors name it."""
+
+    reference: str  # module:function
+    key: str  # --reranker, or the argument reranker
+    where: str  # oloproof diagnose, or the call
+
+
 def engine_from_option(config: EngineConfig, text: str) -> EngineConfig:
     """The engine setting ``--engine TEXT`` makes of the project's ``config``.
 
@@ -79,11 +90,15 @@ def require_engine(config: ProjectConfig, config_path: Path) -> None:
             check_reachable(config.engine.address, where)
 
 
-async def open_engine(config: ProjectConfig, config_path: Path, system: System) -> Engine:
+async def open_engine(
+    config: ProjectConfig, config_path: Path, system: System, reranker: RerankerRef | None = None
+) -> Engine:
     """Start the engine ``config.engine`` names for ``system`` (planned from ``config``).
 
     The Ray engine starts its replicas here and checks that each built the very system the
-    driver planned; every problem is a ``ConfigError`` raised before the run writes anything.
+    driver planned, and imported the ``reranker`` a diagnosis replays (the local engine runs
+    the one the driver imported); every problem is a ``ConfigError`` raised before the run
+    writes anything.
     """
     from oloproof.engines.local import LocalEngine
 
@@ -91,4 +106,4 @@ async def open_engine(config: ProjectConfig, config_path: Path, system: System) 
         return LocalEngine(system, config.timeout_s, config.concurrency)
     from oloproof.engines.ray import start_ray_engine
 
-    return await start_ray_engine(config, config_path, system)
+    return await start_ray_engine(config, config_path, system, reranker)

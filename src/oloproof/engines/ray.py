@@ -61,6 +61,7 @@ from oloproof.systems.base import ExecContext, Execution, System
 
 if TYPE_CHECKING:
     from oloproof.config import ProjectConfig
+    from oloproof.engines import RerankerRef
 
 _REPLICAS = 2
 _NUM_CPUS = 1.0
@@ -116,7 +117,9 @@ class _Settings:
         )
 
 
-async def start_ray_engine(config: ProjectConfig, config_path: Path, system: System) -> RayEngine:
+async def start_ray_engine(
+    config: ProjectConfig, config_path: Path, system: System, reranker: RerankerRef | None
+) -> RayEngine:
     """Connect to (or start) Ray and start the replicas; see the module."""
     settings = _Settings.of(config)
     where = config.location("engine", path=config_path)
@@ -140,6 +143,7 @@ async def start_ray_engine(config: ProjectConfig, config_path: Path, system: Sys
             for header in (config.system.http.headers if config.system.http else {})
         },
         secrets=tuple(config.secrets),
+        reranker=reranker,
     )
     engine = RayEngine(ray, settings, setup, system.identity(), owns, where)
     try:
@@ -628,7 +632,7 @@ class RayEngine:
 
 def _replay_for(case: Case, ctx: ExecContext) -> dict[str, Any]:
     """The case's share of what the run replays: its recorded retrieval, and a reranker by
-    the reference the intervention records (the replica imports it)."""
+    the reference the intervention records (the replica imported it as it started)."""
     replay: dict[str, Any] = {}
     for key, value in ctx.replay.items():
         if key == "retrievals":

@@ -6,7 +6,8 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
 1. The system is built once per replica (``ready``), from the settings the driver planned with,
    and the replica reports its identity, so the driver can refuse a replica whose code or
    settings differ from its own. A failed build is reported as the sentence a local run's
-   planning would give.
+   planning would give. A diagnosis's reranker is imported there too, so one the workers cannot
+   import is refused before any case runs, as the driver refuses one it cannot import.
 2. Each case runs through ``oloproof.engines.local.run_system``, exactly as a local run does:
    the same timeout, the same sorting of what user code raised, the same error records.
 3. The driver's ledger is the only stage cache. A stage lookup is a question put to the driver
@@ -40,8 +41,9 @@ from oloproof import __version__, redaction
 from oloproof import events as ev
 from oloproof.config import SystemConfig
 from oloproof.dataset import Case
+from oloproof.engines import RerankerRef
 from oloproof.engines.local import run_system
-from oloproof.errors import ConfigError, OloproofError
+from oloproof.errors import OloproofError
 from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
 from oloproof.systems.base import (
@@ -49,7 +51,7 @@ from oloproof.systems.base import (
     Execution,
     System,
     case_output,
-    load_object,
+    load_reranker,
 )
 from oloproof.usercode import describe
 
@@ -71,6 +73,9 @@ class ReplicaSetup:
     header_places: dict[str, str] = field(default_factory=dict)
     # The variables the project lists under ``secrets:``, whose values the workers hold.
     secrets: tuple[str, ...] = ()
+    # A diagnosis's reranker: imported as the replica starts (a reranker the workers cannot
+    # import refuses them before a child run is written, as the driver refuses one it cannot).
+    reranker: RerankerRef | None = None
     version: str = __version__
 
 
@@ -162,6 +167,14 @@ class Replica:
                 where=setup.where,
                 concurrency=setup.concurrency,
             )
+            if setup.reranker is not None:
+                named = setup.reranker
+                self._rerankers[named.reference] = load_reranker(
+                    named.reference,
+                    base_dir=self._base,
+                    key=f"{named.key}, on the Ray workers",
+                    where=named.where,
+                )
         except OloproofError as exc:  # the driver prints it: without the secrets read here
             return {"error": redaction.redact_text(str(exc))}
         except BaseException as exc:  # building user code may raise anything
@@ -234,18 +247,8 @@ class Replica:
 
     def _replay(self, order: CaseOrder) -> dict[str, Any]:
         replay = dict(order.replay)
-        reference = replay.get("reranker")
-        if isinstance(reference, str):
-            if reference not in self._rerankers:
-                function = load_object(
-                    reference, base_dir=self._base, key="--reranker", where="oloproof diagnose"
-                )
-                if not callable(function):
-                    raise ConfigError(
-                        f"oloproof diagnose: --reranker: {reference} is not a function"
-                    )
-                self._rerankers[reference] = function
-            replay["reranker"] = self._rerankers[reference]
+        if "reranker" in replay:  # its reference: the function was imported by ``ready``
+            replay["reranker"] = self._rerankers[replay["reranker"]]
         return replay
 
 

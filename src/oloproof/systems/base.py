@@ -130,6 +130,15 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     return obj
 
 
+def load_reranker(reference: str, *, base_dir: Path, key: str, where: str) -> Callable[..., Any]:
+    """The reranker function ``reference`` (``module:function``) names, imported as
+    ``load_object`` imports; a ``ConfigError`` naming ``key`` when it is not a function."""
+    function = load_object(reference, base_dir=base_dir, key=key, where=where)
+    if not callable(function):
+        raise ConfigError(f"{key}: {reference} is not a function", where=where)
+    return function  # type: ignore[no-any-return]
+
+
 def _dotted(name: str) -> bool:
     return all(part.isidentifier() for part in name.split("."))
 
