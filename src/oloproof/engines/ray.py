@@ -135,6 +135,7 @@ async def start_ray_engine(
         system=config.system,
         base_dir=str(base),
         shipped=bool(config.engine.ship_project),
+        working_dir=_working_place(base),
         where=config.location("system", kind, path=config_path),
         concurrency=settings.per_replica,
         timeout_s=config.timeout_s,
@@ -664,6 +665,17 @@ def _oloproof_error(name: str) -> type[OloproofError]:
     if isinstance(found, type) and issubclass(found, OloproofError):
         return found
     return OloproofError
+
+
+def _working_place(base: Path) -> str:
+    """This process's working folder as a replica finds it: relative to the project folder
+    ``base`` when inside it (a replica's project folder may be a copy sent with the run), else
+    its absolute path."""
+    here = Path.cwd()
+    try:
+        return here.relative_to(base.resolve()).as_posix()
+    except ValueError:
+        return str(here)
 
 
 def _relative_to(path: Path, base: Path) -> str:

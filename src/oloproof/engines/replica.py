@@ -8,6 +8,8 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
    settings differ from its own. A failed build is reported as the sentence a local run's
    planning would give. A diagnosis's reranker is imported there too, so one the workers cannot
    import is refused before any case runs, as the driver refuses one it cannot import.
+   The replica works in the driver's working folder, as a local run's system does (see
+   ``ready``), so a path the system opens relative to it names the same file.
 2. Each case runs through ``oloproof.engines.local.run_system``, exactly as a local run does:
    the same timeout, the same sorting of what user code raised, the same error records.
 3. The driver's ledger is the only stage cache. A stage lookup is a question put to the driver
@@ -66,6 +68,8 @@ class ReplicaSetup:
     system: SystemConfig
     base_dir: str  # the project folder on the driver's machine
     shipped: bool  # the project folder was sent with the run: it is the working directory
+    # The driver's working folder: relative to the project folder when inside it, else absolute.
+    working_dir: str
     where: str  # how errors name the system's place in oloproof.yaml
     concurrency: int
     timeout_s: float
@@ -148,6 +152,12 @@ class Replica:
                 "error": f"the project folder {setup.base_dir} is not on the Ray workers; set "
                 "engine.ship_project: true to send it with the run"
             }
+        # Where a local run's system works: the driver's working folder (its place in the
+        # project folder, a copy of it when shipped), so that a path the system opens
+        # relative to it names the same file as locally; the project folder when the workers
+        # lack it. Ray starts an actor in a folder of its own.
+        folder = self._base / setup.working_dir  # an absolute working_dir is itself
+        os.chdir(folder if folder.is_dir() else self._base)
         # As a local run does before the user's code runs, and from this process's
         # environment: the values the code reads here may be known nowhere else.
         for name in setup.secrets:
