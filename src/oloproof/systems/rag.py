@@ -54,6 +54,7 @@ from typing import Any, cast
 
 from pydantic import ValidationError
 
+from ledger import CodecError
 from oloproof.config import RagSettings
 from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
@@ -78,6 +79,7 @@ from oloproof.systems.base import (
     case_output,
     declared_apart,
     load_object,
+    unrecordable,
 )
 from oloproof.systems.context_use import ignores_context, reads_only_items, written
 from oloproof.systems.rerank import built_badly, drawn, lazy, reordered
@@ -546,7 +548,10 @@ class RagSystem:
         body: dict[str, Any] = {"output": case_output(case, output)}
         if calls:
             body["model_calls"] = calls
-        address = ctx.stage_cache.record("generate", identity, body)
+        try:
+            address = ctx.stage_cache.record("generate", identity, body)
+        except CodecError as exc:  # a NaN: stops the run, as a callable system's output does
+            raise unrecordable(case, exc) from None
         stages.append(StageRecord("generate", identity, address, False))
         return output, calls
 
