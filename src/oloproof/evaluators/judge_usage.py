@@ -66,8 +66,9 @@ class UsageMeter:
     (its tokens were spent, and counted, by the run that first made it). ``totals()`` per
     judge criterion: ``calls`` (replies carrying usage, as ``usage_totals`` counts them),
     ``calls_without_usage``, ``input_tokens``, ``output_tokens``, ``cost`` (None unless priced),
-    ``failed`` (missing judgments: the call failed or the reply was not the protocol's) and
-    ``reused``. ``prior`` continues totals recorded earlier (a resumed run).
+    ``failed`` (missing judgments: the call failed or the reply was not the protocol's; the
+    tokens such a reply reported are counted all the same) and ``reused``. ``prior`` continues
+    totals recorded earlier (a resumed run).
     """
 
     def __init__(
@@ -103,14 +104,20 @@ class UsageMeter:
                 continue
             if verdict is None:
                 totals["reused"] += 1
-            elif "usage" in verdict.detail:
+                continue
+            # A call that failed (error_kind) may still have had a reply reporting the tokens
+            # it used: counted as failed, its tokens and cost added all the same.
+            failed = verdict.status == "missing" and (
+                "error_kind" in verdict.detail or "usage" not in verdict.detail
+            )
+            if "usage" in verdict.detail:
                 once = usage_totals([verdict.detail])
-                for key in ("calls", "calls_without_usage", "input_tokens", "output_tokens"):
+                for key in ("calls_without_usage", "input_tokens", "output_tokens"):
                     totals[key] += once[key]
+                totals["calls"] += 0 if failed else once["calls"]
                 if once["cost"] is not None:
                     totals["cost"] = (totals["cost"] or 0.0) + once["cost"]
-            elif verdict.status == "missing":
-                totals["failed"] += 1
+            totals["failed"] += failed
 
     def totals(self) -> dict[str, dict[str, Any]]:
         return {criterion: dict(totals) for criterion, totals in self._totals.items()}

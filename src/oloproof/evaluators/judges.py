@@ -16,7 +16,8 @@ What can happen:
   ``judge_connection_failed``, ``judge_http_error``, ``judge_key_missing``,
   ``judge_request_failed``, or ``judge_malformed_response`` (a 2xx that is not the protocol's
   reply); the detail keeps ``error``, ``error_kind``, ``attempts``, the ``status`` and the
-  server's reply as ``raw_reply``. Never a pass or a fail.
+  server's reply as ``raw_reply``, and the call's metadata (``usage``, ``cost``) when a 2xx
+  reported the tokens it used all the same. Never a pass or a fail.
 - ``missing: judge_reply_incomplete``: the reply says it is not the model's whole answer (cut
   at the token limit, refused, a tool call, several choices: ``Completion.incomplete``), so
   whatever verdict its text holds is not taken; ``error`` says what the reply is, beside
@@ -234,7 +235,12 @@ class LLMJudge:
         try:
             completion = await self.provider.complete(system, user, schema=schema)
         except ProviderError as exc:
-            return Verdict.missing(CALL_FAILURES[exc.kind], **exc.to_detail())
+            detail = exc.to_detail()
+            if exc.completion is not None:
+                # A reply came (beside the server's error, or without an answer) and reported
+                # the tokens it used: they were spent, and the run's judge totals count them.
+                detail.update(self._call_detail(exc.completion))
+            return Verdict.missing(CALL_FAILURES[exc.kind], **detail)
         return self.interpret(completion, system, user)
 
     # --- what a subclass supplies ------------------------------------------------------------

@@ -338,6 +338,30 @@ class HttpProvider:
         wrong), or KeyError, TypeError or IndexError for a part that is not there."""
         raise NotImplementedError
 
+    def usage(self, data: Mapping[str, Any]) -> Usage:
+        """The token counts a 2xx body's object reports; raises ``MalformedReply`` for counts
+        in another shape (``usage_object``, ``token_count``)."""
+        raise NotImplementedError
+
+    def unanswered(
+        self, why: str, data: Mapping[str, Any], finish_reason: str | None = None
+    ) -> MalformedReply:
+        """The ``MalformedReply`` of a reply in the protocol's shape that holds no answer (an
+        error in its choice, no text past the token limit), carrying what it reports it used:
+        those tokens were spent, and the run counts them. It carries nothing when the reply
+        reports no count, or one in another shape."""
+        try:
+            usage = self.usage(data)
+            reply_id, model = optional_text(data, "id"), optional_text(data, "model")
+        except MalformedReply:
+            return MalformedReply(why)
+        if usage.input_tokens is None and usage.output_tokens is None:
+            return MalformedReply(why)
+        spent = Completion(
+            text="", usage=usage, reply_id=reply_id, model=model, finish_reason=finish_reason
+        )
+        return MalformedReply(why, spent)
+
     # --- the call ----------------------------------------------------------------------------
 
     async def complete(

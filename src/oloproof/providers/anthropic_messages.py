@@ -75,19 +75,23 @@ class AnthropicMessagesProvider(HttpProvider):
         stop_reason = optional_text(data, "stop_reason")
         if not texts or not all(isinstance(text, str) for text in texts):
             why = _INCOMPLETE.get(stop_reason or "")
-            raise MalformedReply("the reply has no text content" + (f": {why}" if why else ""))
-        usage = usage_object(data)
+            said = "the reply has no text content" + (f": {why}" if why else "")
+            raise self.unanswered(said, data, stop_reason)
         return Completion(
             text="".join(texts),
-            usage=Usage(
-                input_tokens=_prompt_tokens(usage),
-                output_tokens=token_count(usage, "output_tokens"),
-            ),
+            usage=self.usage(data),
             reply_id=optional_text(data, "id"),
             model=optional_text(data, "model"),
             finish_reason=stop_reason,
             incomplete=_INCOMPLETE.get(stop_reason or "")
             or (_TOOL_USE_BLOCK if tool_use else None),
+        )
+
+    def usage(self, data: Mapping[str, Any]) -> Usage:
+        usage = usage_object(data)
+        return Usage(
+            input_tokens=_prompt_tokens(usage),
+            output_tokens=token_count(usage, "output_tokens"),
         )
 
 

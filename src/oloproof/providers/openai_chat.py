@@ -84,7 +84,7 @@ class OpenAIChatProvider(HttpProvider):
             raise MalformedReply("choices[0] is not an object")
         if choice.get("error") is not None:
             # A server that failed part way through the reply (OpenRouter says so here).
-            raise MalformedReply("choices[0] holds the server's error" + error_said(choice))
+            raise self.unanswered("choices[0] holds the server's error" + error_said(choice), data)
         message = choice["message"]
         if not isinstance(message, dict):
             raise MalformedReply("choices[0].message is not an object")
@@ -93,23 +93,28 @@ class OpenAIChatProvider(HttpProvider):
         finish_reason = optional_text(choice, "finish_reason", "choices[0].")
         if not isinstance(text, str):
             if isinstance(refusal, str) and refusal:
-                raise MalformedReply(f"the reply has no text content: {_refused(refusal)}")
-            if message.get("tool_calls"):
-                raise MalformedReply(f"the reply has no text content: {_TOOL_CALL}")
-            why = _INCOMPLETE.get(finish_reason or "")
-            raise MalformedReply("the reply has no text content" + (f": {why}" if why else ""))
-        usage = usage_object(data)
+                why = _refused(refusal)
+            elif message.get("tool_calls"):
+                why = _TOOL_CALL
+            else:
+                why = _INCOMPLETE.get(finish_reason or "", "")
+            said = "the reply has no text content" + (f": {why}" if why else "")
+            raise self.unanswered(said, data, finish_reason)
         return Completion(
             text=text,
-            usage=Usage(
-                input_tokens=token_count(usage, "prompt_tokens"),
-                output_tokens=token_count(usage, "completion_tokens"),
-            ),
+            usage=self.usage(data),
             reply_id=optional_text(data, "id"),
             fingerprint=optional_text(data, "system_fingerprint"),
             model=optional_text(data, "model"),
             finish_reason=finish_reason,
             incomplete=_incomplete(len(choices), message, finish_reason),
+        )
+
+    def usage(self, data: Mapping[str, Any]) -> Usage:
+        usage = usage_object(data)
+        return Usage(
+            input_tokens=token_count(usage, "prompt_tokens"),
+            output_tokens=token_count(usage, "completion_tokens"),
         )
 
 

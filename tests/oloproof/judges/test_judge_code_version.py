@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "341e1cd01a4aa5d9dc389b3e7d1a17b8b967dec4dcf4f8219e30e46cb224b53c")
+RECORDED = (4, "f8d517c296346296a77b6c6fb9f26476cd327df087e8843f6c2e2b3bf09b23ab")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
