@@ -603,7 +603,9 @@ async def _execute(
 
     def on_case(result: CaseResultBody) -> None:
         tally.add(result)
-        meter.case_done(result["case_id"], result["judgments"])
+        # Each repeat's judgments: a repeated case's result holds the first's at its top.
+        repeats: Sequence[Mapping[str, Any]] = result.get("repeats") or [result]
+        meter.case_done(result["case_id"], [c for r in repeats for c in r["judgments"]])
 
     spec = _run_spec(plan, run, meter, options, engine)
     redacted_before = redaction.stored_count()

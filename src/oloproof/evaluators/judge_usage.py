@@ -6,6 +6,7 @@ run makes them.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
@@ -62,8 +63,9 @@ class UsageMeter:
 
     ``watch`` wraps a judge, so every verdict it gives is seen as it is given: such a judgment
     is new, made in this run. ``case_done`` names the criteria a case's result holds a judgment
-    for; one the wrapper did not see came from the judgment cache, and counts as ``reused``
-    (its tokens were spent, and counted, by the run that first made it). ``totals()`` per
+    for, once for each repeat holding one (``--repeats``); one the wrapper did not see came from
+    the judgment cache, and counts as ``reused`` (its tokens were spent, and counted, by the
+    run that first made it). ``totals()`` per
     judge criterion: ``calls`` (replies carrying usage, as ``usage_totals`` counts them),
     ``calls_without_usage``, ``input_tokens``, ``output_tokens``, ``cost`` (None unless priced),
     ``failed`` (missing judgments: the call failed or the reply was not the protocol's; the
@@ -75,7 +77,8 @@ class UsageMeter:
         self, criteria: Iterable[str], prior: Mapping[str, Mapping[str, Any]] | None = None
     ) -> None:
         self._totals = {c: {**_empty_totals(), **dict((prior or {}).get(c, {}))} for c in criteria}
-        self._seen: dict[tuple[str, str], Verdict] = {}
+        # The verdicts given for a case, one per repeat judged, until the case is done.
+        self._seen: dict[tuple[str, str], list[Verdict]] = {}
 
     def watch(self, judge: AsyncEvaluator) -> AsyncEvaluator:
         """``judge``, reporting each verdict it gives to this meter (others pass unchanged)."""
@@ -91,33 +94,38 @@ class UsageMeter:
         return _Watched(judge, self)
 
     def seen(self, case_id: str, criterion: str, verdict: Verdict) -> None:
-        self._seen[(case_id, criterion)] = verdict
+        self._seen.setdefault((case_id, criterion), []).append(verdict)
 
     def case_done(self, case_id: str, judged: Iterable[str]) -> None:
-        """Count one finished case whose result holds a judgment for each of ``judged``."""
+        """Count one finished case whose result holds a judgment for each of ``judged`` (a
+        criterion named once for each repeat that holds one)."""
         if not self._totals:
             return
-        judged = set(judged)
+        held = Counter(judged)
         for criterion, totals in self._totals.items():
-            verdict = self._seen.pop((case_id, criterion), None)
-            if criterion not in judged:
+            verdicts = self._seen.pop((case_id, criterion), [])
+            if not held[criterion]:
                 continue
-            if verdict is None:
-                totals["reused"] += 1
-                continue
-            # A call that failed (error_kind) may still have had a reply reporting the tokens
-            # it used: counted as failed, its tokens and cost added all the same.
-            failed = verdict.status == "missing" and (
-                "error_kind" in verdict.detail or "usage" not in verdict.detail
-            )
-            if "usage" in verdict.detail:
-                once = usage_totals([verdict.detail])
-                for key in ("calls_without_usage", "input_tokens", "output_tokens"):
-                    totals[key] += once[key]
-                totals["calls"] += 0 if failed else once["calls"]
-                if once["cost"] is not None:
-                    totals["cost"] = (totals["cost"] or 0.0) + once["cost"]
-            totals["failed"] += failed
+            totals["reused"] += max(0, held[criterion] - len(verdicts))
+            for verdict in verdicts:
+                self._count(totals, verdict)
+
+    @staticmethod
+    def _count(totals: dict[str, Any], verdict: Verdict) -> None:
+        """Add one judgment this run made to its judge's ``totals``."""
+        # A call that failed (error_kind) may still have had a reply reporting the tokens it
+        # used: counted as failed, its tokens and cost added all the same.
+        failed = verdict.status == "missing" and (
+            "error_kind" in verdict.detail or "usage" not in verdict.detail
+        )
+        if "usage" in verdict.detail:
+            once = usage_totals([verdict.detail])
+            for key in ("calls_without_usage", "input_tokens", "output_tokens"):
+                totals[key] += once[key]
+            totals["calls"] += 0 if failed else once["calls"]
+            if once["cost"] is not None:
+                totals["cost"] = (totals["cost"] or 0.0) + once["cost"]
+        totals["failed"] += failed
 
     def totals(self) -> dict[str, dict[str, Any]]:
         return {criterion: dict(totals) for criterion, totals in self._totals.items()}
