@@ -372,8 +372,11 @@ def judge_usage_lines(rows: Sequence[JudgeUsageRow], uncounted: int = 0) -> list
     ]
     for row in rows:
         if row.calls_without_usage:
+            # The totals sum only what was reported: said here, or they read as the whole spend.
+            counted = "tokens" if row.cost is None else "tokens and cost"
             lines.append(
-                f"{row.criterion}: {row.calls_without_usage} replies reported no token counts"
+                f"{row.criterion}: {row.calls_without_usage} replies reported no token counts, "
+                f"so the {counted} above leave them out"
             )
     return lines
 

@@ -230,7 +230,7 @@ def test_corrected_and_usage_lines() -> None:
         "│ groundedness │ openai m-1    │ 1,200 + 3 failed │ 40     │ 123,456      │ 7,890         │ 0.0421 │",
         "│ tone         │ anthropic c-2 │ 5                │ 0      │ 500          │ 50            │ —      │",
         "└──────────────┴───────────────┴──────────────────┴────────┴──────────────┴───────────────┴────────┘",
-        "tone: 2 replies reported no token counts",
+        "tone: 2 replies reported no token counts, so the tokens above leave them out",
     ]
 
 
