@@ -3,15 +3,20 @@
 Each refuses input that would otherwise be accepted and then quietly mean something else, or
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
 slice), an HTTP header that reads an environment variable which is not set, or that resolves to
-a name or value HTTP cannot carry (every case would fail at its first call).
+a name or value HTTP cannot carry (every case would fail at its first call). A resumed run is
+held to the settings under ``system:`` it started with, those its identity leaves out included.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
-from oloproof.config import ProjectConfig
+from pydantic import ValidationError
+
+from oloproof.config import ProjectConfig, SystemConfig
 from oloproof.dataset import Dataset
 from oloproof.errors import ConfigError
 from oloproof.metrics import slice_value
@@ -48,3 +53,31 @@ def check_headers(config: ProjectConfig, config_path: Path) -> None:
         header, fault = found
         where = config.location("system", "http", "headers", header, path=config_path)
         raise ConfigError(f"{where}: {fault.text}")
+
+
+def changed_system_settings(recorded: Mapping[str, Any], config: ProjectConfig) -> list[str]:
+    """The settings under ``system:`` (dotted, as the project file nests them) in which
+    ``config`` differs from the project file a run recorded (``recorded``: its ``config``).
+
+    The system's identity, which keys its cache, leaves some out (an HTTP system's headers, its
+    timeout and retries: a new token must not make every cached answer useless), so a run
+    resumed after one changed would hold cases answered two ways. A header's ``${NAME}`` is
+    compared as written: its value may be a secret, which no run records. A record this
+    release cannot read (a setting since removed) gives none: the identity still holds.
+    """
+    try:
+        then = SystemConfig.model_validate(recorded["system"])
+    except (KeyError, ValidationError):
+        return []
+    return _differing(_dumped(then), _dumped(config.system), "system")
+
+
+def _dumped(system: SystemConfig) -> Any:
+    return system.model_dump(mode="json", by_alias=True)
+
+
+def _differing(then: Any, now: Any, where: str) -> list[str]:
+    if isinstance(then, dict) and isinstance(now, dict):
+        keys = sorted(then.keys() | now.keys())
+        return [p for k in keys for p in _differing(then.get(k), now.get(k), f"{where}.{k}")]
+    return [] if then == now else [where]

@@ -68,7 +68,7 @@ from oloproof.metrics import (
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
-from oloproof.plancheck import check_headers, check_slices
+from oloproof.plancheck import changed_system_settings, check_headers, check_slices
 from oloproof.policy import (
     Subset,
     calibrations_relied_on,
@@ -1006,6 +1006,12 @@ def resume_plan(
         raise ConfigError(
             f"the system changed since {run.run_id} started (its code or settings differ); "
             "start a new run instead"
+        )
+    changed = changed_system_settings(run.body.get("config") or {}, plan.config)
+    if changed:
+        raise ConfigError(
+            f"the system changed since {run.run_id} started (its settings differ: "
+            f"{', '.join(changed)}); start a new run instead"
         )
     if plan.loaded.digest != run.body["dataset"]["sha256"]:
         raise ConfigError(
