@@ -958,6 +958,22 @@ def _in_project(path: Path, started_in: Path, ledger: Ledger) -> Path:
     return here / path.relative_to(started_in)
 
 
+def _keep_out_recorded_secrets(run: StoredRun) -> None:
+    """Keep out of what a resume stores the secrets its run declared when it started (before
+    the system's code is imported), whatever the project file lists now: the cases the run
+    finished kept them out, and its recorded project file says it keeps them out."""
+    declared = (run.body.get("config") or {}).get("secrets") or []
+    for name in declared:
+        if 0 < len(os.environ.get(name, "")) < redaction.MIN_LENGTH:
+            raise ConfigError(
+                f"{run.run_id} keeps {name} out as a secret (it was under secrets: when the run "
+                f"started), but its value is now shorter than {redaction.MIN_LENGTH} "
+                "characters, too short to be kept out; give it a longer value, or start a new "
+                "run instead"
+            )
+    redaction.register_environment(declared)
+
+
 def resume_plan(
     ledger: Ledger, run_id: str, *, concurrency: int | None = None, engine: str | None = None
 ) -> tuple[RunPlan, StoredRun]:
@@ -971,6 +987,7 @@ def resume_plan(
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     if import_unfinished(ledger, run.run_id):  # its cases ran elsewhere: the archive holds them
         raise ConfigError(import_again_text(run.run_id))
+    _keep_out_recorded_secrets(run)
     policy = run.body["policy_path"]
     started_in = Path(run.body["config_path"]).parent
     # The run is decided by the policy it recorded (``decide_run``), which checks added to
