@@ -229,6 +229,9 @@ class RunReport:
     import_unfinished: bool = False
     """The run came by an ``oloproof ledger import`` cut short (``oloproof.latest``): importing
     the archive again finishes it, not ``--resume``."""
+    diagnosis_of: str | None = None
+    """The run whose diagnosis made this child run: its cases and intervention are the
+    diagnosis's, so no ``--resume`` finishes it; a new diagnosis of that run does."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -987,6 +987,14 @@ def resume_plan(
         raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
     if import_unfinished(ledger, run.run_id):  # its cases ran elsewhere: the archive holds them
         raise ConfigError(import_again_text(run.run_id))
+    parent = run.body.get("parent")
+    if parent:  # its cases and intervention are the diagnosis's, which no plan here repeats
+        of = parent.get("diagnosis_of", "its parent")
+        raise ConfigError(
+            f"{run.run_id} is the {parent.get('label', 'child')} run of a diagnosis of {of}: "
+            "`oloproof run --resume` cannot repeat what the diagnosis chose and did; diagnose "
+            f"that run again: oloproof diagnose {of}"
+        )
     _keep_out_recorded_secrets(run)
     policy = run.body["policy_path"]
     started_in = Path(run.body["config_path"]).parent

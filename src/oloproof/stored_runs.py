@@ -177,7 +177,11 @@ def read_run_report(ledger: Ledger, run_id: str) -> RunReport:
     running = writer_of(ledger.path, run.run_id) is not None
     with stats.remembered((end.get("intervals") or ()) if end else ()):
         report = report_of(ledger, run.body, run.address, tally, end, decision, running=running)
-    return replace(report, import_unfinished=import_unfinished(ledger, run.run_id))
+    return replace(
+        report,
+        import_unfinished=import_unfinished(ledger, run.run_id),
+        diagnosis_of=(run.body.get("parent") or {}).get("diagnosis_of"),
+    )
 
 
 def report_of(

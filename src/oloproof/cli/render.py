@@ -98,11 +98,12 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             "another process is writing the run now"
         )
     if report.execution_state == "INTERRUPTED":
-        finish = (
-            import_again_text(report.run_id)
-            if report.import_unfinished
-            else f"finish it with: oloproof run --resume {report.run_id}"
-        )
+        if report.import_unfinished:
+            finish = import_again_text(report.run_id)
+        elif report.diagnosis_of is not None:  # refused by --resume: see runner.resume_plan
+            finish = f"a diagnosis's child run is not resumed: diagnose {report.diagnosis_of} again"
+        else:
+            finish = f"finish it with: oloproof run --resume {report.run_id}"
         lines.append(f"{report.cases} of {report.planned_cases} cases finished; {finish}")
     if report.execution_state == "STOPPED" and report.stop_reason:
         lines.append(f"Stopped: {report.stop_reason}")
