@@ -975,12 +975,18 @@ def _keep_out_recorded_secrets(run: StoredRun) -> None:
 
 
 def resume_plan(
-    ledger: Ledger, run_id: str, *, concurrency: int | None = None, engine: str | None = None
+    ledger: Ledger,
+    run_id: str,
+    *,
+    concurrency: int | None = None,
+    engine: str | None = None,
+    config: Path | None = None,
 ) -> tuple[RunPlan, StoredRun]:
     """Plan the rest of an interrupted run; refuse when its system, cases or config changed.
 
     ``engine`` (an ``--engine`` value) may differ from the one the run started on: the cases
-    it finishes give the same events on any engine.
+    it finishes give the same events on any engine. ``config`` (a ``--config`` value), when
+    given, must be the project file the run started with.
     """
     run = load_run(ledger, run_id)
     if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
@@ -995,14 +1001,20 @@ def resume_plan(
             "`oloproof run --resume` cannot repeat what the diagnosis chose and did; diagnose "
             f"that run again: oloproof diagnose {of}"
         )
+    started_in = Path(run.body["config_path"]).parent
+    config_path = _in_project(Path(run.body["config_path"]), started_in, ledger)
+    if config is not None and config.resolve() != config_path.resolve():
+        raise ConfigError(
+            f"{run.run_id} was started with {config_path}, and --resume finishes a run with "
+            "the project file it started with; give that file, or no --config"
+        )
     _keep_out_recorded_secrets(run)
     policy = run.body["policy_path"]
-    started_in = Path(run.body["config_path"]).parent
     # The run is decided by the policy it recorded (``decide_run``), which checks added to
     # policies since it started do not undo: the file is read as the record is, only to hold
     # it to what the run recorded.
     plan = plan_run(
-        _in_project(Path(run.body["config_path"]), started_in, ledger),
+        config_path,
         policy_path=_in_project(Path(policy), started_in, ledger) if policy else None,
         concurrency=concurrency,
         engine=engine,

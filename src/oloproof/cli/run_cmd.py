@@ -198,8 +198,13 @@ def _planned(
             config_path(config), policy_path=policy, concurrency=concurrency, engine=engine
         ).restrict(*subset, spelled=OPTIONS)  # refused before the ledger is made
         return open_project_ledger(plan.base_dir), plan, None
-    ledger = project_ledger()
-    plan, stored = resume_plan(ledger, resume, concurrency=concurrency, engine=engine)
+    # A --config names the project whose run is resumed, as it names a new run's.
+    ledger = (
+        project_ledger() if config is None else open_project_ledger(config.parent, create=False)
+    )
+    plan, stored = resume_plan(
+        ledger, resume, concurrency=concurrency, engine=engine, config=config
+    )
     refused = refused_policy(plan)
     if refused is not None:
         sys.stderr.write(
