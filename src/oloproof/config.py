@@ -513,6 +513,21 @@ class Policy(_Gate):
 class Margin(_Model):
     margin: float = Field(ge=0, le=100, description="Margin in percentage points.")
 
+    @field_validator("margin")
+    @classmethod
+    def _in_points(cls, margin: float, info: ValidationInfo) -> float:
+        # Release bounds are fractions (min: 0.8), so 0.05 here is most likely 5% meant as a
+        # fraction: read as 0.05 points, a superiority rule would pass a gain 100 times too
+        # small. A margin between 0 and 1 point cannot be told from that mistake.
+        if 0 < margin < 1 and not _recorded(info):
+            points = f"{margin * 100:g}"
+            raise ValueError(
+                f"a margin is in points, not a fraction: {margin:g} would be {margin:g} of one "
+                f"point, not {points}%; write {points} for {points} points (a margin between 0 "
+                "and 1 point is refused, as it reads like a fraction)"
+            )
+        return margin
+
 
 # What a margin of 100 points leaves a comparison rule unable to do, and what to give instead.
 _FULL_MARGIN = {

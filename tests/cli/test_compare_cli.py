@@ -310,10 +310,10 @@ def test_no_paired_cases_and_the_rules_on_them() -> None:
 
 def test_a_decided_rule_and_the_passing_gate() -> None:
     cases = [_result(f"c{i}", PASS) for i in range(200)]
-    rules = [{"id": "better", "metric": "answer_correct", "superiority": {"margin": 0.25}}]
+    rules = [{"id": "better", "metric": "answer_correct", "superiority": {"margin": 1}}]
     lines = _lines(cases, cases, rules)
     assert lines[-2:] == [
-        "  better  answer_correct  superiority, margin 0.25 points  INSUFFICIENT_EVIDENCE  "
+        "  better  answer_correct  superiority, margin 1.0 points  INSUFFICIENT_EVIDENCE  "
         "interval_overlaps_margin",
         "Gate: BLOCK (exit 3)",
     ]
