@@ -427,6 +427,11 @@ def _blocks_on_fail(block_on: list[Outcome]) -> list[Outcome]:
             "FAIL is not listed, so a rule that fails would pass the gate; list FAIL "
             "(INSUFFICIENT_EVIDENCE and MANUAL_REVIEW are yours to choose)"
         )
+    # A repeat changes nothing, but is most often another outcome mistyped as the one before
+    # it (`[FAIL, FAIL]` for `[FAIL, MANUAL_REVIEW]`), which then does not block.
+    repeat = first_repeat(block_on)
+    if repeat is not None:
+        raise ValueError(f"{repeat[1]} is listed twice; list each outcome that blocks once")
     return block_on
 
 
