@@ -20,6 +20,7 @@ from oloproof.config import ProjectConfig, SystemConfig
 from oloproof.dataset import Dataset
 from oloproof.errors import ConfigError
 from oloproof.metrics import slice_value
+from oloproof.subset import dotted_problem
 
 
 def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
@@ -29,6 +30,9 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
             continue
         where = config.location("slices", index, path=config_path)
         parts = name.split(".")[1:]
+        problem = dotted_problem(dataset.cases, name) if len(parts) > 1 else None
+        if problem is not None:
+            raise ConfigError(f"{where}: slices: {name}: {problem}")
         if parts[0] not in dataset.metadata_keys:
             keys = ", ".join(sorted(dataset.metadata_keys))
             found = f"the cases' metadata keys: {keys}" if keys else "no case has metadata"

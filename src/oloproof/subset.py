@@ -11,7 +11,9 @@ Requirements (``docs/running.md``, "Running a subset"):
    ``sample`` and ``limit`` do not combine.
 3. A filter on a key no case has, a selection that leaves no case, and a ``sample`` larger than
    the cases it draws from are mistakes (exit 2, before anything is written); the key's message
-   suggests the closest metadata key, and the sample's names both numbers. Each message names
+   suggests the closest metadata key, and the sample's names both numbers. So is a filter whose
+   key a case's metadata key holding a dot would stand for (``dotted_key``): the dot reads as
+   nesting, so the filter could not match that case. Each message names
    the options as its caller spelled them (``oloproof.callargs.Spelling``): ``--sample 5`` for
    the command line, ``evaluate(): sample=5`` for the Python API.
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
@@ -27,7 +29,7 @@ Requirements (``docs/running.md``, "Running a subset"):
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +137,37 @@ def _metadata_value(case: Case, key: str) -> str | None:
     return _text(value)
 
 
+def dotted_key(metadata: Mapping[str, Any], name: str) -> str | None:
+    """The key holding a dot that ``name`` (``metadata.a.b``) passes where it reads the
+    metadata, if any: ``a.b`` of ``{"a.b": 1}``. The dots of ``name`` read as nesting (the
+    key ``b`` inside the key ``a``), so no filter or slice can name that key, and one that
+    means it would silently read the case as having no value."""
+    parts = name[len(_PREFIX) :].split(".")
+    value: Any = metadata
+    for start, part in enumerate(parts):
+        if not isinstance(value, Mapping):
+            return None
+        for end in range(start + 2, len(parts) + 1):
+            joined = ".".join(parts[start:end])
+            if joined in value:
+                return joined
+        value = value.get(part)
+    return None
+
+
+def dotted_problem(cases: Iterable[Case], name: str) -> str | None:
+    """Why ``name`` cannot read the metadata of the first case it misses (``dotted_key``)."""
+    for case in cases:
+        dotted = dotted_key(case.metadata, name)
+        if dotted is not None:
+            return (
+                f"case {case.id!r} has the metadata key {dotted!r}, whose dot {name} reads as "
+                "a key inside a key, so it could not read that case; rename the key without "
+                "the dot"
+            )
+    return None
+
+
 def select(
     cases: Sequence[Case],
     selection: Selection,
@@ -160,6 +193,8 @@ def select(
             raise ConfigError(f"{spelled.name(name)} must be 1 or more, not {count}", where=where)
     kept = list(cases)
     if selection.filters:
+        if not recorded:  # a recorded run chose its cases by it: its resume chooses them again
+            _refuse_dotted(kept, selection.filters, spelled)
         kept = _filtered(kept, selection.filters, spelled)
     if selection.sample is not None:
         if selection.sample > len(kept) and not recorded:
@@ -186,6 +221,15 @@ def _oversized(selection: Selection, kept: int, spelled: Spelling) -> str:
         f"{spelled.given('sample', selection.sample)} asks for more cases than {among}; "
         f"drop {spelled.name('sample')} to run them all"
     )
+
+
+def _refuse_dotted(
+    cases: list[Case], filters: Sequence[tuple[str, str]], spelled: Spelling
+) -> None:
+    for key in dict(filters):
+        problem = dotted_problem(cases, key)
+        if problem is not None:
+            raise ConfigError(f"{spelled.item('filters', key)}: {problem}", where=spelled.function)
 
 
 def _filtered(
