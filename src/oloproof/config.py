@@ -337,6 +337,19 @@ class JudgeRequirement(_Model):
     min_sensitivity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
     min_specificity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
 
+    @field_validator("min_sensitivity", "min_specificity")
+    @classmethod
+    def _reachable(cls, rate: float | None, info: ValidationInfo) -> float | None:
+        # As `min: 1`: a lower bound from finitely many examples never reaches 100%, so the
+        # rule would be MANUAL_REVIEW whatever calibration is recorded.
+        if rate == 1 and not _recorded(info):
+            raise ValueError(
+                "1 can never be met: the lower bound of a rate measured on finitely many "
+                "examples stays below 100% (20 agreeing of 20 give 83.1% at 0.95); give the "
+                "rate the judge must show (0.8 asks for at least 80%)"
+            )
+        return rate
+
 
 class Rule(_Model):
     """One release rule on one metric."""
