@@ -10,7 +10,7 @@ import hashlib
 import json
 import zlib
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
@@ -405,3 +405,19 @@ def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[s
 def _kind(value: Any) -> str:
     # The user wrote the line as JSON: a list is named with JSON's word for it.
     return "an array" if isinstance(value, list) else strictjson.kind(value)
+
+
+def dotted_key(value: Any, parts: Sequence[str]) -> str | None:
+    """The key holding a dot that the path ``parts`` passes through ``value``, if any: ``a.b``
+    of ``{"a.b": 1}`` for ``("a", "b")``, which reads the key ``b`` inside the key ``a``. A
+    dotted path (``metadata.a.b``, ``expected_field: gold.answer``) reads its dots as nesting,
+    so it cannot name such a key: its readers refuse it rather than read the value as missing."""
+    for start, part in enumerate(parts):
+        if not isinstance(value, Mapping):
+            return None
+        for end in range(start + 2, len(parts) + 1):
+            joined = ".".join(parts[start:end])
+            if joined in value:
+                return joined
+        value = value.get(part)
+    return None

@@ -45,6 +45,7 @@ from oloproof.engines import Engine, engine_from_option, open_engine, require_en
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluator, refuse_repeated_criterion
 from oloproof.evaluators.base import Evaluator
+from oloproof.evaluators.fields import dotted_expected_check
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.retrieval import chunk_label_check
 from oloproof.evaluators.text import expected_text_check
@@ -416,8 +417,14 @@ def _older_reading(now: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
 def _case_check(configs: Sequence[Any]) -> Callable[[Case], str | None] | None:
     """What ``load_dataset`` checks of each case for the evaluators ``configs`` set up: what
     would otherwise stop the run only once it reached the case (an expected value that is no
-    text, a relevance label without the chunk its metric reads)."""
-    checks = [c for c in (expected_text_check(configs), chunk_label_check(configs)) if c]
+    text, a relevance label without the chunk its metric reads), or read as missing (a key with
+    a dot that an expected_field cannot name)."""
+    found = (
+        expected_text_check(configs),
+        chunk_label_check(configs),
+        dotted_expected_check(configs),
+    )
+    checks = [c for c in found if c]
     if len(checks) < 2:
         return checks[0] if checks else None
 

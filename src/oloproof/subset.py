@@ -12,7 +12,7 @@ Requirements (``docs/running.md``, "Running a subset"):
 3. A filter on a key no case has, a selection that leaves no case, and a ``sample`` larger than
    the cases it draws from are mistakes (exit 2, before anything is written); the key's message
    suggests the closest metadata key, and the sample's names both numbers. So is a filter whose
-   key a case's metadata key holding a dot would stand for (``dotted_key``): the dot reads as
+   key a case's metadata key holding a dot would stand for (``dotted_problem``): the dot reads as
    nesting, so the filter could not match that case. Each message names
    the options as its caller spelled them (``oloproof.callargs.Spelling``): ``--sample 5`` for
    the command line, ``evaluate(): sample=5`` for the Python API.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.callargs import OPTIONS, Spelling
-from oloproof.dataset import Case
+from oloproof.dataset import Case, dotted_key
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
 
@@ -137,28 +137,13 @@ def _metadata_value(case: Case, key: str) -> str | None:
     return _text(value)
 
 
-def dotted_key(metadata: Mapping[str, Any], name: str) -> str | None:
-    """The key holding a dot that ``name`` (``metadata.a.b``) passes where it reads the
-    metadata, if any: ``a.b`` of ``{"a.b": 1}``. The dots of ``name`` read as nesting (the
-    key ``b`` inside the key ``a``), so no filter or slice can name that key, and one that
-    means it would silently read the case as having no value."""
-    parts = name[len(_PREFIX) :].split(".")
-    value: Any = metadata
-    for start, part in enumerate(parts):
-        if not isinstance(value, Mapping):
-            return None
-        for end in range(start + 2, len(parts) + 1):
-            joined = ".".join(parts[start:end])
-            if joined in value:
-                return joined
-        value = value.get(part)
-    return None
-
-
 def dotted_problem(cases: Iterable[Case], name: str) -> str | None:
-    """Why ``name`` cannot read the metadata of the first case it misses (``dotted_key``)."""
+    """Why ``name`` (``metadata.a.b``) cannot read the metadata of the first case whose key
+    holding a dot it passes (``dataset.dotted_key``): no filter or slice can name that key,
+    and one that means it would silently read the case as having no value."""
+    parts = name[len(_PREFIX) :].split(".")
     for case in cases:
-        dotted = dotted_key(case.metadata, name)
+        dotted = dotted_key(case.metadata, parts)
         if dotted is not None:
             return (
                 f"case {case.id!r} has the metadata key {dotted!r}, whose dot {name} reads as "

@@ -7,8 +7,10 @@ whole when the path is the default (``answer``) or None.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
+
+from oloproof.dataset import Case, dotted_key
 
 DEFAULT_FIELD: Final = "answer"
 
@@ -54,3 +56,31 @@ def read_output(output: Any, path: tuple[str, ...] | None) -> Any:
     if isinstance(output, str) and path == (DEFAULT_FIELD,):
         return output
     return read_path(output, path)
+
+
+def dotted_expected_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
+    """The check ``load_dataset`` makes of each case for the evaluators among ``configs`` that
+    read an expected value by a dotted path (``expected_field: gold.answer``): a case whose
+    expected holds a key with a dot where the path passes (``{"gold.answer": …}``) has a value
+    the path cannot name, which the evaluator would otherwise read as missing and exclude the
+    case (``no_expected_value``) without a word. None when no path has a dot."""
+    paths = [
+        (c.expected_field.split("."), c.expected_field, c.criterion)
+        for c in configs
+        if "." in (getattr(c, "expected_field", None) or "")
+    ]
+    if not paths:
+        return None
+
+    def check(case: Case) -> str | None:
+        for parts, name, criterion in paths:
+            dotted = dotted_key(case.expected, parts)
+            if dotted is not None:
+                return (
+                    f"expected of case {case.id!r} has the key {dotted!r}, whose dot "
+                    f"expected_field {name} of {criterion!r} reads as a key inside a key, so it "
+                    "could not read the value there; rename the key without the dot"
+                )
+        return None
+
+    return check
