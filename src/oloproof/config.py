@@ -433,7 +433,13 @@ def _recorded(info: ValidationInfo) -> bool:
     return bool(info.context and info.context.get(_RECORDED))
 
 
-def _blocks_on_fail(block_on: list[Outcome]) -> list[Outcome]:
+def _checked_block_on(block_on: list[Outcome]) -> list[Outcome]:
+    # With PASS, the gate would block every run whose rules pass: it could never pass.
+    if "PASS" in block_on:
+        raise ValueError(
+            "PASS is listed, so the gate would block whenever a rule passes and could never "
+            "pass; list the outcomes that block (FAIL, INSUFFICIENT_EVIDENCE, MANUAL_REVIEW)"
+        )
     # Without FAIL, a rule whose interval fails it would let the gate pass: never a gate.
     if "FAIL" not in block_on:
         raise ValueError(
@@ -504,7 +510,7 @@ class _Gate(_Model):
     @field_validator("block_on")
     @classmethod
     def _gate_blocks(cls, block_on: list[Outcome], info: ValidationInfo) -> list[Outcome]:
-        return block_on if _recorded(info) else _blocks_on_fail(block_on)
+        return block_on if _recorded(info) else _checked_block_on(block_on)
 
     @field_validator("confidence_level")
     @classmethod
