@@ -60,11 +60,15 @@ class Selection:
                     if byte & (1 << bit):
                         yield (byte_index << 3) | bit
 
-    def touches(self, record: ChainRecord) -> bool:
-        """Whether the commit ``record`` added a marked event."""
+    def added_by(self, record: ChainRecord) -> int:
+        """How many marked events the commit ``record`` added."""
         # No event past the last stored is marked: a count damaged on disk can claim billions.
         end = min(record.first + record.count, len(self.marks) * 8)
-        return any(seq in self for seq in range(record.first, end))
+        if end <= record.first:
+            return 0
+        # The marks of bytes first // 8 .. (end - 1) // 8, shifted so that bit 0 is ``first``.
+        span = int.from_bytes(self.marks[record.first >> 3 : ((end - 1) >> 3) + 1], "little")
+        return (span >> (record.first & 7) & ((1 << (end - record.first)) - 1)).bit_count()
 
 
 def select_all(snap: Snapshot, links: Links | None, upcast: Upcaster | None) -> Selection:

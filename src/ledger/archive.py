@@ -121,7 +121,7 @@ def export_archive(
         # A ref asked for by name travels as one that must not move, unless the program says
         # it is only a default (a "latest").
         selection.refs.update({k: v for k, v in asked.items() if k not in selection.defaults})
-        commits = _touched_commits(snap, selection)
+        commits = _touched_commits(snap, selection, ledger.path)
         defaults = {k: v for k, v in selection.defaults.items() if k not in selection.refs}
         header = Header(
             ARCHIVE_FORMAT,
@@ -160,19 +160,35 @@ def _asked_ref(ledger: Ledger, text: str) -> str | None:
     return name if ledger.get_ref(name) is not None else None
 
 
-def _touched_commits(snap: Snapshot, selection: Selection) -> list[tuple[ChainRecord, bytes]]:
+def _touched_commits(
+    snap: Snapshot, selection: Selection, where: Path
+) -> list[tuple[ChainRecord, bytes]]:
     """The chain records of the commits that added a selected event, each with the head
-    before it."""
+    before it. A chain whose records leave a selected event to no commit (a record's range
+    damaged on disk) is refused: import refuses an archive whose commits do not account for
+    every event it holds."""
     found: list[tuple[ChainRecord, bytes]] = []
     previous = bytes(32)
+    accounted = 0
     for record in snap.chain():
-        if selection.touches(record):
+        added = selection.added_by(record)
+        if added:
             found.append((record, previous))
+            accounted += added
         previous = record.head
+    if snap.has_chain() and accounted < selection.count():
+        raise IntegrityError(
+            f"the chain of the ledger at {where} records no commit that added "
+            f"{selection.count() - accounted} of the events to export; verify the ledger before "
+            "exporting it"
+        )
     return found
 
 
 def _segment(snap: Snapshot, record: ChainRecord, previous: bytes, where: Path) -> Commit:
+    """The commit ``record`` as an archive carries it, once its events hash to its head: a
+    commit that does not (a record or an event damaged on disk) would make an archive that
+    only an import, later and elsewhere, finds it cannot use."""
     digests = bytearray()
     for seq in range(record.first, record.first + record.count):
         stored = snap.record_at(_SEQ.pack(seq))
@@ -182,7 +198,13 @@ def _segment(snap: Snapshot, record: ChainRecord, previous: bytes, where: Path) 
                 "verify the ledger before exporting it"
             )
         digests += stored[0]
-    return Commit(record.commit, previous, record.head, bytes(digests))
+    commit = Commit(record.commit, previous, record.head, bytes(digests))
+    if head_of(previous, commit.digest_list()) != record.head:
+        raise IntegrityError(
+            f"commit {record.commit} of the ledger at {where} does not hash to its recorded "
+            "head; verify the ledger before exporting it"
+        )
+    return commit
 
 
 def _check_target(target: Path, ledger: Ledger) -> None:
