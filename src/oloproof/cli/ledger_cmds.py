@@ -25,8 +25,10 @@ import typer
 from ledger import (
     AddressError,
     DamagedStoreError,
+    FormatError,
     Ledger,
     Problem,
+    UnsupportedFormatError,
     VerifyReport,
     check_archive,
     export_archive,
@@ -112,7 +114,11 @@ def verify_command(
 
     try:
         ledger = _raw_open()
-    except DamagedStoreError as exc:  # the file cannot even be opened: that is the finding
+    except (DamagedStoreError, FormatError) as exc:
+        if isinstance(exc, UnsupportedFormatError):
+            raise  # a newer ledger: this version cannot check it, and says to upgrade
+        # The file cannot even be opened (a damaged page, an unreadable format record where
+        # the project's ledger is kept): that is the finding.
         report = VerifyReport(problems=[Problem("DamagedStore", detail=str(exc))])
         report.notes.append("nothing else was read: the store is damaged")
     else:
