@@ -6,7 +6,10 @@ process (SIGABRT, ``Assertion 'IS_LEAF(mp)' failed``) or touch memory past the e
 a child process walks every key and value of every table through LMDB, which touches every
 branch, leaf and overflow page the tables reach. If the child dies by a signal, or LMDB reports
 a damaged page to it, the damage is reported as one sentence naming the table and what LMDB
-said, and ``verify`` does not read the damaged store itself.
+said, and ``verify`` does not read the damaged store itself. The child also counts each table's
+entries against the count LMDB keeps in the table's own record (what ``stat`` gives, and so the
+ledger's event count): a record damaged so reads without an error, and a count taken from it
+would be one the ledger does not hold.
 
 The child needs only ``lmdb``; it prints the table it is about to scan, so the parent can name
 the one it died in. Whether it may use LMDB's lock file is the parent's to say: the ledger found
@@ -28,15 +31,34 @@ import sys
 import lmdb
 
 env = lmdb.open(sys.argv[1], readonly=True, lock=sys.argv[2] == "lock", max_dbs=256, subdir=True)
+
+
+def walked(txn, db):
+    held = 0
+    for key, value in txn.cursor(db=db):
+        len(value)
+        held += 1
+    said = txn.stat(db)["entries"]
+    if held != said:
+        print("count", held, said, flush=True)
+    return held == said
+
+
+def scanned(txn):
+    print("table main", flush=True)
+    if not walked(txn, env.open_db(None, txn=txn, create=False)):
+        return False
+    for name in [bytes(key) for key, _ in txn.cursor()]:
+        print("table", name.decode("utf-8", "replace"), flush=True)
+        if not walked(txn, env.open_db(name, txn=txn, create=False)):
+            return False
+    return True
+
+
 try:
     with env.begin(buffers=True) as txn:
-        names = [bytes(key) for key, _ in txn.cursor()]
-        for name in names:
-            print("table", name.decode("utf-8", "replace"), flush=True)
-            db = env.open_db(name, txn=txn, create=False)
-            for key, value in txn.cursor(db=db):
-                len(value)
-    print("ok", flush=True)
+        if scanned(txn):
+            print("ok", flush=True)
 except lmdb.Error as exc:
     print("lmdb", str(exc).split(": ", 1)[-1], flush=True)
 """
@@ -68,7 +90,11 @@ def deep_scan(directory: Path, *, media_read_only: bool) -> tuple[bool, str] | N
     tables = [line[6:] for line in lines if line.startswith("table ")]
     where = f"its {tables[-1]} table" if tables else "its main table"
     said = [line[5:] for line in lines if line.startswith("lmdb ")]
-    if said:
+    counts = [line.split()[1:] for line in lines if line.startswith("count ")]
+    if counts:  # its entries all read, but the table's own record counts others
+        held, recorded = (int(n) for n in counts[-1])
+        reason = f"LMDB's record of the table counts {recorded:,} entries, but it holds {held:,}"
+    elif said:
         reason = f"LMDB says {said[-1]!r}"
     elif done.returncode < 0:
         found = _ASSERTION.search(done.stderr)

@@ -233,8 +233,9 @@ _DB = struct.Struct("=IHHQQQQQ")  # pad, flags, depth, branch, leaf, overflow, e
 _P_BRANCH, _P_LEAF, _F_SUBDATA = 0x01, 0x02, 0x02
 
 
-def _page(data: bytes, pgno: int, size: int) -> tuple[int, list[tuple[int, bytes, bytes]]]:
-    """A page's flags and its nodes as ``(node flags or child page, key, data)``."""
+def _page(data: bytes, pgno: int, size: int) -> tuple[int, list[tuple[int, bytes, int, int]]]:
+    """A page's flags and its nodes as ``(node flags or child page, key, data offset in the
+    file, data length)``."""
     base = pgno * size
     _, _, flags, lower, _ = _PAGE_HEADER.unpack_from(data, base)
     nodes = []
@@ -244,31 +245,42 @@ def _page(data: bytes, pgno: int, size: int) -> tuple[int, list[tuple[int, bytes
         start = base + offset + _NODE.size
         key = data[start : start + ksize]
         if flags & _P_BRANCH:
-            nodes.append((lo | hi << 16 | nflags << 32, key, b""))
+            nodes.append((lo | hi << 16 | nflags << 32, key, 0, 0))
         else:
-            nodes.append((nflags, key, data[start + ksize : start + ksize + (lo | hi << 16)]))
+            nodes.append((nflags, key, start + ksize, lo | hi << 16))
     return flags, nodes
+
+
+def _leaves(data: bytes, root: int, size: int) -> list[int]:
+    flags, nodes = _page(data, root, size)
+    if flags & _P_LEAF:
+        return [root]
+    return [leaf for child, _, _, _ in nodes for leaf in _leaves(data, child, size)]
+
+
+def _page_size(data: bytes) -> int:
+    return _DB.unpack_from(data, 16 + 24)[0]  # the free DB's pad holds the page size
+
+
+def table_record(data_file: Path, table: bytes) -> int:
+    """Where in the file the newest commit keeps one named table's own record (LMDB's
+    ``MDB_db``: ``_DB``'s fields, its entry count at 32 bytes in), read by hand."""
+    data = data_file.read_bytes()
+    size = _page_size(data)
+    metas = [
+        (struct.unpack_from("=Q", data, base + 16 + 24 + 96 + 8)[0], base) for base in (0, size)
+    ]
+    _, newest = max(metas)
+    main_root = _DB.unpack_from(data, newest + 16 + 24 + _DB.size)[7]
+    for leaf in _leaves(data, main_root, size):
+        for nflags, key, at, _ in _page(data, leaf, size)[1]:
+            if key == table and nflags & _F_SUBDATA:
+                return at
+    raise KeyError(table)
 
 
 def leaf_pages(data_file: Path, table: bytes) -> list[int]:
     """The page numbers of the leaf pages of one named table, in key order, read from the
     file by hand (for damaging exactly one of them)."""
     data = data_file.read_bytes()
-    size = _DB.unpack_from(data, 16 + 24)[0]  # the free DB's pad holds the page size
-    metas = [
-        (struct.unpack_from("=Q", data, base + 16 + 24 + 96 + 8)[0], base) for base in (0, size)
-    ]
-    _, newest = max(metas)
-    main_root = _DB.unpack_from(data, newest + 16 + 24 + _DB.size)[7]
-
-    def leaves(root: int) -> list[int]:
-        flags, nodes = _page(data, root, size)
-        if flags & _P_LEAF:
-            return [root]
-        return [leaf for child, _, _ in nodes for leaf in leaves(child)]
-
-    for leaf in leaves(main_root):
-        for nflags, key, value in _page(data, leaf, size)[1]:
-            if key == table and nflags & _F_SUBDATA:
-                return leaves(_DB.unpack(value)[7])
-    raise KeyError(table)
+    return _leaves(data, _DB.unpack_from(data, table_record(data_file, table))[7], _page_size(data))
