@@ -16,7 +16,8 @@ build in the machine's byte order, which is the only file LMDB itself would open
 
 The page size is the first MDB_db's ``pad`` (LMDB's ``mm_psize``); meta page 1 starts one page
 size into the file. Of the two, the one with the larger txnid is the newest commit, and the
-file must be at least ``(last_pg + 1) * page size`` bytes long. LMDB writes commit t into meta
+file must be at least ``(last_pg + 1) * page size`` bytes long (and that is within the map
+size the page records, as LMDB allocates no page past its map). LMDB writes commit t into meta
 page t mod 2, so the two txnids must be consecutive and each on the page of its parity: a
 flipped bit that made the older page look newest would otherwise open the previous commit.
 
@@ -124,6 +125,13 @@ def check_data_file(path: Path) -> MetaPage:
             raise StoreError(f"cannot read the ledger file {path}: {exc.strerror}") from exc
         if isinstance(problem, MetaPage) and size >= problem.needed:
             return problem
+    if isinstance(problem, MetaPage) and problem.needed > problem.map_size:
+        # LMDB never writes a page past its map: the header page is wrong, not the file short.
+        raise DamagedStoreError(
+            f"the ledger file {path} is damaged: its newest header page says its last commit "
+            f"needs {problem.needed:,} bytes, more than the {problem.map_size:,}-byte map it "
+            "records (a header page was overwritten)"
+        )
     if isinstance(problem, MetaPage):
         raise DamagedStoreError(
             f"the ledger file {path} is damaged: it is {size:,} bytes long, but its last "
