@@ -33,6 +33,9 @@ mounted read-only), it is opened for reading and locked so: ``flock`` needs no w
 and a compaction reaching the same file through a writable mount still finds it held. A store
 whose folder cannot hold the file (read-only, and the file not made yet) is opened without the
 lock: nothing can compact it through that folder either, as that renames a file into it.
+Where the folder could hold the file but a folder or a link to nothing stands in its place, the
+opening is refused: without the lock it would be invisible to a compaction started once the
+file is put right.
 """
 
 from __future__ import annotations
@@ -150,12 +153,31 @@ def _open_shared(path: Path, where: Path) -> int | None:
         return os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     except OSError:
         pass  # a folder or a file this user may not write: a shared lock needs only reading
+    _refuse_a_lock_that_is_no_file(path, where)
     try:
         return os.open(path, os.O_RDONLY)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise StoreError(f"cannot open the ledger at {where}: {exc.strerror} ({path})") from exc
+
+
+def _refuse_a_lock_that_is_no_file(path: Path, where: Path) -> None:
+    """Refuse a lock file that a folder or a dangling link stands in for, in a folder that
+    could hold it: opened without the lock, the ledger would be invisible to a compaction
+    started once the file is put right, which would then swap the store under it."""
+    if not os.access(path.parent, os.W_OK):
+        return  # read-only media: nothing can compact the store through this folder
+    if path.is_dir():
+        what = "a folder"
+    elif path.is_symlink() and not path.exists():
+        what = f"a link to {os.readlink(path)}, which does not exist"
+    else:
+        return
+    raise StoreError(
+        f"cannot open the ledger at {where}: its lock file {path} is {what}; remove it (the "
+        "ledger makes the file again)"
+    )
 
 
 def _pid_in(fd: int) -> int | None:
