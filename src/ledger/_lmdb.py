@@ -200,10 +200,17 @@ LMDB_ERROR = lmdb.Error
 _DAMAGE = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.PanicError)
 
 
-def _error(exc: lmdb.Error, doing: str, where: Path) -> LedgerError:
-    """The ``LedgerError`` for an LMDB error met while ``doing`` (\"read\", \"write to\")."""
+# What else LMDB cannot say while the ledger opens a file whose header pages were checked,
+# unless a table's record was damaged: it looks up only the tables its main table lists (a
+# flipped flag makes the lookup miss, a page past the recorded last one fails the transaction).
+_DAMAGE_WHEN_OPENING = (lmdb.NotFoundError, lmdb.BadTxnError, lmdb.IncompatibleError)
+
+
+def _error(exc: lmdb.Error, doing: str, where: Path, *, opening: bool = False) -> LedgerError:
+    """The ``LedgerError`` for an LMDB error met while ``doing`` (\"read\", \"write to\");
+    ``opening``: while the ledger opens its tables."""
     said = str(exc).split(": ", 1)[-1]  # drop the C function's name
-    if isinstance(exc, _DAMAGE):
+    if isinstance(exc, _DAMAGE) or (opening and isinstance(exc, _DAMAGE_WHEN_OPENING)):
         return DamagedStoreError(
             f"the ledger at {where} is damaged below its events: LMDB says {said!r}"
         )
@@ -298,7 +305,7 @@ def _open_databases(
             gate.resize(env, grow=True, where=root)  # no room for the new tables
             continue
         except lmdb.Error as exc:
-            raise _error(exc, "read", root) from exc
+            raise _error(exc, "read", root, opening=True) from exc
         gate.resize(env, grow=False, where=root)
     raise StoreError(f"cannot open the ledger at {root}: its map kept growing while it was opened")
 
