@@ -98,9 +98,18 @@ def _lock(path: Path, run_id: str) -> int:
 
 
 def _unwritable(path: Path, run_id: str, exc: OSError) -> LedgerAccessError:
-    """The sentence for a lock file that cannot be made or written (a full disk, a quota)."""
+    """The sentence for a lock file that cannot be made or written (a full disk, a quota, or
+    something other than a folder where its folder should be)."""
     if exc.errno == errno.ENOSPC:
         why = f"no space left on the device that holds {path.parent}"
+    elif exc.errno in (errno.EEXIST, errno.ENOTDIR) and not path.parent.is_dir():
+        # mkdir says "file exists" of a file or a dangling link: name what is there instead.
+        what = (
+            f"a link to {os.readlink(path.parent)}, which does not exist"
+            if path.parent.is_symlink()
+            else "not a folder"
+        )
+        why = f"{path.parent} is {what}: remove it, and it is made again"
     else:
         why = (exc.strerror or str(exc)).lower()
     return LedgerAccessError(
