@@ -166,6 +166,14 @@ def on_read_only_file_system(path: str | os.PathLike[str]) -> bool:
 def missing_ledger(root: Path) -> StoreError:
     """The error for a ledger folder that holds no store, or a store that lost its data file."""
     directory = root / STORE_DIR
+    data = directory / "data.mdb"
+    if data.is_symlink() and not data.exists():
+        return StoreError(
+            f"the ledger at {root} has lost its data file: {data} is a link to "
+            f"{os.readlink(data)}, which does not exist, so the history it held is not there; "
+            f"mount or restore what it links to, or remove {directory} to start a new, empty "
+            "ledger"
+        )
     if _lost(directory):
         return StoreError(
             f"the ledger at {root} has lost its data file: {directory} still holds LMDB's "
@@ -178,8 +186,10 @@ def missing_ledger(root: Path) -> StoreError:
 def _lost(directory: Path) -> bool:
     """Whether the store in ``directory`` held a ledger whose data file is gone: LMDB makes its
     lock file only as it opens (or creates) the data file, and nothing but a compaction, which
-    puts a data file in place first, removes it."""
-    return (directory / "lock.mdb").exists() and not (directory / "data.mdb").exists()
+    puts a data file in place first, removes it. A data file that is a link to nothing was
+    kept elsewhere (a disk not mounted): LMDB would create a new one where it points."""
+    data = directory / "data.mdb"
+    return not data.exists() and ((directory / "lock.mdb").exists() or data.is_symlink())
 
 
 @contextlib.contextmanager
