@@ -5,7 +5,8 @@ The display rule (``docs/statistics.md``):
 - Every quantity is shown to 0.001 of a fraction: 0.1 for percentages and points, 0.001 for
   means.
 - Point estimates round to the nearest step, halves away from zero (0.6925 -> ``69.3%``,
-  -0.0675 -> ``-6.8 points``).
+  -0.0675 -> ``-6.8 points``). A proportion or mean that is neither 0 nor 1 gets as many more
+  decimals as keep it off both (0.9996 -> ``99.96%``, ``0.0004``): it never reads as none or all.
 - Lower bounds round down and upper bounds round up, so the printed interval always
   contains the computed one.
 - Rounding works on the decimal value of the float (its shortest ``repr``), so the float
@@ -93,12 +94,13 @@ def _exact(f: Callable[P, R]) -> Callable[P, R]:
     return in_context
 
 
-def _steps(x: float) -> Decimal:
-    """``x`` in steps of 0.001, exactly as its shortest decimal representation reads."""
+def _steps(x: float, places: int = 3) -> Decimal:
+    """``x`` in steps of 10**-places (0.001), exactly as its shortest decimal representation
+    reads."""
     x = float(x)
     if not math.isfinite(x):
         raise ValueError(f"cannot display a non-finite value: {x!r}")
-    return Decimal(repr(x)).scaleb(3)
+    return Decimal(repr(x)).scaleb(places)
 
 
 def _tolerance(v: Decimal) -> Decimal:
@@ -106,9 +108,10 @@ def _tolerance(v: Decimal) -> Decimal:
 
 
 @_exact
-def _nearest(x: float) -> int:
-    """Round to the nearest step, halves away from zero (a near-half counts as a half)."""
-    v = _steps(x)
+def _nearest(x: float, places: int = 3) -> int:
+    """Round to the nearest step of 10**-places, halves away from zero (a near-half counts as
+    a half)."""
+    v = _steps(x, places)
     half = (v * 2).to_integral_value(ROUND_HALF_EVEN) / 2
     if abs(v - half) <= _tolerance(v):
         v = half
@@ -165,8 +168,9 @@ def plural(count: int, word: str) -> str:
 
 
 def fmt_percent(x: float) -> str:
-    """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``."""
-    return f"{_tenths(_nearest(x))}%"
+    """A proportion as a percentage to 0.1: ``0.6923`` -> ``"69.2%"``; one neither 0 nor 1
+    never reads as either (``0.9996`` -> ``"99.96%"``, see ``_estimate``)."""
+    return f"{_estimate(x, 2)}%"
 
 
 def fmt_share(part: int, whole: int) -> str:
@@ -197,8 +201,23 @@ def fmt_percent_interval(iv: Interval) -> str:
 
 
 def fmt_mean(x: float) -> str:
-    """A mean of a [0, 1] metric to 0.001: ``0.8663`` -> ``"0.866"``."""
-    return _thousandths(_nearest(x))
+    """A mean (or one case's value) of a [0, 1] metric to 0.001: ``0.8663`` -> ``"0.866"``;
+    one neither 0 nor 1 never reads as either (``0.9996`` -> ``"0.9996"``, see ``_estimate``)."""
+    return _estimate(x, 0)
+
+
+@_exact
+def _estimate(x: float, shift: int) -> str:
+    """``x`` times 10**shift to the nearest 0.001 of a fraction, with as many more decimals
+    as keep a value that is neither 0 nor 1 from reading as either, as ``fmt_share`` does: a
+    case at 0.9996 is not a full score, and 2,499 passes of 2,500 are not all of them."""
+    places = 3
+    while True:
+        shown, whole = _nearest(x, places), 10**places
+        if (shown == 0) == (x == 0) and (shown == whole) == (x == 1):
+            decimals = places - shift
+            return f"{Decimal(shown).scaleb(-decimals):.{decimals}f}"
+        places += 1
 
 
 def fmt_mean_interval(iv: Interval) -> str:

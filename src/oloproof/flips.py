@@ -41,6 +41,7 @@ from typing import Any, Final
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
+from oloproof.display import fmt_mean
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
 from oloproof.repeats import bounds, value_of
@@ -93,7 +94,7 @@ def _verdict_text(summary: VerdictCopy) -> str:
     status = summary["s"]
     if status in ("pass", "fail"):
         return str(status)
-    text = f"{float(summary['v']):.3f}"
+    text = fmt_mean(float(summary["v"]))
     if summary.get("m"):
         judged, missing = int(summary["n"]), int(summary["m"])
         text += f" ({judged} of {judged + missing} repeats judged)"

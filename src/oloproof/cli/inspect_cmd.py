@@ -24,7 +24,7 @@ from oloproof.cli.render import (
     problem_word,
     run_report_lines,
 )
-from oloproof.display import an_event, plural, printable
+from oloproof.display import an_event, fmt_mean, plural, printable
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.report import observed_repeats_text, repeats_text
@@ -362,7 +362,7 @@ def _verdict_lines(
         status = verdict["s"]
         text = {"pass": "passed", "fail": "failed"}.get(status, status)
         if status == "value":
-            text = f"{verdict['v']:.3f}"
+            text = fmt_mean(float(verdict["v"]))
         text = shown.outcome(text)
         if "r" in verdict:
             text += f" ({verdict['r']})"
