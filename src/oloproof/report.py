@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
 from oloproof.display import (
+    first_few,
     fmt_mean_interval,
     fmt_percent_interval,
     fmt_points_interval,
@@ -367,6 +368,28 @@ def _rules_said(ids: Sequence[str], why: str) -> str:
     if len(ids) == 1:
         return f"Rule {ids[0]} {why}, so nothing decided it"
     return f"Rules {', '.join(ids)} {why}, so nothing decided them"
+
+
+SHOWN_IDS = 5
+"""How many case ids a ``not paired`` line names before it says how many more."""
+
+
+def unpaired_lines(body: Mapping[str, Any]) -> list[str]:
+    """The comparison's ``not paired`` lines, one per reason (``not paired 2: errored in
+    candidate (q0, q1)``), as ``compare`` and the viewer print them. The planned cases no run
+    executed count as missing for every metric (``not_run``), so they get one too, by number
+    only: a case that never ran left no id in the ledger."""
+    lines = []
+    for unpaired in body["unpaired"]:
+        shown = first_few(unpaired["case_ids"], SHOWN_IDS, printable)
+        reason = str(unpaired["reason"]).replace("_", " ")
+        lines.append(f"not paired {unpaired['count']}: {reason} ({shown})")
+    unrun = int(body.get("not_run", 0))
+    if unrun:
+        lines.append(
+            f"not paired {unrun}: not run (planned but never executed; the ledger holds no id)"
+        )
+    return lines
 
 
 def _unpaired_text(body: Mapping[str, Any]) -> str:

@@ -113,9 +113,9 @@ def test_the_viewer_lists_them_too(project: tuple[Path, str, str]) -> None:
     with serving(root) as url:
         status, page = fetch(f"{url}/comparisons/{body['address']}")
     assert status == 200
-    assert "1 case(s) not paired: errored_in_candidate" in page
+    assert "not paired 1: errored in candidate (" in page
     # Was absent: the page counted them under the metric, and listed them nowhere.
-    assert f"{body['not_run']} case(s) not paired: not_run" in page
+    assert f"not paired {body['not_run']}: not run (planned but never executed" in page
 
 
 def test_finished_runs_print_no_not_run_line(tmp_path: Path) -> None:

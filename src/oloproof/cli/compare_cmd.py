@@ -21,7 +21,7 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.cli.render import fitted, gate_line
-from oloproof.display import first_few, fmt_points, fmt_points_interval, plural, printable
+from oloproof.display import fmt_points, fmt_points_interval, plural, printable
 from oloproof.flips import Flip, changed_cases_line, flipped_cases
 from oloproof.report import (
     comparison_evidence_line,
@@ -31,14 +31,12 @@ from oloproof.report import (
     planning_text,
     rule_margins,
     slice_text,
+    unpaired_lines,
 )
 from oloproof.results import Interval
 
 if TYPE_CHECKING:
     from oloproof.latest import StillRunning
-
-SHOWN_IDS = 5
-"""How many case ids a ``not paired`` line names before it says how many more."""
 
 _TESTS = {
     "non_inferiority": "non-inferiority",
@@ -189,8 +187,7 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         f"Comparison {address} of {body['candidate']['run_id']} against "
         f"{body['baseline']['run_id']} · {paired} paired {plural(paired, 'case')}"
     ]
-    lines += [_unpaired_line(u) for u in body["unpaired"]]
-    lines += _not_run_lines(body)
+    lines += unpaired_lines(body)
     for row in body["metrics"]:
         lines += _metric_lines(row, rule_margins(body, row["metric"]))
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
@@ -207,23 +204,6 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         if evidence is not None:
             lines.append(evidence)
     return lines
-
-
-def _unpaired_line(unpaired: Mapping[str, Any]) -> str:
-    ids: Sequence[str] = unpaired["case_ids"]
-    shown = first_few(ids, SHOWN_IDS, printable)
-    reason = str(unpaired["reason"]).replace("_", " ")
-    return f"not paired {unpaired['count']}: {reason} ({shown})"
-
-
-def _not_run_lines(body: Mapping[str, Any]) -> list[str]:
-    """The planned cases no run executed: every metric counts them as missing (``not_run``), so
-    they are listed with the other unpaired cases, by number only, since a case that never ran
-    left no id in the ledger."""
-    unrun = int(body.get("not_run", 0))
-    if not unrun:
-        return []
-    return [f"not paired {unrun}: not run (planned but never executed; the ledger holds no id)"]
 
 
 def _interval(row: Mapping[str, Any], margins: Sequence[float] = ()) -> str:

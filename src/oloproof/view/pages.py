@@ -123,6 +123,8 @@ def _environment() -> Environment:
         changed_cases=changed_cases_line,
         # The line `oloproof compare` prints under a comparison's gate with nothing under it.
         comparison_evidence=report.comparison_evidence_line,
+        # Why cases were not paired, in the lines `oloproof compare` prints.
+        unpaired_lines=report.unpaired_lines,
         # The line `oloproof run` prints under a gate with nothing under it.
         evidence_line=report.evidence_line,
         # Slice values and what slice rows leave out, in the words `run` and `compare` print.
