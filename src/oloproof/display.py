@@ -57,6 +57,7 @@ __all__ = [
     "fmt_points",
     "fmt_points_interval",
     "fmt_share",
+    "fmt_written",
     "printable",
 ]
 
@@ -188,6 +189,18 @@ def fmt_share(part: int, whole: int) -> str:
             units, decimals = divmod(shown, 10**places)
             return f"{units}.{decimals:0{places}d}%"
         places += 1
+
+
+@_exact
+def fmt_written(x: float, places: int, scale: int = 0) -> str:
+    """A number from the policy (a rule's threshold or margin) times 10**``scale``, with
+    ``places`` decimals or as many more as it was written with, never rounded: a bound printed
+    beside it then sits on the side of it that the rules compared it on. ``fmt_written(0.3, 1,
+    2)`` is ``"30.0"`` (a proportion's ``min: 0.3``, in percent), ``fmt_written(0.25, 1)``
+    ``"0.25"``."""
+    value = _steps(x, scale)
+    shown = max(places, -int(value.normalize().as_tuple().exponent))
+    return f"{value:.{shown}f}"
 
 
 def fmt_percent_lower(x: float) -> str:

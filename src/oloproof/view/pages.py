@@ -113,6 +113,7 @@ def _environment() -> Environment:
         relevance_note=relevance_note,
         citations=checked_citations,
         rule_threshold=rule_threshold,
+        rule_threshold_text=rule_threshold_text,
         rule_note=data.rule_note,
         comparison_note=report.comparison_rule_note,
         # A comparison's planning lines and changed cases, in the words `compare` prints.
@@ -183,8 +184,24 @@ def rule_interval_text(detail: Mapping[str, Any]) -> str:
     """The interval a rule decided on, as the interval it is: a Clopper-Pearson one bounds a
     proportion (in percent), a betting one a mean (``0.702``), as ``run`` prints its metric.
     A decision recorded without its method was of a proportion, as the page wrote it."""
-    proportion = detail.get("method", CLOPPER_PEARSON) == CLOPPER_PEARSON
-    return interval_text(detail["lower"], detail["upper"], proportion)
+    return interval_text(detail["lower"], detail["upper"], _of_proportion(detail))
+
+
+def _of_proportion(detail: Mapping[str, Any]) -> bool:
+    return bool(detail.get("method", CLOPPER_PEARSON) == CLOPPER_PEARSON)
+
+
+def rule_threshold_text(rule: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
+    """``min 30.0%``: a rule's threshold in the units of the interval it decided on
+    (``rule_interval_text``), as the policy wrote it: a proportion's ``min: 0.3`` beside
+    ``[38.5%, 91.0%]`` read as 0.3%. Never rounded (``min 69.25%``), so each bound printed
+    beside it is on the side of it the rule saw."""
+    threshold = rule_threshold(rule)
+    if threshold is None:
+        return "no threshold recorded"
+    proportion = _of_proportion(detail)
+    number = display.fmt_written(threshold, 1 if proportion else 3, 2 if proportion else 0)
+    return f"{'min' if rule.get('min') is not None else 'max'} {number}{'%' if proportion else ''}"
 
 
 def points_text(d: float | None) -> str:
