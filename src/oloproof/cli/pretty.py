@@ -2,8 +2,11 @@
 
 Mappings become ``key: value`` lines, nested ones indented by two spaces; a list of short
 scalars stays on one line (``[kb-01, kb-03]``), longer lists get one ``- `` item a line; a text
-longer than the width folds onto continuation lines under its key. Nothing is cut: ``--json``
-prints the same values raw.
+longer than the width, or of more than one line, folds onto continuation lines under its key.
+Nothing is cut: ``--json`` prints the same values raw. The values are a case's and a system's:
+any other character a terminal acts on (a carriage return, an escape, a mark that reorders
+text), in a value or a key, is written as its escape (``printable``), so none prints a line
+Oloproof did not write (``x\nGate: PASS (exit 0)`` at the margin).
 """
 
 from __future__ import annotations
@@ -13,15 +16,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from oloproof.cli.tables import fold
+from oloproof.display import printable
 
 PLAIN_WIDTH = 100
 """The width of pretty output in a pipe (the terminal's width on one)."""
 
 
 def _scalar(value: Any) -> str:
+    """``value`` as text, its own lines kept (``_folded`` puts them under its key)."""
     if isinstance(value, str):
-        return value if value.strip() == value and value else json.dumps(value, ensure_ascii=False)
-    return json.dumps(value, ensure_ascii=False)
+        if value.strip() != value or not value:
+            return printable(json.dumps(value, ensure_ascii=False))
+        return "\n".join(printable(line) for line in value.split("\n"))
+    return printable(json.dumps(value, ensure_ascii=False))
 
 
 def _is_scalar(value: Any) -> bool:
@@ -36,7 +43,7 @@ def pretty_lines(value: Any, width: int, indent: int = 0) -> list[str]:
             return [pad + "{}"]
         out: list[str] = []
         for key, item in value.items():
-            out += _entry(f"{pad}{key}:", item, width, indent)
+            out += _entry(f"{pad}{printable(str(key))}:", item, width, indent)
         return out
     if isinstance(value, list | tuple):
         if not value:
@@ -62,10 +69,13 @@ def _entry(head: str, item: Any, width: int, indent: int, in_list: bool = False)
 
 
 def _inline(item: Any) -> str | None:
+    """``item`` on one line, or None: a text of several lines never is."""
     if _is_scalar(item):
-        return _scalar(item)
+        text = _scalar(item)
+        return None if "\n" in text else text
     if isinstance(item, list | tuple) and all(_is_scalar(v) for v in item):
-        return "[" + ", ".join(_scalar(v) for v in item) + "]"
+        texts = [_scalar(v) for v in item]
+        return None if any("\n" in t for t in texts) else "[" + ", ".join(texts) + "]"
     if isinstance(item, Mapping) and not item:
         return "{}"
     return None

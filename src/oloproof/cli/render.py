@@ -13,6 +13,7 @@ from oloproof.display import (
     fmt_percent,
     fmt_percent_interval,
     fmt_percent_lower,
+    printable,
 )
 from oloproof.events import is_failed
 from oloproof.latest import import_again_text
@@ -492,12 +493,15 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
         whole = detail.get("raw_reply_chars")
         size = f" ({whole:,} characters; stored: the first 4,000)" if isinstance(whole, int) else ""
         lines.append(f"reply{size}: {preview(detail['raw_reply'], REPLY_PREVIEW)}")
-    return lines
+    # A judge's error or parse error is its service's text: one line each, as errors print.
+    return [printable(line) for line in lines]
 
 
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
-    """A value as one line of JSON, cut at ``limit`` characters with an ellipsis."""
-    text = json.dumps(value, ensure_ascii=False)
+    """A value as one line of JSON, cut at ``limit`` characters with an ellipsis; a mark
+    that reorders text or a line separator in it (which JSON leaves as they are) written as
+    its escape (``printable``)."""
+    text = printable(json.dumps(value, ensure_ascii=False))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
