@@ -23,7 +23,7 @@ from oloproof.cli.ci import (
     md_text,
     rule_testcase,
 )
-from oloproof.display import fmt_points, fmt_points_interval, plural
+from oloproof.display import fmt_points, fmt_points_interval, fmt_written, plural
 from oloproof.flips import Flip, changed_cases_line
 from oloproof.report import (
     comparison_evidence_line,
@@ -142,7 +142,7 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
                 [
                     d["id"],
                     d["metric"],
-                    f"{d['test']}, margin {d['margin_points']} points",
+                    f"{d['test']}, margin {fmt_written(d['margin_points'], 1)} points",
                     Md(f"**{d['outcome']}**"),
                     d["reason"],
                 ]

@@ -21,7 +21,7 @@ from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.cli.render import fitted, gate_line
-from oloproof.display import fmt_points, fmt_points_interval, plural, printable
+from oloproof.display import fmt_points, fmt_points_interval, fmt_written, plural, printable
 from oloproof.flips import Flip, changed_cases_line, flipped_cases
 from oloproof.report import (
     comparison_evidence_line,
@@ -273,7 +273,7 @@ def _slice_lines(
 
 
 def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
-    test = f"{_TESTS[decision['test']]}, margin {_margin(decision['margin_points'])} points"
+    test = f"{_TESTS[decision['test']]}, margin {fmt_written(decision['margin_points'], 1)} points"
     outcome = style.current().outcome(decision["outcome"])
     lines = [
         "  " + "  ".join([decision["id"], decision["metric"], test, outcome, decision["reason"]])
@@ -285,9 +285,3 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     if note is not None:
         lines.append("    " + note)
     return lines
-
-
-def _margin(points: float) -> str:
-    """A margin in points: one decimal (``5.0``), more only when the policy gave more."""
-    text = f"{points:.1f}"
-    return text if float(text) == points else repr(float(points))
