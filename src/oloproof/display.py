@@ -49,6 +49,7 @@ from typing import ParamSpec, TypeVar
 from oloproof.results import Interval
 
 __all__ = [
+    "fmt_cost",
     "fmt_mean",
     "fmt_mean_interval",
     "fmt_percent",
@@ -189,6 +190,12 @@ def fmt_share(part: int, whole: int) -> str:
             units, decimals = divmod(shown, 10**places)
             return f"{units}.{decimals:0{places}d}%"
         places += 1
+
+
+def fmt_cost(x: float) -> str:
+    """A judge's cost to six significant digits, as large or small as it is: ``0.00035955``,
+    ``3.5955e-07`` (never ``0.0000``, a priced judge shown as free)."""
+    return format(x, ".6g")
 
 
 @_exact

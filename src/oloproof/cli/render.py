@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from oloproof.cli import style, tables
 from oloproof.display import (
+    fmt_cost,
     fmt_mean,
     fmt_mean_interval,
     fmt_percent,
@@ -353,7 +354,7 @@ def judge_usage_lines(rows: Sequence[JudgeUsageRow], uncounted: int = 0) -> list
     cells = []
     for row in rows:
         calls = f"{row.calls:,}" + (f" + {row.failed:,} failed" if row.failed else "")
-        cost = "—" if row.cost is None else format(row.cost, ".6g")
+        cost = "—" if row.cost is None else fmt_cost(row.cost)
         cells.append(
             [
                 row.criterion,

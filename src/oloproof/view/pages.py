@@ -116,6 +116,7 @@ def _environment() -> Environment:
         rule_threshold_text=rule_threshold_text,
         # A comparison rule's margin, in points as the policy gave it, as `compare` prints it.
         written=display.fmt_written,
+        cost=display.fmt_cost,
         rule_note=data.rule_note,
         comparison_note=report.comparison_rule_note,
         # A comparison's planning lines and changed cases, in the words `compare` prints.
