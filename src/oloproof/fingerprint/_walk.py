@@ -55,6 +55,7 @@ from oloproof.fingerprint._values import (
     is_reference,
     place_of_class,
 )
+from oloproof.usercode import recordable
 
 DIGEST = 32  # hex digits kept of each part's blake3 (128 bits)
 
@@ -412,7 +413,12 @@ class Walk(Values):
         self.constants[label] = (file, blake3(material).hexdigest()[:DIGEST])
 
     def file_label(self, filename: str | None, module: str | None) -> str:
-        """A file as the fingerprint names it: relative to the project folder when inside it."""
+        """A file as the fingerprint names it: relative to the project folder when inside it.
+
+        A name Python could not decode (bytes that are not UTF-8, read as lone surrogates) is
+        written with its escapes (``sys\\udcff.py``): the ledger stores only text, and the run
+        would otherwise stop on the name, saying neither which file nor why.
+        """
         if filename is None or filename.startswith("<"):
             filename = file_of_module(module) if module else None
             if filename is None:
@@ -421,7 +427,7 @@ class Walk(Values):
         if label is None:
             path = os.path.realpath(filename)
             inside = path.startswith(self._base + os.sep)
-            label = Path(path[len(self._base) + 1 :]).as_posix() if inside else path
+            label = recordable(Path(path[len(self._base) + 1 :]).as_posix() if inside else path)
             self._labels[filename] = label
         return label
 
