@@ -75,12 +75,32 @@ def run_calibration(
     if not any(verdict.status in ("pass", "fail") for verdict in verdicts):
         raise nothing_judged(evaluator_id, examples, verdicts)
     calibration = tally(judge.spec(), examples, verdicts, level=level, labels=labels)
-    # The time keeps a repeated, identical calibration a new event, so it becomes the latest.
-    recorded_at = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    body = {**calibration.to_body(), "recorded_at": recorded_at}
     target = ledger() if callable(ledger) else ledger
+    body = {**calibration.to_body(), "recorded_at": _stamp(target, calibration.identity)}
     address = target.put(events.make(events.CALIBRATION, body))
     return address, calibration
+
+
+def _stamp(ledger: Ledger, identity: str) -> str:
+    """When a calibration of the judge with ``identity`` is recorded: now, to the microsecond,
+    and later than the judge's last calibration in ``ledger``.
+
+    The time is what keeps a repeated, identical calibration a new event, filed last and so the
+    one in use. Kept to the second (as it once was), labels A, B, then A again within one second
+    gave the first one's very event the third time, a no-op, and left B in use; a clock set
+    back could do the same. Later than the last one, each calibration is a new event, and the
+    times follow the ledger's order.
+    """
+    now = dt.datetime.now(dt.UTC)
+    found = ledger.latest_event("calibration", identity)
+    if found is not None:
+        try:
+            last = dt.datetime.fromisoformat(str(found[1].body.get("recorded_at")))
+        except ValueError:  # not a time: nothing to follow
+            last = None
+        if last is not None and last.tzinfo is not None and last >= now:
+            now = last + dt.timedelta(microseconds=1)
+    return now.isoformat(timespec="microseconds")
 
 
 def find_calibration(ledger: Ledger, identity: str) -> tuple[str, Calibration] | None:
