@@ -187,7 +187,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 7,
-    DIAGNOSIS: 9,
+    DIAGNOSIS: 10,
     COMPARISON: 8,
     CALIBRATION: 1,
     TEXT: 1,
@@ -305,6 +305,13 @@ def upcast_diagnosis_v8_v9(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v9_v10(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 9 read whether the intervention changed a case's context from each role's first
+    repeat that ran to the end alone: the body is the same, and it is re-derived so
+    (``diagnosis.derive.REPEATS_COMPARED``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -371,6 +378,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 6): upcast_diagnosis_v6_v7,
     (DIAGNOSIS, 7): upcast_diagnosis_v7_v8,
     (DIAGNOSIS, 8): upcast_diagnosis_v8_v9,
+    (DIAGNOSIS, 9): upcast_diagnosis_v9_v10,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

@@ -62,6 +62,13 @@ Requirements this module meets:
     counted apart (``ranked_out_not_observed``, there only when it counts a case), so that
     "0 of N also recovered" never stands for N cases that errored. Before, neither, and such a
     diagnosis is re-derived so.
+13. From schema 10 (``REPEATS_COMPARED``): whether the intervention changed a case's context
+    is read from every repeat of each role that ran to the end, not from the first alone. When
+    those repeats were handed different contexts (a retriever that does not return the same
+    thing twice), the intervention changed the context in some repeats and not in others, so
+    the case is UNRESOLVED (``context_varied_between_repeats``), neither recovered nor left
+    unchanged. Before, the first repeat that ran to the end decided, and such a diagnosis is
+    re-derived so.
 """
 
 from __future__ import annotations
@@ -180,6 +187,10 @@ passage reached the model under it."""
 FIRST_RAN_READ: Final = 9
 """The diagnosis schema from which a role's context and ranking are read from its first repeat
 that ran to the end; before, from its first repeat (none, when that one errored)."""
+
+REPEATS_COMPARED: Final = 10
+"""The diagnosis schema from which whether the intervention changed a case's context is read
+from every repeat of each role that ran to the end; before, from the first of them alone."""
 
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
@@ -397,6 +408,8 @@ class _Inputs:
     # (FIRST_RAN_READ), and the RANKED_OUT cases without a verdict counted (NO_VERDICT_APART).
     reads_first_ran: bool = False
     counts_no_verdict: bool = False
+    # Whether every repeat that ran to the end is read for it (REPEATS_COMPARED).
+    compares_repeats: bool = False
 
 
 class Derivation:
@@ -484,6 +497,7 @@ def derive_diagnosis(
         schema >= SHOWN_CONFIRMS,
         schema >= FIRST_RAN_READ,
         schema >= NO_VERDICT_APART,
+        schema >= REPEATS_COMPARED,
     )
     tally: _Tally
     if not staged:
@@ -634,6 +648,9 @@ class _Observed:
     outcomes: list[str]
     executions: list[str | None]
     execution: str | None
+    # The executions whose contexts are compared: every repeat's that ran to the end (before
+    # REPEATS_COMPARED, ``execution`` alone).
+    compared: tuple[str, ...]
 
     @property
     def outcome(self) -> str:
@@ -661,8 +678,10 @@ class _Outcomes:
         # The first repeat that ran to the end: an errored one recorded no context to compare
         # (before FIRST_RAN_READ, only the first repeat was looked at).
         read = seen if self._inputs.reads_first_ran else seen[:1]
-        ran = next((s[1] for s in read if s is not None and s[2]), None)
-        return _Observed(outcomes, [s[1] if s else None for s in seen], ran)
+        completed = tuple(s[1] for s in read if s is not None and s[2])
+        ran = completed[0] if completed else None
+        compared = completed if self._inputs.compares_repeats else completed[:1]
+        return _Observed(outcomes, [s[1] if s else None for s in seen], ran, compared)
 
     def _seen(self, run_id: str, case_id: str) -> tuple[str, str, bool] | None:
         """A case's outcome in ``run_id``, its execution, and whether that ran to the end."""
@@ -698,13 +717,15 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
         drifted = inputs.compares and _drifted(inputs, parent, control)
         # Only a pass under gold beside a fail under the control is a recovery to check.
         checked = inputs.checks_gold and (control.outcome, treated.outcome) == (FAILED, PASSED)
+        unchanged, varied = _sameness(_given_gold(inputs, parent, control) if checked else set())
         label = gold_label(
             evidence=found,
             top_k=inputs.top_k,
             control=control.outcome,
             intervention=treated.outcome,
             drifted=drifted,
-            unchanged=checked and _given_gold(inputs, parent, control),
+            unchanged=unchanged,
+            varied=varied,
             differs=checked and gold_text_differs(parent.retrieval, parent.expected),
         )
         record: dict[str, Any] = {
@@ -724,11 +745,23 @@ def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:
         yield record
 
 
-def _given_gold(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
-    """Whether the control's first repeat that ran to the end handed the model the case's very
-    gold passages (as a replay reads its roles' contexts from those repeats)."""
-    body = _executed(inputs, control.execution)
-    return body is not None and given_gold(artifact(body, "context/v1"), parent.expected)
+def _given_gold(inputs: _Inputs, parent: _Parent, control: _Observed) -> set[bool]:
+    """Whether the control handed the model the case's very gold passages, in each of its
+    compared repeats (as a replay reads its roles' contexts from those repeats): one answer
+    when they agree, both when they were handed different contexts."""
+    bodies = (_executed(inputs, address) for address in control.compared)
+    return {
+        given_gold(artifact(body, "context/v1"), parent.expected)
+        for body in bodies
+        if body is not None
+    }
+
+
+def _sameness(found: set[bool]) -> tuple[bool, bool]:
+    """(unchanged, varied) from whether the intervention left a case's context as the control
+    had it, in each of the repeats compared: unchanged when in all of them, varied when in some
+    and not in others."""
+    return found == {True}, len(found) > 1
 
 
 def _drifted(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
@@ -771,10 +804,12 @@ def _replay(inputs: _Inputs, child_runs: Sequence[ChildRun], carried: _Carried) 
         parent = _parent_case(inputs, case_id)
         control, treated = observed.of("control", case_id), observed.of("intervention", case_id)
         executed = _executed(inputs, treated.execution)
+        unchanged, varied = _sameness(_unchanged(inputs, treated, control))
         result, strength = replay_result(
             control=control.outcome,
             intervention=treated.outcome,
-            unchanged=_unchanged(inputs, executed, _executed(inputs, control.execution)),
+            unchanged=unchanged,
+            varied=varied,
         )
         gold = carried.get(case_id)
         record: dict[str, Any] = {
@@ -858,21 +893,23 @@ def _shown(case: Map, cut: int) -> bool:
     return position.isdigit() and int(position) <= cut and not case["budget_dropped"]
 
 
-def _unchanged(
-    inputs: _Inputs, treated: ExecutionBody | None, control: ExecutionBody | None
-) -> bool:
-    """Whether the intervention's first repeat that ran to the end called generate exactly as
-    the control's did: the same generate stage identity (the input, the passages kept with
-    their positions and tokens, the code, and what else of the context generate reads). A
-    ranking criterion reads the ranking, never generate, so for it the question does not
-    arise."""
-    if not inputs.compares or inputs.ranking_only or treated is None or control is None:
-        return False
-    mine = _generate_identity(treated)
-    return mine is not None and mine == _generate_identity(control)
+def _unchanged(inputs: _Inputs, treated: _Observed, control: _Observed) -> set[bool]:
+    """Whether the intervention called generate exactly as the control did, for each pair of
+    their compared repeats: the same generate stage identity (the input, the passages kept
+    with their positions and tokens, the code, and what else of the context generate reads).
+    None for a ranking criterion, which reads the ranking, never generate."""
+    if not inputs.compares or inputs.ranking_only:
+        return set()
+    mine, theirs = (
+        [_generate_identity(_executed(inputs, address)) for address in role.compared]
+        for role in (treated, control)
+    )
+    return {m is not None and m == t for m in mine for t in theirs}
 
 
-def _generate_identity(execution: ExecutionBody) -> str | None:
+def _generate_identity(execution: ExecutionBody | None) -> str | None:
+    if execution is None:
+        return None
     return next(
         (s["identity"] for s in execution.get("stages", []) if s["stage"] == "generate"), None
     )

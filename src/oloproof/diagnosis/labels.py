@@ -72,6 +72,9 @@ RECOVERS_ONLY_WITH_GOLD_ALONE = "recovers_only_with_gold_alone"
 NO_RELEVANCE_LABELS = "no_relevance_labels"
 RETRIEVAL_DRIFTED = "control_retrieval_drifted"
 CONTEXT_UNCHANGED = "context_unchanged"
+# The repeats of a role were handed different contexts, so whether the intervention changed the
+# case's context has no one answer.
+CONTEXT_VARIED = "context_varied_between_repeats"
 GOLD_TEXT_DIFFERS = "gold_text_differs"
 NO_GOLD_CONTEXT = "no_gold_context"
 NO_VERDICT = "no_verdict"  # an excluded case the parent gave no verdict on
@@ -86,6 +89,7 @@ REASONS = (
     INTERVENTION_UNSUPPORTED,
     PASSES_UNDER_CONTROL,
     CONTEXT_UNCHANGED,
+    CONTEXT_VARIED,
     RECOVERS_ONLY_WITH_GOLD_ALONE,
     NO_RELEVANCE_LABELS,
     RETRIEVAL_DRIFTED,
@@ -187,6 +191,7 @@ def gold_label(
     intervention: str,
     drifted: bool = False,
     unchanged: bool = False,
+    varied: bool = False,
     differs: bool = False,
 ) -> Label:
     """Label one case from the parent's evidence and its outcomes under control and gold.
@@ -197,7 +202,9 @@ def gold_label(
     the parent's retrieval holds other text than the gold passage under its doc_id and chunk_id.
     ``unchanged``: the control was handed the very gold passages (``given_gold``), so a pass
     with them beside a fail under the control is the system's own variation, not a recovery; a
-    fail under both is a failure with the gold passages all the same.
+    fail under both is a failure with the gold passages all the same. ``varied``: the
+    control's repeats were handed the gold passages in some and other passages in others, so
+    such a pass is neither a recovery nor the system's own variation alone.
     """
     if control == PASSED:
         return Label(UNRESOLVED, PASSES_UNDER_CONTROL, CONTROL_RECOVERY)
@@ -209,6 +216,8 @@ def gold_label(
         return Label(UNRESOLVED, INTERVENTION_NOT_OBSERVED, NO_STRENGTH)
     if unchanged:
         return Label(UNRESOLVED, CONTEXT_UNCHANGED, NO_STRENGTH)
+    if varied:
+        return Label(UNRESOLVED, CONTEXT_VARIED, NO_STRENGTH)
     position = evidence.position
     if position == POSITION_UNLABELLED:
         return Label(UNRESOLVED, NO_RELEVANCE_LABELS, INTERVENTION_RECOVERY)
@@ -225,12 +234,15 @@ def gold_label(
     return Label(UNRESOLVED, RECOVERS_ONLY_WITH_GOLD_ALONE, INTERVENTION_RECOVERY)
 
 
-def replay_result(*, control: str, intervention: str, unchanged: bool = False) -> tuple[str, str]:
+def replay_result(
+    *, control: str, intervention: str, unchanged: bool = False, varied: bool = False
+) -> tuple[str, str]:
     """(result, strength) of one case under a replay beside its replay control.
 
     ``unchanged``: the intervention handed generate exactly what the control did, so a verdict
     that differs between them is the system's own variation, and one that agrees says nothing
-    about the intervention either.
+    about the intervention either. ``varied``: it did so in some repeats and not in others (a
+    role's repeats were handed different contexts), so neither can be said.
     """
     if control == PASSED:
         return PASSES_UNDER_CONTROL, CONTROL_RECOVERY
@@ -240,6 +252,8 @@ def replay_result(*, control: str, intervention: str, unchanged: bool = False) -
         return INTERVENTION_NOT_OBSERVED, NO_STRENGTH
     if unchanged:
         return CONTEXT_UNCHANGED, NO_STRENGTH
+    if varied:
+        return CONTEXT_VARIED, NO_STRENGTH
     if intervention == PASSED:
         return RECOVERED, INTERVENTION_RECOVERY
     return STILL_FAILED, INTERVENTION_NON_RECOVERY

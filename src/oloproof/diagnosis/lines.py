@@ -63,6 +63,12 @@ PHRASES: dict[str, str] = {
         "passed with the gold passages, but the control had handed the model those very "
         "passages, so the pass is the system's own variation, not a recovery"
     ),
+    dg.CONTEXT_VARIED: (
+        "a role's repeats were handed different contexts (a retriever or a context assembly "
+        "that does not give the same twice), in some of them the very one the other role had, "
+        "so the intervention changed the context in some repeats only: neither a recovery nor "
+        "a failure of it"
+    ),
     dg.CONTROL_NOT_OBSERVED: "the control gave no verdict (errored or missing)",
     dg.INTERVENTION_NOT_OBSERVED: "the intervention gave no verdict (errored or missing)",
 }
