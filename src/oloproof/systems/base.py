@@ -362,7 +362,7 @@ class _NoText(Exception):
 
 
 def _plain(value: Any, depth: int) -> Any:
-    if isinstance(value, dict):
+    if type(value) is dict:
         if depth >= MAX_NESTING:
             raise _TooDeep
         plain = {
@@ -379,10 +379,10 @@ def _plain(value: Any, depth: int) -> Any:
         return value
     if isinstance(value, str | int | float):  # an enum's member, NumPy's float64, a str of
         return _base(value)  # the project's own: its base value, as the ledger stores it
-    if isinstance(value, Mapping):  # not a dict: a configuration library's, a proxy
-        return _plain(
-            dict(_made(value, lambda: list(value.items()), "items could not be read")), depth
-        )
+    if isinstance(value, Mapping):
+        # Not a dict: a configuration library's, a proxy, or a dict's subclass, whose items()
+        # may be code of its own that fails or gives no pairs.
+        return _plain(_made(value, lambda: dict(value.items()), "items could not be read"), depth)
     dump = _method(value, "model_dump")
     if dump is not None:
         return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
@@ -508,7 +508,7 @@ def _children(value: Any) -> list[tuple[Any, Any]]:
     if not isinstance(value, Mapping):
         return []
     try:
-        return list(value.items())
+        return [(key, item) for key, item in value.items()]
     except Exception:
         return []
 
