@@ -361,7 +361,9 @@ class _NoText(Exception):
         self.why = why
 
 
-def _plain(value: Any, depth: int) -> Any:
+def _plain(value: Any, depth: int, turns: int = 0) -> Any:
+    """``value`` as plain data; ``turns``: how many conversions in a row made it (a model's
+    dump, an array's list), each of which may give back another object to convert."""
     if type(value) is dict:
         if depth >= MAX_NESTING:
             raise _TooDeep
@@ -385,7 +387,8 @@ def _plain(value: Any, depth: int) -> Any:
         return _plain(_made(value, lambda: dict(value.items()), "items could not be read"), depth)
     dump = _method(value, "model_dump")
     if dump is not None:
-        return _plain(_made(value, lambda: dump(mode="json"), "fields JSON cannot hold"), depth)
+        made = _made(value, lambda: dump(mode="json"), "fields JSON cannot hold")
+        return _again(value, made, "model_dump()", depth, turns)
     names = _field_names(value)
     if names is not None:
         # Its fields, as a model's: read whole as its text, `contains` judged field names and
@@ -398,10 +401,26 @@ def _plain(value: Any, depth: int) -> Any:
     has_dtype = _method(value, "dtype", callable_=False) is not None
     values = _method(value, "tolist") if has_dtype else None
     if values is not None:
-        return _plain(_made(value, values, "values could not be read"), depth)
+        return _again(
+            value, _made(value, values, "values could not be read"), "tolist()", depth, turns
+        )
     if isinstance(value, set | frozenset):
         return _set_text(value)
     return _text(value, repr)
+
+
+def _again(value: Any, made: Any, how: str, depth: int, turns: int) -> Any:
+    """``_plain`` of what ``how`` made of ``value``: user code, which may give back an object
+    to convert again (a ``tolist()`` that returns its own array) for ever, so after
+    ``MAX_NESTING`` conversions in a row the object is refused rather than walked until
+    Python's recursion limit ends the run."""
+    if turns >= MAX_NESTING:
+        raise _NoText(
+            value,
+            f"whose {how} gave back an object to convert again {MAX_NESTING} times in a row, "
+            "never plain data",
+        )
+    return _plain(made, depth, turns + 1)
 
 
 def _field_names(value: Any) -> list[str] | None:
