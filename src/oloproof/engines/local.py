@@ -92,7 +92,12 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
                 raise ArtifactError(f"case {case.id!r}: {malformed}") from None
             if due.overran:  # what was raised in it (Overran), or what it raised after
                 return None, timed_out(timeout_s, held=True), noted.stages, calls()
-            error = timed_out(timeout_s) if expired else error_record(exc)
+            try:
+                error = timed_out(timeout_s) if expired else error_record(exc)
+            except aio.Overran:
+                # Its text is user code too (``__str__``), run here on the loop: one that held
+                # the loop past the deadline was stopped there, and the case took too long.
+                error = timed_out(timeout_s)
             return None, error, noted.stages, calls()
         # Code that swallowed Overran, or the cancellation at its deadline, and returned still
         # took longer than its case may.
