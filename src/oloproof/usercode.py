@@ -77,11 +77,26 @@ def describe(exc: BaseException) -> str:
 
 def message_of(value: object, write: Callable[[object], str] = str) -> str:
     """``str(value)`` (or ``write(value)``), or what Python's own tracebacks print in its place
-    when the user's ``__str__`` (or ``__repr__``) raises; ``recordable`` either way."""
+    when the user's ``__str__`` (or ``__repr__``) raises, ``sys.exit`` included (``own_exit``);
+    ``recordable`` either way."""
     try:
         return recordable(write(value))
     except Exception:
         return f"<exception {write.__name__}() failed>"
+    except BaseException as exc:
+        if not own_exit(exc):
+            raise
+        return f"<exception {write.__name__}() failed>"
+
+
+def own_exit(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by user code, is only that code's own way out: ``sys.exit``
+    (``os._exit`` too, held as ``HardExit``), a ``KeyboardInterrupt`` no signal sent, a
+    ``GeneratorExit``. Escaping where Oloproof reads what the code made (an exception's text),
+    it would end the command with the status the code chose, 0 included, printing nothing."""
+    if isinstance(exc, KeyboardInterrupt):
+        return not received()
+    return isinstance(exc, SystemExit | GeneratorExit)
 
 
 def recordable(text: str) -> str:

@@ -40,7 +40,7 @@ from oloproof.models import recording_model_calls
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import ExecContext, Execution, StageCache, StageRecord, System
-from oloproof.usercode import message_of, received, recordable
+from oloproof.usercode import message_of, own_exit, received, recordable
 
 # The execution, or the error record of a case that errored, the stages the case ran, and the
 # model calls an errored case made (a case that did not error has them in its artifacts).
@@ -160,11 +160,20 @@ def interrupts_the_run(exc: BaseException) -> bool:
 
 
 def error_record(exc: BaseException) -> dict[str, Any]:
-    """What an error of user code is recorded as: its type, message and portable traceback."""
+    """What an error of user code is recorded as: its type, message and portable traceback
+    (none when its text, the user's ``__str__``, calls ``sys.exit`` as Python's traceback
+    module makes it: see ``own_exit``)."""
+    message = message_of(exc)
+    try:
+        shown = portable_traceback(exc)
+    except BaseException as failed:
+        if not own_exit(failed):
+            raise
+        shown = ""
     return {
         "type": type(exc).__name__,  # no lone surrogate: Python refuses one in a class name
-        "message": message_of(exc),
-        "traceback": portable_traceback(exc),
+        "message": message,
+        "traceback": shown,
     }
 
 

@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 from oloproof.dataset import MAX_NESTING, Case
 from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
-from oloproof.usercode import describe, received
+from oloproof.usercode import describe, own_exit, received
 
 
 @dataclass(frozen=True)
@@ -467,7 +467,9 @@ def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
     looking it up fails: ``__getattr__`` is user code)."""
     try:
         found = getattr(value, name, None)
-    except Exception:
+    except BaseException as exc:
+        if not isinstance(exc, Exception) and not own_exit(exc):
+            raise
         return None
     return found if not callable_ or callable(found) else None
 
@@ -475,7 +477,9 @@ def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
 def _made(value: Any, make: Callable[[], Any], what: str) -> Any:
     try:
         return make()
-    except Exception as exc:  # user code, or a library's refusal of it
+    except BaseException as exc:  # user code (sys.exit too), or a library's refusal of it
+        if not isinstance(exc, Exception) and not own_exit(exc):
+            raise
         raise _NoText(value, f"whose {what}: {describe(exc)}") from None
 
 
