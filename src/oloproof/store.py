@@ -28,6 +28,7 @@ from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
 from oloproof.idhints import malformed_id_message, unknown_id_message
 from oloproof.stored_form import expand
+from oloproof.usercode import recordable
 
 LEDGER_DIR = ".oloproof"
 
@@ -63,6 +64,14 @@ def open_project_ledger(
     """
     root = Path(root)
     path = root / LEDGER_DIR
+    shown = recordable(str(path))
+    if shown != str(path):
+        # Bytes that are not UTF-8 (Python reads them as lone surrogates): LMDB takes its
+        # folder as UTF-8 text, and the ledger records paths as text.
+        raise LedgerAccessError(
+            f"the ledger at {shown} cannot be opened: its path holds bytes that are not UTF-8 "
+            "text (written here as \\udcXX); rename the folder"
+        )
     if not create and not path.exists():
         raise UnknownIdError(
             f"no ledger in {root} (expected {path}); run `oloproof run` there first"
