@@ -16,7 +16,10 @@ Requirements:
 4. A file to read is a regular file: a named pipe with no writer would be waited on for ever
    and ``/dev/zero`` never ends (``check_input_file``).
 5. A number a run records lies in what the ledger holds (``check_recordable``); ``--repeats``
-   at most ``MAX_REPEATS`` (each repeat of a case is kept in the case's result).
+   at most ``MAX_REPEATS`` (each repeat of a case is kept in the case's result). So does the
+   path of a file to read, which runs and calibrations record: one whose name holds bytes
+   that are not UTF-8 (read as lone surrogates) is refused naming it with its escapes
+   (``check_input_file``), where the ledger would have refused the event naming nothing.
 
 1 and 2 are checked as the command line is parsed (``checked_command``), so they apply to
 every command alike and nothing runs first; their errors are click's usage errors (exit 2).
@@ -34,6 +37,7 @@ import typer
 from oloproof.callargs import INT_MAX, MAX_REPEATS
 from oloproof.errors import ConfigError
 from oloproof.filekinds import lookup_fault
+from oloproof.usercode import recordable
 from oloproof.yamlfile import input_fault
 
 
@@ -81,10 +85,17 @@ def _refuse_ambiguous(command: Any, ctx: typer.Context, args: list[str]) -> None
             )
 
 
-def check_input_file(path: Path) -> None:
+def check_input_file(path: Path, *, recorded: bool = False) -> None:
     """Refuse a file to read that cannot be looked up or is no regular file (requirements 3
-    and 4); a missing file or a folder is left to the reader, which says so."""
+    and 4), or, when the command records its path (``recorded``), whose name is no text
+    (requirement 5); a missing file or a folder is left to the reader, which says so."""
     fault = input_fault(path)
+    shown = recordable(str(path))
+    if recorded and fault is None and shown != str(path):
+        raise ConfigError(
+            f"{shown}: its name holds bytes that are not UTF-8 text (written here as \\udcXX), "
+            "which the ledger cannot record; rename it"
+        )
     if fault is None:
         return
     raise ConfigError(f"{path}: cannot read it ({fault})")

@@ -64,7 +64,7 @@ def calibrate_command(
     """
     from oloproof.calibration import run_calibration
 
-    check_input_file(labels)
+    check_input_file(labels, recorded=True)
     config = config_path(config)
     check_input_file(config)
     root = config.resolve().parent

@@ -124,7 +124,7 @@ def run_command(
 
     for given in (config, policy):
         if given is not None:
-            check_input_file(given)
+            check_input_file(given, recorded=True)
     if dry_run and junit is None and summary is None and not junit_cases:
         if resume is not None:
             raise ConfigError("--dry-run plans a new run; it cannot be combined with --resume")
