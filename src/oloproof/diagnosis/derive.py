@@ -897,7 +897,7 @@ def _unchanged(inputs: _Inputs, treated: _Observed, control: _Observed) -> set[b
     """Whether the intervention called generate exactly as the control did, for each pair of
     their compared repeats: the same generate stage identity (the input, the passages kept
     with their positions and tokens, the code, and what else of the context generate reads).
-    None for a ranking criterion, which reads the ranking, never generate."""
+    Empty for a ranking criterion, which reads the ranking, never generate."""
     if not inputs.compares or inputs.ranking_only:
         return set()
     mine, theirs = (
