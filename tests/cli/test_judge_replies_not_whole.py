@@ -129,9 +129,10 @@ def test_an_openai_judge_reply_that_is_not_whole_gives_no_verdict(tmp_path: Path
         "oloproof inspect RUN --case ID); one cut at the token limit needs a larger max_tokens "
         "on the judge" in lines
     )
-    # The calls were made and paid for: their tokens count (the failed one is the error body).
+    # The calls were made and paid for: their tokens count, the failed one's too (the server's
+    # error beside its reply, which reported the 2,000 + 7 tokens it used).
     row = next(line for line in lines if line.startswith("│ groundedness │ openai"))
-    assert [cell.strip() for cell in row.split("│")[3:7]] == ["6 + 1 failed", "0", "12,000", "42"]
+    assert [cell.strip() for cell in row.split("│")[3:7]] == ["6 + 1 failed", "0", "14,000", "49"]
     no_verdict = ", so no verdict is read from it"
     assert said == {
         "length": "judge_reply_incomplete: the reply was cut at the token limit "

@@ -191,7 +191,7 @@ import oloproof
 from oloproof import config
 from oloproof.store import open_project_ledger
 
-config._blocks_on_fail = config._a_level = config._at_least_one = lambda value: value
+config._checked_block_on = config._a_level = config._at_least_one = lambda value: value
 base = oloproof.evaluate(Path("baseline.yaml"))
 cand = oloproof.evaluate(Path("oloproof.yaml"))
 with open_project_ledger(Path(".")) as ledger:
