@@ -270,3 +270,9 @@ def test_resume_finishes_the_subset_the_run_chose(tmp_path: Path) -> None:
     assert _case_ids(root, run_id) == [q for q in PATTERNS if int(q[1:]) % 2 == 0]
     refused = oloproof("run", "--resume", run_id, "--limit", "2", cwd=root)
     assert refused.code == 2 and "give no subset" in refused.err
+    # Repeats are no subset: the sentence names the option given.
+    refused = oloproof("run", "--resume", run_id, "--repeats", "3", cwd=root)
+    assert (refused.code, refused.out) == (2, ""), refused.out + refused.err
+    assert refused.err == (
+        "error: --resume finishes a run with the repeats it started with; give no --repeats\n"
+    )

@@ -173,8 +173,12 @@ def run_command(
 def _check_resume(resume: str | None, choose: Selection, repeats: int, policy: Path | None) -> None:
     if resume is None:
         return
-    if not choose.everything or repeats > 1:
+    if not choose.everything:
         raise ConfigError("--resume finishes a run with the cases it chose; give no subset")
+    if repeats > 1:
+        raise ConfigError(
+            "--resume finishes a run with the repeats it started with; give no --repeats"
+        )
     if policy is not None:
         raise ConfigError(
             "--resume finishes a run under the policy it started with; give no --policy"
