@@ -421,3 +421,12 @@ def dotted_key(value: Any, parts: Sequence[str]) -> str | None:
                 return joined
         value = value.get(part)
     return None
+
+
+def dotted_refusal(holder: str, dotted: str, reader: str) -> str:
+    """The sentence refusing a key holding a dot (``dotted_key``) that the dotted path of
+    ``reader`` passes: ``holder`` says whose key it is (``case 'a' has the metadata key``)."""
+    return (
+        f"{holder} {dotted!r}, whose dot {reader} reads as a key inside a key, so it could not "
+        "read the value there; rename the key without the dot"
+    )

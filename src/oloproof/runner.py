@@ -971,7 +971,8 @@ def _keep_out_recorded_secrets(run: StoredRun) -> None:
     finished kept them out, and its recorded project file says it keeps them out."""
     declared = (run.body.get("config") or {}).get("secrets") or []
     for name in declared:
-        if 0 < len(os.environ.get(name, "")) < redaction.MIN_LENGTH:
+        if redaction.too_short(name, os.environ.get(name, "")) is not None:
+            # Its own sentence: a resume cannot offer to take the name out of ``secrets:``.
             raise ConfigError(
                 f"{run.run_id} keeps {name} out as a secret (it was under secrets: when the run "
                 f"started), but its value is now shorter than {redaction.MIN_LENGTH} "

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from oloproof.callargs import OPTIONS, Spelling
-from oloproof.dataset import Case, dotted_key
+from oloproof.dataset import Case, dotted_key, dotted_refusal
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
 
@@ -145,11 +145,7 @@ def dotted_problem(cases: Iterable[Case], name: str) -> str | None:
     for case in cases:
         dotted = dotted_key(case.metadata, parts)
         if dotted is not None:
-            return (
-                f"case {case.id!r} has the metadata key {dotted!r}, whose dot {name} reads as "
-                "a key inside a key, so it could not read that case; rename the key without "
-                "the dot"
-            )
+            return dotted_refusal(f"case {case.id!r} has the metadata key", dotted, name)
     return None
 
 

@@ -33,7 +33,7 @@ def _project(root: Path, metadata: list[dict[str, object]], config: str = TOY_CO
 def _said(key: str, case: str = "c0") -> str:
     return (
         f"case {case!r} has the metadata key {key!r}, whose dot metadata.a.b reads as a key "
-        "inside a key, so it could not read that case; rename the key without the dot"
+        "inside a key, so it could not read the value there; rename the key without the dot"
     )
 
 

@@ -53,17 +53,22 @@ def _percent(lower: float, upper: float) -> str:
     return f"[{math.floor(lower * 1000) / 10:.1f}%, {math.ceil(upper * 1000) / 10:.1f}%]"
 
 
-def test_each_rule_interval_is_in_its_metrics_units(tmp_path: Path, page: Page) -> None:  # noqa: F811
-    root = write_project(
-        tmp_path / "p",
+def ranked_project(root: Path, policy: str) -> Path:
+    """120 cases, half ranking the relevant passage first and half second, under ``policy``."""
+    return write_project(
+        root,
         app=APP,
         config=CONFIG,
-        policy=POLICY,
+        policy=policy,
         cases=(
             {"id": f"c{n}", "input": {"n": n}, "expected": {"relevant": [{"doc_id": "d1"}]}}
             for n in range(120)
         ),
     )
+
+
+def test_each_rule_interval_is_in_its_metrics_units(tmp_path: Path, page: Page) -> None:  # noqa: F811
+    root = ranked_project(tmp_path / "p", POLICY)
     done = oloproof("run", "--json", cwd=root)
     assert done.code == 0, done.out + done.err
     run_id = json.loads(done.out)["run_id"]

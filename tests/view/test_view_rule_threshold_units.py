@@ -16,8 +16,8 @@ import json
 import re
 from pathlib import Path
 
-from tests.support import oloproof, write_project
-from tests.view.test_view_rule_interval_units import APP, CONFIG
+from tests.support import oloproof
+from tests.view.test_view_rule_interval_units import ranked_project
 
 POLICY = """version: 1
 rules:
@@ -28,16 +28,7 @@ rules:
 
 
 def test_each_threshold_is_in_its_intervals_units(tmp_path: Path) -> None:
-    root = write_project(
-        tmp_path / "p",
-        app=APP,
-        config=CONFIG,
-        policy=POLICY,
-        cases=(
-            {"id": f"c{n}", "input": {"n": n}, "expected": {"relevant": [{"doc_id": "d1"}]}}
-            for n in range(120)
-        ),
-    )
+    root = ranked_project(tmp_path / "p", POLICY)
     done = oloproof("run", "--json", cwd=root)
     assert done.code in (1, 3), done.out + done.err
     run_id = json.loads(done.out)["run_id"]

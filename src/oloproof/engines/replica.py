@@ -257,7 +257,10 @@ class Replica:
 
     def _replay(self, order: CaseOrder) -> dict[str, Any]:
         replay = dict(order.replay)
-        if "reranker" in replay:  # its reference: the function was imported by ``ready``
+        if "reranker" in replay:
+            # An order carries the reranker's reference; the driver set this replica up
+            # (``ready`` imported the function) with the one reranker its diagnosis replays,
+            # under that same reference, so the lookup cannot miss.
             replay["reranker"] = self._rerankers[replay["reranker"]]
         return replay
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
-from oloproof.dataset import Case, dotted_key
+from oloproof.dataset import Case, dotted_key, dotted_refusal
 
 DEFAULT_FIELD: Final = "answer"
 
@@ -76,10 +76,10 @@ def dotted_expected_check(configs: Iterable[Any]) -> Callable[[Case], str | None
         for parts, name, criterion in paths:
             dotted = dotted_key(case.expected, parts)
             if dotted is not None:
-                return (
-                    f"expected of case {case.id!r} has the key {dotted!r}, whose dot "
-                    f"expected_field {name} of {criterion!r} reads as a key inside a key, so it "
-                    "could not read the value there; rename the key without the dot"
+                return dotted_refusal(
+                    f"expected of case {case.id!r} has the key",
+                    dotted,
+                    f"expected_field {name} of {criterion!r}",
                 )
         return None
 
