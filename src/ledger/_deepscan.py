@@ -3,17 +3,20 @@
 LMDB trusts its file: a page overwritten with zeros or garbage can make it stop the whole
 process (SIGABRT, ``Assertion 'IS_LEAF(mp)' failed``) or touch memory past the end of the file
 (SIGBUS) instead of returning an error. So before ``verify`` reads events in its own process,
-a child process walks every key and value of every table through LMDB, which touches every
-branch, leaf and overflow page the tables reach. If the child dies by a signal, or LMDB reports
+a child process (``_pagescan``) first accounts for every page of the file with plain reads
+(each is a header page, a page of one table, or free: a header page pointing LMDB at an older
+tree reads without an error, and leaves the newer tree's pages unaccounted for), then walks
+every key and value of every table through LMDB, which touches every branch, leaf and overflow
+page the tables reach. If the child dies by a signal, or LMDB reports
 a damaged page to it, the damage is reported as one sentence naming the table and what LMDB
 said, and ``verify`` does not read the damaged store itself. The child also counts each table's
 entries against the count LMDB keeps in the table's own record (what ``stat`` gives, and so the
 ledger's event count): a record damaged so reads without an error, and a count taken from it
 would be one the ledger does not hold.
 
-The child needs only ``lmdb``; it prints the table it is about to scan, so the parent can name
-the one it died in. Whether it may use LMDB's lock file is the parent's to say: the ledger found
-out when it was opened.
+The child needs only ``lmdb``; it prints what it finds, and the table it is about to scan, so
+the parent can name the one it died in. Whether it may use LMDB's lock file is the parent's to
+say: the ledger found out when it was opened.
 """
 
 from __future__ import annotations
@@ -26,42 +29,7 @@ from pathlib import Path
 
 __all__ = ["deep_scan"]
 
-_SCRIPT = r"""
-import sys
-import lmdb
-
-env = lmdb.open(sys.argv[1], readonly=True, lock=sys.argv[2] == "lock", max_dbs=256, subdir=True)
-
-
-def walked(txn, db):
-    held = 0
-    for key, value in txn.cursor(db=db):
-        len(value)
-        held += 1
-    said = txn.stat(db)["entries"]
-    if held != said:
-        print("count", held, said, flush=True)
-    return held == said
-
-
-def scanned(txn):
-    print("table main", flush=True)
-    if not walked(txn, env.open_db(None, txn=txn, create=False)):
-        return False
-    for name in [bytes(key) for key, _ in txn.cursor()]:
-        print("table", name.decode("utf-8", "replace"), flush=True)
-        if not walked(txn, env.open_db(name, txn=txn, create=False)):
-            return False
-    return True
-
-
-try:
-    with env.begin(buffers=True) as txn:
-        if scanned(txn):
-            print("ok", flush=True)
-except lmdb.Error as exc:
-    print("lmdb", str(exc).split(": ", 1)[-1], flush=True)
-"""
+_CHILD = Path(__file__).with_name("_pagescan.py")  # run as a script: it needs only lmdb
 
 _ASSERTION = re.compile(r"Assertion '.*' failed in \w+\(\)")
 
@@ -76,7 +44,7 @@ def deep_scan(directory: Path, *, media_read_only: bool) -> tuple[bool, str] | N
     lock = "nolock" if media_read_only else "lock"
     try:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", _SCRIPT, str(directory), lock],
+            [sys.executable, "-I", str(_CHILD), str(directory), lock],
             capture_output=True,
             text=True,
             errors="replace",
@@ -87,6 +55,14 @@ def deep_scan(directory: Path, *, media_read_only: bool) -> tuple[bool, str] | N
     lines = done.stdout.splitlines()
     if done.returncode == 0 and lines[-1:] == ["ok"]:
         return None
+    if done.returncode == 0 and lines[-1:] == ["moving"]:
+        return False, (
+            "the page-level scan found no moment between commits to read the pages at (a "
+            "writer kept committing); run verify again"
+        )
+    pages = [line[6:] for line in lines if line.startswith("pages ")]
+    if pages:
+        return True, f"the store is damaged below its events: {pages[-1]}"
     tables = [line[6:] for line in lines if line.startswith("table ")]
     where = f"its {tables[-1]} table" if tables else "its main table"
     said = [line[5:] for line in lines if line.startswith("lmdb ")]

@@ -165,8 +165,9 @@ def test_lmdb_stopping_on_a_page_is_one_sentence_too(sound: Path, tmp_path: Path
     assert not (tmp_path / "all.oloarchive").exists()
     verify = oloproof("verify", cwd=root)
     assert verify.code == 1 and verify.err == "", (verify.code, verify.err)
+    # verify finds the page before LMDB reads it: each page is accounted for with plain reads.
     assert verify.lines[0] == (
-        "damaged store: the store is damaged below its events in its events table: LMDB "
-        "stopped with SIGABRT (Assertion 'IS_LEAF(mp)' failed in mdb_cursor_next())"
+        f"damaged store: the store is damaged below its events: page {page} of the events "
+        "table is damaged: its header names page 0"
     )
     assert verify.lines[-1] == "checked 0 event(s) and 0 ref(s): 1 problem(s)"
