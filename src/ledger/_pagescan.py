@@ -245,9 +245,14 @@ def main(directory: str, lock: bool) -> None:
     env = lmdb.open(directory, readonly=True, lock=lock, max_dbs=256, subdir=True)
     try:
         for _ in range(_TRIES):
-            with env.begin(buffers=True) as txn:
+            try:
+                txn = env.begin(buffers=True)
+            except lmdb.MapResizedError:  # a writer grew the map since it was opened
+                env.set_mapsize(0)
+                continue
+            with txn:
                 meta = _header_page(path, txn.id())
-                if meta is None:  # two commits since the snapshot began: take another
+                if meta is None:  # two commits since the snapshot began: take another one
                     continue
                 try:
                     account(path, meta)
