@@ -239,7 +239,9 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
         pass
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
+        # OverflowError: a year past what Python's dates hold (eleven digits), a wait longer
+        # than any the client takes; the backoff applies, as for one beyond the cap.
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "f8d517c296346296a77b6c6fb9f26476cd327df087e8843f6c2e2b3bf09b23ab")
+RECORDED = (4, "ddc08fe8febf178d5463176e37005830b8490142634c6c55b179fdaa27105f3f")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
