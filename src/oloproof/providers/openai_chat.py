@@ -77,8 +77,12 @@ class OpenAIChatProvider(HttpProvider):
 
     def parse(self, data: dict[str, Any]) -> Completion:
         choices = data["choices"]
-        if not isinstance(choices, list) or not choices:
+        if not isinstance(choices, list):
             raise MalformedReply("choices is not a list of at least one choice")
+        if not choices:
+            # A server that withheld every choice (a blocked prompt, say) may still report the
+            # tokens it billed: counted, as a reply without text is.
+            raise self.unanswered("choices is not a list of at least one choice", data)
         choice = choices[0]
         if not isinstance(choice, dict):
             raise MalformedReply("choices[0] is not an object")

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "ddc08fe8febf178d5463176e37005830b8490142634c6c55b179fdaa27105f3f")
+RECORDED = (4, "ae540089ba993f8183dc456765e81475e043f0b5c29e628b6674642682284697")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
