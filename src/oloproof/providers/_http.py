@@ -39,6 +39,8 @@ be taken as an answer; a judge reads no verdict from such a reply (``judge_reply
 The key goes only into the request header. A key no header can carry (a character outside
 ASCII, a control character) is refused when the client is made, as a ``ConfigError`` naming its
 variable and never its value; one set so after that fails its call (``request``). The key is
+registered for redaction when the client is made, so whatever is stored from then on (a
+system's output repeating it, before the first call) has it replaced. The key is
 never kept on the error, and every text an error carries (its message, the server's reply) has
 the key replaced by ``[redacted]`` in case a server echoes it. Errors are raised outside any
 ``except`` block, so no httpx exception, whose request holds the headers, hangs off them as
@@ -308,6 +310,10 @@ class HttpProvider:
         if fault is not None:
             # Every call would fail the same way: refused before the first, as bad input.
             raise ConfigError(self._unsendable_key(fault))
+        if key:
+            # Kept out from now on, not from the first call: a system run before it may repeat
+            # the key (in an answer, a passage), and what it made is stored, then judged.
+            redaction.register(key)
 
     # --- what a protocol supplies ------------------------------------------------------------
 

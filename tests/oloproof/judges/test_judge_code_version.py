@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "ae540089ba993f8183dc456765e81475e043f0b5c29e628b6674642682284697")
+RECORDED = (4, "3ecd37941fbe4155f931791bb42cd818813b8ae4323b9e3d4777962f71314f1a")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
