@@ -14,6 +14,8 @@ from pathlib import Path
 
 from tests.support import oloproof, serving_judge_gate, start_run
 
+from oloproof.evaluators.judges import LLMJudge
+
 ENV = {"JUDGE_GATE_KEY": "test-key"}
 
 # The previous release: today's code with the judges' code at version 3 (its run of the same
@@ -59,7 +61,7 @@ def test_a_run_judged_by_older_judge_code_is_refused_as_such(tmp_path: Path) -> 
     assert (resumed.code, resumed.out) == (2, "")
     assert resumed.err == (
         f"error: {run_id} was started by an earlier release of oloproof, whose judges' code "
-        "(version 3) read the judges' replies otherwise than this one's (version 4), so its "
+        f"(version 3) read the judges' replies otherwise than this one's (version {LLMJudge.VERSION}), so its "
         "cases left cannot be judged alike with those it finished; start a new run instead: "
         "oloproof run\n"
     )

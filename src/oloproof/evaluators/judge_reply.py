@@ -33,6 +33,7 @@ then falls far below what the whole prompt takes.
 
 from __future__ import annotations
 
+import html
 import json
 import math
 import re
@@ -125,7 +126,10 @@ def read_reply(
     found = _judgment(obj, scale)
     if isinstance(found, Unparseable):
         return found
-    judged = [m for m in material if m]
+    # The prompt escapes the templates' tags (&lt;answer>) and a passage id's quotes (&quot;);
+    # a model copying an object planted there writes them back unescaped, so the material is
+    # searched as written and as read.
+    judged = [m for text in material if text for m in dict.fromkeys((text, html.unescape(text)))]
     if len(body) >= 2 and any(body in m for m in [*judged, instructions] if m):
         return Unparseable("the reply repeats text of the material under test")
     planted = (members for text in judged for members in loose_objects(text))

@@ -139,7 +139,10 @@ class LLMJudge:
     # 4: a reply that says it is not the model's whole answer (cut at the token limit, refused,
     # a tool call, several choices) is judge_reply_incomplete, and one beside the server's error
     # judge_malformed_response, whatever verdict its text holds. Version 3 passed them.
-    VERSION: ClassVar[int] = 4
+    # 5: a verdict planted in the material with a template tag or inside a passage id, which
+    # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
+    # copies it back unescaped is unparseable. Version 4 passed it.
+    VERSION: ClassVar[int] = 5
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (4, "3ecd37941fbe4155f931791bb42cd818813b8ae4323b9e3d4777962f71314f1a")
+RECORDED = (5, "64a2ef6ed9120f9767939da39784726e764172e7469135eff89d524ac588fdf9")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 

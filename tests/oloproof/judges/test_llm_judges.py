@@ -291,7 +291,7 @@ def test_spec_is_the_identity(server: ScriptedJudgeServer, secret: str) -> None:
     assert spec["max_tokens"] == 1024
     assert (spec["max_tokens_field"], spec["instructions"]) == ("max_tokens", "system")
     assert (spec["structured_output"], spec["extra_body"]) == ("json_schema", {})
-    assert spec["version"] == 4
+    assert spec["version"] == LLMJudge.VERSION
     assert spec["template"]["name"] == "groundedness"
     assert spec["template"]["version"] == 1
     assert len(spec["template"]["sha256"]) == 64
