@@ -7,7 +7,8 @@ raised it, so the signals themselves are noted here: the CLI installs ``on_sigin
 SIGINT handler, and ``oloproof.aio`` notes the signals it handles while a run executes.
 ``received()`` then says whether a ``KeyboardInterrupt`` can be a real one.
 
-Kept free of asyncio and pydantic: the CLI imports it as it starts.
+Kept free of asyncio and pydantic (``redaction`` needs only the standard library): the CLI
+imports it as it starts.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import os
 from collections.abc import Callable
 from types import FrameType
 from typing import Final, NoReturn
+
+from oloproof import redaction
 
 _received: set[int] = set()
 # ``os._exit`` itself, taken before ``hold_hard_exits`` puts its own in place: for the CLI's
@@ -75,18 +78,33 @@ def describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# Characters of a text of user code (an exception's message) a record keeps: what says what
+# went wrong is at its start; a ``__str__`` giving megabytes would be stored with every case it
+# fails, and printed again by ``inspect`` and written by ``export``.
+MESSAGE_LIMIT: Final = 65_536
+
+
 def message_of(value: object, write: Callable[[object], str] = str) -> str:
     """``str(value)`` (or ``write(value)``), or what Python's own tracebacks print in its place
     when the user's ``__str__`` (or ``__repr__``) raises, ``sys.exit`` included (``own_exit``);
-    ``recordable`` either way."""
+    ``recordable`` either way, and its first ``MESSAGE_LIMIT`` characters, saying how many more
+    were left out."""
     try:
-        return recordable(write(value))
+        return _head(recordable(write(value)))
     except Exception:
         return f"<exception {write.__name__}() failed>"
     except BaseException as exc:
         if not own_exit(exc):
             raise
         return f"<exception {write.__name__}() failed>"
+
+
+def _head(text: str) -> str:
+    if len(text) <= MESSAGE_LIMIT:
+        return text
+    # Never cut inside a configured secret: its first characters would not be recognised as it.
+    head = redaction.cut(text, MESSAGE_LIMIT)
+    return f"{head} [... {len(text) - len(head):,} more characters not kept ...]"
 
 
 def own_exit(exc: BaseException) -> bool:
