@@ -99,6 +99,13 @@ def message_of(value: object, write: Callable[[object], str] = str) -> str:
         return f"<exception {write.__name__}() failed>"
 
 
+def user_failed(exc: BaseException) -> bool:
+    """Whether ``exc``, raised by user code while Oloproof reads what it made, is that code
+    failing (any ``Exception``, or its ``own_exit``), which costs only what was being read;
+    else it is a real interruption, to pass on."""
+    return isinstance(exc, Exception) or own_exit(exc)
+
+
 def _head(text: str) -> str:
     if len(text) <= MESSAGE_LIMIT:
         return text

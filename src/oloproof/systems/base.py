@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 from oloproof.dataset import MAX_NESTING, Case
 from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
-from oloproof.usercode import describe, own_exit, received
+from oloproof.usercode import describe, message_of, received, user_failed
 
 
 @dataclass(frozen=True)
@@ -367,11 +367,14 @@ def _plain(value: Any, depth: int, turns: int = 0) -> Any:
     if type(value) is dict:
         if depth >= MAX_NESTING:
             raise _TooDeep
-        plain = {
-            k if type(k) is str else _text(k, str): _plain(v, depth + 1) for k, v in value.items()
-        }
-        if len(plain) != len(value):  # two keys written as one text: a value would be lost
-            raise UnrecordableOutput(_same_text(value))
+        plain: dict[str, Any] = {}
+        keys: dict[str, Any] = {}  # the key each text was written from
+        for k, v in value.items():
+            text = k if type(k) is str else _text(k, str)
+            other = keys.setdefault(text, k)
+            if other is not k:  # two keys written as one text: a value would be lost
+                raise UnrecordableOutput(_same_text(other, k))
+            plain[text] = _plain(v, depth + 1)
         return plain
     if isinstance(value, list | tuple):
         if depth >= MAX_NESTING:
@@ -441,7 +444,9 @@ def _set_text(value: set[Any] | frozenset[Any]) -> str:
     the same set would be another text, and another execution address, in every process."""
     try:
         members = sorted(value)
-    except Exception:  # members that do not compare (their own __lt__ may raise anything):
+    except BaseException as exc:  # members that do not compare (their own __lt__ may raise
+        if not user_failed(exc):  # anything, sys.exit too):
+            raise
         members = sorted(value, key=_repr)  # in the order of their text
     inside = ", ".join(map(_repr, members))
     if type(value) is set:
@@ -468,7 +473,7 @@ def _method(value: Any, name: str, *, callable_: bool = True) -> Any:
     try:
         found = getattr(value, name, None)
     except BaseException as exc:
-        if not isinstance(exc, Exception) and not own_exit(exc):
+        if not user_failed(exc):
             raise
         return None
     return found if not callable_ or callable(found) else None
@@ -478,7 +483,7 @@ def _made(value: Any, make: Callable[[], Any], what: str) -> Any:
     try:
         return make()
     except BaseException as exc:  # user code (sys.exit too), or a library's refusal of it
-        if not isinstance(exc, Exception) and not own_exit(exc):
+        if not user_failed(exc):
             raise
         raise _NoText(value, f"whose {what}: {describe(exc)}") from None
 
@@ -496,7 +501,9 @@ def _text(value: Any, write: Callable[[Any], str]) -> str:
         )
     try:
         text = write(value)
-    except (Exception, SystemExit) as exc:  # user code: its own __repr__
+    except BaseException as exc:  # user code: its own __repr__ (sys.exit too)
+        if not user_failed(exc):
+            raise
         raise _NoText(value, f"whose text could not be made: {describe(exc)}") from None
     if not isinstance(text, str) or _MEMORY_ADDRESS.search(text) is None:
         return text
@@ -532,20 +539,18 @@ def _children(value: Any) -> list[tuple[Any, Any]]:
         return []
     try:
         return [(key, item) for key, item in value.items()]
-    except Exception:
+    except BaseException as exc:
+        if not user_failed(exc):
+            raise
         return []
 
 
-def _same_text(mapping: dict[Any, Any]) -> str:
-    first: dict[str, Any] = {}
-    for key in mapping:
-        other = first.setdefault(str(key), key)
-        if other is not key:
-            return (
-                f"two keys of one mapping in it are the same text once written as text, "
-                f"{other!r} and {key!r}: one of their values would be lost"
-            )
-    raise AssertionError("a mapping with no two keys alike")  # pragma: no cover
+def _same_text(other: Any, key: Any) -> str:
+    # Their repr is user code too, which may fail as Python's tracebacks say it did.
+    return (
+        f"two keys of one mapping in it are the same text once written as text, "
+        f"{message_of(other, repr)} and {message_of(key, repr)}: one of their values would be lost"
+    )
 
 
 def _why_too_deep(value: Any, path: tuple[str, ...], holding: frozenset[int]) -> str:
