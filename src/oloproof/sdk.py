@@ -16,13 +16,27 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from oloproof.errors import ArtifactError, ConfigError
+from oloproof.usercode import lone_surrogate
 
 
 class _Artifact(BaseModel):
     # A NaN or infinite score is refused here: the ledger records finite numbers only.
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _whole_text(cls, value: Any) -> Any:
+        # Text with a lone surrogate is refused here, naming the field, rather than by the
+        # encoder when the case is stored, in words that name neither field nor case (or, for
+        # a field with a length, by pydantic's, which say it cannot be read).
+        for text in value if isinstance(value, list | tuple) else (value,):
+            wrong = lone_surrogate(text) if isinstance(text, str) else None
+            if wrong is not None:
+                raise PydanticCustomError("lone_surrogate", "{why}", {"why": f"the text {wrong}"})
+        return value
 
 
 class Passage(_Artifact):

@@ -14,6 +14,7 @@ imports it as it starts.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from types import FrameType
 from typing import Final, NoReturn
@@ -122,6 +123,24 @@ def own_exit(exc: BaseException) -> bool:
     if isinstance(exc, KeyboardInterrupt):
         return not received()
     return isinstance(exc, SystemExit | GeneratorExit)
+
+
+# A surrogate code point (U+D800-U+DFFF): no UTF-8 text holds one, so the ledger cannot either.
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str) -> str | None:
+    """What is wrong with ``text``, in the words of the one who made it, when it holds a lone
+    surrogate (the encoder's own words name a codec and a position in nothing the user knows);
+    None when it holds none."""
+    found = None if text.isascii() else _SURROGATE.search(text)
+    if found is None:
+        return None
+    return (
+        f"holds a lone surrogate {found.group()!r} (at character {found.start()}), a character "
+        "no UTF-8 text can hold: half of a UTF-16 pair, or a byte that was not UTF-8 read with "
+        "errors='surrogateescape'"
+    )
 
 
 def recordable(text: str) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Final, Protocol
 from oloproof.dataset import MAX_NESTING, Case
 from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
-from oloproof.usercode import describe, message_of, received, user_failed
+from oloproof.usercode import describe, lone_surrogate, message_of, received, user_failed
 
 
 @dataclass(frozen=True)
@@ -370,7 +370,7 @@ def _plain(value: Any, depth: int, turns: int = 0) -> Any:
         plain: dict[str, Any] = {}
         keys: dict[str, Any] = {}  # the key each text was written from
         for k, v in value.items():
-            text = k if type(k) is str else _text(k, str)
+            text = _whole(k) if type(k) is str else _text(k, str)
             other = keys.setdefault(text, k)
             if other is not k:  # two keys written as one text: a value would be lost
                 raise UnrecordableOutput(_same_text(other, k))
@@ -380,10 +380,12 @@ def _plain(value: Any, depth: int, turns: int = 0) -> Any:
         if depth >= MAX_NESTING:
             raise _TooDeep
         return [_plain(v, depth + 1) for v in value]
+    if isinstance(value, str):  # a str of the project's own (an enum's member) too
+        return _base(_whole(value))
     if value is None or type(value) in _PLAIN:
         return value
-    if isinstance(value, str | int | float):  # an enum's member, NumPy's float64, a str of
-        return _base(value)  # the project's own: its base value, as the ledger stores it
+    if isinstance(value, int | float):  # an enum's member, NumPy's float64, an int of the
+        return _base(value)  # project's own: its base value, as the ledger stores it
     if isinstance(value, Mapping):
         # Not a dict: a configuration library's, a proxy, or a dict's subclass, whose items()
         # may be code of its own that fails or gives no pairs.
@@ -424,6 +426,15 @@ def _again(value: Any, made: Any, how: str, depth: int, turns: int) -> Any:
             "never plain data",
         )
     return _plain(made, depth, turns + 1)
+
+
+def _whole(text: str) -> str:
+    """``text``, unless it holds a lone surrogate, which the ledger could not store: refused
+    here, where it is known where it sits, rather than by the encoder."""
+    wrong = lone_surrogate(text)
+    if wrong is not None:
+        raise _NoText(text, f"which {wrong}")
+    return text
 
 
 def _field_names(value: Any) -> list[str] | None:
@@ -505,7 +516,12 @@ def _text(value: Any, write: Callable[[Any], str]) -> str:
         if not user_failed(exc):
             raise
         raise _NoText(value, f"whose text could not be made: {describe(exc)}") from None
-    if not isinstance(text, str) or _MEMORY_ADDRESS.search(text) is None:
+    if not isinstance(text, str):
+        return text
+    wrong = lone_surrogate(text)
+    if wrong is not None:
+        raise _NoText(value, f"whose text {wrong}")
+    if _MEMORY_ADDRESS.search(text) is None:
         return text
     hint = " (await it)" if inspect.iscoroutine(value) else ""
     raise _NoText(
