@@ -27,7 +27,7 @@ from oloproof.diagnosis import labels as dg
 from oloproof.diagnosis import scope
 from oloproof.diagnosis.lines import count_lines, stopped_lines
 from oloproof.display import printable
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, Terminated
 
 if TYPE_CHECKING:
     from oloproof.bodies import DiagnosisBody
@@ -248,22 +248,28 @@ def diagnose_command(
     for option, value in (("--top-k", top_k), ("--token-budget", token_budget)):
         check_recordable(option, value)
     note_latest(ledger, run)
-    with style.user_output_aside():  # the system's code runs again
-        # As diagnose() does, with its errors naming the options given here.
-        diagnosis = diagnose_asked(
-            ledger,
-            Asked(
-                run,
-                intervention,
-                criterion,
-                top_k=top_k,
-                reranker=reranker,
-                token_budget=token_budget,
-                repeats=repeats,
-                engine=engine,
-                reuse_generations=reuse_generations,
-            ),
-        )
+    try:
+        with style.user_output_aside():  # the system's code runs again
+            # As diagnose() does, with its errors naming the options given here.
+            diagnosis = diagnose_asked(
+                ledger,
+                Asked(
+                    run,
+                    intervention,
+                    criterion,
+                    top_k=top_k,
+                    reranker=reranker,
+                    token_budget=token_budget,
+                    repeats=repeats,
+                    engine=engine,
+                    reuse_generations=reuse_generations,
+                ),
+            )
+    except KeyboardInterrupt as exc:
+        # Said here: typer would end the command with 130 and not a word, SIGTERM's too.
+        left = "; ".join(getattr(exc, "__notes__", ())) or "no diagnosis was recorded"
+        sys.stderr.write(f"interrupted: {left}; diagnose the run again for a complete one\n")
+        raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
     running = _still_running(ledger, diagnosis.body)
     if running is not None:
         # Its unwritten cases count as never finished, as a crashed run's do: said, since the

@@ -146,20 +146,18 @@ def diagnose(
     aio.refuse_running_loop(
         "diagnose()", "call it in a thread: await asyncio.to_thread(diagnose, ledger, run, ...)"
     )
-    return aio.run(
-        adiagnose(
-            ledger,
-            run,
-            intervention=intervention,
-            criterion=criterion,
-            top_k=top_k,
-            reranker=reranker,
-            token_budget=token_budget,
-            repeats=repeats,
-            engine=engine,
-            reuse_generations=reuse_generations,
-        )
+    asked = Asked.checked(
+        run,
+        intervention=intervention,
+        criterion=criterion,
+        top_k=top_k,
+        reranker=reranker,
+        token_budget=token_budget,
+        repeats=repeats,
+        engine=engine,
+        reuse_generations=reuse_generations,
     )
+    return diagnose_asked(ledger, asked, _SPELLED)
 
 
 async def adiagnose(
@@ -187,7 +185,7 @@ async def adiagnose(
         engine=engine,
         reuse_generations=reuse_generations,
     )
-    return await _diagnose(ledger, asked, _SPELLED)
+    return await _diagnose(ledger, asked, _SPELLED, [])
 
 
 @dataclass(frozen=True)
@@ -265,11 +263,24 @@ class Asked:
 
 
 def diagnose_asked(ledger: Ledger, asked: Asked, spelled: Spelling = OPTIONS) -> Diagnosis:
-    """``diagnose`` as ``oloproof diagnose`` asks it: its errors name the command's options."""
-    return aio.run(_diagnose(ledger, asked, spelled))
+    """``diagnose`` as ``oloproof diagnose`` asks it: its errors name the command's options.
+
+    An interruption (``KeyboardInterrupt``, ``Terminated``) is raised with a note naming the
+    diagnosis it left recorded as interrupted, when it left one: what the CLI says of it.
+    """
+    left: list[Diagnosis] = []
+    try:
+        return aio.run(_diagnose(ledger, asked, spelled, left))
+    except KeyboardInterrupt as exc:
+        # The exception that reaches the caller: aio.run raises its own once the loop ends.
+        for recorded in left:
+            exc.add_note(f"the diagnosis is recorded as interrupted: {recorded.address}")
+        raise
 
 
-async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosis:
+async def _diagnose(
+    ledger: Ledger, asked: Asked, spelled: Spelling, left: list[Diagnosis]
+) -> Diagnosis:
     chosen = intervention_body(
         asked.intervention,
         top_k=asked.top_k,
@@ -297,7 +308,7 @@ async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosi
             return _record(ledger, request, [])
         first = request.specs[0].plan
         if first.config.engine.kind == "local":  # each child run executes its own plan's system
-            return await _run_children(ledger, request, None)
+            return await _run_children(ledger, request, None, left)
         # One engine for every child run: the Ray replicas build the system once, and import
         # the reranker as they start, so one they cannot import is refused before a child run.
         reranker = None
@@ -307,12 +318,16 @@ async def _diagnose(ledger: Ledger, asked: Asked, spelled: Spelling) -> Diagnosi
             first.config, first.config_path, first.system, reranker=reranker
         )
         try:
-            return await _run_children(ledger, request, running)
+            return await _run_children(ledger, request, running, left)
         finally:
             await running.aclose()
 
 
-async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None) -> Diagnosis:
+async def _run_children(
+    ledger: Ledger, request: _Request, engine: Engine | None, left: list[Diagnosis]
+) -> Diagnosis:
+    """The diagnosis of ``request``'s child runs, run one after another; one interrupted is
+    recorded as such, added to ``left``, and the interruption raised on."""
     child_runs: list[ChildRun] = []
     for spec in request.specs:
         # Named here, so a child that stops is known as this diagnosis's own: the newest run in
@@ -325,7 +340,7 @@ async def _run_children(ledger: Ledger, request: _Request, engine: Engine | None
             raise DiagnosisStoppedError(exc, _record(ledger, request, child_runs)) from exc
         except (asyncio.CancelledError, KeyboardInterrupt):
             _note_started(ledger, spec, run_id, child_runs)
-            _record(ledger, request, child_runs)
+            left.append(_record(ledger, request, child_runs))
             raise
     return _record(ledger, request, child_runs)
 
