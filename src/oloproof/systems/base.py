@@ -379,7 +379,10 @@ def _plain(value: Any, depth: int, turns: int = 0) -> Any:
     if isinstance(value, list | tuple):
         if depth >= MAX_NESTING:
             raise _TooDeep
-        return [_plain(v, depth + 1) for v in value]
+        items = value
+        if type(value) not in (list, tuple):  # a subclass's __iter__ is code of its own
+            items = _made(value, lambda: list(value), "items could not be read")
+        return [_plain(v, depth + 1) for v in items]
     if isinstance(value, str):  # a str of the project's own (an enum's member) too
         return _base(_whole(value))
     if value is None or type(value) in _PLAIN:
@@ -548,12 +551,12 @@ def _place_of(value: Any, target: Any, path: tuple[str, ...], depth: int) -> str
 
 def _children(value: Any) -> list[tuple[Any, Any]]:
     """(key or position, item) of each item of a mapping, list or tuple; none of anything else,
-    or of a mapping whose own code fails (it failed on ``_plain``'s walk too)."""
-    if isinstance(value, list | tuple):
-        return list(enumerate(value))
-    if not isinstance(value, Mapping):
+    or of one whose own code fails (it failed on ``_plain``'s walk too)."""
+    if not isinstance(value, list | tuple | Mapping):
         return []
     try:
+        if isinstance(value, list | tuple):
+            return list(enumerate(value))
         return [(key, item) for key, item in value.items()]
     except BaseException as exc:
         if not user_failed(exc):
