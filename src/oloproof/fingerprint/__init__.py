@@ -60,6 +60,7 @@ from blake3 import blake3
 
 from oloproof.fingerprint._values import DATA_LIMIT
 from oloproof.fingerprint._walk import DIGEST, Walk
+from oloproof.usercode import describe, user_failed
 
 __all__ = [
     "DATA_LIMIT",
@@ -189,7 +190,9 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
     try:
         entry = start()
         walk.run()
-    except Exception as exc:  # an object the walk cannot read: never reuse, rather than guess
+    except BaseException as exc:  # an object the walk cannot read: never reuse, rather than
+        if not user_failed(exc):  # guess; its own code (a subclass's __iter__) may even exit
+            raise
         return _unknown(name, exc)
     python = f"{sys.implementation.name} {platform.python_version()}"
     code = dict(sorted(walk.code.items()))
@@ -236,7 +239,7 @@ def _read_while_running(names: set[str]) -> list[str]:
     return found
 
 
-def _unknown(name: str, exc: Exception) -> Fingerprint:
+def _unknown(name: str, exc: BaseException) -> Fingerprint:
     """A fingerprint that matches no other: what the code is could not be worked out."""
     return Fingerprint(
         key=os.urandom(DIGEST // 2).hex(),
@@ -246,7 +249,7 @@ def _unknown(name: str, exc: Exception) -> Fingerprint:
         distributions={},
         python=f"{sys.implementation.name} {platform.python_version()}",
         unseen=(
-            f"the code could not be fingerprinted ({type(exc).__name__}: {exc}), so nothing "
+            f"the code could not be fingerprinted ({describe(exc)}), so nothing "
             "it produced is reused",
         ),
     )
