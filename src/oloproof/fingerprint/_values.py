@@ -6,7 +6,8 @@ types whose state is their repr (dates, decimals, paths, compiled patterns, enum
 standard-library holders of plain data read as the data they hold (``string.Template``,
 ``SimpleNamespace``, mapping proxies, deques, chain maps, arrays). A function, method, class or
 module inside a value is a reference, which the walk follows on its own. An instance of a user
-class, a dataclass or a pydantic model is its class plus its attributes. A value whose encoding
+class, a dataclass or a pydantic model is its class plus its attributes (plus the value it
+holds, for a subclass of ``str``, ``int`` and the like). A value whose encoding
 passes ``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client),
 cannot be seen: it is listed as unseen, and only its type (so its distribution's version)
 counts.
@@ -78,6 +79,21 @@ _AS_DATA: dict[type, Callable[[Any], Any]] = {
     collections.deque: lambda v: (list(v), v.maxlen),
     collections.ChainMap: lambda v: list(v.maps),
     array.array: lambda v: (v.typecode, v.tobytes()),
+}
+# The value an instance of a user's subclass of a built-in or standard-library value type holds
+# outside its attributes (``class Prompt(str)``: its text), each read by the base type's own
+# method, so no override of the subclass runs; encoded beside the attributes, or an edit to
+# ``Prompt("...")`` would change nothing in the fingerprint.
+_HELD_VALUES: dict[type, Callable[[Any], Any]] = {
+    str: str.__getnewargs__,
+    bytes: bytes.__getnewargs__,
+    int: int.__getnewargs__,
+    float: float.__getnewargs__,
+    decimal.Decimal: decimal.Decimal.__reduce__,
+    dt.datetime: dt.datetime.__reduce__,
+    dt.date: dt.date.__reduce__,
+    dt.time: dt.time.__reduce__,
+    dt.timedelta: dt.timedelta.__reduce__,
 }
 # A method of a type written in C (``str.upper``, ``dict.fromkeys``): its type and name say it all.
 _C_METHODS = (MethodDescriptorType, WrapperDescriptorType, ClassMethodDescriptorType)
@@ -260,6 +276,9 @@ class Values:
                 self._state(v, out, budget, label, owner)
         # The user's object, a Template or namespace, a dataclass or pydantic model: its fields.
         elif user or kind in _ATTRIBUTES_ONLY or _has_fields(v):
+            held = next((_HELD_VALUES[k] for k in kind.__mro__ if k in _HELD_VALUES), None)
+            if held is not None:
+                self._encode(held(v), out, budget, label, owner)
             self._state(v, out, budget, label, owner)
         elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
             self._encode(_wrapped(v), out, budget, label, owner)
