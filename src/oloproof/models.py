@@ -114,6 +114,11 @@ class ModelClient:
         self.settings = settings
         self.provider: HttpProvider = make_provider(settings)
 
+    def fingerprinted_as(self) -> ProviderSettings:
+        """What a code fingerprint reads of a client the code holds (``oloproof.fingerprint``):
+        its settings, which every request it sends is made of; its provider is made from them."""
+        return self.settings
+
     def request_key(self, prompt: str, system: str = "") -> str:
         """The blake3 key of the exact request a call with ``prompt`` and ``system`` sends."""
         from oloproof.events import identity_key

@@ -95,6 +95,9 @@ _HELD_VALUES: dict[type, Callable[[Any], Any]] = {
     dt.time: dt.time.__reduce__,
     dt.timedelta: dt.timedelta.__reduce__,
 }
+# The method by which an object of Oloproof's own types says what it is made of (a
+# ``ModelClient``: its settings): read as that value, where another library's object is opaque.
+_OWN_STATE = "fingerprinted_as"
 # A method of a type written in C (``str.upper``, ``dict.fromkeys``): its type and name say it all.
 _C_METHODS = (MethodDescriptorType, WrapperDescriptorType, ClassMethodDescriptorType)
 _REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
@@ -280,6 +283,8 @@ class Values:
             if held is not None:
                 self._encode(held(v), out, budget, label, owner)
             self._state(v, out, budget, label, owner)
+        elif place_of_class(kind) is Place.TOOL and hasattr(kind, _OWN_STATE):
+            self._encode(getattr(kind, _OWN_STATE)(v), out, budget, label, owner)
         elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
             self._encode(_wrapped(v), out, budget, label, owner)
         elif isinstance(v, functools.cached_property | functools.partialmethod):
