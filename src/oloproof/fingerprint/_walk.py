@@ -138,7 +138,7 @@ class Walk(Values):
             material += self.class_reference(type(cls))
         for attribute in (name, *LIFECYCLE):
             self.attribute(cls, attribute)
-        material += self._dataclass_fields(cls, owner=cls)
+        material += self._declared_fields(cls, owner=cls)
         return bytes(material)
 
     # --- functions and classes -------------------------------------------------------------
@@ -236,17 +236,17 @@ class Walk(Values):
             if name in _NOISE or (_is_dunder(name) and not is_reference(attr)):
                 continue
             digest.update(name.encode() + self.value(attr, f"{key}.{name}", cls))
-        digest.update(self._dataclass_fields(cls, owner=cls))
+        digest.update(self._declared_fields(cls, owner=cls))
         self._record_code(key, "c", self.file_label(file_of_module(cls.__module__), None), digest)
 
-    def _dataclass_fields(self, cls: type, owner: type | None) -> bytes:
-        if not dataclasses.is_dataclass(cls):
-            return b""
+    def _declared_fields(self, cls: type, owner: type | None) -> bytes:
+        """The defaults of a dataclass's or a pydantic model's fields, which its instances
+        start from (a pydantic model keeps them out of its class's attributes)."""
         material = bytearray()
-        for f in dataclasses.fields(cls):
-            material += f.name.encode()
-            material += self.value(f.default, f"{cls.__qualname__}.{f.name}", owner)
-            material += self.value(f.default_factory, f"{cls.__qualname__}.{f.name}", owner)
+        for name, default, factory in _fields(cls):
+            material += name.encode()
+            material += self.value(default, f"{cls.__qualname__}.{name}", owner)
+            material += self.value(factory, f"{cls.__qualname__}.{name}", owner)
         return bytes(material)
 
     def _record_code(self, key: str, kind: str, file: str, digest: Any) -> None:
@@ -540,6 +540,20 @@ class Walk(Values):
 
 
 # --- helpers ---------------------------------------------------------------------------------
+
+
+def _fields(cls: type) -> Iterator[tuple[str, Any, Any]]:
+    """Each field of a dataclass or pydantic model: its name, default and default factory, a
+    required field's default being ``dataclasses.MISSING`` either way."""
+    from pydantic import BaseModel
+
+    if dataclasses.is_dataclass(cls):
+        for f in dataclasses.fields(cls):
+            yield f.name, f.default, f.default_factory
+    elif issubclass(cls, BaseModel):
+        for name, info in cls.model_fields.items():
+            default = dataclasses.MISSING if info.is_required() else info.default
+            yield name, default, info.default_factory
 
 
 def _library_name(value: Any) -> str | None:
