@@ -69,8 +69,12 @@ LIFECYCLE = (
     "__getattribute__",
     "__setattr__",
 )
-# Class attributes that are bookkeeping, or derived from the source the class walk hashes.
-_NOISE = frozenset({"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__"})
+# Class attributes that are bookkeeping, or derived from the source the class walk hashes;
+# ``_abc_impl`` is ``ABCMeta``'s record of its subclasses (of every ``abc.ABC`` and pydantic
+# model), made from the classes and the ``register`` calls the walk reads on their own.
+_NOISE = frozenset(
+    {"__dict__", "__weakref__", "__module__", "__qualname__", "__doc__", "_abc_impl"}
+)
 _IMPORT_NAME = dis.opmap["IMPORT_NAME"]
 _LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR", "LOAD_METHOD"})
 _PLAIN_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_CONST"})
