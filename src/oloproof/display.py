@@ -7,6 +7,7 @@ The display rule (``docs/statistics.md``):
 - Point estimates round to the nearest step, halves away from zero (0.6925 -> ``69.3%``,
   -0.0675 -> ``-6.8 points``). A proportion or mean that is neither 0 nor 1 gets as many more
   decimals as keep it off both (0.9996 -> ``99.96%``, ``0.0004``): it never reads as none or all.
+  A difference that is neither -1 nor 1 likewise (-0.99996 -> ``-99.996 points``).
 - Lower bounds round down and upper bounds round up, so the printed interval always
   contains the computed one.
 - Rounding works on the decimal value of the float (its shortest ``repr``), so the float
@@ -137,10 +138,6 @@ def _tenths(steps: int) -> str:
     return f"{Decimal(steps).scaleb(-1):.1f}"
 
 
-def _signed_tenths(steps: int) -> str:
-    return _signed(steps, 1)
-
-
 @_exact
 def _signed(steps: int, places: int) -> str:
     """``steps`` of 10**-places with its sign: ``_signed(-4996, 3)`` is ``"-4.996"``."""
@@ -231,12 +228,20 @@ def _estimate(x: float, shift: int) -> str:
     """``x`` times 10**shift to the nearest 0.001 of a fraction, with as many more decimals
     as keep a value that is neither 0 nor 1 from reading as either, as ``fmt_share`` does: a
     case at 0.9996 is not a full score, and 2,499 passes of 2,500 are not all of them."""
+    shown, places = _off_the_ends(x, zero_is_an_end=True)
+    decimals = places - shift
+    return f"{Decimal(shown).scaleb(-decimals):.{decimals}f}"
+
+
+def _off_the_ends(x: float, zero_is_an_end: bool) -> tuple[int, int]:
+    """``x`` to the nearest step of 10**-places and those places: 3, or as many more as keep
+    a value that is not 1 or -1 (nor 0, when ``zero_is_an_end``) from rounding onto one."""
     places = 3
     while True:
         shown, whole = _nearest(x, places), 10**places
-        if (shown == 0) == (x == 0) and (shown == whole) == (x == 1):
-            decimals = places - shift
-            return f"{Decimal(shown).scaleb(-decimals):.{decimals}f}"
+        on_zero = (shown == 0) == (x == 0) or not zero_is_an_end
+        if on_zero and (abs(shown) == whole) == (abs(x) == 1):
+            return shown, places
         places += 1
 
 
@@ -248,9 +253,12 @@ def fmt_mean_interval(iv: Interval) -> str:
 def fmt_points(d: float) -> str:
     """A difference of fractions in signed points (x100) to 0.1: ``0.0667`` -> ``"+6.7 points"``.
 
-    Zero, including a negative difference that rounds to zero, prints ``"+0.0 points"``.
+    Zero, including a negative difference that rounds to zero, prints ``"+0.0 points"``. One
+    that is neither -1 nor 1 gets as many more decimals as keep it from reading as either
+    (``-0.99996`` -> ``"-99.996 points"``): all of the cases did not go from pass to fail.
     """
-    return f"{_signed_tenths(_nearest(d))} points"
+    shown, places = _off_the_ends(d, zero_is_an_end=False)
+    return f"{_signed(shown, places - 2)} points"
 
 
 def fmt_points_interval(iv: Interval, margins: Sequence[float] = ()) -> str:
