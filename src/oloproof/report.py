@@ -839,6 +839,21 @@ def unseen_state(fingerprints: Mapping[str, Any]) -> list[str]:
     return sorted({u for record in fingerprints.values() for u in record.get("unseen", ())})
 
 
+def usage_left_out_text(row: JudgeUsageRow) -> str | None:
+    """What a judge's token and cost totals leave out: its replies that reported no token
+    counts, said under its row, or the totals read as the whole spend; None when there are
+    none."""
+    unreported = row.calls_without_usage
+    if not unreported:
+        return None
+    counted = "tokens" if row.cost is None else "tokens and cost"
+    replies = "1 reply" if unreported == 1 else f"{unreported:,} replies"
+    return (
+        f"{row.criterion}: {replies} reported no token counts, so the {counted} above leave "
+        "them out"
+    )
+
+
 def uncounted_text(cases: int) -> str:
     """What the cache counts and judge usage of a run leave out: the cases a go killed after
     writing them took its counts of (``RunReport.uncounted``); empty when none."""

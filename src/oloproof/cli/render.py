@@ -32,6 +32,7 @@ from oloproof.report import (
     slice_text,
     slices_unrun_line,
     uncounted_text,
+    usage_left_out_text,
 )
 from oloproof.results import Interval
 
@@ -373,15 +374,7 @@ def judge_usage_lines(rows: Sequence[JudgeUsageRow], uncounted: int = 0) -> list
             ["judge", "model", "calls", "reused", "input tokens", "output tokens", "cost"], cells
         ),
     ]
-    for row in rows:
-        if row.calls_without_usage:
-            # The totals sum only what was reported: said here, or they read as the whole spend.
-            counted = "tokens" if row.cost is None else "tokens and cost"
-            lines.append(
-                f"{row.criterion}: {row.calls_without_usage} replies reported no token counts, "
-                f"so the {counted} above leave them out"
-            )
-    return lines
+    return lines + [text for row in rows if (text := usage_left_out_text(row)) is not None]
 
 
 def dry_run_lines(plan: DryRun) -> list[str]:

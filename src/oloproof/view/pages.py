@@ -137,6 +137,8 @@ def _environment() -> Environment:
         slices_left_out=report.left_out_of_slices,
         # What a run's cache counts leave out, in the words `run` prints.
         uncounted_text=report.uncounted_text,
+        # What a judge's tokens and cost leave out, in the words `run` prints under them.
+        usage_left_out=report.usage_left_out_text,
         # How a metric's interval counts its missing cases, as `run` prints under the table.
         missing_lines=report.missing_metric_lines,
         kinds=data.KINDS,
