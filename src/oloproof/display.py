@@ -53,6 +53,7 @@ __all__ = [
     "fmt_cost",
     "fmt_mean",
     "fmt_mean_interval",
+    "fmt_means_apart",
     "fmt_percent",
     "fmt_percent_interval",
     "fmt_percent_lower",
@@ -224,24 +225,38 @@ def fmt_mean(x: float) -> str:
 
 
 @_exact
-def _estimate(x: float, shift: int) -> str:
+def _estimate(x: float, shift: int, places: int = 3) -> str:
     """``x`` times 10**shift to the nearest 0.001 of a fraction, with as many more decimals
     as keep a value that is neither 0 nor 1 from reading as either, as ``fmt_share`` does: a
-    case at 0.9996 is not a full score, and 2,499 passes of 2,500 are not all of them."""
-    shown, places = _off_the_ends(x, zero_is_an_end=True)
+    case at 0.9996 is not a full score, and 2,499 passes of 2,500 are not all of them.
+    ``places``: the fewest decimals of the fraction to print."""
+    shown, places = _off_the_ends(x, zero_is_an_end=True, places=places)
     decimals = places - shift
     return f"{Decimal(shown).scaleb(-decimals):.{decimals}f}"
 
 
-def _off_the_ends(x: float, zero_is_an_end: bool) -> tuple[int, int]:
-    """``x`` to the nearest step of 10**-places and those places: 3, or as many more as keep
-    a value that is not 1 or -1 (nor 0, when ``zero_is_an_end``) from rounding onto one."""
-    places = 3
+def _off_the_ends(x: float, zero_is_an_end: bool, places: int = 3) -> tuple[int, int]:
+    """``x`` to the nearest step of 10**-places and those places: ``places``, or as many more
+    as keep a value that is not 1 or -1 (nor 0, when ``zero_is_an_end``) from rounding onto
+    one."""
     while True:
         shown, whole = _nearest(x, places), 10**places
         on_zero = (shown == 0) == (x == 0) or not zero_is_an_end
         if on_zero and (abs(shown) == whole) == (abs(x) == 1):
             return shown, places
+        places += 1
+
+
+@_exact
+def fmt_means_apart(a: float, b: float) -> tuple[str, str]:
+    """Two values of one case (a metric's, in two runs) as ``fmt_mean`` prints each, with as
+    many more decimals as keep two that differ from printing alike: 0.69331 and 0.69339 print
+    ``0.6933`` and ``0.6934``, never ``0.693 → 0.693`` beside ``improved``."""
+    places = 3
+    while True:
+        shown = _estimate(a, 0, places), _estimate(b, 0, places)
+        if a == b or shown[0] != shown[1]:
+            return shown
         places += 1
 
 

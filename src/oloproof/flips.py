@@ -41,7 +41,7 @@ from typing import Any, Final
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
-from oloproof.display import fmt_mean
+from oloproof.display import fmt_means_apart
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
 from oloproof.repeats import bounds, value_of
@@ -90,11 +90,18 @@ class Flip:
         return self.direction.replace("_", " ")
 
 
-def _verdict_text(summary: VerdictCopy) -> str:
+def _verdict_texts(cand: VerdictCopy, base: VerdictCopy) -> tuple[str, str]:
+    """The two observed verdicts of a flip as it prints them: a value gets the decimals that
+    keep it apart from the other one (``fmt_means_apart``), or the flip reads as no change."""
+    values = fmt_means_apart(value_of(cand) or 0.0, value_of(base) or 0.0)
+    return _verdict_text(cand, values[0]), _verdict_text(base, values[1])
+
+
+def _verdict_text(summary: VerdictCopy, value: str) -> str:
     status = summary["s"]
     if status in ("pass", "fail"):
         return str(status)
-    text = fmt_mean(float(summary["v"]))
+    text = value
     if summary.get("m"):
         judged, missing = int(summary["n"]), int(summary["m"])
         text += f" ({judged} of {judged + missing} repeats judged)"
@@ -197,11 +204,12 @@ def _flip(
     case_id = cand["case_id"]
     line = cand.get("line")
     quoted = shlex.quote(case_id)
+    candidate, baseline = _verdict_texts(cv, bv)
     return Flip(
         metric=metric,
         case_id=case_id,
-        candidate=_verdict_text(cv),
-        baseline=_verdict_text(bv),
+        candidate=candidate,
+        baseline=baseline,
         direction=direction,
         candidate_case=f"oloproof inspect {cand_id} --case {quoted}",
         baseline_case=f"oloproof inspect {base_id} --case {quoted}",
