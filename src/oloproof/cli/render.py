@@ -109,7 +109,8 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
             finish = f"finish it with: oloproof run --resume {report.run_id}"
         lines.append(f"{report.cases} of {report.planned_cases} cases finished; {finish}")
     if report.execution_state == "STOPPED" and report.stop_reason:
-        lines.append(f"Stopped: {report.stop_reason}")
+        # The message can quote what the system raised: its controls print as their escapes.
+        lines.append(f"Stopped: {printable(report.stop_reason)}")
     if report.decision_state == "UNDECIDED":
         lines.append(_undecided_line(report))
     if report.errors:
