@@ -171,7 +171,8 @@ def _inspect_run(ledger: Ledger, address: str, view: _RunView) -> int:
 
 
 def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _RunView) -> None:
-    """The failed, errored and unfinished cases, on ``view.criteria`` when given."""
+    """The failed, errored and unfinished cases, and those missing a verdict, on
+    ``view.criteria`` when given."""
     from oloproof.inspect import failures
 
     for name in view.criteria:
@@ -196,19 +197,24 @@ def _print_failures(ledger: Ledger, run: StoredRun, criteria: list[str], view: _
         return
     count = len(failed) + len(found.unfinished) + found.unnamed
     on = f" on {', '.join(view.criteria)}" if view.criteria else ""
-    lines = [f"{count} of {found.planned} cases failed, errored or did not finish{on}"]
+    shown: list[str] = []
+    unjudged = False  # a case shown for verdicts missing alone: it neither failed nor errored
     for detail in failed:
-        lines += ["", printable(detail.case_id)]
+        shown += ["", printable(detail.case_id)]
         if detail.status == "errored" and detail.error is not None:
-            lines.append(f"  errored: {_error_text(detail.error)}")
+            shown.append(f"  errored: {_error_text(detail.error)}")
         elif detail.repeats is not None:
-            lines += _repeats_problem_lines(detail.repeats)
+            shown += _repeats_problem_lines(detail.repeats)
         else:
-            lines.append(f"  output: {preview(detail.output)}")
-        for criterion in criteria:
-            text = _problem_on(detail, criterion)
-            if text is not None:
-                lines.append(f"  {criterion}: {style.current().outcome(text)}")
+            shown.append(f"  output: {preview(detail.output)}")
+        problems = [(c, text) for c in criteria if (text := _problem_on(detail, c)) is not None]
+        shown += [f"  {c}: {style.current().outcome(text)}" for c, text in problems]
+        unjudged = unjudged or (
+            not _errored(detail) and all("failed" not in text for _, text in problems)
+        )
+    missing = ", are missing a verdict" if unjudged else ""
+    lines = [f"{count} of {found.planned} cases failed, errored{missing} or did not finish{on}"]
+    lines += shown
     for case_id in found.unfinished:
         lines += ["", printable(case_id), "  did not finish"]
     if found.unnamed:
@@ -239,14 +245,17 @@ def _repeats_problem_lines(repeats: list[dict[str, Any]]) -> list[str]:
 def _fails_on(detail: CaseDetail, criteria: list[str]) -> bool:
     """An errored case, or a case with an errored repeat, fails on every criterion; else a
     failed or missing verdict counts (in any repeat)."""
+    return _errored(detail) or any(_problem_on(detail, c) is not None for c in criteria)
+
+
+def _errored(detail: CaseDetail) -> bool:
+    """Whether the case, or one of its repeats, errored."""
     if detail.status == "errored":
         return True
     from oloproof.repeats import repeat_counts
 
     counts = repeat_counts(detail.repeats)
-    if counts is not None and counts.errored:
-        return True
-    return any(_problem_on(detail, c) is not None for c in criteria)
+    return counts is not None and counts.errored > 0
 
 
 def _problem_on(detail: CaseDetail, criterion: str) -> str | None:
