@@ -219,8 +219,10 @@ def gate_testcase(
 ) -> ET.Element:
     """The gate itself as a testcase, so a report is never green while the exit code is not:
     PASS passes, BLOCK fails, no gate (a run stopped or not decided) with exit code 2 or 3
-    is an error. ``note``: the line the report prints under the gate (``evidence_line``),
-    the failure's text when the gate blocks, else the passing test's output."""
+    is an error. No gate with exit code 0 (no policy) is skipped: a passing test would read
+    as a gate decided and passed. ``note``: the line the report prints under the gate
+    (``evidence_line``), the failure's text when the gate blocks, else the passing test's
+    output."""
     case = ET.Element("testcase", classname=classname, name="gate")
     if label == "BLOCK":
         ET.SubElement(
@@ -228,6 +230,8 @@ def gate_testcase(
         ).text = note
     elif label is None and exit_code != 0:
         ET.SubElement(case, "error", message=f"no gate (exit {exit_code})", type="NO_GATE")
+    elif label is None:
+        ET.SubElement(case, "skipped", message="no policy: no gate was decided (exit 0)")
     elif note is not None:
         ET.SubElement(case, "system-out").text = note
     return case
