@@ -334,10 +334,19 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _AUTOLINKED = re.compile(r"[@#](?=[0-9A-Za-z])|(?<=:)//(?=\S)|\b(?i:www)(?=\.)|\b(?i:gh)(?=-[0-9])")
 
 
+# What starts a heading, a list item or a thematic break at the start of a line (up to three
+# spaces in): the summary's lines under the rules start with a rule's id, which may be "# x".
+# A backslash before the marker ("\\#", "12\\.") leaves the text as it reads.
+_BLOCK_START = re.compile(
+    r"^ {0,3}(?:\d{1,9}(?=[.)](?: |$))|(?=#{1,6}(?: |$)|[+-](?: |$)|-[- ]*$))"
+)
+
+
 def md_text(text: str) -> str:
     """``text`` (from a case, a system or a user's file) as inert Markdown on one line."""
     escaped = _MD_SYNTAX.sub(lambda m: "\\" + m[0], unreordered(_CONTROL.sub(" ", text)))
-    return _AUTOLINKED.sub(lambda m: m[0] + "\u2060", escaped)
+    linked = _AUTOLINKED.sub(lambda m: m[0] + "\u2060", escaped)
+    return _BLOCK_START.sub(lambda m: m[0] + "\\", linked, count=1)
 
 
 def md_code(text: str) -> Md:
