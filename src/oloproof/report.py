@@ -40,6 +40,7 @@ from oloproof.display import (
 from oloproof.idtext import id_problem
 from oloproof.metrics import MetricTally, RunTally
 from oloproof.pairing import EVALUATOR_CHANGED, NO_PAIR_REASONS, compared_on_nothing
+from oloproof.redaction import redact_text
 from oloproof.results import (
     MISSING_DECIDES,
     NO_OBSERVED_CASES,
@@ -574,7 +575,9 @@ def error_groups(ledger: Ledger, errored: Sequence[tuple[int, str, str]]) -> lis
             error: Map = execution_body(ledger.get(execution)).get("error") or {}
         except LedgerError:  # `verify` names a damaged event; the report still says it errored
             error = {"type": "error", "message": "its execution record cannot be read"}
-        message = str(error.get("message", "")).strip().splitlines()
+        # Redacted before it is cut: a secret declared after the run was stored whole, and a
+        # cut through it would leave a part the redaction of what is printed cannot find.
+        message = redact_text(str(error.get("message", ""))).strip().splitlines()
         key = (str(error.get("type", "error")), message[0][:_MESSAGE_LIMIT] if message else "")
         entry = groups.setdefault(key, [0, case_id, line])
         entry[0] += 1

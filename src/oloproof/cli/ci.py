@@ -285,10 +285,11 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
         counts = repeat_counts(body.get("repeats"))
         if body["status"] == "errored":
             error = ledger.get(body["execution"]).body.get("error") or {}
+            # Redacted before it is cut, as error lines are (``report.error_groups``).
             ET.SubElement(
                 case,
                 "error",
-                message=str(error.get("message", "the case errored"))[:500],
+                message=redact_text(str(error.get("message", "the case errored")))[:500],
                 type=str(error.get("type", "error")),
             ).text = link
         elif counts is not None and counts.errored:
@@ -297,7 +298,10 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
             error = ledger.get(execution).body.get("error") or {}
             message = f"{repeats_text(counts)} (repeat {number}: {error.get('message', '')})"
             ET.SubElement(
-                case, "error", message=message[:500], type=str(error.get("type", "error"))
+                case,
+                "error",
+                message=redact_text(message)[:500],
+                type=str(error.get("type", "error")),
             ).text = link
         else:
             verdicts, repeats = body["verdicts"], body.get("repeats") or []

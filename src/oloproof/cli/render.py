@@ -18,6 +18,7 @@ from oloproof.display import (
 )
 from oloproof.events import is_failed
 from oloproof.latest import import_again_text
+from oloproof.redaction import redact_text
 from oloproof.report import (
     CorrectedRow,
     ErrorGroup,
@@ -495,8 +496,9 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
     """A value as one line of JSON, cut at ``limit`` characters with an ellipsis; a mark
     that reorders text or a line separator in it (which JSON leaves as they are) written as
-    its escape (``printable``)."""
-    text = printable(json.dumps(value, ensure_ascii=False))
+    its escape (``printable``). Redacted before it is cut: a secret declared after the run was
+    stored whole, and a cut through it would leave a part that no redaction finds."""
+    text = printable(redact_text(json.dumps(value, ensure_ascii=False)))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
