@@ -1,12 +1,12 @@
-"""A secret declared after a run stays out of text that is cut short, as it does of text printed whole.
+"""A secret declared after a run stays out of text cut short, as out of text printed whole.
 
 A run stores what its system raised and returned as it was when no `secrets:` named the value;
 the commands that read it later keep out what the project file declares by then. Where they
 printed a cut of a long text, they cut it first and redacted it after, when no whole occurrence
 of the secret was left to find: `inspect RUN` printed an error line ending `svc-Q7k9…`,
-`inspect --failures` an output preview ending `svc-Q7k9-hid…`, and the JUnit file of a run
-resumed after the secret was declared an error message ending `svc-Q7k9-`. Each text is now
-redacted before it is cut.
+`inspect --failures` an output preview ending `svc-Q7k9-hid…` (the viewer's pages likewise),
+and the JUnit file of a run resumed after the secret was declared an error message ending
+`svc-Q7k9-`. Each text is now redacted before it is cut.
 """
 
 from __future__ import annotations
@@ -106,3 +106,16 @@ def test_a_resumed_runs_junit_cuts_what_it_has_redacted(tmp_path: Path) -> None:
     }
     assert messages["long"] == ("y" * 490 + " [redacted]")[:500]
     assert SECRET[:4] not in junit
+
+
+def test_the_viewer_cuts_what_it_has_redacted(tmp_path: Path) -> None:
+    root = _project(tmp_path / "p")
+    done = oloproof("run", "--json", cwd=root, env=ENV)
+    assert done.code == 3, done.out + done.err
+    run_id = json.loads(done.out)["run_id"]
+    _declare(root)
+    exported = oloproof("view", "--export", "site", run_id, cwd=root, env=ENV)
+    assert exported.code == 0, exported.out + exported.err
+    pages = "".join(path.read_text() for path in (root / "site").rglob("*.html"))
+    assert "y [redac" in pages
+    assert SECRET[:4] not in pages

@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 from ledger import LedgerError
 from oloproof import display, report
 from oloproof.flips import changed_cases_line
+from oloproof.redaction import redact_text
 from oloproof.relevance import described, relevant_units, unit_of
 from oloproof.results import Interval
 from oloproof.stats import CLOPPER_PEARSON
@@ -59,7 +60,10 @@ class Route:
 
 
 def clipped(text: str) -> str:
-    """``text``, or its first ``SHOWN`` characters and a line saying how many more there are."""
+    """``text``, or its first ``SHOWN`` characters and a line saying how many more there are.
+    Redacted before it is cut: a secret declared after the run was stored whole, and a cut
+    through it would leave a part that the redaction of the whole page cannot find."""
+    text = redact_text(text)
     if len(text) <= SHOWN:
         return text
     more = len(text) - SHOWN
@@ -225,7 +229,8 @@ def points_interval_text(
 
 
 def preview(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    """``value`` on one line, cut at ``limit`` characters; redacted first, as ``clipped``."""
+    text = redact_text(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
