@@ -118,9 +118,10 @@ def drifting_project(root: Path, kind: str) -> Path:
 
 
 DRIFTED_2 = (
-    "Drifted: 2 of 2, the control retrieved other passages than the run did, so the system "
-    "re-executed is not the one that ran (an index or file outside its fingerprint changed, or "
-    "its retriever is not deterministic); no stage is read from the run's retrieval for them"
+    "Drifted: 2 of 2, the control retrieved or assembled other passages than the run did, so "
+    "the system re-executed is not the one that ran (an index, a tokenizer or another file "
+    "outside its fingerprint changed, or its retriever is not deterministic); no stage is read "
+    "from the run's retrieval or context for them"
 )
 
 
@@ -145,8 +146,8 @@ def test_a_control_that_retrieved_differently_is_counted_and_labels_nothing_from
         DRIFTED_2,
         "Recovered under gold context: 1 of 2",
         "GENERATION_FAILURE: 1 of 2, still failed with the gold context",
-        "UNRESOLVED: 1 of 2, recovered, but the control retrieved other passages than the run "
-        "did, so the run's retrieval no longer tells which stage failed",
+        "UNRESOLVED: 1 of 2, recovered, but the control retrieved or assembled other passages "
+        "than the run did, so the run's retrieval and context no longer tell which stage failed",
         "Diagnosis sha256:…",
         "Child runs: gold context run_…, control run_…",
         "Cases: oloproof inspect sha256:…",

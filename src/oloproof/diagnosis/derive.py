@@ -69,6 +69,11 @@ Requirements this module meets:
     the case is UNRESOLVED (``context_varied_between_repeats``), neither recovered nor left
     unchanged. Before, the first repeat that ran to the end decided, and such a diagnosis is
     re-derived so.
+14. From schema 11 (``CONTEXT_DRIFT_READ``): a gold-context control that retrieved what the
+    parent did but assembled another context from it (a tokenizer reading a file no
+    fingerprint covers) drifted as well (``control_drifted``), since the labels read where the
+    parent's relevant passage was in its context. Before, only the retrieval was compared, and
+    such a diagnosis is re-derived so.
 """
 
 from __future__ import annotations
@@ -116,6 +121,7 @@ from oloproof.diagnosis.labels import (
     STOPPED,
     UNRESOLVED,
     Evidence,
+    assembled_alike,
     budget_dropped,
     child_labels,
     combine,
@@ -191,6 +197,11 @@ that ran to the end; before, from its first repeat (none, when that one errored)
 REPEATS_COMPARED: Final = 10
 """The diagnosis schema from which whether the intervention changed a case's context is read
 from every repeat of each role that ran to the end; before, from the first of them alone."""
+
+CONTEXT_DRIFT_READ: Final = 11
+"""The diagnosis schema from which a gold-context control that assembled another context than
+the parent did, from the same retrieval, drifted too; before, only one that retrieved other
+passages did."""
 
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
@@ -380,6 +391,7 @@ class _Parent:
 
     expected: Mapping[str, Any]
     retrieval: Mapping[str, Any] | None
+    context: Mapping[str, Any] | None
     evidence: Evidence
 
 
@@ -410,6 +422,8 @@ class _Inputs:
     counts_no_verdict: bool = False
     # Whether every repeat that ran to the end is read for it (REPEATS_COMPARED).
     compares_repeats: bool = False
+    # Whether a control's context is compared with the parent's too (CONTEXT_DRIFT_READ).
+    compares_context: bool = False
 
 
 class Derivation:
@@ -498,6 +512,7 @@ def derive_diagnosis(
         schema >= FIRST_RAN_READ,
         schema >= NO_VERDICT_APART,
         schema >= REPEATS_COMPARED,
+        schema >= CONTEXT_DRIFT_READ,
     )
     tally: _Tally
     if not staged:
@@ -600,11 +615,9 @@ class _Counted(Iterable[Map]):
 def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
     result = inputs.selection.result(inputs.ledger, case_id)
     execution = execution_body(inputs.ledger.get(result["execution"]))
-    retrieval = artifact(execution, "retrieval/v1")
-    evidence = evidence_of(
-        retrieval, artifact(execution, "context/v1"), result["expected"], inputs.top_k, inputs.unit
-    )
-    return _Parent(result["expected"], retrieval, evidence)
+    retrieval, context = artifact(execution, "retrieval/v1"), artifact(execution, "context/v1")
+    evidence = evidence_of(retrieval, context, result["expected"], inputs.top_k, inputs.unit)
+    return _Parent(result["expected"], retrieval, context, evidence)
 
 
 def _state(
@@ -765,12 +778,17 @@ def _sameness(found: set[bool]) -> tuple[bool, bool]:
 
 
 def _drifted(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
-    """Whether any repeat of the control retrieved other passages than the parent run did: the
-    system re-executed is then not the one whose retrieval the labels read."""
+    """Whether any repeat of the control retrieved other passages than the parent run did, or
+    assembled another context from them: the system re-executed is then not the one whose
+    retrieval and context the labels read."""
     for address in control.executions:
         body = _executed(inputs, address)
-        if body is not None and not retrieved_alike(
-            parent.retrieval, artifact(body, "retrieval/v1")
+        if body is None:
+            continue
+        if not retrieved_alike(parent.retrieval, artifact(body, "retrieval/v1")):
+            return True
+        if inputs.compares_context and not assembled_alike(
+            parent.context, artifact(body, "context/v1")
         ):
             return True
     return False

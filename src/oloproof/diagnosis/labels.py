@@ -11,7 +11,9 @@ can load it at start-up to print labels and reasons. Requirements it meets:
    case gets a result and a strength (``replay_result``). The evidence reads relevance in the
    unit it is given, by ``oloproof.relevance`` as the retrieval metrics read it.
    A gold-context control that retrieved other passages than the parent run did
-   (``retrieved_alike``) leaves the parent's evidence describing another system, so a recovered
+   (``retrieved_alike``), or assembled another context from them (``assembled_alike``: a
+   tokenizer reading a file no fingerprint covers), leaves the parent's evidence describing
+   another system, so a recovered
    case is not given the stage that evidence would name; nor is one whose retrieval holds other
    text than its gold passage under the gold passage's doc_id and chunk_id
    (``gold_text_differs``: the corpus is not the one the case was labelled against). A replay
@@ -196,10 +198,11 @@ def gold_label(
 ) -> Label:
     """Label one case from the parent's evidence and its outcomes under control and gold.
 
-    ``drifted``: the control retrieved other passages than the parent did. The labels that
-    read the parent's retrieval then describe a system that is no longer the one re-executed;
-    a failure under gold, which reads no retrieval, still stands. So it does when ``differs``:
-    the parent's retrieval holds other text than the gold passage under its doc_id and chunk_id.
+    ``drifted``: the control retrieved or assembled other passages than the parent did. The
+    labels that read the parent's retrieval and context then describe a system that is no
+    longer the one re-executed; a failure under gold, which reads neither, still stands. So it
+    does when ``differs``: the parent's retrieval holds other text than the gold passage under
+    its doc_id and chunk_id.
     ``unchanged``: the control was handed the very gold passages (``given_gold``), so a pass
     with them beside a fail under the control is the system's own variation, not a recovery; a
     fail under both is a failure with the gold passages all the same. ``varied``: the
@@ -259,20 +262,28 @@ def replay_result(
     return STILL_FAILED, INTERVENTION_NON_RECOVERY
 
 
+def _passages(passages: Sequence[Mapping[str, Any]]) -> list[tuple[Any, ...]]:
+    return [(p.get("doc_id"), p.get("chunk_id"), p.get("text")) for p in passages]
+
+
 def retrieved_alike(one: Mapping[str, Any] | None, other: Mapping[str, Any] | None) -> bool:
     """Whether two recorded retrievals returned the same passages in the same order.
 
     Scores are left out: no label reads them, and a retriever that rescores the same ranking
     moves no relevant passage.
     """
+    return _passages((one or {}).get("candidates", [])) == _passages(
+        (other or {}).get("candidates", [])
+    )
 
-    def passages(retrieval: Mapping[str, Any] | None) -> list[tuple[Any, ...]]:
-        return [
-            (c.get("doc_id"), c.get("chunk_id"), c.get("text"))
-            for c in (retrieval or {}).get("candidates", [])
-        ]
 
-    return passages(one) == passages(other)
+def assembled_alike(one: Mapping[str, Any] | None, other: Mapping[str, Any] | None) -> bool:
+    """Whether two recorded contexts handed the model the same passages in the same order.
+
+    Token counts are left out: a tokenizer that counts otherwise yet keeps the same passages
+    moves no relevant passage into or out of the context.
+    """
+    return _passages((one or {}).get("items", [])) == _passages((other or {}).get("items", []))
 
 
 def _words(text: str) -> str:

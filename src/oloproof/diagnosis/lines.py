@@ -51,8 +51,8 @@ PHRASES: dict[str, str] = {
         "recovered, but without relevance labels the failing stage cannot be told"
     ),
     dg.RETRIEVAL_DRIFTED: (
-        "recovered, but the control retrieved other passages than the run did, so the run's "
-        "retrieval no longer tells which stage failed"
+        "recovered, but the control retrieved or assembled other passages than the run did, so "
+        "the run's retrieval and context no longer tell which stage failed"
     ),
     dg.GOLD_TEXT_DIFFERS: (
         "recovered, but the retrieval holds other text than the gold passage under its doc_id "
@@ -195,15 +195,16 @@ def _control_not_observed(body: Mapping[str, Any]) -> int:
 
 
 def drift_lines(summary: Mapping[str, Any]) -> list[str]:
-    """How many cases' controls retrieved differently from the parent run (none: no line)."""
+    """How many cases' controls retrieved or assembled differently from the parent run (none:
+    no line)."""
     drifted = summary.get("control_drifted") or 0
     if not drifted:
         return []
     return [
-        f"Drifted: {drifted} of {summary['selected']}, the control retrieved other passages "
-        "than the run did, so the system re-executed is not the one that ran (an index or file "
-        "outside its fingerprint changed, or its retriever is not deterministic); no stage is "
-        "read from the run's retrieval for them"
+        f"Drifted: {drifted} of {summary['selected']}, the control retrieved or assembled other "
+        "passages than the run did, so the system re-executed is not the one that ran (an "
+        "index, a tokenizer or another file outside its fingerprint changed, or its retriever "
+        "is not deterministic); no stage is read from the run's retrieval or context for them"
     ]
 
 
