@@ -37,7 +37,7 @@ class GoldPassage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     doc_id: str = Field(min_length=1, description="The document the passage comes from.")
     chunk_id: str | None = Field(default=None, min_length=1, description="The chunk, if any.")
-    text: str = Field(min_length=1, description="The passage text.")
+    text: str = Field(min_length=1, pattern=r"\S", description="The passage text.")
 
 
 class CaseRecord(BaseModel):

@@ -389,6 +389,15 @@ def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[s
     for key in required:
         if not isinstance(entry.get(key), str) or not entry[key]:
             raise DatasetError(f"{at}.{key} of case {case_id!r} must be a non-empty string")
+    # A gold passage replaces the retrieved context under diagnosis: one of whitespace alone
+    # would hand the model nothing, and its failure would read as the model's.
+    text = entry.get("text")
+    if isinstance(text, str) and not text.strip():
+        raise DatasetError(
+            f"{at}.text of case {case_id!r} holds only whitespace; a gold passage is the text "
+            "that would have answered the case, and the model is given it in place of the "
+            "retrieved context"
+        )
     chunk = entry.get("chunk_id")
     if chunk is not None and (not isinstance(chunk, str) or not chunk):
         raise DatasetError(f"{at}.chunk_id of case {case_id!r} must be a non-empty string or null")
