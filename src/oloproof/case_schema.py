@@ -14,14 +14,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from oloproof.dataset import GRADE_LIMIT
 
+# A label's ids are matched exactly, so whitespace at either end would match no passage; the
+# pattern also refuses the empty id.
+_NO_END_SPACE = r"^\S([\s\S]*\S)?$"
+
 
 class RelevanceLabel(BaseModel):
     """A passage that answers the case."""
 
     model_config = ConfigDict(extra="forbid")
-    doc_id: str = Field(min_length=1, description="The relevant document.")
+    doc_id: str = Field(pattern=_NO_END_SPACE, description="The relevant document.")
     chunk_id: str | None = Field(
-        default=None, min_length=1, description="The relevant chunk, if labelled."
+        default=None, pattern=_NO_END_SPACE, description="The relevant chunk, if labelled."
     )
     grade: float = Field(
         default=1,
@@ -35,8 +39,10 @@ class GoldPassage(BaseModel):
     """The passage text that would have answered the case."""
 
     model_config = ConfigDict(extra="forbid")
-    doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, min_length=1, description="The chunk, if any.")
+    doc_id: str = Field(pattern=_NO_END_SPACE, description="The document the passage comes from.")
+    chunk_id: str | None = Field(
+        default=None, pattern=_NO_END_SPACE, description="The chunk, if any."
+    )
     text: str = Field(min_length=1, pattern=r"\S", description="The passage text.")
 
 

@@ -401,6 +401,16 @@ def _check_entry(at: str, case_id: str, entry: dict[str, Any], required: tuple[s
     chunk = entry.get("chunk_id")
     if chunk is not None and (not isinstance(chunk, str) or not chunk):
         raise DatasetError(f"{at}.chunk_id of case {case_id!r} must be a non-empty string or null")
+    # Ids are matched exactly: "kb-11 " would match no retrieved passage, and its case would
+    # read as one whose relevant passage was never retrieved.
+    for key in ("doc_id", "chunk_id"):
+        value = entry.get(key)
+        if isinstance(value, str) and value.strip() != value:
+            end = "start" if value.lstrip() != value else "end"
+            raise DatasetError(
+                f"{at}.{key} of case {case_id!r} is {value!r}, with whitespace at its {end}; "
+                "ids are matched exactly, so it would match no retrieved passage"
+            )
     grade = entry.get("grade", 1)
     if isinstance(grade, bool) or not isinstance(grade, int | float):
         raise DatasetError(f"{at}.grade of case {case_id!r} must be a number")
