@@ -87,6 +87,9 @@ PATIENCE = {
     "retry_in_a_day": "86400",
     "retry_never": "inf",
     "retry_in_2099": "Thu, 01 Jan 2099 00:00:00 GMT",
+    # A year past what Python's dates hold: the HTTP system's own reader raised OverflowError
+    # out of the request, and the case errored without a retry.
+    "retry_past_any_date": "Mon, 01 Jan 99999999999 00:00:00 GMT",
 }
 CHARSETS = {"utf16_verdict": (200, "utf-16"), "zlib_503": (503, "zlib")}
 

@@ -20,7 +20,7 @@ from oloproof.dataset import MAX_NESTING, Case
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.systems import http
 from oloproof.systems.base import ExecContext, Execution, plain_output
-from oloproof.systems.http import HttpSystemAdapter, HttpSystemError, _retry_after
+from oloproof.systems.http import HttpSystemAdapter, HttpSystemError
 
 RETRIEVAL = {
     "query": "can I get my money back",
@@ -493,19 +493,6 @@ def test_timeout_then_success(server: ScriptedServer) -> None:
     server.script = [Reply(delay_s=4.0), Reply()]
     execution = run(adapter(server.url, retries=1, timeout_s=1.0))
     assert execution.output == "Refunds take 5 days."
-
-
-def test_retry_after_parsing() -> None:
-    assert _retry_after(None) is None
-    assert _retry_after("2") == 2.0
-    assert _retry_after(" 0.5 ") == 0.5
-    assert _retry_after("-3") == 0.0
-    assert _retry_after("soon") is None
-    assert _retry_after("nan") is None
-    assert _retry_after("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past
-    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
-    wait = _retry_after(future)
-    assert wait is not None and 25 <= wait <= 31
 
 
 # --------------------------------------------------------------------------- headers

@@ -32,12 +32,9 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import email.utils
 import json
-import math
 import os
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -56,6 +53,7 @@ from oloproof.providers import (
     BodyTooLarge,
     UnreadableBody,
     read_body,
+    retry_after_seconds,
 )
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution
@@ -218,7 +216,7 @@ class HttpSystemAdapter:
                 status = response.status_code
                 if status == _RETRY_STATUS or status >= 500:
                     problem = f"HTTP {status}{_excerpt(content)}"
-                    retry_after = _retry_after(response.headers.get("retry-after"))
+                    retry_after = retry_after_seconds(response.headers)
                     if retry_after is not None and retry_after <= MAX_RETRY_AFTER_S:
                         wait = retry_after
                 elif status >= 400:
@@ -325,26 +323,6 @@ def first_header_fault(
 
 def _resolve(template: str, environ: Mapping[str, str]) -> str:
     return _ENV_REF.sub(lambda match: environ[match.group(1)], template)
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a Retry-After header (seconds or an HTTP date), or None."""
-    if value is None:
-        return None
-    value = value.strip()
-    try:
-        seconds = float(value)
-    except ValueError:
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError):
-            return None
-        if when.tzinfo is None:
-            return None
-        seconds = when.timestamp() - time.time()
-    if not math.isfinite(seconds):  # NaN, or "inf": no wait at all
-        return None
-    return max(0.0, seconds)
 
 
 async def _read_capped(response: httpx.Response, case_id: str, url: str) -> bytes:

@@ -298,8 +298,13 @@ def test_retry_after_forms() -> None:
     assert retry_after_seconds(httpx.Headers({"retry-after": "-3"})) == 0.0
     assert retry_after_seconds(httpx.Headers({"retry-after": "soon"})) is None
     assert retry_after_seconds(httpx.Headers({})) is None
+    assert retry_after_seconds(httpx.Headers({"retry-after": "nan"})) is None
+    assert retry_after_seconds(httpx.Headers({"retry-after": "inf"})) is None
     past = retry_after_seconds(httpx.Headers({"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"}))
     assert past == 0.0
+    future = time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(time.time() + 30))
+    wait = retry_after_seconds(httpx.Headers({"retry-after": future}))
+    assert wait is not None and 25 <= wait <= 31
 
 
 def test_retry_after_beyond_the_cap_falls_back_to_backoff(
