@@ -3,7 +3,8 @@
 Each refuses input that would otherwise be accepted and then quietly mean something else, or
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
 slice), an HTTP header that reads an environment variable which is not set, or that resolves to
-a name or value HTTP cannot carry (every case would fail at its first call). A resumed run is
+a name or value HTTP cannot carry (every case would fail at its first call), a staged system's
+top_k above its depth (a cut that never cuts). A resumed run is
 held to the settings under ``system:`` it started with, those its identity leaves out included.
 """
 
@@ -21,6 +22,7 @@ from oloproof.dataset import Dataset
 from oloproof.errors import ConfigError
 from oloproof.metrics import slice_value
 from oloproof.subset import dotted_problem
+from oloproof.systems.base import System
 
 
 def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
@@ -57,6 +59,30 @@ def check_headers(config: ProjectConfig, config_path: Path) -> None:
         header, fault = found
         where = config.location("system", "http", "headers", header, path=config_path)
         raise ConfigError(f"{where}: {fault.text}")
+
+
+def check_cut(config: ProjectConfig, config_path: Path, system: System) -> None:
+    """Refuse a staged system whose ``top_k`` (from oloproof.yaml or ``@rag_system``) is above
+    its ``depth``: retrieve returns at most depth candidates, so the context's cut at top_k
+    would never drop one, and the ``relevant_position`` slice and a diagnosis would read a cut
+    the run never made. Most likely the two were swapped, or depth was left at a default."""
+    from oloproof.systems.rag import RagSystem
+
+    rag = config.system.rag
+    if rag is None or not isinstance(system, RagSystem) or system.top_k <= system.depth:
+        return
+    # The key that set the larger top_k, or the smaller depth; else the class that did.
+    key = "top_k" if rag.top_k is not None else "depth" if rag.depth is not None else "object"
+    where = config.location("system", "rag", key, path=config_path)
+    given = {
+        n: "" if getattr(rag, n) is not None else " (from @rag_system)" for n in ("top_k", "depth")
+    }
+    raise ConfigError(
+        f"{where}: system.rag: top_k {system.top_k}{given['top_k']} is above depth "
+        f"{system.depth}{given['depth']}: retrieve returns at most {system.depth} candidates, "
+        f"so none would ever be cut at top_k; give a top_k of {system.depth} or less, or a "
+        f"depth of {system.top_k} to retrieve that many"
+    )
 
 
 def changed_system_settings(recorded: Mapping[str, Any], config: ProjectConfig) -> list[str]:

@@ -69,7 +69,7 @@ from oloproof.metrics import (
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
-from oloproof.plancheck import changed_system_settings, check_headers, check_slices
+from oloproof.plancheck import changed_system_settings, check_cut, check_headers, check_slices
 from oloproof.policy import (
     Subset,
     calibrations_relied_on,
@@ -315,6 +315,8 @@ def _plan(
         # On Ray the system is built on each replica, not here as well.
         construct=config.engine.kind == "local",
     )
+    if recorded is None:  # a replay executes the settings its run recorded, as they ran
+        check_cut(config, config_path, system)
     return RunPlan(
         config,
         config_path,
