@@ -23,7 +23,14 @@ import math
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from ledger.codec import INT_MAX, INT_MIN
@@ -117,6 +124,12 @@ _CRITERION_DOC = (
 # so no validation error, however it is printed, repeats the value.
 _HIDDEN = "[hidden: not an environment variable name]"
 _URL_PATTERN = r"^https?://\S+$"
+
+
+# A token priced at this or more costs 10,000 a million: over ten times the dearest model's price
+# in dollars, euros or pounds, and most likely the per-million figure providers quote, which
+# read per token makes every reported cost a million times too high.
+MAX_TOKEN_PRICE = 0.01
 
 
 class ProviderSettings(BaseModel):
@@ -258,6 +271,19 @@ class ProviderSettings(BaseModel):
     price_per_output_token: float | None = Field(
         default=None, ge=0, description="Price of one output token, in the same currency."
     )
+
+    @field_validator("price_per_input_token", "price_per_output_token")
+    @classmethod
+    def _per_token(cls, price: float | None, info: ValidationInfo) -> float | None:
+        # A run's recorded config is read as recorded: what this check came after ran then.
+        if price is None or price < MAX_TOKEN_PRICE or not (info.context or {}).get("written"):
+            return price
+        raise ValueError(
+            f"{price:g} a token is {price * 1e6:,.0f} a million tokens, most likely a price per "
+            f"million tokens as providers quote them: give the price of one token "
+            f"({price / 1e6:g} for {price:g} a million); in a currency whose unit is that "
+            "small, give prices in thousands of it (the cost then reads in thousands too)"
+        )
 
     @model_validator(mode="before")
     @classmethod
