@@ -12,6 +12,7 @@ from oloproof.calibration.labels import LabelledExample
 from oloproof.calibration.measure import Calibration
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
+from oloproof.evaluators.fields import dotted_expected_check
 from oloproof.evaluators.judge_reply import REASON_HINTS
 from oloproof.evaluators.judges import LLMJudge
 from oloproof.evaluators.reads import reads_of
@@ -117,7 +118,9 @@ def refuse_unmeasurable(
     judge: AsyncEvaluator, labelled: Sequence[LabelledExample], source: Path | None = None
 ) -> None:
     """Raise ``DatasetError`` at the first example that would get a pass or a fail the model
-    never gave, or that repeats what the judge reads of an earlier example.
+    never gave, that repeats what the judge reads of an earlier example, or whose expected
+    value sits under a key with a dot its ``expected_field`` path cannot name (the judge would
+    exclude it, as it would such a case: ``dotted_expected_check``).
 
     A judge decides some outputs without asking its model: it fails one that has no answer
     text where its ``field`` points. In a run that fail is the system's; in a labels file it
@@ -137,7 +140,12 @@ def refuse_unmeasurable(
         return  # an evaluator of another kind gives every verdict itself
     declaration = reads_of(judge)
     seen: dict[bytes, LabelledExample] = {}
+    dotted = dotted_expected_check([judge.config], of="example")
     for example in labelled:
+        # As in a cases file: the judge would exclude the example as having no reference.
+        problem = dotted(example) if dotted is not None else None
+        if problem is not None:
+            raise DatasetError(problem, where=_where(example, source))
         verdict = judge.decided_without_call(example.view())
         if verdict is not None and verdict.status == "excluded":
             continue  # counted in neither rate, so a repeat of it counts nothing twice

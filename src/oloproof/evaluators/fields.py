@@ -8,9 +8,9 @@ whole when the path is the default (``answer``) or None.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
-from oloproof.dataset import Case, dotted_key, dotted_refusal
+from oloproof.dataset import dotted_key, dotted_refusal
 
 DEFAULT_FIELD: Final = "answer"
 
@@ -58,12 +58,25 @@ def read_output(output: Any, path: tuple[str, ...] | None) -> Any:
     return read_path(output, path)
 
 
-def dotted_expected_check(configs: Iterable[Any]) -> Callable[[Case], str | None] | None:
+class Expecting(Protocol):
+    """What holds expected values under an id: a case, or a labels file's example."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def expected(self) -> Mapping[str, Any]: ...
+
+
+def dotted_expected_check(
+    configs: Iterable[Any], *, of: str = "case"
+) -> Callable[[Expecting], str | None] | None:
     """The check ``load_dataset`` makes of each case for the evaluators among ``configs`` that
     read an expected value by a dotted path (``expected_field: gold.answer``): a case whose
     expected holds a key with a dot where the path passes (``{"gold.answer": …}``) has a value
     the path cannot name, which the evaluator would otherwise read as missing and exclude the
-    case (``no_expected_value``) without a word. None when no path has a dot."""
+    case (``no_expected_value``) without a word. None when no path has a dot. ``of`` names what
+    is checked (``example``, for a labels file's, which a judge would exclude alike)."""
     paths = [
         (c.expected_field.split("."), c.expected_field, c.criterion)
         for c in configs
@@ -72,12 +85,12 @@ def dotted_expected_check(configs: Iterable[Any]) -> Callable[[Case], str | None
     if not paths:
         return None
 
-    def check(case: Case) -> str | None:
+    def check(case: Expecting) -> str | None:
         for parts, name, criterion in paths:
             dotted = dotted_key(case.expected, parts)
             if dotted is not None:
                 return dotted_refusal(
-                    f"expected of case {case.id!r} has the key",
+                    f"expected of {of} {case.id!r} has the key",
                     dotted,
                     f"expected_field {name} of {criterion!r}",
                 )
