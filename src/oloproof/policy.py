@@ -13,7 +13,8 @@ Interval rules read the run's cases as the sample they are, and decide as on any
 
 An ``observed_count`` rule counts failed cases, so it reads only a pass/fail metric: a graded
 one (a value from 0 to 1 per case) has no failed case, and a policy that counts one is refused
-before a run starts (``refuse_graded_counts``).
+before a run starts (``refuse_graded_counts``). So is a rule on a judge that gives scores, which
+no calibration can let decide (``refuse_rules_on_score_judges``).
 
 A gate with nothing under it (no case of the run answered, or a rule whose metric observed no
 case: ``results.stands_on_nothing``) blocks whatever ``block_on`` says: a policy may choose to
@@ -129,6 +130,29 @@ def refuse_graded_counts(policy: Policy, kinds: Mapping[str, MetricKind], path: 
             "mean a floor (min: 0.8 asks for at least 0.8), or count the failures of a "
             "pass/fail metric (hit_rate fails a case with no relevant passage in the top k; a "
             "rubric judge with scale: pass_fail fails a case it rejects)"
+        )
+
+
+def refuse_rules_on_score_judges(policy: Policy, score_judges: Iterable[str], path: Path) -> None:
+    """Refuse a rule on the metric of a judge that gives scores (a rubric judge with ``scale:
+    score``; ``score_judges``: their criteria), as a ``ConfigError`` naming the rule's file and
+    line.
+
+    Why: a rule on a judge's metric decides only once that exact judge is calibrated, and
+    calibration measures pass/fail judges alone. Such a rule would be MANUAL_REVIEW
+    (``judge_not_calibrated``) on every run whatever the answers: blocking each one, or, with
+    a ``block_on`` without it, never checked. As ``min: 1``, a rule no run could pass.
+    """
+    scored = set(score_judges)
+    for index, rule in enumerate(policy.rules):
+        if rule.metric not in scored:
+            continue
+        where = policy.location("rules", index, "metric", path=path)
+        raise ConfigError(
+            f"{where}: rule {rule.id!r} reads {rule.metric}, a rubric judge's score (scale: "
+            "score), and a rule on a judge's metric decides only once the judge is calibrated, "
+            "which only a pass/fail judge can be: it would be MANUAL_REVIEW on every run; put "
+            "the rule on a rubric judge with scale: pass_fail, calibrated with oloproof calibrate"
         )
 
 

@@ -77,6 +77,7 @@ from oloproof.policy import (
     gate,
     refuse_counts_that_cannot_fail,
     refuse_graded_counts,
+    refuse_rules_on_score_judges,
 )
 from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
@@ -299,7 +300,7 @@ def _plan(
                     "or rubric judge's metric",
                 )
         if not policy_as_recorded:  # a resumed run is decided by the rules it recorded
-            refuse_graded_counts(policy, {e.criterion: e.kind for e in evaluators}, policy_path)
+            _refuse_undecidable(policy, evaluators, policy_path)
             if isinstance(dataset, Dataset):  # a replay's plan is decided by no policy file
                 refuse_counts_that_cannot_fail(policy, len(dataset.cases), policy_path, "")
     if concurrency is not None:
@@ -949,12 +950,19 @@ def refused_policy(plan: RunPlan) -> str | None:
     if plan.policy_path is None:
         return None
     try:
-        policy = load_policy(plan.policy_path)
-        kinds = {e.criterion: e.kind for e in plan.evaluators}
-        refuse_graded_counts(policy, kinds, plan.policy_path)
+        _refuse_undecidable(load_policy(plan.policy_path), plan.evaluators, plan.policy_path)
     except ConfigError as exc:
         return str(exc)
     return None
+
+
+def _refuse_undecidable(policy: Policy, evaluators: Sequence[AnyEvaluator], path: Path) -> None:
+    """Refuse a rule the ``evaluators`` could never let decide: a count of a graded metric's
+    failures, a rule on a judge that gives scores (which no calibration measures)."""
+    kinds = {e.criterion: e.kind for e in evaluators}
+    refuse_graded_counts(policy, kinds, path)
+    scored = (c for c in judge_identities(evaluators) if kinds.get(c) == "mean")
+    refuse_rules_on_score_judges(policy, scored, path)
 
 
 def _in_project(path: Path, started_in: Path, ledger: Ledger) -> Path:
