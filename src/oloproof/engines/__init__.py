@@ -90,6 +90,21 @@ def require_engine(config: ProjectConfig, config_path: Path) -> None:
             check_reachable(config.engine.address, where)
 
 
+def local_slots(config: ProjectConfig) -> int:
+    """How many cases the local engine keeps in flight: ``concurrency``, but no more than a
+    model system's own ``concurrency`` (its calls in flight; 1 for a llama.cpp server).
+
+    Why: a case's ``timeout_s`` runs from its start, and a case started beyond the model's
+    slots waits in its queue on that clock. At 8 cases and 1 slot, cases whose model answered
+    in half a second each were recorded 'TimeoutError: the case took longer than 2 s', the
+    model never asked, and counted missing against the release.
+    """
+    model = config.system.model
+    if model is None or model.concurrency is None:
+        return config.concurrency
+    return min(config.concurrency, model.concurrency)
+
+
 async def open_engine(
     config: ProjectConfig, config_path: Path, system: System, reranker: RerankerRef | None = None
 ) -> Engine:
@@ -103,7 +118,7 @@ async def open_engine(
     from oloproof.engines.local import LocalEngine
 
     if config.engine.kind == "local":
-        return LocalEngine(system, config.timeout_s, config.concurrency)
+        return LocalEngine(system, config.timeout_s, local_slots(config))
     from oloproof.engines.ray import start_ray_engine
 
     return await start_ray_engine(config, config_path, system, reranker)
