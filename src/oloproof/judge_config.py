@@ -126,6 +126,13 @@ _HIDDEN = "[hidden: not an environment variable name]"
 _URL_PATTERN = r"^https?://\S+$"
 
 
+ADDED_PATHS: dict[str, tuple[str, ...]] = {
+    "openai": ("/chat/completions",),
+    "anthropic": ("/v1/messages", "/v1"),
+}
+"""The path each protocol adds to ``base_url`` for a call, then what else of it a base_url
+given with that path may end in (the messages protocol's version)."""
+
 # A token priced at this or more costs 10,000 a million: over ten times the dearest model's price
 # in dollars, euros or pounds, and most likely the per-million figure providers quote, which
 # read per token makes every reported cost a million times too high.
@@ -327,6 +334,26 @@ class ProviderSettings(BaseModel):
                 "extra_body", [InitErrorDetails(type=error, loc=at, input=value)]
             )
         return value
+
+    @model_validator(mode="after")
+    def _endpoint_not_given_whole(self, info: ValidationInfo) -> ProviderSettings:
+        # A base_url ending in what the protocol adds (the endpoint pasted whole) would be
+        # called at that path twice, and every call fail with a 404 naming no setting. A run's
+        # recorded config is read as recorded.
+        base = (self.base_url or "").rstrip("/")
+        paths = ADDED_PATHS[self.provider]
+        end = next((path for path in paths if base.endswith(path)), None)
+        if end is None or not (info.context or {}).get("written"):
+            return self
+        problem = PydanticCustomError(
+            "endpoint_given_whole",
+            f"ends in {end}, which Oloproof adds itself (a call goes to base_url{paths[0]}); "
+            f"give {base.removesuffix(end)}",
+        )
+        # Raised at the key itself (as extra_body's faults are), so the error names its line.
+        raise ValidationError.from_exception_data(
+            "base_url", [InitErrorDetails(type=problem, loc=("base_url",), input=self.base_url)]
+        )
 
     @model_validator(mode="after")
     def _fits_the_protocol(self) -> ProviderSettings:
