@@ -4,8 +4,9 @@ Each refuses input that would otherwise be accepted and then quietly mean someth
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
 slice), an HTTP header that reads an environment variable which is not set, or that resolves to
 a name or value HTTP cannot carry (every case would fail at its first call), a staged system's
-top_k above its depth (a cut that never cuts). A resumed run is
-held to the settings under ``system:`` it started with, those its identity leaves out included.
+top_k above its depth (a cut that never cuts), a truncation slice with no budget to truncate.
+A resumed run is held to the settings under ``system:`` it started with, those its identity
+leaves out included.
 """
 
 from __future__ import annotations
@@ -83,6 +84,24 @@ def check_cut(config: ProjectConfig, config_path: Path, system: System) -> None:
         f"so none would ever be cut at top_k; give a top_k of {system.depth} or less, or a "
         f"depth of {system.top_k} to retrieve that many"
     )
+
+
+def check_truncation_slice(config: ProjectConfig, config_path: Path, system: System) -> None:
+    """Refuse the ``context_truncated`` slice of a staged system with no ``token_budget`` (in
+    oloproof.yaml or ``@rag_system``): only the budget drops passages, so every case would
+    read ``false``, a row that looks like a finding about truncation that never happened."""
+    from oloproof.systems.rag import RagSystem
+
+    if not isinstance(system, RagSystem) or system.token_budget is not None:
+        return
+    for index, name in enumerate(config.slices):
+        if name == "context_truncated":
+            where = config.location("slices", index, path=config_path)
+            raise ConfigError(
+                f"{where}: slices: context_truncated says whether the token budget dropped "
+                "passages, and system.rag sets no token_budget (nor does @rag_system), so "
+                "every case would read false; set a token_budget, or leave the slice out"
+            )
 
 
 def changed_system_settings(recorded: Mapping[str, Any], config: ProjectConfig) -> list[str]:

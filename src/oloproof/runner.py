@@ -69,7 +69,13 @@ from oloproof.metrics import (
     tally_run,
 )
 from oloproof.metrics import replay as replay_tally
-from oloproof.plancheck import changed_system_settings, check_cut, check_headers, check_slices
+from oloproof.plancheck import (
+    changed_system_settings,
+    check_cut,
+    check_headers,
+    check_slices,
+    check_truncation_slice,
+)
 from oloproof.policy import (
     Subset,
     calibrations_relied_on,
@@ -318,6 +324,7 @@ def _plan(
     )
     if recorded is None:  # a replay executes the settings its run recorded, as they ran
         check_cut(config, config_path, system)
+        check_truncation_slice(config, config_path, system)
     return RunPlan(
         config,
         config_path,

@@ -189,7 +189,11 @@ def set_system(root: Path, obj: str, **settings: Any) -> None:
             {"type": "contains", "criterion": "answer_correct"},
             {"type": "hit_rate", "k": 2},
         ],
-        "slices": ["relevant_position", "context_truncated"],
+        # context_truncated only with a budget to truncate (a slice of one value is refused).
+        "slices": [
+            "relevant_position",
+            *(["context_truncated"] if settings.get("token_budget") else []),
+        ],
         "min_slice_support": 1,
         "concurrency": 2,
     }
