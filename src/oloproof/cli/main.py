@@ -11,7 +11,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import typer
 
@@ -226,18 +226,34 @@ def _end_late(status: int) -> None:
     real_exit(status)
 
 
+class _Interrupted(BaseException):
+    """A KeyboardInterrupt carried out of a command past typer, which would turn it into a
+    silent exit 130 (and SIGTERM's 143 into 130 too)."""
+
+
 def _run() -> None:
     from oloproof.cli.arguments import checked_command
 
+    command = checked_command(typer.main.get_command(app))
+    invoke = command.invoke
+
+    def carried(ctx: typer.Context) -> Any:
+        try:
+            return invoke(ctx)
+        except KeyboardInterrupt as exc:
+            raise _Interrupted(exc) from exc
+
+    command.invoke = carried
     try:
-        checked_command(typer.main.get_command(app))()
+        command()
+    except _Interrupted as carried_out:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
+        exc = carried_out.args[0]
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
     except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
         style.closed_pipe_exit()
     except style.OutputFailed as exc:  # `oloproof runs > /dev/full`
         style.failed_output_exit(exc.why)
-    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
     except (OloproofError, LedgerError) as exc:
         if _debug:
             raise
