@@ -43,6 +43,7 @@ _TXNID, _LAST_PAGE = 144, 136  # offsets in a header page
 _FREE_DB, _MAIN_DB = 40, 88  # the two MDB_db records in a header page
 _P_BRANCH, _P_LEAF, _P_OVERFLOW = 0x01, 0x02, 0x04
 _F_BIGDATA, _F_SUBDATA = 0x01, 0x02
+_FLAGS_BYTE = 4 if sys.byteorder == "little" else 5  # the byte of a node's flags they are in
 _NO_PAGE = (1 << 64) - 1
 _TRIES = 5
 
@@ -90,8 +91,11 @@ class _Pages:
 Leaf = Callable[[bytes, int, int, int, int], None]
 
 
-def _tree(pages: _Pages, root: int, name: str, leaf: Leaf) -> None:
-    """Claim every page of the tree at ``root``, calling ``leaf`` with each leaf node."""
+def _tree(pages: _Pages, root: int, name: str, leaf: Leaf, *, every: bool = False) -> None:
+    """Claim every page of the tree at ``root``, calling ``leaf`` with each leaf node that
+    holds a table or a value in overflow pages (with every leaf node, if ``every``): a large
+    ledger's leaves hold tens of small entries each, and reading each whole was most of the
+    scan's time."""
     if root == _NO_PAGE:  # an empty table
         return
     todo = [root]
@@ -107,10 +111,11 @@ def _tree(pages: _Pages, root: int, name: str, leaf: Leaf) -> None:
         for (at,) in struct.iter_unpack("=H", page[_PAGE.size : lower]):
             if not upper <= at <= len(page) - _NODE.size:
                 raise Damage(f"page {pgno:,} of {name} points outside itself")
-            lo, hi, nflags, ksize = _NODE.unpack_from(page, at)
             if flags & _P_BRANCH:
-                todo.append(lo | hi << 16 | nflags << 32)
-            else:
+                lo, hi, high, _ = _NODE.unpack_from(page, at)
+                todo.append(lo | hi << 16 | high << 32)
+            elif every or page[at + _FLAGS_BYTE] & (_F_BIGDATA | _F_SUBDATA):
+                lo, hi, nflags, ksize = _NODE.unpack_from(page, at)
                 leaf(page, nflags, at + _NODE.size, ksize, lo | hi << 16)
 
 
@@ -183,7 +188,8 @@ def account(path: str, meta: bytes) -> None:
         if (last + 1) * page_size > os.fstat(fd).st_size:  # before a claim list that large
             raise Damage(f"its last page ({last:,}) lies past the end of the file")
         pages = _Pages(fd, page_size, last)
-        _tree(pages, _DB.unpack_from(meta, _FREE_DB)[7], "the free list", _free_list(pages))
+        free = _DB.unpack_from(meta, _FREE_DB)[7]
+        _tree(pages, free, "the free list", _free_list(pages), every=True)
         _tree(pages, _DB.unpack_from(meta, _MAIN_DB)[7], "the main table", _main_table(pages))
         lost = pages.unclaimed()
     finally:
