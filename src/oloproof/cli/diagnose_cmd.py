@@ -266,7 +266,8 @@ def diagnose_command(
                 ),
             )
     except KeyboardInterrupt as exc:
-        # Said here: typer would end the command with 130 and not a word, SIGTERM's too.
+        # Said here, with what the diagnosis left recorded (the CLI's own handler says only
+        # 'interrupted').
         left = "; ".join(getattr(exc, "__notes__", ())) or "no diagnosis was recorded"
         sys.stderr.write(f"interrupted: {left}; diagnose the run again for a complete one\n")
         raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
