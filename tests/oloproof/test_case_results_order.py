@@ -28,7 +28,10 @@ def result(case: int, numbered: bool, attempt: int) -> Event:
     return Event(CASE_RESULT, 3, body)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=40)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=40,
+)
 @given(WRITES)
 def test_the_first_per_case_in_line_order(tmp_path: Path, writes: list[tuple[int, bool]]) -> None:
     numbered = {case: flag for case, flag in writes}  # a case has a line in every write or none

@@ -205,8 +205,10 @@ def test_hang_times_out_and_is_retried(
 def test_no_retry_after_a_timeout_when_the_server_keeps_computing(
     server: ScriptedJudgeServer, secret: str
 ) -> None:
-    server.default = hang(10.0)
-    error = fail_with(make(server, "openai", timeout_s=0.5, max_retries=3, retry_on_timeout=False))
+    server.default = hang(30.0)
+    # Long enough for the request to reach the server on a loaded machine: at 0.5 s the call
+    # could time out before the server had recorded it (0 requests, not 1).
+    error = fail_with(make(server, "openai", timeout_s=3.0, max_retries=3, retry_on_timeout=False))
     assert (error.kind, error.attempts, len(server.requests)) == ("timeout", 1, 1)
     assert "not retried: retry_on_timeout is off" in error.message
 
