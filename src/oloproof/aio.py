@@ -538,7 +538,8 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         current.cancel()  # what is unwound here is an interruption, not the case's own error
         raise asyncio.CancelledError
 
-    previous = signal.getsignal(signal.SIGINT)
+    # Each given back when the work ends: removing the loop's handler sets the default.
+    previous = {signum: signal.getsignal(signum) for signum in _SIGNALS}
     try:
         for signum in _SIGNALS:
             loop.add_signal_handler(signum, on_signal, signum)
@@ -565,4 +566,4 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
         for signum in _SIGNALS:
             loop.remove_signal_handler(signum)
-        signal.signal(signal.SIGINT, previous)
+            signal.signal(signum, previous[signum] or signal.SIG_DFL)
