@@ -1,5 +1,5 @@
 """Plan, execute and decide runs: the library behind ``oloproof run``. Reading a run back is
-``oloproof.stored_runs``.
+``oloproof.stored_runs``; resuming an interrupted run, ``oloproof.resuming``.
 
 Planning reads and checks everything (config, cases, system, evaluators, policy) before a
 single event is written, so a user mistake never leaves a half-run in the ledger.
@@ -31,7 +31,7 @@ from oloproof.bodies import (
     planned_cases,
 )
 from oloproof.calibration import judge_check, judge_identities
-from oloproof.callargs import OPTIONS, Spelling, count
+from oloproof.callargs import Spelling, count
 from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
@@ -57,9 +57,8 @@ from oloproof.execute import (
     RunSpec,
     execute_cases,
 )
-from oloproof.fingerprint import earlier_walk
 from oloproof.jsonkeys import first_repeat
-from oloproof.latest import FINISHED, import_again_text, import_unfinished, move_latest
+from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
     RunTally,
@@ -70,7 +69,6 @@ from oloproof.metrics import (
 )
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import (
-    changed_system_settings,
     check_cut,
     check_headers,
     check_slices,
@@ -89,7 +87,7 @@ from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.results import stands_on_nothing
 from oloproof.runlock import run_writer
-from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run, report_of
+from oloproof.stored_runs import is_complete, latest_meta, report_of
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
@@ -386,42 +384,8 @@ def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> l
     ]
 
 
-def _evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:
+def evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:
     return [{"criterion": e.criterion, "kind": e.kind, "spec": e.spec()} for e in plan.evaluators]
-
-
-def _older_judge_code(
-    plan: RunPlan, recorded: Sequence[Mapping[str, Any]]
-) -> tuple[int, int] | None:
-    """The versions of the judges' code (the run's, today's) when the run was judged by an
-    older one and that is all that differs between its recorded evaluators and the plan's;
-    None otherwise."""
-    current = _evaluator_records(plan)
-
-    def judge(entry: Mapping[str, Any]) -> bool:
-        return entry["spec"].get("type") in ev.JUDGE_TYPES
-
-    today = next((e["spec"]["version"] for e in current if judge(e)), None)
-    older = {r["spec"].get("version") for r in recorded if judge(r)}
-    if today is None or len(older) != 1:
-        return None
-    (version,) = older
-    if not isinstance(version, int) or version >= today:
-        return None
-    aligned = [{**r, "spec": {**r["spec"], "version": today}} if judge(r) else r for r in recorded]
-    return (version, today) if ev.plain(aligned) == ev.plain(current) else None
-
-
-def _older_reading(now: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:
-    """Whether a system's identity differs from the one a run recorded only in how model
-    replies are read (``replies``: a number an earlier release counted lower, or left out)."""
-    if now.get("replies") in (None, recorded.get("replies")):
-        return False
-
-    def rest(identity: Mapping[str, Any]) -> Any:
-        return ev.plain({key: value for key, value in identity.items() if key != "replies"})
-
-    return bool(rest(now) == rest(recorded))
 
 
 def _case_check(configs: Sequence[Any]) -> Callable[[Case], str | None] | None:
@@ -463,7 +427,7 @@ def _check_relevance_unit(
     )
 
 
-def _policy_record(plan: RunPlan) -> dict[str, Any] | None:
+def policy_record(plan: RunPlan) -> dict[str, Any] | None:
     return plan.policy.model_dump(mode="json", exclude_none=True) if plan.policy else None
 
 
@@ -493,10 +457,10 @@ def _run_body(
             "cases": plan.dataset.count,
         },
         "planned_cases": planned,
-        "evaluators": _evaluator_records(plan),
+        "evaluators": evaluator_records(plan),
         "slices": list(plan.config.slices),
         "min_slice_support": plan.config.min_slice_support,
-        "policy": _policy_record(plan),
+        "policy": policy_record(plan),
         "policy_path": str(plan.policy_path) if plan.policy_path else None,
         "parent": dict(parent) if parent else None,
         "positions_in_unit": True,
@@ -970,133 +934,3 @@ def _refuse_undecidable(policy: Policy, evaluators: Sequence[AnyEvaluator], path
     refuse_graded_counts(policy, kinds, path)
     scored = (c for c in judge_identities(evaluators) if kinds.get(c) == "mean")
     refuse_rules_on_score_judges(policy, scored, path)
-
-
-def _in_project(path: Path, started_in: Path, ledger: Ledger) -> Path:
-    """``path``, recorded by a run started in the folder ``started_in``, in the project whose
-    ledger is ``ledger``: a project copied or moved since resumes with its own files (then
-    held to what the run recorded), never with those left at the old place."""
-    here = ledger.path.parent.resolve()
-    if started_in.resolve() == here or not path.is_relative_to(started_in):
-        return path
-    return here / path.relative_to(started_in)
-
-
-def _keep_out_recorded_secrets(run: StoredRun) -> None:
-    """Keep out of what a resume stores the secrets its run declared when it started (before
-    the system's code is imported), whatever the project file lists now: the cases the run
-    finished kept them out, and its recorded project file says it keeps them out."""
-    declared = (run.body.get("config") or {}).get("secrets") or []
-    for name in declared:
-        if redaction.too_short(name, os.environ.get(name, "")) is not None:
-            # Its own sentence: a resume cannot offer to take the name out of ``secrets:``.
-            raise ConfigError(
-                f"{run.run_id} keeps {name} out as a secret (it was under secrets: when the run "
-                f"started), but its value is now shorter than {redaction.MIN_LENGTH} "
-                "characters, too short to be kept out; give it a longer value, or start a new "
-                "run instead"
-            )
-    redaction.register_environment(declared)
-
-
-def resume_plan(
-    ledger: Ledger,
-    run_id: str,
-    *,
-    concurrency: int | None = None,
-    engine: str | None = None,
-    config: Path | None = None,
-) -> tuple[RunPlan, StoredRun]:
-    """Plan the rest of an interrupted run; refuse when its system, cases or config changed.
-
-    ``engine`` (an ``--engine`` value) may differ from the one the run started on: the cases
-    it finishes give the same events on any engine. ``config`` (a ``--config`` value), when
-    given, must be the project file the run started with.
-    """
-    run = load_run(ledger, run_id)
-    if is_complete(latest_meta(ledger, run.run_id, ev.RUN_END)):
-        raise ConfigError(f"run {run.run_id} is complete; there is nothing to resume")
-    if import_unfinished(ledger, run.run_id):  # its cases ran elsewhere: the archive holds them
-        raise ConfigError(import_again_text(run.run_id))
-    parent = run.body.get("parent")
-    if parent:  # its cases and intervention are the diagnosis's, which no plan here repeats
-        of = parent.get("diagnosis_of", "its parent")
-        raise ConfigError(
-            f"{run.run_id} is the {parent.get('label', 'child')} run of a diagnosis of {of}: "
-            "`oloproof run --resume` cannot repeat what the diagnosis chose and did; diagnose "
-            f"that run again: oloproof diagnose {of}"
-        )
-    started_in = Path(run.body["config_path"]).parent
-    config_path = _in_project(Path(run.body["config_path"]), started_in, ledger)
-    if config is not None and config.resolve() != config_path.resolve():
-        raise ConfigError(
-            f"{run.run_id} was started with {config_path}, and --resume finishes a run with "
-            "the project file it started with; give that file, or no --config"
-        )
-    _keep_out_recorded_secrets(run)
-    policy = run.body["policy_path"]
-    # The run is decided by the policy it recorded (``decide_run``), which checks added to
-    # policies since it started do not undo: the file is read as the record is, only to hold
-    # it to what the run recorded.
-    plan = plan_run(
-        config_path,
-        policy_path=_in_project(Path(policy), started_in, ledger) if policy else None,
-        concurrency=concurrency,
-        engine=engine,
-        policy_as_recorded=True,
-    )
-    plan = plan.restrict(
-        Selection.from_body(run.body.get("subset")),
-        run.body.get("repeats", 1),
-        recorded=True,
-        spelled=OPTIONS,  # resumed by ``oloproof run --resume``
-    )
-    if plan.system.identity() != run.body["system"]:
-        if earlier_walk(run.body.get("fingerprints", {})):
-            raise ConfigError(  # its keys can never be made again: not a change of the user's
-                f"{run.run_id} was started by an earlier release of oloproof, which read less of "
-                "the system's code to identify it, so whether the code changed since cannot be "
-                "told; start a new run instead: oloproof run"
-            )
-        if _older_reading(plan.system.identity(), run.body["system"]):
-            raise ConfigError(  # the release changed how replies are read, not the user's code
-                f"{run.run_id} was started by an earlier release of oloproof, which read the "
-                "model's replies otherwise than this one (see `replies` in docs/models.md), so "
-                "its cases left cannot be answered alike with those it finished; start a new "
-                "run instead: oloproof run"
-            )
-        raise ConfigError(
-            f"the system changed since {run.run_id} started (its code or settings differ); "
-            "start a new run instead"
-        )
-    changed = changed_system_settings(run.body.get("config") or {}, plan.config)
-    if changed:
-        raise ConfigError(
-            f"the system changed since {run.run_id} started (its settings differ: "
-            f"{', '.join(changed)}); start a new run instead"
-        )
-    if plan.loaded.digest != run.body["dataset"]["sha256"]:
-        raise ConfigError(
-            f"{plan.dataset.path} changed since {run.run_id} started; start a new run instead"
-        )
-    # Its finished cases were judged, and its gate is decided, by what the run recorded: the
-    # rest judged or decided otherwise would mix two measurements in one run.
-    if ev.plain(_evaluator_records(plan)) != ev.plain(run.body["evaluators"]):
-        older = _older_judge_code(plan, run.body["evaluators"])
-        if older is not None:
-            raise ConfigError(  # the release changed, not the user's evaluators
-                f"{run.run_id} was started by an earlier release of oloproof, whose judges' code "
-                f"(version {older[0]}) read the judges' replies otherwise than this one's "
-                f"(version {older[1]}), so its cases left cannot be judged alike with those it "
-                "finished; start a new run instead: oloproof run"
-            )
-        raise ConfigError(
-            f"the evaluators changed since {run.run_id} started (its finished cases were judged "
-            "by the ones it recorded); start a new run instead"
-        )
-    if ev.plain(_policy_record(plan)) != ev.plain(run.body["policy"]):
-        raise ConfigError(
-            f"{policy or 'the policy'} changed since {run.run_id} started (the run is decided "
-            "by the policy it recorded); start a new run instead"
-        )
-    return plan, run

@@ -104,7 +104,7 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
     if report.execution_state == "INTERRUPTED":
         if report.import_unfinished:
             finish = import_again_text(report.run_id)
-        elif report.diagnosis_of is not None:  # refused by --resume: see runner.resume_plan
+        elif report.diagnosis_of is not None:  # refused by --resume: see resuming.resume_plan
             finish = f"a diagnosis's child run is not resumed: diagnose {report.diagnosis_of} again"
         else:
             finish = f"finish it with: oloproof run --resume {report.run_id}"

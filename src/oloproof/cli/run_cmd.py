@@ -195,7 +195,8 @@ def _planned(
 ) -> tuple[Ledger, RunPlan, tuple[str, str, Mapping[str, Any]] | None]:
     """The ledger and plan of a new run (of the cases and repeats ``subset`` chooses), or of
     the run ``resume`` names, with what resuming it needs."""
-    from oloproof.runner import plan_run, refused_policy, resume_plan
+    from oloproof.resuming import resume_plan
+    from oloproof.runner import plan_run, refused_policy
 
     if resume is None:
         plan = plan_run(
