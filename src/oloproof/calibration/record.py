@@ -83,31 +83,62 @@ def run_calibration(
 
 def _stamp(ledger: Ledger, identity: str) -> str:
     """When a calibration of the judge with ``identity`` is recorded: now, to the microsecond,
-    and later than the judge's last calibration in ``ledger``.
+    and later than the judge's newest calibration in ``ledger`` (``_newest``).
 
-    The time is what keeps a repeated, identical calibration a new event, filed last and so the
+    The time is what keeps a repeated, identical calibration a new event, the newest and so the
     one in use. Kept to the second (as it once was), labels A, B, then A again within one second
     gave the first one's very event the third time, a no-op, and left B in use; a clock set
-    back could do the same. Later than the last one, each calibration is a new event, and the
+    back could do the same. Later than the newest one, each calibration is a new event, and the
     times follow the ledger's order.
     """
     now = dt.datetime.now(dt.UTC)
-    found = ledger.latest_event("calibration", identity)
-    if found is not None:
-        try:
-            last = dt.datetime.fromisoformat(str(found[1].body.get("recorded_at")))
-        except ValueError:  # not a time: nothing to follow
-            last = None
-        if last is not None and last.tzinfo is not None and last >= now:
-            now = last + dt.timedelta(microseconds=1)
+    found = _newest(ledger, identity)
+    last = None if found is None else found[0]
+    if last is not None and last >= now:
+        now = last + dt.timedelta(microseconds=1)
     return now.isoformat(timespec="microseconds")
+
+
+def _newest(ledger: Ledger, identity: str) -> tuple[dt.datetime | None, str] | None:
+    """When the newest calibration of the judge with ``identity`` was recorded (None when its
+    time is not one), and its address; None when the judge has none.
+
+    Newest by ``recorded_at``, of those filed the same time the last one filed. Filed order
+    alone is not enough: ``ledger import`` files an archive's calibrations last, however old,
+    and an older calibration made elsewhere, on other labels, would then take the place of the
+    project's own newer one. Here each calibration is stamped later than the newest one
+    (``_stamp``), so among a project's own calibrations both orders are the same.
+    """
+    newest: tuple[dt.datetime | None, str] | None = None
+    for address in ledger.lookup("calibration", identity):
+        when = _recorded_at(ledger.get(address).body.get("recorded_at"))
+        if newest is None or _newer(newest[0], when):
+            newest = when, address
+    return newest
+
+
+def _recorded_at(value: object) -> dt.datetime | None:
+    """A calibration's ``recorded_at`` as a time with its zone; None when it is not one."""
+    try:
+        when = dt.datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else None
+
+
+def _newer(kept: dt.datetime | None, found: dt.datetime | None) -> bool:
+    """Whether a calibration recorded at ``found``, filed after one recorded at ``kept``, is the
+    newer: it is unless it was recorded earlier (a time that is none compares with nothing, and
+    the one filed later is the newer)."""
+    return kept is None or found is None or found >= kept
 
 
 def find_calibration(ledger: Ledger, identity: str) -> tuple[str, Calibration] | None:
     """The newest calibration recorded for the judge with ``identity``, with its address."""
-    address = ledger.latest("calibration", identity)
-    if address is None:
+    newest = _newest(ledger, identity)
+    if newest is None:
         return None
+    address = newest[1]
     found = calibration_at(ledger, address)
     return None if found is None else (address, found)
 
@@ -145,9 +176,9 @@ def _older_code_calibration(ledger: Ledger, spec: Mapping[str, Any]) -> tuple[in
     if not isinstance(version, int) or isinstance(version, bool):
         return None
     for older in range(version - 1, 0, -1):
-        address = ledger.latest("calibration", judge_identity({**spec, "version": older}))
-        if address is not None:
-            return older, address
+        newest = _newest(ledger, judge_identity({**spec, "version": older}))
+        if newest is not None:
+            return older, newest[1]
     return None
 
 
