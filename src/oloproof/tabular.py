@@ -51,7 +51,7 @@ from ledger import Ledger
 from oloproof import outfiles, redaction
 from oloproof.bodies import CaseResultBody, not_run
 from oloproof.display import first_few
-from oloproof.errors import ConfigError
+from oloproof.errors import ConfigError, DatasetError
 from oloproof.inspect import case_detail, json_line, read_planned_cases
 from oloproof.metrics import SeenCases, case_results
 from oloproof.repeats import repeat_counts, value_of
@@ -445,8 +445,8 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
     (``no_relevance_labels``), and ``export --format trec`` writes every judgment back.
     A case that already has ``expected.relevant`` is refused unless ``replace``; other lines
     are copied unchanged. Qrels none of whose qids is a case are refused: they are another
-    dataset's. Both files are checked first (``read_qrels``, ``load_dataset``), the output
-    written whole.
+    dataset's. Both files are checked first (``read_qrels``, ``load_dataset``), and an output
+    that holds other cases (``_refuse_other_cases``); the output is written whole.
     """
     from oloproof.dataset import load_dataset
     from oloproof.idtext import same_text
@@ -459,6 +459,8 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
         outfiles.check(output, outfiles.CASES)
     qrels = read_qrels(qrels_path)
     dataset = load_dataset(cases_path)
+    if output.resolve() != cases_path.resolve():
+        _refuse_other_cases(output, cases_path, [case.id for case in dataset.cases])
     by_text = {same_text(case.id): case.id for case in dataset.cases}
     unknown = sorted(q for q in qrels if q not in by_text)
     if len(unknown) == len(qrels):
@@ -493,6 +495,32 @@ def label_cases(qrels_path: Path, cases_path: Path, output: Path, *, replace: bo
         nothing_relevant += all(r <= 0 for r in judged.values())
     outfiles.write(output, "\n".join(raw).encode())
     return Labelled(labelled, unlabelled, nothing_relevant, unknown)
+
+
+def _refuse_other_cases(output: Path, cases_path: Path, ids: list[str]) -> None:
+    """Refuse an ``output`` that holds cases other than ``ids``, those of ``cases_path``.
+
+    ``outfiles.check`` lets a cases file be written over, so that labelling the same cases
+    again replaces the earlier labelled copy; but any other cases file is the user's own (a
+    test split named by mistake), and only an earlier labelling of these very cases is ours.
+    """
+    from oloproof.dataset import load_dataset
+
+    if not output.is_file() or output.stat().st_size == 0:
+        return  # a new file, an empty one, or a device: nothing of the user's is replaced
+    try:
+        held: list[str] | None = [case.id for case in load_dataset(output).cases]
+    except DatasetError:
+        held = None
+    if held == ids:
+        return
+    what = "cases Oloproof cannot read" if held is None else f"{len(held)} cases"
+    first = f", the first {held[0]!r}" if held else ""
+    raise ConfigError(
+        f"will not write the labelled cases over {output}: it holds other cases than "
+        f"{cases_path} ({what}{first}), not an earlier labelling of them; give another path, "
+        "or remove the file first"
+    )
 
 
 @dataclass(frozen=True)
