@@ -292,6 +292,7 @@ def import_command(
     """
     from oloproof.cli.arguments import check_input_file
     from oloproof.cli.project import project_root
+    from oloproof.import_check import second_results, second_results_warning
     from oloproof.store import APPLICATION, LEDGER_DIR
 
     check_input_file(file)
@@ -299,12 +300,15 @@ def import_command(
         check_archive(file, APPLICATION)  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
+        twice = second_results(ledger, file)
         done = import_archive(ledger, file)
         commits, head = ledger.head()
     typer.echo(
         f"imported {done.new} {plural(done.new, 'new event')} from {file} "
         f"({done.present} already present, {done.refs} ref(s))"
     )
+    if twice:
+        typer.echo(second_results_warning(twice), err=True)
     how = f", {done.replayed} replayed from the archive" if done.replayed else ""
     typer.echo(f"chain: {commits} commit(s) ({commits - before} new{how}), head {head or '(none)'}")
 
