@@ -118,6 +118,16 @@ def _unwritable(path: Path, run_id: str, exc: OSError) -> LedgerAccessError:
     )
 
 
+def locked_runs(ledger_dir: Path) -> list[str]:
+    """The ids of the runs that have a lock file, in order: those a process may be writing now
+    (``writer_of`` tells which one is), and those whose writer ended without removing it."""
+    try:
+        names = os.listdir(ledger_dir / LOCKS_DIR)
+    except OSError:  # no run ever took a lock here
+        return []
+    return sorted(name.removesuffix(".lock") for name in names if name.endswith(".lock"))
+
+
 def writer_of(ledger_dir: Path, run_id: str) -> int | None:
     """The pid of the live process writing the run, if one is (Linux: its open lock file in
     /proc; elsewhere None). Read only: a lock taken to ask would turn a resume away."""

@@ -214,6 +214,7 @@ def export_command(
         raise typer.BadParameter("give at least one ID, or --all")
     from oloproof.cli.arguments import check_output_path
     from oloproof.latest import LATEST, resolve_latest
+    from oloproof.runlock import locked_runs
 
     _refuse_malformed(ids or [])
     check_output_path(to)
@@ -225,7 +226,8 @@ def export_command(
         count = export_archive(
             ledger, asked, to, links=LINKS, everything=everything, check=_no_secret(to)
         )
-        running = _still_running(ledger, asked)
+        # An archive of the whole ledger holds the runs being written as far as they are.
+        running = _still_running(ledger, locked_runs(ledger.path) if everything else asked)
     # A device or a pipe (/dev/null) was written into: its size says nothing of what was written.
     size = f" ({to.stat().st_size:,} bytes)" if to.is_file() else ""
     typer.echo(f"exported {count} {plural(count, 'event')} to {to}{size}")
