@@ -203,6 +203,16 @@ class Recorder:
 
     def record(self, kind: str, value: Any) -> None:
         """Validate and keep an artifact of ``kind``; it must be declared in ``records``."""
+        # A recorder kept past its case (current_case() called once and its result kept) would
+        # put the next case's records where nothing reads them: that case would read as having
+        # recorded none (excluded from every metric on them) and nothing would say why. Where no
+        # case is current (a thread the system started, handed this recorder) it records.
+        if _current.get(self) is not self:
+            raise ArtifactError(
+                f"the system recorded a {kind} artifact through the recorder of another case (a "
+                "recorder kept from an earlier call of current_case()); call current_case() in "
+                "each case"
+            )
         if kind not in self._declared:
             declared = ", ".join(sorted(self._declared)) or "none"
             raise ArtifactError(
