@@ -276,6 +276,12 @@ C = TypeVar("C", bound=type)
 
 def system(*, name: str, version: str, records: Iterable[str] = ()) -> Callable[[F], F]:
     """Declare a callable system: ``fn(case_input) -> output`` (sync or async)."""
+    _named("system", name=name, version=version)
+    if isinstance(records, str):  # iterated, it would be one kind a character ('r', 'e', ...)
+        raise ArtifactError(
+            f"@system(records={records!r}): records is a list of artifact kinds, not one str: "
+            f"give records=({records!r},)"
+        )
     kinds = tuple(records)
     for kind in kinds:
         if kind not in ARTIFACT_MODELS:
@@ -286,6 +292,21 @@ def system(*, name: str, version: str, records: Iterable[str] = ()) -> Callable[
         return fn
 
     return mark
+
+
+def _named(decorator: str, **texts: object) -> None:
+    """Refuse a name or version that is not text, as oloproof.yaml does: it joins the system's
+    identity, where an object the ledger cannot record stops the run in words that name
+    neither decorator nor setting, and a number would be recorded as another (1.10 as 1.1).
+    ``index_version`` may be None."""
+    for setting, value in texts.items():
+        if value is None and setting == "index_version":
+            continue
+        if not isinstance(value, str) or not value:
+            raise ConfigError(
+                f"@{decorator}({setting}={value!r}): {setting} must be text (a str, not empty), "
+                "as in oloproof.yaml"
+            )
 
 
 def rag_system(
@@ -301,6 +322,7 @@ def rag_system(
 
     ``depth``, ``top_k`` and ``token_budget`` are held to what oloproof.yaml allows them: a
     ``top_k`` or ``token_budget`` of 0 would leave every context empty."""
+    _named("rag_system", name=name, version=version, index_version=index_version)
     for setting, value in (("depth", depth), ("top_k", top_k), ("token_budget", token_budget)):
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < 1
