@@ -150,15 +150,33 @@ def raw(body: str | bytes, *, status: int = 200, content_type: str = "text/plain
     return Reply("raw", status=status, body=data, content_type=content_type)
 
 
+# The headers a client sends its API key in (lower case, as ``RecordedRequest`` keeps them).
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key"})
+
+
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request the server received."""
+    """One request the server received.
+
+    Its ``headers`` hold what the client sent, its API key included; its ``repr`` (what a
+    failed assertion prints, in a CI log) shows ``[redacted]`` in place of a credential's value.
+    """
 
     method: str
     path: str
     headers: dict[str, str]
     body: bytes
     received_at: float
+
+    def __repr__(self) -> str:
+        headers = {
+            name: "[redacted]" if name in _CREDENTIAL_HEADERS else value
+            for name, value in self.headers.items()
+        }
+        return (
+            f"RecordedRequest(method={self.method!r}, path={self.path!r}, headers={headers!r}, "
+            f"body={self.body!r}, received_at={self.received_at!r})"
+        )
 
     def json(self) -> Any:
         return json.loads(self.body)
