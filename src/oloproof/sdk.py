@@ -238,7 +238,14 @@ def current_case() -> Recorder:
     try:
         return _current.get()
     except LookupError:
-        raise ArtifactError("current_case() was called outside a running case") from None
+        # Said of a thread too: a thread the system starts (a ThreadPoolExecutor's included)
+        # does not see the case its system is running, and "outside a running case" alone
+        # would send the user looking for a case that never started.
+        raise ArtifactError(
+            "current_case() was called where no case is running: outside a system's call, or in "
+            "a thread the system started, which does not see its case; call current_case() in "
+            "the system itself and hand the recorder to the thread"
+        ) from None
 
 
 def _activate(recorder: Recorder) -> contextvars.Token[Recorder]:
