@@ -109,7 +109,20 @@ def test_a_judge_reply_beside_an_error_adds_its_tokens_to_the_judges_totals(
     in_choice["choices"][0]["error"] = OVERLOADED
     beside = json.loads(openai_body(error=OVERLOADED))
     bodies = (in_choice, beside)
-    replies = [raw(json.dumps(body), content_type="application/json") for body in bodies]
+    # Before: 0 + 2 failed, 0 input and 0 output tokens, cost 0.
+    assert judges_row(tmp_path, [json.dumps(body) for body in bodies]) == [
+        "0 + 2 failed",
+        "0",
+        "600",
+        "40",
+        "0.68",
+    ]
+
+
+def judges_row(tmp_path: Path, bodies: list[str]) -> list[str]:
+    """The judge's row of the Judges table (calls, then tokens and cost) of a run of two cases
+    whose judge replies ``bodies``, each a 200 without a verdict."""
+    replies = [raw(body, content_type="application/json") for body in bodies]
     with ScriptedJudgeServer(*replies) as server:
         cases = [case(f"c{i}", f"Notes sync every {i + 2} minutes.") for i in range(2)]
         prices = {"price_per_input_token": 0.001, "price_per_output_token": 0.002}
@@ -119,11 +132,4 @@ def test_a_judge_reply_beside_an_error_adds_its_tokens_to_the_judges_totals(
     # Still no verdict: the judgments are missing, and the calls counted as failed.
     assert "groundedness: 2 missing: 2 judge_malformed_response" in result.lines, result.out
     row = next(line for line in result.lines if line.startswith("│ groundedness │ openai"))
-    # Before: 0 + 2 failed, 0 input and 0 output tokens, cost 0.
-    assert [cell.strip() for cell in row.split("│")[3:8]] == [
-        "0 + 2 failed",
-        "0",
-        "600",
-        "40",
-        "0.68",
-    ]
+    return [cell.strip() for cell in row.split("│")[3:8]]

@@ -13,11 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.cli.test_errored_model_calls_kept import capitals, model_system
-from tests.cli.test_judge_failures import case, openai_body, run, write_project
-from tests.cli.test_tokens_of_replies_without_an_answer import call, spent
+from tests.cli.test_judge_failures import openai_body
+from tests.cli.test_tokens_of_replies_without_an_answer import call, judges_row, spent
 from tests.support import QuietHandler, http_server, oloproof
-
-from oloproof.testing import ScriptedJudgeServer, raw
 
 NO_CHOICES = openai_body(choices=[])
 
@@ -25,23 +23,8 @@ NO_CHOICES = openai_body(choices=[])
 def test_a_judge_reply_without_choices_adds_its_tokens_to_the_judges_totals(
     tmp_path: Path,
 ) -> None:
-    replies = [raw(NO_CHOICES, content_type="application/json")] * 2
-    with ScriptedJudgeServer(*replies) as server:
-        cases = [case(f"c{i}", f"Notes sync every {i + 2} minutes.") for i in range(2)]
-        prices = {"price_per_input_token": 0.001, "price_per_output_token": 0.002}
-        root = write_project(tmp_path / "p", server.openai_base_url, cases, **prices)
-        result = run(root, "run")
-    assert result.code == 0, result.err
-    assert "groundedness: 2 missing: 2 judge_malformed_response" in result.lines, result.out
-    row = next(line for line in result.lines if line.startswith("│ groundedness │ openai"))
     # Before: 0 + 2 failed, 0 input and 0 output tokens, cost 0.
-    assert [cell.strip() for cell in row.split("│")[3:8]] == [
-        "0 + 2 failed",
-        "0",
-        "600",
-        "40",
-        "0.68",
-    ]
+    assert judges_row(tmp_path, [NO_CHOICES] * 2) == ["0 + 2 failed", "0", "600", "40", "0.68"]
 
 
 class NoChoices(QuietHandler):
