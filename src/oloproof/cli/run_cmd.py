@@ -102,7 +102,10 @@ def run_command(
         None, "--junit", help="Also write a JUnit XML report to FILE: one test per rule."
     ),
     junit_cases: bool = typer.Option(
-        False, "--junit-cases", help="With --junit: also one test per case (failed or errored)."
+        False,
+        "--junit-cases",
+        help="With --junit: also one test per case; a case that failed, errored or lacks a "
+        "verdict fails its test.",
     ),
     summary: Path | None = typer.Option(
         None,
