@@ -178,6 +178,19 @@ def _check_existing(path: Path, kind: Kind) -> None:
         )
 
 
+def _unended(path: Path) -> bool:
+    """Whether ``path`` is a file whose last line has no line end."""
+    try:
+        found = path.stat()
+    except FileNotFoundError:  # appending creates it
+        return False
+    if not stat.S_ISREG(found.st_mode) or found.st_size == 0:
+        return False
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) != b"\n"
+
+
 def write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` as the module says: whole, into a device or pipe, or
     appended to the job's step summary."""
@@ -196,7 +209,8 @@ def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
             for path, data in files:
                 if is_step_summary(path):
                     with path.open("ab") as handle:
-                        handle.write(data)
+                        # An earlier step's text left without a line end would run into ours.
+                        handle.write(b"\n" + data if _unended(path) else data)
                 elif path.exists() and not stat.S_ISREG(path.stat().st_mode):
                     with path.open("wb") as handle:
                         handle.write(data)
