@@ -13,10 +13,16 @@ import contextvars
 import operator
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_core import PydanticCustomError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    field_validator,
+)
 
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.usercode import lone_surrogate
@@ -26,26 +32,22 @@ class _Artifact(BaseModel):
     # A NaN or infinite score is refused here: the ledger records finite numbers only.
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
-    @field_validator("*", mode="before")
-    @classmethod
-    def _whole_text(cls, value: Any) -> Any:
-        # Text with a lone surrogate is refused here, naming the field, rather than by the
-        # encoder when the case is stored, in words that name neither field nor case (or, for
-        # a field with a length, by pydantic's, which say it cannot be read).
-        for text in value if isinstance(value, list | tuple) else (value,):
-            wrong = lone_surrogate(text) if isinstance(text, str) else None
-            if wrong is not None:
-                raise PydanticCustomError("lone_surrogate", "{why}", {"why": f"the text {wrong}"})
-        return value
+
+# Text a field holds as given. pydantic reads a text's characters only when a constraint makes
+# it: a zero minimum length has it read every one, in its own code, so that a lone surrogate
+# (which no ledger can store) is refused where the field is known (``_first_error`` words it).
+# A check of ours per field cost as much again as building the artifact. The published schema
+# says what the field is: a string.
+_Text = Annotated[str, Field(min_length=0), WithJsonSchema({"type": "string"})]
 
 
 class Passage(_Artifact):
     """One retrieved candidate, in the retriever's order."""
 
     doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    chunk_id: _Text | None = Field(default=None, description="The chunk within the document.")
     score: float | None = Field(default=None, description="The retriever's score, as given.")
-    text: str | None = Field(default=None, description="The passage text.")
+    text: _Text | None = Field(default=None, description="The passage text.")
 
 
 class TokenCount(_Artifact):
@@ -68,7 +70,7 @@ class TokenCount(_Artifact):
 class Retrieval(_Artifact):
     """The ranked candidates a retriever returned for one query (``retrieval/v1``)."""
 
-    query: str | None = Field(default=None, description="The query that was searched.")
+    query: _Text | None = Field(default=None, description="The query that was searched.")
     depth: int | None = Field(default=None, ge=0, description="How many candidates were asked for.")
     candidates: tuple[Passage, ...] = Field(
         default=(), description="The candidates in the retriever's order; position 1 first."
@@ -79,19 +81,19 @@ class ContextItem(_Artifact):
     """A passage that reached the model."""
 
     doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    chunk_id: _Text | None = Field(default=None, description="The chunk within the document.")
     position: int | None = Field(
         default=None, ge=1, description="Its 1-based position in the retrieval it came from."
     )
     tokens: int | None = Field(default=None, ge=0, description="Its size as the system counts it.")
-    text: str | None = Field(default=None, description="The passage text given to the model.")
+    text: _Text | None = Field(default=None, description="The passage text given to the model.")
 
 
 class DroppedItem(_Artifact):
     """A retrieved passage that was left out of the context, and why."""
 
     doc_id: str = Field(min_length=1, description="The document the passage comes from.")
-    chunk_id: str | None = Field(default=None, description="The chunk within the document.")
+    chunk_id: _Text | None = Field(default=None, description="The chunk within the document.")
     position: int | None = Field(
         default=None, ge=1, description="Its 1-based position in the retrieval it came from."
     )
@@ -116,7 +118,7 @@ class Context(_Artifact):
 class Citations(_Artifact):
     """The passage ids an answer cites (``citations/v1``)."""
 
-    ids: tuple[str, ...] = Field(default=(), description="Cited document ids, in answer order.")
+    ids: tuple[_Text, ...] = Field(default=(), description="Cited document ids, in answer order.")
 
 
 class ModelCall(_Artifact):
@@ -132,10 +134,10 @@ class ModelCall(_Artifact):
     cost: float | None = Field(
         default=None, ge=0, description="With both prices configured: what the call cost."
     )
-    reply_id: str | None = Field(default=None, description="The provider's id of the reply.")
-    reply_model: str | None = Field(default=None, description="The model that answered.")
-    system_fingerprint: str | None = Field(default=None, description="The backend's fingerprint.")
-    finish_reason: str | None = Field(default=None, description="Why the reply ended.")
+    reply_id: _Text | None = Field(default=None, description="The provider's id of the reply.")
+    reply_model: _Text | None = Field(default=None, description="The model that answered.")
+    system_fingerprint: _Text | None = Field(default=None, description="The backend's fingerprint.")
+    finish_reason: _Text | None = Field(default=None, description="Why the reply ended.")
     attempts: int = Field(default=1, ge=1, description="Tries the call took.")
 
 
@@ -191,7 +193,14 @@ def malformed_artifact(exc: BaseException) -> str | None:
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-    return f"{loc}: {err['msg']}"
+    given = err.get("input")
+    # pydantic's own words for a lone surrogate say the text "cannot be parsed".
+    wrong = (
+        lone_surrogate(given)
+        if err["type"] == "string_unicode" and isinstance(given, str)
+        else None
+    )
+    return f"{loc}: {err['msg'] if wrong is None else f'the text {wrong}'}"
 
 
 class Recorder:
