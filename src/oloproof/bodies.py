@@ -192,6 +192,9 @@ class RunEndBody(TypedDict):
     # Cases a go of the run wrote and then ended without an end record (killed): the cache
     # counts and judge usage above leave them out (absent when there are none).
     uncounted: NotRequired[int]
+    # The system's own model calls (``oloproof.call_totals``): absent when it made and reused
+    # none, and before it was recorded.
+    model_calls: NotRequired[Map]
 
 
 class Gate(TypedDict):

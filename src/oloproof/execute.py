@@ -39,6 +39,7 @@ from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
 from oloproof.aio import Deadline
 from oloproof.bodies import CaseResultBody, ExecutionBody, JudgmentBody, VerdictCopy
+from oloproof.call_totals import CallTotals
 from oloproof.dataset import Case
 from oloproof.engines import Engine
 from oloproof.engines.local import LocalEngine, Outcome, error_record, interrupts_the_run
@@ -139,6 +140,7 @@ class CacheCounts:
     stages: dict[str, list[int]] = field(default_factory=dict)
     execution_shared: int = 0
     judgment_shared: int = 0
+    calls: CallTotals = field(default_factory=CallTotals)  # the system's own model calls
 
     def add_execution(self, source: str) -> None:
         if source == HIT:
@@ -168,6 +170,7 @@ class CacheCounts:
         self.judgment_miss += other.judgment_miss
         self.execution_shared += other.execution_shared
         self.judgment_shared += other.judgment_shared
+        self.calls.add(other.calls)
         for stage, (hit, miss) in other.stages.items():
             counts = self.stages.setdefault(stage, [0, 0])
             counts[0] += hit
@@ -618,6 +621,7 @@ async def _execution(
     seen, cached = _cached_execution(run.ledger, identity) if run.reuses else (True, None)
     if cached is not None:
         address, body = cached
+        counts.calls.took(body["artifacts"].get("model_call/v1", ()))
         return Made(address, Execution(body["output"], body["artifacts"]), HIT, False)
     ctx = run.ctx if repeat == 0 else dataclasses.replace(run.ctx, use_stage_cache=False)
     # The stages a case ran are counted and linked even when it then errored: they are stored.
@@ -631,6 +635,11 @@ async def _execution(
         address = run.writer.add_stored(stored)
     except (CodecError, UnrecordableOutput) as exc:  # a NaN, a cycle: it cannot be recorded
         raise unrecordable(case, exc) from None
+    recorded_calls = stored.body["artifacts"].get("model_call/v1", ())
+    if any(stage.stage == "generate" and stage.hit for stage in stages):
+        counts.calls.took(recorded_calls)  # a generation taken from the stage cache
+    else:
+        counts.calls.made(recorded_calls)
     if execution is not None:
         # Judge what is stored (plain data, secrets replaced), as a later run reusing this
         # execution does, and as a run on Ray does, whose replicas send it so: an output holding

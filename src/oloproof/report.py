@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from oloproof.bodies import Map, RunCache, RunEndBody, execution_body, not_run, planned_cases
+from oloproof.call_totals import CallTotals
 from oloproof.display import (
     first_few,
     fmt_mean_interval,
@@ -234,6 +235,9 @@ class RunReport:
     diagnosis_of: str | None = None
     """The run whose diagnosis made this child run: its cases and intervention are the
     diagnosis's, so no ``--resume`` finishes it; a new diagnosis of that run does."""
+    model_calls: CallTotals | None = None
+    """What the system's own model calls cost the run (``oloproof.call_totals``); None when
+    it made and reused none, or was recorded before they were counted."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -806,6 +810,9 @@ def build_run_report(
         level=level,
         corrected=list(corrected),
         judges=judge_usage_rows(run_body, end),
+        model_calls=CallTotals.from_body(end["model_calls"])
+        if end and "model_calls" in end
+        else None,
         errors=list(errors),
         redacted=end.get("redacted") if end else None,
         # A run of the first ledger format recorded no fingerprints: nothing to say of them.

@@ -31,6 +31,7 @@ from oloproof.bodies import (
     planned_cases,
 )
 from oloproof.calibration import judge_check, judge_identities
+from oloproof.call_totals import CallTotals
 from oloproof.callargs import Spelling, count
 from oloproof.config import (
     MAX_CONCURRENCY,
@@ -743,6 +744,7 @@ def _stored_counts(ledger: Ledger, run_id: str) -> CacheCounts:
     (eh, em, *es), (jh, jm, *js) = c["execution"], c["judgment"]
     counts = CacheCounts(eh, em, jh, jm, execution_shared=sum(es), judgment_shared=sum(js))
     counts.stages = {k: list(v) for k, v in c.get("stages", {}).items()}
+    counts.calls = CallTotals.from_body(end.get("model_calls"))
     return counts
 
 
@@ -787,6 +789,9 @@ def _finish(
         end_body["repeats_errored"] = tally.repeats_errored
     if uncounted > 0:
         end_body["uncounted"] = uncounted
+    if counts.calls.any():
+        # The system's own model calls: what this run spent, and what it took from a cache.
+        end_body["model_calls"] = counts.calls.to_body()
     if judges:
         # Per LLM judge: this run's calls, tokens and cost, and the judgments it reused.
         end_body["judges"] = dict(judges)

@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from oloproof.call_totals import totals_text
 from oloproof.cli import style, tables
 from oloproof.display import (
     fmt_cost,
@@ -157,6 +158,8 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
     if report.stages is not None:
         r, g = report.stages["retrieve"], report.stages["generate"]
         lines.append(f"Stages: retrieve {r[0]} hit/{r[1]} miss; generate {g[0]} hit/{g[1]} miss")
+    if report.model_calls is not None:
+        lines.append(totals_text(report.model_calls))
     if report.unseen and _reused(report):
         # Results made before a change the fingerprint cannot see would be reused as current.
         lines.append(unseen_line(report.unseen))

@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 
 from ledger import LedgerError
 from oloproof import display, report
+from oloproof.call_totals import totals_text
 from oloproof.flips import changed_cases_line
 from oloproof.redaction import redact_text
 from oloproof.relevance import described, relevant_units, unit_of
@@ -143,6 +144,8 @@ def _environment() -> Environment:
         uncounted_text=report.uncounted_text,
         # What a judge's tokens and cost leave out, in the words `run` prints under them.
         usage_left_out=report.usage_left_out_text,
+        # What the system's own model calls cost, in the words `run` prints.
+        model_calls_text=totals_text,
         # How a metric's interval counts its missing cases, as `run` prints under the table.
         missing_lines=report.missing_metric_lines,
         kinds=data.KINDS,
