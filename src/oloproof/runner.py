@@ -32,7 +32,7 @@ from oloproof.bodies import (
 )
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.call_totals import CallTotals
-from oloproof.callargs import Spelling, count
+from oloproof.callargs import Spelling, count, flag
 from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
@@ -180,6 +180,7 @@ def plan_run(
     ``engine`` is an ``--engine`` value that replaces the config's engine setting.
     ``policy_as_recorded``: read the policy file as a run's record is read (``load_policy``).
     """
+    flag("policy_as_recorded", policy_as_recorded, where="plan_run()")
     if concurrency is not None:  # set on the config unvalidated (``model_copy``): checked here
         concurrency = count(
             "concurrency",
@@ -505,6 +506,13 @@ async def execute_run(
     case they count is committed; when a commit fails the run stops with no decision and
     ``LedgerAccessError`` says why, and resuming it later finishes it.
     """
+    # A Python caller's ``use_cache="no"`` would read as true and reuse the cache.
+    for name, value in (
+        ("use_cache", use_cache),
+        ("use_stage_cache", use_stage_cache),
+        ("reuse_judgments", reuse_judgments),
+    ):
+        flag(name, value, where="execute_run()")
     if resume is not None:
         run_id = resume[0]
     elif run_id is None:

@@ -23,6 +23,7 @@ from ledger import (
     on_read_only_file_system,
     open_ledger,
 )
+from oloproof.callargs import flag
 from oloproof.display import an_event
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
@@ -62,6 +63,8 @@ def open_project_ledger(
     nothing can be recorded in it; on writable media both open it for writing, which may
     bring its format and indexes up to date.
     """
+    for name, value in (("create", create), ("only_reads", only_reads)):
+        flag(name, value, where="open_project_ledger()")  # "no" would read as true
     root = Path(root)
     path = root / LEDGER_DIR
     shown = recordable(str(path))
