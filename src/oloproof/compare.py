@@ -76,6 +76,7 @@ from oloproof import __version__
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.calibration import judge_check, judge_identities
+from oloproof.callargs import path
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
 from oloproof.metrics import RecordedCases, slice_value
@@ -168,7 +169,17 @@ def compare_runs(
     base = load_run(ledger, baseline)
     for run in (cand, base):
         check_run_indexes(ledger, run)
-    resolved = None if policy_path is None else Path(policy_path).resolve()  # a str too
+    resolved = (
+        None
+        if policy_path is None
+        else path(
+            "policy_path",
+            policy_path,
+            "the path of a policy file",
+            where="compare_runs()",
+            optional=True,
+        ).resolve()
+    )
     policy = None if resolved is None else load_compare_policy(resolved)
     if cand.run_id == base.run_id:
         # Every pair would be equal and every rule read a difference of zero: its gate would

@@ -26,6 +26,7 @@ from pydantic import (
     model_validator,
 )
 
+from oloproof.callargs import path as path_argument
 from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
@@ -706,7 +707,7 @@ def _data_loc(
 
 def load_config(path: str | Path) -> ProjectConfig:
     """Read and validate oloproof.yaml."""
-    path = Path(path)
+    path = path_argument("path", path, "the path of a project file", where="load_config()")
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")

@@ -17,6 +17,7 @@ from typing import Any, BinaryIO, Final
 
 from ledger import CodecError, encode
 from oloproof import redaction, strictjson
+from oloproof.callargs import path as path_argument
 from oloproof.errors import DatasetError
 from oloproof.idtext import id_problem, same_text
 from oloproof.jsonkeys import DuplicateKey, first_repeat
@@ -90,7 +91,7 @@ def load_dataset(path: str | Path, check: CaseCheck | None = None) -> Dataset:
     The file is read a line at a time (hashed, checked and compressed as it goes), so loading
     it never holds the whole file.
     """
-    path = Path(path)
+    path = path_argument("path", path, "the path of a cases file", where="load_dataset()")
     if path.exists() and not path.is_file():  # a folder, or a device or pipe that never ends
         raise DatasetError(f"{path}: not a file of cases")
     try:

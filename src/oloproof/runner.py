@@ -32,7 +32,7 @@ from oloproof.bodies import (
 )
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.call_totals import CallTotals
-from oloproof.callargs import Spelling, count, flag
+from oloproof.callargs import Spelling, count, flag, path, shown, text
 from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
@@ -88,7 +88,7 @@ from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.results import stands_on_nothing
 from oloproof.runlock import run_writer
-from oloproof.stored_runs import is_complete, latest_meta, report_of
+from oloproof.stored_runs import is_complete, latest_meta, report_of, require_ledger
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
@@ -180,7 +180,16 @@ def plan_run(
     ``engine`` is an ``--engine`` value that replaces the config's engine setting.
     ``policy_as_recorded``: read the policy file as a run's record is read (``load_policy``).
     """
-    flag("policy_as_recorded", policy_as_recorded, where="plan_run()")
+    where = "plan_run()"
+    config_path = path("config_path", config_path, "the path of a project file", where=where)
+    if policy_path is not None:
+        policy_path = path(
+            "policy_path", policy_path, "the path of a policy file", where=where, optional=True
+        )
+    if engine is not None:
+        what = "where the cases execute (a str: local, ray or a Ray cluster's address) or None"
+        text("engine", engine, what, where=where)
+    flag("policy_as_recorded", policy_as_recorded, where=where)
     if concurrency is not None:  # set on the config unvalidated (``model_copy``): checked here
         concurrency = count(
             "concurrency",
@@ -188,9 +197,9 @@ def plan_run(
             "how many cases run at once",
             1,
             MAX_CONCURRENCY,
-            where="plan_run()",
+            where=where,
         )
-    config_path = Path(config_path).resolve()
+    config_path = config_path.resolve()
     config = load_config(config_path)
     if overrides:
         config = _apply_overrides(config, overrides, config_path)
@@ -506,6 +515,11 @@ async def execute_run(
     case they count is committed; when a commit fails the run stops with no decision and
     ``LedgerAccessError`` says why, and resuming it later finishes it.
     """
+    require_ledger(ledger)
+    if not isinstance(plan, RunPlan):
+        raise ConfigError(
+            f"plan is what plan_run() returns, not {shown(plan)}", where="execute_run()"
+        )
     # A Python caller's ``use_cache="no"`` would read as true and reuse the cache.
     for name, value in (
         ("use_cache", use_cache),

@@ -24,6 +24,7 @@ from ledger import (
     open_ledger,
 )
 from oloproof.callargs import flag
+from oloproof.callargs import path as path_argument
 from oloproof.display import an_event
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
@@ -65,7 +66,9 @@ def open_project_ledger(
     """
     for name, value in (("create", create), ("only_reads", only_reads)):
         flag(name, value, where="open_project_ledger()")  # "no" would read as true
-    root = Path(root)
+    root = path_argument(
+        "root", root, "the path of a project folder", where="open_project_ledger()"
+    )
     path = root / LEDGER_DIR
     shown = recordable(str(path))
     if shown != str(path):

@@ -96,17 +96,22 @@ class StoredRun:
     body: RunBody
 
 
-def load_run(ledger: Ledger, text: str) -> StoredRun:
-    """The run named by an id, a ref or an address of its run event.
-
-    ``latest`` is the newest top-level run that finished (``oloproof.latest``).
-    """
-    if not isinstance(ledger, Ledger):  # a caller's mistake (the Python API), said as one
+def require_ledger(ledger: object) -> None:
+    """Refuse what is not an open ledger: a caller's mistake (the Python API), said as one."""
+    if not isinstance(ledger, Ledger):
         given = f"the path {ledger!r}" if isinstance(ledger, (str, PurePath)) else repr(ledger)
         raise ConfigError(
             f"ledger is an open ledger (oloproof.open_project_ledger(folder)), not {given}; "
             "close it when done, or use it in a with block"
         )
+
+
+def load_run(ledger: Ledger, text: str) -> StoredRun:
+    """The run named by an id, a ref or an address of its run event.
+
+    ``latest`` is the newest top-level run that finished (``oloproof.latest``).
+    """
+    require_ledger(ledger)
     if not isinstance(text, str):
         raise UnknownIdError(f"a run is named by its id, a ref or an address, not {text!r}")
     if text == LATEST:
