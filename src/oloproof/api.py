@@ -23,6 +23,7 @@ from oloproof.report import RunReport
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
 from oloproof.subset import Selection, parse_filter
+from oloproof.systems.base import import_path_kept
 
 _WHERE = "evaluate()"
 _SPELLED = Spelling(_WHERE)  # a subset's errors name evaluate's arguments, not run's options
@@ -57,7 +58,7 @@ def evaluate(
     args = _Arguments.checked(config, policy, limit, sample, seed, filters, repeats, concurrency)
     # The values the project's ``secrets:`` names are kept out until its run is recorded, and
     # no longer: a project evaluated next in this process may rightly answer one of them.
-    with redaction.project_scope():
+    with redaction.project_scope(), import_path_kept(args.config.resolve().parent):
         plan = plan_run(
             args.config, policy_path=args.policy, concurrency=args.concurrency
         ).restrict(args.selection, args.repeats, spelled=_SPELLED)

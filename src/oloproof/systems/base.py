@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import functools
 import hashlib
 import importlib
@@ -12,7 +13,7 @@ import os
 import re
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 from types import ModuleType
@@ -233,6 +234,24 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
             return importlib.import_module(module_name)
         finally:
             _loaded_from[base_dir] = _project_files(base_dir)
+
+
+@contextlib.contextmanager
+def import_path_kept(base_dir: Path) -> Iterator[None]:
+    """Give the caller's import path back once the ``with`` block ends (returned or raised):
+    ``base_dir``, which ``_import_fresh`` puts first, goes back where it stood, or out when it
+    was not there. Left first, it would make the caller's next ``import helper`` the project's
+    ``helper.py``. Only that entry: what the project's own code added is its business."""
+    folder = str(base_dir.resolve())
+    stood = sys.path.index(folder) if folder in sys.path else None
+    try:
+        yield
+    finally:
+        with _importing:
+            if folder in sys.path and sys.path.index(folder) != stood:
+                sys.path.remove(folder)
+                if stood is not None:
+                    sys.path.insert(stood, folder)
 
 
 _importing = threading.RLock()
