@@ -665,6 +665,20 @@ def read_only_mounts_refused(scratch: Path) -> str | None:
     return None
 
 
+def failing_for(answers: set[str], judge: Any) -> Any:
+    """``judge`` (a ScriptedJudgeServer's reply), but a 500 for every request judging one of
+    ``answers``: a judgment that goes missing."""
+    from oloproof.testing import RecordedRequest, Reply, fail
+
+    def reply(request: RecordedRequest) -> Reply:
+        shown = request.user_message
+        if any(f"<answer>\n{text}\n</answer>" in shown for text in answers):
+            return fail(500, "overloaded")
+        return judge(request)
+
+    return reply
+
+
 def calibrate_judge_gate(root: Path, env: dict[str, str]) -> None:
     """``oloproof calibrate`` of the judge_gate example's judge on its labels (it must succeed)."""
     done = oloproof(

@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
-from tests.support import oloproof, serving_judge_gate
-
-from oloproof.testing import RecordedRequest, Reply, fail
+from tests.support import failing_for, oloproof, serving_judge_gate
 
 ENV = {"JUDGE_GATE_KEY": "sk-judge-gate-0123456789"}
 LEVEL = 0.95
@@ -78,18 +75,6 @@ def unanswered_interval(k: int, n: int, counts: dict[str, int], u: int) -> tuple
         quantile(high(k, n - k), low(tp, fn + u), low(tn, fp + u), 1 - alpha / 2, 1.0),
     )
     return lower, upper
-
-
-def failing_for(answers: set[str], judge: Any) -> Any:
-    """The example's judge, but a 500 for every request judging one of ``answers``."""
-
-    def reply(request: RecordedRequest) -> Reply:
-        shown = request.user_message
-        if any(f"<answer>\n{text}\n</answer>" in shown for text in answers):
-            return fail(500, "overloaded")
-        return judge(request)
-
-    return reply
 
 
 @pytest.mark.parametrize("dropped_per_label", [1, 10])

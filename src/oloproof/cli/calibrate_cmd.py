@@ -21,6 +21,7 @@ from oloproof.cli.main import app
 from oloproof.cli.project import config_path
 from oloproof.display import first_few, fmt_percent, fmt_percent_interval
 from oloproof.results import Interval
+from oloproof.stats import clopper_pearson
 from oloproof.store import LEDGER_DIR, open_project_ledger
 
 SHOWN_IDS = 5
@@ -108,8 +109,9 @@ def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
         f"template {template.get('name')} v{template.get('version')}",
         f"  labels: {body['labels'].get('path', '?')} ({body['labels'].get('n', '?')} examples)",
     ]
-    for name in ("agreement", "sensitivity", "specificity"):
-        lines.append(f"  {name:<12} {_rate(body[name], float(body['level']))}")
+    level, missing = float(body["level"]), int(counts["missing"])
+    for name, gated in (("agreement", False), ("sensitivity", True), ("specificity", True)):
+        lines.append(f"  {name:<12} {_rate(body[name], level, missing, gated)}")
     human_passes = counts["true_pass"] + counts["false_fail"]
     human_fails = counts["true_fail"] + counts["false_pass"]
     lines.append(
@@ -130,12 +132,25 @@ def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _rate(rate: Mapping[str, Any], level: float) -> str:
-    if not rate["n"]:
-        return "no examples (0 / 0)"
-    interval = Interval(rate["lower"], rate["upper"], level, rate["method"])
-    estimate = fmt_percent(rate["estimate"])
-    return f"{estimate:>6} {fmt_percent_interval(interval)}  {rate['k']} / {rate['n']}"
+def _rate(rate: Mapping[str, Any], level: float, missing: int, gated: bool) -> str:
+    """A rate as recorded (of the judged examples), or, with ``missing`` examples, with each
+    counted against it: a gate holds every missing example against both rates it checks
+    (``gated``; ``Rate.lower_at``), so the judged examples alone would print a rate better
+    than the one that decides."""
+    k, judged = int(rate["k"]), int(rate["n"])
+    if not judged:
+        return "no examples (0 / 0)" + (f"; {missing} missing" if missing else "")
+    if not missing:
+        interval = Interval(rate["lower"], rate["upper"], level, rate["method"])
+        estimate = fmt_percent(rate["estimate"])
+        return f"{estimate:>6} {fmt_percent_interval(interval)}  {k} / {judged}"
+    n = judged + missing
+    shown = f"{fmt_percent(k / n):>6} {fmt_percent_interval(clopper_pearson(k, n, level))}"
+    counted = "a disagreement" if missing == 1 else "disagreements"
+    return (
+        f"{shown}  {k} / {n}: the {missing} missing counted as {counted}"
+        f"{', as a gate does' if gated else ''} ({k} / {judged} of those judged)"
+    )
 
 
 RENDERERS[ev.CALIBRATION] = _render
