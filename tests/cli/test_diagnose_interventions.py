@@ -144,7 +144,6 @@ def test_a_reranker_moving_the_relevant_passage_up_recovers_hit_rate(tmp_path: P
         "Selected: 12 failed cases with gold context (observed; no population claim)",
         "Control: 0 of 12 passed when re-executed without the intervention",
         "Recovered under reranker rerank:swap: 12 of 12",
-        "No gold-context diagnosis of this run yet; run one to label the cases.",
         "Diagnosis sha256:…",
         "Child runs: reranker rerank:swap run_…, replay control run_…",
         "Cases: oloproof inspect sha256:…",

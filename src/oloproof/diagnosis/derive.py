@@ -99,6 +99,7 @@ from oloproof.bodies import (
     diagnosis_page_body,
     execution_body,
     not_run,
+    run_body,
 )
 from oloproof.diagnosis.labels import (
     COMPLETE,
@@ -492,10 +493,7 @@ def derive_diagnosis(
             upto=parent_results,
             unstable=schema >= GOLD_CHECKED,
         )
-    spec = next(
-        (e.get("spec") for e in parent.body["evaluators"] if e["criterion"] == criterion), {}
-    )
-    ranking_only = (spec or {}).get("type") in RANKING_EVALUATORS
+    ranking_only = evaluator_type(parent.body, criterion) in RANKING_EVALUATORS
     unit = relevance_unit(parent, criterion) if schema >= UNIT_READ else DOCUMENT
     inputs = _Inputs(
         ledger,
@@ -545,6 +543,14 @@ def derive_diagnosis(
         fields["state"] = state
         fields["reason"] = reason
     return Derivation(fields, selection, map(tally.add, records), tally)
+
+
+def evaluator_type(run: Mapping[str, Any], criterion: str) -> str | None:
+    """The type of the evaluator the run body ``run`` scores ``criterion`` with (None when it
+    records none)."""
+    spec = next((e.get("spec") for e in run["evaluators"] if e["criterion"] == criterion), None)
+    kind: str | None = (spec or {}).get("type")
+    return kind
 
 
 def relevance_unit(parent: StoredRun, criterion: str) -> str:
@@ -1080,6 +1086,9 @@ class Diagnosis:
     body: DiagnosisBody
     carried_address: str | None = None
     carried: DiagnosisBody | None = None
+    ranking: bool = False
+    """Its criterion scores the ranking alone: no gold-context diagnosis of it can be run
+    (``labels.unchangeable``), so none carries labels to it, and none is advised."""
 
     @property
     def state(self) -> str:
@@ -1173,4 +1182,5 @@ def with_carried(ledger: Ledger, address: str, body: DiagnosisBody) -> Diagnosis
     """The diagnosis ``body`` stored at ``address``, with the diagnosis it carries labels from."""
     carried_from = body.get("carried_from")
     carried = diagnosis_body(ledger.get(carried_from)) if carried_from else None
-    return Diagnosis(address, body, carried_from, carried)
+    scored_by = evaluator_type(run_body(ledger.get(body["run"])), body["criterion"])
+    return Diagnosis(address, body, carried_from, carried, scored_by in RANKING_EVALUATORS)

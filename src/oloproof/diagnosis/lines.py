@@ -272,7 +272,8 @@ def _replay_lines(diagnosis: Diagnosis) -> list[str]:
     budget = budget_lines(body, label)
     if diagnosis.carried is None:
         lines.extend(budget)
-        lines.append("No gold-context diagnosis of this run yet; run one to label the cases.")
+        if not diagnosis.ranking:  # where gold context is refused, the advice could not be taken
+            lines.append("No gold-context diagnosis of this run yet; run one to label the cases.")
         return lines
     carried = diagnosis.carried["summary"]
     confirmed = (

@@ -52,6 +52,7 @@ from oloproof.diagnosis.derive import (
     artifact,
     derive_diagnosis,
     diagnosis_refs,
+    evaluator_type,
     latest_gold_diagnosis,
     put_pages,
     relevance_unit,
@@ -428,7 +429,7 @@ def _check_criterion(
     parent: StoredRun, criterion: str, chosen: Mapping[str, Any], spelled: Spelling
 ) -> None:
     """Refuse an intervention that cannot change ``criterion`` (gold context on hit_rate)."""
-    why = unchangeable(chosen, criterion, _evaluator_type(parent, criterion), spelled)
+    why = unchangeable(chosen, criterion, evaluator_type(parent.body, criterion), spelled)
     if why is not None:
         raise ConfigError(why, where=_where(spelled))
 
@@ -453,7 +454,7 @@ def _check_reaches_generate(
     """Refuse an intervention on the context of a generate that never reads its context: it
     answers the same whatever it is handed, so a fail under gold passages it never saw would
     read as a GENERATION_FAILURE. A ranking criterion never reads generate, so it is spared."""
-    if _evaluator_type(parent, criterion) in RANKING_EVALUATORS or getattr(
+    if evaluator_type(parent.body, criterion) in RANKING_EVALUATORS or getattr(
         plan.system, "reads_context", True
     ):
         return
@@ -465,12 +466,6 @@ def _check_reaches_generate(
         "again and diagnose the new run",
         where=_where(spelled),
     )
-
-
-def _evaluator_type(parent: StoredRun, criterion: str) -> str | None:
-    evaluator = next(e for e in parent.body["evaluators"] if e["criterion"] == criterion)
-    kind: str | None = (evaluator.get("spec") or {}).get("type")
-    return kind
 
 
 def _load_reranker(parent: StoredRun, reference: str, spelled: Spelling) -> Callable[..., Any]:
