@@ -76,7 +76,7 @@ from oloproof.metrics import criteria_of
 from oloproof.relevance import RANKING_EVALUATORS
 from oloproof.runner import RunPlan, execute_run, replay_plan
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
-from oloproof.systems.base import load_reranker
+from oloproof.systems.base import import_path_kept, load_reranker
 
 _WHERE = "diagnose()"
 _SPELLED = Spelling(_WHERE)
@@ -301,10 +301,13 @@ async def _diagnose(
             "repeats nothing; leave out one of the two",
             where=spelled.function,
         )
+    parent = load_run(ledger, asked.run)
     # The diagnosed project's ``secrets:`` are kept out until the diagnosis is recorded, and no
-    # longer: a project evaluated next in this process may rightly answer one of them.
-    with redaction.project_scope():
-        request = _prepare(ledger, asked, chosen, spelled)
+    # longer: a project evaluated next in this process may rightly answer one of them. Its
+    # folder leaves the caller's import path as it does after ``evaluate``.
+    folder = Path(parent.body["config_path"]).parent
+    with redaction.project_scope(), import_path_kept(folder):
+        request = _prepare(ledger, parent, asked, chosen, spelled)
         if not request.specs:
             return _record(ledger, request, [])
         first = request.specs[0].plan
@@ -346,9 +349,10 @@ async def _run_children(
     return _record(ledger, request, child_runs)
 
 
-def _prepare(ledger: Ledger, asked: Asked, chosen: dict[str, Any], spelled: Spelling) -> _Request:
+def _prepare(
+    ledger: Ledger, parent: StoredRun, asked: Asked, chosen: dict[str, Any], spelled: Spelling
+) -> _Request:
     criterion = asked.criterion
-    parent = load_run(ledger, asked.run)
     check_run_indexes(ledger, parent)
     _check_parent(parent, criterion)
     _check_criterion(parent, criterion, chosen, spelled)
