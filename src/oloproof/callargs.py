@@ -87,6 +87,15 @@ def count(name: str, value: object, what: str, low: int, high: int = INT_MAX, *,
     raise ConfigError(f"{said} (larger than a run records)" if too_large else said, where=where)
 
 
+def whole(name: str, value: object, what: str, *, where: str | None) -> int:
+    """``value`` as an int of any size, its range left to the caller (whose error says what it
+    always said); a numpy integer is one, a bool is not. ``what`` says what it is, with its
+    type (and what else, such as None, is taken)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        return int(value)
+    raise ConfigError(f"{name} is {what}, not {shown(value)}", where=where)
+
+
 def flag(name: str, value: object, *, where: str) -> bool:
     """``value`` when it is ``True`` or ``False`` (``"no"`` would read as true)."""
     if not isinstance(value, bool):

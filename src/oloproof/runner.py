@@ -32,7 +32,7 @@ from oloproof.bodies import (
 )
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.call_totals import CallTotals
-from oloproof.callargs import Spelling, count, flag, path, shown, text
+from oloproof.callargs import Spelling, count, flag, path, shown, text, whole
 from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
@@ -146,6 +146,18 @@ class RunPlan:
         ``repeats`` times (``oloproof.repeats``); checked here, before anything is written.
         ``recorded``: the selection a run recorded, applied again to resume it. ``spelled``:
         how an error names the selection's fields (the CLI's callers: as its options)."""
+        if not isinstance(selection, Selection):  # a Python caller's mistake, said as one
+            raise ConfigError(
+                f"selection is an oloproof.subset.Selection, not {shown(selection)}",
+                where=spelled.function,
+            )
+        selection = selection.checked(spelled)
+        repeats = whole(
+            spelled.name("repeats"),
+            repeats,
+            "how many times each case executes (an int)",
+            where=spelled.function,
+        )
         if repeats < 1:
             raise ConfigError(
                 f"{spelled.name('repeats')} must be 1 or more, not {repeats}",

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from oloproof.callargs import OPTIONS, Spelling
+from oloproof.callargs import OPTIONS, Spelling, shown, whole
 from oloproof.dataset import Case, dotted_key, dotted_refusal
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
@@ -53,6 +53,33 @@ class Selection:
     @property
     def everything(self) -> bool:
         return self.limit is None and self.sample is None and not self.filters
+
+    def checked(self, spelled: Spelling) -> Selection:
+        """This selection with each field checked by type, as a Python caller may build it
+        (``plan.restrict``): unchecked, ``limit=True`` would be 1 case and ``limit="5"`` fail
+        deep inside. Their ranges are ``select``'s to check."""
+        where = spelled.function
+
+        def counted(name: str, value: object, what: str) -> int | None:
+            if value is None:
+                return None
+            return whole(spelled.name(name), value, f"{what} (an int) or None", where=where)
+
+        pairs = self.filters
+        if not isinstance(pairs, tuple) or not all(
+            isinstance(pair, tuple) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+            for pair in pairs
+        ):
+            raise ConfigError(
+                f"selection.filters is a tuple of (key, value) pairs of str, not {shown(pairs)}",
+                where=where,
+            )
+        return replace(
+            self,
+            limit=counted("limit", self.limit, "a number of cases"),
+            sample=counted("sample", self.sample, "a number of cases"),
+            seed=counted("seed", self.seed, "the seed of sample's draw"),
+        )
 
     def to_body(self) -> dict[str, Any]:
         return {
