@@ -7,7 +7,7 @@ standard-library holders of plain data read as the data they hold (``string.Temp
 ``SimpleNamespace``, mapping proxies, deques, chain maps, arrays). A function, method, class or
 module inside a value is a reference, which the walk follows on its own. An instance of a user
 class, a dataclass or a pydantic model is its class plus its attributes (plus the value it
-holds, for a subclass of ``str``, ``int`` and the like). A value whose encoding
+holds, for a subclass of ``str``, ``int``, ``deque`` and the like). A value whose encoding
 passes ``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client),
 cannot be seen: it is listed as unseen, and only its type (so its distribution's version)
 counts.
@@ -70,21 +70,35 @@ _REPR_TYPES = (
     complex,
     range,
 )
+
+
+def _deque_data(v: collections.deque[Any]) -> Any:
+    # Read by deque's own methods: a subclass's ``__iter__`` (user code) does not run.
+    return list(collections.deque.__iter__(v)), collections.deque.maxlen.__get__(v)
+
+
+def _array_data(v: array.array[Any]) -> Any:
+    return array.array.typecode.__get__(v), array.array.tobytes(v)
+
+
 # Standard-library objects that hold plain data, read as the data they hold, so that an edit to
 # a prompt kept in a ``string.Template`` (say) is a change like an edit to a str: those whose
 # attributes are all of it, and those read through what they hold.
 _ATTRIBUTES_ONLY = frozenset({string.Template, SimpleNamespace})
 _AS_DATA: dict[type, Callable[[Any], Any]] = {
     MappingProxyType: dict,
-    collections.deque: lambda v: (list(v), v.maxlen),
+    collections.deque: _deque_data,
     collections.ChainMap: lambda v: list(v.maps),
-    array.array: lambda v: (v.typecode, v.tobytes()),
+    array.array: _array_data,
 }
 # The value an instance of a user's subclass of a built-in or standard-library value type holds
 # outside its attributes (``class Prompt(str)``: its text), each read by the base type's own
 # method, so no override of the subclass runs; encoded beside the attributes, or an edit to
-# ``Prompt("...")`` would change nothing in the fingerprint.
+# ``Prompt("...")`` would change nothing in the fingerprint. (A ``ChainMap`` subclass needs no
+# entry: its maps are an attribute.)
 _HELD_VALUES: dict[type, Callable[[Any], Any]] = {
+    collections.deque: _deque_data,
+    array.array: _array_data,
     str: str.__getnewargs__,
     bytes: bytes.__getnewargs__,
     int: int.__getnewargs__,
