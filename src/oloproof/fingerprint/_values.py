@@ -7,10 +7,10 @@ standard-library holders of plain data read as the data they hold (``string.Temp
 ``SimpleNamespace``, mapping proxies, deques, chain maps, arrays). A function, method, class or
 module inside a value is a reference, which the walk follows on its own. An instance of a user
 class, a dataclass or a pydantic model is its class plus its attributes (plus the value it
-holds, for a subclass of ``str``, ``int``, ``deque`` and the like). A value whose encoding
-passes ``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client),
-cannot be seen: it is listed as unseen, and only its type (so its distribution's version)
-counts.
+holds, for a subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name and
+level, a lock its type. A value whose encoding passes ``DATA_LIMIT`` bytes, or an object of a
+library type (a search index, a model client), cannot be seen: it is listed as unseen, and only
+its type (so its distribution's version) counts.
 """
 
 from __future__ import annotations
@@ -24,8 +24,10 @@ import enum
 import fractions
 import functools
 import inspect
+import logging
 import re
 import string
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import PurePath
@@ -109,6 +111,18 @@ _HELD_VALUES: dict[type, Callable[[Any], Any]] = {
     dt.time: dt.time.__reduce__,
     dt.timedelta: dt.timedelta.__reduce__,
 }
+# Locks and the like (``LOCK = threading.Lock()``) hold only who waits for them now, nothing an
+# answer is computed from: their type says all of them, and they are not listed as unseen.
+_SYNCHRONISERS = frozenset(
+    {
+        type(threading.Lock()),
+        type(threading.RLock()),
+        threading.Condition,
+        threading.Semaphore,
+        threading.BoundedSemaphore,
+        threading.Event,
+    }
+)
 # The method by which an object of Oloproof's own types says what it is made of (a
 # ``ModelClient``: its settings): read as that value, where another library's object is opaque.
 _OWN_STATE = "fingerprinted_as"
@@ -277,6 +291,12 @@ class Values:
             self._encode(v.value, out, budget, label, owner)
         elif kind is re.Pattern:
             self._encode((v.pattern, v.flags), out, budget, label, owner)
+        elif kind in _SYNCHRONISERS:
+            pass
+        elif isinstance(v, logging.Logger) and not user:
+            # ``logging.getLogger(__name__)``: which logger (its name, so its configuration) and
+            # its own level; its handlers and parent belong to the process's logging setup.
+            self._encode((v.name, v.level), out, budget, label, owner)
         elif kind in _SENTINELS:  # what a dataclass's fields and __init__ mark "no default" by
             out += kind.__name__.encode()
         elif kind is _TUPLEGETTER:  # a namedtuple's field: its position and doc say all of it
