@@ -8,9 +8,10 @@ standard-library holders of plain data read as the data they hold (``string.Temp
 module inside a value is a reference, which the walk follows on its own. An instance of a user
 class, a dataclass or a pydantic model is its class plus its attributes (plus the value it
 holds, for a subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name and
-level, a lock its type. A value whose encoding passes ``DATA_LIMIT`` bytes, or an object of a
-library type (a search index, a model client), cannot be seen: it is listed as unseen, and only
-its type (so its distribution's version) counts.
+level, a lock its type. A path into the project folder (as a ``Path`` or as text) is where it
+leads from that folder, so the project may move. A value whose encoding passes ``DATA_LIMIT``
+bytes, or an object of a library type (a search index, a model client), cannot be seen: it is
+listed as unseen, and only its type (so its distribution's version) counts.
 """
 
 from __future__ import annotations
@@ -25,12 +26,13 @@ import fractions
 import functools
 import inspect
 import logging
+import os
 import re
 import string
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import (
     BuiltinFunctionType,
     ClassMethodDescriptorType,
@@ -167,6 +169,7 @@ class Values:
     """Encoding values; a ``Walk`` supplies what a reference does (the hooks below)."""
 
     unseen: dict[str, None]
+    _base: str  # the project folder, symbolic links resolved
 
     def function_reference(self, fn: FunctionType, owner: type | None) -> bytes:
         raise NotImplementedError
@@ -179,6 +182,21 @@ class Values:
 
     def module_value(self, module: ModuleType) -> None:
         raise NotImplementedError
+
+    def in_project(self, path: str) -> str | None:
+        """An absolute ``path`` relative to the project folder (``.`` for the folder itself),
+        symbolic links resolved, when it lies inside; None when it does not."""
+        if not os.path.isabs(path):
+            return None
+        try:
+            real = os.path.realpath(path)
+        except ValueError:  # a NUL in the text: the path of no file
+            return None
+        if real == self._base:
+            return "."
+        if real.startswith(self._base + os.sep):
+            return Path(real[len(self._base) + 1 :]).as_posix()
+        return None
 
     def value(self, value: Any, label: str, owner: type | None) -> bytes:
         """The bytes a value contributes; references in it are scheduled for a visit."""
@@ -201,9 +219,7 @@ class Values:
         elif kind is float:
             out += b"f" + v.hex().encode() + b";"
         elif kind is str:
-            data = v.encode("utf-8", "surrogatepass")
-            budget.spend(len(data))
-            out += b"s%d:" % len(data) + data
+            self._text(v, out, budget)
         elif kind is bytes or kind is bytearray:
             budget.spend(len(v))
             out += b"b%d:" % len(v) + bytes(v)
@@ -211,6 +227,16 @@ class Values:
             self._container(v, out, budget, label, owner)
         else:
             self._object(v, out, budget, label, owner)
+
+    def _text(self, v: str, out: bytearray, budget: _Budget) -> None:
+        """Text, or a path into the project (``os.path.dirname(__file__)``, a ``Path`` built
+        from it) relative to the project folder: the project moved elsewhere keeps its
+        identity (its cache, its runs to resume), while a path to another file, or one outside
+        the project, differs."""
+        inside = self.in_project(v)
+        data = (v if inside is None else inside).encode("utf-8", "surrogatepass")
+        budget.spend(len(data))
+        out += (b"s%d:" if inside is None else b"p%d:") % len(data) + data
 
     def _container(self, v: Any, out: bytearray, budget: _Budget, label: str, owner: Any) -> None:
         if id(v) in budget.active:  # a list that contains itself
@@ -303,7 +329,9 @@ class Values:
             self._encode(v.__reduce__()[1], out, budget, label, owner)
         elif kind in _AS_DATA:  # exactly the standard library's type: a subclass may add state
             self._as_data(v, _AS_DATA[kind], out, budget, label, owner)
-        elif not user and isinstance(v, (PurePath, *_REPR_TYPES)):  # a library repr, no user code
+        elif not user and isinstance(v, PurePath):
+            self._text(str(v), out, budget)
+        elif not user and isinstance(v, _REPR_TYPES):  # a library repr, no user code
             out += repr(v).encode()
         elif isinstance(v, dict | list | tuple | set | frozenset):  # a namedtuple, a subclass
             self._container(_builtin_copy(v), out, budget, label, owner)

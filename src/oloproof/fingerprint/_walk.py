@@ -430,8 +430,7 @@ class Walk(Values):
         label = self._labels.get(filename)
         if label is None:
             path = os.path.realpath(filename)
-            inside = path.startswith(self._base + os.sep)
-            label = recordable(Path(path[len(self._base) + 1 :]).as_posix() if inside else path)
+            label = recordable(self.in_project(path) or path)
             self._labels[filename] = label
         return label
 
