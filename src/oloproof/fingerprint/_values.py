@@ -38,6 +38,7 @@ from types import (
     ClassMethodDescriptorType,
     FunctionType,
     MappingProxyType,
+    MemberDescriptorType,
     MethodDescriptorType,
     MethodType,
     ModuleType,
@@ -289,6 +290,11 @@ class Values:
             # Like a built-in function: its module and name, and what stands for its module.
             out += b"B" + f"{v.__module__}.{v.__qualname__}".encode()
             self.stand_for(v.__module__, place_of_name(v.__module__))
+        elif isinstance(v, MemberDescriptorType):
+            # A slot of a class (``__slots__``, ``dataclass(slots=True)``): its name and class
+            # say all of it. The class is named, not walked: a stage's class counts by what its
+            # method reads, not whole.
+            out += b"A" + f"{class_key(v.__objclass__)}.{v.__name__}".encode()
         elif isinstance(v, _C_METHODS):
             out += b"D" + v.__name__.encode() + self.class_reference(v.__objclass__)
         elif isinstance(v, staticmethod | classmethod):
