@@ -2,16 +2,17 @@
 
 Plain data is encoded as it is: numbers, text, bytes, and lists, tuples, dicts (in their order)
 and sets (sorted, since their order differs between processes) of them, plus a few library value
-types whose state is their repr (dates, decimals, paths, compiled patterns, enum members) and
-standard-library holders of plain data read as the data they hold (``string.Template``,
-``SimpleNamespace``, mapping proxies, deques, chain maps, arrays). A function, method, class or
-module inside a value is a reference, which the walk follows on its own. An instance of a user
-class, a dataclass or a pydantic model is its class plus its attributes (plus the value it
-holds, for a subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name and
-level, a lock its type. A path into the project folder (as a ``Path`` or as text) is where it
-leads from that folder, so the project may move. A value whose encoding passes ``DATA_LIMIT``
-bytes, or an object of a library type (a search index, a model client), cannot be seen: it is
-listed as unseen, and only its type (so its distribution's version) counts.
+types whose state is their repr (dates, time zones, decimals, compiled patterns, enum members),
+type hints read as what they are made of, and standard-library holders of plain data read as
+the data they hold (``string.Template``, ``SimpleNamespace``, mapping proxies, deques, chain
+maps, arrays, ``operator.itemgetter`` and its kin). A function, method, class or module inside a
+value is a reference, which the walk follows on its own. An instance of a user class, a
+dataclass or a pydantic model is its class plus its attributes (plus the value it holds, for a
+subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name and level, a lock
+its type. A path is its text, and a path into the project folder (as a ``Path`` or as text)
+where it leads from that folder, so the project may move. A value whose encoding passes
+``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client), cannot be
+seen: it is listed as unseen, and only its type (so its distribution's version) counts.
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ import fractions
 import functools
 import inspect
 import logging
+import operator
 import os
 import re
 import string
 import threading
+import typing
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path, PurePath
@@ -69,6 +72,7 @@ _REPR_TYPES = (
     dt.date,
     dt.time,
     dt.timedelta,
+    dt.timezone,
     decimal.Decimal,
     fractions.Fraction,
     uuid.UUID,
@@ -95,6 +99,10 @@ _AS_DATA: dict[type, Callable[[Any], Any]] = {
     collections.deque: _deque_data,
     collections.ChainMap: lambda v: list(v.maps),
     array.array: _array_data,
+    # ``key=operator.itemgetter("score")``: the class and the names it was made with.
+    operator.itemgetter: operator.itemgetter.__reduce__,
+    operator.attrgetter: operator.attrgetter.__reduce__,
+    operator.methodcaller: operator.methodcaller.__reduce__,
 }
 # The value an instance of a user's subclass of a built-in or standard-library value type holds
 # outside its attributes (``class Prompt(str)``: its text), each read by the base type's own
@@ -134,6 +142,7 @@ _C_METHODS = (MethodDescriptorType, WrapperDescriptorType, ClassMethodDescriptor
 _REFERENCES = (FunctionType, staticmethod, classmethod, property, type, ModuleType)
 # The types of a function compiled by Cython (``numpy.random.randint``'s): not a Python function
 # nor a built-in one to ``types``, and its type's module (``_cython_3_2_4``) cannot be imported.
+_SPECIAL_FORM = type(typing.Union)
 _COMPILED_FUNCTIONS = frozenset({"cython_function_or_method", "fused_cython_function"})
 
 
@@ -351,6 +360,8 @@ class Values:
             if held is not None:
                 self._encode(held(v), out, budget, label, owner)
             self._state(v, out, budget, label, owner)
+        elif (hint := _type_hint(v)) is not None:
+            self._encode(hint, out, budget, label, owner)
         elif place_of_class(kind) is Place.TOOL and hasattr(kind, _OWN_STATE):
             self._encode(getattr(kind, _OWN_STATE)(v), out, budget, label, owner)
         elif _wrapped(v) is not None:  # a library's decorator object (functools.lru_cache)
@@ -432,6 +443,25 @@ def _builtin_copy(value: Any) -> Any:
     if isinstance(value, list):
         return list(value)
     return frozenset(value)
+
+
+def _type_hint(value: Any) -> Any:
+    """A type hint (``list[str]``, ``Optional[Doc]``, ``Literal["a", "b"]``, ``str | None``, a
+    ``TypeVar``) as what it is made of, its classes as references; None for another object."""
+    if isinstance(value, _SPECIAL_FORM):  # ``typing.Union``, ``Literal``: one object each
+        return repr(value)
+    if isinstance(value, typing.TypeVar):
+        return (
+            value.__name__,
+            value.__bound__,
+            value.__constraints__,
+            value.__covariant__,
+            value.__contravariant__,
+        )
+    if isinstance(value, typing.ForwardRef):
+        return value.__forward_arg__
+    origin = typing.get_origin(value)
+    return None if origin is None else (origin, typing.get_args(value))
 
 
 def _has_fields(value: Any) -> bool:
