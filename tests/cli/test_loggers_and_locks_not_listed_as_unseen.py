@@ -5,8 +5,8 @@ cannot see, through the real CLI, while state it cannot read still is.
 Every run that reused a result of such code said ``Not seen by the code fingerprint ...:
 app.LOG: a logging.Logger object`` (and ``app.LOCK: a _thread.lock object``), a warning to
 change ``system.version`` for state no answer is computed from: the line that should name a
-seeded ``random.Random`` was noise in almost every project. A logger counts by its name and
-level; a lock by its type.
+seeded ``random.Random`` was noise in almost every project. A logger counts by its name (its
+level and handlers are the process's logging setup); a lock by its type.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ the data they hold (``string.Template``, ``SimpleNamespace``, mapping proxies, d
 maps, arrays, ``operator.itemgetter`` and its kin). A function, method, class or module inside a
 value is a reference, which the walk follows on its own. An instance of a user class, a
 dataclass or a pydantic model is its class plus its attributes (plus the value it holds, for a
-subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name and level, a lock
-its type. A path is its text, and a path into the project folder (as a ``Path`` or as text)
-where it leads from that folder, so the project may move. A value whose encoding passes
+subclass of ``str``, ``int``, ``deque`` and the like). A logger is its name, a lock its type. A
+path is its text, and a path into the project folder (as a ``Path`` or as text) where it leads
+from that folder, so the project may move. A value whose encoding passes
 ``DATA_LIMIT`` bytes, or an object of a library type (a search index, a model client), cannot be
 seen: it is listed as unseen, and only its type (so its distribution's version) counts.
 """
@@ -335,9 +335,10 @@ class Values:
         elif kind in _SYNCHRONISERS:
             pass
         elif isinstance(v, logging.Logger) and not user:
-            # ``logging.getLogger(__name__)``: which logger (its name, so its configuration) and
-            # its own level; its handlers and parent belong to the process's logging setup.
-            self._encode((v.name, v.level), out, budget, label, owner)
+            # ``logging.getLogger(__name__)``: which logger, by its name. Its level, handlers and
+            # parent are the process's logging setup (a Ray worker's differs from the driver's),
+            # and set what is logged, not what is answered.
+            self._encode(v.name, out, budget, label, owner)
         elif kind in _SENTINELS:  # what a dataclass's fields and __init__ mark "no default" by
             out += kind.__name__.encode()
         elif kind is _TUPLEGETTER:  # a namedtuple's field: its position and doc say all of it
