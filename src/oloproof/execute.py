@@ -62,6 +62,7 @@ from oloproof.identities import (
 )
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
+from oloproof.sdk import watching_late_records
 from oloproof.stored_form import (
     Stored,
     evaluator_part,
@@ -481,6 +482,7 @@ async def execute_cases(
     async def worker() -> None:
         nonlocal done, turn
         for case in queue:
+            late.check()
             mine = CacheCounts()
             body = await (
                 _repeated_case(run, case, mine) if spec.repeats > 1 else _one_case(run, case, mine)
@@ -505,24 +507,29 @@ async def execute_cases(
             await asyncio.sleep(_FLUSH_SECONDS)
             writer.flush_idle(run.memory)
 
-    workers = [asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))]
-    timer = asyncio.create_task(idle_flushes())
-    # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
-    # full passes skip it (at 100,000 cases each pass walked it for ~0.1 s).
-    gc.freeze()
-    try:
-        await asyncio.gather(*workers)
-        if timer.done():  # it stopped on an error of its own: the run reports it
-            timer.result()
-    except BaseException:
-        for task in workers:
-            task.cancel()
-        await asyncio.gather(*workers, return_exceptions=True)
-        raise
-    finally:
-        gc.unfreeze()
-        timer.cancel()
-        writer.flush(run.memory)
+    # Tasks a case starts are watched: what they record after it returned must not be lost.
+    with watching_late_records() as late:
+        workers = [
+            asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))
+        ]
+        timer = asyncio.create_task(idle_flushes())
+        # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
+        # full passes skip it (at 100,000 cases each pass walked it for ~0.1 s).
+        gc.freeze()
+        try:
+            await asyncio.gather(*workers)
+            await late.settle(spec.timeout_s)
+            if timer.done():  # it stopped on an error of its own: the run reports it
+                timer.result()
+        except BaseException:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            raise
+        finally:
+            gc.unfreeze()
+            timer.cancel()
+            writer.flush(run.memory)
 
 
 async def _repeated_case(run: _Run, case: Case, counts: CacheCounts) -> CaseResultBody:

@@ -8,10 +8,13 @@ and recorded exactly as the system gives them: Oloproof never re-ranks.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import operator
-from collections.abc import Callable, Iterable, Mapping
+import threading
+import weakref
+from collections.abc import Callable, Coroutine, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -206,9 +209,20 @@ def _first_error(exc: ValidationError) -> str:
 class Recorder:
     """Collects the artifacts one case records; obtained with ``current_case()``."""
 
-    def __init__(self, declared: Iterable[str]) -> None:
+    def __init__(self, declared: Iterable[str], case_id: str) -> None:
         self._declared = frozenset(declared)
+        self._case_id = case_id
+        # Held by each record and by close(): a thread recording as its case returns either
+        # records before the artifacts are read, or is late.
+        self._lock = threading.Lock()
+        self._closed = False
         self.artifacts: dict[str, list[dict[str, Any]]] = {}
+
+    def close(self) -> None:
+        """End the case: its system returned and its artifacts are read; a record from now on
+        is late (``LateRecords``)."""
+        with self._lock:
+            self._closed = True
 
     def record(self, kind: str, value: Any) -> None:
         """Validate and keep an artifact of ``kind``; it must be declared in ``records``."""
@@ -227,7 +241,10 @@ class Recorder:
             raise ArtifactError(
                 f"the system recorded a {kind} artifact but declares records=({declared})"
             )
-        self.artifacts.setdefault(kind, []).append(validate_artifact(kind, value))
+        with self._lock:
+            if self._closed:
+                raise _late(self._case_id, kind)
+            self.artifacts.setdefault(kind, []).append(validate_artifact(kind, value))
 
     def retrieval(self, retrieval: Retrieval | Mapping[str, Any]) -> None:
         self.record("retrieval/v1", retrieval)
@@ -240,6 +257,110 @@ class Recorder:
 
 
 _current: contextvars.ContextVar[Recorder] = contextvars.ContextVar("oloproof_current_case")
+
+
+# What recorders were asked to record after their case returned, each as the error saying so.
+# Raised where it happens too, but there it is in a task or thread nobody waits for: the run
+# reads it here (``LateRecords``), and the tasks it was raised in.
+_late_records: list[str] = []
+_late_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+
+
+def _late(case_id: str, kind: str) -> ArtifactError:
+    message = (
+        f"case {case_id!r}: the system recorded a {kind} artifact after the case returned (from "
+        "a task or thread it started and did not wait for), too late to count for the case; "
+        "wait for it before returning"
+    )
+    _late_records.append(message)
+    with contextlib.suppress(RuntimeError):  # a thread's record: no task
+        task = asyncio.current_task()
+        if task is not None:
+            _late_tasks.add(task)
+    return ArtifactError(message)
+
+
+class LateRecords:
+    """What the systems of one run record after their cases returned, and the asyncio tasks
+    their cases started that may still do so.
+
+    A record that comes too late would leave its case reading as having recorded none
+    (excluded from every metric on it) without a word, and a task still waiting when the run
+    ends is cancelled with it, its record never made. The run checks between cases
+    (``check``) and, before it ends, waits for those tasks (``settle``).
+    """
+
+    def __init__(self) -> None:
+        self._started: dict[asyncio.Task[Any], Recorder] = {}
+
+    def note(self, task: asyncio.Task[Any], recorder: Recorder | None) -> None:
+        """Keep ``task`` while it runs when a case of a system that records started it."""
+        if recorder is not None and recorder._declared:
+            self._started[task] = recorder
+            task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[Any]) -> None:
+        del self._started[task]
+        if task in _late_tasks and not task.cancelled():
+            task.exception()  # the run says it: not again as an exception nobody retrieved
+
+    def check(self) -> None:
+        """Raise the ``ArtifactError`` of the first record made after its case returned."""
+        if _late_records:
+            raise ArtifactError(_late_records[0])
+
+    async def settle(self, timeout_s: float) -> None:
+        """Once every case has returned: wait up to ``timeout_s`` for the tasks they started,
+        then ``check``; a task still running then stops the run, its records unknowable. (A
+        case that errored keeps its recorder open: what it records counts for nothing.)"""
+        waiting = [task for task, recorder in self._started.items() if recorder._closed]
+        if waiting:
+            await asyncio.wait(waiting, timeout=timeout_s)
+        await asyncio.sleep(0)  # a callback the last case scheduled runs first
+        self.check()
+        for task in waiting:
+            if not task.done():
+                raise ArtifactError(
+                    f"case {self._started[task]._case_id!r}: the system started an asyncio "
+                    f"task that was still running {timeout_s:g} s after the last case "
+                    "returned; what it records once the run has ended cannot count for the "
+                    "case; wait for it before returning"
+                )
+
+
+R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def watching_late_records() -> Iterator[LateRecords]:
+    """``LateRecords`` of the cases run on the running loop while in the block: each task
+    created is noted with the recorder of the case that created it."""
+    loop = asyncio.get_running_loop()
+    previous = loop.get_task_factory()
+    watch = LateRecords()
+
+    def factory(
+        loop: asyncio.AbstractEventLoop,
+        coro: Generator[Any, None, R] | Coroutine[Any, Any, R],
+        /,
+        **kwargs: Any,
+    ) -> asyncio.Future[R]:
+        # ``context`` (and on later Pythons ``name``, ``eager_start``) as create_task gives them.
+        task = (
+            previous(loop, coro, **kwargs) if previous else asyncio.Task(coro, loop=loop, **kwargs)
+        )
+        context = kwargs.get("context")
+        owner = context.get(_current, None) if context is not None else _current.get(None)
+        if isinstance(task, asyncio.Task):
+            watch.note(task, owner)
+        return task
+
+    _late_records.clear()  # one made after an earlier run ended: that run has ended
+    loop.set_task_factory(factory)
+    try:
+        yield watch
+    finally:
+        loop.set_task_factory(previous)
 
 
 def current_case() -> Recorder:

@@ -72,7 +72,7 @@ class CallableSystem:
         return {"callable": self._fingerprint.record()}
 
     async def execute(self, case: Case, ctx: ExecContext) -> Execution:
-        recorder = Recorder(self._records)
+        recorder = Recorder(self._records, case.id)
         # Calls the function makes through oloproof.models.ModelClient are recorded with it.
         with recording_model_calls() as calls:
             try:
@@ -88,6 +88,8 @@ class CallableSystem:
                     output = await self._pool.call(context.run, self._fn, own_copy(case.input))
             except ArtifactError as exc:
                 raise ArtifactError(f"case {case.id!r}: {exc.message}") from None
+        # What it records from now on is late: it would be lost (sdk.LateRecords).
+        recorder.close()
         artifacts = recorder.artifacts
         if calls:
             artifacts.setdefault("model_call/v1", []).extend(calls)

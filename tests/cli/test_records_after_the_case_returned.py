@@ -1,0 +1,200 @@
+"""Records a system makes after its case returned, through the real CLI.
+
+The probe: an async system that hands ``current_case()`` to a task it starts and does not
+await, the task recording the case's retrieval a moment later. The system returned first; the
+recorder's artifacts were read and stored; what the task recorded went nowhere. Of 4 cases 3
+read ``no_retrieval_recorded``: ``mrr_at_5`` '1 / 1 observed · 0 missing · 3 excluded', gate
+PASS, exit 0, ``verify`` ok, with no word. (The recorder's own refusal of a record through
+another case's recorder did not apply: the task sees its own case's.)
+
+Now a case's recorder is closed when its system returns. A record through it raises in the
+task (or thread) and is noted: the run stops at its next case, or before it ends, with one line
+naming the case, exit 2, the run stopped with no gate. Before it ends a run waits (up to the
+case timeout) for the tasks its cases started; one still running then stops it too, since what
+it would record cannot count.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from tests.support import oloproof, write_project
+
+CONFIG = """\
+system: {{name: ranker, version: "1", callable: app:run}}
+dataset: cases.jsonl
+policy: policy.yaml
+concurrency: {concurrency}
+timeout_s: 2
+evaluators:
+  - {{type: mrr, k: 5}}
+"""
+
+POLICY = "version: 1\nrules:\n  - {id: mrr-floor, metric: mrr_at_5, min: 0.01}\n"
+
+# c0 records in its call; every other case from a task it leaves running (after ``DELAY``),
+# each case itself taking ``TAKES`` seconds, except case ``QUICK``, which returns at once.
+TASK_APP = """
+import asyncio
+
+from oloproof import Passage, Retrieval, current_case, system
+
+DELAY = {delay}
+TAKES = {takes}
+QUICK = {quick!r}
+
+
+def retrieval(case):
+    return Retrieval(query=case["q"], depth=2, candidates=(Passage(doc_id="d1"),))
+
+
+async def later(recorder, case):
+    await asyncio.sleep(DELAY)
+    recorder.retrieval(retrieval(case))
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+async def run(case):
+    if case["q"] == "q0":
+        current_case().retrieval(retrieval(case))
+    else:
+        asyncio.create_task(later(current_case(), case))
+    await asyncio.sleep(0 if case["q"] == QUICK else TAKES)
+    return {{"answer": "yes"}}
+"""
+
+# A sync system whose thread records for it; c0 returns without waiting for it, every other
+# case long after it recorded.
+THREAD_APP = """
+import threading
+import time
+
+from oloproof import Passage, Retrieval, current_case, system
+
+
+def later(recorder, case):
+    time.sleep(0.05)
+    recorder.retrieval(Retrieval(query=case["q"], depth=2, candidates=(Passage(doc_id="d1"),)))
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+def run(case):
+    threading.Thread(target=later, args=(current_case(), case)).start()
+    time.sleep(0 if case["q"] == "q0" else 0.2)
+    return {"answer": "yes"}
+"""
+
+LATE = (
+    ": the system recorded a retrieval/v1 artifact after the case returned (from a task or "
+    "thread it started and did not wait for), too late to count for the case; wait for it "
+    "before returning"
+)
+
+
+def _project(tmp_path: Path, app: str, concurrency: int = 1) -> Path:
+    cases = [
+        {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"relevant": [{"doc_id": "d1"}]}}
+        for i in range(4)
+    ]
+    return write_project(
+        tmp_path / "p",
+        app=app,
+        config=CONFIG.format(concurrency=concurrency),
+        policy=POLICY,
+        cases=cases,
+    )
+
+
+def _stopped(root: Path, ending: str, *, thread: bool = False) -> str:
+    """The line the run stopped with (it ends with ``ending``), having checked that it stopped
+    with no gate. ``thread``: Python also printed the error a thread raised, with the line of
+    the system's code that recorded (a task's is not printed: the run says it)."""
+    result = oloproof("run", cwd=root)
+    assert result.code == 2, result.out + result.err
+    assert "Gate:" not in result.out, result.out
+    lines = result.err.strip().splitlines()
+    if thread:
+        assert lines[0] == "Exception in thread Thread-1 (later):", result.err
+        assert "recorder.retrieval(" in result.err, result.err
+    else:
+        assert len(lines) == 1, result.err
+    assert lines[-1].startswith("error: case 'c"), lines[-1]
+    assert lines[-1].endswith(ending), lines[-1]
+    runs = oloproof("runs", cwd=root)
+    assert " STOPPED " in runs.out, runs.out
+    return lines[-1]
+
+
+@pytest.mark.parametrize("concurrency", [1, 3])
+def test_a_task_recording_after_every_case_returned_stops_the_run(
+    tmp_path: Path, concurrency: int
+) -> None:
+    # Every case returns before any task records: the run notices before it ends.
+    root = _project(tmp_path, TASK_APP.format(delay=0.05, takes=0, quick=""), concurrency)
+    _stopped(root, LATE)
+
+
+def test_a_task_recording_while_later_cases_run_stops_the_run_at_the_next(
+    tmp_path: Path,
+) -> None:
+    # c1 returns at once, and its task records while c2 runs: the run stops before c3.
+    root = _project(tmp_path, TASK_APP.format(delay=0.05, takes=0.2, quick="q1"))
+    said = _stopped(root, LATE)
+    assert said.startswith("error: case 'c1'"), said
+
+
+def test_a_thread_recording_after_its_case_returned_stops_the_run(tmp_path: Path) -> None:
+    said = _stopped(_project(tmp_path, THREAD_APP), LATE, thread=True)
+    assert said.startswith("error: case 'c0'"), said
+
+
+def test_a_task_still_running_when_the_run_would_end_stops_it(tmp_path: Path) -> None:
+    root = _project(tmp_path, TASK_APP.format(delay=60, takes=0, quick=""))
+    _stopped(
+        root,
+        ": the system started an asyncio task that was still running 2 s after the last case "
+        "returned; what it records once the run has ended cannot count for the case; wait "
+        "for it before returning",
+    )
+
+
+def test_records_made_before_the_case_returned_count(tmp_path: Path) -> None:
+    # The thread and the task record before their case returns: every case counts.
+    for name, app in (
+        ("thread", THREAD_APP.replace('"q0"', '""')),
+        ("task", TASK_APP.format(delay=0.01, takes=0.2, quick="")),
+    ):
+        (tmp_path / name).mkdir()
+        root = _project(tmp_path / name, app, concurrency=2)
+        result = oloproof("run", cwd=root)
+        assert result.code == 0, result.out + result.err
+        assert "4 / 4 observed · 0 missing · 0 excluded" in result.out, result.out
+
+
+ERRORED_APP = """
+import asyncio
+
+from oloproof import Passage, Retrieval, current_case, system
+
+
+async def later(recorder, case):
+    await asyncio.sleep(0.05)
+    recorder.retrieval(Retrieval(query=case["q"], depth=2, candidates=(Passage(doc_id="d1"),)))
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+async def run(case):
+    if case["q"] == "q1":
+        asyncio.create_task(later(current_case(), case))
+        raise RuntimeError("down")
+    current_case().retrieval(Retrieval(query=case["q"], candidates=(Passage(doc_id="d1"),)))
+    return {"answer": "yes"}
+"""
+
+
+def test_a_task_of_a_case_that_errored_stops_nothing(tmp_path: Path) -> None:
+    # c1 errored: nothing it records counts, so its task's late record loses nothing.
+    result = oloproof("run", cwd=_project(tmp_path, ERRORED_APP))
+    assert result.code == 0, result.out + result.err
+    assert "3 / 3 observed · 1 missing · 0 excluded" in result.out, result.out
