@@ -9,6 +9,7 @@ and recorded exactly as the system gives them: Oloproof never re-ranks.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import contextvars
 import operator
@@ -281,28 +282,29 @@ def _late(case_id: str, kind: str) -> ArtifactError:
 
 
 class LateRecords:
-    """What the systems of one run record after their cases returned, and the asyncio tasks
-    their cases started that may still do so.
+    """What the systems of one run record after their cases returned, and the work their
+    cases started on the run's loop (asyncio tasks, calls on its executor) that may still do so.
 
     A record that comes too late would leave its case reading as having recorded none
-    (excluded from every metric on it) without a word, and a task still waiting when the run
-    ends is cancelled with it, its record never made. The run checks between cases
-    (``check``) and, before it ends, waits for those tasks (``settle``).
+    (excluded from every metric on it) without a word; a task still waiting when the run ends
+    is cancelled with it, its record never made, and an executor's call records once the run
+    has decided. The run checks between cases (``check``) and, before it decides, waits for
+    that work (``settle``).
     """
 
     def __init__(self) -> None:
-        self._started: dict[asyncio.Task[Any], Recorder] = {}
+        self._started: dict[asyncio.Future[Any], Recorder] = {}
 
-    def note(self, task: asyncio.Task[Any], recorder: Recorder | None) -> None:
-        """Keep ``task`` while it runs when a case of a system that records started it."""
+    def note(self, work: asyncio.Future[Any], recorder: Recorder | None) -> None:
+        """Keep ``work`` while it runs when a case of a system that records started it."""
         if recorder is not None and recorder._declared:
-            self._started[task] = recorder
-            task.add_done_callback(self._ended)
+            self._started[work] = recorder
+            work.add_done_callback(self._ended)
 
-    def _ended(self, task: asyncio.Task[Any]) -> None:
-        del self._started[task]
-        if task in _late_tasks and not task.cancelled():
-            task.exception()  # the run says it: not again as an exception nobody retrieved
+    def _ended(self, work: asyncio.Future[Any]) -> None:
+        del self._started[work]
+        if work in _late_tasks and not work.cancelled():
+            work.exception()  # the run says it: not again as an exception nobody retrieved
 
     def check(self) -> None:
         """Raise the ``ArtifactError`` of the first record made after its case returned."""
@@ -310,21 +312,21 @@ class LateRecords:
             raise ArtifactError(_late_records[0])
 
     async def settle(self, timeout_s: float) -> None:
-        """Once every case has returned: wait up to ``timeout_s`` for the tasks they started,
-        then ``check``; a task still running then stops the run, its records unknowable. (A
+        """Once every case has returned: wait up to ``timeout_s`` for the work they started,
+        then ``check``; work still running then stops the run, its records unknowable. (A
         case that errored keeps its recorder open: what it records counts for nothing.)"""
-        waiting = [task for task, recorder in self._started.items() if recorder._closed]
+        waiting = [work for work, recorder in self._started.items() if recorder._closed]
         if waiting:
             await asyncio.wait(waiting, timeout=timeout_s)
         await asyncio.sleep(0)  # a callback the last case scheduled runs first
         self.check()
-        for task in waiting:
-            if not task.done():
+        for work in waiting:
+            if not work.done():
                 raise ArtifactError(
-                    f"case {self._started[task]._case_id!r}: the system started an asyncio "
-                    f"task that was still running {timeout_s:g} s after the last case "
-                    "returned; what it records once the run has ended cannot count for the "
-                    "case; wait for it before returning"
+                    f"case {self._started[work]._case_id!r}: the system started an asyncio "
+                    f"task (or executor call) that was still running {timeout_s:g} s after the "
+                    "last case returned; what it records once the run has ended cannot count "
+                    "for the case; wait for it before returning"
                 )
 
 
@@ -334,9 +336,11 @@ R = TypeVar("R")
 @contextlib.contextmanager
 def watching_late_records() -> Iterator[LateRecords]:
     """``LateRecords`` of the cases run on the running loop while in the block: each task
-    created is noted with the recorder of the case that created it."""
+    created and each call handed to its executor is noted with the recorder of the case that
+    made it."""
     loop = asyncio.get_running_loop()
     previous = loop.get_task_factory()
+    run_in_executor = loop.run_in_executor
     watch = LateRecords()
 
     def factory(
@@ -355,12 +359,21 @@ def watching_late_records() -> Iterator[LateRecords]:
             watch.note(task, owner)
         return task
 
+    def in_executor(
+        executor: concurrent.futures.Executor | None, func: Callable[..., R], *args: Any
+    ) -> asyncio.Future[R]:
+        future = run_in_executor(executor, func, *args)
+        watch.note(future, _current.get(None))
+        return future
+
     _late_records.clear()  # one made after an earlier run ended: that run has ended
     loop.set_task_factory(factory)
+    loop.run_in_executor = in_executor  # type: ignore[method-assign, assignment]
     try:
         yield watch
     finally:
         loop.set_task_factory(previous)
+        loop.run_in_executor = run_in_executor  # type: ignore[method-assign]
 
 
 def current_case() -> Recorder:

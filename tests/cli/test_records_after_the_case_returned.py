@@ -12,6 +12,11 @@ task (or thread) and is noted: the run stops at its next case, or before it ends
 naming the case, exit 2, the run stopped with no gate. Before it ends a run waits (up to the
 case timeout) for the tasks its cases started; one still running then stops it too, since what
 it would record cannot count.
+
+Then: a call handed to the loop's executor (``run_in_executor``, not awaited) recorded once the
+run had decided (as the loop closed, waiting for its executor): gate PASS, exit 0, the late
+record's error printed only as a future's exception nobody retrieved. The run now waits for
+those calls too.
 """
 
 from __future__ import annotations
@@ -106,24 +111,27 @@ def _project(tmp_path: Path, app: str, concurrency: int = 1) -> Path:
     )
 
 
-def _stopped(root: Path, ending: str, *, thread: bool = False) -> str:
+def _stopped(root: Path, ending: str, *, also: str | None = None) -> str:
     """The line the run stopped with (it ends with ``ending``), having checked that it stopped
-    with no gate. ``thread``: Python also printed the error a thread raised, with the line of
-    the system's code that recorded (a task's is not printed: the run says it)."""
+    with no gate. ``also``: Python printed the error a thread or an executor's call raised too,
+    with the line of the system's code that recorded (a task's is not printed: the run says
+    it); else that line is all it printed."""
     result = oloproof("run", cwd=root)
     assert result.code == 2, result.out + result.err
     assert "Gate:" not in result.out, result.out
     lines = result.err.strip().splitlines()
-    if thread:
-        assert lines[0] == "Exception in thread Thread-1 (later):", result.err
-        assert "recorder.retrieval(" in result.err, result.err
+    said = [line for line in lines if line.startswith("error:")]
+    assert len(said) == 1, result.err
+    if also is None:
+        assert lines == said, result.err
     else:
-        assert len(lines) == 1, result.err
-    assert lines[-1].startswith("error: case 'c"), lines[-1]
-    assert lines[-1].endswith(ending), lines[-1]
+        assert also in lines, result.err
+        assert "recorder.retrieval(" in result.err, result.err
+    assert said[0].startswith("error: case 'c"), said[0]
+    assert said[0].endswith(ending), said[0]
     runs = oloproof("runs", cwd=root)
     assert " STOPPED " in runs.out, runs.out
-    return lines[-1]
+    return said[0]
 
 
 @pytest.mark.parametrize("concurrency", [1, 3])
@@ -145,17 +153,35 @@ def test_a_task_recording_while_later_cases_run_stops_the_run_at_the_next(
 
 
 def test_a_thread_recording_after_its_case_returned_stops_the_run(tmp_path: Path) -> None:
-    said = _stopped(_project(tmp_path, THREAD_APP), LATE, thread=True)
+    said = _stopped(
+        _project(tmp_path, THREAD_APP), LATE, also="Exception in thread Thread-1 (later):"
+    )
     assert said.startswith("error: case 'c0'"), said
+
+
+def test_an_executor_call_recording_after_every_case_returned_stops_the_run(
+    tmp_path: Path,
+) -> None:
+    # Handed to the loop's executor and not awaited: it would record as the loop closed, once
+    # the run had decided.
+    app = TASK_APP.format(delay=0.05, takes=0, quick="").replace(
+        "asyncio.create_task(later(current_case(), case))",
+        "asyncio.get_running_loop().run_in_executor(None, recorded, current_case(), case)",
+    )
+    app += (
+        "\n\ndef recorded(recorder, case):\n    import time\n\n    time.sleep(0.05)\n"
+        "    recorder.retrieval(retrieval(case))\n"
+    )
+    _stopped(_project(tmp_path, app), LATE, also="Future exception was never retrieved")
 
 
 def test_a_task_still_running_when_the_run_would_end_stops_it(tmp_path: Path) -> None:
     root = _project(tmp_path, TASK_APP.format(delay=60, takes=0, quick=""))
     _stopped(
         root,
-        ": the system started an asyncio task that was still running 2 s after the last case "
-        "returned; what it records once the run has ended cannot count for the case; wait "
-        "for it before returning",
+        ": the system started an asyncio task (or executor call) that was still running 2 s "
+        "after the last case returned; what it records once the run has ended cannot count "
+        "for the case; wait for it before returning",
     )
 
 
