@@ -224,3 +224,32 @@ def test_a_task_of_a_case_that_errored_stops_nothing(tmp_path: Path) -> None:
     result = oloproof("run", cwd=_project(tmp_path, ERRORED_APP))
     assert result.code == 0, result.out + result.err
     assert "3 / 3 observed · 1 missing · 0 excluded" in result.out, result.out
+
+
+WORKER_APP = """
+import asyncio
+import contextvars
+
+from oloproof import Passage, Retrieval, current_case, system
+
+STARTED = []
+
+
+async def forever():
+    while True:
+        await asyncio.sleep(1)
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+async def run(case):
+    if not STARTED:  # meant to outlive its case: started with no case of its own
+        STARTED.append(asyncio.create_task(forever(), context=contextvars.Context()))
+    current_case().retrieval(Retrieval(query=case["q"], candidates=(Passage(doc_id="d1"),)))
+    return {"answer": "yes"}
+"""
+
+
+def test_a_task_started_outside_its_case_is_not_waited_for(tmp_path: Path) -> None:
+    result = oloproof("run", cwd=_project(tmp_path, WORKER_APP))
+    assert result.code == 0, result.out + result.err
+    assert "4 / 4 observed · 0 missing · 0 excluded" in result.out, result.out
