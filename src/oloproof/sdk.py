@@ -268,10 +268,13 @@ _late_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
 
 def _late(case_id: str, kind: str) -> ArtifactError:
+    # Through the recorder kept past its case as well: in a thread of a later case, where no
+    # case is current, the recorder of another case is not refused (``record``).
     message = (
-        f"case {case_id!r}: the system recorded a {kind} artifact after the case returned (from "
-        "a task or thread it started and did not wait for), too late to count for the case; "
-        "wait for it before returning"
+        f"case {case_id!r}: the system recorded a {kind} artifact after the case returned, too "
+        "late to count for it: from a task or thread the case started and did not wait for "
+        "(wait for it before returning), or through the case's recorder kept for a later case "
+        "(call current_case() in each case)"
     )
     _late_records.append(message)
     with contextlib.suppress(RuntimeError):  # a thread's record: no task
