@@ -32,7 +32,13 @@ from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.idtext import id_problem
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import JudgeConfig, ModelSystemSettings, sendable_url
+from oloproof.judge_config import (
+    WRITTEN,
+    JudgeConfig,
+    ModelSystemSettings,
+    as_written,
+    sendable_url,
+)
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import input_fault, line_for, read_yaml
 
@@ -112,7 +118,7 @@ class HttpSystem(_Model):
     def _sendable_url(cls, value: str, info: ValidationInfo) -> str:
         # Checked as a judge's base_url is, at the key's line. A run's recorded config is read
         # as recorded: a URL this check came after ran then, and is re-executed as it ran.
-        return sendable_url(value) if (info.context or {}).get("written") else value
+        return sendable_url(value) if as_written(info) else value
 
 
 class RagSettings(_Model):
@@ -141,8 +147,7 @@ class SystemConfig(_Model):
     @classmethod
     def _shown(cls, value: str, info: ValidationInfo) -> str:
         # A run's recorded config is read as recorded: what this check came after ran then.
-        written = (info.context or {}).get("written")
-        return _shown_as_written(value, str(info.field_name)) if written else value
+        return _shown_as_written(value, str(info.field_name)) if as_written(info) else value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SystemConfig:
@@ -324,7 +329,7 @@ class ProjectConfig(_Model):
         # `policy:` left empty (or null) in oloproof.yaml would run without a gate and exit 0:
         # most likely a file name lost, never a choice worth a green build. No gate is the key
         # left out. (A run's recorded config says null for that: it is read as recorded.)
-        if value is None and (info.context or {}).get("written"):
+        if value is None and as_written(info):
             raise ValueError(
                 "no policy file is named; name one (policy: policy.yaml), or leave the key out "
                 "to run without a release gate"
@@ -712,7 +717,7 @@ def load_config(path: str | Path) -> ProjectConfig:
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
     try:
-        config = ProjectConfig.model_validate(data, context={"written": True})
+        config = ProjectConfig.model_validate(data, context={WRITTEN: True})
     except ValidationError as exc:
         kind = wrong_kind(data, "config")
         if kind is not None:

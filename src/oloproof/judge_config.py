@@ -133,6 +133,17 @@ ADDED_PATHS: dict[str, tuple[str, ...]] = {
 """The path each protocol adds to ``base_url`` for a call, then what else of it a base_url
 given with that path may end in (the messages protocol's version)."""
 
+# The validation context of settings read from the file the user wrote (``load_config``).
+WRITTEN = "written"
+
+
+def as_written(info: ValidationInfo) -> bool:
+    """Whether the settings being validated are read from the file the user wrote, rather than
+    as a run recorded them: a check added over time holds only then, since what a run recorded
+    before it came ran as recorded and is read so."""
+    return bool((info.context or {}).get(WRITTEN))
+
+
 # A token priced at this or more costs 10,000 a million: over ten times the dearest model's price
 # in dollars, euros or pounds, and most likely the per-million figure providers quote, which
 # read per token makes every reported cost a million times too high.
@@ -283,7 +294,7 @@ class ProviderSettings(BaseModel):
     @classmethod
     def _per_token(cls, price: float | None, info: ValidationInfo) -> float | None:
         # A run's recorded config is read as recorded: what this check came after ran then.
-        if price is None or price < MAX_TOKEN_PRICE or not (info.context or {}).get("written"):
+        if price is None or price < MAX_TOKEN_PRICE or not as_written(info):
             return price
         raise ValueError(
             f"{price:g} a token is {price * 1e6:,.0f} a million tokens, most likely a price per "
@@ -343,7 +354,7 @@ class ProviderSettings(BaseModel):
         base = (self.base_url or "").rstrip("/")
         paths = ADDED_PATHS[self.provider]
         end = next((path for path in paths if base.endswith(path)), None)
-        if end is None or not (info.context or {}).get("written"):
+        if end is None or not as_written(info):
             return self
         problem = PydanticCustomError(
             "endpoint_given_whole",
