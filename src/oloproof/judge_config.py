@@ -21,7 +21,8 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from typing import Annotated, Any, Literal
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import (
     BaseModel,
@@ -244,7 +245,8 @@ class ProviderSettings(BaseModel):
         gt=0,
         description=(
             "Seconds one call may take, from sending to the whole reply, so time spent queued "
-            "inside the server counts (default 60; 300 with vllm, 600 with llama.cpp or ollama)."
+            "inside the server counts (default 60; 300 with vllm, 600 with llama.cpp or ollama; "
+            "a default is at most the project's `timeout_s`)."
         ),
     )
     max_retries: int | None = Field(
@@ -626,6 +628,19 @@ JudgeConfig = Annotated[
     Field(discriminator="type"),
 ]
 """Any LLM judge's settings, selected by ``type``."""
+
+JUDGE_TYPES: frozenset[str] = frozenset(
+    judge.model_fields["type"].default for judge in get_args(get_args(JudgeConfig)[0])
+)
+"""The ``type`` of each LLM judge's entry under ``evaluators:``."""
+
+
+def default_timeout_s(entry: Mapping[str, Any]) -> float:
+    """The call timeout of provider settings (a judge's entry, a model system's, as written)
+    that give none: their ``server`` profile's, else a hosted API's."""
+    server = entry.get("server")
+    profile = SERVER_PROFILES.get(server, {}) if isinstance(server, str) else {}
+    return float(profile.get("timeout_s", HOSTED_DEFAULTS["timeout_s"]))
 
 
 class ModelSystemSettings(ProviderSettings):
