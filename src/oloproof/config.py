@@ -114,7 +114,9 @@ class HttpSystem(_Model):
     retries: int = Field(
         default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
     )
-    backoff_s: float = Field(default=0.5, ge=0, description="First backoff; doubles each try.")
+    backoff_s: float = Field(
+        default=0.5, ge=0, description="First backoff; doubles each try, up to 30 s."
+    )
     reuse: HttpReuse | None = Field(
         default=None,
         description="Reuse executions from earlier runs while `version` is unchanged; without "

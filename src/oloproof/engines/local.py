@@ -39,7 +39,14 @@ from oloproof.errors import ArtifactError, OloproofError
 from oloproof.models import recording_model_calls
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
-from oloproof.systems.base import ExecContext, Execution, StageCache, StageRecord, System
+from oloproof.systems.base import (
+    ExecContext,
+    Execution,
+    StageCache,
+    StageRecord,
+    System,
+    last_failure,
+)
 from oloproof.usercode import message_of, own_exit, received, recordable
 
 # The execution, or the error record of a case that errored, the stages the case ran, and the
@@ -93,7 +100,11 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             if due.overran:  # what was raised in it (Overran), or what it raised after
                 return None, timed_out(timeout_s, held=True), noted.stages, calls()
             try:
-                error = timed_out(timeout_s) if expired else error_record(exc)
+                error = (
+                    timed_out(timeout_s, failure=last_failure(exc))
+                    if expired
+                    else error_record(exc)
+                )
             except aio.Overran:
                 # Its text is user code too (``__str__``), run here on the loop: one that held
                 # the loop past the deadline was stopped there, and the case took too long.
@@ -128,12 +139,16 @@ class _NotedStages:
         return address
 
 
-def timed_out(timeout_s: float, *, held: bool = False) -> dict[str, Any]:
+def timed_out(
+    timeout_s: float, *, held: bool = False, failure: str | None = None
+) -> dict[str, Any]:
     """The error record of a case that took longer than ``timeout_s`` (``held``: holding up
-    the event loop as it did)."""
+    the event loop as it did; ``failure``: what the system last failed on, trying again)."""
     message = f"the case took longer than {timeout_s:g} s"
     if held:
         message += " and held up the event loop (blocking code in an async system)"
+    if failure is not None:
+        message += f"; {failure}"
     return {"type": "TimeoutError", "message": message, "traceback": ""}
 
 

@@ -22,11 +22,13 @@ from oloproof.providers._body import (
     read_body,
 )
 from oloproof.providers._http import (
+    MAX_BACKOFF_S,
     Completion,
     HttpProvider,
     Provider,
     ProviderError,
     Usage,
+    backoff_wait,
     lone_surrogate_in,
     retry_after_seconds,
 )
@@ -35,6 +37,7 @@ from oloproof.providers.openai_chat import OpenAIChatProvider
 
 __all__ = [
     "ACCEPT_ENCODING",
+    "MAX_BACKOFF_S",
     "MAX_BODY_BYTES",
     "AnthropicMessagesProvider",
     "BodyTooLarge",
@@ -45,6 +48,7 @@ __all__ = [
     "ProviderError",
     "UnreadableBody",
     "Usage",
+    "backoff_wait",
     "lone_surrogate_in",
     "make_provider",
     "read_body",

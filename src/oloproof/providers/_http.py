@@ -224,6 +224,19 @@ def _redacted(failure: ProviderError) -> ProviderError:
     )
 
 
+MAX_BACKOFF_S = 30.0
+"""The longest wait before a retry: a doubling backoff without one would wait 256 times the
+first after eight tries, past any timeout, and the failure it retries would never be told."""
+
+
+def backoff_wait(first_s: float, attempt: int, cap_s: float = MAX_BACKOFF_S) -> float:
+    """The wait after try ``attempt`` (from 1) failed: ``first_s`` doubled each try since the
+    first, at most ``cap_s``."""
+    # Doubled no further than the largest power of two a float holds (2.0 ** 1024 raises
+    # OverflowError), which no first wait but 0 comes back from under the cap.
+    return min(cap_s, first_s * 2.0 ** min(attempt - 1, 1023))
+
+
 def retry_after_seconds(headers: httpx.Headers) -> float | None:
     """The wait a response asks for: ``retry-after-ms``, or ``Retry-After`` (seconds or a date)."""
     millis = headers.get("retry-after-ms")
@@ -278,7 +291,7 @@ class HttpProvider:
         retry_on_timeout: bool = True,
         concurrency: int = 4,
         backoff_s: float = 0.5,
-        backoff_max_s: float = 30.0,
+        backoff_max_s: float = MAX_BACKOFF_S,
         max_retry_after_s: float = 60.0,
     ) -> None:
         if concurrency < 1 or max_retries < 0 or timeout_s <= 0:
@@ -535,7 +548,7 @@ class HttpProvider:
         )
 
     def _backoff(self, attempt: int) -> float:
-        nominal = min(self.backoff_max_s, self.backoff_s * 2.0 ** (attempt - 1))
+        nominal = backoff_wait(self.backoff_s, attempt, self.backoff_max_s)
         return nominal * (1.0 + 0.25 * random.random())
 
     def _semaphore(self) -> asyncio.Semaphore:

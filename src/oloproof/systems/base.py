@@ -24,6 +24,30 @@ from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
 from oloproof.usercode import describe, lone_surrogate, message_of, received, user_failed
 
+# The attribute of a case's cancellation that holds what its system last failed on.
+_LAST_FAILURE: Final = "_oloproof_last_failure"
+
+
+def keep_last_failure(cancelled: asyncio.CancelledError, failure: str) -> None:
+    """Hold ``failure`` (a failed try the system was retrying past) on ``cancelled``, a case
+    being stopped at its timeout: the case's record then says why it was still trying
+    (``last_failure``), where it would say only that it took too long."""
+    setattr(cancelled, _LAST_FAILURE, failure)
+
+
+def last_failure(exc: BaseException) -> str | None:
+    """What ``keep_last_failure`` held on ``exc`` or on what it came from (``asyncio.timeout``
+    raises a TimeoutError from the cancellation), or None."""
+    seen: set[int] = set()
+    found: BaseException | None = exc
+    while found is not None and id(found) not in seen:
+        seen.add(id(found))
+        failure = getattr(found, _LAST_FAILURE, None)
+        if isinstance(failure, str):
+            return failure
+        found = found.__cause__ or found.__context__
+    return None
+
 
 @dataclass(frozen=True)
 class StageRecord:

@@ -5,7 +5,9 @@ none is given) and each artifact kind at its dotted path; artifacts are validate
 ones a callable system records. A missing field or malformed artifact is an ``ArtifactError``
 (the run stops, exit 2). Everything else about a reply is the endpoint's doing and raises
 ``HttpSystemError``, which the engine records as that case errored: a server that keeps failing
-(connection errors, timeouts, 429, 5xx after every retry), refuses the request (another 4xx),
+(connection errors, timeouts, 429, 5xx after every retry; the wait between tries doubles up to
+``providers.MAX_BACKOFF_S``, and a case stopped at its timeout while retrying keeps the last
+failure in its record), refuses the request (another 4xx),
 redirects, answers with no body or with more than ``MAX_RESPONSE_BYTES``, with a body it cannot
 read whole (``oloproof.providers.read_body``: in a coding not asked for, a gzip stream cut
 short), or with a body that is not a JSON object the ledger can record as it reads (cut off
@@ -52,11 +54,12 @@ from oloproof.providers import (
     MAX_BODY_BYTES,
     BodyTooLarge,
     UnreadableBody,
+    backoff_wait,
     read_body,
     retry_after_seconds,
 )
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
-from oloproof.systems.base import ExecContext, Execution
+from oloproof.systems.base import ExecContext, Execution, keep_last_failure
 
 if TYPE_CHECKING:
     from oloproof.config import HttpSystem
@@ -191,14 +194,24 @@ class HttpSystemAdapter:
         return resolved
 
     async def _post(self, case: Case) -> dict[str, Any]:
+        failed: list[str] = []  # what each try that failed failed on
+        try:
+            return await self._tries(case, failed)
+        except asyncio.CancelledError as exc:
+            # Stopped at the case's timeout while retrying: its record keeps why it was.
+            if failed:
+                tries = self._settings.retries + 1
+                keep_last_failure(exc, f"try {len(failed)} of {tries} had failed: {failed[-1]}")
+            raise
+
+    async def _tries(self, case: Case, failed: list[str]) -> dict[str, Any]:
         settings = self._settings
         headers = self._headers()
         client = self._get_client()
         tries = settings.retries + 1
-        delay = settings.backoff_s
         problem = ""
         for attempt in range(tries):
-            wait = delay
+            wait = backoff_wait(settings.backoff_s, attempt + 1)
             try:
                 # httpx's timeout bounds each read; a reply that trickles in must end in time too.
                 async with (
@@ -239,9 +252,9 @@ class HttpSystemAdapter:
                     )
                 else:
                     return _json_object(response, content, case.id, settings.url, self._nesting)
+            failed.append(problem)
             if attempt + 1 < tries:
                 await asyncio.sleep(wait)
-                delay *= 2
         raise HttpSystemError(
             f"case {case.id!r}: POST {settings.url} failed after {tries} "
             f"{'try' if tries == 1 else 'tries'}: {problem}"
