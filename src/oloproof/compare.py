@@ -88,7 +88,13 @@ from oloproof.pairing import (
     expected_key,
     unpaired_reason,
 )
-from oloproof.policy import JudgeStanding, RuleDecision, calibrations_relied_on, gate
+from oloproof.policy import (
+    JudgeStanding,
+    RuleDecision,
+    calibrations_relied_on,
+    gate,
+    refuse_rules_on_score_judges,
+)
 from oloproof.repeats import CASE_EXCLUSIONS
 from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
@@ -181,6 +187,10 @@ def compare_runs(
         ).resolve()
     )
     policy = None if resolved is None else load_compare_policy(resolved)
+    if policy is not None and resolved is not None:
+        # Here, not where a comparison is derived: one recorded before this refusal is
+        # re-derived (``verify``) by the rules it recorded.
+        refuse_rules_on_score_judges(policy, _score_judges(cand, base), resolved)
     if cand.run_id == base.run_id:
         # Every pair would be equal and every rule read a difference of zero: its gate would
         # decide nothing about either run.
@@ -402,6 +412,16 @@ def _check_policy_metrics(
                 hint="judge: belongs to rules on a groundedness, citation support, answer or "
                 "rubric judge's metric",
             )
+
+
+def _score_judges(*runs: StoredRun) -> set[str]:
+    """The metrics a judge that gives scores (a graded judge's) measures in any of ``runs``."""
+    found: set[str] = set()
+    for run in runs:
+        kinds = {e["criterion"]: e["kind"] for e in run.body["evaluators"]}
+        judges = judge_identities(_evaluator_specs(run.body).values())
+        found.update(c for c in judges if kinds.get(c) == "mean")
+    return found
 
 
 def _evaluator_specs(run_body: Mapping[str, Any]) -> dict[str, Any]:

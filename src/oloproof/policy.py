@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from oloproof.config import CompareRule, Policy, Rule
+from oloproof.config import ComparePolicy, CompareRule, Policy, Rule
 from oloproof.errors import ConfigError
 from oloproof.metrics import MetricTally
 from oloproof.results import (
@@ -133,10 +133,12 @@ def refuse_graded_counts(policy: Policy, kinds: Mapping[str, MetricKind], path: 
         )
 
 
-def refuse_rules_on_score_judges(policy: Policy, score_judges: Iterable[str], path: Path) -> None:
-    """Refuse a rule on the metric of a judge that gives scores (a rubric judge with ``scale:
-    score``; ``score_judges``: their criteria), as a ``ConfigError`` naming the rule's file and
-    line.
+def refuse_rules_on_score_judges(
+    policy: Policy | ComparePolicy, score_judges: Iterable[str], path: Path
+) -> None:
+    """Refuse a rule (a release rule, or a comparison's) on the metric of a judge that gives
+    scores (a rubric judge with ``scale: score``; ``score_judges``: their criteria), as a
+    ``ConfigError`` naming the rule's file and line.
 
     Why: a rule on a judge's metric decides only once that exact judge is calibrated, and
     calibration measures pass/fail judges alone. Such a rule would be MANUAL_REVIEW
@@ -144,15 +146,18 @@ def refuse_rules_on_score_judges(policy: Policy, score_judges: Iterable[str], pa
     a ``block_on`` without it, never checked. As ``min: 1``, a rule no run could pass.
     """
     scored = set(score_judges)
-    for index, rule in enumerate(policy.rules):
+    decided = "comparison" if isinstance(policy, ComparePolicy) else "run"
+    rules: Sequence[Rule | CompareRule] = policy.rules
+    for index, rule in enumerate(rules):
         if rule.metric not in scored:
             continue
         where = policy.location("rules", index, "metric", path=path)
         raise ConfigError(
             f"{where}: rule {rule.id!r} reads {rule.metric}, a rubric judge's score (scale: "
             "score), and a rule on a judge's metric decides only once the judge is calibrated, "
-            "which only a pass/fail judge can be: it would be MANUAL_REVIEW on every run; put "
-            "the rule on a rubric judge with scale: pass_fail, calibrated with oloproof calibrate"
+            f"which only a pass/fail judge can be: it would be MANUAL_REVIEW on every {decided}; "
+            "put the rule on a rubric judge with scale: pass_fail, calibrated with oloproof "
+            "calibrate"
         )
 
 
