@@ -310,7 +310,9 @@ class ProviderSettings(BaseModel):
     def _provider_defaults(cls, data: Any) -> Any:
         # Fill the per-provider and per-server defaults in the data, so the model holds the
         # values it uses. An explicit `api_key_env: null` is kept: it means "send no key".
-        if isinstance(data, dict) and data.get("provider") in DEFAULT_BASE_URLS:
+        # A provider that is no name (a list: `provider: [openai]`) is refused as it validates.
+        provider = data.get("provider") if isinstance(data, dict) else None
+        if isinstance(provider, str) and provider in DEFAULT_BASE_URLS:
             data = _with_defaults(dict(data))
         if isinstance(data, dict):
             env = data.get("api_key_env")
@@ -506,7 +508,7 @@ _UNSENDABLE: dict[type, tuple[str, str]] = {
 
 def _with_defaults(data: dict[str, Any]) -> dict[str, Any]:
     provider = data["provider"]
-    profile = SERVER_PROFILES.get(data.get("server") or "", {})
+    profile = _profile(data)
     defaults: dict[str, Any] = {
         "base_url": DEFAULT_BASE_URLS[provider],
         "api_key_env": DEFAULT_KEY_ENVS[provider],
@@ -638,9 +640,14 @@ JUDGE_TYPES: frozenset[str] = frozenset(
 def default_timeout_s(entry: Mapping[str, Any]) -> float:
     """The call timeout of provider settings (a judge's entry, a model system's, as written)
     that give none: their ``server`` profile's, else a hosted API's."""
+    return float(_profile(entry).get("timeout_s", HOSTED_DEFAULTS["timeout_s"]))
+
+
+def _profile(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The defaults of the ``server`` the settings ``entry`` (as written) name: none when it
+    names none, or gives no name (a list, a mapping: refused as the entry validates)."""
     server = entry.get("server")
-    profile = SERVER_PROFILES.get(server, {}) if isinstance(server, str) else {}
-    return float(profile.get("timeout_s", HOSTED_DEFAULTS["timeout_s"]))
+    return SERVER_PROFILES.get(server, {}) if isinstance(server, str) else {}
 
 
 class ModelSystemSettings(ProviderSettings):
