@@ -371,6 +371,26 @@ class ProviderSettings(BaseModel):
         )
 
     @model_validator(mode="after")
+    def _both_prices(self, info: ValidationInfo) -> ProviderSettings:
+        # A cost is reckoned from both prices: one alone would be recorded nowhere, and the
+        # report show no cost without a word. A run's recorded config is read as recorded.
+        prices = ("price_per_input_token", "price_per_output_token")
+        given = [key for key in prices if getattr(self, key) is not None]
+        if len(given) != 1 or not as_written(info):
+            return self
+        (key,) = given
+        other = next(p for p in prices if p != key)
+        problem = PydanticCustomError(
+            "one_price",
+            f"given without {other}, and a cost needs both: none would be recorded or "
+            f"shown; give {other} too (0 for a side that costs nothing)",
+        )
+        # Raised at the key itself (as extra_body's faults are), so the error names its line.
+        raise ValidationError.from_exception_data(
+            key, [InitErrorDetails(type=problem, loc=(key,), input=getattr(self, key))]
+        )
+
+    @model_validator(mode="after")
     def _fits_the_protocol(self) -> ProviderSettings:
         if self.provider == "openai":
             return self
