@@ -796,22 +796,24 @@ def load_config(path: str | Path) -> ProjectConfig:
 
 
 def _refuse_calls_past_the_case(config: ProjectConfig, path: Path) -> None:
-    """Refuse an http system's ``timeout_s`` longer than the case's, naming both and where each
-    was set: the case is stopped at its own, so the call's would never apply, nor the retries
-    after a call that timed out (a default that long is shortened instead:
-    ``_call_defaults_within_the_case``)."""
-    http = config.system.http
-    if http is None or http.timeout_s <= config.timeout_s:
-        return
-    given = "timeout_s" in config.model_fields_set
-    case = f"line {config.line_of('timeout_s')}" if given else "its default"
-    raise ConfigError(
-        f"{config.location('system', 'http', 'timeout_s', path=path)}: system.http.timeout_s: "
-        f"{http.timeout_s:g} s is longer than a case may take, timeout_s: {config.timeout_s:g} "
-        f"s ({case}), which stops the case first: this timeout, and every retry after a call "
-        f"that reached it, would never apply; give at most {config.timeout_s:g} s, or a longer "
-        "timeout_s for the case"
-    )
+    """Refuse an http or model system's ``timeout_s`` longer than the case's, naming both and
+    where each was set: the case is stopped at its own, so the call's would never apply, nor
+    the retries after a call that timed out (a default that long is shortened instead:
+    ``_call_defaults_within_the_case``, so a longer one was given)."""
+    for kind in ("http", "model"):
+        settings: HttpSystem | ModelSystemSettings | None = getattr(config.system, kind)
+        call = None if settings is None else settings.timeout_s
+        if call is None or call <= config.timeout_s:
+            continue
+        given = "timeout_s" in config.model_fields_set
+        case = f"line {config.line_of('timeout_s')}" if given else "its default"
+        raise ConfigError(
+            f"{config.location('system', kind, 'timeout_s', path=path)}: system.{kind}."
+            f"timeout_s: {call:g} s is longer than a case may take, timeout_s: "
+            f"{config.timeout_s:g} s ({case}), which stops the case first: this timeout, and "
+            f"every retry after a call that reached it, would never apply; give at most "
+            f"{config.timeout_s:g} s, or a longer timeout_s for the case"
+        )
 
 
 def _check_paths(config: ProjectConfig, path: Path) -> None:

@@ -1,13 +1,14 @@
 """A call's timeout longer than a case may take never applies: the case is stopped first. An
-http system's ``timeout_s`` given longer than the case's is refused before anything is
-written, naming both and where each was set; a timeout left to its default (an http system's
-30 s, a server profile's 600 s) is the case's when that is shorter, and the run records so.
-Real CLI, servers on 127.0.0.1.
+http or model system's ``timeout_s`` given longer than the case's is refused before anything
+is written, naming both and where each was set; a timeout left to its default (an http
+system's 30 s, a server profile's 600 s) is the case's when that is shorter, and the run
+records so. Real CLI, servers on 127.0.0.1.
 
 (Before: ``system.http.timeout_s: 5`` under ``timeout_s: 2``, against an endpoint answering
 in 3 s, was accepted and the case recorded only 'the case took longer than 2 s', the http
-timeout never reached; a model system and a judge on ``server: llama.cpp`` or ``ollama``
-recorded ``timeout_s: 600`` for calls each case stopped at 120 s.)
+timeout never reached, and ``system.model.timeout_s: 300`` under the default 120 was
+accepted too; a model system and a judge on ``server: llama.cpp`` or ``ollama`` recorded
+``timeout_s: 600`` for calls each case stopped at 120 s.)
 """
 
 from __future__ import annotations
@@ -113,3 +114,21 @@ def test_a_server_profile_default_past_the_case_is_the_case_timeout(tmp_path: Pa
         120,
         120,
     )
+
+
+def test_a_model_timeout_past_the_case_is_refused(tmp_path: Path) -> None:
+    config = MODEL_CONFIG.format(model="http://127.0.0.1:9/v1", judge="http://127.0.0.1:9/v1")
+    config = config.replace("    prompt:", "    timeout_s: 300\n    prompt:", 1)
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "cases.jsonl").write_text(json.dumps(CASES[0]) + "\n")
+    (root / "oloproof.yaml").write_text(config)
+    done = oloproof("run", cwd=root)
+    assert (done.code, done.out) == (2, ""), done.out + done.err
+    assert done.err == (
+        f"error: {root}/oloproof.yaml, line 9: system.model.timeout_s: 300 s is longer than a "
+        "case may take, timeout_s: 120 s (its default), which stops the case first: this "
+        "timeout, and every retry after a call that reached it, would never apply; give at "
+        "most 120 s, or a longer timeout_s for the case\n"
+    )
+    assert not (root / ".oloproof").exists()
