@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from oloproof.callargs import path as path_argument
-from oloproof.envnames import ENV_NAME_PATTERN, variable_name
+from oloproof.envnames import ENV_NAME_PATTERN, ENV_REFERENCE, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.idtext import id_problem
@@ -128,7 +128,18 @@ class HttpSystem(_Model):
     def _sendable_url(cls, value: str, info: ValidationInfo) -> str:
         # Checked as a judge's base_url is, at the key's line. A run's recorded config is read
         # as recorded: a URL this check came after ran then, and is re-executed as it ran.
-        return sendable_url(value) if as_written(info) else value
+        if not as_written(info):
+            return value
+        found = ENV_REFERENCE.search(value)
+        if found is not None:
+            # Sent as written, every case would fail on a host or path no one meant (or a
+            # server refuse a key it was never given), each only as an errored case.
+            raise ValueError(
+                f"{found.group(0)} is sent as written: only header values read ${{NAME}} from "
+                "the environment; give the URL itself, and a key in a header "
+                "(headers: {Authorization: Bearer ${API_TOKEN}})"
+            )
+        return sendable_url(value)
 
 
 class RagSettings(_Model):

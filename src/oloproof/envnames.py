@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
+ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+"""``${NAME}``, where a setting reads an environment variable (an http system's header values)."""
 
 
 def variable_name(name: str, holding: str = "the key") -> str:

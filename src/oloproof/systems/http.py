@@ -46,6 +46,7 @@ import httpx
 from ledger import CodecError, encode
 from oloproof import redaction, strictjson
 from oloproof.dataset import MAX_NESTING, Case, nesting
+from oloproof.envnames import ENV_REFERENCE
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey
@@ -64,7 +65,6 @@ from oloproof.systems.base import ExecContext, Execution, keep_last_failure
 if TYPE_CHECKING:
     from oloproof.config import HttpSystem
 
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 # RFC 9110's token, the only header names h11 sends.
 _HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _CANNOT = ", which an HTTP header cannot carry"
@@ -266,7 +266,7 @@ class HttpSystemAdapter:
 
 def header_variables(template: str) -> list[str]:
     """The environment variables a header value reads (``${NAME}``), in order."""
-    return _ENV_REF.findall(template)
+    return ENV_REFERENCE.findall(template)
 
 
 @dataclass(frozen=True)
@@ -297,7 +297,7 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
         what = unsendable(environ[name])
         if what is not None:
             return HeaderFault(f"{field} environment variable {name} holds {what}{_CANNOT}", name)
-    what = unsendable(_ENV_REF.sub("", template))
+    what = unsendable(ENV_REFERENCE.sub("", template))
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
     value = _resolve(template, environ)
@@ -335,7 +335,7 @@ def first_header_fault(
 
 
 def _resolve(template: str, environ: Mapping[str, str]) -> str:
-    return _ENV_REF.sub(lambda match: environ[match.group(1)], template)
+    return ENV_REFERENCE.sub(lambda match: environ[match.group(1)], template)
 
 
 async def _read_capped(response: httpx.Response, case_id: str, url: str) -> bytes:
