@@ -20,6 +20,7 @@ from oloproof.providers._body import (
     BodyTooLarge,
     UnreadableBody,
     read_body,
+    unreadable_codings,
 )
 from oloproof.providers._http import (
     MAX_BACKOFF_S,
@@ -53,6 +54,7 @@ __all__ = [
     "make_provider",
     "read_body",
     "retry_after_seconds",
+    "unreadable_codings",
 ]
 
 _CLASSES: dict[str, type[HttpProvider]] = {

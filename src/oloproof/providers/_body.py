@@ -65,6 +65,13 @@ async def read_body(response: httpx.Response, limit: int = MAX_BODY_BYTES) -> by
     return b"".join(chunks)
 
 
+def unreadable_codings(accepted: str) -> list[str]:
+    """The codings an ``Accept-Encoding`` value (``br;q=0.5, gzip``) lets a server answer in
+    that ``read_body`` does not decode (``*`` is any)."""
+    codings = (part.split(";")[0].strip().lower() for part in accepted.split(","))
+    return [c for c in codings if c and c != "identity" and c not in _CODINGS]
+
+
 def _inflater(header: str) -> _Inflater | None:
     codings = [c.strip().lower() for c in header.split(",")]
     codings = [c for c in codings if c not in ("", "identity")]

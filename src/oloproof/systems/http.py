@@ -58,6 +58,7 @@ from oloproof.providers import (
     backoff_wait,
     read_body,
     retry_after_seconds,
+    unreadable_codings,
 )
 from oloproof.sdk import ARTIFACT_MODELS, validate_artifact
 from oloproof.systems.base import ExecContext, Execution, keep_last_failure
@@ -301,6 +302,14 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
     value = _resolve(template, environ)
+    if header.lower() == "accept-encoding" and unreadable_codings(value):
+        # A configured header wins over the one Oloproof sends: a reply in a coding it cannot
+        # decode would error every case, saying Oloproof did not ask for it.
+        codings = ", ".join(unreadable_codings(value))
+        return HeaderFault(
+            f"{field} asks for {codings}, which Oloproof cannot decode (it reads gzip and "
+            "deflate, and asks for them itself); leave the header out"
+        )
     if value == value.strip(" \t"):
         return None
     end = "start" if value[:1] in (" ", "\t") else "end"
