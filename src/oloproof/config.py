@@ -33,12 +33,10 @@ from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.idtext import id_problem
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import (
-    JUDGE_TYPES,
     WRITTEN,
     JudgeConfig,
     ModelSystemSettings,
     as_written,
-    default_timeout_s,
     sendable_url,
 )
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
@@ -108,8 +106,7 @@ class HttpSystem(_Model):
     timeout_s: float = Field(
         default=30.0,
         gt=0,
-        description="Seconds one whole response may take: at most the case's `timeout_s` "
-        "(left out, 30 or the case's if shorter).",
+        description="Seconds one whole response may take: at most the case's `timeout_s`.",
     )
     retries: int = Field(
         default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
@@ -318,8 +315,7 @@ class ProjectConfig(_Model):
         default=DEFAULT_TIMEOUT_S,
         gt=0,
         le=MAX_TIMEOUT_S,
-        description="Seconds one case may take; a call's default timeout (an http system's, "
-        "a model's or judge's) is at most this.",
+        description="Seconds one case may take.",
     )
     engine: EngineConfig = Field(
         default_factory=EngineConfig,
@@ -333,11 +329,6 @@ class ProjectConfig(_Model):
         "printed, beside those named like credentials (`*_API_KEY`, `*_TOKEN`, `*SECRET`, "
         "`*PASSWORD`, ...): for a secret the system's own code reads under another name.",
     )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _calls_within_the_case(cls, data: Any) -> Any:
-        return _call_defaults_within_the_case(data)
 
     @field_validator("engine", mode="before")
     @classmethod
@@ -365,53 +356,6 @@ class ProjectConfig(_Model):
                 "to run without a release gate"
             )
         return value
-
-
-def _call_defaults_within_the_case(data: Any) -> Any:
-    """``data`` (a project's settings, not yet validated) with each call timeout left to its
-    default (an http system's 30 s, a server profile's 600 s) that is longer than a case may
-    take set to the case's ``timeout_s`` instead.
-
-    Why: the case is stopped at its own timeout, so a longer call timeout never applies, nor
-    does a retry after it; the settings, and what a run records of them, then say what
-    applies. A timeout the user gave is theirs (``_refuse_calls_past_the_case``).
-    """
-    if not isinstance(data, dict):
-        return data
-    case = data.get("timeout_s", DEFAULT_TIMEOUT_S)
-    if isinstance(case, bool) or not isinstance(case, int | float) or not case > 0:
-        return data  # refused as it validates
-    system = data.get("system")
-    if isinstance(system, dict):
-        system = dict(system)
-        if isinstance(system.get("http"), dict):
-            http_default = HttpSystem.model_fields["timeout_s"].default
-            # `timeout_s: null` is no default here, and is refused as it validates.
-            system["http"] = _within(system["http"], http_default, case, null_is_default=False)
-        if isinstance(system.get("model"), dict):
-            system["model"] = _within(system["model"], default_timeout_s(system["model"]), case)
-        data = {**data, "system": system}
-    evaluators = data.get("evaluators")
-    if isinstance(evaluators, list):
-        judges = (
-            _within(e, default_timeout_s(e), case)
-            if isinstance(e, dict) and isinstance(e.get("type"), str) and e["type"] in JUDGE_TYPES
-            else e
-            for e in evaluators
-        )
-        data = {**data, "evaluators": list(judges)}
-    return data
-
-
-def _within(
-    settings: dict[str, Any], default: float, case: float, *, null_is_default: bool = True
-) -> dict[str, Any]:
-    """``settings`` with ``timeout_s`` set to ``case`` when it is left to a longer ``default``
-    (left out, or null where null means the default)."""
-    left = "timeout_s" not in settings or (null_is_default and settings["timeout_s"] is None)
-    if left and default > case:
-        return {**settings, "timeout_s": case}
-    return settings
 
 
 class JudgeRequirement(_Model):
@@ -802,22 +746,28 @@ def load_config(path: str | Path) -> ProjectConfig:
         raise validation_error(path, exc, lines, ProjectConfig, data) from None
     config._lines = lines
     _check_paths(config, path)
-    _refuse_calls_past_the_case(config, path)
+    _refuse_calls_past_the_case(config, data, path)
     return config
 
 
-def _refuse_calls_past_the_case(config: ProjectConfig, path: Path) -> None:
-    """Refuse an http or model system's ``timeout_s`` longer than the case's, naming both and
-    where each was set: the case is stopped at its own, so the call's would never apply, nor
-    the retries after a call that timed out (a default that long is shortened instead:
-    ``_call_defaults_within_the_case``, so a longer one was given)."""
+def _refuse_calls_past_the_case(config: ProjectConfig, data: dict[str, Any], path: Path) -> None:
+    """Refuse an http or model system's ``timeout_s`` given longer than the case's, naming
+    both and where each was set: the case is stopped at its own, so the call's would never
+    apply, nor the retries after a call that timed out. A default that long is left as it is:
+    the case stops first, as it always did, and an LLM judge's call, which no case timeout
+    stops, keeps its server profile's default (600 s for a queueing llama.cpp)."""
+    written = data.get("system")
     for kind in ("http", "model"):
         settings: HttpSystem | ModelSystemSettings | None = getattr(config.system, kind)
-        call = None if settings is None else settings.timeout_s
+        given = written.get(kind) if isinstance(written, dict) else None
+        # As written: a server profile's defaults are among the settings once they validate.
+        if settings is None or not isinstance(given, dict) or "timeout_s" not in given:
+            continue
+        call = settings.timeout_s
         if call is None or call <= config.timeout_s:
             continue
-        given = "timeout_s" in config.model_fields_set
-        case = f"line {config.line_of('timeout_s')}" if given else "its default"
+        case_given = "timeout_s" in config.model_fields_set
+        case = f"line {config.line_of('timeout_s')}" if case_given else "its default"
         raise ConfigError(
             f"{config.location('system', kind, 'timeout_s', path=path)}: system.{kind}."
             f"timeout_s: {call:g} s is longer than a case may take, timeout_s: "

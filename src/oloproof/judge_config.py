@@ -22,7 +22,7 @@ import datetime
 import math
 import re
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -245,8 +245,7 @@ class ProviderSettings(BaseModel):
         gt=0,
         description=(
             "Seconds one call may take, from sending to the whole reply, so time spent queued "
-            "inside the server counts (default 60; 300 with vllm, 600 with llama.cpp or ollama; "
-            "a default is at most the project's `timeout_s`)."
+            "inside the server counts (default 60; 300 with vllm, 600 with llama.cpp or ollama)."
         ),
     )
     max_retries: int | None = Field(
@@ -650,17 +649,6 @@ JudgeConfig = Annotated[
     Field(discriminator="type"),
 ]
 """Any LLM judge's settings, selected by ``type``."""
-
-JUDGE_TYPES: frozenset[str] = frozenset(
-    judge.model_fields["type"].default for judge in get_args(get_args(JudgeConfig)[0])
-)
-"""The ``type`` of each LLM judge's entry under ``evaluators:``."""
-
-
-def default_timeout_s(entry: Mapping[str, Any]) -> float:
-    """The call timeout of provider settings (a judge's entry, a model system's, as written)
-    that give none: their ``server`` profile's, else a hosted API's."""
-    return float(_profile(entry).get("timeout_s", HOSTED_DEFAULTS["timeout_s"]))
 
 
 def _profile(entry: Mapping[str, Any]) -> dict[str, Any]:
