@@ -217,6 +217,9 @@ class Recorder:
         # records before the artifacts are read, or is late.
         self._lock = threading.Lock()
         self._closed = False
+        # The run this case is part of: where a late record is told (two runs in one process,
+        # each in a thread of its own, each hear only of their own).
+        self._run = _watching.get()
         self.artifacts: dict[str, list[dict[str, Any]]] = {}
 
     def close(self) -> None:
@@ -244,7 +247,7 @@ class Recorder:
             )
         with self._lock:
             if self._closed:
-                raise _late(self._case_id, kind)
+                raise _late(self._run, self._case_id, kind)
             self.artifacts.setdefault(kind, []).append(validate_artifact(kind, value))
 
     def retrieval(self, retrieval: Retrieval | Mapping[str, Any]) -> None:
@@ -260,14 +263,12 @@ class Recorder:
 _current: contextvars.ContextVar[Recorder] = contextvars.ContextVar("oloproof_current_case")
 
 
-# What recorders were asked to record after their case returned, each as the error saying so.
-# Raised where it happens too, but there it is in a task or thread nobody waits for: the run
-# reads it here (``LateRecords``), and the tasks it was raised in.
-_late_records: list[str] = []
+# The tasks a record after its case returned was refused in: the run says it, so their
+# exception is not printed again as one nobody retrieved.
 _late_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
 
 
-def _late(case_id: str, kind: str) -> ArtifactError:
+def _late(run: LateRecords | None, case_id: str, kind: str) -> ArtifactError:
     # Through the recorder kept past its case as well: in a thread of a later case, where no
     # case is current, the recorder of another case is not refused (``record``).
     message = (
@@ -276,7 +277,10 @@ def _late(case_id: str, kind: str) -> ArtifactError:
         "(wait for it before returning), or through the case's recorder kept for a later case "
         "(call current_case() in each case)"
     )
-    _late_records.append(message)
+    # Raised where it happens too, but there it is in a task or thread nobody waits for: the
+    # run reads it from its LateRecords.
+    if run is not None:
+        run.refused.append(message)
     with contextlib.suppress(RuntimeError):  # a thread's record: no task
         task = asyncio.current_task()
         if task is not None:
@@ -297,6 +301,9 @@ class LateRecords:
 
     def __init__(self) -> None:
         self._started: dict[asyncio.Future[Any], Recorder] = {}
+        # What recorders of the run's cases were asked to record after their case returned,
+        # each as the error saying so.
+        self.refused: list[str] = []
 
     def note(self, work: asyncio.Future[Any], recorder: Recorder | None) -> None:
         """Keep ``work`` while it runs when a case of a system that records started it."""
@@ -311,8 +318,8 @@ class LateRecords:
 
     def check(self) -> None:
         """Raise the ``ArtifactError`` of the first record made after its case returned."""
-        if _late_records:
-            raise ArtifactError(_late_records[0])
+        if self.refused:
+            raise ArtifactError(self.refused[0])
 
     async def settle(self, timeout_s: float) -> None:
         """Once every case has returned: wait up to ``timeout_s`` for the work they started,
@@ -332,6 +339,11 @@ class LateRecords:
                     "for the case; wait for it before returning"
                 )
 
+
+# The run whose cases are executing: each case's recorder tells it of a late record.
+_watching: contextvars.ContextVar[LateRecords | None] = contextvars.ContextVar(
+    "oloproof_run_records", default=None
+)
 
 R = TypeVar("R")
 
@@ -369,12 +381,13 @@ def watching_late_records() -> Iterator[LateRecords]:
         watch.note(future, _current.get(None))
         return future
 
-    _late_records.clear()  # one made after an earlier run ended: that run has ended
+    watching = _watching.set(watch)  # the cases' tasks, created below, inherit it
     loop.set_task_factory(factory)
     loop.run_in_executor = in_executor  # type: ignore[method-assign, assignment]
     try:
         yield watch
     finally:
+        _watching.reset(watching)
         loop.set_task_factory(previous)
         loop.run_in_executor = run_in_executor  # type: ignore[method-assign]
 

@@ -21,6 +21,9 @@ those calls too.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -280,3 +283,61 @@ def run(case):
 def test_a_recorder_kept_for_a_thread_of_a_later_case_stops_the_run(tmp_path: Path) -> None:
     said = _stopped(_project(tmp_path, KEPT_APP), LATE, also="Exception in thread later:")
     assert said.startswith("error: case 'c0'"), said
+
+
+# Records its retrieval in time, each case taking long enough that the other run's late record
+# comes while it still runs.
+PUNCTUAL_APP = """
+import time
+
+from oloproof import Passage, Retrieval, current_case, system
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+def run(case):
+    current_case().retrieval(Retrieval(query=case["q"], depth=2, candidates=(Passage(doc_id="d1"),)))
+    time.sleep(0.3)
+    return {"answer": "yes"}
+"""
+
+TWO_RUNS = """
+import json, threading, oloproof
+
+said = {}
+
+
+def run(name):
+    try:
+        report = oloproof.evaluate(name + "/p/oloproof.yaml")
+        said[name] = [report.gate_label, report.exit_code, report.metrics[0].successes]
+    except Exception as exc:
+        said[name] = str(exc)
+
+
+threads = [threading.Thread(target=run, args=(n,)) for n in ("late", "punctual")]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(json.dumps(said))
+"""
+
+
+def test_a_late_record_stops_its_own_run_not_another_in_the_same_process(tmp_path: Path) -> None:
+    # Two runs in one process, each in a thread: the late record of one is told to that run.
+    for name in ("late", "punctual"):
+        (tmp_path / name).mkdir()
+    _project(tmp_path / "late", TASK_APP.format(delay=0.1, takes=0.0, quick=None))
+    _project(tmp_path / "punctual", PUNCTUAL_APP)
+    done = subprocess.run(
+        [sys.executable, "-c", TWO_RUNS],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["punctual"] == ["PASS", 0, 4], said
+    assert said["late"].startswith("case 'c") and said["late"].endswith(LATE), said
