@@ -9,8 +9,10 @@ given class), computed once per run:
    modules (``helper.f``), modules imported inside a function (and those their source
    imports), what a decorator wraps (``__wrapped__``), the getter and setter of a property,
    the function of a staticmethod or classmethod, the base classes and metaclass of a class
-   it uses, the user's functions held by a library's objects (a decorator's wrapper, a
-   dispatch registry, a patched library module); cycles and recursion are visited once;
+   it uses and the module-level names its field annotations use (``mode: Mode``,
+   ``list[Doc]``; ``oloproof.fingerprint._annotations``), the user's functions held by a
+   library's objects (a decorator's wrapper, a dispatch registry, a patched library module);
+   cycles and recursion are visited once;
 3. for a method, the class it is called on (its MRO, by name), every definition along that MRO
    of each name the method's code uses (``self.helper()``, ``self.prompt``, ``super().f()``),
    and what runs on every instance (``__init__``, ``__new__``, ``__post_init__``,

@@ -28,11 +28,14 @@ class Source:
     not modules at all (``from helper import clean`` gives ``helper`` and ``helper.clean``).
     ``names``: the names and attributes its code uses. A call of ``importlib.import_module``
     or ``__import__`` imports too: the module it names, when that is text written in the call
-    (a relative one from the module's package), else ``computed``."""
+    (a relative one from the module's package), else ``computed``. ``bound``: each name an
+    import statement binds (``*`` for a star import), with the module it is taken from, in the
+    order of the statements."""
 
     imports: tuple[str, ...] = ()
     names: tuple[str, ...] = ()
     computed: bool = False  # it imports a module by a name it makes while it runs
+    bound: tuple[tuple[str, str], ...] = ()
 
 
 def source_of(filename: str, module: str) -> Source:
@@ -56,6 +59,7 @@ def _read(filename: str, mtime_ns: int, size: int, package: str) -> Source:
         return Source()
     found: dict[str, None] = {}
     names: dict[str, None] = {}
+    bound: list[tuple[str, str]] = []
     computed = False
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and _callee(node) in IMPORTERS:
@@ -69,6 +73,9 @@ def _read(filename: str, mtime_ns: int, size: int, package: str) -> Source:
         elif isinstance(node, ast.Import):
             for alias in node.names:
                 found.update(dict.fromkeys(_with_parents(alias.name)))
+                # ``import a.b`` binds ``a``; ``import a.b as c`` binds ``c`` to ``a.b``.
+                top = alias.name.partition(".")[0]
+                bound.append((alias.asname or top, alias.name if alias.asname else top))
         elif isinstance(node, ast.ImportFrom):
             try:
                 name = importlib.util.resolve_name("." * node.level + (node.module or ""), package)
@@ -78,7 +85,8 @@ def _read(filename: str, mtime_ns: int, size: int, package: str) -> Source:
             taken = [a.name for a in node.names if a.name != "*"]
             found.update(dict.fromkeys(f"{name}.{item}" for item in taken))
             names.update(dict.fromkeys(taken))
-    return Source(tuple(found), tuple(names), computed)
+            bound += [(alias.asname or alias.name, name) for alias in node.names]
+    return Source(tuple(found), tuple(names), computed, tuple(bound))
 
 
 def _callee(call: ast.Call) -> str | None:

@@ -38,6 +38,7 @@ from typing import Any
 
 from blake3 import blake3
 
+from oloproof.fingerprint._annotations import field_annotation_names
 from oloproof.fingerprint._imports import IMPORTERS, source_of
 from oloproof.fingerprint._places import (
     Place,
@@ -229,9 +230,10 @@ class Walk(Values):
         key = class_key(cls)
         digest = blake3()
         try:
-            digest.update(inspect.getsource(cls).encode())
+            source: str | None = inspect.getsource(cls)
         except Exception:  # defined in a notebook or at run time; a file that no longer parses
-            digest.update(b"<no source>")
+            source = None
+        digest.update(b"<no source>" if source is None else source.encode())
         for base in cls.__bases__:
             digest.update(self.class_reference(base))
         if type(cls) is not type:
@@ -242,6 +244,27 @@ class Walk(Values):
             digest.update(name.encode() + self.value(attr, f"{key}.{name}", cls))
         digest.update(self._declared_fields(cls, owner=cls))
         self._record_code(key, "c", self.file_label(file_of_module(cls.__module__), None), digest)
+        if source is not None:
+            self._annotated(cls, source)
+
+    def _annotated(self, cls: type, source: str) -> None:
+        """The module-level names the class's field annotations use (``mode: Mode``, ``docs:
+        list[Doc]``, ``"Doc"``; see ``oloproof.fingerprint._annotations``), followed as the
+        globals a function reads are: a pydantic model validates against its annotations, so an
+        alias edited to ``Literal["a", "c"]`` changes what the class accepts, though its source
+        does not change. A name an import from a library binds (``Optional``, ``PositiveInt``,
+        ``np``) is left out, as it was before: following it would change the key of every
+        class annotated with library types, for nothing the user's code holds."""
+        names = field_annotation_names(source)
+        module = sys.modules.get(cls.__module__)
+        filename = file_of_module(cls.__module__)
+        if not names or module is None:
+            return
+        bound = source_of(filename, cls.__module__).bound if filename is not None else ()
+        namespace = vars(module)
+        for name in names:
+            if name in namespace and not _from_library(name, namespace[name], bound):
+                self.global_value(cls.__module__, name, namespace[name], names)
 
     def _declared_fields(self, cls: type, owner: type | None) -> bytes:
         """The defaults of a dataclass's or a pydantic model's fields, which its instances
@@ -557,6 +580,21 @@ def _fields(cls: type) -> Iterator[tuple[str, Any, Any]]:
         for name, info in cls.model_fields.items():
             default = dataclasses.MISSING if info.is_required() else info.default
             yield name, default, info.default_factory
+
+
+def _from_library(name: str, value: Any, bound: Iterable[tuple[str, str]]) -> bool:
+    """Whether a module's import statements (``bound``, as ``Source.bound`` lists them) bind
+    ``name`` to what a library module holds: by name, or by a star import of a module holding
+    ``value`` under that name (``from typing import *``)."""
+    origins = {bound_name: origin for bound_name, origin in bound if bound_name != "*"}
+    if name in origins:
+        return place_of_name(origins[name]) is not Place.USER
+    for star_name, origin in bound:
+        star = vars(sys.modules[origin]) if star_name == "*" and origin in sys.modules else {}
+        held = name in star and star[name] is value
+        if held and place_of_name(origin) is not Place.USER:
+            return True
+    return False
 
 
 def _library_name(value: Any) -> str | None:
