@@ -448,7 +448,8 @@ def _builtin_copy(value: Any) -> Any:
 
 def _type_hint(value: Any) -> Any:
     """A type hint (``list[str]``, ``Optional[Doc]``, ``Literal["a", "b"]``, ``str | None``, a
-    ``TypeVar``) as what it is made of, its classes as references; None for another object."""
+    ``TypeVar``, a ``NewType``) as what it is made of, its classes as references; None for
+    another object."""
     if isinstance(value, _SPECIAL_FORM):  # ``typing.Union``, ``Literal``: one object each
         return repr(value)
     if isinstance(value, typing.TypeVar):
@@ -461,6 +462,8 @@ def _type_hint(value: Any) -> Any:
         )
     if isinstance(value, typing.ForwardRef):
         return value.__forward_arg__
+    if isinstance(value, typing.NewType):  # ``UserId = NewType("UserId", int)``
+        return value.__name__, value.__supertype__
     origin = typing.get_origin(value)
     return None if origin is None else (origin, typing.get_args(value))
 
