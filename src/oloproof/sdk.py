@@ -348,16 +348,54 @@ _watching: contextvars.ContextVar[LateRecords | None] = contextvars.ContextVar(
 R = TypeVar("R")
 
 
+@dataclass
+class _Watched:
+    """A loop whose runs watch their cases' work: how many do, and what it did before."""
+
+    runs: int
+    task_factory: Any
+    run_in_executor: Any
+
+
+# One factory a loop: runs may overlap on one loop (a program gathering two ``execute_run``),
+# each case's work noted to its own run through its recorder, and the loop given back its own
+# once the last ends, whatever order they end in.
+_watched: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Watched] = (
+    weakref.WeakKeyDictionary()
+)
+
+
 @contextlib.contextmanager
 def watching_late_records() -> Iterator[LateRecords]:
     """``LateRecords`` of the cases run on the running loop while in the block: each task
     created and each call handed to its executor is noted with the recorder of the case that
-    made it."""
+    made it, to that recorder's run."""
     loop = asyncio.get_running_loop()
-    previous = loop.get_task_factory()
-    run_in_executor = loop.run_in_executor
+    watched = _watched.get(loop)
+    if watched is None:
+        watched = _watched[loop] = _Watched(0, loop.get_task_factory(), loop.run_in_executor)
+        loop.set_task_factory(_noting_tasks(watched.task_factory))
+        loop.run_in_executor = _noting_calls(watched.run_in_executor)  # type: ignore[method-assign]
+    watched.runs += 1
     watch = LateRecords()
+    watching = _watching.set(watch)  # the cases' tasks, created below, inherit it
+    try:
+        yield watch
+    finally:
+        _watching.reset(watching)
+        watched.runs -= 1
+        if not watched.runs:
+            del _watched[loop]
+            loop.set_task_factory(watched.task_factory)
+            loop.run_in_executor = watched.run_in_executor  # type: ignore[method-assign]
 
+
+def _noted(work: asyncio.Future[Any], owner: Recorder | None) -> None:
+    if owner is not None and owner._run is not None:
+        owner._run.note(work, owner)
+
+
+def _noting_tasks(previous: Any) -> Any:
     def factory(
         loop: asyncio.AbstractEventLoop,
         coro: Generator[Any, None, R] | Coroutine[Any, Any, R],
@@ -371,25 +409,21 @@ def watching_late_records() -> Iterator[LateRecords]:
         context = kwargs.get("context")
         owner = context.get(_current, None) if context is not None else _current.get(None)
         if isinstance(task, asyncio.Task):
-            watch.note(task, owner)
+            _noted(task, owner)
         return task
 
+    return factory
+
+
+def _noting_calls(run_in_executor: Any) -> Any:
     def in_executor(
         executor: concurrent.futures.Executor | None, func: Callable[..., R], *args: Any
     ) -> asyncio.Future[R]:
-        future = run_in_executor(executor, func, *args)
-        watch.note(future, _current.get(None))
+        future: asyncio.Future[R] = run_in_executor(executor, func, *args)
+        _noted(future, _current.get(None))
         return future
 
-    watching = _watching.set(watch)  # the cases' tasks, created below, inherit it
-    loop.set_task_factory(factory)
-    loop.run_in_executor = in_executor  # type: ignore[method-assign, assignment]
-    try:
-        yield watch
-    finally:
-        _watching.reset(watching)
-        loop.set_task_factory(previous)
-        loop.run_in_executor = run_in_executor  # type: ignore[method-assign]
+    return in_executor
 
 
 def current_case() -> Recorder:

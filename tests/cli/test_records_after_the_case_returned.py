@@ -341,3 +341,79 @@ def test_a_late_record_stops_its_own_run_not_another_in_the_same_process(tmp_pat
     said = json.loads(done.stdout)
     assert said["punctual"] == ["PASS", 0, 4], said
     assert said["late"].startswith("case 'c") and said["late"].endswith(LATE), said
+
+
+# Every case records in time but the last, whose task records after it returned; each case
+# takes long enough that the other run, on the same loop, ends first.
+LAST_LATE_APP = """
+import asyncio
+
+from oloproof import Passage, Retrieval, current_case, system
+
+
+def retrieval(case):
+    return Retrieval(query=case["q"], depth=2, candidates=(Passage(doc_id="d1"),))
+
+
+async def later(recorder, case):
+    await asyncio.sleep(0.3)
+    recorder.retrieval(retrieval(case))
+
+
+@system(name="ranker", version="1", records=("retrieval/v1",))
+async def run(case):
+    if case["q"] == "q3":
+        asyncio.create_task(later(current_case(), case))
+    else:
+        current_case().retrieval(retrieval(case))
+    await asyncio.sleep(0.2)
+    return {"answer": "yes"}
+"""
+
+ONE_LOOP = """
+import asyncio, json
+from oloproof.runner import execute_run, plan_run
+from oloproof.store import open_project_ledger
+
+
+async def one(name):
+    ledger = open_project_ledger(name + "/p")
+    try:
+        outcome = await execute_run(ledger, plan_run(name + "/p/oloproof.yaml"))
+        return [outcome.report.gate_label, outcome.report.exit_code]
+    except Exception as exc:
+        return str(exc)
+    finally:
+        ledger.close()
+
+
+async def main():
+    said = await asyncio.gather(one("quick"), one("late"))
+    print(json.dumps(dict(zip(("quick", "late"), said))))
+
+
+asyncio.run(main())
+"""
+
+
+def test_a_run_sharing_its_loop_with_one_that_ended_first_still_waits_for_its_cases_tasks(
+    tmp_path: Path,
+) -> None:
+    # Two runs on one loop (a program gathering two execute_run): the first to end must not
+    # take the watch of the other's cases' tasks with it.
+    for name in ("quick", "late"):
+        (tmp_path / name).mkdir()
+    _project(tmp_path / "quick", PUNCTUAL_APP.replace("time.sleep(0.3)", "pass"))
+    _project(tmp_path / "late", LAST_LATE_APP)
+    done = subprocess.run(
+        [sys.executable, "-c", ONE_LOOP],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    said = json.loads(done.stdout)
+    assert said["quick"] == ["PASS", 0], said
+    assert said["late"] == "case 'c3'" + LATE, said
