@@ -853,3 +853,15 @@ def free_port() -> int:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
     return port
+
+
+# For a script that calls the Python API in a subprocess: ``said(call)`` is what the call raised
+# (its type's name and its message), or ``["returned", name of its result's type]``.
+SAID = """
+def said(call):
+    try:
+        result = call()
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+    return ["returned", type(result).__name__]
+"""

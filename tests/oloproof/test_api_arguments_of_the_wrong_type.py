@@ -13,17 +13,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import oloproof, toy_project
+from tests.support import SAID, oloproof, toy_project
 
-SCRIPT = """
+SCRIPT = (
+    """
 import asyncio, json, oloproof
-
-def said(call):
-    try:
-        result = call()
-    except Exception as e:
-        return [type(e).__name__, str(e)]
-    return ["returned", type(result).__name__]
+"""
+    + SAID
+    + """
 
 plan = oloproof.plan_run("oloproof.yaml")
 calls = [
@@ -43,6 +40,7 @@ with oloproof.open_project_ledger(".", create=False) as ledger:
     for call in calls:
         print(json.dumps(said(call)))
 """
+)
 
 ASK_FOR_A_LEDGER = (
     "ledger is an open ledger (oloproof.open_project_ledger(folder)), not the path '.'; "

@@ -11,17 +11,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import oloproof, toy_project
+from tests.support import SAID, oloproof, toy_project
 
-SCRIPT = """
+SCRIPT = (
+    """
 import asyncio, json, oloproof
-
-def said(call):
-    try:
-        result = call()
-    except Exception as e:
-        return [type(e).__name__, str(e)]
-    return ["returned", type(result).__name__]
+"""
+    + SAID
+    + """
 
 plan = oloproof.plan_run("oloproof.yaml")
 with oloproof.open_project_ledger(".", create=False) as ledger:
@@ -31,6 +28,7 @@ with oloproof.open_project_ledger(".", create=False) as ledger:
 print(json.dumps(said(lambda: oloproof.open_project_ledger("elsewhere", create="no"))))
 print(json.dumps(said(lambda: oloproof.plan_run("oloproof.yaml", policy_as_recorded="no"))))
 """
+)
 
 
 def test_a_flag_that_is_not_a_bool_is_refused_by_name(tmp_path: Path) -> None:

@@ -12,17 +12,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import oloproof
+from tests.support import SAID, oloproof
 
-SCRIPT = """
+SCRIPT = (
+    """
 import json, pathlib, oloproof
-
-def said(call):
-    try:
-        result = call()
-    except Exception as e:
-        return [type(e).__name__, str(e)]
-    return ["returned", type(result).__name__]
+"""
+    + SAID
+    + """
 
 gold = dict(intervention="gold-context", criterion="answer_correct")
 print(json.dumps(said(lambda: oloproof.read_run_report(".", "latest"))))
@@ -37,6 +34,7 @@ with oloproof.open_project_ledger(".", create=False) as ledger:
     )
     print(json.dumps(said(compared)))
 """
+)
 
 ASK_FOR_A_LEDGER = (
     "ledger is an open ledger (oloproof.open_project_ledger(folder)), not {given}; "
