@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (5, "64a2ef6ed9120f9767939da39784726e764172e7469135eff89d524ac588fdf9")
+RECORDED = (5, "c7c7e5dc2d61231d199a836db1ff7f970cb504adcb7d21b33d917b27beb255db")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
