@@ -29,7 +29,10 @@ def answer(case):
     sys.stdout.write(f"answering {case['q']}\\n")  # a line in one write: cases run side by side
     sys.stdout.flush()
     os.write(1, b"written to fd 1\\n")
-    subprocess.run([sys.executable, "-c", "print('from a child')"], check=True)
+    # One write too: under PYTHONUNBUFFERED a child's print() writes its line end apart, and
+    # another case's line could come between the two.
+    child = "import os; os.write(1, b'from a child\\\\n')"
+    subprocess.run([sys.executable, "-c", child], check=True)
     return {"answer": case["q"]}
 """
 
