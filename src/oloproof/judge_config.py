@@ -343,10 +343,7 @@ class ProviderSettings(BaseModel):
             # Raised as a validation error of its own, so the message names the very key
             # (extra_body.seed), with its line, rather than the whole extra_body.
             at, why = found
-            error = PydanticCustomError("unsendable_value", why)
-            raise ValidationError.from_exception_data(
-                "extra_body", [InitErrorDetails(type=error, loc=at, input=value)]
-            )
+            raise _fault_at("extra_body", at, "unsendable_value", why, value)
         return value
 
     @model_validator(mode="after")
@@ -359,14 +356,13 @@ class ProviderSettings(BaseModel):
         end = next((path for path in paths if base.endswith(path)), None)
         if end is None or not as_written(info):
             return self
-        problem = PydanticCustomError(
+        raise _fault_at(
+            "base_url",
+            ("base_url",),
             "endpoint_given_whole",
             f"ends in {end}, which Oloproof adds itself (a call goes to base_url{paths[0]}); "
             f"give {base.removesuffix(end)}",
-        )
-        # Raised at the key itself (as extra_body's faults are), so the error names its line.
-        raise ValidationError.from_exception_data(
-            "base_url", [InitErrorDetails(type=problem, loc=("base_url",), input=self.base_url)]
+            self.base_url,
         )
 
     @model_validator(mode="after")
@@ -379,14 +375,13 @@ class ProviderSettings(BaseModel):
             return self
         (key,) = given
         other = next(p for p in prices if p != key)
-        problem = PydanticCustomError(
+        raise _fault_at(
+            key,
+            (key,),
             "one_price",
             f"given without {other}, and a cost needs both: none would be recorded or "
             f"shown; give {other} too (0 for a side that costs nothing)",
-        )
-        # Raised at the key itself (as extra_body's faults are), so the error names its line.
-        raise ValidationError.from_exception_data(
-            key, [InitErrorDetails(type=problem, loc=(key,), input=getattr(self, key))]
+            getattr(self, key),
         )
 
     @model_validator(mode="after")
@@ -649,6 +644,15 @@ JudgeConfig = Annotated[
     Field(discriminator="type"),
 ]
 """Any LLM judge's settings, selected by ``type``."""
+
+
+def _fault_at(
+    title: str, loc: tuple[str | int, ...], kind: str, why: str, given: Any
+) -> ValidationError:
+    """A validation error at ``loc`` itself (a key of the settings, or one inside a value), so
+    that the message names that very key, with its line, rather than the whole entry."""
+    fault = InitErrorDetails(type=PydanticCustomError(kind, why), loc=loc, input=given)
+    return ValidationError.from_exception_data(title, [fault])
 
 
 def _profile(entry: Mapping[str, Any]) -> dict[str, Any]:
