@@ -50,7 +50,6 @@ MAX_CONCURRENCY = 10_000
 # holds (``oloproof.aio``), which cannot be set past about 9.2e9 seconds: a run given more
 # ended in a traceback at its first case, with the run recorded as started.
 MAX_TIMEOUT_S = 1e9
-DEFAULT_TIMEOUT_S = 120.0
 # The validation context of a policy read from the ledger (``recorded_policy``).
 _RECORDED = "recorded"
 
@@ -312,10 +311,7 @@ class ProjectConfig(_Model):
         default=8, ge=1, le=MAX_CONCURRENCY, description="Cases executed at once."
     )
     timeout_s: float = Field(
-        default=DEFAULT_TIMEOUT_S,
-        gt=0,
-        le=MAX_TIMEOUT_S,
-        description="Seconds one case may take.",
+        default=120.0, gt=0, le=MAX_TIMEOUT_S, description="Seconds one case may take."
     )
     engine: EngineConfig = Field(
         default_factory=EngineConfig,

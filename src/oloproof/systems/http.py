@@ -302,10 +302,11 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
     value = _resolve(template, environ)
-    if header.lower() == "accept-encoding" and unreadable_codings(value):
+    unreadable = unreadable_codings(value) if header.lower() == "accept-encoding" else []
+    if unreadable:
         # A configured header wins over the one Oloproof sends: a reply in a coding it cannot
         # decode would error every case, saying Oloproof did not ask for it.
-        codings = ", ".join(unreadable_codings(value))
+        codings = ", ".join(unreadable)
         return HeaderFault(
             f"{field} asks for {codings}, which Oloproof cannot decode (it reads gzip and "
             "deflate, and asks for them itself); leave the header out"
