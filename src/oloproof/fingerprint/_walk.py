@@ -257,9 +257,9 @@ class Walk(Values):
         class annotated with library types, for nothing the user's code holds."""
         names = field_annotation_names(source)
         module = sys.modules.get(cls.__module__)
-        filename = file_of_module(cls.__module__)
         if not names or module is None:
             return
+        filename = file_of_module(cls.__module__)
         bound = source_of(filename, cls.__module__).bound if filename is not None else ()
         namespace = vars(module)
         for name in names:
