@@ -865,3 +865,13 @@ def said(call):
         return [type(e).__name__, str(e)]
     return ["returned", type(result).__name__]
 """
+
+
+def api_said(script: str, cwd: Path) -> list[Any]:
+    """What each line ``script`` (a Python API script, ``SAID`` at its head) prints, read as
+    JSON, once it has run in a subprocess in ``cwd`` and exited 0."""
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines()]

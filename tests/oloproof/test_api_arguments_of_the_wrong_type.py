@@ -8,12 +8,9 @@ Each call runs in a Python process of its own, as a user's script would."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import SAID, oloproof, toy_project
+from tests.support import SAID, api_said, oloproof, toy_project
 
 SCRIPT = (
     """
@@ -51,11 +48,7 @@ ASK_FOR_A_LEDGER = (
 def test_an_argument_of_the_wrong_type_is_refused_by_name(tmp_path: Path) -> None:
     root = toy_project(tmp_path / "toy", cases=2)
     assert oloproof("run", cwd=root).code == 3  # recorded; too few cases to pass
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    said = api_said(SCRIPT, root)
     assert said == [
         [
             "ConfigError",

@@ -6,12 +6,9 @@ the same way. Each call runs in a Python process of its own, as a user's script 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import SAID, oloproof, toy_project
+from tests.support import SAID, api_said, oloproof, toy_project
 
 SCRIPT = (
     """
@@ -34,11 +31,7 @@ print(json.dumps(said(lambda: oloproof.plan_run("oloproof.yaml", policy_as_recor
 def test_a_flag_that_is_not_a_bool_is_refused_by_name(tmp_path: Path) -> None:
     root = toy_project(tmp_path / "toy", cases=2)
     assert oloproof("run", cwd=root).code == 3  # recorded; too few cases to pass
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    said = api_said(SCRIPT, root)
     assert said == [
         ["ConfigError", "execute_run(): use_cache is True or False, not 'no'"],
         ["ConfigError", "execute_run(): use_stage_cache is True or False, not 0"],

@@ -7,12 +7,9 @@ run in a Python process of their own, as a user's script would."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import toy_project
+from tests.support import api_said, toy_project
 
 SCRIPT = """
 import json, oloproof
@@ -45,11 +42,7 @@ WHERE = "plan.restrict(): "
 
 def test_a_selection_or_count_of_the_wrong_type_is_refused_by_name(tmp_path: Path) -> None:
     root = toy_project(tmp_path / "toy", cases=3)
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    said = api_said(SCRIPT, root)
     assert said == [
         ["ConfigError", WHERE + "repeats is how many times each case executes (an int), not 2.5"],
         ["ConfigError", WHERE + "repeats is how many times each case executes (an int), not True"],

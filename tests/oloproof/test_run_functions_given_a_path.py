@@ -7,12 +7,9 @@ Python process of its own, as a user's script would."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import SAID, oloproof
+from tests.support import SAID, api_said, oloproof
 
 SCRIPT = (
     """
@@ -44,11 +41,7 @@ ASK_FOR_A_LEDGER = (
 
 def test_a_folder_for_a_ledger_is_refused_and_a_str_policy_taken(support: Path) -> None:
     assert oloproof("run", cwd=support).code == 3
-    done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=support, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    said = [json.loads(line) for line in done.stdout.splitlines()]
+    said = api_said(SCRIPT, support)
     assert said == [
         ["ConfigError", ASK_FOR_A_LEDGER.format(given="the path '.'")],
         ["ConfigError", ASK_FOR_A_LEDGER.format(given="the path PosixPath('.')")],
