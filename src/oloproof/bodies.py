@@ -311,7 +311,7 @@ class ComparisonBody(TypedDict):
     # Whether a rule that read no pair of its metric is INSUFFICIENT_EVIDENCE whatever its
     # judge's standing (schema 8), rather than MANUAL_REVIEW under an uncalibrated judge.
     unobserved_before_judge: bool
-    # Whether a pair one run's output alone excluded (no retrieval recorded, say), the other
+    # Whether a pair one run's output alone excluded (no citations recorded, say), the other
     # run observing it, counts as missing (schema 8) rather than as excluded.
     output_exclusions_missing: bool
     # Whether a case not paired because it errored is excluded for a metric its labels or

@@ -655,7 +655,7 @@ def _add_paired(
 
 def _excluded_by_one_output(cv: Mapping[str, Any], bv: Mapping[str, Any]) -> str | None:
     """The missing reason of a pair that one run's output alone excluded while the other run
-    observed it (2a): the exclusion's reason and the run it is in (``no_retrieval_recorded in
+    observed it (2a): the exclusion's reason and the run it is in (``no_citations_recorded in
     the candidate``); None for any other pair."""
     if (cv["s"] == "excluded") == (bv["s"] == "excluded"):
         return None

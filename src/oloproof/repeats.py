@@ -55,8 +55,8 @@ CASE_EXCLUSIONS: Final = frozenset(
     {"no_expected_value", "empty_expected_value", "no_relevance_labels", "all_labels_non_relevant"}
 )
 """The exclusion reasons a case's labels or expected values decide, whatever its output. Any
-other reason (``no_citations_recorded``, ``no_context_recorded``, ``no_retrieval_recorded``, a
-custom evaluator's) is read as one output's: the side on which it cannot hide a failure."""
+other reason (``no_citations_recorded``, ``no_context_recorded``, a custom evaluator's) is
+read as one output's: the side on which it cannot hide a failure."""
 
 
 def combine(summaries: Sequence[Summary]) -> VerdictCopy:

@@ -232,8 +232,9 @@ class Recorder:
         """Validate and keep an artifact of ``kind``; it must be declared in ``records``."""
         # A recorder kept past its case (current_case() called once and its result kept) would
         # put the next case's records where nothing reads them: that case would read as having
-        # recorded none (excluded from every metric on them) and nothing would say why. Where no
-        # case is current (a thread the system started, handed this recorder) it records.
+        # recorded none (missing or excluded on every metric on them) and nothing would say
+        # why. Where no case is current (a thread the system started, handed this recorder) it
+        # records.
         if _current.get(self) is not self:
             raise ArtifactError(
                 f"the system recorded a {kind} artifact through the recorder of another case (a "
@@ -293,9 +294,9 @@ class LateRecords:
     cases started on the run's loop (asyncio tasks, calls on its executor) that may still do so.
 
     A record that comes too late would leave its case reading as having recorded none
-    (excluded from every metric on it) without a word; a task still waiting when the run ends
-    is cancelled with it, its record never made, and an executor's call records once the run
-    has decided. The run checks between cases (``check``) and, before it decides, waits for
+    (missing or excluded on every metric on it) without a word; a task still waiting when the
+    run ends is cancelled with it, its record never made, and an executor's call records once
+    the run has decided. The run checks between cases (``check``) and, before it decides, waits for
     that work (``settle``).
     """
 

@@ -1,9 +1,9 @@
 """A comparison page says why its metric's pairs are missing or excluded, as ``compare`` does.
 
-The probe: a candidate that recorded no retrieval on 40 of 240 cases (the baseline on 20 of
+The probe: a candidate that recorded no citations on 40 of 240 cases (the baseline on 20 of
 them too). ``compare`` printed ``200 paired · 20 missing · 20 excluded``, then "the interval
 counts the 20 missing against the candidate …; the 200 paired alone give [...]", ``missing 20:
-no_retrieval_recorded in the candidate`` and ``excluded 20: no_retrieval_recorded``. The
+no_citations_recorded in the candidate`` and ``excluded 20: no_citations_recorded``. The
 viewer's page, in a browser and exported, showed the counts and the widened interval alone:
 nothing said the interval counted the missing pairs against the candidate, nor why 20 pairs
 were missing (one run's output alone) and 20 excluded (both). Each line is now on the page,
@@ -16,7 +16,7 @@ import math
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
-from tests.cli.test_compare_output_exclusions_missing import _compared
+from tests.cli.test_compare_output_exclusions_missing import CITER, _compared
 from tests.support import oloproof
 from tests.view.support import serving
 from tests.view.test_view_browser import page  # noqa: F401  (the browser fixture)
@@ -28,13 +28,13 @@ def _interval(lower: float, upper: float) -> str:
 
 
 def test_the_page_says_how_missing_and_excluded_pairs_count(tmp_path: Path, page: Page) -> None:  # noqa: F811
-    code, as_json, _ = _compared(tmp_path, broken=40, both=20)
+    code, as_json, _ = _compared(tmp_path, broken=40, both=20, probe=CITER)
     assert code == 3
     root = tmp_path / "p"
     (row,) = as_json["metrics"]  # type: ignore[misc]
     diff = row["difference"]
-    assert row["missing_reasons"] == {"no_retrieval_recorded in the candidate": 20}
-    assert row["excluded_reasons"] == {"no_retrieval_recorded": 20}
+    assert row["missing_reasons"] == {"no_citations_recorded in the candidate": 20}
+    assert row["excluded_reasons"] == {"no_citations_recorded": 20}
     expected = [
         f"{row['paired']} paired · {row['missing']} missing · {row['excluded']} excluded",
         _interval(diff["lower"], diff["upper"]),

@@ -26,8 +26,11 @@ Conventions shared by every metric (and by trec_eval unless noted):
   ``no_relevance_labels``; a case whose labels are all non-relevant (grade ≤ 0) with
   ``all_labels_non_relevant`` (recall and nDCG are 0/0 there; trec_eval would print 0, which would
   count a question nothing can answer against the retriever); these two the labels decide, so
-  an errored case records them too (``case_exclusion``). Then a case that recorded no
-  ``retrieval/v1`` is excluded with ``no_retrieval_recorded``.
+  an errored case records them too (``case_exclusion``). A labelled case that recorded no
+  ``retrieval/v1`` is *missing* (``no_retrieval_recorded``), not excluded: its labels say there
+  was something to find, and what the system retrieved is unknown, so the interval counts it
+  against the system; excluded, the cases a broken retriever skipped would leave the
+  denominator (version 1 did so).
 * **Errors.** A malformed relevance entry raises ``DatasetError`` naming the case and entry.
 """
 
@@ -224,7 +227,7 @@ class _RetrievalEvaluator:
     """Shared reading and exclusion logic; subclasses supply ``_score``."""
 
     config: RetrievalConfig
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     _criterion: str = field(init=False, repr=False)
     _k: int = field(init=False, repr=False)
     _unit: str = field(init=False, repr=False)
@@ -255,7 +258,7 @@ class _RetrievalEvaluator:
             return grades
         retrieval = view.artifact(RETRIEVAL_KIND)
         if retrieval is None:
-            return Verdict.excluded("no_retrieval_recorded")
+            return Verdict.missing("no_retrieval_recorded")
         ranked = ranked_units(retrieval.get("candidates", ()), self._unit, self._k)
         return self._score(ranked, grades)
 

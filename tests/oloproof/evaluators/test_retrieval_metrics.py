@@ -169,13 +169,17 @@ def test_exclusions(kind: str) -> None:
     ev = build(kind, 2)
     assert ev.judge(view(None, candidates("a"))).reason == "no_relevance_labels"
     assert ev.judge(view([], candidates("a"))).reason == "no_relevance_labels"
-    assert ev.judge(view([{"doc_id": "a"}])).reason == "no_retrieval_recorded"
     unanswerable = view([{"doc_id": "a", "grade": 0}], candidates("a"))
     assert ev.judge(unanswerable).reason == "all_labels_non_relevant"
     assert all(
-        ev.judge(v).status == "excluded"
-        for v in (view(None, candidates("a")), view([{"doc_id": "a"}]), unanswerable)
+        ev.judge(v).status == "excluded" for v in (view(None, candidates("a")), unanswerable)
     )
+    # The labels say there was something to find and nothing says what was retrieved: missing
+    # (counted against the system), not excluded (version 1).
+    unrecorded = ev.judge(view([{"doc_id": "a"}]))
+    assert (unrecorded.status, unrecorded.reason) == ("missing", "no_retrieval_recorded")
+    # Labels that leave nothing to find still exclude the case, recorded or not.
+    assert ev.judge(view([{"doc_id": "a", "grade": 0}])).reason == "all_labels_non_relevant"
 
 
 def test_document_unit_takes_the_best_grade_of_a_documents_chunks() -> None:
@@ -242,6 +246,6 @@ def test_spec_and_criterion() -> None:
         "k": 6,
         "relevance_unit": "document",
         "criterion": "ndcg_at_6",
-        "version": 1,
+        "version": 2,
     }
     assert build("mrr", 2, criterion="first_hit").criterion == "first_hit"
