@@ -10,10 +10,11 @@ Requirements (``docs/running.md``, "Listing runs"):
 2. A row never claims more than the ledger holds: the execution state distinguishes COMPLETE
    from PARTIAL (some cases, or with ``--repeats`` some repeats, errored), INTERRUPTED and
    STOPPED; the gate is shown only for a decided run (a stopped run has none); the counts say
-   how many cases were observed and how many are missing, and why (errored, never ran), and in
+   how many cases were answered (ran without error) and how many are missing, and why
+   (errored, never ran), and in
    a repeated run how many of the repeats executed errored. A run of a subset of its cases
    (``--limit``, ``--sample``, ``--filter``) says so: its row carries what chose them and how
-   many cases the file held (``subset``), so 5 of 5 observed is never read as the suite.
+   many cases the file held (``subset``), so 5 of 5 answered is never read as the suite.
 3. By default only top-level runs are listed. ``diagnosis_groups`` folds each run's diagnosis
    child runs under the diagnosis that made them; a child run no recorded diagnosis names is
    listed under its parent on its own.

@@ -82,7 +82,7 @@ def test_ctrl_c_while_cases_wait_stops_the_run(tmp_path: Path) -> None:
     code, out, err = interrupt_run(root, "waiting\n", signal.SIGINT, timeout=30, settle=0.5)
     assert code == 130, out + err
     fields = interrupted_fields(root, err)
-    assert fields[5].startswith("1 of 2 observed"), fields
+    assert fields[5].startswith("1 of 2 answered"), fields
 
 
 def test_a_case_whose_code_cancels_itself_is_errored_not_timed_out(tmp_path: Path) -> None:

@@ -119,4 +119,4 @@ def test_a_signal_stops_a_run_whose_loop_is_held(
     )
     assert code == status, out + err
     fields = interrupted_fields(root, err)
-    assert fields[5].startswith("1 of 3 observed"), fields  # hello, finished before, is kept
+    assert fields[5].startswith("1 of 3 answered"), fields  # hello, finished before, is kept

@@ -34,13 +34,13 @@ def test_runs_and_the_report_count_the_errored_repeats(tmp_path: Path) -> None:
     ]
     fields = runs_fields(root, run_id)
     assert fields[3] == "PARTIAL"
-    assert fields[5] == "5 of 6 observed · 1 missing (1 errored) · 5 of 18 repeats errored"
+    assert fields[5] == "5 of 6 answered · 1 missing (1 errored) · 5 of 18 repeats errored"
     row = json.loads(oloproof("runs", "--json", cwd=root).out)[0]
     assert (row["repeats"], row["repeats_errored"]) == (3, 5)
     # A run without repeats lists as it always did, in its line and its JSON.
     plain = oloproof("run", cwd=root)
     plain_id = plain.lines[0].split()[1]
-    assert runs_fields(root, plain_id)[5] == "4 of 6 observed · 2 missing (2 errored)"
+    assert runs_fields(root, plain_id)[5] == "4 of 6 answered · 2 missing (2 errored)"
     assert "repeats" not in json.loads(oloproof("runs", "--json", cwd=root).out)[0]
 
 
@@ -63,7 +63,7 @@ def test_runs_counts_the_repeats_of_a_run_recorded_before_they_were_counted(
     fields = runs_fields(root, run_id)
     assert (fields[3], fields[5]) == (
         "PARTIAL",
-        "5 of 6 observed · 1 missing (1 errored) · 5 of 18 repeats errored",
+        "5 of 6 answered · 1 missing (1 errored) · 5 of 18 repeats errored",
     )
 
 

@@ -62,7 +62,7 @@ def test_a_cut_short_import_says_to_import_again(tmp_path: Path) -> None:
     # was: "(3 not run)": they ran where the run was made, and the archive holds them
     (line,) = oloproof("runs", cwd=here).lines
     assert line.endswith(
-        "0 of 3 observed · 3 missing (3 not imported yet) · its import was cut short: import the "
+        "0 of 3 answered · 3 missing (3 not imported yet) · its import was cut short: import the "
         f"archive again  code {line.rsplit(' ', 1)[1]}"
     ), line
 

@@ -181,19 +181,19 @@ def test_runs_shows_state_gate_evidence_and_code(tmp_path: Path) -> None:
     fields = [line.split("  ") for line in listed.lines]
     assert [f[0] for f in fields] == [run_id_of(r.lines) for r in (plain, partial, errored)]
     assert [f[2:] for f in fields] == [
-        ["toy 1", "COMPLETE", "no policy", "1 of 1 observed · 0 missing", f"code {code}"],
+        ["toy 1", "COMPLETE", "no policy", "1 of 1 answered · 0 missing", f"code {code}"],
         [
             "toy 1",
             "PARTIAL",
             "PASS (exit 0)",
-            "2 of 3 observed · 1 missing (1 errored)",
+            "2 of 3 answered · 1 missing (1 errored)",
             f"code {code}",
         ],
         [
             "toy 1",
             "PARTIAL",
             "BLOCK (exit 3)",
-            "0 of 3 observed · 3 missing (3 errored)",
+            "0 of 3 answered · 3 missing (3 errored)",
             f"code {code}",
         ],
     ]
@@ -228,7 +228,7 @@ def test_runs_lists_child_runs_only_with_all_under_their_diagnosis(tmp_path: Pat
     assert everything[1] == f"  diagnosis {address[:19]}  gold context on answer_correct"
     assert everything[2].startswith(f"    gold context: {gold}  ")
     assert everything[3].startswith(f"    control: {control}  ")
-    assert "  no policy  4 of 4 observed · 0 missing  " in everything[2]
+    assert "  no policy  4 of 4 answered · 0 missing  " in everything[2]
     assert len(everything) == 4
     assert len(json.loads(oloproof("runs", "--json", cwd=root).out)) == 1
     assert len(json.loads(oloproof("runs", "--all", "--json", cwd=root).out)) == 3

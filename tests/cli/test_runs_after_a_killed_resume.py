@@ -44,7 +44,7 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
         tmp_path / "p", app=HELD_TOY_APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=cases
     )
     run_id = interrupted_while_held(root, "holding\n", {"HOLD": "q10"})
-    assert runs_fields(root, run_id)[5] == "10 of 30 observed · 20 missing (20 not run)"
+    assert runs_fields(root, run_id)[5] == "10 of 30 answered · 20 missing (20 not run)"
 
     resumed = start_run(root, "holding\n", {"HOLD": "q20"}, ("--resume", run_id))
     try:
@@ -58,7 +58,7 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
         # While it runs, the row counts what it has written so far, as `inspect` does.
         assert runs_fields(root, run_id)[3:6:2] == [
             "RUNNING",
-            "20 of 30 observed · 10 missing (10 not run)",
+            "20 of 30 answered · 10 missing (10 not run)",
         ]
         resumed.send_signal(signal.SIGKILL)
         resumed.communicate(timeout=60)
@@ -70,7 +70,7 @@ def test_runs_counts_the_cases_a_killed_resume_wrote(tmp_path: Path) -> None:
     assert fields[3:6] == [
         "INTERRUPTED",
         "BLOCK (exit 3)",
-        "20 of 30 observed · 10 missing (10 not run)",
+        "20 of 30 answered · 10 missing (10 not run)",
     ]
     listed = oloproof("runs", "--json", cwd=root)
     (row,) = [r for r in json.loads(listed.out) if r["run_id"] == run_id]

@@ -50,7 +50,7 @@ def test_a_subset_run_lists_as_one(tmp_path: Path) -> None:
     assert report["subset"] == found[narrowed]["subset"]
     # The plain listing says it too (was: `5 of 5 observed · 0 missing`, as a 5-case suite).
     listed = {line.split()[0]: line for line in oloproof("runs", cwd=root).lines}
-    said = "5 of 5 observed · 0 missing · subset: 5 of 10 cases (metadata.half=first)"
+    said = "5 of 5 answered · 0 missing · subset: 5 of 10 cases (metadata.half=first)"
     assert said in listed[narrowed]
-    assert "3 of 3 observed · 0 missing · subset: 3 of 10 cases (the first 3)" in listed[limited]
+    assert "3 of 3 answered · 0 missing · subset: 3 of 10 cases (the first 3)" in listed[limited]
     assert "subset" not in listed[whole]

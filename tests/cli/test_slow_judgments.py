@@ -105,4 +105,4 @@ def test_a_signal_stops_a_run_held_by_a_judgment(
     code, out, err = interrupt_run(root, "evil\n", stop, timeout=30, settle=1)
     assert code == status, out + err
     fields = interrupted_fields(root, err)
-    assert fields[5].startswith("1 of 3 observed"), fields  # "hi", judged before, is kept
+    assert fields[5].startswith("1 of 3 answered"), fields  # "hi", judged before, is kept

@@ -55,4 +55,4 @@ def test_an_interrupted_evaluate_names_its_run_and_the_resume(tmp_path: Path) ->
     finished = oloproof("run", "--resume", run_id, cwd=root)
     assert finished.code == 3, finished.err  # the gate: three cases cannot prove the floor
     fields = runs_fields(root, run_id)
-    assert fields[3] == "COMPLETE" and fields[5].startswith("3 of 3 observed"), fields
+    assert fields[3] == "COMPLETE" and fields[5].startswith("3 of 3 answered"), fields

@@ -83,7 +83,7 @@ def test_a_run_in_progress_shows_on_reload_and_its_end_after(tmp_path: Path) -> 
         assert proc.returncode == 0, err
         page = fetch(f"{url}/runs/{new}")[1]
         assert "Another process is writing" not in page and "COMPLETE" in page
-        assert "2 observed · 0 missing" in page
+        assert "2 answered · 0 missing" in page
 
 
 def test_a_ledger_indexed_by_an_older_version_is_refiled_before_it_is_read(

@@ -45,7 +45,7 @@ def test_runs_page_lists_newest_first_with_child_runs_under_their_diagnosis(
     text = _text(page)
     p = support_project
     assert p.run_id in text and "support-rag" in text and "slice-b-example" in text
-    assert "BLOCK (exit 3)" in text and "13 observed · 0 missing" in text
+    assert "BLOCK (exit 3)" in text and "13 answered · 0 missing" in text
     # The parent row, then its diagnosis, then the two child runs.
     order = [text.index(x) for x in (p.run_id, "diagnosis gold context", p.gold_run, p.control_run)]
     assert order == sorted(order)
@@ -345,5 +345,5 @@ def test_a_crashed_run_counts_its_errored_cases_as_runs_does(tmp_path: Path) -> 
     with serving(root) as url:
         text = _text(fetch(url + "/")[1])
         run_text = _text(fetch(f"{url}/runs/{listed['run_id']}")[1])
-    assert "1 observed · 3 missing of 4 planned" in text
-    assert "INTERRUPTED" in run_text and "1 observed · 3 missing · 4 planned" in run_text
+    assert "1 answered · 3 missing of 4 planned" in text
+    assert "INTERRUPTED" in run_text and "1 answered · 3 missing · 4 planned" in run_text

@@ -77,7 +77,7 @@ def test_the_run_page_counts_the_errored_repeats_as_the_report_does(
     assert status == 200
     text = _text(page)
     assert "PARTIAL" in text
-    assert "Cases 5 observed · 1 missing · 6 planned · 1 errored · 5 of 18 repeats errored" in text
+    assert "Cases 5 answered · 1 missing · 6 planned · 1 errored · 5 of 18 repeats errored" in text
     for line in repeated.report:  # why they errored, word for word as the report says it
         assert line in text, line
     assert "5 case(s) failed, errored or are missing a verdict" in text

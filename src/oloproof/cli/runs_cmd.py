@@ -27,8 +27,9 @@ def runs_command(
 
     Each line: run id, start time, system, state (COMPLETE, PARTIAL when cases or repeats
     errored, INTERRUPTED, STOPPED, or RUNNING while a process writes it), the gate and its exit
-    code (or why there is none), how many cases were observed and how many are missing and why
-    (with --repeats, how many repeats errored), and the system's code fingerprint.
+    code (or why there is none), how many cases were answered (ran without error) and how many
+    are missing and why (with --repeats, how many repeats errored), and the system's code
+    fingerprint. A metric may still lack a verdict on an answered case: inspect says so.
     Diagnosis child runs are left out unless --all is given.
 
     Example: oloproof runs --all
@@ -84,7 +85,7 @@ def _listing(ledger: Ledger, rows: list[RunRow], top: list[RunRow], show_all: bo
 
 
 def run_line(row: RunRow) -> str:
-    """``run_…  2026-…  name version  PARTIAL  BLOCK (exit 3)  200 of 300 observed · …``."""
+    """``run_…  2026-…  name version  PARTIAL  BLOCK (exit 3)  200 of 300 answered · …``."""
     return "  ".join(
         [
             row.run_id,
@@ -107,7 +108,9 @@ def _gate_text(row: RunRow) -> str:
 
 
 def _evidence_text(row: RunRow) -> str:
-    text = f"{row.observed} of {row.planned} observed · {row.missing} missing"
+    # "answered", not "observed": the metric table's word, where a case answered without a
+    # verdict (no retrieval recorded, a judge that failed) is missing.
+    text = f"{row.observed} of {row.planned} answered · {row.missing} missing"
     why = []
     if row.errored:
         why.append(f"{row.errored} errored")
@@ -119,7 +122,7 @@ def _evidence_text(row: RunRow) -> str:
     text += f" ({', '.join(why)})" if why else ""
     if row.repeats_errored:  # the errored executions the cases' combined verdicts hold
         text += f" · {row.repeats_errored} of {row.repeats_executed} repeats errored"
-    if row.subset is not None:  # 5 of 5 observed is not the suite
+    if row.subset is not None:  # 5 of 5 answered is not the suite
         text += f" · subset: {subset_text(row.subset, row.planned)}"
     if row.import_unfinished:
         text += " · its import was cut short: import the archive again"
