@@ -36,7 +36,9 @@ class CitationValidity:
     * nothing cited (an empty citation list, or no ``citations/v1`` recorded) with
       ``require_citations`` → fail ``no_citations``
     * no ``citations/v1`` recorded → excluded ``no_citations_recorded``
-    * no ``context/v1`` recorded → excluded ``no_context_recorded``
+    * ids cited but no ``context/v1`` recorded → missing ``no_context_recorded``: the answer
+      makes a claim nothing recorded can check, so it counts against the system
+    * nothing cited and no ``context/v1`` recorded → excluded ``no_context_recorded``
     * an empty citation list → pass
     * any cited id not among the context items' doc ids → fail ``cited_outside_context``, the
       detail ``cited_outside`` lists those ids (once each, in citation order)
@@ -47,11 +49,14 @@ class CitationValidity:
     Version 2 fails an answer that recorded no citations when they are required: a system may
     record them only when its answer has some (a staged system records them from the output's
     ``citations`` key), and version 1 excluded such an answer, so the answers that cited
-    nothing left the denominator and the rest passed the requirement.
+    nothing left the denominator and the rest passed the requirement. Version 3 counts an
+    answer that cites ids without a recorded context as missing: version 2 excluded it, so a
+    system that recorded its context only where retrieval worked left its fallback answers'
+    citations (to ids no context held) out of the metric.
     """
 
     config: CitationValidityConfig
-    VERSION: ClassVar[int] = 2
+    VERSION: ClassVar[int] = 3
 
     @property
     def criterion(self) -> str:
@@ -76,6 +81,8 @@ class CitationValidity:
             return Verdict.excluded("no_citations_recorded")
         context = view.artifact(CONTEXT_KIND)
         if context is None:
+            if cited:
+                return Verdict.missing("no_context_recorded")
             return Verdict.excluded("no_context_recorded")
         if not cited:
             return Verdict.passed()

@@ -70,9 +70,13 @@ def test_citations_with_an_empty_context_fail() -> None:
 
 
 def test_exclusions() -> None:
+    # Ids cited with no context recorded: nothing can check them, so missing (counted against
+    # the system), not excluded (version 2). Nothing cited and no context: excluded.
     for ev in (build(), build(require_citations=True)):
         no_context = ev.judge(view(["kb-01"], None))
-        assert (no_context.status, no_context.reason) == ("excluded", "no_context_recorded")
+        assert (no_context.status, no_context.reason) == ("missing", "no_context_recorded")
+    nothing_cited = build().judge(view([], None))
+    assert (nothing_cited.status, nothing_cited.reason) == ("excluded", "no_context_recorded")
     no_citations = build().judge(view(None, ["kb-01"]))
     assert (no_citations.status, no_citations.reason) == ("excluded", "no_citations_recorded")
 
@@ -99,7 +103,7 @@ def test_spec() -> None:
         "type": "citation_validity",
         "criterion": "cites_ok",
         "require_citations": True,
-        "version": 2,
+        "version": 3,
     }
 
 
