@@ -519,6 +519,7 @@ async def execute_cases(
         try:
             await asyncio.gather(*workers)
             await late.settle(spec.timeout_s)
+            await run.engine.settle()  # and where the engine ran them (a Ray replica)
             if timer.done():  # it stopped on an error of its own: the run reports it
                 timer.result()
         except BaseException:

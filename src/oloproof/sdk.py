@@ -391,6 +391,12 @@ def watching_late_records() -> Iterator[LateRecords]:
             loop.run_in_executor = watched.run_in_executor  # type: ignore[method-assign]
 
 
+def join_late_records(watch: LateRecords) -> None:
+    """Make ``watch`` (a ``watching_late_records`` still open) the run of the cases executed in
+    the current context: a Ray replica's case, whose task its loop creates outside that block."""
+    _watching.set(watch)
+
+
 def _noted(work: asyncio.Future[Any], owner: Recorder | None) -> None:
     if owner is not None and owner._run is not None:
         owner._run.note(work, owner)

@@ -43,6 +43,11 @@ class Engine(Protocol):
         ran (an errored case's too) and the model calls an errored case made. Raises what a
         local run would raise (a malformed artifact's ``ArtifactError``, a cancellation)."""
 
+    async def settle(self) -> None:
+        """Once every case has returned: wait for the work they started where they ran, and
+        raise what a local run's ``LateRecords.settle`` raises (a record made after its case
+        returned, work still running after the case timeout)."""
+
     def summary(self) -> dict[str, Any] | None:
         """What the run's end record says of the engine (none for the local engine)."""
 

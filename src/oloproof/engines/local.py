@@ -67,6 +67,9 @@ class LocalEngine:
     async def execute(self, case: Case, ctx: ExecContext) -> Outcome:
         return await run_system(self._system, ctx, case, self._timeout_s)
 
+    async def settle(self) -> None:
+        return None  # the cases ran on the run's own loop, which it settles itself
+
     def summary(self) -> dict[str, Any] | None:
         return None  # a local run records nothing about its engine
 

@@ -585,8 +585,7 @@ class RayEngine:
                     "event than this machine does; install the same oloproof on both"
                 )
         if reply[0] == "stop":
-            _, name, message, where, hint, _, _ = reply
-            raise _oloproof_error(name)(message, where=where, hint=hint)
+            raise _stopped(reply)
         _, execution, error, stages, calls, _, _ = reply
         assert execution is None or isinstance(execution, Execution)
         return execution, error, stages, calls
@@ -602,6 +601,32 @@ class RayEngine:
         except self._ray.exceptions.RayError as exc:
             raise RayEngineError(f"a Ray replica failed: {_first_line(exc)}") from None
         return reply
+
+    async def settle(self) -> None:
+        """Each replica waits, up to the case timeout, for the work its cases started, and
+        says when it recorded late or still runs (``Replica.settle``): the run stops as a
+        local one's ``LateRecords.settle`` stops it. A replica whose loop is held past
+        ``_held_limit``, or that died since its last case, stops it too: what that work
+        records (or recorded) cannot count either, and whether it did is not known."""
+        limit = _held_limit(self._setup.timeout_s)
+        asked = [self._reply(member.handle.settle.remote()) for member in self._pool]
+        try:
+            async with asyncio.timeout(limit):
+                replies = await asyncio.gather(*asked)
+        except TimeoutError:
+            raise RayEngineError(
+                f"a Ray replica held up its event loop for {limit:g} s after its cases "
+                "returned (blocking code in a task a case started); what it records once "
+                "the run has ended cannot count for its case; wait for it before returning"
+            ) from None
+        except self._ray.exceptions.RayActorError:
+            raise RayEngineError(
+                "a Ray replica died after its cases returned: what the work they started "
+                "recorded, if anything, was lost with it"
+            ) from None
+        for reply in replies:
+            if reply:
+                raise _stopped(reply)
 
     def summary(self) -> dict[str, Any] | None:
         """The replicas started, workers died, replicas stopped and cases sent again since
@@ -660,11 +685,12 @@ def _died(deaths: int, limit: int) -> dict[str, Any]:
     }
 
 
-def _oloproof_error(name: str) -> type[OloproofError]:
+def _stopped(reply: tuple[Any, ...]) -> OloproofError:
+    """The error a replica's ``stop`` reply stops the run with."""
+    _, name, message, where, hint = reply[:5]
     found = getattr(errors, name, None)
-    if isinstance(found, type) and issubclass(found, OloproofError):
-        return found
-    return OloproofError
+    kind = found if isinstance(found, type) and issubclass(found, OloproofError) else None
+    return (kind or OloproofError)(message, where=where, hint=hint)
 
 
 def _working_place(base: Path) -> str:

@@ -23,6 +23,11 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
    model calls an errored case made); when the run
    must stop (a malformed artifact), ``("stop", error_type, message, where, hint, redacted,
    recorded)``; after a fault of the replica's own code, ``("fault", description)``.
+   A record made after its case returned, from a task or thread the case started, stops the
+   run as it does locally (``oloproof.sdk.LateRecords``): the replica watches its cases' work
+   for its whole life, a case ending after such a record replies ``stop``, and before the run
+   decides the driver asks each replica to ``settle``: to wait for that work, up to the case
+   timeout, and to say (a ``stop`` reply) when it recorded late or is still running.
 5. An output that cannot travel back to the driver errors its case, saying so.
 6. Secrets the system read here (an HTTP header's ``${NAME}``, a model's API key, and the
    variables named like credentials or listed under ``secrets:`` that the user's code reads)
@@ -33,6 +38,7 @@ This is the actor's whole behaviour, kept free of Ray (``oloproof.engines.ray`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +52,7 @@ from oloproof.dataset import Case
 from oloproof.engines import RerankerRef
 from oloproof.engines.local import run_system
 from oloproof.errors import OloproofError
+from oloproof.sdk import LateRecords, join_late_records, watching_late_records
 from oloproof.stored_form import make_stored
 from oloproof.systems import build_system
 from oloproof.systems.base import (
@@ -138,6 +145,10 @@ class Replica:
         self._base = Path(os.getcwd() if setup.shipped else setup.base_dir)
         self._calls: dict[int, _Call] = {}
         self._rerankers: dict[str, Any] = {}
+        # Never closed: the actor's loop watches its cases' work for the replica's whole life
+        # (the driver kills it at the end), as a local run's loop does for the run.
+        self._watching = contextlib.ExitStack()
+        self._late: LateRecords | None = None
 
     async def ready(self) -> dict[str, Any]:
         """Build the system; its identity and this process's id, or ``{"error": sentence}``."""
@@ -165,6 +176,7 @@ class Replica:
             if problem is not None:
                 return {"error": f"{setup.where}: secrets: on the Ray workers, {problem}"}
         redaction.register_environment(setup.secrets)
+        self._late = self._watching.enter_context(watching_late_records())
         fault = _header_fault(setup.system)
         if fault is not None:
             header, problem = fault
@@ -219,8 +231,20 @@ class Replica:
             self._calls.pop(number, None)
         return reply
 
+    async def settle(self) -> Reply:
+        """Once every case of the run has returned: wait, up to the case timeout, for the work
+        the cases started here (``LateRecords.settle``); ``("stop", error_type, message, where,
+        hint)`` when it recorded late or still runs, else ``()``."""
+        assert self._late is not None, "ready() watches the cases first"
+        try:
+            await self._late.settle(self._timeout)
+        except OloproofError as exc:
+            return _stop(exc, redaction.redact_text(exc.message))
+        return ()
+
     async def _run(self, call: _Call, order: CaseOrder) -> None:
-        assert self._system is not None, "ready() builds the system first"
+        assert self._system is not None and self._late is not None, "ready() builds it first"
+        join_late_records(self._late)  # this task's own context: what it starts is noted
         try:
             ctx = ExecContext(
                 stage_cache=_DriverStages(call),
@@ -231,6 +255,7 @@ class Replica:
             execution, error, stages, calls = await run_system(
                 self._system, ctx, order.case, self._timeout
             )
+            self._late.check()  # this case's, or an earlier case's, late record stops the run
             if execution is not None:
                 execution = Execution(
                     # Plain data (as a local run records and judges it) can always be sent back.
@@ -241,8 +266,7 @@ class Replica:
             error = _redact(call, error)
             calls = _redact(call, calls)
         except OloproofError as exc:
-            message = _redact(call, exc.message)
-            reply: Reply = ("stop", type(exc).__name__, message, exc.where, exc.hint)
+            reply = _stop(exc, _redact(call, exc.message))
             call.replies.put_nowait((*reply, call.redacted, call.recorded))
             return
         except Exception as exc:  # a fault of the replica itself: the driver reports it
@@ -281,6 +305,11 @@ def _header_fault(system: SystemConfig) -> tuple[str, str] | None:
     if fault.variable is not None:
         return header, f"{fault.text} (as the Ray workers read it)"
     return header, fault.text
+
+
+def _stop(exc: OloproofError, message: str) -> Reply:
+    """The reply that stops the run with ``exc``, told as ``message`` (without secrets)."""
+    return ("stop", type(exc).__name__, message, exc.where, exc.hint)
 
 
 def _redact(call: _Call, value: Any) -> Any:
