@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from oloproof.callargs import path as path_argument
-from oloproof.envnames import ENV_NAME_PATTERN, ENV_REFERENCE, variable_name
+from oloproof.envnames import ENV_NAME_PATTERN, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.idtext import id_problem
@@ -37,7 +37,7 @@ from oloproof.judge_config import (
     JudgeConfig,
     ModelSystemSettings,
     as_written,
-    sendable_url,
+    literal_url,
 )
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
 from oloproof.yamlfile import input_fault, line_for, read_yaml
@@ -126,16 +126,11 @@ class HttpSystem(_Model):
         # as recorded: a URL this check came after ran then, and is re-executed as it ran.
         if not as_written(info):
             return value
-        found = ENV_REFERENCE.search(value)
-        if found is not None:
-            # Sent as written, every case would fail on a host or path no one meant (or a
-            # server refuse a key it was never given), each only as an errored case.
-            raise ValueError(
-                f"{found.group(0)} is sent as written: only header values read ${{NAME}} from "
-                "the environment; give the URL itself, and a key in a header "
-                "(headers: {Authorization: Bearer ${API_TOKEN}})"
-            )
-        return sendable_url(value)
+        return literal_url(
+            value,
+            "only header values read ${NAME} from the environment; give the URL itself, and a "
+            "key in a header (headers: {Authorization: Bearer ${API_TOKEN}})",
+        )
 
 
 class RagSettings(_Model):

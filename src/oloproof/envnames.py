@@ -9,6 +9,9 @@ import re
 ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"
 ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 """``${NAME}``, where a setting reads an environment variable (an http system's header values)."""
+SHELL_REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+"""``${NAME}`` or ``$NAME``, as a shell reads a variable: what a setting that reads none (a URL)
+must not hold, since it would be sent as written."""
 
 
 def variable_name(name: str, holding: str = "the key") -> str:

@@ -35,7 +35,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from ledger.codec import INT_MAX, INT_MIN
-from oloproof.envnames import ENV_NAME_PATTERN, variable_name
+from oloproof.envnames import ENV_NAME_PATTERN, SHELL_REFERENCE, variable_name
 
 ProviderName = Literal["openai", "anthropic"]
 ServerName = Literal["vllm", "llama.cpp", "ollama"]
@@ -326,8 +326,16 @@ class ProviderSettings(BaseModel):
 
     @field_validator("base_url")
     @classmethod
-    def _sendable_url(cls, value: str | None) -> str | None:
-        return None if value is None else sendable_url(value)
+    def _sendable_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        if not as_written(info):  # a run's recorded config is read as recorded
+            return sendable_url(value)
+        return literal_url(
+            value,
+            "only an http system's header values read ${NAME} from the environment; give the "
+            "URL itself, and the name of the key's variable in api_key_env",
+        )
 
     @field_validator("extra_body")
     @classmethod
@@ -432,6 +440,18 @@ class ProviderSettings(BaseModel):
             ),
             "backoff_s": self.retry_backoff_s,
         }
+
+
+def literal_url(url: str, instead: str) -> str:
+    """``url`` (an http system's ``url``, a judge's or model system's ``base_url``) when it
+    holds no ``${NAME}`` or ``$NAME`` and is ``sendable_url``; else a ``ValueError`` saying
+    what to do ``instead``. No URL setting reads the environment: sent (and recorded) as
+    written, every call would fail on a host or path no one meant (or a server refuse a key it
+    was never given), each only as an errored case or a missing judgment."""
+    found = SHELL_REFERENCE.search(url)
+    if found is not None:
+        raise ValueError(f"{found.group(0)} is sent as written: {instead}")
+    return sendable_url(url)
 
 
 def sendable_url(url: str) -> str:
