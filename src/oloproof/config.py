@@ -37,6 +37,7 @@ from oloproof.judge_config import (
     JudgeConfig,
     ModelSystemSettings,
     as_written,
+    capped_backoff,
     literal_url,
 )
 from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
@@ -111,13 +112,17 @@ class HttpSystem(_Model):
         default=3, ge=0, description="Extra tries on connection errors, 429 and 5xx, with backoff."
     )
     backoff_s: float = Field(
-        default=0.5, ge=0, description="First backoff; doubles each try, up to 30 s."
+        default=0.5,
+        ge=0,
+        description="First backoff, at most 30 s; doubles each try, up to 30 s.",
     )
     reuse: HttpReuse | None = Field(
         default=None,
         description="Reuse executions from earlier runs while `version` is unchanged; without "
         "it the endpoint is called for every case on every run.",
     )
+
+    _capped_backoff = field_validator("backoff_s")(capped_backoff)
 
     @field_validator("url")
     @classmethod

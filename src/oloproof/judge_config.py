@@ -150,6 +150,25 @@ def as_written(info: ValidationInfo) -> bool:
 # read per token makes every reported cost a million times too high.
 MAX_TOKEN_PRICE = 0.01
 
+MAX_BACKOFF_S = 30.0
+"""The longest wait before a retry: a doubling backoff without one would wait 256 times the
+first after eight tries, past any timeout, and the failure it retries would never be told.
+A first wait above it is refused (``capped_backoff``): it would be cut to this."""
+
+
+def capped_backoff(first_s: float, info: ValidationInfo) -> float:
+    """``first_s``, a first wait before a retry (an http system's ``backoff_s``, a provider's
+    ``retry_backoff_s``), when it is at most ``MAX_BACKOFF_S``; else a ``ValueError``: every
+    wait stops at the cap, so the file would say one wait and the run wait another. A run's
+    recorded config is read as recorded: what this check came after ran then."""
+    if first_s <= MAX_BACKOFF_S or not as_written(info):
+        return first_s
+    raise ValueError(
+        f"{first_s:g} s is longer than the longest wait between tries, {MAX_BACKOFF_S:g} s, at "
+        f"which every wait stops: the retries would wait {MAX_BACKOFF_S:g} s, not {first_s:g}; "
+        f"give at most {MAX_BACKOFF_S:g}"
+    )
+
 
 class ProviderSettings(BaseModel):
     """How a judge (or a model system) reaches its model: the provider keys they share.
@@ -268,8 +287,8 @@ class ProviderSettings(BaseModel):
         default=0.5,
         ge=0,
         description=(
-            "The first wait before a retry; it doubles each try (at most 30 s). A 429 with "
-            "Retry-After waits what the server asks instead (up to 60 s)."
+            "The first wait before a retry, at most 30 s; it doubles each try (up to 30 s). A "
+            "429 with Retry-After waits what the server asks instead (up to 60 s)."
         ),
     )
     concurrency: int | None = Field(
@@ -318,6 +337,8 @@ class ProviderSettings(BaseModel):
             if env is not None and not (isinstance(env, str) and re.match(ENV_NAME_PATTERN, env)):
                 data = {**data, "api_key_env": _HIDDEN}
         return data
+
+    _capped_backoff = field_validator("retry_backoff_s")(capped_backoff)
 
     @field_validator("api_key_env")
     @classmethod

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from oloproof.providers import MAX_BACKOFF_S
 from tests.support import oloproof, toy_project
+
+from oloproof.providers import MAX_BACKOFF_S
 
 HTTP = """\
 system:

@@ -45,8 +45,8 @@ class Overloaded(QuietHandler):
         self.reply(503, b"Service Unavailable: overloaded (" + echoed + b")")
 
 
-class OverloadedOnce(QuietHandler):
-    """503 to the first try, then the answer."""
+class OverloadedTwice(QuietHandler):
+    """503 to the first two tries, then the answer."""
 
     tries = 0
     lock = threading.Lock()
@@ -55,8 +55,8 @@ class OverloadedOnce(QuietHandler):
         self.rfile.read(int(self.headers["Content-Length"]))
         with self.lock:
             type(self).tries += 1
-            first = self.tries == 1
-        if first:
+            early = self.tries <= 2
+        if early:
             self.reply(503, b"Service Unavailable")
         else:
             self.reply(200, json.dumps({"result": {"answer": "x"}}).encode())
@@ -94,10 +94,11 @@ def test_a_thousand_tries_without_a_wait_end_in_the_503(tmp_path: Path) -> None:
 
 
 def test_the_backoff_stops_at_30_s(tmp_path: Path) -> None:
-    # A first wait of 31 s waits 30: the second try answers within the case's 30.5 s.
-    config = CONFIG.format(retries=1, backoff=31, case=30.5)
-    with served_project(tmp_path / "p", OverloadedOnce, config, CASES) as root:
-        done = oloproof("run", "--json", cwd=root, env={"SVC_TOKEN": TOKEN}, timeout=90)
+    # A first wait of 16 s, then 30 rather than 32: the third try answers within the case's
+    # 46.5 s. (A first wait above 30 is refused: test_backoff_above_the_cap.)
+    config = CONFIG.format(retries=2, backoff=16, case=46.5)
+    with served_project(tmp_path / "p", OverloadedTwice, config, CASES) as root:
+        done = oloproof("run", "--json", cwd=root, env={"SVC_TOKEN": TOKEN}, timeout=120)
     assert done.code == 0, done.out + done.err
     (metric,) = json.loads(done.out)["metrics"]
     assert (metric["observed"], metric["missing"]) == (1, 0), metric

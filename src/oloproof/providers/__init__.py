@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from oloproof.judge_config import ProviderSettings
+from oloproof.judge_config import MAX_BACKOFF_S, ProviderSettings
 from oloproof.providers._body import (
     ACCEPT_ENCODING,
     MAX_BODY_BYTES,
@@ -23,7 +23,6 @@ from oloproof.providers._body import (
     unreadable_codings,
 )
 from oloproof.providers._http import (
-    MAX_BACKOFF_S,
     Completion,
     HttpProvider,
     Provider,

@@ -73,6 +73,7 @@ from oloproof import redaction
 from oloproof.errors import ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.judge_config import MAX_BACKOFF_S
 from oloproof.providers._body import ACCEPT_ENCODING, MAX_BODY_BYTES, UnreadableBody, read_body
 
 if TYPE_CHECKING:
@@ -222,11 +223,6 @@ def _redacted(failure: ProviderError) -> ProviderError:
         raw=raw,
         completion=failure.completion,
     )
-
-
-MAX_BACKOFF_S = 30.0
-"""The longest wait before a retry: a doubling backoff without one would wait 256 times the
-first after eight tries, past any timeout, and the failure it retries would never be told."""
 
 
 def backoff_wait(first_s: float, attempt: int, cap_s: float = MAX_BACKOFF_S) -> float:

@@ -44,7 +44,7 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (5, "c7c7e5dc2d61231d199a836db1ff7f970cb504adcb7d21b33d917b27beb255db")
+RECORDED = (5, "34be1e88c8a2026c2d0d6406384b75aee410b69e8fb512bb32cc14b78c4c03a3")
 """(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
