@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from oloproof.errors import ConfigError
-from oloproof.judge_config import ProviderSettings
+from oloproof.judge_config import WRITTEN, ProviderSettings
 
 if TYPE_CHECKING:  # httpx loads only when a client is made: system adapters import this module
     from oloproof.fingerprint import Fingerprint
@@ -104,11 +104,14 @@ class ModelClient:
     def __init__(self, settings: ProviderSettings | None = None, **keys: Any) -> None:
         if settings is None:
             try:
-                settings = ProviderSettings.model_validate(keys)
+                # The caller's own settings, checked as oloproof.yaml's are (one price alone, a
+                # price per million, an endpoint given whole): not a run's record of them.
+                settings = ProviderSettings.model_validate(keys, context={WRITTEN: True})
             except ValidationError as exc:
                 err = exc.errors()[0]
                 where = ".".join(str(part) for part in err["loc"]) or "settings"
-                raise ConfigError(f"ModelClient: {where}: {err['msg']}") from None
+                said = err["msg"].removeprefix("Value error, ")
+                raise ConfigError(f"ModelClient: {where}: {said}") from None
         from oloproof.providers import make_provider
 
         self.settings = settings
