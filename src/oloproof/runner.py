@@ -215,6 +215,8 @@ def plan_run(
             where=where,
         )
     config_path = config_path.resolve()
+    if overrides is not None:  # anything but a mapping failed inside as an AttributeError
+        overrides = _overrides_checked(overrides)
     config = load_config(config_path)
     if overrides:
         config = _apply_overrides(config, overrides)
@@ -367,13 +369,33 @@ def _apply_overrides(config: ProjectConfig, overrides: Mapping[str, Any]) -> Pro
     for dotted, value in overrides.items():
         target = data
         *parents, last = dotted.split(".")
-        for part in parents:
+        for depth, part in enumerate(parents, 1):
             target = target.setdefault(part, {})
+            if not isinstance(target, dict):  # a list or a value: no key of it can be set
+                held = ".".join(parents[:depth])
+                raise ConfigError(
+                    f"{dotted!r} names a key inside {held}, which holds no named settings: "
+                    f"override {held} whole",
+                    where="plan_run(): overrides",
+                )
         target[last] = value
     try:
         return ProjectConfig.model_validate(data, context={WRITTEN: True})
     except ValidationError as exc:
         raise _override_error(exc, data) from None
+
+
+def _overrides_checked(overrides: object) -> Mapping[str, Any]:
+    """``overrides`` when it maps dotted setting names (``system.http.timeout_s``) to values."""
+    what = "a mapping of dotted setting names to values ({'concurrency': 2}) or None"
+    if not isinstance(overrides, Mapping):
+        raise ConfigError(f"overrides is {what}, not {shown(overrides)}", where="plan_run()")
+    for key in overrides:
+        if not isinstance(key, str) or "" in key.split("."):
+            raise ConfigError(
+                f"overrides is {what}; {shown(key)} names no setting", where="plan_run()"
+            )
+    return overrides
 
 
 def _override_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
