@@ -27,7 +27,7 @@ from pydantic import (
 )
 
 from oloproof.callargs import path as path_argument
-from oloproof.envnames import ENV_NAME_PATTERN, variable_name
+from oloproof.envnames import ENV_NAME_PATTERN, SHELL_REFERENCE, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
 from oloproof.idtext import id_problem
@@ -77,6 +77,21 @@ def _shown_as_written(value: str, what: str) -> str:
     return value
 
 
+def _version_as_written(value: str | None, info: ValidationInfo) -> str | None:
+    """A version (the system's, an endpoint's, an index's) when it holds no ``${NAME}`` or
+    ``$NAME``: read as written, every run would carry the same version whatever the variable
+    holds, and reuse what a run of another version made (an endpoint's executions, a
+    retrieval). A run's recorded config is read as recorded."""
+    found = None if value is None else SHELL_REFERENCE.search(value)
+    if found is None or not as_written(info):
+        return value
+    raise ValueError(
+        f"{found.group(0)} is kept as written: only header values read ${{NAME}} from the "
+        "environment, so every run would have this same version whatever the variable holds, "
+        "and reuse what a run of another made; write the version itself"
+    )
+
+
 class HttpReuse(_Model):
     """Opting in to reuse an HTTP system's executions across runs."""
 
@@ -86,6 +101,8 @@ class HttpReuse(_Model):
         "release); part of every execution's identity, so change it whenever the service "
         "changes. Oloproof cannot see the code behind an endpoint.",
     )
+
+    _as_written = field_validator("version")(_version_as_written)
 
 
 class HttpSystem(_Model):
@@ -147,6 +164,8 @@ class RagSettings(_Model):
     token_budget: int | None = Field(default=None, ge=1, description="Context size limit.")
     index_version: str | None = Field(default=None, description="Changes when the index changes.")
 
+    _as_written = field_validator("index_version")(_version_as_written)
+
 
 class SystemConfig(_Model):
     """The system under test: exactly one of callable, http, rag or model."""
@@ -159,6 +178,8 @@ class SystemConfig(_Model):
     model: ModelSystemSettings | None = Field(
         default=None, description="A prompt template a model runs over the cases."
     )
+
+    _as_written = field_validator("version")(_version_as_written)
 
     @field_validator("name", "version")
     @classmethod
