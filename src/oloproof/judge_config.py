@@ -340,6 +340,20 @@ class ProviderSettings(BaseModel):
 
     _capped_backoff = field_validator("retry_backoff_s")(capped_backoff)
 
+    @field_validator("model")
+    @classmethod
+    def _model_as_written(cls, value: str, info: ValidationInfo) -> str:
+        # Sent as written, every call would name a model no server has (`${JUDGE_MODEL}`),
+        # each only a missing judgment or an errored case. A run's recorded config is read as
+        # recorded.
+        if not as_written(info):
+            return value
+        return sent_as_written(
+            value,
+            "only an http system's header values read ${NAME} from the environment; give the "
+            "model's name itself",
+        )
+
     @field_validator("api_key_env")
     @classmethod
     def _env_name(cls, value: str | None) -> str | None:
@@ -469,10 +483,16 @@ def literal_url(url: str, instead: str) -> str:
     what to do ``instead``. No URL setting reads the environment: sent (and recorded) as
     written, every call would fail on a host or path no one meant (or a server refuse a key it
     was never given), each only as an errored case or a missing judgment."""
-    found = SHELL_REFERENCE.search(url)
+    return sendable_url(sent_as_written(url, instead))
+
+
+def sent_as_written(value: str, instead: str) -> str:
+    """``value`` (a setting sent as it is: a URL, a model's name) when it holds no ``${NAME}``
+    or ``$NAME``; else a ``ValueError`` saying what to do ``instead``."""
+    found = SHELL_REFERENCE.search(value)
     if found is not None:
         raise ValueError(f"{found.group(0)} is sent as written: {instead}")
-    return sendable_url(url)
+    return value
 
 
 def sendable_url(url: str) -> str:
