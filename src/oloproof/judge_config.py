@@ -238,8 +238,8 @@ class ProviderSettings(BaseModel):
         le=2.0,
         description=(
             "Sampling temperature; unset sends none (the model's default). A `server` profile "
-            "sets 0. The messages protocol takes none: give it through `extra_body` if a model "
-            "still accepts it."
+            "sets 0; null sends none with one too. The messages protocol takes none: give it "
+            "through `extra_body` if a model still accepts it."
         ),
     )
     max_tokens: int = Field(default=1024, ge=1, description="The most tokens the reply may have.")
@@ -327,7 +327,8 @@ class ProviderSettings(BaseModel):
     @classmethod
     def _provider_defaults(cls, data: Any) -> Any:
         # Fill the per-provider and per-server defaults in the data, so the model holds the
-        # values it uses. An explicit `api_key_env: null` is kept: it means "send no key".
+        # values it uses. An explicit `api_key_env: null` or `temperature: null` is kept: it
+        # means "send none" (``_NULL_MEANS_NONE``).
         # A provider that is no name (a list: `provider: [openai]`) is refused as it validates.
         provider = data.get("provider") if isinstance(data, dict) else None
         if isinstance(provider, str) and provider in DEFAULT_BASE_URLS:
@@ -593,12 +594,17 @@ def _with_defaults(data: dict[str, Any]) -> dict[str, Any]:
     if provider == "anthropic":
         defaults["max_tokens_field"] = "max_tokens"  # the messages protocol's only field
     for key, value in defaults.items():
-        if key == "api_key_env":
-            if key not in data:  # an explicit null means "send no key"
+        if key in _NULL_MEANS_NONE:
+            if key not in data:
                 data[key] = value
         elif data.get(key) is None:
             data[key] = value
     return data
+
+
+_NULL_MEANS_NONE = frozenset({"api_key_env", "temperature"})
+"""The settings whose explicit null is a choice of its own, kept over any default: send no key,
+send no temperature (the model's own; a ``server`` profile's 0 would replace it)."""
 
 
 class _JudgeSettings(ProviderSettings):
