@@ -7,7 +7,7 @@ source of the JSON Schemas under ``schemas/``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -751,6 +751,14 @@ def _data_loc(
 def load_config(path: str | Path) -> ProjectConfig:
     """Read and validate oloproof.yaml."""
     path = path_argument("path", path, "the path of a project file", where="load_config()")
+    return overridden_config(path, {})
+
+
+def overridden_config(path: Path, overrides: Mapping[str, Any]) -> ProjectConfig:
+    """oloproof.yaml, read and validated, with ``overrides`` (``plan_run``'s: dotted setting
+    names to values) set in what the file says: checked as the file is (WRITTEN), so that a
+    setting given in Python is refused where the file's would be (one price alone, a call's
+    timeout past the case's, a prompt_file that is a pipe)."""
     data, lines = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of settings at the top level")
@@ -761,10 +769,51 @@ def load_config(path: str | Path) -> ProjectConfig:
         if kind is not None:
             raise ConfigError(f"{path}: {kind}") from None
         raise validation_error(path, exc, lines, ProjectConfig, data) from None
+    if overrides:
+        _override(data, overrides)
+        try:
+            config = ProjectConfig.model_validate(data, context={WRITTEN: True})
+        except ValidationError as exc:
+            raise _override_error(exc, data) from None
     config._lines = lines
     _check_paths(config, path)
     _refuse_calls_past_the_case(config, data, path)
     return config
+
+
+def _override(data: dict[str, Any], overrides: Mapping[str, Any]) -> None:
+    """Set each of ``overrides`` in ``data``, the settings as written."""
+    for dotted, value in overrides.items():
+        target = data
+        *parents, last = dotted.split(".")
+        for depth, part in enumerate(parents, 1):
+            target = target.setdefault(part, {})
+            if not isinstance(target, dict):  # a list or a value: no key of it can be set
+                held = ".".join(parents[:depth])
+                raise ConfigError(
+                    f"{dotted!r} names a key inside {held}, which holds no named settings: "
+                    f"override {held} whole",
+                    where="plan_run(): overrides",
+                )
+        target[last] = value
+
+
+def _override_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
+    """The first fault of the overridden settings ``data`` in one sentence, naming the setting as
+    a dotted key: the parts of pydantic's location the data holds (not a union's tag), and a
+    key it lacks at the end (a required one missing)."""
+    err = exc.errors()[0]
+    node: Any = data
+    kept: list[str] = []
+    for index, part in enumerate(err["loc"]):
+        held = isinstance(node, dict) and part in node
+        if held or (isinstance(node, list) and isinstance(part, int)):
+            kept.append(str(part))
+            node = node[part]
+        elif index == len(err["loc"]) - 1:
+            kept.append(str(part))
+    message = err["msg"].removeprefix("Value error, ")
+    return ConfigError(f"{'.'.join(kept)}: {message}", where="plan_run(): overrides")
 
 
 def _refuse_calls_past_the_case(config: ProjectConfig, data: dict[str, Any], path: Path) -> None:

@@ -19,8 +19,6 @@ from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from ledger import Ledger, LedgerError, RefConflictError, StoreError, new_ulid
 from oloproof import __version__, redaction, stats
 from oloproof import events as ev
@@ -39,8 +37,8 @@ from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
     ProjectConfig,
-    load_config,
     load_policy,
+    overridden_config,
     recorded_policy,
 )
 from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
@@ -61,7 +59,6 @@ from oloproof.execute import (
     execute_cases,
 )
 from oloproof.jsonkeys import first_repeat
-from oloproof.judge_config import WRITTEN
 from oloproof.latest import FINISHED, move_latest
 from oloproof.lazyseq import LazySequence
 from oloproof.metrics import (
@@ -217,9 +214,7 @@ def plan_run(
     config_path = config_path.resolve()
     if overrides is not None:  # anything but a mapping failed inside as an AttributeError
         overrides = _overrides_checked(overrides)
-    config = load_config(config_path)
-    if overrides:
-        config = _apply_overrides(config, overrides)
+    config = overridden_config(config_path, overrides or {})
     if policy_path is None and config.policy is not None:
         policy_path = config_path.parent / config.policy
     return _plan(
@@ -362,29 +357,6 @@ def _plan(
     )
 
 
-def _apply_overrides(config: ProjectConfig, overrides: Mapping[str, Any]) -> ProjectConfig:
-    # The settings the file set (a policy left out is no `policy: null`), with the caller's
-    # own checked as the file's are (WRITTEN): one price alone, a backoff past the cap...
-    data = config.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    for dotted, value in overrides.items():
-        target = data
-        *parents, last = dotted.split(".")
-        for depth, part in enumerate(parents, 1):
-            target = target.setdefault(part, {})
-            if not isinstance(target, dict):  # a list or a value: no key of it can be set
-                held = ".".join(parents[:depth])
-                raise ConfigError(
-                    f"{dotted!r} names a key inside {held}, which holds no named settings: "
-                    f"override {held} whole",
-                    where="plan_run(): overrides",
-                )
-        target[last] = value
-    try:
-        return ProjectConfig.model_validate(data, context={WRITTEN: True})
-    except ValidationError as exc:
-        raise _override_error(exc, data) from None
-
-
 def _overrides_checked(overrides: object) -> Mapping[str, Any]:
     """``overrides`` when it maps dotted setting names (``system.http.timeout_s``) to values."""
     what = "a mapping of dotted setting names to values ({'concurrency': 2}) or None"
@@ -396,24 +368,6 @@ def _overrides_checked(overrides: object) -> Mapping[str, Any]:
                 f"overrides is {what}; {shown(key)} names no setting", where="plan_run()"
             )
     return overrides
-
-
-def _override_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
-    """The first fault of the overridden settings ``data`` in one sentence, naming the setting as
-    a dotted key: the parts of pydantic's location the data holds (not a union's tag), and a
-    key it lacks at the end (a required one missing)."""
-    err = exc.errors()[0]
-    node: Any = data
-    kept: list[str] = []
-    for index, part in enumerate(err["loc"]):
-        held = isinstance(node, dict) and part in node
-        if held or (isinstance(node, list) and isinstance(part, int)):
-            kept.append(str(part))
-            node = node[part]
-        elif index == len(err["loc"]) - 1:
-            kept.append(str(part))
-    message = err["msg"].removeprefix("Value error, ")
-    return ConfigError(f"{'.'.join(kept)}: {message}", where="plan_run(): overrides")
 
 
 def _slices(config: ProjectConfig, config_path: Path) -> Iterator[tuple[int, str]]:
