@@ -13,21 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from tests.oloproof.test_python_settings_checked_as_written import CONFIG
 from tests.support import SAID, api_said
 
-CONFIG = """\
-system:
-  name: m
-  version: "1"
-  model:
-    provider: openai
-    model: m
-    base_url: http://127.0.0.1:9/v1
-    api_key_env: null
-    prompt: "{{ q }}"
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 SCRIPT = (
     """
 import json, oloproof
