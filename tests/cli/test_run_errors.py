@@ -251,7 +251,7 @@ def test_ctrl_c_or_sigterm_keeps_finished_cases_and_resume_completes_the_run(
     run_id = err.split("--resume ")[1].split()[0]
     fields = runs_fields(root, run_id)
     assert fields[3] == "INTERRUPTED"
-    kept = int(fields[5].split(" of 31 observed")[0])
+    kept = int(fields[5].split(" of 31 answered")[0])
     assert 0 < kept < 31  # the cases finished before the signal were written, not lost
     assert fields[5].endswith(f"({31 - kept} not run)")
     resumed = oloproof("run", "--resume", run_id, cwd=root)
@@ -307,7 +307,7 @@ def test_an_interrupted_run_counts_the_cache_of_the_cases_it_wrote(tmp_path: Pat
     code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
     assert code == 130, out + err
     run_id = err.split("--resume ")[1].split()[0]
-    kept = int(runs_fields(root, run_id)[5].split(" of 31 observed")[0])
+    kept = int(runs_fields(root, run_id)[5].split(" of 31 answered")[0])
     assert 0 < kept < 31
     # A brand-new ledger: every case written was executed and judged (two evaluators) here.
     shown = oloproof("inspect", run_id, cwd=root)
@@ -365,7 +365,7 @@ def test_an_export_of_an_interrupted_run_says_what_it_cannot_hold(tmp_path: Path
     code, out, err = interrupt_run(root, "sleeping\n", signal.SIGINT, {"TOY_SLEEP": "0.2"})
     assert code == 130, out + err
     run_id = err.split("--resume ")[1].split()[0]
-    kept = int(runs_fields(root, run_id)[5].split(" of 31 observed")[0])
+    kept = int(runs_fields(root, run_id)[5].split(" of 31 answered")[0])
     warning = (
         f"warning: {run_id} is INTERRUPTED: {31 - kept} of its 31 planned cases did not run, "
         "so nothing of them is exported\n"
@@ -428,5 +428,5 @@ def test_ctrl_c_stops_a_run_whose_cases_never_wait(tmp_path: Path) -> None:
     run_id = err.split("--resume ")[1].split()[0]
     fields = runs_fields(tmp_path, run_id)
     assert fields[3] == "INTERRUPTED"
-    kept = int(fields[5].split(f" of {total} observed")[0])
+    kept = int(fields[5].split(f" of {total} answered")[0])
     assert 0 < kept < total, fields

@@ -156,7 +156,7 @@ def test_ctrl_c_stops_a_call_that_hangs_on_the_loop(tmp_path: Path) -> None:
     code, out, err = interrupt_run(root, "hanging\n", signal.SIGINT, timeout=30, settle=0.5)
     assert code == 130, out + err
     fields = interrupted_fields(root, err)
-    assert fields[5].startswith(f"{FAST} of {FAST + 2} observed"), fields
+    assert fields[5].startswith(f"{FAST} of {FAST + 2} answered"), fields
 
 
 def test_a_call_on_the_loop_may_recurse_as_deep_as_on_a_thread(tmp_path: Path) -> None:
