@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from ledger import Ledger
 from oloproof import events as ev
@@ -29,23 +29,34 @@ __all__ = ["resume_plan"]
 def _older_judge_code(
     plan: RunPlan, recorded: Sequence[Mapping[str, Any]]
 ) -> tuple[int, int] | None:
-    """The versions of the judges' code (the run's, today's) when the run was judged by an
-    older one and that is all that differs between its recorded evaluators and the plan's;
-    None otherwise."""
+    """The versions of the judges' code (the oldest the run recorded, the newest today's) when
+    judges of the run were judged by an older one and that is all that differs between its
+    recorded evaluators and the plan's; None otherwise. Each judge has a version of its own
+    (one judge's reading may have moved alone), so each is compared with itself."""
     current = evaluator_records(plan)
-
-    def judge(entry: Mapping[str, Any]) -> bool:
-        return entry["spec"].get("type") in ev.JUDGE_TYPES
-
-    today = next((e["spec"]["version"] for e in current if judge(e)), None)
-    older = {r["spec"].get("version") for r in recorded if judge(r)}
-    if today is None or len(older) != 1:
+    if len(current) != len(recorded):
         return None
-    (version,) = older
-    if not isinstance(version, int) or version >= today:
+    moved: list[tuple[int, int]] = []
+    aligned: list[Mapping[str, Any]] = []
+    for now, then in zip(current, recorded, strict=True):
+        older, today = then["spec"].get("version"), now["spec"].get("version")
+        if (
+            then["spec"].get("type") in ev.JUDGE_TYPES
+            and then["spec"].get("type") == now["spec"].get("type")
+            and _whole(older)
+            and _whole(today)
+            and older < today
+        ):
+            moved.append((older, today))
+            then = {**then, "spec": {**then["spec"], "version": today}}
+        aligned.append(then)
+    if not moved or ev.plain(aligned) != ev.plain(current):
         return None
-    aligned = [{**r, "spec": {**r["spec"], "version": today}} if judge(r) else r for r in recorded]
-    return (version, today) if ev.plain(aligned) == ev.plain(current) else None
+    return min(older for older, _ in moved), max(today for _, today in moved)
+
+
+def _whole(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _older_reading(now: Mapping[str, Any], recorded: Mapping[str, Any]) -> bool:

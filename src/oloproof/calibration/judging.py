@@ -31,7 +31,7 @@ async def acalibrate(
 
     ``labels`` describes the labels file (e.g. ``{"path": ..., "sha256": ...}``) for the record.
     Raises ``ConfigError`` for a judge that does not give pass/fail verdicts, and
-    ``DatasetError`` for an example it would pass or fail without asking its model, or one it
+    ``DatasetError`` for an example it would decide without asking its model, or one it
     reads as it reads another (``refuse_unmeasurable``).
     """
     check_pass_fail(judge)
@@ -117,8 +117,8 @@ async def judge_all(
 def refuse_unmeasurable(
     judge: AsyncEvaluator, labelled: Sequence[LabelledExample], source: Path | None = None
 ) -> None:
-    """Raise ``DatasetError`` at the first example that would get a pass or a fail the model
-    never gave, that repeats what the judge reads of an earlier example, or whose expected
+    """Raise ``DatasetError`` at the first example that would get a verdict (or lack one) the
+    model never gave, that repeats what the judge reads of an earlier example, or whose expected
     value sits under a key with a dot its ``expected_field`` path cannot name (the judge would
     exclude it, as it would such a case: ``dotted_expected_check``).
 
@@ -127,8 +127,10 @@ def refuse_unmeasurable(
     is not the judge's verdict, so counting it as one would credit the judge with agreement it
     never showed (a human fail, failed for want of an answer, would raise its specificity).
     Such an example is a labels file written for another reading of the output, found before
-    anything is called or recorded. An exclusion is left to ``tally``: it is decided from what
-    the example holds, never from the model, and counts in neither rate.
+    anything is called or recorded. So is one the citation judge gives no verdict on (ids cited
+    where no context was recorded): no label of it can be compared with the model's. An
+    exclusion is left to ``tally``: it is decided from what the example holds, never from the
+    model, and counts in neither rate.
 
     Two examples whose prompts would hold the same values (the judgment cache's reads: ids and
     anything else the judge does not read may differ) are one question asked twice. Counted
@@ -202,8 +204,13 @@ def _unmeasurable(criterion: str, verdict: Verdict, where: str) -> DatasetError:
             where=where,
             hint="give the answer as text",
         )
+    decided = (  # a judge leaves an answer citing ids without a context unjudged
+        "give this example no verdict"
+        if verdict.status == "missing"
+        else f"{verdict.status} this example"
+    )
     return DatasetError(
-        f"the judge {criterion!r} would {verdict.status} this example without asking its model "
+        f"the judge {criterion!r} would {decided} without asking its model "
         f"({verdict.reason}), so it cannot measure the judge",
         where=where,
     )

@@ -29,6 +29,8 @@ What can happen:
   is not a verdict of this judge.
 - ``excluded``: the case lacks what the judge reads by design: ``no_context_recorded``,
   ``no_context_text``, ``no_citations_recorded``, ``no_citations``, ``no_expected_value``.
+- ``missing: no_context_recorded`` (citation support): the answer cites ids and no context was
+  recorded, so its citations cannot be checked; it counts against the system.
 - ``fail: field_missing`` / ``fail: field_not_text``: the output has no answer text where
   ``field`` points, decided without a call, as the text checks decide it. It is the system's
   fail, not the model's: a calibration refuses a labels example that would get it.
@@ -142,6 +144,9 @@ class LLMJudge:
     # 5: a verdict planted in the material with a template tag or inside a passage id, which
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
+    # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
+    # alone, so the others keep their judgments and calibrations; a change to the code they
+    # share moves every judge's version past the highest.
     VERSION: ClassVar[int] = 5
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
@@ -381,6 +386,9 @@ class CitationSupportJudge(LLMJudge):
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
     ARTIFACTS = ("citations/v1", "context/v1")
+    # 6: an answer citing ids where no context was recorded is missing, not excluded: its
+    # citations claim a context nothing recorded can check. Version 5 left it out of the metric.
+    VERSION = 6
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_schema(self.scale, with_unsupported=True)
@@ -396,8 +404,8 @@ class CitationSupportJudge(LLMJudge):
         if not cited:
             return Verdict.excluded("no_citations")
         items = _context_items(view)
-        if isinstance(items, Verdict):
-            return items
+        if isinstance(items, Verdict):  # the ids cite a context that nothing recorded
+            return Verdict.missing("no_context_recorded")
         texts: dict[str, list[str]] = {}
         for item in items:
             if item["doc_id"] in cited:

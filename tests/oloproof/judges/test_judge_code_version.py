@@ -1,15 +1,18 @@
-"""The judges' code version changes whenever the code does, or someone says why it need not.
+"""The judges' code versions change whenever the code does, or someone says why they need not.
 
-``LLMJudge.VERSION`` is part of every judge's identity: a judgment or a calibration made by
-another version is not reused. It is kept by hand, so that an upgrade that changes nothing a
+Each judge's ``VERSION`` (``LLMJudge.VERSION``, unless the judge's own reading of a case moved
+its own) is part of its identity: a judgment or a calibration made by another version is not
+reused. It is kept by hand, so that an upgrade that changes nothing a
 judge decides keeps every judgment and calibration. Kept by hand, it was also forgotten: three
 changes to how replies are read left it at 2, and judgments the older reading had passed were
 served from the cache. This test holds a digest of the judges' code (what a case becomes as a
 request, and a provider's body as a verdict) beside the version it was recorded for: any change
 to that code fails here until one of these is done.
 
-- The change can alter a request or a verdict: bump ``LLMJudge.VERSION``, say what changed in
-  the comment above it and in docs/judges.md, then record the new version and digest below.
+- The change can alter a request or a verdict: bump the version of every judge it can alter
+  (``LLMJudge.VERSION`` past the highest for shared code, a judge's own for its ``prepare``),
+  say what changed in the comment above it and in docs/judges.md, then record the new versions
+  and digest below.
 - It cannot (a rename, a refactor, the wording of an error): record the new
   digest below with the same version, and say so in the commit message.
 
@@ -44,8 +47,11 @@ JUDGE_CODE = (
 )
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
-RECORDED = (5, "34be1e88c8a2026c2d0d6406384b75aee410b69e8fb512bb32cc14b78c4c03a3")
-"""(``LLMJudge.VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
+RECORDED = (
+    {"GroundednessJudge": 5, "CitationSupportJudge": 6, "AnswerJudge": 5, "RubricJudge": 5},
+    "61f0c6e7cf7d00377301e8e019fbcedbcd7a5c5d8f0a8f40c26bb28bbd7f7b2f",
+)
+"""(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
 
 def _shape(node: object) -> Iterator[str]:
@@ -85,13 +91,18 @@ def judge_code_digest() -> str:
     return digest.hexdigest()
 
 
+def judge_versions() -> dict[str, int]:
+    """Each judge's class name and ``VERSION``."""
+    return {judge.__name__: judge.VERSION for judge in LLMJudge.__subclasses__()}
+
+
 def test_the_judges_code_version_changes_with_the_code() -> None:
-    now = (LLMJudge.VERSION, judge_code_digest())
+    now = (judge_versions(), judge_code_digest())
     assert now == RECORDED, (
-        f"the judges' code changed since version {RECORDED[0]} was recorded: if the change can "
-        "alter a request or a verdict, bump LLMJudge.VERSION (judgments and calibrations of "
-        "the older version then no longer count) and document it; either way, record "
-        f"RECORDED = {now!r} in {Path(__file__).name}"
+        f"the judges' code changed since versions {RECORDED[0]} were recorded: if the change "
+        "can alter a request or a verdict, bump the version of each judge it can alter "
+        "(judgments and calibrations of the older version then no longer count) and document "
+        f"it; either way, record RECORDED = {now!r} in {Path(__file__).name}"
     )
 
 

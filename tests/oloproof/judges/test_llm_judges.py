@@ -144,28 +144,50 @@ def test_answer_judge_shows_the_reference(server: ScriptedJudgeServer, secret: s
 
 
 @pytest.mark.parametrize(
-    ("judge_type", "view", "reason"),
+    ("judge_type", "view", "status", "reason"),
     [
-        ("groundedness_judge", make_view(), "no_context_recorded"),
-        ("groundedness_judge", make_view(context=[{"doc_id": "kb-03"}]), "no_context_text"),
-        ("citation_support_judge", make_view(context=[KB03]), "no_citations_recorded"),
-        ("citation_support_judge", make_view(context=[KB03], citations=[]), "no_citations"),
-        ("citation_support_judge", make_view(citations=["kb-03"]), "no_context_recorded"),
+        ("groundedness_judge", make_view(), "excluded", "no_context_recorded"),
+        (
+            "groundedness_judge",
+            make_view(context=[{"doc_id": "kb-03"}]),
+            "excluded",
+            "no_context_text",
+        ),
+        ("citation_support_judge", make_view(context=[KB03]), "excluded", "no_citations_recorded"),
+        (
+            "citation_support_judge",
+            make_view(context=[KB03], citations=[]),
+            "excluded",
+            "no_citations",
+        ),
+        # Ids cited against no context: nothing can check them, so the case counts against.
+        (
+            "citation_support_judge",
+            make_view(citations=["kb-03"]),
+            "missing",
+            "no_context_recorded",
+        ),
         (
             "citation_support_judge",
             make_view(context=[{"doc_id": "kb-03"}], citations=["kb-03"]),
+            "excluded",
             "no_context_text",
         ),
-        ("answer_judge", make_view(), "no_expected_value"),
+        ("answer_judge", make_view(), "excluded", "no_expected_value"),
     ],
 )
-def test_exclusions_make_no_call(
-    server: ScriptedJudgeServer, secret: str, judge_type: str, view: CaseView, reason: str
+def test_verdicts_decided_without_a_call(
+    server: ScriptedJudgeServer,
+    secret: str,
+    judge_type: str,
+    view: CaseView,
+    status: str,
+    reason: str,
 ) -> None:
     judge = judge_for(server, judge_type)
     assert not judge.would_call(view)
     result = run(judge, view)
-    assert (result.status, result.reason) == ("excluded", reason)
+    assert (result.status, result.reason) == (status, reason)
     assert server.requests == []
 
 
