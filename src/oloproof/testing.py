@@ -211,6 +211,15 @@ class RecordedRequest:
 
 Responder = Callable[[RecordedRequest], Reply]
 
+_NOT_A_REPLY = "a scripted reply is a Reply (answer(...), verdict(...), fail(...) and the rest)"
+
+
+def _replies(replies: tuple[Any, ...]) -> tuple[Reply, ...]:
+    for reply in replies:
+        if not isinstance(reply, Reply):
+            raise TypeError(f"{_NOT_A_REPLY}, not {type(reply).__name__}")
+    return replies
+
 
 class ScriptedJudgeServer:
     """A scripted judge endpoint on 127.0.0.1, run in a background thread.
@@ -227,7 +236,8 @@ class ScriptedJudgeServer:
     ) -> None:
         self._port = port
         self.drops_system = drops_system
-        self._replies: deque[Reply] = deque(replies)
+        self._replies: deque[Reply] = deque(_replies(replies))
+        self._default: Reply | Responder | None = None
         self.default = default
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
@@ -295,7 +305,21 @@ class ScriptedJudgeServer:
     def script(self, *replies: Reply) -> None:
         """Queue more replies, used in order after the ones already queued."""
         with self._lock:
-            self._replies.extend(replies)
+            self._replies.extend(_replies(replies))
+
+    @property
+    def default(self) -> Reply | Responder | None:
+        """The reply given once the scripted ones run out: a ``Reply``, a function of the
+        request returning one, or None (an error reply saying none is left)."""
+        return self._default
+
+    @default.setter
+    def default(self, value: Reply | Responder | None) -> None:
+        # Checked here, in the test's own thread: found only when a request came, a wrong
+        # value would fail in the server's thread, and the test would see calls failing.
+        if value is not None and not isinstance(value, Reply) and not callable(value):
+            raise TypeError(f"default: {_NOT_A_REPLY}, not {type(value).__name__}")
+        self._default = value
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -317,9 +341,10 @@ class ScriptedJudgeServer:
         with self._lock:
             if self._replies:
                 return self._replies.popleft()
-        if self.default is None or isinstance(self.default, Reply):
-            return self.default
-        return self.default(request)
+        default = self._default
+        if default is None or isinstance(default, Reply):
+            return default
+        return default(request)
 
 
 class _Server(ThreadingHTTPServer):
@@ -356,6 +381,9 @@ class _Handler(BaseHTTPRequestHandler):
         reply = owner._next(request)
         if reply is None:
             self._send(500, _error_body(self.path, "api_error", "no scripted reply left"))
+        elif not isinstance(reply, Reply):  # a responder's: said in the reply the client reads
+            kind = type(reply).__name__
+            self._send(500, _error_body(self.path, "api_error", f"{_NOT_A_REPLY}, not {kind}"))
         elif reply.kind == "hang":
             owner._stopping.wait(reply.seconds)
             self.close_connection = True

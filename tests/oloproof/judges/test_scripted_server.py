@@ -48,6 +48,29 @@ def test_replies_come_in_order_then_default_then_500() -> None:
         assert server.pending == 0
 
 
+def test_what_is_no_reply_is_refused_where_it_is_given() -> None:
+    # Was taken, then failed in the server's thread on each request (a TypeError there), so
+    # a test saw every call fail as if the server had dropped it.
+    with pytest.raises(TypeError, match=r"is a Reply .*, not str"):
+        ScriptedJudgeServer(default='{"verdict": "pass"}')  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"is a Reply .*, not dict"):
+        ScriptedJudgeServer({"verdict": "pass"})  # type: ignore[arg-type]
+    with ScriptedJudgeServer() as server:
+        with pytest.raises(TypeError, match=r"is a Reply .*, not str"):
+            server.script("pass")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"default: a scripted reply is a Reply .*, not int"):
+            server.default = 3  # type: ignore[assignment]
+        assert server.default is None and server.pending == 0
+
+
+def test_a_responder_returning_no_reply_is_said_in_the_reply() -> None:
+    with ScriptedJudgeServer(default=lambda request: "pass") as server:  # type: ignore[arg-type,return-value]
+        reply = post(server.url, "/v1/chat/completions", {})
+    assert reply.status_code == 500
+    assert "a scripted reply is a Reply" in reply.json()["error"]["message"], reply.text
+    assert reply.json()["error"]["message"].endswith(", not str")
+
+
 def test_a_responder_can_answer_by_request() -> None:
     def responder(request: RecordedRequest) -> Reply:
         return verdict("yes" in request.user_message)
