@@ -110,6 +110,10 @@ def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str,
     summary = body["verdicts"].get(criterion, {"s": "missing", "r": "no_verdict"})
     status = summary["s"]
     value = value_of(summary)
+    missing_repeats = _missing_repeats(body, summary)
+    # A case whose judged repeats all passed while another has no verdict is not a pass: that
+    # one might have failed (the gate counts such a case as missing). Any failed repeat fails it.
+    unsettled = value == 1.0 and bool(missing_repeats)
     return {
         "run_id": run_id,
         "case_id": body["case_id"],
@@ -117,11 +121,11 @@ def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str,
         "case_status": body["status"],
         "criterion": criterion,
         "status": status,
-        "passed": None if value is None else value == 1.0,
+        "passed": None if value is None or unsettled else value == 1.0,
         "value": value,
         "reason": summary.get("r"),
         "observed_repeats": summary.get("n"),
-        "missing_repeats": _missing_repeats(body, summary),
+        "missing_repeats": missing_repeats,
         "judgment": body["judgments"].get(criterion),
     }
 
