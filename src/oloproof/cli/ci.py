@@ -55,6 +55,10 @@ if TYPE_CHECKING:
     from oloproof.report import RunReport
 
 BLOCKED_DEFAULT = ("FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW")
+# What the reports say while the command that writes them has not ended (``reports_if_stopped``).
+NOT_ENDED = (
+    "the command has not ended: it is still running, or it was killed before it could decide"
+)
 
 
 def check_paths(junit: Path | None, summary: Path | None) -> None:
@@ -94,7 +98,20 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
     """Around a command's work up to its reports: if it ends without them (bad input, a run
     stopped, an interruption, a fault), reports that say so and why take the place of any an
     earlier command left at the same paths, which would be read as this one's (a green one
-    too). The error itself goes on as it would."""
+    too). The error itself goes on as it would.
+
+    A command killed outright (SIGKILL: an out-of-memory kill, a CI job's timeout) runs no
+    handler, so a report file already at a path is first replaced by one saying the command has
+    not ended; this command's own reports replace it in turn. A pipe, a device and the step
+    summary (appended to) hold no earlier report to replace, and get nothing more."""
+    earlier_junit, earlier_summary = (
+        p if p is not None and _holds_a_report(p) else None for p in (junit, summary)
+    )
+    if earlier_junit is not None or earlier_summary is not None:
+        try:
+            write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
+        except ConfigError as failed:
+            sys.stderr.write(f"warning: {failed}\n")
     try:
         yield
     except BaseException as exc:
@@ -105,6 +122,12 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
             except ConfigError as failed:
                 sys.stderr.write(f"warning: {failed}\n")
         raise
+
+
+def _holds_a_report(path: Path) -> bool:
+    """Whether ``path`` is a regular file, not empty, written whole (not the step summary):
+    one ``check_paths`` let through then holds an earlier command's report."""
+    return path.is_file() and path.stat().st_size > 0 and not outfiles.is_step_summary(path)
 
 
 def _stopped(exc: BaseException) -> tuple[int, str]:
@@ -125,19 +148,19 @@ def _stopped(exc: BaseException) -> tuple[int, str]:
 
 
 def write_stopped(
-    junit: Path | None, summary: Path | None, command: str, why: str, exit_code: int
+    junit: Path | None, summary: Path | None, command: str, why: str, exit_code: int | None
 ) -> None:
-    """The reports of a command that decided nothing, saying why."""
+    """The reports of a command that decided nothing, saying why; ``exit_code`` None for one
+    that has not ended."""
     reason = redact_text(why)
+    status = "not ended" if exit_code is None else f"exit {exit_code}"
     if junit is not None:
-        case = gate_testcase("oloproof.gate", None, exit_code)
-        error = case.find("error")
-        if error is not None:
-            error.text = reason
+        case = ET.Element("testcase", classname="oloproof.gate", name="gate")
+        ET.SubElement(case, "error", message=f"no gate ({status})", type="NO_GATE").text = reason
         document = junit_document([junit_suite(f"{command}: rules", [case])], {"gate": "none"})
         write_file(junit, document)
     if summary is not None:
-        text = f"### Oloproof {command}\n\n**No gate** (exit {exit_code}): {md_text(reason)}\n"
+        text = f"### Oloproof {command}\n\n**No gate** ({status}): {md_text(reason)}\n"
         write_file(summary, text)
 
 
