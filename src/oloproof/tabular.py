@@ -220,8 +220,11 @@ def _is_scalar(value: Any) -> bool:
     return value is None or isinstance(value, str | int | float | bool)
 
 
-def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> list[Path]:
-    """Write the run's tables (or TREC files) in ``fmt`` into ``folder``; the paths written."""
+def export_tables(
+    ledger: Ledger, run: StoredRun, fmt: str, folder: Path
+) -> tuple[list[Path], list[str]]:
+    """Write the run's tables (or TREC files) in ``fmt`` into ``folder``: the paths written,
+    and the ids of the labelled cases the TREC run file holds no ranking for (``trec_files``)."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     if fmt == "parquet":
@@ -235,12 +238,14 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
         outfiles.check(folder / name, kind)
     if fmt == "trec":
         # A run recorded before a secret was declared holds it (``keep_out_declared``).
-        run_text, qrels_text = map(redaction.redact_text, trec_files(ledger, run))
+        run_text, qrels_text, unranked = trec_files(ledger, run)
+        run_text, qrels_text = redaction.redact_text(run_text), redaction.redact_text(qrels_text)
         files = [
             (folder / "run.trec", run_text.encode()),
             (folder / "qrels.trec", qrels_text.encode()),
         ]
     else:
+        unranked = []
         verdicts, cases = redaction.redact_shown(table_rows(ledger, run))
         files = [
             (folder / f"{name}.{fmt}", _encode(fmt, rows, columns))
@@ -250,7 +255,7 @@ def export_tables(ledger: Ledger, run: StoredRun, fmt: str, folder: Path) -> lis
             )
         ]
     outfiles.write_all(files)  # the tables of one export, or none of them
-    return [path for path, _ in files]
+    return [path for path, _ in files], unranked
 
 
 def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
@@ -322,20 +327,28 @@ def _parquet_column(values: list[Any]) -> Any:
 # ------------------------------------------------------------------------------------ TREC
 
 
-def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str]:
-    """The run file and the qrels file of a run (see requirement 3)."""
+def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str, list[str]]:
+    """The run file and the qrels file of a run (see requirement 3), and the ids of the
+    labelled cases the run file has no line for (they errored, recorded no retrieval or an
+    empty one): trec_eval averages over the run file's queries alone unless given ``-c``, so
+    it leaves them out where Oloproof counts them."""
     tag = run.run_id
     run_lines: list[str] = []
     qrels_lines: list[str] = []
+    unranked: list[str] = []
     for address, body in case_results(ledger, run.run_id):
         detail = case_detail(ledger, address, body)
         qid = _trec_word(detail.case_id, "case id")
-        qrels_lines += _qrels_lines(qid, detail.expected)
+        labels = list(_qrels_lines(qid, detail.expected))
+        qrels_lines += labels
         ranking = _ranking(detail.artifacts)
+        if labels and not ranking:
+            unranked.append(detail.case_id)
         for rank, doc in enumerate(ranking, start=1):
             score = len(ranking) - rank + 1
             run_lines.append(f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {score} {tag}")
-    return "".join(line + "\n" for line in run_lines), "".join(q + "\n" for q in qrels_lines)
+    run_text = "".join(line + "\n" for line in run_lines)
+    return run_text, "".join(q + "\n" for q in qrels_lines), unranked
 
 
 def _ranking(artifacts: Mapping[str, list[Any]]) -> list[str]:

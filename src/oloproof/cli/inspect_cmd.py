@@ -24,7 +24,7 @@ from oloproof.cli.render import (
     problem_word,
     run_report_lines,
 )
-from oloproof.display import an_event, fmt_mean, plural, printable
+from oloproof.display import an_event, first_few, fmt_mean, plural, printable
 from oloproof.errors import UnknownIdError
 from oloproof.latest import LATEST, latest_note, resolve_latest
 from oloproof.report import observed_repeats_text, repeats_text
@@ -422,8 +422,17 @@ def export_command(
     else:
         from oloproof.tabular import export_tables
 
-        written = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
+        written, unranked = export_tables(ledger, run, fmt, output or Path(f"{run.run_id}-{fmt}"))
         typer.echo(f"Exported {run.run_id} as {fmt}: " + ", ".join(str(p) for p in written))
+        if unranked:  # trec_eval's mean would otherwise leave them out without a word
+            typer.echo(
+                f"warning: {len(unranked)} labelled {plural(len(unranked), 'case')} "
+                f"({first_few(unranked, 5)}) {'has' if len(unranked) == 1 else 'have'} no "
+                "ranking in run.trec (errored, or no retrieval recorded, or an empty one): "
+                "trec_eval averages over the queries of run.trec alone unless given -c, which "
+                "counts each as retrieving nothing",
+                err=True,
+            )
     if row.not_run:  # the export holds what ran; say what it cannot hold
         # Tables give each such case a row of its own (status not_run); a bundle or TREC files
         # have no place for one.
