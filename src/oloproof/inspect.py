@@ -130,9 +130,20 @@ def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
 
 
 def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
+    seen = SeenCases()
     for address, body in case_results(ledger, run.run_id):
         if body["case_id"] == case_id:
             return case_detail(ledger, address, body, repeats=True)
+        seen.add(body)
+    # A case the run planned and never reached is one `--failures` lists as not finished: not
+    # an id the run does not know, which would read as mistyped or never planned.
+    if not_run(run.body, seen.count):
+        chosen, _ = read_planned_cases(run)
+        if chosen is not None and any(case.id == case_id for case in chosen):
+            raise UnknownIdError(
+                f"run {run.run_id} holds no result for case {case_id!r}: the run did not finish "
+                "it (it was interrupted, or is still running; `oloproof runs` says which)"
+            )
     raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
 
 
