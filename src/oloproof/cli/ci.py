@@ -11,7 +11,8 @@ Requirements (``docs/ci.md``):
    ``<skipped>``. A case that errored is an ``<error>``, and so is a case one of whose repeats
    errored (``--repeats``): an execution raised, as when a case errors, and a CI system lists
    errors apart from wrong answers. One with a failed or missing verdict (or, repeated, a
-   repeat without one) is a ``<failure>`` naming the criteria.
+   repeat without one) is a ``<failure>`` naming the criteria; one every metric excluded is
+   ``<skipped>``, as it was judged on nothing.
 3. The Markdown summary holds the gate, the rules and metrics tables and the lines that say what
    is missing, for a pull request comment or ``$GITHUB_STEP_SUMMARY`` (appended to when it is
    that file, which a job's steps share). Text that comes from the cases, the system or the
@@ -336,6 +337,10 @@ def _case_tests(ledger: Ledger, report: RunReport) -> list[ET.Element]:
             bad = [f"{criterion}: {word}" for criterion, word in words.items() if word]
             if bad:
                 ET.SubElement(case, "failure", message="; ".join(bad), type="failed").text = link
+            elif words and all(verdicts[c]["s"] == "excluded" for c in words):
+                # Judged on nothing: a passing test would count it among the cases that passed.
+                why = "; ".join(f"{c}: excluded ({verdicts[c].get('r', 'unknown')})" for c in words)
+                ET.SubElement(case, "skipped", message=redact_text(why)[:500]).text = link
         tests.append(case)
     return tests
 
