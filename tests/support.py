@@ -839,6 +839,11 @@ def echo_project(root: Path, app: str, config: str, questions: Sequence[str]) ->
     )
 
 
+def metric_of(report: Any, criterion: str) -> Any:
+    """The metric named ``criterion`` in a run's ``--json`` report (``run`` or ``inspect``)."""
+    return next(m for m in report["metrics"] if m["criterion"] == criterion)
+
+
 def bundle_cases(root: Path, run_id: str) -> list[dict[str, Any]]:
     """The cases of ``oloproof export RUN_ID``'s bundle, in its order."""
     done = oloproof("export", run_id, cwd=root)

@@ -22,33 +22,11 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import beta
-from tests.support import oloproof, start_run, write_project
+from tests.cli.test_citations_without_context_count_against import APP
+from tests.support import metric_of, oloproof, start_run, write_project
 
 from oloproof.testing import ScriptedJudgeServer, verdict
 
-APP = """
-import sys
-import time
-
-from oloproof import Context, ContextItem, current_case, system
-
-KB = Context(items=(ContextItem(doc_id="kb-1", text="Refunds take 14 days."),))
-
-
-@system(name="citer", version="1", records=("context/v1", "citations/v1"))
-def citer(case):
-    recorder = current_case()
-    if case.get("hold"):
-        sys.stderr.write("holding\\n")
-        sys.stderr.flush()
-        time.sleep(600)
-    if case["n"] < case["fallback"]:
-        recorder.citations([] if case["n"] == 0 else ["kb-999"])  # answered from nowhere
-    else:
-        recorder.context(KB)
-        recorder.citations(["kb-1"])
-    return {"answer": "Refunds take 14 days."}
-"""
 JUDGE = """\
     provider: openai
     model: passes-all
@@ -103,7 +81,7 @@ def test_cited_ids_without_a_context_are_missing(tmp_path: Path) -> None:
     assert "80 / 80 observed · 20 missing · 1 excluded" in row, done.out + done.err
     assert asked == 80  # the missing judgments were made without a call
     report = json.loads(oloproof("inspect", "latest", "--json", cwd=root).out)
-    metric = next(m for m in report["metrics"] if m["criterion"] == "citations_supported")
+    metric = metric_of(report, "citations_supported")
     assert metric["missing_reasons"] == {"no_context_recorded": 20}, metric
     assert metric["excluded_reasons"] == {"no_citations": 1}, metric
     # The lower bound counts the 20 against the system: scipy's Clopper-Pearson of 80 / 100.

@@ -17,9 +17,13 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import beta
-from tests.support import oloproof, write_project
+from tests.support import metric_of, oloproof, write_project
 
+# Shared with test_citation_judge_without_context_counts_against, whose case "hold" stops it.
 APP = """
+import sys
+import time
+
 from oloproof import Context, ContextItem, current_case, system
 
 KB = Context(items=(ContextItem(doc_id="kb-1", text="Refunds take 14 days."),))
@@ -28,6 +32,10 @@ KB = Context(items=(ContextItem(doc_id="kb-1", text="Refunds take 14 days."),))
 @system(name="citer", version="1", records=("context/v1", "citations/v1"))
 def citer(case):
     recorder = current_case()
+    if case.get("hold"):
+        sys.stderr.write("holding\\n")
+        sys.stderr.flush()
+        time.sleep(600)
     if case["n"] < case["fallback"]:
         recorder.citations([] if case["n"] == 0 else ["kb-999"])  # answered from nowhere
     else:
@@ -63,7 +71,7 @@ def test_citations_no_context_could_back_are_missing_and_block(tmp_path: Path) -
     row = next(line for line in done.lines if "citations_valid" in line and "observed" in line)
     assert "80 / 80 observed · 20 missing · 1 excluded" in row, row
     report = json.loads(oloproof("inspect", "latest", "--json", cwd=root).out)
-    metric = next(m for m in report["metrics"] if m["criterion"] == "citations_valid")
+    metric = metric_of(report, "citations_valid")
     assert metric["missing_reasons"] == {"no_context_recorded": 20}, metric
     assert metric["excluded_reasons"] == {"no_context_recorded": 1}, metric
     # The lower bound counts the 20 against the system: scipy's Clopper-Pearson of 80 / 100.

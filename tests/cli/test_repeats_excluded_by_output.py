@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from scipy.stats import binomtest
 from tests.betting_reference import betting, paired
-from tests.support import oloproof, write_project
+from tests.support import metric_of, oloproof, write_project
 
 APP = """
 import threading
@@ -161,7 +161,7 @@ def test_a_repeat_excluded_by_its_output_leaves_its_siblings_failures(
     assert cases["c4"]["answer_correct"] == {"s": "excluded", "r": "no_expected_value"}
     assert cases["c4"]["citations_valid"] == {"s": "value", "v": 1.0, "n": 2, "m": 1}
 
-    metric = next(m for m in report["metrics"] if m["criterion"] == "citations_valid")
+    metric = metric_of(report, "citations_valid")
     assert (metric["observed"], metric["missing"], metric["excluded"]) == (5, 1, 1)
     assert metric["estimate"] == pytest.approx(4 / 5)
     # The bounded interval: c4 at 2/3 (its errored repeat failing) and c6 at 0 for the lower

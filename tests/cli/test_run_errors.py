@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support import interrupt_run, oloproof, run_in_progress, runs_fields
+from tests.support import interrupt_run, metric_of, oloproof, run_in_progress, runs_fields
 
 from ledger import open_ledger
 from oloproof import events as ev
@@ -235,7 +235,7 @@ def test_no_cache_executes_again_and_metrics_replay_from_the_ledger(tmp_path: Pa
         ledger.close()
     shouts = tally.metrics["shouts"]
     assert (shouts.passed, shouts.failed, shouts.n_missing) == (2, 0, 1)
-    row = next(m for m in json_report["metrics"] if m["criterion"] == "shouts")
+    row = metric_of(json_report, "shouts")
     assert (row["successes"], row["observed"], row["missing"]) == (2, 2, 1)
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import beta
-from tests.support import oloproof, write_project
+from tests.support import metric_of, oloproof, write_project
 
 APP = """
 from oloproof import Passage, Retrieval, current_case, system
@@ -64,7 +64,7 @@ def test_a_labelled_case_without_a_retrieval_is_missing_and_blocks(tmp_path: Pat
     assert "80 / 80 observed · 20 missing · 2 excluded" in row, row
     assert "Gate: BLOCK" in done.out
     report = json.loads(oloproof("inspect", "latest", "--json", cwd=root).out)
-    metric = next(m for m in report["metrics"] if m["criterion"] == "hit_rate_at_1")
+    metric = metric_of(report, "hit_rate_at_1")
     assert (metric["observed"], metric["missing"], metric["excluded"]) == (80, 20, 2), metric
     # Counted against for the lower bound, for the system for the upper (scipy's Clopper-Pearson
     # of 80 / 100 and of 100 / 100); the estimate stays that of the cases observed.
