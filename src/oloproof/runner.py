@@ -32,7 +32,7 @@ from oloproof.bodies import (
 )
 from oloproof.calibration import judge_check, judge_identities
 from oloproof.call_totals import CallTotals
-from oloproof.callargs import Spelling, count, flag, path, shown, text, whole
+from oloproof.callargs import MAX_REPEATS, Spelling, count, flag, path, shown, text, whole
 from oloproof.config import (
     MAX_CONCURRENCY,
     Policy,
@@ -163,6 +163,14 @@ class RunPlan:
                 f"{spelled.name('repeats')} must be 1 or more, not {repeats}",
                 where=spelled.function,
             )
+        if not recorded:  # a run's record was checked when the run started
+            selection.check_new(spelled)
+            if repeats > MAX_REPEATS:
+                raise ConfigError(
+                    f"{spelled.given('repeats', repeats)}: at most {MAX_REPEATS} (each repeat "
+                    "of a case is kept in the case's result)",
+                    where=spelled.function,
+                )
         chosen = (
             None
             if selection.everything

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from oloproof.callargs import OPTIONS, Spelling, shown, whole
+from oloproof.callargs import INT_MAX, OPTIONS, Spelling, shown, whole
 from oloproof.dataset import Case, dotted_key, dotted_refusal
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
@@ -80,6 +80,42 @@ class Selection:
             sample=counted("sample", self.sample, "a number of cases"),
             seed=counted("seed", self.seed, "the seed of sample's draw"),
         )
+
+    def check_new(self, spelled: Spelling) -> None:
+        """Refuse what a new run could not record, or draw again from what it records
+        (requirement 4), as ``oloproof run`` and ``evaluate`` refuse it before calling here: a
+        sample without its seed (``random.Random(None)`` draws other cases each time, so a
+        resume or ``inspect`` would name cases the run never drew), a seed without a sample, a
+        negative seed (``random.Random`` takes its size alone) and a limit or seed larger than
+        a run records."""
+        where = spelled.function
+        if self.seed is not None and self.sample is None:
+            raise ConfigError(
+                f"{spelled.name('seed')} chooses the cases of {spelled.name('sample')}; "
+                f"give {spelled.wanted('sample', 'N')} with it",
+                where=where,
+            )
+        if self.sample is not None and self.seed is None:
+            raise ConfigError(
+                f"{spelled.name('sample')} draws its cases with {spelled.name('seed')}: "
+                f"without one, no resume could draw them again; give "
+                f"{spelled.wanted('seed', 'N')} with it",
+                where=where,
+            )
+        # A sample that large is more than the cases it draws from, which ``select`` says.
+        for name, value in (("limit", self.limit), ("seed", self.seed)):
+            if value is not None and value > INT_MAX:
+                raise ConfigError(
+                    f"{spelled.given(name, value)} is larger than a run records (at most "
+                    f"{INT_MAX})",
+                    where=where,
+                )
+        if self.seed is not None and self.seed < 0:
+            raise ConfigError(
+                f"{spelled.given('seed', self.seed)}: a seed is 0 or more ({-self.seed} draws "
+                f"what {self.seed} would)",
+                where=where,
+            )
 
     def to_body(self) -> dict[str, Any]:
         return {
