@@ -152,3 +152,16 @@ def recordable(text: str) -> str:
     and the run would stop on it.
     """
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def unrecordable_path(path: str) -> str | None:
+    """Why a run (or a calibration) cannot record the file ``path`` names: its name holds bytes
+    that are not UTF-8 (Python reads them as lone surrogates), which the ledger refuses naming
+    nothing; None when it can."""
+    shown = recordable(path)
+    if shown == path:
+        return None
+    return (
+        f"{shown}: its name holds bytes that are not UTF-8 text (written here as \\udcXX), "
+        "which the ledger cannot record; rename it"
+    )

@@ -37,7 +37,7 @@ import typer
 from oloproof.callargs import INT_MAX, MAX_REPEATS
 from oloproof.errors import ConfigError
 from oloproof.filekinds import lookup_fault
-from oloproof.usercode import recordable
+from oloproof.usercode import unrecordable_path
 from oloproof.yamlfile import input_fault
 
 
@@ -90,12 +90,9 @@ def check_input_file(path: Path, *, recorded: bool = False) -> None:
     and 4), or, when the command records its path (``recorded``), whose name is no text
     (requirement 5); a missing file or a folder is left to the reader, which says so."""
     fault = input_fault(path)
-    shown = recordable(str(path))
-    if recorded and fault is None and shown != str(path):
-        raise ConfigError(
-            f"{shown}: its name holds bytes that are not UTF-8 text (written here as \\udcXX), "
-            "which the ledger cannot record; rename it"
-        )
+    unrecordable = unrecordable_path(str(path)) if recorded and fault is None else None
+    if unrecordable is not None:
+        raise ConfigError(unrecordable)
     if fault is None:
         return
     raise ConfigError(f"{path}: cannot read it ({fault})")
