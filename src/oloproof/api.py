@@ -24,6 +24,7 @@ from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
 from oloproof.subset import Selection, parse_filter
 from oloproof.systems.base import import_path_kept
+from oloproof.yamlfile import refuse_unreadable
 
 _WHERE = "evaluate()"
 _SPELLED = Spelling(_WHERE)  # a subset's errors name evaluate's arguments, not run's options
@@ -56,6 +57,7 @@ def evaluate(
     )
     flag("use_cache", use_cache, where=_WHERE)
     args = _Arguments.checked(config, policy, limit, sample, seed, filters, repeats, concurrency)
+    refuse_unreadable(args.config)  # resolved next: a loop of symbolic links raised RuntimeError
     # The values the project's ``secrets:`` names are kept out until its run is recorded, and
     # no longer: a project evaluated next in this process may rightly answer one of them.
     with redaction.project_scope(), import_path_kept(args.config.resolve().parent):

@@ -93,6 +93,7 @@ from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 from oloproof.usercode import unrecordable_path
+from oloproof.yamlfile import refuse_unreadable
 
 # A plan restricted from Python names the fields of its ``Selection`` (the CLI, its options).
 _RESTRICT = Spelling("plan.restrict()")
@@ -220,11 +221,14 @@ def plan_run(
             MAX_CONCURRENCY,
             where=where,
         )
-    # Both are recorded with the run: a path the ledger cannot hold stopped it, once the ledger
-    # was made, on the codec's error naming no file. A config's folder of such a name is the
-    # ledger's to refuse (the ledger lives there), before anything is written.
+    # Refused as ``oloproof run`` refuses them, before they are resolved (a loop of symbolic
+    # links raised RuntimeError there). Both are recorded with the run: a path the ledger
+    # cannot hold stopped it, once the ledger was made, on the codec's error naming no file. A
+    # config's folder of such a name is the ledger's to refuse (it lives there), before
+    # anything is written.
     for name_only, given in ((True, config_path), (False, policy_path)):
         if given is not None:
+            refuse_unreadable(given)
             unrecordable = unrecordable_path(given.name if name_only else str(given.resolve()))
             if unrecordable is not None:
                 raise ConfigError(unrecordable)  # it names the file, for evaluate's caller too

@@ -197,6 +197,15 @@ def input_fault(path: Path) -> str | None:
     return None if kind is None else f"{kind}, not a regular file"
 
 
+def refuse_unreadable(path: Path) -> None:
+    """Refuse the file ``path`` names when ``input_fault`` says why it cannot be read: before
+    its path is resolved (``Path.resolve`` raises a bare ``RuntimeError`` on a loop of
+    symbolic links) or anything is written."""
+    fault = input_fault(path)
+    if fault is not None:
+        raise ConfigError(f"{path}: cannot read it ({fault})")
+
+
 def _read_at_most(fd: int, limit: int) -> bytes:
     chunks: list[bytes] = []
     left = limit

@@ -38,7 +38,7 @@ from oloproof.callargs import INT_MAX, MAX_REPEATS
 from oloproof.errors import ConfigError
 from oloproof.filekinds import lookup_fault
 from oloproof.usercode import unrecordable_path
-from oloproof.yamlfile import input_fault
+from oloproof.yamlfile import refuse_unreadable
 
 
 def checked_command(command: Any) -> Any:
@@ -89,13 +89,10 @@ def check_input_file(path: Path, *, recorded: bool = False) -> None:
     """Refuse a file to read that cannot be looked up or is no regular file (requirements 3
     and 4), or, when the command records its path (``recorded``), whose name is no text
     (requirement 5); a missing file or a folder is left to the reader, which says so."""
-    fault = input_fault(path)
-    unrecordable = unrecordable_path(str(path)) if recorded and fault is None else None
+    refuse_unreadable(path)
+    unrecordable = unrecordable_path(str(path)) if recorded else None
     if unrecordable is not None:
         raise ConfigError(unrecordable)
-    if fault is None:
-        return
-    raise ConfigError(f"{path}: cannot read it ({fault})")
 
 
 def check_output_path(path: Path, verb: str = "write") -> None:
