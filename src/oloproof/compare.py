@@ -111,6 +111,7 @@ from oloproof.stats import (
 from oloproof.store import load_event
 from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.subset import Selection
+from oloproof.yamlfile import recorded_file
 
 __all__ = [
     "DEFAULT_LEVEL",
@@ -175,16 +176,20 @@ def compare_runs(
     base = load_run(ledger, baseline)
     for run in (cand, base):
         check_run_indexes(ledger, run)
+    # Checked as a run's policy is: a loop of symbolic links raised RuntimeError here, and a
+    # name the comparison cannot record stopped it on the codec's error naming no file.
     resolved = (
         None
         if policy_path is None
-        else path(
-            "policy_path",
-            policy_path,
-            "the path of a policy file",
-            where="compare_runs()",
-            optional=True,
-        ).resolve()
+        else recorded_file(
+            path(
+                "policy_path",
+                policy_path,
+                "the path of a policy file",
+                where="compare_runs()",
+                optional=True,
+            )
+        )
     )
     policy = None if resolved is None else load_compare_policy(resolved)
     if policy is not None and resolved is not None:

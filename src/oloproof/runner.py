@@ -92,8 +92,7 @@ from oloproof.stored_runs import is_complete, latest_meta, report_of, require_le
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
-from oloproof.usercode import unrecordable_path
-from oloproof.yamlfile import refuse_unreadable
+from oloproof.yamlfile import recorded_file
 
 # A plan restricted from Python names the fields of its ``Selection`` (the CLI, its options).
 _RESTRICT = Spelling("plan.restrict()")
@@ -221,18 +220,12 @@ def plan_run(
             MAX_CONCURRENCY,
             where=where,
         )
-    # Refused as ``oloproof run`` refuses them, before they are resolved (a loop of symbolic
-    # links raised RuntimeError there). Both are recorded with the run: a path the ledger
-    # cannot hold stopped it, once the ledger was made, on the codec's error naming no file. A
-    # config's folder of such a name is the ledger's to refuse (it lives there), before
-    # anything is written.
-    for name_only, given in ((True, config_path), (False, policy_path)):
-        if given is not None:
-            refuse_unreadable(given)
-            unrecordable = unrecordable_path(given.name if name_only else str(given.resolve()))
-            if unrecordable is not None:
-                raise ConfigError(unrecordable)  # it names the file, for evaluate's caller too
-    config_path = config_path.resolve()
+    # Refused as ``oloproof run`` refuses them: a loop of symbolic links raised RuntimeError
+    # as it was resolved, and a path the run could not record stopped it on the codec's error,
+    # naming no file, once the ledger was made.
+    config_path = recorded_file(config_path, name_only=True)
+    if policy_path is not None:
+        recorded_file(policy_path)  # named as given in what is said of it later
     if overrides is not None:  # anything but a mapping failed inside as an AttributeError
         overrides = _overrides_checked(overrides)
     config = overridden_config(config_path, overrides or {})

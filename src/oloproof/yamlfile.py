@@ -45,6 +45,7 @@ import yaml
 from ledger.codec import INT_MAX, INT_MIN
 from oloproof.errors import ConfigError, OloproofError
 from oloproof.filekinds import LOOKUP_FAULTS, lookup_fault, not_a_file
+from oloproof.usercode import unrecordable_path
 
 _BOOL = "tag:yaml.org,2002:bool"
 _NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
@@ -204,6 +205,20 @@ def refuse_unreadable(path: Path) -> None:
     fault = input_fault(path)
     if fault is not None:
         raise ConfigError(f"{path}: cannot read it ({fault})")
+
+
+def recorded_file(path: Path, *, name_only: bool = False) -> Path:
+    """``path`` resolved, for a record to name: refused when it cannot be read
+    (``refuse_unreadable``, before it is resolved) or when the ledger could not hold it
+    (``usercode.unrecordable_path``), its name alone with ``name_only`` (a project file's
+    folder is the ledger's to refuse: the ledger lives there). The ledger refuses such a path
+    naming nothing, once a command has made it."""
+    refuse_unreadable(path)
+    resolved = path.resolve()
+    unrecordable = unrecordable_path(path.name if name_only else str(resolved))
+    if unrecordable is not None:
+        raise ConfigError(unrecordable)
+    return resolved
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
