@@ -19,6 +19,7 @@ from ledger import CodecError, encode
 from oloproof import redaction, strictjson
 from oloproof.callargs import path as path_argument
 from oloproof.errors import DatasetError
+from oloproof.filekinds import lookup_fault
 from oloproof.idtext import id_problem, same_text
 from oloproof.jsonkeys import DuplicateKey, first_repeat
 from oloproof.lazyseq import LazySequence
@@ -92,6 +93,9 @@ def load_dataset(path: str | Path, check: CaseCheck | None = None) -> Dataset:
     it never holds the whole file.
     """
     path = path_argument("path", path, "the path of a cases file", where="load_dataset()")
+    fault = lookup_fault(path)  # else Path.exists below raised a bare OSError
+    if fault is not None:
+        raise DatasetError(f"{path}: cannot read it ({fault})")
     if path.exists() and not path.is_file():  # a folder, or a device or pipe that never ends
         raise DatasetError(f"{path}: not a file of cases")
     try:

@@ -28,6 +28,7 @@ from oloproof.callargs import path as path_argument
 from oloproof.display import an_event
 from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
+from oloproof.filekinds import lookup_fault
 from oloproof.idhints import malformed_id_message, unknown_id_message
 from oloproof.stored_form import expand
 from oloproof.usercode import recordable
@@ -78,6 +79,9 @@ def open_project_ledger(
             f"the ledger at {shown} cannot be opened: its path holds bytes that are not UTF-8 "
             "text (written here as \\udcXX); rename the folder"
         )
+    fault = lookup_fault(path)  # else Path.exists below raised a bare OSError
+    if fault is not None:
+        raise LedgerAccessError(f"the ledger at {path} cannot be opened: {fault}")
     if not create and not path.exists():
         raise UnknownIdError(
             f"no ledger in {root} (expected {path}); run `oloproof run` there first"
