@@ -103,9 +103,13 @@ STAGED_SLICES = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunPlan:
-    """A checked plan: nothing of it has touched the ledger yet."""
+    """A checked plan: nothing of it has touched the ledger yet.
+
+    Frozen: a caller that set ``plan.selection`` or ``plan.repeats`` had a run record a subset
+    or repeats that no check saw, and that were not what it ran (``restrict`` makes them).
+    """
 
     config: ProjectConfig
     config_path: Path
