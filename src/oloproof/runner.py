@@ -12,6 +12,7 @@ import dataclasses
 import datetime as dt
 import functools
 import os
+import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -88,12 +89,15 @@ from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.results import stands_on_nothing
 from oloproof.runlock import run_writer
+from oloproof.store import RUN_ID_PREFIX
 from oloproof.stored_runs import is_complete, latest_meta, report_of, require_ledger
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
 from oloproof.systems.base import System
 from oloproof.yamlfile import recorded_file
 
+# What ``new_ulid`` makes: 26 characters of Crockford's base32.
+_NEW_RUN_ID = re.compile(RUN_ID_PREFIX + "[0-9A-HJKMNP-TV-Z]{26}")
 # A plan restricted from Python names the fields of its ``Selection`` (the CLI, its options).
 _RESTRICT = Spelling("plan.restrict()")
 RELEVANT_POSITION = "relevant_position"
@@ -558,6 +562,8 @@ async def execute_run(
         run_id = resume[0]
     elif run_id is None:
         run_id = f"run_{new_ulid()}"
+    else:
+        _check_new_run_id(ledger, run_id)
     with run_writer(ledger.path, run_id):
         running = engine or await open_engine(plan.config, plan.config_path, plan.system)
         try:
@@ -579,6 +585,25 @@ async def execute_run(
         finally:
             if engine is None:
                 await running.aclose()
+
+
+def _check_new_run_id(ledger: Ledger, run_id: object) -> None:
+    """Refuse a caller's ``run_id`` that is no new run's id, as ``oloproof run`` makes one:
+    ``"latest"`` was recorded under the name of the ref that follows the newest run (which then
+    named another), ``"run_X"`` as an id no command makes, and one a recorded run has, or a
+    text no ref name takes, stopped on the ledger's own error."""
+    if not isinstance(run_id, str) or not _NEW_RUN_ID.fullmatch(run_id):
+        raise ConfigError(
+            "run_id is a new run's id, 'run_' and a ULID (f'run_{new_ulid()}'), not "
+            f"{shown(run_id)}",
+            where="execute_run()",
+        )
+    if ledger.get_ref(run_id) is not None:
+        raise ConfigError(
+            f"run_id names a run the ledger holds ({run_id}); a new run takes a new id "
+            "(oloproof run --resume finishes an interrupted one)",
+            where="execute_run()",
+        )
 
 
 @dataclass(frozen=True)
