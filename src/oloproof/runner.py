@@ -16,7 +16,7 @@ import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -564,6 +564,16 @@ async def execute_run(
         run_id = f"run_{new_ulid()}"
     else:
         _check_new_run_id(ledger, run_id)
+    if cases is not None:
+        # One case given twice was executed and counted twice: "3 of 3 answered" from one
+        # case, whose index then disagreed with the run's end record (``verify``).
+        repeat = first_repeat(cases, key=attrgetter("id"))
+        if repeat is not None:
+            raise ConfigError(
+                f"cases holds the case {repeat[1].id!r} twice; a run executes each case once "
+                "(repeats: plan.restrict(selection, repeats))",
+                where="execute_run()",
+            )
     with run_writer(ledger.path, run_id):
         running = engine or await open_engine(plan.config, plan.config_path, plan.system)
         try:

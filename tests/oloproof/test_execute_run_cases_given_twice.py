@@ -1,0 +1,40 @@
+"""``execute_run(ledger, plan, cases=...)`` given one case twice refuses it by name before
+anything is written. Measured before: ``cases=[c1, c1, c1]`` executed that one case three
+times and recorded a complete run of "3 of 3 answered" (its gate decided on 3 cases), whose
+index then disagreed with its end record: ``oloproof verify`` exited 1 with "its end record
+counts 3 cases (0 errored), its index finds 1". The call runs in a Python process of its own;
+``verify`` through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import SAID, api_said, oloproof, toy_project
+
+SCRIPT = (
+    SAID
+    + """
+import asyncio, json, oloproof
+plan = oloproof.plan_run("oloproof.yaml")
+with oloproof.open_project_ledger(plan.base_dir) as ledger:
+    once = list(plan.cases[:1])
+    print(json.dumps(said(lambda: asyncio.run(oloproof.execute_run(ledger, plan, cases=once * 3)))))
+    print(json.dumps(len(list(ledger.events("oloproof.run")))))
+    print(json.dumps(said(lambda: asyncio.run(oloproof.execute_run(ledger, plan, cases=once)))))
+"""
+)
+
+
+def test_a_case_given_twice_is_refused(tmp_path: Path) -> None:
+    root = toy_project(tmp_path / "toy", cases=4)
+    assert api_said(SCRIPT, root) == [
+        [
+            "ConfigError",
+            "execute_run(): cases holds the case 'c1' twice; a run executes each case once "
+            "(repeats: plan.restrict(selection, repeats))",
+        ],
+        0,
+        ["returned", "RunOutcome"],
+    ]
+    verified = oloproof("verify", cwd=root)
+    assert verified.code == 0, verified.out + verified.err
