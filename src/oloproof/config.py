@@ -289,15 +289,17 @@ class ProjectConfig(_Model):
 
     # The line of every key, when the config was read from a file (for later errors).
     _lines: dict[tuple[Any, ...], int] = PrivateAttr(default_factory=dict)
-    # The keys a command-line option set, with that option: errors about them name it, since
-    # the file has no line that says what they say.
+    # The keys (dotted) a command-line option or plan_run's overrides set, with what set them:
+    # errors about them name it, since the file has no line that says what they say.
     _options: dict[str, str] = PrivateAttr(default_factory=dict)
 
     def location(self, *keys: Any, path: Path) -> str:
-        """``FILE, line N`` of a key path, for errors found after loading (e.g. imports); the
-        option (``--engine``) when one set the key at its top."""
-        if keys and keys[0] in self._options:
-            return self._options[keys[0]]
+        """``FILE, line N`` of a key path, for errors found after loading (e.g. imports); what
+        set the key or one holding it instead of the file (``--engine``, an override)."""
+        for depth in range(len(keys), 0, -1):
+            said = self._options.get(".".join(str(key) for key in keys[:depth]))
+            if said is not None:
+                return said
         line = self.line_of(*keys)
         return f"{path}, line {line}" if line is not None else str(path)
 
@@ -754,6 +756,9 @@ def load_config(path: str | Path) -> ProjectConfig:
     return overridden_config(path, {})
 
 
+_OVERRIDES = "plan_run(): overrides"  # where a setting an override made is said to be
+
+
 def overridden_config(path: Path, overrides: Mapping[str, Any]) -> ProjectConfig:
     """oloproof.yaml, read and validated, with ``overrides`` (``plan_run``'s: dotted setting
     names to values) set in what the file says: checked as the file is (WRITTEN), so that a
@@ -776,6 +781,7 @@ def overridden_config(path: Path, overrides: Mapping[str, Any]) -> ProjectConfig
         except ValidationError as exc:
             raise _override_error(exc, data) from None
     config._lines = lines
+    config._options = dict.fromkeys(overrides, _OVERRIDES)
     _check_paths(config, path)
     _refuse_calls_past_the_case(config, data, path)
     return config
@@ -793,7 +799,7 @@ def _override(data: dict[str, Any], overrides: Mapping[str, Any]) -> None:
                 raise ConfigError(
                     f"{dotted!r} names a key inside {held}, which holds no named settings: "
                     f"override {held} whole",
-                    where="plan_run(): overrides",
+                    where=_OVERRIDES,
                 )
         target[last] = value
 
@@ -813,7 +819,7 @@ def _override_error(exc: ValidationError, data: dict[str, Any]) -> ConfigError:
         elif index == len(err["loc"]) - 1:
             kept.append(str(part))
     message = err["msg"].removeprefix("Value error, ")
-    return ConfigError(f"{'.'.join(kept)}: {message}", where="plan_run(): overrides")
+    return ConfigError(f"{'.'.join(kept)}: {message}", where=_OVERRIDES)
 
 
 def _refuse_calls_past_the_case(config: ProjectConfig, data: dict[str, Any], path: Path) -> None:
