@@ -135,16 +135,21 @@ def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
         if body["case_id"] == case_id:
             return case_detail(ledger, address, body, repeats=True)
         seen.add(body)
-    # A case the run planned and never reached is one `--failures` lists as not finished: not
-    # an id the run does not know, which would read as mistyped or never planned.
-    if not_run(run.body, seen.count):
-        chosen, _ = read_planned_cases(run)
-        if chosen is not None and any(case.id == case_id for case in chosen):
-            raise UnknownIdError(
-                f"run {run.run_id} holds no result for case {case_id!r}: the run did not finish "
-                "it (it was interrupted, or is still running; `oloproof runs` says which)"
-            )
-    raise UnknownIdError(f"run {run.run_id} has no case {case_id!r}")
+    unfinished = unfinished_case(run, case_id) if not_run(run.body, seen.count) else None
+    raise UnknownIdError(unfinished or f"run {run.run_id} has no case {case_id!r}")
+
+
+def unfinished_case(run: StoredRun, case_id: str) -> str | None:
+    """Why ``run`` holds no result for ``case_id`` when it planned the case and did not
+    finish it (one ``--failures`` lists as not finished), else None: not an id the run does
+    not know, which would read as mistyped or never planned."""
+    chosen, _ = read_planned_cases(run)
+    if chosen is None or all(case.id != case_id for case in chosen):
+        return None
+    return (
+        f"run {run.run_id} holds no result for case {case_id!r}: the run did not finish it (it "
+        "was interrupted, or is still running; `oloproof runs` says which)"
+    )
 
 
 def is_problem(body: CaseResultBody) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import html
 import json
 import re
 import socket
@@ -143,6 +144,11 @@ def serving(root: Path, *args: str) -> Iterator[str]:
     finally:
         proc.terminate()
         proc.communicate(timeout=30)  # reaps it and closes both pipes
+
+
+def page_text(page: str) -> str:
+    """The page as a reader sees it: tags dropped, entities decoded, spaces squeezed."""
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
 
 
 def fetch(url: str, method: str = "GET", headers: dict[str, str] | None = None) -> tuple[int, str]:

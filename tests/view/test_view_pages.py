@@ -22,15 +22,11 @@ from tests.view.support import (
     OddIdsProject,
     SupportProject,
     fetch,
+    page_text,
     serving,
 )
 
 FAILED = ["money_back", "refund_review", "seat_count", "security_review"]
-
-
-def _text(page: str) -> str:
-    """The page as a reader sees it: tags dropped, entities decoded, spaces squeezed."""
-    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", page)))
 
 
 def _case_ids(page: str, run_id: str) -> list[str]:
@@ -42,7 +38,7 @@ def test_runs_page_lists_newest_first_with_child_runs_under_their_diagnosis(
 ) -> None:
     status, page = fetch(support_url + "/")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     p = support_project
     assert p.run_id in text and "support-rag" in text and "slice-b-example" in text
     assert "BLOCK (exit 3)" in text and "13 answered · 0 missing" in text
@@ -68,7 +64,7 @@ def test_run_page_shows_rules_metrics_slices_and_cache(
 ) -> None:
     status, page = fetch(f"{support_url}/runs/{support_project.run_id}")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     for line in (
         "answer-floor answer_correct INSUFFICIENT_EVIDENCE interval_overlaps_threshold",
         "citations-valid citations_valid PASS observed_failures_within_limit",
@@ -92,7 +88,7 @@ def test_failures_page_lists_what_inspect_lists_and_filters(
     status, page = fetch(f"{support_url}/runs/{p.run_id}/failures")
     assert status == 200
     assert sorted(_case_ids(page, p.run_id)) == sorted(listed) == FAILED
-    assert "4 case(s)." in _text(page)
+    assert "4 case(s)." in page_text(page)
     hit = fetch(f"{support_url}/runs/{p.run_id}/failures?criterion=hit_rate_at_2")[1]
     assert _case_ids(hit, p.run_id) == ["money_back"]
     billing = fetch(f"{support_url}/runs/{p.run_id}/failures?slice=metadata.topic%3Dbilling")[1]
@@ -109,7 +105,7 @@ def test_case_page_shows_retrieval_context_citations_and_judgments(
     p = support_project
     status, page = fetch(f"{support_url}/runs/{p.run_id}/cases/refund_review")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     assert "How soon is a refund request on an annual plan reviewed" in text
     assert "two business days" in text
     assert "answer_correct failed (not_contained)" not in text  # the reason is its own column
@@ -128,7 +124,7 @@ def test_diagnosis_page_shows_labels_child_runs_and_control_beside_intervention(
     p = support_project
     status, page = fetch(f"{support_url}/diagnoses/{p.diagnosis}")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     assert "Control: 0 of 4 passed when re-executed without the intervention" in text
     assert "Recovered under gold context: 3 of 4" in text
     assert (
@@ -153,8 +149,9 @@ def test_diagnosis_page_shows_the_selected_and_excluded_lines_as_the_cli_prints_
     with serving(root) as url:
         status, page = fetch(f"{url}/diagnoses/{address}")
     assert status == 200
-    assert "Selected: 0 failed cases with gold context (observed; no population claim)" in _text(
-        page
+    assert (
+        "Selected: 0 failed cases with gold context (observed; no population claim)"
+        in page_text(page)
     )
     # Each Excluded line, then the ids of its cases on a line of their own, as inspect has them.
     shown = [
@@ -196,7 +193,7 @@ def test_comparison_page_matrix_agrees_with_the_comparison_counts(
     p = support_project
     status, page = fetch(f"{support_url}/comparisons/{p.comparison}")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     assert "answer_correct +75.0 points [-51.7, +99.9]" in text
     assert "3 fail→pass, 0 pass→fail" in text  # the comparison's own b and c
     flipped = re.findall(rf'href="/comparisons/{p.comparison}/cases/([^"]+)"', page)
@@ -206,7 +203,9 @@ def test_comparison_page_matrix_agrees_with_the_comparison_counts(
     assert "about 5 more paired cases would decide it" in text
     status, pair = fetch(f"{support_url}/comparisons/{p.comparison}/cases/refund_review")
     assert status == 200
-    assert f"Baseline: {p.control_run}" in _text(pair) and f"Candidate: {p.gold_run}" in _text(pair)
+    assert f"Baseline: {p.control_run}" in page_text(
+        pair
+    ) and f"Candidate: {p.gold_run}" in page_text(pair)
 
 
 def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
@@ -215,11 +214,11 @@ def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
     p = support_project
     status, page = fetch(f"{support_url}/a/{p.diagnosis[:15]}")
     assert status == 200
-    text = _text(page)
+    text = page_text(page)
     assert p.diagnosis in text and "oloproof.diagnosis" in text
     assert "Its bytes hash to its address." in text
     assert "Every event it links to is stored." in text
-    rederived = _text(fetch(f"{support_url}/a/{p.diagnosis}?rederive=1")[1])
+    rederived = page_text(fetch(f"{support_url}/a/{p.diagnosis}?rederive=1")[1])
     assert "Derived again from its inputs, it is the same." in rederived
     # What a browser sends when the link is followed on the viewer's page, and when another
     # site's page makes the request (an <img> pointing at it, say).
@@ -230,12 +229,12 @@ def test_address_page_by_prefix_shows_links_both_ways_and_verifies(
             f"{support_url}/a/{p.diagnosis}?rederive=1", headers={"Sec-Fetch-Site": elsewhere}
         )
         assert status == 403 and "Derived again" not in page
-        assert "another site's page asked the viewer to derive an event again" in _text(page)
+        assert "another site's page asked the viewer to derive an event again" in page_text(page)
     run_event = re.search(
         r'href="/a/(sha256:[0-9a-f]{64})">sha256', fetch(f"{support_url}/runs/{p.run_id}")[1]
     )
     assert run_event
-    linked = _text(fetch(f"{support_url}/a/{run_event.group(1)}")[1])
+    linked = page_text(fetch(f"{support_url}/a/{run_event.group(1)}")[1])
     assert "Linked from" in linked and p.diagnosis in linked and "13 case result(s)" in linked
 
 
@@ -279,8 +278,8 @@ def test_every_case_id_links_to_its_own_page_served_and_exported(
                 # Resolved as a browser resolves it: "." and ".." segments are dropped.
                 status, page = fetch(urljoin(base, href))
                 assert status == 200, (case_id, href)
-                assert f"Case {case_id} " in _text(page), (case_id, href)
-                assert f"<<{case_id}>>" in _text(page), (case_id, href)
+                assert f"Case {case_id} " in page_text(page), (case_id, href)
+                assert f"<<{case_id}>>" in page_text(page), (case_id, href)
     site = tmp_path / "site"
     done = oloproof("view", "--export", str(site), p.run_id, p.passing_run, cwd=p.root)
     assert done.code == 0, done.err
@@ -289,7 +288,7 @@ def test_every_case_id_links_to_its_own_page_served_and_exported(
     for page, prefix in ((listed, "../cases/"), (flips, "")):
         files = _links(page.read_text(), prefix)
         for case_id in ODD_IDS:
-            assert f"<<{case_id}>>" in _text((page.parent / files[case_id]).read_text())
+            assert f"<<{case_id}>>" in page_text((page.parent / files[case_id]).read_text())
 
 
 def test_serving_another_address_needs_an_explicit_flag(support_project: SupportProject) -> None:
@@ -343,7 +342,7 @@ def test_a_crashed_run_counts_its_errored_cases_as_runs_does(tmp_path: Path) -> 
     )  # fmt: skip
     assert (listed["missing"], listed["planned"]) == (3, 4)
     with serving(root) as url:
-        text = _text(fetch(url + "/")[1])
-        run_text = _text(fetch(f"{url}/runs/{listed['run_id']}")[1])
+        text = page_text(fetch(url + "/")[1])
+        run_text = page_text(fetch(f"{url}/runs/{listed['run_id']}")[1])
     assert "1 answered · 3 missing of 4 planned" in text
     assert "INTERRUPTED" in run_text and "1 answered · 3 missing · 4 planned" in run_text

@@ -59,7 +59,7 @@ from oloproof.diagnosis.scope import Exclusion, exclusions, selected_line
 from oloproof.display import an_event
 from oloproof.errors import UnknownIdError
 from oloproof.flips import Flip, case_flips, in_listed_order
-from oloproof.inspect import CaseDetail, case_detail
+from oloproof.inspect import CaseDetail, case_detail, unfinished_case
 from oloproof.metrics import (
     RecordedCases,
     case_result_body,
@@ -79,7 +79,7 @@ from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
-from oloproof.stored_runs import standing_decision
+from oloproof.stored_runs import StoredRun, standing_decision
 from oloproof.subset import Selection
 
 if TYPE_CHECKING:
@@ -585,10 +585,11 @@ class CasePage:
 
 def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody]:
     """The address and body of one case of a run, found through the index."""
-    _, body = reader.run_event(run_id)
+    address, body = reader.run_event(run_id)
     found = _case_by_id(reader, body["run_id"], case_id)
     if found is None:
-        raise ViewError(f"run {body['run_id']} has no case {case_id!r}")
+        unfinished = unfinished_case(StoredRun(body["run_id"], address, body), case_id)
+        raise ViewError(unfinished or f"run {body['run_id']} has no case {case_id!r}")
     return found
 
 
