@@ -7,6 +7,8 @@ context. `citation_support_judge` excluded those 20 (`no_context_recorded`):
 citations out of the metric, as `citation_validity` did before its version 3. An answer that
 cites ids claims a context the judge must read; with none recorded the claim cannot be checked,
 so the judgment is missing now, made without a call. An answer citing nothing is still excluded.
+So is missing (`no_context_text`, excluded before) one citing a passage recorded without its
+text: nothing recorded can show what the passage says.
 
 The change is the citation judge's own (its version 6); the other judges keep version 5, so an
 upgrade re-judges only its cases: checked by a run that the release before made (the citation
@@ -88,6 +90,21 @@ def test_cited_ids_without_a_context_are_missing(tmp_path: Path) -> None:
     assert metric["lower"] == pytest.approx(beta.ppf(0.025, 80, 21), abs=1e-9), metric
     failures = oloproof("inspect", "latest", "--failures", cwd=root)
     assert "c7" in failures.out and "no_context_recorded" in failures.out, failures.out
+
+
+def test_a_cited_passage_recorded_without_its_text_is_missing(tmp_path: Path) -> None:
+    cases = _cases(fallback=0, count=10)
+    for case in cases[:2]:
+        case["input"]["textless"] = True  # type: ignore[index]
+    with ScriptedJudgeServer(default=verdict(True)) as server:
+        root = _project(tmp_path / "p", server.openai_base_url, CONFIG, cases)
+        done = oloproof("run", "--json", cwd=root, env=ENV)
+        asked = len(server.requests)
+    metric = metric_of(json.loads(done.out), "citations_supported")
+    # Was: 8 observed, 2 excluded (no_context_text), the unchecked citations out of sight.
+    assert (metric["observed"], metric["missing"], metric["excluded"]) == (8, 2, 0), metric
+    assert metric["missing_reasons"] == {"no_context_text": 2}, metric
+    assert asked == 8
 
 
 def test_an_upgrade_asks_the_citation_judge_again_and_no_other(tmp_path: Path) -> None:

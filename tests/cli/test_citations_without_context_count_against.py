@@ -19,7 +19,8 @@ import pytest
 from scipy.stats import beta
 from tests.support import metric_of, oloproof, write_project
 
-# Shared with test_citation_judge_without_context_counts_against, whose case "hold" stops it.
+# Shared with test_citation_judge_without_context_counts_against, whose case "hold" stops it
+# and "textless" records the cited passage without its text.
 APP = """
 import sys
 import time
@@ -38,6 +39,9 @@ def citer(case):
         time.sleep(600)
     if case["n"] < case["fallback"]:
         recorder.citations([] if case["n"] == 0 else ["kb-999"])  # answered from nowhere
+    elif case.get("textless"):  # the passage's text was not kept
+        recorder.context(Context(items=(ContextItem(doc_id="kb-1"),)))
+        recorder.citations(["kb-1"])
     else:
         recorder.context(KB)
         recorder.citations(["kb-1"])

@@ -29,8 +29,9 @@ What can happen:
   is not a verdict of this judge.
 - ``excluded``: the case lacks what the judge reads by design: ``no_context_recorded``,
   ``no_context_text``, ``no_citations_recorded``, ``no_citations``, ``no_expected_value``.
-- ``missing: no_context_recorded`` (citation support): the answer cites ids and no context was
-  recorded, so its citations cannot be checked; it counts against the system.
+- ``missing: no_context_recorded`` / ``no_context_text`` (citation support): the answer cites
+  ids and no context was recorded, or a cited passage was recorded without its text, so its
+  citations cannot be checked; it counts against the system.
 - ``fail: field_missing`` / ``fail: field_not_text``: the output has no answer text where
   ``field`` points, decided without a call, as the text checks decide it. It is the system's
   fail, not the model's: a calibration refuses a labels example that would get it.
@@ -386,8 +387,9 @@ class CitationSupportJudge(LLMJudge):
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
     ARTIFACTS = ("citations/v1", "context/v1")
-    # 6: an answer citing ids where no context was recorded is missing, not excluded: its
-    # citations claim a context nothing recorded can check. Version 5 left it out of the metric.
+    # 6: an answer citing ids where no context was recorded, or citing a passage recorded
+    # without its text, is missing, not excluded: its citations claim what nothing recorded can
+    # check. Version 5 left it out of the metric.
     VERSION = 6
 
     def reply_schema(self) -> dict[str, Any]:
@@ -410,8 +412,8 @@ class CitationSupportJudge(LLMJudge):
         for item in items:
             if item["doc_id"] in cited:
                 text = item.get("text")
-                if not isinstance(text, str):
-                    return Verdict.excluded("no_context_text", doc_id=item["doc_id"])
+                if not isinstance(text, str):  # a cited passage nothing can check it against
+                    return Verdict.missing("no_context_text", doc_id=item["doc_id"])
                 texts.setdefault(item["doc_id"], []).append(text)
         unique = list(dict.fromkeys(cited))
         passages = "\n\n".join(

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 5, "CitationSupportJudge": 6, "AnswerJudge": 5, "RubricJudge": 5},
-    "61f0c6e7cf7d00377301e8e019fbcedbcd7a5c5d8f0a8f40c26bb28bbd7f7b2f",
+    "43e9d675339758892e6d1be612a11affcc5ee3a5660ce75eb092d071d5933d4a",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 

@@ -170,7 +170,7 @@ def test_answer_judge_shows_the_reference(server: ScriptedJudgeServer, secret: s
         (
             "citation_support_judge",
             make_view(context=[{"doc_id": "kb-03"}], citations=["kb-03"]),
-            "excluded",
+            "missing",
             "no_context_text",
         ),
         ("answer_judge", make_view(), "excluded", "no_expected_value"),
