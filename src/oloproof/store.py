@@ -26,7 +26,7 @@ from ledger import (
 from oloproof.callargs import flag
 from oloproof.callargs import path as path_argument
 from oloproof.display import an_event
-from oloproof.errors import LedgerAccessError, UnknownIdError
+from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
 from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
 from oloproof.filekinds import lookup_fault
 from oloproof.idhints import malformed_id_message, unknown_id_message
@@ -70,6 +70,12 @@ def open_project_ledger(
     root = path_argument(
         "root", root, "the path of a project folder", where="open_project_ledger()"
     )
+    if root.name == LEDGER_DIR:  # else a ledger of its own was made inside the project's
+        raise ConfigError(
+            f"root is a project's folder, not its ledger's: {root} is the ledger of "
+            f"{root.parent}; give that",
+            where="open_project_ledger()",
+        )
     path = root / LEDGER_DIR
     shown = recordable(str(path))
     if shown != str(path):
