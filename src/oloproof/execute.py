@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ledger import CodecError, Event, Ledger, Prepared
 from oloproof import events as ev
@@ -549,8 +549,16 @@ async def _repeated_case(run: _Run, case: Case, counts: CacheCounts) -> CaseResu
     }
     judgments = [a for b in bodies for a in b["judgments"].values()]
     refs = [run.spec.run_address, *(b["execution"] for b in bodies), *judgments]
-    run.writer.add_stored(make_stored(ev.CASE_RESULT, body, list(dict.fromkeys(refs))))
-    return body
+    return _recorded(run, body, list(dict.fromkeys(refs)))
+
+
+def _recorded(run: _Run, body: CaseResultBody, refs: list[str]) -> CaseResultBody:
+    """Store ``body`` as a case result, and give it back as stored: the run's tally (its
+    report's slices) read a declared secret in a case's metadata that the ledger, and every
+    report read from it, holds ``[redacted]``."""
+    stored = make_stored(ev.CASE_RESULT, body, refs)
+    run.writer.add_stored(stored)
+    return cast(CaseResultBody, stored.body)
 
 
 async def _one_case(
@@ -713,8 +721,7 @@ async def _finish_case(
     if execution is not None and execution.stages:
         body["stages"] = {s.stage: s.hit for s in execution.stages}
     if record:  # a repeat's body goes into its case's one result instead (_repeated_case)
-        refs = [spec.run_address, made.address, *judgments.values()]
-        run.writer.add_stored(make_stored(ev.CASE_RESULT, body, refs))
+        return _recorded(run, body, [spec.run_address, made.address, *judgments.values()])
     return body
 
 

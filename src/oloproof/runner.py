@@ -579,10 +579,13 @@ async def execute_run(
         try:
             if resume is None:
                 planned = len(cases) if cases is not None else len(plan.cases)
-                body: Mapping[str, Any] = _run_body(plan, run_id, parent, planned)
+                event = ev.make(ev.RUN, _run_body(plan, run_id, parent, planned))
                 with ledger.batch():
-                    run_address = ledger.put(ev.make(ev.RUN, body))
+                    run_address = ledger.put(event)
                     ledger.set_ref(run_id, run_address, expected=None)
+                # The run as stored, a resumed one's too: its report said a declared secret
+                # (a filter's value) that the ledger and every reading of it hold [redacted].
+                body: Mapping[str, Any] = event.body
             else:
                 _, run_address, body = resume
             started = _Started(run_id, run_address, body)
