@@ -254,10 +254,22 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
         _drop_stale_modules(base_dir)
         if _loaded_elsewhere(module_name, base_dir):
             del sys.modules[module_name]
+        limit = sys.getrecursionlimit()
         try:
             return importlib.import_module(module_name)
         finally:
+            lowered = sys.getrecursionlimit()
+            # Given back first: what follows, and every call oloproof makes around the
+            # system's, runs beneath frames of its own that a lowered limit leaves no room for
+            # (a traceback from deep inside oloproof, or an error naming no cause).
+            sys.setrecursionlimit(max(limit, lowered))
             _loaded_from[base_dir] = _project_files(base_dir)
+            if lowered < limit:  # raised here, it takes the place of what the import raised
+                raise ConfigError(
+                    f"it lowered Python's recursion limit from {limit} to {lowered} "
+                    "(sys.setrecursionlimit), which oloproof's own calls around the system's "
+                    f"need; leave it at {limit} or more"
+                )
 
 
 @contextlib.contextmanager
