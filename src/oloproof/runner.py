@@ -537,6 +537,10 @@ async def execute_run(
     A new run takes ``run_id`` when given (a caller that must name the run should it be
     interrupted makes the id first), else a new one.
 
+    ``cases``, some of the plan's cases, are the ones executed now: the run is still the
+    plan's, and records the others as not run, left for ``resume`` (a subset of the cases
+    file is ``plan.restrict``'s, which the run records as such).
+
     The cases execute on ``engine``, else on the one the plan's config names, started here
     (before the run is written, so a cluster that cannot run it leaves no trace) and stopped
     once the run ends.
@@ -574,12 +578,22 @@ async def execute_run(
                 "(repeats: plan.restrict(selection, repeats))",
                 where="execute_run()",
             )
+        # Recorded as a run of these cases alone, a run of 2 of the plan's 6 read as complete,
+        # "2 of 2 answered", and nothing said the other 4 were left out.
+        planned_ids = {case.id for case in plan.cases}
+        stranger = next((case for case in cases if case.id not in planned_ids), None)
+        if stranger is not None:
+            raise ConfigError(
+                f"cases holds {stranger.id!r}, which is not one of the plan's cases; a run "
+                "executes some of its plan's cases (a subset of the cases file: "
+                "plan.restrict(selection))",
+                where="execute_run()",
+            )
     with run_writer(ledger.path, run_id):
         running = engine or await open_engine(plan.config, plan.config_path, plan.system)
         try:
             if resume is None:
-                planned = len(cases) if cases is not None else len(plan.cases)
-                event = ev.make(ev.RUN, _run_body(plan, run_id, parent, planned))
+                event = ev.make(ev.RUN, _run_body(plan, run_id, parent, len(plan.cases)))
                 with ledger.batch():
                     run_address = ledger.put(event)
                     ledger.set_ref(run_id, run_address, expected=None)
