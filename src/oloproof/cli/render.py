@@ -15,6 +15,7 @@ from oloproof.display import (
     fmt_percent,
     fmt_percent_interval,
     fmt_percent_lower,
+    fmt_written,
     printable,
 )
 from oloproof.events import is_failed
@@ -299,7 +300,9 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
         text = f"{name} ≥ {fmt_percent_lower(float(rate['lower']))} ({counts})"
         minimum = judge.get(f"min_{name}")
         if minimum is not None:
-            text += f", needs {fmt_percent(float(minimum))}"
+            # As written, never rounded: a requirement of 0.0504 is not met by a bound of 0.0501,
+            # which prints 5.0%, and "needs 5.0%" beside it would read as met.
+            text += f", needs {fmt_written(float(minimum), 1, 2)}%"
         parts.append(text)
     if judge.get("beats_chance") is False:
         bounds = " + ".join(
