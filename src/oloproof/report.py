@@ -940,12 +940,14 @@ def missing_metric_lines(row: MetricRow, level: float) -> list[str]:
             "interval, so each bound is the wider of that and Clopper-Pearson, with them at 0 "
             "for the lower bound and 1 for the upper"
         )
-    observed = "—"
+    # With no case observed there is no interval (the table shows none) to count them in.
+    said = "with no case observed, there is no interval to count them in"
     if row.observed_lower is not None and row.observed_upper is not None:
         iv = Interval(row.observed_lower, row.observed_upper, level, "")
         observed = fmt_percent_interval(iv) if row.proportion else fmt_mean_interval(iv)
+        said = f"the interval {counted}; the {row.observed} observed alone give {observed}"
     return [
         f"{row.criterion}: {row.missing} missing: {split}",
-        f"  the interval {counted}; the {row.observed} observed alone give {observed}",
+        f"  {said}",
         *(f"  {REASON_HINTS[r]}" for r, _ in ranked if r in REASON_HINTS),
     ]
