@@ -372,22 +372,20 @@ def _diagnosis(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> d
 
 def _comparison(reader: data.Reader, parts: list[str], _: Mapping[str, str]) -> dict[str, Any]:
     page = data.comparison_page(reader, parts[0])
-    margins = {d["metric"]: d for d in page.body.get("decisions") or []}
     rows = []
     for m in page.body["metrics"]:
         diff = m.get("difference")
         if diff is None:
             continue
-        decision = margins.get(m["metric"])
-        margin = None if decision is None else float(decision["margin_points"])
+        # Every rule's margin on the metric, where the rule compares the interval with it.
+        margins = tuple(v * 100 for v in report.rule_margins(page.body, m["metric"]))
         rows.append(
             svg.ForestRow(
                 m["metric"],
                 diff["estimate"] * 100,
                 diff["lower"] * 100,
                 diff["upper"] * 100,
-                margin,
-                both_sides=decision is not None and decision.get("test") == "equivalence",
+                margins,
             )
         )
     return {"page": page, "forest": rows}

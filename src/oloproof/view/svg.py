@@ -68,14 +68,15 @@ class ForestRow:
     estimate: float
     lower: float
     upper: float
-    margin: float | None  # in the same units, positive; drawn at -margin (and +margin)
-    both_sides: bool = False  # equivalence: the margin is drawn on both sides
+    # The rules' margins in the same units, signed as the rules compare the interval with them
+    # (``report.rule_margins``): -m for non-inferiority, +m for superiority, both for equivalence.
+    margins: tuple[float, ...] = ()
 
 
 def forest_plot(rows: Sequence[ForestRow], *, title: str) -> Markup:
     """Paired differences (points) with their intervals, one row each, against zero and margins."""
     label_w, width, row_h = 150, 520, 26
-    values = [v for r in rows for v in (r.lower, r.upper, -(r.margin or 0), r.margin or 0)]
+    values = [v for r in rows for v in (r.lower, r.upper, *r.margins)]
     lo, hi = min([*values, -5.0]), max([*values, 5.0])
     pad = (hi - lo) * 0.05
     lo, hi = max(lo - pad, -100.0), min(hi + pad, 100.0)
@@ -97,12 +98,9 @@ def forest_plot(rows: Sequence[ForestRow], *, title: str) -> Markup:
     for i, row in enumerate(rows):
         y = i * row_h + row_h / 2 + 2
         parts.append(f'<text class="label" x="4" y="{y + 4}">{_text(row.label)}</text>')
-        if row.margin is not None:
-            for m in (-row.margin, row.margin) if row.both_sides else (-row.margin,):
-                top, bottom = y - row_h / 2 + 2, y + row_h / 2 - 2
-                parts.append(
-                    f'<line class="margin" x1="{x(m)}" x2="{x(m)}" y1="{top}" y2="{bottom}"/>'
-                )
+        for m in row.margins:
+            top, bottom = y - row_h / 2 + 2, y + row_h / 2 - 2
+            parts.append(f'<line class="margin" x1="{x(m)}" x2="{x(m)}" y1="{top}" y2="{bottom}"/>')
         parts.append(
             f'<line class="diff" x1="{x(row.lower)}" x2="{x(row.upper)}" y1="{y}" y2="{y}"/>'
         )
