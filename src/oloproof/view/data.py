@@ -305,7 +305,7 @@ class RunPage:
     comparisons: list[tuple[str, str, str]]
     diagnosis_of: tuple[str, str] | None
     rules: dict[str, Mapping[str, Any]]
-    thresholds: dict[str, float]
+    thresholds: dict[str, list[float]]
     criteria: list[str]
     judges: list[JudgeUsageRow]
     _reader: Reader
@@ -364,11 +364,11 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         if run_id in (c["candidate"]["run_id"], c["baseline"]["run_id"])
     ]
     rules = {r["id"]: r for r in (body.get("policy") or {}).get("rules", [])}
-    thresholds: dict[str, float] = {}
+    thresholds: dict[str, list[float]] = {}
     for rule in rules.values():
         for key in ("min", "max"):
             if rule.get(key) is not None:
-                thresholds.setdefault(rule["metric"], float(rule[key]))
+                thresholds.setdefault(rule["metric"], []).append(float(rule[key]))
     return RunPage(
         row=row,
         body=body,

@@ -117,7 +117,7 @@ def _environment() -> Environment:
         ranked=ranked_items,
         relevance_note=relevance_note,
         citations=checked_citations,
-        rule_threshold=rule_threshold,
+        rule_thresholds=rule_thresholds,
         rule_threshold_text=rule_threshold_text,
         # A comparison rule's margin, in points as the policy gave it, as `compare` prints it.
         written=display.fmt_written,
@@ -204,16 +204,19 @@ def _of_proportion(detail: Mapping[str, Any]) -> bool:
 
 
 def rule_threshold_text(rule: Mapping[str, Any], detail: Mapping[str, Any]) -> str:
-    """``min 30.0%``: a rule's threshold in the units of the interval it decided on
-    (``rule_interval_text``), as the policy wrote it: a proportion's ``min: 0.3`` beside
+    """``min 30.0%``: a rule's thresholds in the units of the interval it decided on
+    (``rule_interval_text``), as the policy wrote them: a proportion's ``min: 0.3`` beside
     ``[38.5%, 91.0%]`` read as 0.3%. Never rounded (``min 69.25%``), so each bound printed
-    beside it is on the side of it the rule saw."""
-    threshold = rule_threshold(rule)
-    if threshold is None:
-        return "no threshold recorded"
+    beside it is on the side of it the rule saw. A rule with both decides on both, and shows
+    both (``min 50.0%, max 90.0%``)."""
     proportion = _of_proportion(detail)
-    number = display.fmt_written(threshold, 1 if proportion else 3, 2 if proportion else 0)
-    return f"{'min' if rule.get('min') is not None else 'max'} {number}{'%' if proportion else ''}"
+    places, scale, unit = (1, 2, "%") if proportion else (3, 0, "")
+    written = [
+        f"{key} {display.fmt_written(float(rule[key]), places, scale)}{unit}"
+        for key in ("min", "max")
+        if rule.get(key) is not None
+    ]
+    return ", ".join(written) or "no threshold recorded"
 
 
 def points_text(d: float | None) -> str:
@@ -251,11 +254,9 @@ def linked(text: str, links: Links) -> Markup:
     return Markup("".join(out))
 
 
-def rule_threshold(rule: Mapping[str, Any]) -> float | None:
-    for key in ("min", "max"):
-        if rule.get(key) is not None:
-            return float(rule[key])
-    return None
+def rule_thresholds(rule: Mapping[str, Any]) -> list[float]:
+    """A rule's ``min`` and ``max``, those it has: the lines its interval is read against."""
+    return [float(rule[key]) for key in ("min", "max") if rule.get(key) is not None]
 
 
 def ranked_items(

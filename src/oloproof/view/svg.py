@@ -35,12 +35,12 @@ def interval_bar(
     estimate: float | None,
     lower: float | None,
     upper: float | None,
-    threshold: float | None = None,
+    thresholds: Sequence[float] = (),
     title: str,
     lo: float = 0.0,
     hi: float = 1.0,
 ) -> Markup:
-    """One interval on a scale from ``lo`` to ``hi`` with an optional threshold line."""
+    """One interval on a scale from ``lo`` to ``hi`` with a line at each of ``thresholds``."""
     h = 30
     parts = [
         f'<svg class="bar" role="img" width="{_W}" height="{h}" viewBox="0 0 {_W} {h}">',
@@ -55,7 +55,7 @@ def interval_bar(
         parts.append(f'<rect class="interval" x="{x1}" y="8" width="{x2 - x1}" height="8"/>')
     if estimate is not None:
         parts.append(f'<circle class="estimate" cx="{_x(estimate, lo, hi)}" cy="12" r="4"/>')
-    if threshold is not None:
+    for threshold in thresholds:
         x = _x(threshold, lo, hi)
         parts.append(f'<line class="threshold" x1="{x}" x2="{x}" y1="2" y2="28"/>')
     parts.append("</svg>")
