@@ -137,8 +137,8 @@ def test_a_control_that_stops_leaves_a_stopped_diagnosis_linking_both_runs(
     assert verify_diagnosis(ledger, diagnosis.address) == []
     assert list(application_checks(ledger)) == []
     # A replay never carries labels from a stopped gold-context diagnosis.
-    unit = body["relevance_unit"]
-    assert latest_gold_diagnosis(ledger, run_id, "answer_correct", unit) is None
+    unit, read = body["relevance_unit"], body["parent_results"]
+    assert latest_gold_diagnosis(ledger, run_id, "answer_correct", unit, read) is None
 
 
 def test_a_first_child_run_that_stops_is_linked_and_the_second_never_starts(

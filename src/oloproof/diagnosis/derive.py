@@ -1060,9 +1060,14 @@ def diagnosis_refs(body: DiagnosisBody) -> list[str]:
     return [*refs, *body["case_pages"], *body["excluded_pages"]]
 
 
-def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str, unit: str) -> str | None:
+def latest_gold_diagnosis(
+    ledger: Ledger, run_id: str, criterion: str, unit: str, read: int
+) -> str | None:
     """The address of the latest complete gold-context diagnosis of ``run_id`` on ``criterion``
-    that read relevance in ``unit`` (its labels say where relevant passages were)."""
+    that read relevance in ``unit`` (its labels say where relevant passages were) and the
+    parent's first ``read`` case results, as the replay does. One that read fewer (made before
+    the parent was resumed) selected fewer cases: carried, it would leave the others without a
+    label while its counts read as the whole selection's."""
     for address in reversed(ledger.lookup("diagnoses", run_id)):
         body = diagnosis_body(ledger.get(address))
         if (
@@ -1070,6 +1075,7 @@ def latest_gold_diagnosis(ledger: Ledger, run_id: str, criterion: str, unit: str
             and body["criterion"] == criterion
             and body.get("state", COMPLETE) == COMPLETE
             and body["relevance_unit"] == unit
+            and body.get("parent_results") in (None, read)
         ):
             return address
     return None

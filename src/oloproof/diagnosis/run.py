@@ -368,7 +368,7 @@ def _prepare(
     selection = select_cases(ledger, parent, criterion, unstable=unstable)
     carried_from = None
     if staged and chosen["kind"] != GOLD_CONTEXT:
-        carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion, unit)
+        carried_from = latest_gold_diagnosis(ledger, parent.run_id, criterion, unit, selection.read)
     specs: list[_ChildSpec] = []
     if staged and selection.selected:
         specs = _child_specs(ledger, parent, selection, chosen, function, asked, spelled)
