@@ -187,7 +187,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 7,
-    DIAGNOSIS: 11,
+    DIAGNOSIS: 12,
     COMPARISON: 8,
     CALIBRATION: 1,
     TEXT: 1,
@@ -319,6 +319,13 @@ def upcast_diagnosis_v10_v11(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v11_v12(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 11 compared a gold-context control with the parent's first repeat alone, not with
+    each of its repeats: the body is the same, and it is re-derived so
+    (``diagnosis.derive.PARENT_REPEATS_READ``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -387,6 +394,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 8): upcast_diagnosis_v8_v9,
     (DIAGNOSIS, 9): upcast_diagnosis_v9_v10,
     (DIAGNOSIS, 10): upcast_diagnosis_v10_v11,
+    (DIAGNOSIS, 11): upcast_diagnosis_v11_v12,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

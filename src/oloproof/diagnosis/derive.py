@@ -74,6 +74,12 @@ Requirements this module meets:
     fingerprint covers) drifted as well (``control_drifted``), since the labels read where the
     parent's relevant passage was in its context. Before, only the retrieval was compared, and
     such a diagnosis is re-derived so.
+15. From schema 12 (``PARENT_REPEATS_READ``): a gold-context control is compared with every
+    repeat of the parent that ran to the end, not with the first alone. A parent whose repeats
+    retrieved or assembled differently (a retriever that does not return the same thing twice)
+    holds its own evidence against the first repeat's positions: one repeat may have handed
+    the model the relevant passage and still failed. Before, such a case could read RANKED_OUT
+    with a control that happened to retrieve as the first repeat did, and is re-derived so.
 """
 
 from __future__ import annotations
@@ -203,6 +209,10 @@ CONTEXT_DRIFT_READ: Final = 11
 """The diagnosis schema from which a gold-context control that assembled another context than
 the parent did, from the same retrieval, drifted too; before, only one that retrieved other
 passages did."""
+
+PARENT_REPEATS_READ: Final = 12
+"""The diagnosis schema from which a gold-context control is compared with every repeat of the
+parent that ran to the end; before, with the parent's first repeat alone."""
 
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
@@ -394,6 +404,8 @@ class _Parent:
     retrieval: Mapping[str, Any] | None
     context: Mapping[str, Any] | None
     evidence: Evidence
+    # The execution of each repeat after the first (none for a case run once).
+    later: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -425,6 +437,8 @@ class _Inputs:
     compares_repeats: bool = False
     # Whether a control's context is compared with the parent's too (CONTEXT_DRIFT_READ).
     compares_context: bool = False
+    # Whether a control is compared with every repeat of the parent (PARENT_REPEATS_READ).
+    compares_parent_repeats: bool = False
 
 
 class Derivation:
@@ -511,6 +525,7 @@ def derive_diagnosis(
         schema >= NO_VERDICT_APART,
         schema >= REPEATS_COMPARED,
         schema >= CONTEXT_DRIFT_READ,
+        schema >= PARENT_REPEATS_READ,
     )
     tally: _Tally
     if not staged:
@@ -623,7 +638,8 @@ def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
     execution = execution_body(inputs.ledger.get(result["execution"]))
     retrieval, context = artifact(execution, "retrieval/v1"), artifact(execution, "context/v1")
     evidence = evidence_of(retrieval, context, result["expected"], inputs.top_k, inputs.unit)
-    return _Parent(result["expected"], retrieval, context, evidence)
+    later = tuple(r["execution"] for r in (result.get("repeats") or ())[1:])
+    return _Parent(result["expected"], retrieval, context, evidence, later)
 
 
 def _state(
@@ -784,19 +800,24 @@ def _sameness(found: set[bool]) -> tuple[bool, bool]:
 
 
 def _drifted(inputs: _Inputs, parent: _Parent, control: _Observed) -> bool:
-    """Whether any repeat of the control retrieved other passages than the parent run did, or
-    assembled another context from them: the system re-executed is then not the one whose
-    retrieval and context the labels read."""
+    """Whether any repeat of the control retrieved other passages than the parent run did (in
+    any of its repeats that ran to the end), or assembled another context from them: the
+    system re-executed is then not the one whose retrieval and context the labels read."""
+    recorded = [(parent.retrieval, parent.context)]
+    if inputs.compares_parent_repeats:
+        bodies = (_executed(inputs, address) for address in parent.later)
+        recorded += [(artifact(b, "retrieval/v1"), artifact(b, "context/v1")) for b in bodies if b]
     for address in control.executions:
         body = _executed(inputs, address)
         if body is None:
             continue
-        if not retrieved_alike(parent.retrieval, artifact(body, "retrieval/v1")):
-            return True
-        if inputs.compares_context and not assembled_alike(
-            parent.context, artifact(body, "context/v1")
-        ):
-            return True
+        for retrieval, context in recorded:
+            if not retrieved_alike(retrieval, artifact(body, "retrieval/v1")):
+                return True
+            if inputs.compares_context and not assembled_alike(
+                context, artifact(body, "context/v1")
+            ):
+                return True
     return False
 
 
