@@ -25,6 +25,20 @@ CORPUS = [
     ["shipping", "c0", "Standard shipping takes five business days within the country."],
 ]
 
+# Every other call, an approximate index ranks c1 first.
+FLIP = """
+        if calls("retrieved") % 2:
+            ranked.sort(key=lambda p: p.chunk_id != "c1")
+"""
+
+
+def app(twist: str) -> str:
+    """The system: BM25 over ``CORPUS`` at depth 3, top_k 1, its ranking then changed by
+    ``twist`` (code in ``retrieve``, which may call ``calls``); a model that answers from its
+    context but for one bad draw, its second call."""
+    return APP.replace("        # twist\n", twist.lstrip("\n"))
+
+
 APP = f"""
 from pathlib import Path
 
@@ -56,8 +70,7 @@ class Flip:
             Passage(doc_id=CORPUS[i][0], chunk_id=CORPUS[i][1], score=float(s), text=CORPUS[i][2])
             for i, s in zip(found[0], scores[0], strict=True)
         ]
-        if calls("retrieved") % 2:  # every other call, an approximate index ranks c1 first
-            ranked.sort(key=lambda p: p.chunk_id != "c1")
+        # twist
         return Retrieval(query=input["question"], depth=depth, candidates=tuple(ranked))
 
     def generate(self, input, context):
@@ -104,7 +117,7 @@ def diagnosed(root: Path, command: tuple[str, ...] = ("-m", "oloproof")) -> list
     ranked the relevant chunk second and whose second ranked it first; checked by
     ``verify``."""
     root.mkdir()
-    (root / "app.py").write_text(APP)
+    (root / "app.py").write_text(app(FLIP))
     (root / "oloproof.yaml").write_text(CONFIG)
     (root / "cases.jsonl").write_text(json.dumps(CASE) + "\n")
     done = oloproof("run", "--repeats", "2", cwd=root)

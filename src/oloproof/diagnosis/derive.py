@@ -74,12 +74,15 @@ Requirements this module meets:
     fingerprint covers) drifted as well (``control_drifted``), since the labels read where the
     parent's relevant passage was in its context. Before, only the retrieval was compared, and
     such a diagnosis is re-derived so.
-15. From schema 12 (``PARENT_REPEATS_READ``): a gold-context control is compared with every
-    repeat of the parent that ran to the end, not with the first alone. A parent whose repeats
-    retrieved or assembled differently (a retriever that does not return the same thing twice)
-    holds its own evidence against the first repeat's positions: one repeat may have handed
-    the model the relevant passage and still failed. Before, such a case could read RANKED_OUT
-    with a control that happened to retrieve as the first repeat did, and is re-derived so.
+15. From schema 12 (``PARENT_REPEATS_READ``): a parent case's evidence (and a replay's
+    retrieval) is read from its first repeat that ran to the end: a first repeat that errored
+    recorded no retrieval, which read as "none retrieved" and drifted from every control. And
+    a gold-context control is compared with every such repeat, not with the first alone. A
+    parent whose repeats retrieved or assembled differently (a retriever that does not return
+    the same thing twice) holds its own evidence against the first repeat's positions: one
+    repeat may have handed the model the relevant passage and still failed. Before, such a
+    case could read RANKED_OUT with a control that happened to retrieve as the first repeat
+    did, and is re-derived so.
 """
 
 from __future__ import annotations
@@ -211,8 +214,9 @@ the parent did, from the same retrieval, drifted too; before, only one that retr
 passages did."""
 
 PARENT_REPEATS_READ: Final = 12
-"""The diagnosis schema from which a gold-context control is compared with every repeat of the
-parent that ran to the end; before, with the parent's first repeat alone."""
+"""The diagnosis schema from which a parent case's evidence is read from its first repeat that
+ran to the end, and a gold-context control is compared with every such repeat; before, both
+read the parent's first repeat alone, even one that errored."""
 
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
@@ -404,7 +408,7 @@ class _Parent:
     retrieval: Mapping[str, Any] | None
     context: Mapping[str, Any] | None
     evidence: Evidence
-    # The execution of each repeat after the first (none for a case run once).
+    # The execution of each later repeat that ran to the end (none for a case run once).
     later: tuple[str, ...] = ()
 
 
@@ -633,13 +637,22 @@ class _Counted(Iterable[Map]):
                 yield case
 
 
+def ran_to_the_end(result: CaseResultBody) -> list[str]:
+    """The executions of a parent case's repeats that ran to the end, in order: its one
+    execution for a case run once. A repeat that errored (its retriever timed out) recorded no
+    retrieval to read or replay; a selected case failed in at least one that did not."""
+    repeats = result.get("repeats") or ()
+    ran = [r["execution"] for r in repeats if r["status"] == "ok"]
+    return ran or [result["execution"]]
+
+
 def _parent_case(inputs: _Inputs, case_id: str) -> _Parent:
     result = inputs.selection.result(inputs.ledger, case_id)
-    execution = execution_body(inputs.ledger.get(result["execution"]))
+    read = ran_to_the_end(result) if inputs.compares_parent_repeats else [result["execution"]]
+    execution = execution_body(inputs.ledger.get(read[0]))
     retrieval, context = artifact(execution, "retrieval/v1"), artifact(execution, "context/v1")
     evidence = evidence_of(retrieval, context, result["expected"], inputs.top_k, inputs.unit)
-    later = tuple(r["execution"] for r in (result.get("repeats") or ())[1:])
-    return _Parent(result["expected"], retrieval, context, evidence, later)
+    return _Parent(result["expected"], retrieval, context, evidence, tuple(read[1:]))
 
 
 def _state(

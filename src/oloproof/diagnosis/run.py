@@ -55,6 +55,7 @@ from oloproof.diagnosis.derive import (
     evaluator_type,
     latest_gold_diagnosis,
     put_pages,
+    ran_to_the_end,
     relevance_unit,
     select_cases,
     with_carried,
@@ -603,7 +604,8 @@ class _Retrievals(Mapping[str, Any]):
 
     def __getitem__(self, case_id: str) -> Any:
         result = self._selection.result(self._ledger, case_id)
-        execution = execution_body(self._ledger.get(result["execution"]))
+        # Of a repeat that ran to the end: one that errored recorded no retrieval to replay.
+        execution = execution_body(self._ledger.get(ran_to_the_end(result)[0]))
         return plain(artifact(execution, "retrieval/v1") or {})
 
     def __len__(self) -> int:
