@@ -804,6 +804,18 @@ def patterns_project(root: Path, patterns: Sequence[tuple[str, str]], *, policy:
     return project
 
 
+def patterns_runs(root: Path) -> tuple[str, str]:
+    """Run a ``patterns_project``'s baseline, then its candidate (neither gate failed): their
+    run ids, the candidate's first."""
+    ids = []
+    for args in (("--config", "baseline.yaml"), ()):
+        done = oloproof("run", *args, cwd=root)
+        assert done.code in (0, 3), done.out + done.err
+        ids.append(done.lines[0].split()[1])
+    base, cand = ids
+    return cand, base
+
+
 def non_inferiority_compared(root: Path, margin: float) -> tuple[list[str], str, str]:
     """The lines of ``compare`` of a ``patterns_project``'s candidate with its baseline (each
     run here, its gate not failed) under non-inferiority by ``margin`` points on
@@ -812,12 +824,7 @@ def non_inferiority_compared(root: Path, margin: float) -> tuple[list[str], str,
         "version: 1\nrules:\n"
         f"  - {{id: nw, metric: answer_correct, non_inferiority: {{margin: {margin}}}}}\n"
     )
-    ids = []
-    for args in (("--config", "baseline.yaml"), ()):
-        done = oloproof("run", *args, cwd=root)
-        assert done.code in (0, 3), done.out + done.err
-        ids.append(done.lines[0].split()[1])
-    base, cand = ids
+    cand, base = patterns_runs(root)
     done = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=root)
     assert done.code == 3, done.out + done.err
     return done.lines, cand, base

@@ -107,21 +107,26 @@ def diagnosed(
     return normalise(diagnosis.out + shown.out).splitlines()
 
 
+# What a diagnosis of one failed case says when its control drifted and gold context recovered
+# it (test_diagnose_parent_repeats_retrieved_differently reads it too).
+DRIFTED_AND_RECOVERED = [
+    "Selected: 1 failed case with gold context (observed; no population claim)",
+    "Control: 0 of 1 passed when re-executed without the intervention",
+    "Drifted: 1 of 1, the control retrieved or assembled other passages than the run did, "
+    "so the system re-executed is not the one that ran (an index, a tokenizer or another "
+    "file outside its fingerprint changed, or its retriever is not deterministic); no stage "
+    "is read from the run's retrieval or context for them",
+    "Recovered under gold context: 1 of 1",
+    "UNRESOLVED: 1 of 1, recovered, but the control retrieved or assembled other passages "
+    "than the run did, so the run's retrieval and context no longer tell which stage failed",
+]
+
+
 def test_a_control_given_another_context_drifted(tmp_path: Path) -> None:
     # The run kept kb-B (9 tokens) and dropped kb-A (7) by the budget of 12; at half a token a
     # word the control keeps both, answers from kb-B and fails all the same.
     lines = diagnosed(tmp_path / "p", 0.5)
-    assert lines[:5] == [
-        "Selected: 1 failed case with gold context (observed; no population claim)",
-        "Control: 0 of 1 passed when re-executed without the intervention",
-        "Drifted: 1 of 1, the control retrieved or assembled other passages than the run did, "
-        "so the system re-executed is not the one that ran (an index, a tokenizer or another "
-        "file outside its fingerprint changed, or its retriever is not deterministic); no stage "
-        "is read from the run's retrieval or context for them",
-        "Recovered under gold context: 1 of 1",
-        "UNRESOLVED: 1 of 1, recovered, but the control retrieved or assembled other passages "
-        "than the run did, so the run's retrieval and context no longer tell which stage failed",
-    ]
+    assert lines[:5] == DRIFTED_AND_RECOVERED
     assert not any(line.startswith("Implicated") for line in lines)
     assert (
         "refund: UNRESOLVED, control_retrieval_drifted, strength intervention_recovery, best "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tests.cli.test_diagnose_control_drift_context import DRIFTED_AND_RECOVERED
 from tests.support import normalise, oloproof
 
 CORPUS = [
@@ -143,17 +144,7 @@ def test_a_control_that_retrieved_as_only_one_repeat_of_the_run_did_drifted(
     tmp_path: Path,
 ) -> None:
     lines = diagnosed(tmp_path / "p")
-    assert lines[:5] == [
-        "Selected: 1 failed case with gold context (observed; no population claim)",
-        "Control: 0 of 1 passed when re-executed without the intervention",
-        "Drifted: 1 of 1, the control retrieved or assembled other passages than the run did, "
-        "so the system re-executed is not the one that ran (an index, a tokenizer or another "
-        "file outside its fingerprint changed, or its retriever is not deterministic); no stage "
-        "is read from the run's retrieval or context for them",
-        "Recovered under gold context: 1 of 1",
-        "UNRESOLVED: 1 of 1, recovered, but the control retrieved or assembled other passages "
-        "than the run did, so the run's retrieval and context no longer tell which stage failed",
-    ]
+    assert lines[:5] == DRIFTED_AND_RECOVERED
     assert not any(line.startswith(("RANKED_OUT", "Implicated")) for line in lines)
 
 

@@ -17,7 +17,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.support import oloproof, patterns_project
+from tests.support import oloproof, patterns_project, patterns_runs
 from tests.view.support import ADDRESS
 
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: answer_correct, min: 0.05}\n"
@@ -33,12 +33,7 @@ _X = r'x1="([-0-9.]+)" x2="\1"'
 def test_each_margin_is_drawn_where_its_rule_compares(tmp_path: Path) -> None:
     root = patterns_project(tmp_path / "p", [("f", "p")] * 4 + [("p", "p")] * 8, policy=POLICY)
     (root / "compare.yaml").write_text(COMPARE)
-    ids = []
-    for args in (("--config", "baseline.yaml"), ()):
-        done = oloproof("run", *args, cwd=root)
-        assert done.code in (0, 3), done.out + done.err
-        ids.append(done.lines[0].split()[1])
-    base, cand = ids
+    cand, base = patterns_runs(root)
     compared = oloproof("compare", cand, base, "--policy", "compare.yaml", cwd=root)
     assert "better  answer_correct  superiority, margin 10.0 points  INSUFFICIENT" in compared.out
     site = tmp_path / "site"
