@@ -22,6 +22,7 @@ from oloproof.plancheck import changed_system_settings
 from oloproof.runner import RunPlan, evaluator_records, plan_run, policy_record
 from oloproof.stored_runs import StoredRun, is_complete, latest_meta, load_run
 from oloproof.subset import Selection
+from oloproof.systems.base import identity_changes
 
 __all__ = ["resume_plan"]
 
@@ -164,9 +165,10 @@ def resume_plan(
                 "its cases left cannot be answered alike with those it finished; start a new "
                 "run instead: oloproof run"
             )
+        differs = identity_changes(plan.system.identity(), run.body["system"])
         raise ConfigError(
-            f"the system changed since {run.run_id} started (its code or settings differ); "
-            "start a new run instead"
+            f"the system changed since {run.run_id} started (what differs: {differs}); start a "
+            "new run instead"
         )
     changed = changed_system_settings(run.body.get("config") or {}, plan.config)
     if changed:

@@ -93,7 +93,7 @@ from oloproof.store import RUN_ID_PREFIX
 from oloproof.stored_runs import is_complete, latest_meta, report_of, require_ledger
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
-from oloproof.systems.base import System
+from oloproof.systems.base import System, identity_changes
 from oloproof.yamlfile import recorded_file
 
 # What ``new_ulid`` makes: 26 characters of Crockford's base32.
@@ -270,9 +270,11 @@ def replay_plan(
     recorded = RecordedDataset(Path(block["path"]), block["sha256"], int(block["cases"]))
     plan = _plan(config, config_path, None, None, recorded)
     if plan.system.identity() != run_body["system"]:
+        changed = identity_changes(plan.system.identity(), run_body["system"])
         raise ConfigError(
-            f"the system changed since {run_body['run_id']} ran (its code or settings differ), "
-            "so its cases cannot be re-executed as they were"
+            f"the system changed since {run_body['run_id']} ran (what differs: {changed}), so "
+            "its cases cannot be re-executed as they were; diagnose a run of the system as it "
+            "is now (oloproof run)"
         )
     return dataclasses.replace(plan, chosen=cases)
 

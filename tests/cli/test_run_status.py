@@ -345,8 +345,8 @@ def test_a_copied_project_resumes_with_its_own_code_and_is_held_to_the_run(
     refused = oloproof("run", "--resume", run_id, cwd=copy)
     assert refused.code == 2, refused.out + refused.err
     assert refused.err == (
-        f"error: the system changed since {run_id} started (its code or settings differ); "
-        "start a new run instead\n"
+        f"error: the system changed since {run_id} started (what differs: code); start a new "
+        "run instead\n"
     )
 
     # Moved as it is, the project resumes where it now is.

@@ -111,6 +111,23 @@ class System(Protocol):
         """Release connections and threads."""
 
 
+def identity_changes(now: Mapping[str, Any], then: Mapping[str, Any]) -> str:
+    """What differs between a system's identity ``now`` and the one a run recorded ``then``,
+    for a refusal to say: its parts (``code (generate), top_k``), never their values, which
+    may hold what the environment gave a setting. A staged system's code is named by stage."""
+    changed = []
+    for key in dict.fromkeys([*then, *now]):
+        was, is_ = then.get(key), now.get(key)
+        if was == is_:
+            continue
+        if key == "code" and isinstance(was, Mapping) and isinstance(is_, Mapping):
+            stages = [s for s in dict.fromkeys([*was, *is_]) if was.get(s) != is_.get(s)]
+            changed.append(f"code ({', '.join(stages)})")
+        else:
+            changed.append(key)
+    return ", ".join(changed)
+
+
 def declared_apart(
     declared: tuple[str, str] | None, name: str, version: str
 ) -> dict[str, dict[str, str]]:
