@@ -175,6 +175,16 @@ def is_reference(value: Any) -> bool:
     return isinstance(value, _REFERENCES)
 
 
+def names_another(name: str, value: Any) -> bool:
+    """Whether ``value``, a reference bound to ``name``, is a function or class of another name
+    (``PICK = max``, ``from math import floor as rounding``, ``Number = int``). Which one the
+    name holds is then part of what the code does, and nothing else says it: the referent is
+    counted under its own name, a built-in or a library's by no more than its package, so
+    rebinding ``PICK`` to ``min`` would change nothing of the key."""
+    kinds = FunctionType | BuiltinFunctionType | type
+    return isinstance(value, kinds) and getattr(value, "__name__", name) != name
+
+
 class Values:
     """Encoding values; a ``Walk`` supplies what a reference does (the hooks below)."""
 

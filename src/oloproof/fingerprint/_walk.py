@@ -54,6 +54,7 @@ from oloproof.fingerprint._values import (
     Values,
     class_key,
     is_reference,
+    names_another,
     place_of_class,
 )
 from oloproof.usercode import recordable
@@ -305,7 +306,7 @@ class Walk(Values):
             self.constant(label, self.file_label(file_of_module(module), module), where)
             return
         material = self.value(value, label, None)
-        if not is_reference(value):
+        if not is_reference(value) or names_another(name, value):
             self.constant(label, self.file_label(file_of_module(module), module), material)
         own = _library_name(value)
         if own is not None:  # ``from numpy import load as np_load``: it reads what ``load`` does
@@ -343,7 +344,7 @@ class Walk(Values):
             attr = vars(klass)[name]
             label = f"{class_key(klass)}.{name}"
             material = self.value(attr, label, owner)
-            if not is_reference(attr):
+            if not is_reference(attr) or names_another(name, attr):
                 file = self.file_label(file_of_module(klass.__module__), None)
                 self.constant(label, file, material)
 
