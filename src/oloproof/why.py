@@ -82,6 +82,7 @@ def retrieve_changes(before: Mapping[str, Any], system: System) -> list[str]:
     now = system.identity()
     names = {key: _SETTING_NAMES[key] for key in RETRIEVE_SETTINGS}
     found = _setting_changes(before.get("system", {}), now, names)
+    found += _decorator_changes(before.get("system", {}), now)
     found += _fingerprint_changes(before, system, ["retrieve"])
     return _unique(found)
 

@@ -279,6 +279,10 @@ class RagSystem:
         # executes, and generate's key holds the whole retrieval, its scores included.
         self._coupled = bool(written(self._fingerprints["retrieve"].functions) & names)
         self.version = version
+        # The decorator's name and version, when oloproof.yaml gives others: in each stage's
+        # key too, or bumping the decorator's version after a change no fingerprint sees (the
+        # index file) would execute every case again from stages cached before it.
+        self._declared = declared_apart((info.name, info.version), name, version)
         self._identity = {
             "kind": self.kind,
             "name": name,
@@ -290,7 +294,7 @@ class RagSystem:
             "index_version": self.index_version,
             "code": {method: fp.key for method, fp in self._fingerprints.items()},
             **reading(self._fingerprints.values()),
-            **declared_apart((info.name, info.version), name, version),
+            **self._declared,
         }
 
     reuses_executions = True
@@ -323,6 +327,7 @@ class RagSystem:
                 "input": case_input,
                 "code": self._fingerprints["retrieve"].key,
                 **self._readings["retrieve"],
+                **self._declared,
             }
         )
 
@@ -534,6 +539,7 @@ class RagSystem:
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
                 **self._readings["generate"],
+                **self._declared,
                 **self._context_read(context),
                 **({"retrieval": retrieval} if retrieval is not None else {}),
             }
