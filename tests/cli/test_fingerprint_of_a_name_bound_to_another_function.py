@@ -1,6 +1,6 @@
 """A module-level name or class attribute bound to a function or class of another name
 (``PICK = max``, ``from math import floor as rounding``, ``Number = int``, a staged
-system's ``pick = max`` read as ``self.pick``) is seen by the code
+system's ``pick = max`` or ``staticmethod(max)`` read as ``self.pick``) is seen by the code
 fingerprint for which one it holds, through the real CLI.
 
 Only the referent was counted, under its own name, and a built-in or library one by no more than
@@ -67,12 +67,13 @@ from oloproof import Retrieval, rag_system
 @rag_system(name="s", version="1", depth=2, top_k=1)
 class Staged:
     pick = max
+    wrapped = staticmethod(max)
 
     def retrieve(self, input, depth):
         return Retrieval(query=input["q"], depth=depth, candidates=())
 
     def generate(self, input, context):
-        return {"answer": input["q"] + str(self.pick([1, 2]))[:0]}
+        return {"answer": input["q"] + str(self.{read}([1, 2]))[:0]}
 """
 STAGED_CONFIG = """
 system: {name: s, version: "1", rag: {object: "app:Staged"}}
@@ -83,18 +84,26 @@ evaluators:
 """
 
 
-def test_rebinding_a_stage_s_class_attribute_generates_again(tmp_path: Path) -> None:
+# A class attribute the stage reads, and the edit that rebinds it.
+CLASS_EDITS = {
+    "a built-in function": ("pick", "pick = max", "pick = min"),
+    "a staticmethod": ("wrapped", "staticmethod(max)", "staticmethod(min)"),
+}
+
+
+@pytest.mark.parametrize("edit", list(CLASS_EDITS))
+def test_rebinding_a_stage_s_class_attribute_generates_again(tmp_path: Path, edit: str) -> None:
+    read, old, new = CLASS_EDITS[edit]
     cases = (
         {"id": f"q{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in (0, 1)
     )
     policy = "version: 1\nrules:\n  - {id: answers, metric: answered, min: 0.5}\n"
-    root = write_project(
-        tmp_path / "p", app=STAGED, config=STAGED_CONFIG, policy=policy, cases=cases
-    )
+    app = STAGED.replace("{read}", read)
+    root = write_project(tmp_path / "p", app=app, config=STAGED_CONFIG, policy=policy, cases=cases)
     first = oloproof("run", cwd=root)
     assert "Stages: retrieve 0 hit/2 miss; generate 0 hit/2 miss" in first.lines, first.err
-    app = root / "app.py"
-    app.write_text(app.read_text().replace("pick = max", "pick = min"))
+    path = root / "app.py"
+    path.write_text(path.read_text().replace(old, new))
 
     rerun = oloproof("run", cwd=root)
     assert "Cache: execution 0 hit/2 miss; judgment 0 hit/2 miss" in rerun.lines, rerun.out

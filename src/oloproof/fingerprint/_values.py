@@ -181,6 +181,8 @@ def names_another(name: str, value: Any) -> bool:
     name holds is then part of what the code does, and nothing else says it: the referent is
     counted under its own name, a built-in or a library's by no more than its package, so
     rebinding ``PICK`` to ``min`` would change nothing of the key."""
+    if isinstance(value, staticmethod | classmethod):  # ``pick = staticmethod(max)``
+        value = value.__func__
     kinds = FunctionType | BuiltinFunctionType | type
     return isinstance(value, kinds) and getattr(value, "__name__", name) != name
 
