@@ -11,7 +11,8 @@ Requirements:
 2. Applied at the chokepoints, not per adapter: ``oloproof.events.make`` (every event the
    ledger stores is built there) passes each body through ``redact``, and the command line
    wraps its output streams in ``RedactingStream``, so every printed line (errors included)
-   passes through ``redact_text``. Every occurrence of a registered value in a string (or in
+   passes through ``redact_text``, a secret a system prints a few characters at a time too
+   (``RedactingStream``). Every occurrence of a registered value in a string (or in
    bytes) becomes ``[redacted]``, in map keys as well as values.
 3. An occurrence is recognised in the forms an endpoint plausibly echoes a value in: any of
    its characters (all, some or none) may be written escaped, through up to three layers of
@@ -93,12 +94,13 @@ its characters are escaped.
 
 from __future__ import annotations
 
+import atexit
 import os
 import re
 import string
 import threading
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import cache
@@ -146,6 +148,7 @@ class _Patterns:
     plus: bool  # whether a value has a space, which "+" may stand for
     shortest: int  # the fewest characters an occurrence can take: the shortest value as it is
     longest: int  # the most characters one occurrence can take, in any form
+    values: tuple[str, ...]  # the values, as they are
 
 
 _lock = threading.Lock()
@@ -251,6 +254,7 @@ def _patterns_of(values: set[str]) -> _Patterns | None:
         plus=any(" " in v for v in ordered),
         shortest=len(ordered[-1]),
         longest=max(_compiled[v][1] for v in ordered),
+        values=tuple(ordered),
     )
 
 
@@ -670,9 +674,28 @@ def forget_all() -> None:
         _patterns = _shown_patterns = None
 
 
+def _opening_at_end(text: str, values: Iterable[str]) -> int:
+    """How many of the last characters of ``text`` begin one of ``values`` as it is (fewer
+    than all of its characters), the most any does; 0 if none."""
+    most = 0
+    for value in values:
+        at = text.find(value[0], max(0, len(text) - len(value) + 1))
+        while at != -1 and len(text) - at > most:
+            if value.startswith(text[at:]):
+                most = len(text) - at
+                break
+            at = text.find(value[0], at + 1)
+    return most
+
+
 class RedactingStream:
     """A text stream that writes through ``redact_text``: the command line wraps stdout and
-    stderr in it. It has no ``buffer``, so nothing can write around it by accident."""
+    stderr in it. It has no ``buffer``, so nothing can write around it by accident.
+
+    A secret may come a few characters a write (a system printing a model's reply as it is
+    streamed), so the end of what it was given that could begin a secret as it is waits for
+    the next write, which shows whether it does; a flush leaves it waiting. Whatever still
+    waits is written when the process exits."""
 
     def __init__(self, stream: IO[str]) -> None:
         global _keep_declared
@@ -680,10 +703,33 @@ class RedactingStream:
         # a secret a project declared: none is released any more (requirement 8).
         _keep_declared = True
         self._stream = stream
+        self._held = ""  # the start of what may be a secret, written by the next write
+        self._lock = threading.Lock()
+        atexit.register(self._release)
 
     def write(self, text: str) -> int:
-        self._stream.write(redact_text(text) if _shown_patterns is not None else text)
+        patterns = _shown_patterns
+        if patterns is None and not self._held:
+            self._stream.write(text)
+            return len(text)
+        with self._lock:
+            shown = self._held + text
+            if patterns is not None:
+                shown = _replaced(shown, patterns)[0]
+                held = _opening_at_end(shown, patterns.values)
+                shown, self._held = shown[: len(shown) - held], shown[len(shown) - held :]
+            else:
+                self._held = ""
+            self._stream.write(shown)
         return len(text)
+
+    def _release(self) -> None:
+        with self._lock:
+            held, self._held = self._held, ""
+        if held:  # not the whole of a secret: the process ended before the rest came
+            with suppress(OSError, ValueError):  # a closed pipe: nothing to do
+                self._stream.write(held)
+                self._stream.flush()
 
     def writelines(self, lines: Any) -> None:
         for line in lines:
