@@ -279,14 +279,17 @@ def replay_plan(
     return dataclasses.replace(plan, chosen=cases)
 
 
-def _refuse_short_secrets(config: ProjectConfig, config_path: Path) -> None:
-    """A declared secret whose value is too short to search for (``redaction.MIN_LENGTH``)
-    would be stored as it is: the run is refused rather than keep it less than it says."""
+def keep_out_secrets(config: ProjectConfig, config_path: Path) -> None:
+    """Register the values the project keeps out (those it declares, those of the variables
+    named like credentials) before anything of its is read, run or judged. A declared secret
+    whose value is too short to search for (``redaction.MIN_LENGTH``) would be stored as it is:
+    it is refused rather than kept out less than the project says."""
     for index, name in enumerate(config.secrets):
         problem = redaction.too_short(name, os.environ.get(name, ""))
         if problem is not None:
             where = config.location("secrets", index, path=config_path)
             raise ConfigError(f"{where}: secrets: {problem}")
+    redaction.register_environment(config.secrets)
 
 
 def _plan(
@@ -299,9 +302,8 @@ def _plan(
     policy_as_recorded: bool = False,
 ) -> RunPlan:
     require_engine(config, config_path)
-    _refuse_short_secrets(config, config_path)
     # Before any of the user's code runs (its module's import prints, its errors are stored).
-    redaction.register_environment(config.secrets)
+    keep_out_secrets(config, config_path)
     base = config_path.parent
     # Each slice is checked only when the search reaches it: the first mistake in the list is
     # the one reported, a slice listed twice included.

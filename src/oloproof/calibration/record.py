@@ -51,8 +51,12 @@ def run_calibration(
     from oloproof.evaluators import refuse_repeated_criterion
     from oloproof.evaluators.judges import build_judge
     from oloproof.events import JUDGE_TYPES
+    from oloproof.runner import keep_out_secrets
 
     config = load_config(config_path)
+    # Labels are often a system's past answers, which may hold what its runs keep out, and a
+    # judge may repeat them: kept out of the calibration and of what is printed, as in a run.
+    keep_out_secrets(config, config_path)
     refuse_repeated_criterion(config, config_path)  # which of two would it measure?
     entries = [e for e in config.evaluators if e.criterion == evaluator_id]
     judges = [e for e in config.evaluators if e.type in JUDGE_TYPES]
