@@ -67,8 +67,10 @@ Requirements:
    another thread, which holds its own count of it; runs side by side may thus keep out each
    other's values, never let out their own. Once a process prints through a
    ``RedactingStream`` (the command line), nothing declared is released: a line it prints
-   later, up to an error the command ends with, may hold one. Outside a scope (``plan_run``
-   called directly) a declared value is registered for the rest of the process.
+   later, up to an error the command ends with, may hold one. An error leaving a scope has
+   every registered value replaced in its messages first: the caller may print it. Outside a
+   scope (``plan_run`` called directly) a declared value is registered for the rest of the
+   process.
 9. A command that reads the ledger keeps out of what it prints or writes out (an export, the
    viewer's pages) the values a run in its place would keep out (``register_environment``
    with ``shown_only``): a run recorded before a secret was declared holds its value. They
@@ -191,9 +193,35 @@ def project_scope() -> Iterator[None]:
     token = _scope.set(held)
     try:
         yield
+    except BaseException as exc:
+        # The error reaches the caller, who may print it, as the command line's errors are not
+        # printed: it is redacted as they are, while the project's values are still held.
+        _redact_raised(exc)
+        raise
     finally:
         _scope.reset(token)
         _release(held)
+
+
+def _redact_raised(exc: BaseException) -> None:
+    """Replace every secret in the messages of ``exc`` and of the exceptions it was raised from
+    or while handling: their text arguments, text attributes (an ``OloproofError``'s message
+    and where) and notes."""
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        one = pending.pop()
+        if one is None or id(one) in seen:
+            continue
+        seen.add(id(one))
+        one.args = tuple(redact_text(a) if isinstance(a, str) else a for a in one.args)
+        for name, value in list(getattr(one, "__dict__", {}).items()):
+            if isinstance(value, str):
+                setattr(one, name, redact_text(value))
+        notes = getattr(one, "__notes__", None)
+        if isinstance(notes, list):
+            notes[:] = [redact_text(n) if isinstance(n, str) else n for n in notes]
+        pending += [one.__cause__, one.__context__]
 
 
 def _hold(value: str, held: list[str]) -> None:
