@@ -116,6 +116,7 @@ __all__ = [
     "cut",
     "forget_all",
     "holds_secret",
+    "kept_out",
     "one_line",
     "project_scope",
     "redact",
@@ -576,6 +577,17 @@ def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
 def redact_text(text: str) -> str:
     """``text`` with every registered secret replaced (not counted: for printed output)."""
     patterns = _shown_patterns
+    if patterns is None:
+        return text
+    return _replaced(text, patterns)[0]
+
+
+def kept_out(text: str) -> str:
+    """``text`` with every secret kept out of what is stored replaced, as ``redact`` replaces
+    them, but not counted: for what stands for a value rather than storing it (a fingerprint's
+    digest of the data the system's code reads), which must not let the value be found again
+    from what is stored, nor change when only the value does (a key rotated)."""
+    patterns = _patterns
     if patterns is None:
         return text
     return _replaced(text, patterns)[0]

@@ -50,6 +50,7 @@ from types import (
 )
 from typing import Any
 
+from oloproof import redaction
 from oloproof.fingerprint._places import Place, place_of_function, place_of_name
 
 # Plain data a value may hold to be part of a fingerprint: about one megabyte of text and
@@ -254,7 +255,10 @@ class Values:
         """Text, or a path into the project (``os.path.dirname(__file__)``, a ``Path`` built
         from it) relative to the project folder: the project moved elsewhere keeps its
         identity (its cache, its runs to resume), while a path to another file, or one outside
-        the project, differs."""
+        the project, differs. A secret in it (a key read from the environment at import) is
+        taken as ``[redacted]``: its digest, stored with the run, would let the key be tried
+        for offline, and a key rotated would read as the code changed."""
+        v = redaction.kept_out(v)
         inside = self.in_project(v)
         data = (v if inside is None else inside).encode("utf-8", "surrogatepass")
         budget.spend(len(data))
