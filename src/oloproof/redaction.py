@@ -70,7 +70,7 @@ Requirements:
    later, up to an error the command ends with, may hold one. An error leaving a scope has
    every registered value replaced in its messages first: the caller may print it. Outside a
    scope (``plan_run`` called directly) a declared value is registered for the rest of the
-   process.
+   process, and its errors are redacted all the same (``redact_raised``).
 9. A command that reads the ledger keeps out of what it prints or writes out (an export, the
    viewer's pages) the values a run in its place would keep out (``register_environment``
    with ``shown_only``): a run recorded before a secret was declared holds its value. They
@@ -120,6 +120,7 @@ __all__ = [
     "one_line",
     "project_scope",
     "redact",
+    "redact_raised",
     "redact_shown",
     "redact_text",
     "register",
@@ -197,14 +198,14 @@ def project_scope() -> Iterator[None]:
     except BaseException as exc:
         # The error reaches the caller, who may print it, as the command line's errors are not
         # printed: it is redacted as they are, while the project's values are still held.
-        _redact_raised(exc)
+        redact_raised(exc)
         raise
     finally:
         _scope.reset(token)
         _release(held)
 
 
-def _redact_raised(exc: BaseException) -> None:
+def redact_raised(exc: BaseException) -> None:
     """Replace every secret in the messages of ``exc`` and of the exceptions it was raised from
     or while handling: their text arguments, text attributes (an ``OloproofError``'s message
     and where) and notes."""

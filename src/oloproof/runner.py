@@ -239,13 +239,19 @@ def plan_run(
     config = overridden_config(config_path, overrides or {})
     if policy_path is None and config.policy is not None:
         policy_path = config_path.parent / config.policy
-    return _plan(
-        _with_engine(config, engine),
-        config_path,
-        None if policy_path is None else Path(policy_path),
-        concurrency,
-        policy_as_recorded=policy_as_recorded,
-    )
+    try:
+        return _plan(
+            _with_engine(config, engine),
+            config_path,
+            None if policy_path is None else Path(policy_path),
+            concurrency,
+            policy_as_recorded=policy_as_recorded,
+        )
+    except BaseException as exc:
+        # The caller may print it (a module that failed to import with its key in the
+        # message), as the command line's errors are not printed: redacted as they are.
+        redaction.redact_raised(exc)
+        raise
 
 
 def _with_engine(config: ProjectConfig, engine: str | None) -> ProjectConfig:

@@ -1,4 +1,4 @@
-"""An error ``oloproof.evaluate`` raises holds no secret the run keeps out.
+"""An error ``oloproof.evaluate`` or ``oloproof.plan_run`` raises holds no secret a run keeps out.
 
 The command line prints every error through the redactor, so a system whose module failed to
 import with its key in the message (``RuntimeError: cannot reach the index with key …``) reads
@@ -9,9 +9,9 @@ caller that logs or prints the error (a notebook, a CI script, ``traceback.print
 wrote out whole. So it did for a variable named like a credential and for one the project
 declares, whose value the scope of the call released as the error left it.
 
-An error leaving ``evaluate`` or ``diagnose`` (``oloproof.redaction.project_scope``) now has the
-values kept out replaced in its message, and in the messages of the exceptions it was raised
-from, before the project's declared values are released.
+An error leaving ``evaluate`` or ``diagnose`` (``oloproof.redaction.project_scope``), or
+``plan_run``, now has the values kept out replaced in its message, and in the messages of the
+exceptions it was raised from, before the project's declared values are released.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import traceback
 import oloproof
 
 try:
-    oloproof.evaluate("oloproof.yaml")
+    oloproof.{call}("oloproof.yaml")
 except Exception:
     traceback.print_exc()
 """
@@ -48,12 +48,15 @@ secrets: [SVC]
 """
 
 
+@pytest.mark.parametrize("call", ["evaluate", "plan_run"])
 @pytest.mark.parametrize("name", ["SVC", "SEARCH_API_KEY"])
-def test_an_import_error_raised_by_evaluate_holds_no_key(tmp_path: Path, name: str) -> None:
+def test_an_import_error_raised_by_the_api_holds_no_key(
+    tmp_path: Path, name: str, call: str
+) -> None:
     root = toy_project(tmp_path / "p", config=CONFIG)
     (root / "app.py").write_text(APP.format(name=name))
     env = {"SVC": SECRET, "SEARCH_API_KEY": SECRET}
-    done = oloproof("-c", SCRIPT, cwd=root, env=env, command=())
+    done = oloproof("-c", SCRIPT.format(call=call), cwd=root, env=env, command=())
     assert done.code == 0, done.err
     assert "importing 'app' failed: RuntimeError: cannot reach the index with key [redacted]" in (
         done.err
