@@ -208,22 +208,37 @@ def project_scope() -> Iterator[None]:
 def redact_raised(exc: BaseException) -> None:
     """Replace every secret in the messages of ``exc`` and of the exceptions it was raised from
     or while handling: their text arguments, text attributes (an ``OloproofError``'s message
-    and where) and notes."""
+    and where) and notes. One that cannot be changed (a frozen ``attrs`` exception, as the
+    ``jsonschema`` stack raises) is taken out of the chain that holds it instead."""
     seen: set[int] = set()
-    pending: list[BaseException | None] = [exc]
+    pending: list[tuple[BaseException | None, BaseException | None]] = [(exc, None)]
     while pending:
-        one = pending.pop()
+        one, holder = pending.pop()
         if one is None or id(one) in seen:
             continue
         seen.add(id(one))
-        one.args = tuple(redact_text(a) if isinstance(a, str) else a for a in one.args)
-        for name, value in list(getattr(one, "__dict__", {}).items()):
+        if not _redacted_in_place(one) and holder is not None:
+            if holder.__cause__ is one:
+                holder.__cause__ = None
+            if holder.__context__ is one:
+                holder.__context__ = None
+            continue
+        pending += [(one.__cause__, one), (one.__context__, one)]
+
+
+def _redacted_in_place(exc: BaseException) -> bool:
+    """Whether every text of ``exc`` could be redacted in place (``redact_raised``)."""
+    try:
+        exc.args = tuple(redact_text(a) if isinstance(a, str) else a for a in exc.args)
+        for name, value in list(getattr(exc, "__dict__", {}).items()):
             if isinstance(value, str):
-                setattr(one, name, redact_text(value))
-        notes = getattr(one, "__notes__", None)
-        if isinstance(notes, list):
-            notes[:] = [redact_text(n) if isinstance(n, str) else n for n in notes]
-        pending += [one.__cause__, one.__context__]
+                setattr(exc, name, redact_text(value))
+    except (AttributeError, TypeError):  # frozen: attrs raises FrozenInstanceError, one of these
+        return False
+    notes = getattr(exc, "__notes__", None)
+    if isinstance(notes, list):
+        notes[:] = [redact_text(n) if isinstance(n, str) else n for n in notes]
+    return True
 
 
 def _hold(value: str, held: list[str]) -> None:

@@ -9,6 +9,7 @@ import io
 import threading
 from collections.abc import Iterator
 
+import attr
 import pytest
 
 from oloproof import redaction
@@ -127,3 +128,23 @@ def test_releasing_a_value_keeps_the_count_of_what_was_replaced() -> None:
         redact({"answer": SAID, "expected": CITY})
     redact({"answer": SAID})
     assert redaction.stored_count() - before == 2
+
+
+@attr.s(frozen=True, auto_exc=True)
+class _Frozen(Exception):  # as the jsonschema stack's ``referencing`` exceptions are made
+    ref: str = attr.ib()
+
+
+def test_an_error_leaving_a_scope_is_redacted_and_a_frozen_one_leaves_its_chain() -> None:
+    # The first version set ``args`` on each exception of the chain; a frozen one raised
+    # FrozenInstanceError there, and `oloproof run` on a schema with an unresolvable $ref
+    # ended in that traceback.
+    with pytest.raises(ValueError) as raised, project_scope():
+        redaction.register_environment(["CITY"])
+        try:
+            raise _Frozen(ref=SAID)
+        except _Frozen:
+            raise ValueError(SAID) from None
+    error = raised.value
+    assert error.args == (KEPT_OUT,)
+    assert error.__context__ is None  # it held the value and could not be changed
