@@ -846,6 +846,13 @@ def echo_project(root: Path, app: str, config: str, questions: Sequence[str]) ->
     )
 
 
+def assert_diagnosis_verified(root: Path, address: str) -> None:
+    """``diagnose --verify ADDRESS`` and ``verify`` in ``root`` both find nothing wrong."""
+    for args in (("diagnose", "--verify", address), ("verify",)):
+        verified = oloproof(*args, cwd=root)
+        assert verified.code == 0, verified.out + verified.err
+
+
 def metric_of(report: Any, criterion: str) -> Any:
     """The metric named ``criterion`` in a run's ``--json`` report (``run`` or ``inspect``)."""
     return next(m for m in report["metrics"] if m["criterion"] == criterion)

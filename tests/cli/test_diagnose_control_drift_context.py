@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import normalise, oloproof
+from tests.support import assert_diagnosis_verified, normalise, oloproof
 
 A = ["kb-A", "Refunds are reviewed within two business days."]  # 7 words
 B = ["kb-B", "Refunds reviewed by billing are paid to the card."]  # 9 words
@@ -99,9 +99,7 @@ def diagnosed(
     )  # fmt: skip
     assert diagnosis.code == 0, diagnosis.out + diagnosis.err
     address = diagnosis.out.split("Diagnosis ")[1].split()[0]
-    for args in (("diagnose", "--verify", address), ("verify",)):
-        verified = oloproof(*args, cwd=root)
-        assert verified.code == 0, verified.out + verified.err
+    assert_diagnosis_verified(root, address)
     shown = oloproof("inspect", address, cwd=root)
     assert shown.code == 0, shown.err
     return normalise(diagnosis.out + shown.out).splitlines()

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_diagnose_control_drift_context import DRIFTED_AND_RECOVERED
-from tests.support import normalise, oloproof
+from tests.support import assert_diagnosis_verified, normalise, oloproof
 
 CORPUS = [
     ["warranty", "c0", "The warranty covers manufacturing defects for two years from purchase."],
@@ -134,9 +134,7 @@ def diagnosed(root: Path, command: tuple[str, ...] = ("-m", "oloproof")) -> list
     )  # fmt: skip
     assert diagnosis.code == 0, diagnosis.out + diagnosis.err
     address = diagnosis.out.split("Diagnosis ")[1].split()[0]
-    for args in (("diagnose", "--verify", address), ("verify",)):
-        verified = oloproof(*args, cwd=root)
-        assert verified.code == 0, verified.out + verified.err
+    assert_diagnosis_verified(root, address)
     return normalise(diagnosis.out).splitlines()
 
 

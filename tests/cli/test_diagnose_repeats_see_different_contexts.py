@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import normalise, oloproof
+from tests.support import assert_diagnosis_verified, normalise, oloproof
 
 APP = """
 from pathlib import Path
@@ -144,6 +144,4 @@ def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -
     assert done.code == 0, done.out + done.err
     assert done.lines[3] == "Recovered under gold context: 1 of 1; 1 recovered in 2 of 2"
     address = done.lines[-1].split()[-1]
-    for args in (("diagnose", "--verify", address), ("verify",)):
-        verified = oloproof(*args, cwd=root)
-        assert verified.code == 0, verified.out + verified.err
+    assert_diagnosis_verified(root, address)
