@@ -134,3 +134,30 @@ def test_a_header_value_it_can_send_reaches_the_endpoint(tmp_path: Path, serving
     assert result.code == 0, result.err
     assert [r["Authorization"] for r in REQUESTS] == [f"Bearer tok\t{SECRET}"] * len(CASES)
     assert SECRET not in result.out + result.err
+
+
+MEANT = {
+    '"Bearer $TOKEN"': ("$TOKEN", "TOKEN"),
+    '"Bearer ${TOKEN} $T"': ("$T", "T"),
+    '"Bearer ${TOKEN"': ("${TOKEN", "TOKEN"),
+}
+
+
+@pytest.mark.parametrize("written", list(MEANT))
+def test_a_variable_written_as_a_shell_reads_it_is_refused(
+    tmp_path: Path, serving: str, written: str
+) -> None:
+    # `$TOKEN` without braces (or `${TOKEN` left open) was sent as written: every call failed
+    # its authentication, one case at a time, the key never read.
+    root = _project(tmp_path / "p", serving, authorization=written)
+    fragment, name = MEANT[written]
+    result = oloproof("run", cwd=root, env={"TOKEN": SECRET, "T": SECRET})
+    assert (result.code, result.err) == (
+        2,
+        f"error: {root}/oloproof.yaml, line 10: system.http.headers.Authorization: {fragment} "
+        f"would be sent as written: a header value reads a variable written ${{{name}}} (to "
+        "send a '$' itself, give the whole value in a variable)\n",
+    )
+    assert SECRET not in result.out + result.err
+    assert not (root / ".oloproof").exists()
+    assert REQUESTS == []

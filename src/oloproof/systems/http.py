@@ -69,6 +69,9 @@ if TYPE_CHECKING:
 # RFC 9110's token, the only header names h11 sends.
 _HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _CANNOT = ", which an HTTP header cannot carry"
+# What is left of a header value once its ``${NAME}`` are taken out and still reads as a
+# variable: ``$NAME``, or ``${NAME`` with its brace left open.
+_MEANT_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
@@ -298,9 +301,19 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
         what = unsendable(environ[name])
         if what is not None:
             return HeaderFault(f"{field} environment variable {name} holds {what}{_CANNOT}", name)
-    what = unsendable(ENV_REFERENCE.sub("", template))
+    configured = ENV_REFERENCE.sub("", template)
+    what = unsendable(configured)
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
+    meant = _MEANT_VARIABLE.search(configured)
+    if meant is not None:
+        # Meant as a variable (as a shell reads one, or with its brace left open): sent as
+        # written, every call would fail its authentication with the key never read.
+        return HeaderFault(
+            f"{field} {meant.group(0)} would be sent as written: a header value reads a "
+            f"variable written ${{{meant.group(1)}}} (to send a '$' itself, give the whole value "
+            "in a variable)"
+        )
     value = _resolve(template, environ)
     unreadable = unreadable_codings(value) if header.lower() == "accept-encoding" else []
     if unreadable:
