@@ -317,12 +317,15 @@ def check_archive(
     *,
     known: Callable[[bytes], bool] | None = None,
     offsets: dict[bytes, tuple[int, int]] | None = None,
+    check: Callable[[str, bytes], None] | None = None,
 ) -> ArchiveInfo:
     """Check the whole archive at ``path`` without writing anything (see the module).
 
     ``known(digest)`` says whether the ledger it is meant for holds an event; a link to one
     that neither the archive nor ``known`` has is a ``MissingEventError``. ``offsets`` is
-    filled with each event's place in the file. Every failure is one ``LedgerError``.
+    filled with each event's place in the file. Every failure is one ``LedgerError``, but
+    for what ``check`` raises: it is given the address and bytes of each event the ledger
+    does not hold yet.
     """
     app = app or Application()
     where = str(path)
@@ -345,6 +348,8 @@ def check_archive(
                 offsets[digest] = (reader.position - len(data), len(data))
             if known is not None and known(digest):
                 present += 1
+            elif check is not None:
+                check(format_address(digest), data)
             for ref in event.refs:
                 target = parse_address(ref)
                 if target not in seen:
@@ -451,16 +456,22 @@ class ImportSummary:
         return self.events - self.new
 
 
-def import_archive(ledger: Ledger, path: str | os.PathLike[str] | ArchiveReader) -> ImportSummary:
+def import_archive(
+    ledger: Ledger,
+    path: str | os.PathLike[str] | ArchiveReader,
+    check: Callable[[str, bytes], None] | None = None,
+) -> ImportSummary:
     """Import an archive into ``ledger`` (see the module) and say what was written.
 
     Importing twice is a no-op the second time. ``path`` may also be an ``ArchiveReader``
-    already opened; its file is read, and checked, again.
+    already opened; its file is read, and checked, again. ``check`` is given the address and
+    bytes of each event to write, before any is written: what it raises ends the import,
+    the ledger left as it was.
     """
     if ledger._depth:
         raise StoreError("cannot import an archive inside a batch: import it outside")
     source = path.path if isinstance(path, ArchiveReader) else Path(path)
-    info = check_archive(source, ledger.app, known=ledger._committed)
+    info = check_archive(source, ledger.app, known=ledger._committed, check=check)
     _ref_ops(ledger, info)  # a ref that would move is refused before anything is written
     new = 0
     sizes = _replay_sizes(ledger, info)

@@ -217,3 +217,45 @@ def test_a_line_folded_on_a_terminal_never_splits_it(
     assert screen.code == 0, screen.plain
     assert "could not reach" in screen.plain
     assert not [line for line in screen.lines if "Q7x9" in line or "hidden" in line], screen.plain
+
+
+@pytest.mark.parametrize("into", ["a new project", "a project with a ledger"])
+def test_ledger_import_refuses_an_event_holding_it(
+    declared_late: tuple[Path, str, str], tmp_path: Path, into: str
+) -> None:
+    # An archive made where the variable was not declared (or not set) holds its value; a
+    # project that keeps it out took it into its ledger whole.
+    root, _, run_id = declared_late
+    archive = tmp_path / "run.oloarchive"
+    made = oloproof("ledger", "export", run_id, "--to", str(archive), cwd=root, env={})
+    assert made.code == 0, made.err
+    other = write_project(
+        tmp_path / "other",
+        app=APP,
+        config=CONFIG + "secrets: [SEARCH_SERVICE]\n",
+        policy="version: 1\nrules:\n  - {id: r, metric: answered, min: 0.5}\n",
+        cases=CASES[:1],
+    )
+    if into == "a project with a ledger":
+        ran = oloproof("run", cwd=other, env=ENV)
+        assert "[DECIDED/COMPLETE]" in ran.out, ran.out + ran.err  # one case: BLOCK, exit 3
+    before = _stored(other) if into == "a project with a ledger" else None
+    refused = oloproof("ledger", "import", str(archive), cwd=other, env=ENV)
+    assert refused.code == 2, refused.out + refused.err
+    assert refused.out == ""
+    assert re.fullmatch(
+        r"error: will not import sha256:[0-9a-f]{64} from "
+        + re.escape(str(archive))
+        + r": it holds the value of a secret .*; nothing was imported\. Import without that "
+        r"variable set to take the events as they were recorded\n",
+        refused.err,
+    ), refused.err
+    assert SECRET not in refused.err
+    if before is None:
+        assert not (other / ".oloproof").exists()
+    else:
+        assert _stored(other) == before
+    # Without the variable there is nothing to keep out: the events come as recorded.
+    done = oloproof("ledger", "import", str(archive), cwd=other, env={})
+    assert done.code == 0, done.err
+    assert SECRET.encode() in _stored(other)

@@ -269,14 +269,34 @@ def _no_secret(to: Path) -> Callable[[str, bytes], None]:
                 else "received only the events before it"
             )
             raise ConfigError(
-                f"will not export {address}: it holds the value of a secret (one that "
-                "oloproof.yaml lists under secrets:, or a variable named like a credential), "
-                "recorded before it was declared, and an event cannot be changed without "
-                f"changing its address; {to} {kept}. Export without that variable set to "
-                "archive the events as they were recorded"
+                f"will not export {address}: {_HOLDS_SECRET}, recorded before it was declared, "
+                f"and an event cannot be changed without changing its address; {to} {kept}. "
+                "Export without that variable set to archive the events as they were recorded"
             )
 
     return check
+
+
+def _no_secret_imported(file: Path) -> Callable[[str, bytes], None]:
+    """The check of each event an import is to write: one holding a secret the command keeps
+    out (recorded where it was not declared) is refused, as an export refuses it."""
+    from oloproof.redaction import holds_secret
+
+    def check(address: str, data: bytes) -> None:
+        if holds_secret(data):
+            raise ConfigError(
+                f"will not import {address} from {file}: {_HOLDS_SECRET}, and an event cannot "
+                "be changed without changing its address; nothing was imported. Import "
+                "without that variable set to take the events as they were recorded"
+            )
+
+    return check
+
+
+_HOLDS_SECRET = (
+    "it holds the value of a secret (one that oloproof.yaml lists under secrets:, or a "
+    "variable named like a credential)"
+)
 
 
 @ledger_app.command("import")
@@ -298,12 +318,14 @@ def import_command(
     from oloproof.store import APPLICATION, LEDGER_DIR
 
     check_input_file(file)
+    keep_out_declared()
+    check = _no_secret_imported(file)
     if not (project_root() / LEDGER_DIR).exists():
-        check_archive(file, APPLICATION)  # before a ledger is made for it
+        check_archive(file, APPLICATION, check=check)  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
         twice = second_results(ledger, file)
-        done = import_archive(ledger, file)
+        done = import_archive(ledger, file, check)
         commits, head = ledger.head()
     typer.echo(
         f"imported {done.new} {plural(done.new, 'new event')} from {file} "
