@@ -396,16 +396,38 @@ class ProviderSettings(BaseModel):
         # called at that path twice, and every call fail with a 404 naming no setting. A run's
         # recorded config is read as recorded.
         base = (self.base_url or "").rstrip("/")
-        paths = ADDED_PATHS[self.provider]
-        end = next((path for path in paths if base.endswith(path)), None)
+        end = _added_path_at_end(base, self.provider)
         if end is None or not as_written(info):
             return self
         raise _fault_at(
             "base_url",
             ("base_url",),
             "endpoint_given_whole",
-            f"ends in {end}, which Oloproof adds itself (a call goes to base_url{paths[0]}); "
-            f"give {base.removesuffix(end)}",
+            f"ends in {end}, which Oloproof adds itself (a call goes to "
+            f"base_url{ADDED_PATHS[self.provider][0]}); give {base.removesuffix(end)}",
+            self.base_url,
+        )
+
+    @model_validator(mode="after")
+    def _nothing_after_the_path(self, info: ValidationInfo) -> ProviderSettings:
+        # The protocol's path is added at the end of base_url: after a query (?api-version=…)
+        # or a fragment it would land inside them, and every call go to base_url's own path
+        # and fail with a 404 naming no setting. The query is not quoted: it may hold a key. A
+        # run's recorded config is read as recorded.
+        base = self.base_url or ""
+        cut = min((at for at in (base.find("?"), base.find("#")) if at >= 0), default=-1)
+        if cut < 0 or not as_written(info):
+            return self
+        what = "a query (?…)" if base[cut] == "?" else "a fragment (#…)"
+        kept = base[:cut].rstrip("/")
+        end = _added_path_at_end(kept, self.provider)
+        raise _fault_at(
+            "base_url",
+            ("base_url",),
+            "query_in_base_url",
+            f"holds {what}: the path a call adds ({ADDED_PATHS[self.provider][0]}) would land "
+            "inside it, so no call would reach the endpoint (Oloproof sends no query or "
+            f"fragment); give {kept if end is None else kept.removesuffix(end)}",
             self.base_url,
         )
 
@@ -711,6 +733,12 @@ JudgeConfig = Annotated[
     Field(discriminator="type"),
 ]
 """Any LLM judge's settings, selected by ``type``."""
+
+
+def _added_path_at_end(base: str, provider: str) -> str | None:
+    """The path of ``ADDED_PATHS[provider]`` that ``base`` (a base_url, without a trailing
+    ``/``) ends in, or None."""
+    return next((path for path in ADDED_PATHS[provider] if base.endswith(path)), None)
 
 
 def _fault_at(
