@@ -391,6 +391,26 @@ class ProviderSettings(BaseModel):
         return value
 
     @model_validator(mode="after")
+    def _fits_the_protocol(self) -> ProviderSettings:
+        # First of the checks after validation: a server's profile fills in settings of the
+        # chat-completions protocol (its base_url ends in /v1), and checked before this, they
+        # would be refused as if the entry held them.
+        if self.provider == "openai":
+            return self
+        if self.server is not None:
+            raise ValueError(
+                f"server: {self.server} speaks the chat-completions protocol: use provider: openai"
+            )
+        if self.temperature is not None:
+            raise ValueError(
+                "the messages protocol takes no temperature; give it in extra_body if your "
+                "model still accepts one"
+            )
+        if self.structured_output == "json_object":
+            raise ValueError("the messages protocol offers json_schema or off, not json_object")
+        return self
+
+    @model_validator(mode="after")
     def _endpoint_not_given_whole(self, info: ValidationInfo) -> ProviderSettings:
         # A base_url ending in what the protocol adds (the endpoint pasted whole) would be
         # called at that path twice, and every call fail with a 404 naming no setting. A run's
@@ -449,23 +469,6 @@ class ProviderSettings(BaseModel):
             f"shown; give {other} too (0 for a side that costs nothing)",
             getattr(self, key),
         )
-
-    @model_validator(mode="after")
-    def _fits_the_protocol(self) -> ProviderSettings:
-        if self.provider == "openai":
-            return self
-        if self.server is not None:
-            raise ValueError(
-                f"server: {self.server} speaks the chat-completions protocol: use provider: openai"
-            )
-        if self.temperature is not None:
-            raise ValueError(
-                "the messages protocol takes no temperature; give it in extra_body if your "
-                "model still accepts one"
-            )
-        if self.structured_output == "json_object":
-            raise ValueError("the messages protocol offers json_schema or off, not json_object")
-        return self
 
     @property
     def resolved_base_url(self) -> str:
