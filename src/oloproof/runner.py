@@ -15,6 +15,7 @@ import os
 import re
 from array import array
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
 from pathlib import Path
@@ -424,16 +425,34 @@ def _build_evaluators(config: ProjectConfig, base: Path, config_path: Path) -> l
     """The evaluators in the order runs record them (LLM judges last), refusing two that feed
     one criterion: the second's line is named."""
     refuse_repeated_criterion(config, config_path)
-    built: list[AnyEvaluator] = [
-        build_judge(c, base_dir=base)  # type: ignore[arg-type]
-        if c.type.endswith("_judge")
-        else build_evaluator(c, base_dir=base)  # type: ignore[arg-type]
-        for c in config.evaluators
-    ]
+    built = [_built(config, i, base, config_path) for i in range(len(config.evaluators))]
     judged = [c.type.endswith("_judge") for c in config.evaluators]
     return [e for e, j in zip(built, judged, strict=True) if not j] + [
         e for e, j in zip(built, judged, strict=True) if j
     ]
+
+
+@contextmanager
+def entry_located(config: ProjectConfig, index: int, config_path: Path) -> Iterator[None]:
+    """Give a ``ConfigError`` raised inside that names no place the file and line of
+    ``config.evaluators[index]``: building an evaluator, the reader of a ``template_version``
+    this package does not ship, or of a ``rubric_file`` or ``schema_path`` it cannot use, knows
+    the template or the file, not which entry of the config named it."""
+    try:
+        yield
+    except ConfigError as exc:
+        if exc.where is None:
+            at = config.location("evaluators", index, path=config_path)
+            exc.where = f"{at}: evaluators.{index}"
+        raise
+
+
+def _built(config: ProjectConfig, index: int, base: Path, config_path: Path) -> AnyEvaluator:
+    entry = config.evaluators[index]
+    with entry_located(config, index, config_path):
+        if entry.type.endswith("_judge"):
+            return build_judge(entry, base_dir=base)  # type: ignore[arg-type]
+        return build_evaluator(entry, base_dir=base)  # type: ignore[arg-type]
 
 
 def evaluator_records(plan: RunPlan) -> list[EvaluatorEntry]:

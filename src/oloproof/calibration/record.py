@@ -51,7 +51,7 @@ def run_calibration(
     from oloproof.evaluators import refuse_repeated_criterion
     from oloproof.evaluators.judges import build_judge
     from oloproof.events import JUDGE_TYPES
-    from oloproof.runner import keep_out_secrets
+    from oloproof.runner import entry_located, keep_out_secrets
 
     config = load_config(config_path)
     # Labels are often a system's past answers, which may hold what its runs keep out, and a
@@ -71,7 +71,8 @@ def run_calibration(
             f"evaluator {evaluator_id!r} is a {entry.type} check, not an LLM judge; "
             "only judges are calibrated"
         )
-    judge = build_judge(entry, base_dir=config_path.resolve().parent)  # type: ignore[arg-type]
+    with entry_located(config, config.evaluators.index(entry), config_path):
+        judge = build_judge(entry, base_dir=config_path.resolve().parent)  # type: ignore[arg-type]
     examples, digest = read_labels(labels_path)
     labels = {"path": str(labels_path), "sha256": digest}
     check_pass_fail(judge)
