@@ -389,11 +389,21 @@ class CitationSupportJudge(LLMJudge):
     ARTIFACTS = ("citations/v1", "context/v1")
     # 6: an answer citing ids where no context was recorded, or citing a passage recorded
     # without its text, is missing, not excluded: its citations claim what nothing recorded can
-    # check. Version 5 left it out of the metric.
-    VERSION = 6
+    # check. Version 5 left it out of the metric. 7: a reply passing the answer while naming
+    # cited ids it found unsupported is no verdict; version 6 read it as a pass.
+    VERSION = 7
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_schema(self.scale, with_unsupported=True)
+
+    def interpret(self, completion: Completion, system: str, user: str) -> Verdict:
+        verdict = super().interpret(completion, system, user)
+        if verdict.status == "pass" and verdict.detail.get("unsupported"):
+            # The reply says both that the citations hold and that some do not: which the
+            # model meant cannot be known.
+            why = 'the reply says "pass" and names cited ids it found unsupported'
+            return Verdict.missing("unparseable_reply", parse_error=why, **verdict.detail)
+        return verdict
 
     def prepare(self, view: CaseView) -> dict[str, str] | Verdict:
         answer = self.answer(view)

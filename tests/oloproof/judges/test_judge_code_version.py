@@ -48,8 +48,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 5, "CitationSupportJudge": 6, "AnswerJudge": 5, "RubricJudge": 5},
-    "43e9d675339758892e6d1be612a11affcc5ee3a5660ce75eb092d071d5933d4a",
+    {"GroundednessJudge": 5, "CitationSupportJudge": 7, "AnswerJudge": 5, "RubricJudge": 5},
+    "cece04aba36b893900ab86a41b3317051af8e2e45efea01b12ec2074905b26a2",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
