@@ -87,9 +87,22 @@ def test_settings_that_cannot_be_sent_are_refused_when_loaded(
     assert not (root / ".oloproof").exists()  # refused before any ledger is made
 
 
+# A key whose text no header can carry, and what the refusal says of it. A key ending in white
+# space (a line of a .env file, say) failed every call before it was sent, as
+# `judge_request_failed` naming no cause.
+UNSENDABLE_KEYS = {
+    "non_ascii": ("sk-ключ-0123456789abcdef", "a character outside ASCII"),
+    "trailing_space": ("sk-key-0123456789abcdef ", "white space at its end"),
+    "trailing_tab": ("sk-key-0123456789abcdef\t", "white space at its end"),
+}
+
+
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_a_key_no_header_can_carry_is_refused_before_any_call(tmp_path: Path, command: str) -> None:
-    key = "sk-ключ-0123456789abcdef"
+@pytest.mark.parametrize("name", list(UNSENDABLE_KEYS))
+def test_a_key_no_header_can_carry_is_refused_before_any_call(
+    tmp_path: Path, command: str, name: str
+) -> None:
+    key, fault = UNSENDABLE_KEYS[name]
     with serving_judge_gate(tmp_path) as (root, server):
         result = oloproof(*COMMANDS[command], cwd=root, env={"JUDGE_GATE_KEY": key})
         calls = len(server.requests)
@@ -97,10 +110,13 @@ def test_a_key_no_header_can_carry_is_refused_before_any_call(tmp_path: Path, co
     assert result.code == 2, result.out + result.err
     assert calls == 0
     assert "Traceback" not in result.err and len(result.err.strip().splitlines()) == 1
-    assert result.err.startswith("error: openai model word-overlap-judge at "), result.err
+    assert result.err.startswith(
+        f"error: {root / 'oloproof.yaml'}, line 8: evaluators.0: openai model word-overlap-judge "
+        "at "
+    ), result.err
     assert result.err.rstrip().endswith(
-        "the environment variable JUDGE_GATE_KEY, which should hold the key, holds a character "
-        "outside ASCII, which an HTTP header cannot carry"
+        f"the environment variable JUDGE_GATE_KEY, which should hold the key, holds {fault}, "
+        "which an HTTP header cannot carry"
     ), result.err
     assert "ключ" not in result.err and "0123456789abcdef" not in result.err
     assert not (root / ".oloproof").exists()  # refused before any ledger is made

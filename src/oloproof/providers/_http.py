@@ -315,7 +315,7 @@ class HttpProvider:
         self._client: httpx.AsyncClient | None = None
         self._entered = 0
         key = os.environ.get(api_key_env) if api_key_env is not None else None
-        fault = None if key is None else unsendable(key)
+        fault = None if key is None else _key_fault(key)
         if fault is not None:
             # Every call would fail the same way: refused before the first, as bad input.
             raise ConfigError(self._unsendable_key(fault))
@@ -434,7 +434,7 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
-        fault = unsendable(key)
+        fault = _key_fault(key)
         if fault is not None:  # set since the client was made, to a value no header can carry
             raise ProviderError(self._unsendable_key(fault), kind="request", attempts=0)
         redaction.register(key)  # kept out of everything stored or printed
@@ -720,3 +720,13 @@ def optional_text(data: Mapping[str, Any], key: str, where: str = "") -> str | N
         # hide a reply in the wrong shape (a finish_reason of {"type": "length"} hides a cut).
         raise MalformedReply(f"{where}{key} is not text")
     return value or None
+
+
+def _key_fault(key: str) -> str | None:
+    """What in ``key`` no header value can carry, or None. White space at its end (a line of
+    a ``.env`` file, say) ends the header's value, which h11 refuses: every call would fail
+    before it is sent, as a request that could not be made."""
+    fault = unsendable(key)
+    if fault is None and key != key.rstrip(" \t"):
+        return "white space at its end"
+    return fault

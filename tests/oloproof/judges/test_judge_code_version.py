@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 5, "CitationSupportJudge": 7, "AnswerJudge": 5, "RubricJudge": 5},
-    "cece04aba36b893900ab86a41b3317051af8e2e45efea01b12ec2074905b26a2",
+    "e2625cdb9f4e515df6be106e2273c16e767085126d7e566dcc01cd69520c0f8b",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
