@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable
 from types import FrameType
 from typing import Final, NoReturn
@@ -50,6 +51,9 @@ def hold_hard_exits() -> None:
         raise HardExit(status)
 
     os._exit = _exit
+    # os._exit is the platform module's own (posix._exit, nt._exit), which code can call by
+    # that name too: ending the run with the status it chose all the same.
+    vars(sys.modules[real_exit.__module__])["_exit"] = _exit
 
 
 def note_signal(signum: int) -> None:
