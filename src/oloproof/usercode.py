@@ -18,7 +18,7 @@ import re
 import sys
 from collections.abc import Callable
 from types import FrameType
-from typing import Final, NoReturn
+from typing import Any, Final, NoReturn
 
 from oloproof import redaction
 
@@ -26,13 +26,20 @@ _received: set[int] = set()
 # ``os._exit`` itself, taken before ``hold_hard_exits`` puts its own in place: for the CLI's
 # end, which user code's threads would otherwise hold (``oloproof.cli.main``).
 real_exit: Final = os._exit
+# The platform module ``os`` takes these from (``posix``, ``nt``), whose names code can call too.
+_PLATFORM: Final = sys.modules[real_exit.__module__]
+# ``os.execv`` and ``os.execve`` themselves: every ``os.exec*`` function calls one of them.
+_REAL_EXECS: Final[dict[str, Callable[..., NoReturn]]] = {
+    name: getattr(os, name) for name in ("execv", "execve")
+}
 
 
 class HardExit(SystemExit):
-    """User code called ``os._exit``; raised in its place (``hold_hard_exits``)."""
+    """User code called ``os._exit``, or an ``exec`` function that would replace the process
+    with another program; raised in its place (``hold_hard_exits``). ``call``: what it called."""
 
-    def __init__(self, status: int) -> None:
-        super().__init__(f"it called os._exit({status})")
+    def __init__(self, call: str) -> None:
+        super().__init__(f"it called {call}")
 
 
 def hold_hard_exits() -> None:
@@ -40,20 +47,39 @@ def hold_hard_exits() -> None:
 
     A system that calls it on the cases it would fail would otherwise end the run with the
     status it chose, 0 included, which CI reads as a passing gate; raised instead, it costs
-    only that case (or, at import, refuses the run) like ``sys.exit``. A child the process
-    forks (multiprocessing) still exits as it asks.
+    only that case (or, at import, refuses the run) like ``sys.exit``. So do ``os.execv``
+    and ``os.execve`` (every ``os.exec*`` function calls one of them), which would end the run
+    with the status of the program the process became. A child the process forks
+    (multiprocessing) still exits, and runs another program, as it asks.
     """
     pid = os.getpid()
 
     def _exit(status: int) -> NoReturn:
         if os.getpid() != pid:
             real_exit(status)
-        raise HardExit(status)
+        raise HardExit(f"os._exit({status})")
 
-    os._exit = _exit
-    # os._exit is the platform module's own (posix._exit, nt._exit), which code can call by
-    # that name too: ending the run with the status it chose all the same.
-    vars(sys.modules[real_exit.__module__])["_exit"] = _exit
+    _hold("_exit", _exit)
+    for name, real in _REAL_EXECS.items():
+        _hold(name, _held_exec(name, real, pid))
+
+
+def _held_exec(name: str, real: Callable[..., NoReturn], pid: int) -> Callable[..., NoReturn]:
+    """The exec function ``real`` (``os.NAME``), raising ``HardExit`` in the process ``pid``."""
+
+    def held(*args: Any, **kwargs: Any) -> NoReturn:
+        if os.getpid() == pid:
+            raise HardExit(f"os.{name}")
+        real(*args, **kwargs)
+
+    return held
+
+
+def _hold(name: str, held: Callable[..., NoReturn]) -> None:
+    """Put ``held`` in place of ``os.NAME`` and of the platform module's own (``posix.NAME``),
+    the same function by another name."""
+    setattr(os, name, held)
+    setattr(_PLATFORM, name, held)
 
 
 def note_signal(signum: int) -> None:
