@@ -558,6 +558,18 @@ class _Gate(_Model):
     def _gate_blocks(cls, block_on: list[Outcome], info: ValidationInfo) -> list[Outcome]:
         return block_on if _recorded(info) else _checked_block_on(block_on)
 
+    @field_validator("confidence_level", mode="before")
+    @classmethod
+    def _not_a_percentage(cls, level: Any, info: ValidationInfo) -> Any:
+        # Before the field's own bounds, which would say only "less than 1".
+        low, high = LEVELS
+        if type(level) in (int, float) and low <= level / 100 <= high and not _recorded(info):
+            raise ValueError(
+                f"{level:g} reads as a percentage: the level is a fraction of 1, so write "
+                f"{level / 100:g}"
+            )
+        return level
+
     @field_validator("confidence_level")
     @classmethod
     def _level(cls, level: float, info: ValidationInfo) -> float:

@@ -72,6 +72,12 @@ REFUSALS = {
         "line 2: confidence_level: 0.2 is outside 0.5 to 0.999: an interval at that level would "
         "not mean what a gate needs (0.95 is usual)",
     ),
+    # Was: "Input should be less than 1", no word of what was meant.
+    "level in percent": (
+        "version: 1\nconfidence_level: 95\nrules:\n" + RULE,
+        "line 2: confidence_level: 95 reads as a percentage: the level is a fraction of 1, so "
+        "write 0.95",
+    ),
     "block_on": (
         "version: 1\nblock_on: [INSUFFICIENT_EVIDENCE]\nrules:\n" + RULE,
         "line 2: block_on: FAIL is not listed, so a rule that fails would pass the gate; list "
