@@ -28,6 +28,9 @@ Here each of those is one sentence naming the file and the line:
    so ``max_failures: 017`` would silently allow 15; so does a bare date (``2024-01-01``),
    which YAML 1.1 alone reads as one;
 7. no value holds a NUL (``"\\0"``): no setting can, and a path holding one cannot be opened.
+8. a value YAML types by its form is one PyYAML can read as that type: a tag on text not
+   written as what it names (``!!int 0.5``, ``!!null 0.9``, which PyYAML reads as null) and a
+   bare word of a number's form that is none (``0b_``) are refused.
 
 ``read_yaml`` returns the data and the line of every key path, for later errors.
 """
@@ -48,7 +51,6 @@ from oloproof.filekinds import LOOKUP_FAULTS, lookup_fault, not_a_file
 from oloproof.usercode import unrecordable_path
 
 _BOOL = "tag:yaml.org,2002:bool"
-_NUMBERS = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float")
 _STR = "tag:yaml.org,2002:str"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 # The numbers of YAML 1.2's core schema (its spec, 10.3.2); its infinities and NaN, which
@@ -59,6 +61,19 @@ _CORE_NUMBER = re.compile(
 _CORE_SPECIAL = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")  # decimal to YAML 1.2, octal to YAML 1.1
 _MERGE = "tag:yaml.org,2002:merge"
+_INT = "tag:yaml.org,2002:int"
+_FLOAT = "tag:yaml.org,2002:float"
+# The tags YAML also gives a bare word by its form, each named for a sentence (``_unreadable``).
+_KINDS = {
+    _BOOL: "a boolean",
+    _INT: "an integer",
+    _FLOAT: "a number",
+    "tag:yaml.org,2002:null": "null",
+    _TIMESTAMP: "a date",
+}
+_RESOLVER = yaml.resolver.Resolver()
+_CONSTRUCTOR = yaml.constructor.SafeConstructor()
+_NUMBERS = (_INT, _FLOAT)
 MAX_NESTING = 100
 MAX_VALUES = 100_000
 MAX_BYTES = 16 << 20  # a settings file of 16 MB holds far more than MAX_VALUES values
@@ -113,7 +128,7 @@ class _Loader(yaml.SafeLoader):
         return super().construct_yaml_int(node)
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_yaml_int)
+_Loader.add_constructor(_INT, _Loader.construct_yaml_int)
 
 
 def read_yaml(path: Path) -> tuple[Any, Lines]:
@@ -281,15 +296,18 @@ class _Walk:
         where += ".".join(str(p) for p in at) or "(top level)"
         if "\0" in word:
             raise ConfigError(f"{where}: a NUL character (\\0), which no setting can hold")
+        tagged = id(node) in self.tagged
+        shown = f"a bare {word}"
+        if tagged:
+            quote = node.style or ""
+            shown = f"{quote}{word}{quote} tagged !!{node.tag.rsplit(':', 1)[-1]}"
+        problem = _unreadable(node.tag, word, tagged, shown)
         # A bare word's type is read from how it looks; a number's tag (!!int '017') reads
         # the quoted text as each YAML reads a bare one.
-        if node.style is None or node.tag in _NUMBERS:
-            shown = f"a bare {word}" if node.style is None else f"{node.style}{word}{node.style}"
-            if node.style is not None:
-                shown += f" tagged !!{node.tag.rsplit(':', 1)[-1]}"
-            problem = _read_two_ways(node.tag, word, id(node) in self.tagged, shown)
-            if problem is not None:
-                raise ConfigError(f"{where}: {problem}")
+        if problem is None and (node.style is None or node.tag in _NUMBERS):
+            problem = _read_two_ways(node.tag, word, tagged, shown)
+        if problem is not None:
+            raise ConfigError(f"{where}: {problem}")
         if node.tag != _BOOL or word.lower() in ("true", "false"):
             return
         meant = str(word.lower() in ("yes", "y", "on")).lower()
@@ -370,6 +388,35 @@ class _Walk:
                     )
                 merged.setdefault(ident, at_line)
         return merged
+
+
+def _unreadable(tag: str, word: str, tagged: bool, shown: str) -> str | None:
+    """Why PyYAML cannot give the scalar ``word`` the value ``tag`` names (requirement 8), or
+    None; ``shown`` is how the sentence names it.
+
+    A tag on text not written as what it names (``!!int 0.5``, ``!!bool maybe``) made PyYAML
+    fail with a traceback, or give a value the text does not say: it reads ``!!null 0.9`` as
+    null whatever the text, which dropped a rule's bound. A bare word of a number's form that
+    is none (``0b_``, binary without a digit) failed the same way. Text of a number longer
+    than any setting needs is left to the checks on its value."""
+    kind = _KINDS.get(tag)
+    if kind is None:
+        return None
+    written = _RESOLVER.resolve(yaml.ScalarNode, word, (True, False))  # type: ignore[no-untyped-call]  # untyped in stubs
+    if written == tag or (tag == _FLOAT and written == _INT):  # !!float 1 is 1.0 to every reader
+        if len(word) > _INT_DIGITS:
+            return None
+        try:
+            _CONSTRUCTOR.yaml_constructors[tag](_CONSTRUCTOR, yaml.ScalarNode(tag, word))
+            return None
+        except (ValueError, LookupError, AttributeError):  # int('', 2), a bool not known...
+            pass
+    if tagged:
+        return f"{shown} is not {kind} as YAML writes one; remove the tag, or write {kind}"
+    return (
+        f"{shown} has the form of {kind} to YAML 1.1, which cannot read it as one; write "
+        f'{kind}, or "{word}" for the text'
+    )
 
 
 def _read_two_ways(tag: str, word: str, tagged: bool, shown: str) -> str | None:
