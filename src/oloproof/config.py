@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from functools import partial
-from operator import itemgetter
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
@@ -30,7 +29,7 @@ from oloproof.callargs import path as path_argument
 from oloproof.envnames import ENV_NAME_PATTERN, SHELL_REFERENCE, variable_name
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import EvaluatorConfig, SchemaProblem
-from oloproof.idtext import id_problem
+from oloproof.idtext import id_problem, same_text
 from oloproof.jsonkeys import first_repeat
 from oloproof.judge_config import (
     WRITTEN,
@@ -931,7 +930,9 @@ def recorded_compare_policy(body: Any) -> ComparePolicy:
 
 def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, ...], int]) -> None:
     """A rule id given twice, named at its second line (the model's own check, which runs
-    wherever a policy is validated, knows no lines)."""
+    wherever a policy is validated, knows no lines). Ids are compared as a reader sees them
+    (``same_text``), as case ids are: two that differ only in how an accented letter is
+    encoded would print as one id on two rows of the gate, each deciding on its own."""
     rules = data.get("rules")
     if not isinstance(rules, list):
         return
@@ -940,15 +941,21 @@ def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, .
         for index, rule in enumerate(rules)
         if isinstance(rule, dict) and isinstance(rule.get("id"), str)
     ]
-    repeat = first_repeat(ids, key=itemgetter(1))
+    repeat = first_repeat(ids, key=lambda index_id: same_text(index_id[1]))
     if repeat is None:
         return
-    (first, _), (index, rule_id) = repeat
+    (first, earlier), (index, rule_id) = repeat
     line = line_for(("rules", index, "id"), lines)
+    first_line = line_for(("rules", first, "id"), lines)
+    said = f"rule id {rule_id!r} is also rule {first}'s (line {first_line})"
+    if rule_id != earlier:
+        said = (
+            f"rule id {rule_id!a} is the same text as rule {first}'s {earlier!a} (line "
+            f"{first_line}), written with other Unicode code points (they look alike wherever "
+            "they are shown)"
+        )
     raise ConfigError(
-        f"{path}, line {line}: rules.{index}.id: rule id {rule_id!r} is also rule "
-        f"{first}'s (line {line_for(('rules', first, 'id'), lines)}); each rule's "
-        "decision is reported by its id"
+        f"{path}, line {line}: rules.{index}.id: {said}; each rule's decision is reported by its id"
     )
 
 
