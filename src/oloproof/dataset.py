@@ -284,7 +284,7 @@ def _parse_line(path: Path, number: int, line: str) -> Case:
     try:
         data = strictjson.loads(line)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise DatasetError(f"{where}: {strictjson.syntax_problem(exc)}") from None
     except (strictjson.Unrecordable, DuplicateKey) as exc:
         raise DatasetError(f"{where}: {exc}") from None
     except RecursionError:

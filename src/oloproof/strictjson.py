@@ -44,6 +44,19 @@ def loads(text: str) -> Any:
     )
 
 
+def syntax_problem(exc: json.JSONDecodeError) -> str:
+    """``not valid JSON (Unterminated string starting at column 30)``: what is wrong with a
+    line of JSON and where."""
+    return f"not valid JSON ({unparsed(exc)} at column {exc.colno})"
+
+
+def unparsed(exc: json.JSONDecodeError) -> str:
+    """What Python says is wrong with some JSON, without the ``at`` some of its messages end
+    in (``Unterminated string starting at``), which left alone read ``at at line 3`` once a
+    place is said, or stop at ``at`` when none is."""
+    return exc.msg.removesuffix(" at")
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if value - value != 0.0:

@@ -151,7 +151,7 @@ def _parse_line(line: str, number: int, where: str) -> LabelledExample:
     try:
         data = strictjson.loads(line)
     except json.JSONDecodeError as exc:
-        raise DatasetError(f"not valid JSON ({exc.msg})", where=where) from None
+        raise DatasetError(strictjson.syntax_problem(exc), where=where) from None
     except (strictjson.Unrecordable, DuplicateKey) as exc:
         raise DatasetError(str(exc), where=where) from None
     except RecursionError:

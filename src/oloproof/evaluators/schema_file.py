@@ -14,6 +14,7 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import SchemaProblem, check_json_schema
 from oloproof.jsonkeys import DuplicateKey, unique_keys
+from oloproof.strictjson import unparsed
 from oloproof.yamlfile import read_file
 
 _SPACE = " \t\n\r"  # JSON's whitespace (RFC 8259, section 2)
@@ -34,7 +35,8 @@ def load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
         raise ConfigError(f"the JSON Schema file is ambiguous: {exc}", where=str(path)) from None
     except json.JSONDecodeError as exc:
         raise ConfigError(
-            f"the JSON Schema file is not JSON: {exc.msg} at line {exc.lineno}", where=str(path)
+            f"the JSON Schema file is not JSON: {unparsed(exc)} at line {exc.lineno}",
+            where=str(path),
         ) from None
     except RecursionError:  # Python's parser recurses once per level of nesting
         too_deep = "the JSON Schema file is nested too deeply to read"
