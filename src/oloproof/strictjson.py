@@ -1,11 +1,12 @@
 """JSON read as the ledger will record it, or refused.
 
 Python's parser accepts more than JSON and keeps less than it reads: ``NaN`` and ``Infinity``
-(which JSON does not have), ``1e999`` (read as an infinity), integers of any size (the ledger
-holds -2**64 .. 2**64-1; past 4,300 digits Python's own refusal does not say why) and objects
-that name a key twice (the last value kept). ``loads`` refuses the first three with
-``Unrecordable`` and the last with ``DuplicateKey``; both are ``ValueError``s, as a syntax error
-(``json.JSONDecodeError``) is, and JSON nested too deep to parse is a ``RecursionError``.
+(which JSON does not have), ``1e999`` (read as an infinity), ``1e-400`` (read as 0), integers
+of any size (the ledger holds -2**64 .. 2**64-1; past 4,300 digits Python's own refusal does
+not say why) and objects that name a key twice (the last value kept). ``loads`` refuses the
+first four with ``Unrecordable`` and the last with ``DuplicateKey``; both are ``ValueError``s,
+as a syntax error (``json.JSONDecodeError``) is, and JSON nested too deep to parse is a
+``RecursionError``.
 
 A case file (``oloproof.dataset``) and an HTTP system's response are read through it. An error
 about a value read from JSON that is not what it should be names its kind with ``kind`` (or, for
@@ -27,6 +28,9 @@ _INT_DIGITS: Final = 20  # 2**64 has 20 digits: a longer integer is out of range
 # A \uD800-\uDFFF escape may leave a lone surrogate, which is not text the ledger can store:
 # only text holding one needs its values checked.
 SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
+# A number whose digits before its exponent are not all 0 is not 0 (``_finite_float``).
+_MANTISSA_END: Final = re.compile("[eE]")
+_NONZERO_DIGIT: Final = re.compile("[1-9]")
 
 
 class Unrecordable(ValueError):
@@ -61,6 +65,10 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if value - value != 0.0:
         raise Unrecordable(f"the number {text} is too large to record")
+    # 1e-400 is below the smallest float: read as 0, a value the text does not hold (a case's
+    # input would be recorded, judged and written back by qrels-to-cases as 0.0).
+    if value == 0.0 and _NONZERO_DIGIT.search(_MANTISSA_END.split(text, 1)[0]):
+        raise Unrecordable(f"the number {text} is too small to record (it would read as 0)")
     return value
 
 
