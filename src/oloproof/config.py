@@ -140,6 +140,21 @@ class HttpSystem(_Model):
 
     _capped_backoff = field_validator("backoff_s")(capped_backoff)
 
+    @field_validator("headers")
+    @classmethod
+    def _each_header_once(cls, headers: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        # HTTP header names ignore case: Authorization and authorization are one header, sent
+        # twice with two values, and which one counts is the server's choice. A run's recorded
+        # config is read as recorded (it ran so).
+        repeat = first_repeat(headers, key=str.lower)
+        if repeat is not None and as_written(info):
+            first, again = repeat
+            raise ValueError(
+                f"{again!r} is the header {first!r} again (HTTP header names ignore case), so "
+                "both values would be sent and the server would choose one; give it once"
+            )
+        return headers
+
     @field_validator("url")
     @classmethod
     def _sendable_url(cls, value: str, info: ValidationInfo) -> str:
