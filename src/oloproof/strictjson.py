@@ -31,6 +31,7 @@ SURROGATE_ESCAPE: Final = re.compile(r"\\u[dD][89a-fA-F]")
 # A number whose digits before its exponent are not all 0 is not 0 (``_finite_float``).
 _MANTISSA_END: Final = re.compile("[eE]")
 _NONZERO_DIGIT: Final = re.compile("[1-9]")
+JSON_SPACE: Final = " \t\n\r"  # JSON's whitespace (RFC 8259, section 2)
 
 
 class Unrecordable(ValueError):
@@ -50,8 +51,16 @@ def loads(text: str) -> Any:
 
 def syntax_problem(exc: json.JSONDecodeError) -> str:
     """``not valid JSON (Unterminated string starting at column 30)``: what is wrong with a
-    line of JSON and where."""
-    return f"not valid JSON ({unparsed(exc)} at column {exc.colno})"
+    line of JSON and where; a line that goes on after a carriage return says so (a file whose
+    lines end in ``\\r`` alone is one line to JSON Lines, its second value extra data)."""
+    problem = f"not valid JSON ({unparsed(exc)} at column {exc.colno})"
+    before = exc.doc[: exc.pos]
+    if exc.msg == "Extra data" and "\r" in before[len(before.rstrip(JSON_SPACE)) :]:
+        problem += (
+            "; the line goes on after a carriage return (\\r): JSON Lines ends a line at \\n "
+            "(or \\r\\n), not at \\r alone"
+        )
+    return problem
 
 
 def unparsed(exc: json.JSONDecodeError) -> str:

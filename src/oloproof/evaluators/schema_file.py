@@ -14,10 +14,8 @@ from typing import Any
 from oloproof.errors import ConfigError
 from oloproof.evaluator_config import SchemaProblem, check_json_schema
 from oloproof.jsonkeys import DuplicateKey, unique_keys
-from oloproof.strictjson import unparsed
+from oloproof.strictjson import JSON_SPACE, unparsed
 from oloproof.yamlfile import read_file
-
-_SPACE = " \t\n\r"  # JSON's whitespace (RFC 8259, section 2)
 
 
 def load_schema(base_dir: Path, schema_path: str) -> dict[str, Any]:
@@ -101,6 +99,6 @@ def _past(text: str, position: int, mark: str) -> int:
 
 
 def _skip_space(text: str, position: int) -> int:
-    while text[position : position + 1] and text[position] in _SPACE:
+    while text[position : position + 1] and text[position] in JSON_SPACE:
         position += 1
     return position
