@@ -285,7 +285,7 @@ def test_every_case_id_links_to_its_own_page_served_and_exported(
     assert done.code == 0, done.err
     listed = site / "runs" / p.run_id / "failures" / "all-1.html"
     (flips,) = site.glob("comparisons/*/index.html")
-    for page, prefix in ((listed, "../cases/"), (flips, "")):
+    for page, prefix in ((listed, "../cases/"), (flips, "cases/")):
         files = _links(page.read_text(), prefix)
         for case_id in ODD_IDS:
             assert f"<<{case_id}>>" in page_text((page.parent / files[case_id]).read_text())

@@ -212,7 +212,7 @@ def test_the_export_holds_the_repeated_flips_side_by_side(
     assert done.code == 0, done.err
     folder = site / "comparisons" / compared.both_repeated.removeprefix("sha256:")
     assert _page_flips((folder / "index.html").read_text()) == BOTH_REPEATED
-    assert sorted(p.stem for p in folder.glob("c*.html")) == [
+    assert sorted(p.stem for p in (folder / "cases").glob("c*.html")) == [
         f"c{q}" for q in (0, 1, 2, 3, 5, 6, 7)
     ]
 

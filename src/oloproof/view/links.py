@@ -7,6 +7,11 @@ so the exported folder works from any place, opened straight from disk.
 A case id is one path segment, percent-encoded (``a/b`` is ``a%2Fb``), except ``.`` and ``..``:
 a browser drops those as dot segments, and ``%2E`` with them (the WHATWG URL standard), so
 their pages are at ``/runs/RUN_ID/cases?id=..``, where any id can be given.
+
+An exported file is named by a name the user chose (a case id, a criterion) only when that
+name holds no capital letter, so that two differing only in case are two files on a disk that
+ignores case; and a comparison's side-by-side pages are in its ``cases/`` folder, as served,
+so that a case named ``index`` is never the comparison's own page.
 """
 
 from __future__ import annotations
@@ -20,15 +25,23 @@ from urllib.parse import quote, urlencode
 from oloproof.redaction import holds_secret
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+# A name of the user's choosing (a case id, a criterion) kept as it is: no capital letter, so
+# that two differing only in case (c1, C1) are never one file where the disk ignores case.
+_SAFE_USER_NAME = re.compile(r"[a-z0-9][a-z0-9_.-]{0,99}")
 _ADDRESS = re.compile(r"sha256:([0-9a-f]{64})")
 
 
-def file_name(text: str) -> str:
-    """``text`` as a file name: itself when plainly safe and holding no secret (a file's name
-    is not redacted), otherwise a digest of it."""
-    if _SAFE_NAME.fullmatch(text) and not text.endswith(".") and not holds_secret(text):
+def file_name(text: str, safe: re.Pattern[str] = _SAFE_NAME) -> str:
+    """``text`` as a file name: itself when plainly ``safe`` and holding no secret (a file's
+    name is not redacted), otherwise a digest of it."""
+    if safe.fullmatch(text) and not text.endswith(".") and not holds_secret(text):
         return text
     return "_" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:24]
+
+
+def user_file_name(text: str) -> str:
+    """``file_name`` of a name the user chose, which may differ from another only in case."""
+    return file_name(text, _SAFE_USER_NAME)
 
 
 def _hex(address: str) -> str:
@@ -95,7 +108,7 @@ class Links:
     def case(self, run_id: str, case_id: str) -> str:
         return self._to(
             _case_path(f"/runs/{quote(run_id)}", case_id),
-            f"runs/{file_name(run_id)}/cases/{file_name(case_id)}.html",
+            f"runs/{file_name(run_id)}/cases/{user_file_name(case_id)}.html",
         )
 
     def diagnosis(self, address: str) -> str:
@@ -107,7 +120,7 @@ class Links:
     def pair(self, address: str, case_id: str) -> str:
         return self._to(
             _case_path(f"/comparisons/{address}", case_id),
-            f"comparisons/{_hex(address)}/{file_name(case_id)}.html",
+            f"comparisons/{_hex(address)}/cases/{user_file_name(case_id)}.html",
         )
 
     def address(self, address: str, *, rederive: bool = False) -> str:
@@ -125,6 +138,6 @@ def _case_path(page: str, case_id: str) -> str:
 
 def failures_file(run_id: str, query: Mapping[str, str], page: int) -> str:
     """The exported file of one failures page: one filter at most (an export lists those)."""
-    parts = [f"{k}-{file_name(v)}" for k, v in sorted(query.items())]
+    parts = [f"{k}-{user_file_name(v)}" for k, v in sorted(query.items())]
     slug = "-".join(parts) if parts else "all"
     return f"runs/{file_name(run_id)}/failures/{slug}-{page}.html"
