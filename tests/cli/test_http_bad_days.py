@@ -92,6 +92,13 @@ PATIENCE = {
     "retry_past_any_date": "Mon, 01 Jan 99999999999 00:00:00 GMT",
 }
 CHARSETS = {"utf16_verdict": (200, "utf-16"), "zlib_503": (503, "zlib")}
+# Redirects, each to where its Location header points (a query and a user name that may hold a
+# key, a relative path, none at all).
+REDIRECTS = {
+    "moved": (308, "http://user:pw@models.example:8443/v1/chat/completions?sig=k-0123456789"),
+    "relative": (307, "/v2/chat/completions"),
+    "nowhere": (301, None),
+}
 
 
 class BadDay(BaseHTTPRequestHandler):
@@ -124,6 +131,11 @@ class BadDay(BaseHTTPRequestHandler):
             content_type += f"; charset={charset}"
             if status != 200:
                 body = b'{"error": {"message": "overloaded"}}'
+        elif kind in REDIRECTS:
+            status, location = REDIRECTS[kind]
+            body = b""
+            if location is not None:
+                headers["Location"] = location
         elif kind in PATIENCE and kind not in BadDay.asked:
             BadDay.asked.add(kind)
             status, body = 429, b'{"error": "slow down"}'
@@ -365,3 +377,25 @@ def test_a_reply_labelled_with_an_odd_charset_is_read_as_the_json_it_is(
     refused = judgment(root, "zlib_503")
     assert refused["detail"]["status"] == 503
     assert refused["detail"]["error"].endswith("/v1/chat/completions: HTTP 503: overloaded")
+
+
+def test_a_redirect_says_where_it_points_and_why_it_is_not_followed(
+    tmp_path: Path, base: str
+) -> None:
+    # Was: "HTTP 308" and nothing more, the redirect's target and the remedy unsaid.
+    root = judged_project(tmp_path / "p", base, list(REDIRECTS))
+    done = oloproof("run", cwd=root)
+    assert done.code == 0, done.out + done.err
+    assert "answer_equivalent: 3 missing: 3 judge_http_error" in done.lines, done.out
+    why = (
+        ", not followed: a call carries the key, which goes to base_url alone; if the model is "
+        "served there, set base_url to it"
+    )
+    said = {kind: judgment(root, kind)["detail"]["error"] for kind in REDIRECTS}
+    what = f"openai model m at {base}/v1/chat/completions: HTTP "
+    assert said == {
+        "moved": what + "308; a redirect to http://models.example:8443/v1/chat/completions" + why,
+        "relative": what + f"307; a redirect to {base}/v2/chat/completions" + why,
+        "nowhere": what + "301; a redirect" + why,
+    }
+    assert "k-0123456789" not in json.dumps(said) and "pw" not in json.dumps(said)

@@ -501,6 +501,8 @@ class HttpProvider:
             return dataclasses.replace(completion, attempts=attempt)
         unread = f" (its body {reply.unread}, not read)" if reply.content is None else ""
         message = f"{self._what()}: HTTP {status}{_server_says(raw)}{unread}"
+        if 300 <= status < 400:
+            message += _redirect_said(self.url, reply.headers.get("location"))
         error = self._error(
             message, "http_status", attempt, status=status, raw=redaction.cut(raw, _RAW_LIMIT)
         )
@@ -700,6 +702,26 @@ def _error_message(data: Any) -> str:
     error = data.get("error") if isinstance(data, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     return message if isinstance(message, str) else ""
+
+
+def _redirect_said(url: str, location: str | None) -> str:
+    """``; a redirect to http://HOST/PATH, not followed: …``: where a redirect points (its
+    scheme, host and path alone: a query or a user name may hold a key) and why no call goes
+    there."""
+    from urllib.parse import urljoin, urlsplit
+
+    target = ""
+    try:
+        parts = urlsplit(urljoin(url, (location or "").strip()))
+        port = f":{parts.port}" if parts.port is not None else ""
+        if location and parts.scheme in ("http", "https") and parts.hostname:
+            target = f" to {quoted(f'{parts.scheme}://{parts.hostname}{port}{parts.path}')}"
+    except ValueError:  # a port that is no number, a host that is no host: said as no place
+        pass
+    return (
+        f"; a redirect{target}, not followed: a call carries the key, which goes to base_url "
+        "alone; if the model is served there, set base_url to it"
+    )
 
 
 def quoted(text: str) -> str:

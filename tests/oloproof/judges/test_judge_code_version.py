@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 5, "CitationSupportJudge": 7, "AnswerJudge": 5, "RubricJudge": 5},
-    "e2625cdb9f4e515df6be106e2273c16e767085126d7e566dcc01cd69520c0f8b",
+    "929a60d805421b6e583b26788de555bc863e97f6dff417dfe1fb7a5b6482c4a6",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
