@@ -109,7 +109,7 @@ from oloproof.stats import (
     planning_total,
 )
 from oloproof.store import load_event
-from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
+from oloproof.stored_runs import StoredRun, check_run_indexes, index_disagreement, load_run
 from oloproof.subset import Selection
 from oloproof.yamlfile import recorded_file
 
@@ -334,6 +334,7 @@ def _comparison(
         counts_missing_repeats,
         (output_exclusions_missing, errored_case_exclusions),
     )
+    _check_found_both_ways(candidate.run_id, baseline.run_id, pairing)
     unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
     unrun = unrun if counts_not_run else 0
     _add_not_run(pairing, unrun)
@@ -541,6 +542,10 @@ class _Pairing:
         default_factory=lambda: {r: [] for r in UNPAIRED_REASONS}
     )
     slices: dict[str, dict[tuple[str, str], _Values]] = field(default_factory=dict)
+    # How many candidate cases the baseline was found to hold, and baseline cases the
+    # candidate: each asked of the other run by case id (``_check_found_both_ways``).
+    in_baseline: int = 0
+    in_candidate: int = 0
 
 
 def _pair(
@@ -561,6 +566,7 @@ def _pair(
     for cand in candidate:
         case_id = cand["case_id"]
         base = baseline.get(case_id)
+        pairing.in_baseline += base is not None
         reason = (
             "only_in_candidate"
             if base is None
@@ -574,13 +580,35 @@ def _pair(
             pairing.unpaired[reason].append(case_id)
             _add_unpaired(pairing, reason, cand, base, repeats, errored_exclusions)
     for base in baseline:
-        if base["case_id"] not in candidate:
+        if base["case_id"] in candidate:
+            pairing.in_candidate += 1
+        else:
             pairing.unpaired["only_in_baseline"].append(base["case_id"])
             _add_unpaired(pairing, "only_in_baseline", None, base, repeats, errored_exclusions)
     for pairs in pairing.metrics.values():
         unpaired = {r: len(ids) - pairs.unpaired_excluded[r] for r, ids in pairing.unpaired.items()}
         pairs.missing.update({r: n for r, n in unpaired.items() if n})
     return pairing
+
+
+def _check_found_both_ways(cand_id: str, base_id: str, pairing: _Pairing) -> None:
+    """Refuse a pairing whose two sides disagree on the cases both runs hold.
+
+    A case is found in the other run through that run's ``run_case`` index, while each run's
+    own cases are read through its ``run_cases`` index. A damaged page of the first hides a
+    case the run holds, which would then read as held by one run only (paired cases and
+    unpaired ones adding up to more than either run holds): so the count found each way
+    must agree. ``check_run_indexes`` has checked the ``run_cases`` side already.
+    """
+    if pairing.in_baseline == pairing.in_candidate:
+        return
+    short, other = (
+        (base_id, cand_id) if pairing.in_baseline < pairing.in_candidate else (cand_id, base_id)
+    )
+    missed = abs(pairing.in_baseline - pairing.in_candidate)
+    raise index_disagreement(
+        short, f"its index by case id misses {missed} of the cases run {other} holds too"
+    )
 
 
 def _not_run(cand_run: _Body, base_run: _Body, pairing: _Pairing, once: bool) -> int:

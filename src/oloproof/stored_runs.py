@@ -152,10 +152,16 @@ def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = N
             f"its end record counts {end['cases']} cases ({end['errored']} errored), "
             f"its index finds {found[0]} ({found[1]} errored)"
         )
+    raise index_disagreement(run.run_id, problem)
+
+
+def index_disagreement(run_id: str, problem: str) -> LedgerAccessError:
+    """The refusal of a read that found ``run_id``'s indexes disagreeing (``problem`` says
+    how), naming ``oloproof ledger rebuild-indexes``."""
     # Rebuilt indexes still miss a case result the ledger does not hold (an archive imported
     # without it): verify lists those, so the hint names it too.
-    raise LedgerAccessError(
-        f"the ledger's indexes disagree with run {run.run_id}: {problem}; "
+    return LedgerAccessError(
+        f"the ledger's indexes disagree with run {run_id}: {problem}; "
         "rebuild them with: oloproof ledger rebuild-indexes (if they still disagree, the "
         "ledger lacks some of the run's events: oloproof verify lists them)"
     )

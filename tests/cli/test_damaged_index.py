@@ -6,12 +6,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ledger.raw import INDEX_TAG, tables
-from tests.ledger.tamper import data_file
+from tests.ledger.raw import tables
+from tests.ledger.tamper import hide_index_entry
 from tests.support import copy_example, oloproof
 
 from ledger import open_ledger
-from ledger.format import index_prefix
 from oloproof import events as ev
 from oloproof.store import open_project_ledger
 
@@ -21,33 +20,6 @@ REBUILD = "rebuild them with: oloproof ledger rebuild-indexes"
 def _case_count(root: Path, run_id: str) -> int:
     with open_project_ledger(root, create=False) as ledger:
         return sum(1 for _ in ledger.lookup_events("run_cases", run_id))
-
-
-def _hide_one_case(root: Path, run_id: str) -> None:
-    """Flip one byte of the run's index so that one of its case results is no longer found.
-
-    The byte is the last of the digest head the run's first index entry holds: its record
-    (tag, prefix, sequence number) is followed in the page by the head. The data file may also
-    hold stale copies of the record (pages LMDB has since rewritten); the copy that counts is
-    the one whose flip changes what the index finds, so each copy is tried in turn.
-    """
-    with open_ledger(root / ".oloproof") as ledger, ledger.snapshot() as snapshot:
-        key, digest = next(snapshot.index_entries(index_prefix("run_cases", run_id)))
-    before = _case_count(root, run_id)
-    path = data_file(root / ".oloproof")
-    data = bytearray(path.read_bytes())
-    needle = INDEX_TAG + key + digest
-    at = data.find(needle)
-    while at >= 0:
-        spot = at + len(needle) - 1
-        data[spot] ^= 0x01
-        path.write_bytes(bytes(data))
-        if _case_count(root, run_id) == before - 1:
-            return
-        data[spot] ^= 0x01  # a stale copy: put it back and try the next
-        path.write_bytes(bytes(data))
-        at = data.find(needle, at + 1)
-    raise AssertionError("no live copy of the index entry was found")
 
 
 def test_reads_refuse_a_run_whose_index_disagrees_and_a_rebuild_mends_it(
@@ -60,7 +32,10 @@ def test_reads_refuse_a_run_whose_index_disagrees_and_a_rebuild_mends_it(
     base_id, cand_id = baseline.lines[0].split()[1], candidate.lines[0].split()[1]
     healthy = oloproof("inspect", cand_id, cwd=root)
     assert healthy.code == 0, healthy.err
-    _hide_one_case(root, cand_id)
+    before = _case_count(root, cand_id)
+    hide_index_entry(
+        root / ".oloproof", "run_cases", cand_id, lambda: _case_count(root, cand_id) == before - 1
+    )
 
     refusal = (
         f"error: the ledger's indexes disagree with run {cand_id}: its end record counts 13 "

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+from tests.ledger.raw import INDEX_TAG
+
+from ledger import open_ledger
+from ledger.format import index_prefix
 
 
 def data_file(project_ledger: Path) -> Path:
@@ -24,3 +30,32 @@ def flip_byte_of(project_ledger: Path, stored: bytes, offset: int | None = None)
     at = where + (len(stored) // 2 if offset is None else offset)
     data[at] ^= 0x01
     path.write_bytes(bytes(data))
+
+
+def hide_index_entry(
+    project_ledger: Path, index: str, key: str, hidden: Callable[[], bool]
+) -> None:
+    """Flip one byte of the ledger's first entry under ``(index, key)`` so that what it files
+    is no longer found: ``hidden()`` says when it is not.
+
+    The byte is the last of the digest head the entry holds: its record (tag, prefix,
+    sequence number) is followed in the page by the head. The data file may also hold stale
+    copies of the record (pages LMDB has since rewritten); the copy that counts is the one
+    whose flip hides the event, so each copy is tried in turn. The ledger must be closed.
+    """
+    with open_ledger(project_ledger) as ledger, ledger.snapshot() as snapshot:
+        entry, digest = next(snapshot.index_entries(index_prefix(index, key)))
+    path = data_file(project_ledger)
+    data = bytearray(path.read_bytes())
+    needle = INDEX_TAG + entry + digest
+    at = data.find(needle)
+    while at >= 0:
+        spot = at + len(needle) - 1
+        data[spot] ^= 0x01
+        path.write_bytes(bytes(data))
+        if hidden():
+            return
+        data[spot] ^= 0x01  # a stale copy: put it back and try the next
+        path.write_bytes(bytes(data))
+        at = data.find(needle, at + 1)
+    raise AssertionError("no live copy of the index entry was found")
