@@ -45,6 +45,7 @@ from oloproof.display import fmt_means_apart
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
 from oloproof.repeats import bounds, value_of
+from oloproof.stored_runs import index_disagreement
 
 IMPROVED: Final = "improved"
 REGRESSED: Final = "regressed"
@@ -124,12 +125,25 @@ def flipped_cases(ledger: Ledger, body: Mapping[str, Any]) -> list[Flip]:
     metrics = [row["metric"] for row in body["metrics"]]
     found: list[Flip] = []
     baseline = RecordedCases(ledger, base_id, body["baseline"]["results"])
+    read = held = 0
     for cand in RecordedCases(ledger, cand_id, body["candidate"]["results"]):
+        read += 1
         # The baseline's case through the index (the first result of its id, the one
         # ``case_results`` counts): the baseline run is never held in memory.
         other = baseline.get(cand["case_id"])
         if other is not None:
+            held += 1
             found += case_flips(body, metrics, cand, other)
+    # Every candidate case the comparison did not find only in the candidate, the baseline
+    # holds: one the index by case id no longer finds (a damaged page) would drop its flips
+    # from the list while the comparison's counts still hold them.
+    alone = sum(u["count"] for u in body["unpaired"] if u["reason"] == "only_in_candidate")
+    if held < read - alone:
+        raise index_disagreement(
+            base_id,
+            f"its index by case id misses {read - alone - held} of the cases run {cand_id} "
+            "holds too",
+        )
     return in_listed_order(found, metrics)
 
 
