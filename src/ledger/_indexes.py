@@ -25,13 +25,13 @@ from ledger.address import digest_of, format_address
 from ledger.errors import FormatError, StaleIndexesError
 from ledger.event import Event, event_from_trusted
 from ledger.format import (
-    _SEQ,
     COMPACT_INDEX,
     INDEXES_KEY,
     SORTED_RUNS,
     TYPE_INDEX,
     _type_prefix,
     _type_prefixes,
+    event_seq,
     legacy_index_prefix,
 )
 
@@ -198,9 +198,9 @@ class _Indexes(_Reader):
             writer = RunWriter(txn, self._run_dbs, RunSet((), next_ident, EMPTY_DIRECTORY))
             filing, first, end = Filing(), 1, 1
             for seq_key, value in txn.cursor(db=self._events):
+                end = event_seq(seq_key, self.path) + 1
                 if not filing:
-                    first = _SEQ.unpack(seq_key)[0]
-                end = _SEQ.unpack(seq_key)[0] + 1
+                    first = end - 1
                 digest, data = value[:32], self._data(value[32:], txn)
                 prefixes: tuple[bytes, ...] = ()
                 if digest_of(data) == digest:

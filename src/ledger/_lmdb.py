@@ -80,6 +80,7 @@ from ledger.format import (
     SORTED_RUNS,
     _format_record,
     check_format,
+    event_seq,
     extensions_of,
     index_name_of,
     index_prefix,
@@ -420,11 +421,14 @@ class Snapshot:
         if cursor.set_range(_SEQ.pack(start)):
             data = self._ledger._data
             for key, value in cursor:
+                event_seq(key, self._ledger.path)
                 yield key, value[:32], data(value[32:], self._txn)
 
     def seq_keys(self) -> Iterator[bytes]:
         """The sequence key of every event record, in order (the records are not read)."""
-        yield from self._txn.cursor(db=self._ledger._events).iternext(keys=True, values=False)
+        for key in self._txn.cursor(db=self._ledger._events).iternext(keys=True, values=False):
+            event_seq(key, self._ledger.path)
+            yield key
 
     def record_at(self, seq_key: bytes) -> tuple[bytes, bytes] | None:
         if len(seq_key) != 8:  # an addr entry no write made: verify counts it stale
@@ -434,7 +438,7 @@ class Snapshot:
 
     def last_seq(self) -> int:
         cursor = self._txn.cursor(db=self._ledger._events)
-        return int(_SEQ.unpack(cursor.key())[0]) if cursor.last() else 0
+        return event_seq(cursor.key(), self._ledger.path) if cursor.last() else 0
 
     def runs(self) -> RunSet:
         """The runs that hold the address and index entries (``ledger._runs``);
@@ -534,9 +538,20 @@ class Snapshot:
             yield from self._txn.cursor(db=self._ledger._chain)
 
     def chain(self) -> Iterator[ChainRecord]:
-        """The chain's records in commit order (``ValueError`` for one in a wrong shape)."""
+        """The chain's records in commit order. One in a wrong shape (a flipped bit in its
+        node's key or value size) is damage to the file: ``DamagedStoreError``, where
+        ``verify``, which reads the raw entries, names it a broken chain."""
+        after = 0
         for key, value in self.chain_entries():
-            yield unpack_record(key, value)
+            try:
+                record = unpack_record(key, value)
+            except ValueError as exc:
+                raise DamagedStoreError(
+                    f"the ledger at {self._ledger.path} is damaged below its events: the record "
+                    f"after commit {after} of its chain is not in shape ({exc})"
+                ) from exc
+            after = record.commit
+            yield record
 
     def meta(self, key: bytes) -> bytes | None:
         result: bytes | None = self._txn.get(key, db=self._ledger._meta)

@@ -18,7 +18,7 @@ from ledger._lmdb import LMDB_ERROR, _error, _Tables
 from ledger.address import format_address, parse_address
 from ledger.errors import CorruptEventError, UnknownAddressError
 from ledger.event import Event, event_from_trusted
-from ledger.format import _SEQ, TYPE_INDEX
+from ledger.format import _SEQ, TYPE_INDEX, event_seq
 
 _SCAN_CHUNK = 1024  # records read per read transaction when iterating
 
@@ -180,7 +180,7 @@ class _Reader(_Tables):
                 yield value[:32], self._data(value[32:])
             if len(chunk) < _SCAN_CHUNK:
                 return
-            start = _SEQ.pack(_SEQ.unpack(chunk[-1][0])[0] + 1)
+            start = _SEQ.pack(event_seq(chunk[-1][0], self.path) + 1)
 
     def _scan_index(self, prefix: bytes) -> Iterator[tuple[bytes, bytes]]:
         """``(digest, bytes)`` of the event each index entry under ``prefix`` files, skipping

@@ -46,7 +46,7 @@ from typing import Final
 from blake3 import blake3
 
 from ledger.codec import decode, encode
-from ledger.errors import FormatError, LedgerError, UnsupportedFormatError
+from ledger.errors import DamagedStoreError, FormatError, LedgerError, UnsupportedFormatError
 
 __all__ = [
     "FORMAT",
@@ -88,6 +88,21 @@ RUN_TABLES: Final = 64
 RUN_TABLE_NAMES: Final = tuple(b"run%02d" % i for i in range(RUN_TABLES))
 _V1_DB_NAMES = (b"events", b"addr", b"index", b"refs", b"meta")
 _SEQ = struct.Struct(">Q")
+
+
+def event_seq(key: bytes, where: object) -> int:
+    """The sequence number an ``events`` table key spells. No write makes a key of another
+    length: one flipped bit in a page's key size gives a key of 72 bytes, which would
+    otherwise end a read that meets it with a ``struct.error``. It is damage to the file of
+    the ledger at ``where``: ``DamagedStoreError``."""
+    if len(key) != _SEQ.size:
+        raise DamagedStoreError(
+            f"the ledger at {where} is damaged below its events: its events table holds a key "
+            f"of {len(key)} bytes, where each is an 8-byte sequence number"
+        )
+    return int(_SEQ.unpack(key)[0])
+
+
 _MAX_COMPONENT = 200  # longer index names or keys are stored by their blake3 digest
 
 
