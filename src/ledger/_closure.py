@@ -82,7 +82,15 @@ def select_all(snap: Snapshot, links: Links | None, upcast: Upcaster | None) -> 
         address = format_address(digest)
         into = selection.refs
         seq_key = snap.addr_get(digest)
-        record = snap.record_at(seq_key) if seq_key is not None else None
+        if seq_key is None:
+            # Written, the archive would carry a ref to an event it lacks, which every import
+            # refuses: it is refused now, as a commit that no longer hashes to its head is.
+            raise MissingEventError(
+                address,
+                f"ref {name!r} points at it, so an import would refuse the archive; verify the "
+                "ledger before exporting it",
+            )
+        record = snap.record_at(seq_key)
         if links is not None and links.defaults is not None and record is not None:
             event = _event_of(*record)
             read = upcast(address, event) if upcast is not None else event
