@@ -19,7 +19,9 @@ given class), computed once per run:
    ``__getattr__``...), because those set the state the method reads;
 4. the values of the module-level names and class attributes it reads, when they are plain
    data of at most ``DATA_LIMIT`` bytes (numbers, text, bytes, and containers of them; instances
-   of the user's own classes by their attributes);
+   of the user's own classes by their attributes), and which module, function or class such a
+   name holds when that is not what is defined there under it (``import json as codec``,
+   ``from json import dumps``, ``PICK = max``);
 5. code that looks names up by a string it makes (``getattr(handlers, name)``,
    ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
    (and of its own, for ``globals()``/``vars()``) and, in a method, every attribute of its class;
@@ -74,12 +76,15 @@ __all__ = [
     "of_method",
 ]
 
-# What the walk reads grows from release to release (what modules run at import, names looked
+# What the walk reads changes from release to release (what modules run at import, names looked
 # up by a string, installed files); each such change counts one up. It is part of every key:
 # a key an earlier release made, seeing less, could otherwise equal one made now for code that
 # differs only in what it did not see, and a run would reuse that code's answers. Walk 1 (keys
-# and records without a mark) is every release before the mark.
-WALK: int = 2
+# and records without a mark) is every release before the mark, which read no statement run at
+# import. Walk 3 reads which module, function or class an imported name holds (``import json as
+# codec``, ``from json import dumps``), and takes a secret in a value as ``[redacted]``, which
+# walk 2 read as it was.
+WALK: int = 3
 
 # Names whose use says that the code reads what no fingerprint holds, by what they read (and,
 # for services, the installed HTTP clients and model SDKs it uses; for any of them, the

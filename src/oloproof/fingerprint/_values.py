@@ -176,16 +176,25 @@ def is_reference(value: Any) -> bool:
     return isinstance(value, _REFERENCES)
 
 
-def names_another(name: str, value: Any) -> bool:
-    """Whether ``value``, a reference bound to ``name``, is a function or class of another name
-    (``PICK = max``, ``from math import floor as rounding``, ``Number = int``). Which one the
-    name holds is then part of what the code does, and nothing else says it: the referent is
-    counted under its own name, a built-in or a library's by no more than its package, so
-    rebinding ``PICK`` to ``min`` would change nothing of the key."""
+def names_another(defined_as: str, value: Any) -> bool:
+    """Whether ``value``, a reference bound to a name, is anything but what is defined there
+    under that name, ``defined_as`` (``app:PICK`` for a module's name, ``app:Staged.pick`` for
+    a class's attribute): a function or class of another name or from elsewhere (``PICK =
+    max``, ``from math import floor as rounding``, ``from json import dumps``, ``from ha import
+    f``), a module of another name (``import json as codec``, ``from email import parser``).
+    Which one the name holds is then part of what the code does, and nothing else says it: the
+    referent is counted under its own name, a built-in or a library's by no more than its
+    package, and the code reading the name is the same bytes whichever it holds, so rebinding
+    ``PICK`` to ``min`` or ``codec`` to ``pickle`` would change nothing of the key."""
     if isinstance(value, staticmethod | classmethod):  # ``pick = staticmethod(max)``
         value = value.__func__
-    kinds = FunctionType | BuiltinFunctionType | type
-    return isinstance(value, kinds) and getattr(value, "__name__", name) != name
+    name = defined_as.rpartition(":")[2].rpartition(".")[2]
+    if isinstance(value, ModuleType):
+        return value.__name__ != name  # ``import json`` binds nothing but json
+    if not isinstance(value, FunctionType | BuiltinFunctionType | type):
+        return False
+    own = f"{getattr(value, '__module__', None)}:{getattr(value, '__qualname__', None)}"
+    return own != defined_as
 
 
 class Values:

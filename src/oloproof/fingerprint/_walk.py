@@ -295,10 +295,13 @@ class Walk(Values):
         if token in self._done:
             return
         self._done.add(token)
+        label = f"{module}:{name}"
         if isinstance(value, ModuleType):
             self.module_attributes(value, names)
+            if names_another(label, value):  # ``import json as codec``: which module it holds
+                file = self.file_label(file_of_module(module), module)
+                self.constant(label, file, b"M" + value.__name__.encode())
             return
-        label = f"{module}:{name}"
         if name in _OWN_PATHS and isinstance(value, str):
             # Where the module's file is, named as the fingerprint names files: a copy of the
             # project in another folder (another checkout, a Ray worker) is the same code.
@@ -306,7 +309,7 @@ class Walk(Values):
             self.constant(label, self.file_label(file_of_module(module), module), where)
             return
         material = self.value(value, label, None)
-        if not is_reference(value) or names_another(name, value):
+        if not is_reference(value) or names_another(label, value):
             self.constant(label, self.file_label(file_of_module(module), module), material)
         own = _library_name(value)
         if own is not None:  # ``from numpy import load as np_load``: it reads what ``load`` does
@@ -344,7 +347,7 @@ class Walk(Values):
             attr = vars(klass)[name]
             label = f"{class_key(klass)}.{name}"
             material = self.value(attr, label, owner)
-            if not is_reference(attr) or names_another(name, attr):
+            if not is_reference(attr) or names_another(label, attr):
                 file = self.file_label(file_of_module(klass.__module__), None)
                 self.constant(label, file, material)
 
