@@ -154,9 +154,9 @@ def resume_plan(
     if plan.system.identity() != run.body["system"]:
         if earlier_walk(run.body.get("fingerprints", {})):
             raise ConfigError(  # its keys can never be made again: not a change of the user's
-                f"{run.run_id} was started by an earlier release of oloproof, which read less of "
-                "the system's code to identify it, so whether the code changed since cannot be "
-                "told; start a new run instead: oloproof run"
+                f"{run.run_id} was started by an earlier release of oloproof, which read the "
+                "system's code otherwise to identify it, so whether the code changed since cannot "
+                "be told; start a new run instead: oloproof run"
             )
         if _older_reading(plan.system.identity(), run.body["system"]):
             raise ConfigError(  # the release changed how replies are read, not the user's code

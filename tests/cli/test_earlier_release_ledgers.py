@@ -118,7 +118,7 @@ def test_answers_an_earlier_release_cached_are_not_reused(tmp_path: Path) -> Non
     (root / "settings.py").write_text("import os\n\nVALUE = 1\n")  # no longer sets the model
     planned = oloproof("run", "--dry-run", cwd=root)
     assert (
-        "an earlier release of oloproof fingerprinted it, reading less of the code" in planned.out
+        "an earlier release of oloproof fingerprinted it, reading the code otherwise" in planned.out
     ), planned.out
     after = oloproof("run", cwd=root)
     assert "Cache: execution 0 hit/3 miss; judgment 0 hit/3 miss" in after.lines, after.out
@@ -166,7 +166,7 @@ def test_a_run_an_earlier_release_left_interrupted_is_refused_for_what_it_is(
     resumed = oloproof("run", "--resume", run_id, cwd=root)
     assert (resumed.code, resumed.out) == (2, "")
     assert resumed.err == (
-        f"error: {run_id} was started by an earlier release of oloproof, which read less of the "
-        "system's code to identify it, so whether the code changed since cannot be told; start "
+        f"error: {run_id} was started by an earlier release of oloproof, which read the system's "
+        "code otherwise to identify it, so whether the code changed since cannot be told; start "
         "a new run instead: oloproof run\n"
     )

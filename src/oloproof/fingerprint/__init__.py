@@ -284,9 +284,11 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     ``installed numpy changed (2.4.5 → 2.4.6)``... Empty when they are the same. A class
     whose member changed is named through the member only.
     """
-    found: list[str] = []
     if before.get("walk", 1) != after.get("walk", 1):
-        found.append("an earlier release of oloproof fingerprinted it, reading less of the code")
+        # Read otherwise, the same code gives other parts (a secret read as it was, say): any
+        # difference between them may be the release's, none can be said to be the user's.
+        return ["an earlier release of oloproof fingerprinted it, reading the code otherwise"]
+    found: list[str] = []
     if before.get("entry") != after.get("entry"):
         found.append(f"the entry point changed ({_entry(before)} → {_entry(after)})")
     if before.get("python") != after.get("python"):
