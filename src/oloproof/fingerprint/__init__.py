@@ -23,8 +23,10 @@ given class), computed once per run:
    name holds when that is not what is defined there under it (``import json as codec``,
    ``from json import dumps``, ``PICK = max``);
 5. code that looks names up by a string it makes (``getattr(handlers, name)``,
-   ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
-   (and of its own, for ``globals()``/``vars()``) and, in a method, every attribute of its class;
+   ``globals()[name]``, ``handlers.__dict__[name]``, ``sys.modules[name]``, ``getattr(self,
+   name)``): every name of the user's modules it holds (and of its own, for ``globals()``/
+   ``vars()``; of every one loaded, for ``sys.modules``) and, in a method, every attribute of
+   its class;
 6. the statements each user module it reaches (and each user module those import) runs when
    imported that act on something else (``random.seed(1)``, ``dspy.configure(lm=lm)``,
    ``Settings.llm = ...``, ``os.environ["K"] = ...``; see ``oloproof.fingerprint._toplevel``);

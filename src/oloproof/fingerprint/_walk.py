@@ -88,8 +88,11 @@ _COMPUTED = (
 # A module's own paths, which name the folder it was loaded from.
 _OWN_PATHS = frozenset({"__file__", "__cached__"})
 # What looks a name up by a string the code makes while it runs: ``getattr(handlers, name)``,
-# ``globals()[name]``, ``vars(module)[name]``, ``operator.attrgetter(name)``.
-_BY_NAME = frozenset({"getattr", "globals", "vars", "attrgetter", "methodcaller"})
+# ``globals()[name]``, ``vars(module)[name]``, ``handlers.__dict__[name]``,
+# ``inspect.getmembers(handlers)``, ``operator.attrgetter(name)``.
+_BY_NAME = frozenset(
+    {"getattr", "globals", "vars", "__dict__", "getmembers", "attrgetter", "methodcaller"}
+)
 _OWN_NAMESPACE = frozenset({"globals", "vars", "modules"})
 # What reads the clock, found by what it is (``from time import time``) or, for a name the
 # time module shares with itself, by the attribute the code loads (``time.time()``).
@@ -206,8 +209,9 @@ class Walk(Values):
                 self.attribute(owner, name)
         if libraries:
             self._shared_state(fn.__code__, libraries)
-        if not _BY_NAME.isdisjoint(names):
-            self._looked_up_by_name(namespace, module, owner, names)
+        every_module = _reads_sys_modules(namespace, names)
+        if every_module or not _BY_NAME.isdisjoint(names):
+            self._looked_up_by_name(namespace, module, owner, names, every_module)
         if "time" in names or "time_ns" in names:
             self._clock(fn.__code__, namespace, names)
         package = namespace.get("__package__")
@@ -296,6 +300,8 @@ class Walk(Values):
             return
         self._done.add(token)
         label = f"{module}:{name}"
+        if value is sys.modules:  # ``from sys import modules``: read as the lookups it makes
+            return
         if isinstance(value, ModuleType):
             self.module_attributes(value, names)
             if names_another(label, value):  # ``import json as codec``: which module it holds
@@ -464,17 +470,26 @@ class Walk(Values):
     # --- names looked up while the code runs, and what the modules do when imported --------
 
     def _looked_up_by_name(
-        self, namespace: dict[str, Any], module: str, owner: type | None, names: Iterable[str]
+        self,
+        namespace: dict[str, Any],
+        module: str,
+        owner: type | None,
+        names: Iterable[str],
+        every_module: bool,
     ) -> None:
         """Code that may look a name up by a string it makes (``getattr(handlers, name)``,
         ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
-        counts (of its own module's too, when it uses ``globals``, ``vars`` or ``sys.modules``)
-        and, for a method, every attribute of its class."""
+        counts (of its own module's too, when it uses ``globals``, ``vars`` or ``sys.modules``;
+        of every one loaded, with ``every_module``: ``sys.modules["plugins"]``) and, for a
+        method, every attribute of its class."""
         held = [namespace.get(name) for name in names]
         modules = [m for m in held if isinstance(m, ModuleType)]
         own = sys.modules.get(module)
         if own is not None and not _OWN_NAMESPACE.isdisjoint(names):
             modules.append(own)  # ``globals()[name]``, ``getattr(sys.modules[__name__], name)``
+        if every_module:  # the user's modules are those loaded from a file (not a script)
+            loaded = [m for n, m in list(sys.modules.items()) if n != "__main__"]
+            modules += [m for m in loaded if _is_module(m) and isinstance(_file(m), str)]
         for value in modules:
             if place_of_module(value, value.__name__) is Place.USER:
                 everything = [n for n in list(vars(value)) if not _is_dunder(n)]
@@ -770,6 +785,20 @@ def _loads_attribute(code: CodeType, attributes: Iterable[str]) -> bool:
     return found or any(
         _loads_attribute(c, wanted) for c in code.co_consts if isinstance(c, CodeType)
     )
+
+
+def _file(module: ModuleType) -> Any:
+    """A module's ``__file__``, read without running its ``__getattr__``."""
+    return vars(module).get("__file__")
+
+
+def _reads_sys_modules(namespace: dict[str, Any], names: Iterable[str]) -> bool:
+    """Whether code with these ``names`` in ``namespace`` may look a module up in
+    ``sys.modules`` (``sys.modules["plugins"]``, ``from sys import modules``)."""
+    held = [namespace.get(name) for name in names]
+    if any(value is sys.modules for value in held):
+        return True
+    return "modules" in names and any(value is sys for value in held)
 
 
 def _is_dunder(name: str) -> bool:
