@@ -9,7 +9,8 @@ given class), computed once per run:
    modules (``helper.f``), modules imported inside a function (and those their source
    imports), what a decorator wraps (``__wrapped__``), the getter and setter of a property,
    the function of a staticmethod or classmethod, the base classes and metaclass of a class
-   it uses and the module-level names its field annotations use (``mode: Mode``,
+   it uses (and, once the code uses ``__subclasses__``, the subclasses of each user class
+   reached) and the module-level names its field annotations use (``mode: Mode``,
    ``list[Doc]``; ``oloproof.fingerprint._annotations``), the user's functions held by a
    library's objects (a decorator's wrapper, a dispatch registry, a patched library module);
    cycles and recursion are visited once;

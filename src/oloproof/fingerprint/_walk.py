@@ -125,12 +125,14 @@ class Walk(Values):
         self._keep: list[Any] = []  # keeps what was scheduled alive, so ids stay unique
         self._top_done: set[str] = set()  # modules whose top-level statements were read
         self._whole: set[str] = set()  # user modules counted by their whole file
+        self._classes: list[type] = []  # the user's classes reached, for ``__subclasses__``
 
     def run(self) -> None:
         while True:
             while self._queue:
                 self._queue.popleft()()
-            if not self._top_levels():  # they may reach more code, to walk in turn
+            # Either may reach more code, to walk in turn.
+            if not self._top_levels() and not self._subclasses():
                 return
 
     # --- entry points ----------------------------------------------------------------------
@@ -143,6 +145,8 @@ class Walk(Values):
             place = place_of_class(klass)
             if place is not Place.USER:
                 self.stand_for(klass.__module__, place)
+            else:
+                self._classes.append(klass)
         if type(cls) is not type:
             material += self.class_reference(type(cls))
         for attribute in (name, *LIFECYCLE):
@@ -233,6 +237,7 @@ class Walk(Values):
     def _whole_class(self, cls: type) -> None:
         """A class the code uses (not the entry class): its source, bases and every member."""
         key = class_key(cls)
+        self._classes.append(cls)
         digest = blake3()
         try:
             source: str | None = inspect.getsource(cls)
@@ -534,6 +539,19 @@ class Walk(Values):
                 for attribute in _CLOCKS.values():
                     if _loads_attribute(code, (attribute,)):
                         self.clock[f"time.{attribute}"] = None
+
+    def _subclasses(self) -> bool:
+        """Once the code uses ``__subclasses__`` (``for cls in Base.__subclasses__()``), the
+        subclasses of each of the user's classes reached, which it may call though it never
+        names them (a plugin module imported for its classes alone). Whether any was new."""
+        if "__subclasses__" not in self.names:
+            return False
+        waiting = len(self._queue)
+        for cls in list(self._classes):
+            subclasses: list[type] = type.__subclasses__(cls)  # not the class's override
+            for subclass in subclasses:
+                self.class_reference(subclass)
+        return len(self._queue) > waiting
 
     def _top_levels(self) -> bool:
         """The statements run at import (``oloproof.fingerprint._toplevel``) of each user module
