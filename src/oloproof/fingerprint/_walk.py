@@ -98,6 +98,7 @@ _OWN_NAMESPACE = frozenset({"globals", "vars", "modules"})
 # time module shares with itself, by the attribute the code loads (``time.time()``).
 _CLOCKS: dict[Any, str] = {time.time: "time", time.time_ns: "time_ns"}
 _ATTRIBUTE_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_LIBRARIES = frozenset({Place.STDLIB, Place.INSTALLED})
 
 
 class Walk(Values):
@@ -636,7 +637,8 @@ def _from_library(name: str, value: Any, bound: Iterable[tuple[str, str]]) -> bo
 
 def _library_name(value: Any) -> str | None:
     """The name a library's function or class was defined with (``numpy.load`` held as
-    ``np_load``); None for the user's code and for anything not callable."""
+    ``np_load``); None for the user's code, for Oloproof's (its ``system`` decorator is no
+    ``os.system``) and for anything not callable."""
     if isinstance(value, ModuleType) or not callable(value):
         return None
     try:
@@ -647,7 +649,7 @@ def _library_name(value: Any) -> str | None:
         place = place_of_function(value)
     else:
         place = place_of_name(module) if isinstance(module, str) else Place.USER
-    return own if isinstance(own, str) and place is not Place.USER else None
+    return own if isinstance(own, str) and place in _LIBRARIES else None
 
 
 def _filled(cell: Any) -> bool:
