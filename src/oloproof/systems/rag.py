@@ -35,7 +35,8 @@ reads; the class it is called on, so two subclasses never share a stage output):
   most read only the kept passages, and a budget raised then regenerates only where they
   changed. When generate reads state that retrieve's code changes (``context_use.written``:
   ``self.scores[q] = ...``), no retrieval is taken from the cache (generate would read what no
-  retrieve left there) and generate's key holds the whole retrieval, its scores included.
+  retrieve left there) and generate's key holds the whole retrieval, its scores included, and
+  retrieve's fingerprint.
 
 The system's identity (the execution cache's) holds every setting and all three fingerprints
 (retrieve, generate, count_tokens). It, and the identity of a stage whose code reaches
@@ -511,6 +512,12 @@ class RagSystem:
         candidates = reordered(retrieval.candidates, ranked)
         return Retrieval(query=retrieval.query, depth=retrieval.depth, candidates=candidates)
 
+    def _state_left(self, retrieval: dict[str, Any]) -> dict[str, Any]:
+        """What generate's key holds of the state retrieve leaves behind for it: the whole
+        retrieval, and retrieve's code, which may leave other state behind (``self.mode =
+        "B"``) with the same passages returned."""
+        return {"retrieval": retrieval, "retrieve_code": self._fingerprints["retrieve"].key}
+
     def _context_read(self, context: Context) -> dict[str, Any]:
         """The fields of ``context`` beyond its kept passages that generate's code reads by
         name, for its cache key (none for most: the key then stays as it always was)."""
@@ -541,7 +548,7 @@ class RagSystem:
                 **self._readings["generate"],
                 **self._declared,
                 **self._context_read(context),
-                **({"retrieval": retrieval} if retrieval is not None else {}),
+                **(self._state_left(retrieval) if retrieval is not None else {}),
             }
         )
         cached = await ctx.stage_cache.lookup(identity) if ctx.use_stage_cache else None
