@@ -171,7 +171,7 @@ class Walk(Values):
     def _function(self, fn: FunctionType, owner: type | None) -> None:
         place = place_of_function(fn)
         if place is not Place.USER:
-            self.stand_for(fn.__module__ or "", place)
+            self.stand_for(_defined_in(fn), place)
             # A library's decorator around the user's function (functools.singledispatch,
             # a retry wrapper): the user's code it holds still counts.
             cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
@@ -650,6 +650,14 @@ def _library_name(value: Any) -> str | None:
     else:
         place = place_of_name(module) if isinstance(module, str) else Place.USER
     return own if isinstance(own, str) and place in _LIBRARIES else None
+
+
+def _defined_in(fn: FunctionType) -> str:
+    """The module a function's code is defined in: its globals' ``__name__``. A library's
+    wrapper made with ``functools.wraps`` carries the ``__module__`` of the user's function it
+    wraps, and would stand for that module rather than for its own package."""
+    name = fn.__globals__.get("__name__")
+    return name if isinstance(name, str) else fn.__module__ or ""
 
 
 def _filled(cell: Any) -> bool:
