@@ -38,7 +38,9 @@ def test_a_schema_file_that_is_not_utf8_is_refused(
     root = toy_project(tmp_path / "p", config=CONFIG, policy=POLICY)
     (root / "shape.json").write_bytes(content)
     done = oloproof("run", cwd=root)
-    assert (done.code, done.err) == (2, f"error: {root}/{said}\n"), done.out
+    # Named at the evaluator entry that reads it too (``runner.entry_located``).
+    at = f"{root}/oloproof.yaml, line 3: evaluators.0"
+    assert (done.code, done.err) == (2, f"error: {at}: {root}/{said}\n"), done.out
     assert not (root / ".oloproof").exists()
 
 
