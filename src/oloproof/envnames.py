@@ -12,6 +12,9 @@ ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 SHELL_REFERENCE = re.compile(r"\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 """``${NAME}`` or ``$NAME``, as a shell reads a variable: what a setting that reads none (a URL)
 must not hold, since it would be sent as written."""
+UNREAD_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+"""What still reads as a variable in a value once its ``${NAME}`` are taken out: ``$NAME``, or
+``${NAME`` with its brace left open (a header value would send it as written)."""
 
 
 def variable_name(name: str, holding: str = "the key") -> str:

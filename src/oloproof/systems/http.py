@@ -46,7 +46,7 @@ import httpx
 from ledger import CodecError, encode
 from oloproof import redaction, strictjson
 from oloproof.dataset import MAX_NESTING, Case, nesting
-from oloproof.envnames import ENV_REFERENCE
+from oloproof.envnames import ENV_REFERENCE, UNREAD_REFERENCE
 from oloproof.errors import ArtifactError, ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey
@@ -69,9 +69,6 @@ if TYPE_CHECKING:
 # RFC 9110's token, the only header names h11 sends.
 _HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _CANNOT = ", which an HTTP header cannot carry"
-# What is left of a header value once its ``${NAME}`` are taken out and still reads as a
-# variable: ``$NAME``, or ``${NAME`` with its brace left open.
-_MEANT_VARIABLE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
 _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
@@ -305,7 +302,7 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
     what = unsendable(configured)
     if what is not None:
         return HeaderFault(f"{field} its configured value holds {what}{_CANNOT}")
-    meant = _MEANT_VARIABLE.search(configured)
+    meant = UNREAD_REFERENCE.search(configured)
     if meant is not None:
         # Meant as a variable (as a shell reads one, or with its brace left open): sent as
         # written, every call would fail its authentication with the key never read.
