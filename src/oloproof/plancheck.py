@@ -2,7 +2,8 @@
 
 Each refuses input that would otherwise be accepted and then quietly mean something else, or
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
-slice), an HTTP header that reads an environment variable which is not set, or that resolves to
+slice), an ``expected_field`` no case has (a misspelt one excludes every case from its metric),
+an HTTP header that reads an environment variable which is not set, or that resolves to
 a name or value HTTP cannot carry (every case would fail at its first call), a staged system's
 top_k above its depth (a cut that never cuts), a truncation slice with no budget to truncate.
 A resumed run is held to the settings under ``system:`` it started with, those its identity
@@ -12,7 +13,7 @@ leaves out included.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +22,10 @@ from pydantic import ValidationError
 from oloproof.config import ProjectConfig, SystemConfig
 from oloproof.dataset import Dataset
 from oloproof.errors import ConfigError
+from oloproof.evaluators.fields import MISSING, parse_path, read_path
 from oloproof.metrics import slice_value
 from oloproof.subset import dotted_problem
+from oloproof.suggest import did_you_mean
 from oloproof.systems.base import System
 
 
@@ -46,6 +49,47 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
             slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
         ):
             raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
+
+
+def check_expected_fields(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
+    """Refuse an evaluator's ``expected_field`` that no case's ``expected`` holds, even as null:
+    a misspelt one (``answr``) excluded every case from its metric (``no_expected_value``), and
+    a rule on it then blocked the gate for want of evidence, as if no case were labelled. A
+    field some cases hold stays accepted: the others are cases nobody labelled, excluded."""
+    named = {
+        index: name
+        for index, entry in enumerate(config.evaluators)
+        if (name := getattr(entry, "expected_field", None)) is not None
+    }
+    missing = set(named)
+    for case in dataset.cases:  # the first case holds them all, as a rule
+        missing = {i for i in missing if read_path(case.expected, parse_path(named[i])) is MISSING}
+        if not missing:
+            return
+    index = min(missing)
+    name = named[index]
+    depth = name.count(".") + 1
+    held = sorted({p for case in dataset.cases for p in _key_paths(case.expected, depth)})
+    found = f"the cases' expected fields: {', '.join(held)}" if held else "no case has any"
+    where = config.location("evaluators", index, "expected_field", path=config_path)
+    raise ConfigError(
+        f"{where}: evaluators.{index}: expected_field {name!r} of "
+        f"{config.evaluators[index].criterion!r}: no case has it in expected, so every case "
+        f"would be excluded from the metric ({found}){did_you_mean(name, held)}"
+    )
+
+
+def _key_paths(value: Any, depth: int, above: str = "") -> Iterator[str]:
+    """The dotted paths ``depth`` keys deep through the mappings of ``value`` (what an
+    ``expected_field`` of that many parts can name)."""
+    if not isinstance(value, Mapping):
+        return
+    for key, item in value.items():
+        at = f"{above}{key}"
+        if depth == 1:
+            yield at
+        else:
+            yield from _key_paths(item, depth - 1, f"{at}.")
 
 
 def check_headers(config: ProjectConfig, config_path: Path) -> None:

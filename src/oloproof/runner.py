@@ -73,6 +73,7 @@ from oloproof.metrics import (
 from oloproof.metrics import replay as replay_tally
 from oloproof.plancheck import (
     check_cut,
+    check_expected_fields,
     check_headers,
     check_slices,
     check_truncation_slice,
@@ -326,6 +327,7 @@ def _plan(
     if recorded is None:
         dataset = load_dataset(base / config.dataset, _case_check(config.evaluators))
         check_slices(config, config_path, dataset)
+        check_expected_fields(config, config_path, dataset)
     else:
         dataset = recorded
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
