@@ -320,18 +320,25 @@ class RunTally:
 
 
 def slice_value(name: str, body: Mapping[str, Any]) -> str:
-    """The value of slice ``name`` for one case result (``(none)`` when it has none)."""
-    if name.startswith("metadata."):
-        value: Any = body["metadata"]
-        for part in name.split(".")[1:]:
-            value = value.get(part) if isinstance(value, Mapping) else None
-    else:
-        value = body.get("labels", {}).get(name)
+    """The value of slice ``name`` for one case result (``(none)`` when it has none), as text:
+    the row it counts in."""
+    value = slice_datum(name, body)
     if value is None:
         return "(none)"
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def slice_datum(name: str, body: Mapping[str, Any]) -> Any:
+    """The value of slice ``name`` for one case result as the case holds it (None when it has
+    none), before ``slice_value`` makes text of it."""
+    if not name.startswith("metadata."):
+        return body.get("labels", {}).get(name)
+    value: Any = body["metadata"]
+    for part in name.split(".")[1:]:
+        value = value.get(part) if isinstance(value, Mapping) else None
+    return value
 
 
 def case_results(

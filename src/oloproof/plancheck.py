@@ -12,6 +12,7 @@ leaves out included.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -19,11 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from oloproof import strictjson
 from oloproof.config import ProjectConfig, SystemConfig
-from oloproof.dataset import Dataset
+from oloproof.dataset import Case, Dataset
 from oloproof.errors import ConfigError
 from oloproof.evaluators.fields import MISSING, parse_path, read_path
-from oloproof.metrics import slice_value
+from oloproof.metrics import slice_datum, slice_value
 from oloproof.subset import dotted_problem
 from oloproof.suggest import did_you_mean
 from oloproof.systems.base import System
@@ -49,6 +51,38 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
             slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
         ):
             raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
+        _one_kind_per_row(name, where, dataset)
+
+
+def _one_kind_per_row(name: str, where: str, dataset: Dataset) -> None:
+    """Refuse two cases whose values of slice ``name`` are of different kinds yet read as one
+    row (``slice_value``): the number 1 and the string "1", the boolean true and the string
+    "true", the string "(none)" and no value. The report shows the row's text alone, so the
+    two cannot be told apart in it, nor is it known whether they were meant as one value.
+    Values of one kind that read alike are equal (1 and 1.0 read "1" and "1.0": two rows)."""
+    # Each row's first case by its position (the case is read again for the error alone): a
+    # slice on a key of one value per case holds a row per case.
+    first: dict[str, tuple[str, int]] = {}
+    for index, case in enumerate(dataset.cases):
+        body = {"metadata": case.metadata}
+        datum = slice_datum(name, body)
+        kind = "no value" if datum is None else strictjson.kind(datum)
+        row = slice_value(name, body)
+        seen_kind, seen_at = first.setdefault(row, (kind, index))
+        if seen_kind != kind:
+            seen = dataset.cases[seen_at]
+            held = f"{_held(seen_kind, seen, name)} on line {seen.line} (case {seen.id!r})"
+            held += f" and as {_held(kind, case, name)} on line {case.line} (case {case.id!r})"
+            raise ConfigError(
+                f"{where}: slices: {name}: {dataset.path} holds it as {held}, which the report "
+                f"would count in one row ({row}); write the value one way in both"
+            )
+
+
+def _held(kind: str, case: Case, name: str) -> str:
+    """``the number 1``, ``the string "1"``, ``no value``: a slice value as a case holds it."""
+    datum = slice_datum(name, {"metadata": case.metadata})
+    return kind if datum is None else f"the {kind.split(' ', 1)[1]} {json.dumps(datum)}"
 
 
 def check_expected_fields(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
