@@ -31,6 +31,13 @@ Here each of those is one sentence naming the file and the line:
 8. a value YAML types by its form is one PyYAML can read as that type: a tag on text not
    written as what it names (``!!int 0.5``, ``!!null 0.9``, which PyYAML reads as null) and a
    bare word of a number's form that is none (``0b_``) are refused.
+9. the file holds no U+0085 (NEL), U+2028 (LINE SEPARATOR) or U+2029 (PARAGRAPH SEPARATOR)
+   as it is: YAML 1.1 (PyYAML) breaks a line at each, YAML 1.2 and most editors at none, so
+   ``# off<U+2028>max_failures: 5`` is a comment to one and a setting to the other, and a
+   quoted value folds the character to a space or keeps it. Written as a double-quoted
+   escape (``"\\L"``) it reads the same to both. With this, what the checks above let through
+   reads alike in YAML 1.1 and 1.2 (merges aside, an extension to both: requirement 2), so a
+   ``%YAML 1.2`` directive, which PyYAML reads by 1.1's rules, changes nothing.
 
 ``read_yaml`` returns the data and the line of every key path, for later errors.
 """
@@ -139,6 +146,7 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(f"{path}, line {line}: not UTF-8 text (byte {exc.start})") from None
+    _refuse_line_breaks_of_yaml_1_1(path, text)
     try:
         loader = _Loader(text)  # reading the text starts here: a NUL in it is refused now
     except yaml.reader.ReaderError as exc:
@@ -161,6 +169,36 @@ def read_yaml(path: Path) -> tuple[Any, Lines]:
         loader.dispose()
     _check_integers(path, data, (), lines)
     return data, lines
+
+
+# The line breaks of YAML 1.1 alone (requirement 9), each with its name and its escape in
+# double quotes, which YAML 1.1 and 1.2 read alike.
+_BREAKS_OF_1_1 = re.compile("[\x85\u2028\u2029]")
+_BREAKS = {
+    "\x85": ("NEXT LINE", "\\N"),
+    "\u2028": ("LINE SEPARATOR", "\\L"),
+    "\u2029": ("PARAGRAPH SEPARATOR", "\\P"),
+}
+
+
+def _refuse_line_breaks_of_yaml_1_1(path: Path, text: str) -> None:
+    """Refuse the first U+0085, U+2028 or U+2029 in ``text`` (requirement 9), at its line and
+    column as an editor that breaks lines at ``\\n`` alone counts them."""
+    found = _BREAKS_OF_1_1.search(text)
+    if found is None:
+        return
+    before = text[: found.start()]
+    line = before.count("\n") + 1
+    column = found.start() - before.rfind("\n")
+    char = found.group()
+    name, escape = _BREAKS[char]
+    raise ConfigError(
+        f"{path}, line {line}: the character U+{ord(char):04X} ({name}) "
+        f"at column {column}, which YAML 1.1 (how this file is read) takes for a line break and "
+        "YAML 1.2 and most editors for an ordinary character, so what the file says depends on "
+        f'what reads it; remove it, or write "{escape}" inside double quotes for the '
+        "character itself"
+    )
 
 
 def read_file(
