@@ -454,3 +454,33 @@ def dotted_refusal(holder: str, dotted: str, reader: str) -> str:
         f"{holder} {dotted!r}, whose dot {reader} reads as a key inside a key, so it could not "
         "read the value there; rename the key without the dot"
     )
+
+
+def lookalike_key(value: Any, parts: Sequence[str]) -> tuple[str, str] | None:
+    """The first key on the path ``parts`` through ``value`` that is the path's part there
+    written with other code points (``idtext.same_text``: an accent composed or not, a
+    zero-width joiner), with that part: ``("café", "cafe\u0301")``. A path reads keys by their
+    code points, so it would read the value under such a key as missing, though the two print
+    alike: its readers refuse it, as they refuse a key holding a dot (``dotted_key``)."""
+    for part in parts:
+        if not isinstance(value, Mapping):
+            return None
+        # Two ASCII names are the same text only when they are the same name (nearly always).
+        if not part.isascii() or not all(key.isascii() for key in value):
+            same = same_text(part)
+            for key in value:
+                if key != part and same_text(key) == same:
+                    return part, key
+        value = value.get(part)
+    return None
+
+
+def lookalike_refusal(holder: str, found: tuple[str, str], reader: str) -> str:
+    """The sentence refusing a key ``lookalike_key`` found: ``holder`` says whose key it is
+    (``case 'a' has the metadata key``)."""
+    part, key = found
+    return (
+        f"{holder} {key!a}, the same text as {part!a} that {reader} reads, written with other "
+        "Unicode code points (they look alike wherever they are shown), so it would read no "
+        "value there; write both the same way"
+    )

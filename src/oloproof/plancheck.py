@@ -22,7 +22,7 @@ from pydantic import ValidationError
 
 from oloproof import strictjson
 from oloproof.config import ProjectConfig, SystemConfig
-from oloproof.dataset import Case, Dataset
+from oloproof.dataset import Case, Dataset, lookalike_key, lookalike_refusal
 from oloproof.errors import ConfigError
 from oloproof.evaluators.fields import MISSING, parse_path, read_path
 from oloproof.metrics import slice_datum, slice_value
@@ -41,6 +41,7 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
         problem = dotted_problem(dataset.cases, name) if len(parts) > 1 else None
         if problem is not None:
             raise ConfigError(f"{where}: slices: {name}: {problem}")
+        _one_kind_per_row(name, where, dataset)
         if parts[0] not in dataset.metadata_keys:
             keys = ", ".join(sorted(dataset.metadata_keys))
             found = f"the cases' metadata keys: {keys}" if keys else "no case has metadata"
@@ -51,7 +52,6 @@ def check_slices(config: ProjectConfig, config_path: Path, dataset: Dataset) -> 
             slice_value(name, {"metadata": c.metadata}) == "(none)" for c in dataset.cases
         ):
             raise ConfigError(f"{where}: slices: {name}: no case has a value at {name}")
-        _one_kind_per_row(name, where, dataset)
 
 
 def _one_kind_per_row(name: str, where: str, dataset: Dataset) -> None:
@@ -59,11 +59,19 @@ def _one_kind_per_row(name: str, where: str, dataset: Dataset) -> None:
     row (``slice_value``): the number 1 and the string "1", the boolean true and the string
     "true", the string "(none)" and no value. The report shows the row's text alone, so the
     two cannot be told apart in it, nor is it known whether they were meant as one value.
-    Values of one kind that read alike are equal (1 and 1.0 read "1" and "1.0": two rows)."""
+    Values of one kind that read alike are equal (1 and 1.0 read "1" and "1.0": two rows).
+    So is a case holding the slice's key written with other code points (``café`` with its
+    accent decomposed: ``dataset.lookalike_key``), which would count as having no value."""
+    parts = name.split(".")[1:]
     # Each row's first case by its position (the case is read again for the error alone): a
     # slice on a key of one value per case holds a row per case.
     first: dict[str, tuple[str, int]] = {}
     for index, case in enumerate(dataset.cases):
+        alike = lookalike_key(case.metadata, parts)
+        if alike is not None:
+            holder = f"{dataset.path}, line {case.line}: case {case.id!r} has the metadata key"
+            problem = lookalike_refusal(holder, alike, "the slice")
+            raise ConfigError(f"{where}: slices: {name}: {problem}")
         body = {"metadata": case.metadata}
         datum = slice_datum(name, body)
         kind = "no value" if datum is None else strictjson.kind(datum)

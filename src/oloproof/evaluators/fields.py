@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, Protocol
 
-from oloproof.dataset import dotted_key, dotted_refusal
+from oloproof.dataset import dotted_key, dotted_refusal, lookalike_key, lookalike_refusal
 
 DEFAULT_FIELD: Final = "answer"
 
@@ -72,28 +72,31 @@ def dotted_expected_check(
     configs: Iterable[Any], *, of: str = "case"
 ) -> Callable[[Expecting], str | None] | None:
     """The check ``load_dataset`` makes of each case for the evaluators among ``configs`` that
-    read an expected value by a dotted path (``expected_field: gold.answer``): a case whose
-    expected holds a key with a dot where the path passes (``{"gold.answer": …}``) has a value
-    the path cannot name, which the evaluator would otherwise read as missing and exclude the
-    case (``no_expected_value``) without a word. None when no path has a dot. ``of`` names what
-    is checked (``example``, for a labels file's, which a judge would exclude alike)."""
+    read an expected value (``expected_field``): a case whose expected holds, where the path
+    passes, a key with a dot (``{"gold.answer": …}`` under ``expected_field: gold.answer``) or
+    the path's key written with other code points (``café`` with its accent decomposed:
+    ``dataset.lookalike_key``) has a value the path cannot name, which the evaluator would
+    otherwise read as missing and exclude the case (``no_expected_value``) without a word. None
+    when no evaluator reads one. ``of`` names what is checked (``example``, for a labels
+    file's, which a judge would exclude alike)."""
     paths = [
         (c.expected_field.split("."), c.expected_field, c.criterion)
         for c in configs
-        if "." in (getattr(c, "expected_field", None) or "")
+        if getattr(c, "expected_field", None)
     ]
     if not paths:
         return None
 
     def check(case: Expecting) -> str | None:
         for parts, name, criterion in paths:
+            holder = f"expected of {of} {case.id!r} has the key"
+            reader = f"expected_field {name} of {criterion!r}"
             dotted = dotted_key(case.expected, parts)
             if dotted is not None:
-                return dotted_refusal(
-                    f"expected of {of} {case.id!r} has the key",
-                    dotted,
-                    f"expected_field {name} of {criterion!r}",
-                )
+                return dotted_refusal(holder, dotted, reader)
+            alike = lookalike_key(case.expected, parts)
+            if alike is not None:
+                return lookalike_refusal(holder, alike, reader)
         return None
 
     return check
