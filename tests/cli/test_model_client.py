@@ -42,7 +42,12 @@ def ask(case_input):
 """
 
 CASES = [
-    {"id": f"q{i}", "input": {"question": f"How often do notes sync? ({i})"}} for i in range(3)
+    {
+        "id": f"q{i}",
+        "input": {"question": f"How often do notes sync? ({i})"},
+        "expected": {"answer": "sync"},
+    }
+    for i in range(3)
 ]
 
 

@@ -192,7 +192,9 @@ def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
         result.err
         == f"error: {root / 'cases.jsonl'}, line 2: duplicate case id 'a' (first on line 1)\n"
     )
-    (root / "cases.jsonl").write_text('{"id": "a", "input": {"q": "x"}}\n')
+    (root / "cases.jsonl").write_text(
+        '{"id": "a", "input": {"q": "x"}, "expected": {"answer": "X"}}\n'
+    )
     (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "nowhere:run"))
     result = oloproof("run", cwd=root)
     assert result.code == 2

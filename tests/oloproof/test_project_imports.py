@@ -45,7 +45,9 @@ def project(root: Path, answer: str) -> Path:
     root.mkdir(parents=True)
     (root / "app.py").write_text(APP)
     (root / "helper.py").write_text(f"ANSWER = {answer!r}\n")
-    (root / "cases.jsonl").write_text(json.dumps({"id": "c0", "input": {"q": "?"}}) + "\n")
+    (root / "cases.jsonl").write_text(
+        json.dumps({"id": "c0", "input": {"q": "?"}, "expected": {"answer": "?"}}) + "\n"
+    )
     config = {
         "system": {"name": "answers", "version": "1", "callable": "app:answer"},
         "dataset": "cases.jsonl",

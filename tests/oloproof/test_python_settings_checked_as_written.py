@@ -61,7 +61,9 @@ ONE_PRICE = (
 
 def test_python_settings_are_checked_as_the_file_is(tmp_path: Path) -> None:
     (tmp_path / "oloproof.yaml").write_text(CONFIG)
-    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": {"q": "x"}}\n')
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}}\n'
+    )
     said = api_said(SCRIPT, tmp_path)
     input_alone = ONE_PRICE.format(other="price_per_output_token")
     output_alone = ONE_PRICE.format(other="price_per_input_token")
