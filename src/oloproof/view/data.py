@@ -79,7 +79,7 @@ from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
-from oloproof.stored_runs import StoredRun, standing_decision
+from oloproof.stored_runs import StoredRun, index_disagreement, standing_decision
 from oloproof.subset import Selection
 
 if TYPE_CHECKING:
@@ -759,20 +759,45 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
     ``failures_criterion``), so only those of each run and their counterparts are read, never
     a whole run: of the case results the comparison read
     (``RecordedCases``), which a run resumed since outnumbers.
+
+    A case either run's index by case id does not find, while its failures index files it or
+    the comparison paired it, is refused as ``flips.flipped_cases`` refuses it: its flip
+    would drop out of the list while the comparison's counts hold it.
     """
     cand_id, base_id = body["candidate"]["run_id"], body["baseline"]["run_id"]
     cands = RecordedCases(reader.ledger, cand_id, body["candidate"]["results"])
     bases = RecordedCases(reader.ledger, base_id, body["baseline"]["results"])
+    alone = {  # the cases the comparison found in that run only
+        run_id: {i for u in body["unpaired"] if u["reason"] == reason for i in u["case_ids"]}
+        for run_id, reason in ((cand_id, "only_in_candidate"), (base_id, "only_in_baseline"))
+    }
     found: dict[tuple[str, str], Flip] = {}
     for metric in metrics:
-        for run_id, read, other in ((cand_id, cands, bases), (base_id, bases, cands)):
+        for run_id, read, other, other_id in (
+            (cand_id, cands, bases, base_id),
+            (base_id, bases, cands, cand_id),
+        ):
             for address, case in _failing_on(reader, run_id, metric):
+                case_id = case["case_id"]
+                own = read.address(case_id)
+                if own is None and case_result_of(reader.ledger, run_id, case_id) is None:
+                    raise index_disagreement(
+                        run_id,
+                        f"its index by case id misses case {case_id!r}, which its failures "
+                        "index files",
+                    )
                 # Another result of its id than the one the comparison read is not compared.
-                if read.address(case["case_id"]) != address:
+                if own != address:
                     continue
-                counterpart = other.get(case["case_id"])
+                counterpart = other.get(case_id)
                 if counterpart is None:
-                    continue
+                    if case_id in alone[run_id]:
+                        continue
+                    raise index_disagreement(
+                        other_id,
+                        f"its index by case id misses case {case_id!r}, which run {run_id} "
+                        "holds too",
+                    )
                 cand, base = (case, counterpart) if read is cands else (counterpart, case)
                 for flip in case_flips(body, [metric], cand, base):
                     found[(flip.case_id, metric)] = flip

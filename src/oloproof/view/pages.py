@@ -22,6 +22,7 @@ from markupsafe import Markup, escape
 from ledger import LedgerError
 from oloproof import display, report
 from oloproof.call_totals import totals_text
+from oloproof.errors import LedgerAccessError
 from oloproof.flips import changed_cases_line
 from oloproof.redaction import redact_text
 from oloproof.relevance import described, relevant_units, unit_of
@@ -43,6 +44,8 @@ class NotFound(Exception):
 
 def failure_text(exc: Exception) -> str:
     """What a page says when building it failed on ``exc``: a damaged ledger, or a bug."""
+    if isinstance(exc, LedgerAccessError):  # a refusal that says itself what to do
+        return f"This page cannot be shown: {exc}."
     if isinstance(exc, LedgerError):
         return (
             f"This page cannot be shown: {exc}. "
