@@ -27,7 +27,13 @@ from oloproof.bodies import (
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
 from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
 from oloproof.latest import LATEST, import_unfinished, resolve_latest
-from oloproof.metrics import RunTally, criteria_of, stream_case_results, tally_run
+from oloproof.metrics import (
+    RunTally,
+    case_result_of,
+    criteria_of,
+    stream_case_results,
+    tally_run,
+)
 from oloproof.report import (
     DEFAULT_LEVEL,
     CorrectedRow,
@@ -153,6 +159,26 @@ def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = N
             f"its index finds {found[0]} ({found[1]} errored)"
         )
     raise index_disagreement(run.run_id, problem)
+
+
+def check_case_index(ledger: Ledger, run: StoredRun) -> None:
+    """Refuse to read a run's cases by their ids when its index by case id misses some.
+
+    A read that looks each case up by its id (a diagnosis reading its child runs) takes a case
+    that index does not find for one the run never ran: a damaged page would change what the
+    read derives. So the run's indexes are checked as ``check_run_indexes`` checks them, and
+    each case of the run's own list must be found by its id as well. Raises
+    ``LedgerAccessError`` naming ``oloproof ledger rebuild-indexes``.
+    """
+    check_run_indexes(ledger, run)
+    held = missed = 0
+    for body in stream_case_results(ledger, run.run_id):
+        held += 1
+        missed += case_result_of(ledger, run.run_id, body["case_id"]) is None
+    if missed:
+        raise index_disagreement(
+            run.run_id, f"its index by case id misses {missed} of its {held} cases"
+        )
 
 
 def index_disagreement(run_id: str, problem: str) -> LedgerAccessError:

@@ -306,7 +306,7 @@ def _verify(ledger: Ledger, text: str, as_json: bool) -> int:
     from oloproof.diagnosis.derive import load_diagnosis
 
     diagnosis = load_diagnosis(ledger, text)
-    differences = verify_diagnosis(ledger, diagnosis.address)
+    differences = verify_diagnosis(ledger, diagnosis.address, refuse=True)
     if as_json:
         typer.echo(
             json.dumps(

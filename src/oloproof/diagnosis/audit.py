@@ -35,7 +35,7 @@ from oloproof.diagnosis.derive import (
 )
 from oloproof.diagnosis.labels import COMPLETE, GOLD_CONTEXT, child_labels
 from oloproof.display import an_event
-from oloproof.errors import OloproofError
+from oloproof.errors import LedgerAccessError, OloproofError
 from oloproof.events import plain
 from oloproof.stored_runs import load_run
 
@@ -46,10 +46,13 @@ MAX_DETAILS = 5
 """Differences spelled out in one problem's detail; the rest are counted."""
 
 
-def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
+def verify_diagnosis(ledger: Ledger, address: str, *, refuse: bool = False) -> list[str]:
     """Re-derive a diagnosis from its parent, child runs and carried labels; list differences.
 
-    An empty list means every label and count matches what the ledger re-derives.
+    An empty list means every label and count matches what the ledger re-derives. With
+    ``refuse``, a ledger that cannot be read as it is (its indexes disagree with a run: a
+    ``LedgerAccessError``) is raised rather than listed: the diagnosis is not known to differ,
+    and a caller checking this one diagnosis has nothing else to say.
     """
     try:
         event = ledger.get(address)
@@ -76,6 +79,8 @@ def verify_diagnosis(ledger: Ledger, address: str) -> list[str]:
         )
         problems, made = _record_differences(ledger, body, derived)
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
+        if refuse and isinstance(exc, LedgerAccessError):
+            raise
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]
     problems.extend(_differences(plain(body), plain(made)))
     if not problems and "cases" not in body:

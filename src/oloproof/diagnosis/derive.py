@@ -159,7 +159,13 @@ from oloproof.relevance import (
     run_unit,
 )
 from oloproof.store import load_event
-from oloproof.stored_runs import StoredRun, latest_end
+from oloproof.stored_runs import (
+    StoredRun,
+    check_case_index,
+    check_run_indexes,
+    latest_end,
+    load_run,
+)
 
 # Fields of a diagnosis body that verify re-derives (the rest are its inputs, and its pages,
 # whose records it re-derives one by one).
@@ -496,8 +502,9 @@ def derive_diagnosis(
     selected here, from the parent's first ``parent_results`` case results (all, for
     ``None``), as a diagnosis of ``schema`` was (before 3: without the cases of unknown
     outcome, and not pinned to the results read). Cases are read one at a time from the ledger
-    as ``records`` is consumed.
+    as ``records`` is consumed, once ``check_indexes`` has found the runs' indexes agreeing.
     """
+    check_indexes(ledger, None if selection is not None else parent, child_runs)
     pinned = schema >= 3
     system = parent.body["system"]
     staged = system.get("kind") == "rag"
@@ -562,6 +569,18 @@ def derive_diagnosis(
         fields["state"] = state
         fields["reason"] = reason
     return Derivation(fields, selection, map(tally.add, records), tally)
+
+
+def check_indexes(ledger: Ledger, parent: StoredRun | None, child_runs: Sequence[ChildRun]) -> None:
+    """Refuse (``LedgerAccessError``, naming ``oloproof ledger rebuild-indexes``) to derive a
+    diagnosis from runs whose indexes disagree with their events: a case they miss would
+    change its labels and counts. The parent's cases are read through its list of cases (not
+    checked for ``None``: the caller selected them from a run it checked), each child run's by
+    their ids (``_Outcomes``)."""
+    if parent is not None:
+        check_run_indexes(ledger, parent)
+    for child in child_runs:
+        check_case_index(ledger, load_run(ledger, child["address"]))
 
 
 def evaluator_type(run: Mapping[str, Any], criterion: str) -> str | None:
