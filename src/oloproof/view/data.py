@@ -79,7 +79,12 @@ from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
-from oloproof.stored_runs import StoredRun, index_disagreement, standing_decision
+from oloproof.stored_runs import (
+    StoredRun,
+    check_case_index,
+    index_disagreement,
+    standing_decision,
+)
 from oloproof.subset import Selection
 
 if TYPE_CHECKING:
@@ -588,9 +593,21 @@ def find_case(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResul
     address, body = reader.run_event(run_id)
     found = _case_by_id(reader, body["run_id"], case_id)
     if found is None:
-        unfinished = unfinished_case(StoredRun(body["run_id"], address, body), case_id)
+        run = StoredRun(body["run_id"], address, body)
+        # A case the index by case id misses may still be one the run holds (a damaged page):
+        # refused as such, never said to be unfinished or unknown.
+        check_case_index(reader.ledger, run)
+        unfinished = unfinished_case(run, case_id)
         raise ViewError(unfinished or f"run {body['run_id']} has no case {case_id!r}")
     return found
+
+
+def check_cases_found(reader: Reader, run_id: str) -> None:
+    """Refuse (``check_case_index``) a run some of whose cases its index by case id misses:
+    the page of a case finds it by its id. A static export checks each run so, before it
+    writes any page."""
+    address, body = reader.run_event(run_id)
+    check_case_index(reader.ledger, StoredRun(body["run_id"], address, body))
 
 
 def _case_by_id(reader: Reader, run_id: str, case_id: str) -> tuple[str, CaseResultBody] | None:

@@ -45,6 +45,7 @@ def _page(maker: str, /, *args: Any, **kwargs: Any) -> tuple[str, str]:
 
 
 def _run_pages(reader: data.Reader, run_id: str) -> Iterator[tuple[str, str]]:
+    data.check_cases_found(reader, run_id)  # else a case page fails once some are written
     yield _page("run", run_id)
     page = data.run_page(reader, run_id)
     filters: list[dict[str, str]] = [{}]
