@@ -28,13 +28,12 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ledger import Ledger
-from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import import_unfinished, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
 from oloproof.report import execution_state
 from oloproof.runlock import writer_of
-from oloproof.stored_runs import standing_decision
+from oloproof.stored_runs import listed_runs, standing_decision
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -112,7 +111,7 @@ class DiagnosisGroup:
 
 def run_rows(ledger: Ledger) -> list[RunRow]:
     """Every run in the ledger, newest first."""
-    rows = [run_row(ledger, address, event.body) for address, event in ledger.events(ev.RUN)]
+    rows = [run_row(ledger, address, event.body) for address, event in listed_runs(ledger)]
     return newest_first(rows, lambda row: (row.created_at, row.run_id))
 
 

@@ -83,6 +83,7 @@ from oloproof.stored_runs import (
     StoredRun,
     check_case_index,
     index_disagreement,
+    listed_runs,
     standing_decision,
 )
 from oloproof.subset import Selection
@@ -239,7 +240,7 @@ def runs(
     """Top-level runs, newest first, filtered; each with its diagnoses and their child runs."""
     top: list[tuple[str, RunBody]] = []
     children: dict[str, tuple[str, RunBody]] = {}
-    for address, event in reader.ledger.events(ev.RUN):
+    for address, event in listed_runs(reader.ledger):
         body = run_body(event)
         if body.get("parent"):
             children[body["run_id"]] = (address, body)
@@ -356,7 +357,7 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         # than are being written now: the run is decided, and counted, when it ends.
         end, decision = None, None
     problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
-    stored_runs = ((a, run_body(e)) for a, e in reader.ledger.events(ev.RUN))
+    stored_runs = ((a, run_body(e)) for a, e in listed_runs(reader.ledger))
     children = {
         b["run_id"]: (a, b)
         for a, b in stored_runs
