@@ -33,7 +33,7 @@ from oloproof.latest import import_unfinished, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
 from oloproof.report import execution_state
 from oloproof.runlock import writer_of
-from oloproof.stored_runs import listed_runs, standing_decision
+from oloproof.stored_runs import check_decided, listed_runs, standing_decision
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""
@@ -187,7 +187,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         state = "running"
     else:
         state = str(end["state"]) if end is not None else "interrupted"
-    decision_state, gate, exit_code = _gate(ledger, body, execution)
+    decision_state, gate, exit_code = _gate(ledger, body, end, execution)
     parent = body.get("parent") or {}
     return RunRow(
         run_id=run_id,
@@ -229,9 +229,11 @@ def _counted(ledger: Ledger, run_id: str) -> RunTally:
 
 
 def _gate(
-    ledger: Ledger, body: Mapping[str, Any], execution: str
+    ledger: Ledger, body: Mapping[str, Any], end: Mapping[str, Any] | None, execution: str
 ) -> tuple[str, str | None, int | None]:
     decision = standing_decision(ledger.lookup_events("run_meta", body["run_id"]))
+    if end is not None:
+        check_decided(body["run_id"], body, end, decision)
     if decision is not None and execution not in ("STOPPED", "RUNNING"):
         gate = decision.body["gate"]
         return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])

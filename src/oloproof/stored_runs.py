@@ -165,16 +165,18 @@ def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = N
     hides some of them, and a report on the rest would look complete. So the cases (and the
     errored ones) the index finds must be what the run's latest end record counts, and a
     decision needs an end record beside it. A run still being resumed has found more than its
-    last end record counted, which is not damage. ``tally`` saves a pass over the cases when
-    the caller has one. Raises ``LedgerAccessError`` naming ``oloproof ledger
-    rebuild-indexes``.
+    last end record counted, which is not damage. An end record needs the decision written
+    beside it (``check_decided``). ``tally`` saves a pass over the cases when the caller has
+    one. Raises ``LedgerAccessError`` naming ``oloproof ledger rebuild-indexes``.
     """
     end = latest_end(ledger, run.run_id)
+    decision = latest_decision(ledger, run.run_id)
     if end is None:
-        if latest_decision(ledger, run.run_id) is None:
+        if decision is None:
             return  # not finished yet (or never will be): nothing recorded to check against
         problem = "it has a decision but its index finds no end record"
     else:
+        check_decided(run.run_id, run.body, end, decision)
         found = (tally.cases, tally.errored) if tally is not None else _count(ledger, run.run_id)
         if found == (end["cases"], end["errored"]):
             return
@@ -185,6 +187,21 @@ def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = N
             f"its index finds {found[0]} ({found[1]} errored)"
         )
     raise index_disagreement(run.run_id, problem)
+
+
+def check_decided(
+    run_id: str, body: Mapping[str, Any], end: Mapping[str, Any], decision: object | None
+) -> None:
+    """Refuse a run with a policy whose end record is found without a decision.
+
+    A run with a policy that was not stopped writes its decision in the commit that writes
+    its end record (``runner._finish``), so one found alone had its decision hidden by a
+    damaged index page: the run would read as never decided, its gate unsaid.
+    """
+    if decision is None and body.get("policy") is not None and end["state"] != "stopped":
+        raise index_disagreement(
+            run_id, "its index finds its end record but not the decision written with it"
+        )
 
 
 def check_case_index(ledger: Ledger, run: StoredRun) -> None:
