@@ -27,6 +27,7 @@ from scipy.stats import beta
 from tests.cli.test_citations_without_context_count_against import APP
 from tests.support import metric_of, oloproof, start_run, write_project
 
+from oloproof.evaluators.judges import CitationSupportJudge
 from oloproof.testing import ScriptedJudgeServer, verdict
 
 JUDGE = """\
@@ -135,7 +136,7 @@ def test_a_run_the_release_before_left_is_refused_naming_both_versions(tmp_path:
     # Was: the evaluators changed since the run started (the user changed none).
     assert resumed.err == (
         f"error: {run_id} was started by an earlier release of oloproof, whose judges' code "
-        "(version 5) read the judges' replies otherwise than this one's (version 7), so its "
+        f"(version 5) read the judges' replies otherwise than this one's (version {CitationSupportJudge.VERSION}), so its "
         "cases left cannot be judged alike with those it finished; start a new run instead: "
         "oloproof run\n"
     )

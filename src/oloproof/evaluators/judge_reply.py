@@ -9,6 +9,9 @@ the reply *is* the object the request asked for:
 - the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
   [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings, neither
   holding a lone surrogate escape (``"\\ud83d"``: half a character, which no ledger stores);
+- none of those keys is given twice as a model reads keys: in any case, full-width, with spaces
+  or invisible characters (``"verdict"`` beside ``"Verdict"``); which one the judge meant cannot
+  be known;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -37,6 +40,7 @@ import html
 import json
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -143,8 +147,21 @@ def read_reply(
     return found
 
 
+_READ_KEYS = ("verdict", "score", "reason", "unsupported")
+"""The keys a reply is read by: each must be given once, in whatever case."""
+
+
 def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
     key = "score" if scale == "score" else "verdict"
+    named: dict[str, list[str]] = {}
+    for given in obj:
+        named.setdefault(_as_read(given), []).append(given)
+    for read in _READ_KEYS:
+        if len(named.get(read, ())) > 1:
+            # {"verdict": "pass", "Verdict": "fail"}: a model reads both as the verdict, and
+            # which one the judge meant cannot be known.
+            spelled = " and ".join(json.dumps(k, ensure_ascii=False) for k in named[read])
+            return Unparseable(f"the reply is ambiguous: it gives {spelled}")
     decision = _decision(obj.get(key), scale)
     if decision is None:
         wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
@@ -165,6 +182,13 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
             "pair), which is not text"
         )
     return Judgment(decision, reason, None if unsupported is None else tuple(unsupported))
+
+
+def _as_read(key: str) -> str:
+    """``key`` as a model reads it: in its NFKC form (full-width letters are letters),
+    casefolded, without invisible format characters (U+200B) or the spaces around it."""
+    seen = unicodedata.normalize("NFKC", key).casefold()
+    return "".join(c for c in seen if unicodedata.category(c) != "Cf").strip()
 
 
 def _decision(value: Any, scale: Scale) -> str | float | None:

@@ -145,10 +145,12 @@ class LLMJudge:
     # 5: a verdict planted in the material with a template tag or inside a passage id, which
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
+    # 6 (the citation judge's 8): a reply giving a key it is read by twice, as a model reads
+    # keys ("verdict" and "Verdict"), is unparseable. Version 5 read the exact key.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
-    # share moves every judge's version past the highest.
-    VERSION: ClassVar[int] = 5
+    # share moves every judge's version by one.
+    VERSION: ClassVar[int] = 6
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
@@ -390,8 +392,9 @@ class CitationSupportJudge(LLMJudge):
     # 6: an answer citing ids where no context was recorded, or citing a passage recorded
     # without its text, is missing, not excluded: its citations claim what nothing recorded can
     # check. Version 5 left it out of the metric. 7: a reply passing the answer while naming
-    # cited ids it found unsupported is no verdict; version 6 read it as a pass.
-    VERSION = 7
+    # cited ids it found unsupported is no verdict; version 6 read it as a pass. 8: the shared
+    # code's change of LLMJudge.VERSION 6.
+    VERSION = 8
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_schema(self.scale, with_unsupported=True)

@@ -10,7 +10,7 @@ request, and a provider's body as a verdict) beside the version it was recorded 
 to that code fails here until one of these is done.
 
 - The change can alter a request or a verdict: bump the version of every judge it can alter
-  (``LLMJudge.VERSION`` past the highest for shared code, a judge's own for its ``prepare``),
+  (every judge's by one for shared code, a judge's own for its ``prepare``),
   say what changed in the comment above it and in docs/judges.md, then record the new versions
   and digest below.
 - It cannot (a rename, a refactor, the wording of an error): record the new
@@ -48,8 +48,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 5, "CitationSupportJudge": 7, "AnswerJudge": 5, "RubricJudge": 5},
-    "929a60d805421b6e583b26788de555bc863e97f6dff417dfe1fb7a5b6482c4a6",
+    {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
+    "08e2d8b523fd111e2959d30549bce1a71b0ca098246e719b3ca0b8ac03d8383e",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
