@@ -7,8 +7,10 @@ the reply *is* the object the request asked for:
 - the whole reply, surrounding whitespace aside, is one JSON object; or it is exactly one fenced
   block (```` ```json ```` or ```` ``` ````) holding one, with nothing before or after the fence;
 - the object has a valid ``verdict`` (``"pass"``/``"fail"``, any case) or ``score`` (a number in
-  [0, 1]); ``reason``, when present, is a string, and ``unsupported`` a list of strings, neither
-  holding a lone surrogate escape (``"\\ud83d"``: half a character, which no ledger stores);
+  [0, 1]), and not the other of the two (nothing says where a score becomes a pass, so whether
+  they agree cannot be known); ``reason``, when present, is a string, and ``unsupported`` a
+  list of strings, neither holding a lone surrogate escape (``"\\ud83d"``: half a character,
+  which no ledger stores);
 - none of those keys is given twice as a model reads keys: in any case, full-width, with spaces
   or invisible characters (``"verdict"`` beside ``"Verdict"``); which one the judge meant cannot
   be known;
@@ -162,6 +164,12 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
             # which one the judge meant cannot be known.
             spelled = " and ".join(json.dumps(k, ensure_ascii=False) for k in named[read])
             return Unparseable(f"the reply is ambiguous: it gives {spelled}")
+    other = "verdict" if key == "score" else "score"
+    if other in named:
+        # Neither judge says where a score turns into a pass, so whether the two agree (a
+        # score of 0.9 beside "fail") cannot be known: the reply gives two answers to one
+        # question, and its schema allows one.
+        return Unparseable(f'the reply gives a "{other}" beside its "{key}"')
     decision = _decision(obj.get(key), scale)
     if decision is None:
         wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'

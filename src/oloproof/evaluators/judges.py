@@ -146,7 +146,8 @@ class LLMJudge:
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
     # 6 (the citation judge's 8): a reply giving a key it is read by twice, as a model reads
-    # keys ("verdict" and "Verdict"), is unparseable. Version 5 read the exact key.
+    # keys ("verdict" and "Verdict"), or both a verdict and a score, is unparseable. Version 5
+    # read the exact key, and the one asked for.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version by one.

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "08e2d8b523fd111e2959d30549bce1a71b0ca098246e719b3ca0b8ac03d8383e",
+    "b723288e40cbd10f339ae8af257daa377aa9fe65381a7bab1c6c2da17a5aa64f",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
