@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
@@ -108,15 +109,69 @@ CALL_FAILURES: dict[str, str] = {
 }
 
 # The templates' own tags: inside the material they are escaped, so no text can close its block.
-_TAGS = re.compile(
-    r"<(/?)(question|passages|passage|cited_passages|cited_ids|answer|reference|rubric)\b",
-    re.IGNORECASE,
+# A model reads a tag written loosely as that tag too, so a tag is looked for in what a model
+# sees: each character as NFKC makes it (full-width ＜／ＡＮＳＷＥＲ is </answer>), in any case,
+# with the brackets and slashes that look alike, the Cyrillic and Greek letters that look like
+# the tags' own, invisible characters (format characters such as U+200B, variation selectors)
+# left out, and spaces around the slash.
+_TAG = re.compile(
+    r"\s*/?\s*(?:question|passages|passage|cited_passages|cited_ids|answer|reference|rubric)"
+    r"(?![a-z0-9_])"
 )
+# The brackets that look like "<" (full-width, small, angle quotation marks and brackets).
+_OPENERS = re.compile("[<\u2039\u2329\u27e8\u276e\u3008\u1438\ufe64\uff1c]")
+_LOOK_ALIKE = str.maketrans(
+    {
+        **dict.fromkeys("\u2044\u2215\u29f8\\", "/"),
+        # Cyrillic, then Greek, letters drawn as the Latin ones of the tags' names.
+        **dict(
+            zip(
+                "\u0430\u0441\u0435\u0456\u043e\u0440\u0455\u051b\u0501\u051d\u0433",
+                "aceiopsqdwr",
+                strict=True,
+            )
+        ),
+        **dict(zip("\u03b1\u03bf\u03b9\u03c1\u03c4", "aoipt", strict=True)),
+    }
+)
+_INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0")
+_TAG_SPAN = 64
+"""How many characters after a bracket are read for a tag: more than the longest tag with
+spaces and invisible characters around its letters, as a model would still read it."""
 
 
 def escape_material(text: str) -> str:
-    """``text`` with the templates' tags escaped: ``</answer>`` becomes ``&lt;/answer>``."""
-    return _TAGS.sub(lambda m: f"&lt;{m[1]}{m[2]}", text)
+    """``text`` with the templates' tags escaped: ``</answer>`` becomes ``&lt;/answer>``, and so
+    does any spelling a model reads as that tag (``</ ANSWER >``, ``＜/answer＞``, ...): its
+    bracket becomes ``&lt;``."""
+    starts = [m.start() for m in _OPENERS.finditer(text) if _TAG.match(_seen(text, m.end()))]
+    pieces: list[str] = []
+    last = 0
+    for start in starts:
+        pieces += [text[last:start], "&lt;"]
+        last = start + 1
+    return "".join([*pieces, text[last:]])
+
+
+def _seen(text: str, start: int) -> str:
+    """What a model reads of ``text`` from ``start`` on, for ``_TAG``: at most ``_TAG_SPAN``
+    characters, each in its NFKC form, casefolded and with look-alikes made the letter they
+    look like; invisible characters are left out and a run of spaces is one."""
+    seen: list[str] = []
+    for char in text[start : start + _TAG_SPAN]:
+        if char in _INVISIBLE or unicodedata.category(char) == "Cf" or _variation(char):
+            continue
+        read = unicodedata.normalize("NFKC", char).casefold().translate(_LOOK_ALIKE)
+        if read.isspace() and seen and seen[-1] == " ":
+            continue
+        seen.append(" " if read.isspace() else read)
+    return "".join(seen)
+
+
+def _variation(char: str) -> bool:
+    """Whether ``char`` is a variation selector (it changes a glyph's look, not the letter)."""
+    code = ord(char)
+    return 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF or 0x180B <= code <= 0x180F
 
 
 class LLMJudge:
@@ -146,8 +201,10 @@ class LLMJudge:
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
     # 6 (the citation judge's 8): a reply giving a key it is read by twice, as a model reads
-    # keys ("verdict" and "Verdict"), or both a verdict and a score, is unparseable. Version 5
-    # read the exact key, and the one asked for.
+    # keys ("verdict" and "Verdict"), or both a verdict and a score, is unparseable; the
+    # material's tags are escaped in every spelling a model reads as the tag (</ answer>,
+    # ＜/answer＞, a zero-width space inside). Version 5 read the exact key, and the one asked
+    # for, and let such a tag close its block.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version by one.

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "b723288e40cbd10f339ae8af257daa377aa9fe65381a7bab1c6c2da17a5aa64f",
+    "f3269cbc34b804ae9542e979acaf4614db20d43544bf3bfa70a067d78a73190e",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
