@@ -346,6 +346,7 @@ class CalibrationBody(TypedDict):
     missing_reasons: dict[str, int]
     excluded: list[Any]
     recorded_at: str
+    reply_models: NotRequired[list[str | None]]
 
 
 BODIES: dict[str, type] = {

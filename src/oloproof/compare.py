@@ -75,7 +75,7 @@ from ledger import Ledger
 from oloproof import __version__
 from oloproof import events as ev
 from oloproof.bodies import not_run, planned_cases
-from oloproof.calibration import judge_check, judge_identities
+from oloproof.calibration import judge_check, judge_identities, reply_models_in
 from oloproof.callargs import path
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
@@ -340,8 +340,16 @@ def _comparison(
     _add_not_run(pairing, unrun)
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
+    served: dict[str, set[str | None]] = {}
+    if calibrations is not None and policy is not None:
+        # The models the judges' replies named, in either run: a calibration made against
+        # another does not count.
+        judged = set(judge_identities(specs[0].values())) & {r.metric for r in policy.rules}
+        for cases in (candidate_cases, baseline_cases):
+            for criterion, models in reply_models_in(calibrations, cases, judged).items():
+                served.setdefault(criterion, set()).update(models)
     judging = _Judging(
-        specs, like_for_like, calibrations, judge_beats_chance, unobserved_before_judge
+        specs, like_for_like, calibrations, judge_beats_chance, unobserved_before_judge, served
     )
     decisions = _decide(policy, collected, level, judging)
     return {
@@ -929,6 +937,7 @@ class _Judging:
     calibrations: Ledger | None
     beats_chance: bool
     unobserved_first: bool
+    served: Mapping[str, set[str | None]]
 
 
 def _decide(
@@ -944,6 +953,7 @@ def _decide(
         judging.specs[0].values(),
         level,
         beats_chance=judging.beats_chance,
+        served=judging.served,
     )
     decided: list[tuple[RuleDecision, CompareRule]] = []
     for rule in policy.rules:

@@ -355,13 +355,14 @@ def calibrations_relied_on(decisions: Iterable[Mapping[str, Any]]) -> list[str]:
     what a decision or comparison links, so that ``verify`` re-derives it from them.
 
     A rule whose judge has only a calibration by an older version of the judges' code names
-    it (``older_code``) without relying on it; it is linked too, as what re-derives that name.
+    it (``older_code``) without relying on it, and one whose calibration saw another model
+    (``other_model``) names that one; each is linked too, as what re-derives that name.
     """
     found: list[str] = []
     for rule in decisions:
         judge = rule["detail"].get("judge", {})
-        older = judge.get("older_code") or {}
-        for address in (judge.get("calibration"), older.get("calibration")):
+        named = (judge.get(key) or {} for key in ("older_code", "other_model"))
+        for address in (judge.get("calibration"), *(n.get("calibration") for n in named)):
             if isinstance(address, str) and address not in found:
                 found.append(address)
     return found

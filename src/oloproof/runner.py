@@ -32,7 +32,7 @@ from oloproof.bodies import (
     not_run,
     planned_cases,
 )
-from oloproof.calibration import judge_check, judge_identities
+from oloproof.calibration import judge_check, judge_identities, reply_models_of_run
 from oloproof.call_totals import CallTotals
 from oloproof.callargs import MAX_REPEATS, Spelling, count, flag, path, shown, text, whole
 from oloproof.config import (
@@ -1008,7 +1008,12 @@ def decide_run(
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
-    check = judge_check(ledger, specs, policy.confidence_level, beats_chance=judge_beats_chance)
+    # The models the judges' replies named: a calibration made against another does not count.
+    judged = set(judge_identities(specs)) & {rule.metric for rule in policy.rules}
+    served = reply_models_of_run(ledger, run_body["run_id"], judged, tally.cases)
+    check = judge_check(
+        ledger, specs, policy.confidence_level, beats_chance=judge_beats_chance, served=served
+    )
     metrics = tally.metrics
     if not missing_any_value:
         metrics = {c: dataclasses.replace(t, any_value=False) for c, t in metrics.items()}

@@ -55,6 +55,8 @@ if TYPE_CHECKING:
         judge_check,
         judge_identities,
         latest_calibration,
+        reply_models_in,
+        reply_models_of_run,
         run_calibration,
     )
 
@@ -77,6 +79,8 @@ _HOMES = {
     "judge_check": "record",
     "judge_identities": "record",
     "latest_calibration": "record",
+    "reply_models_in": "record",
+    "reply_models_of_run": "record",
     "run_calibration": "record",
 }
 
@@ -105,6 +109,8 @@ __all__ = [
     "labels_digest",
     "latest_calibration",
     "load_labels",
+    "reply_models_in",
+    "reply_models_of_run",
     "requirement_check",
     "run_calibration",
     "tally",

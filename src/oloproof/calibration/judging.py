@@ -9,7 +9,7 @@ from typing import Any
 
 from oloproof import aio, strictjson
 from oloproof.calibration.labels import LabelledExample
-from oloproof.calibration.measure import Calibration
+from oloproof.calibration.measure import Calibration, sorted_models
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.evaluators.base import AsyncEvaluator
 from oloproof.evaluators.fields import dotted_expected_check
@@ -65,6 +65,7 @@ def tally(
     reasons: dict[str, int] = {}
     excluded: list[str] = []
     disagreements: list[str] = []
+    models: set[str | None] = set()
     for example, verdict in zip(labelled, verdicts, strict=True):
         if verdict.status == "missing":
             missing.append(example.id)
@@ -74,6 +75,8 @@ def tally(
             excluded.append(example.id)
         elif verdict.status in ("pass", "fail"):
             judge_passed = verdict.status == "pass"
+            if "reply_model" in verdict.detail:  # a model's reply, not a verdict made without
+                models.add(verdict.detail["reply_model"])
             counts[(example.label, judge_passed)] += 1
             if judge_passed != example.label:
                 disagreements.append(example.id)
@@ -92,6 +95,7 @@ def tally(
         disagreements=tuple(disagreements),
         labels={"n": len(labelled), **(labels or {})},
         missing_reasons=reasons,
+        reply_models=sorted_models(models),
     )
 
 

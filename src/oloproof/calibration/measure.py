@@ -9,7 +9,7 @@ with a Monte Carlo interval (numpy, loaded on the call).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -79,6 +79,9 @@ class Calibration:
     disagreements: tuple[str, ...] = ()
     labels: dict[str, Any] = field(default_factory=dict)
     missing_reasons: dict[str, int] = field(default_factory=dict)
+    reply_models: tuple[str | None, ...] | None = None
+    """The models the server said it ran (each reply's ``model``, None where a reply named
+    none) in the replies counted, sorted; None in a calibration recorded before they were."""
 
     @property
     def sensitivity(self) -> Rate:
@@ -118,12 +121,14 @@ class Calibration:
             "missing": list(self.missing),
             "missing_reasons": dict(self.missing_reasons),
             "excluded": list(self.excluded),
+            **({} if self.reply_models is None else {"reply_models": list(self.reply_models)}),
         }
 
     @staticmethod
     def from_body(body: Mapping[str, Any]) -> Calibration:
         """The calibration an event body records (the inverse of ``to_body``)."""
         counts = body["counts"]
+        models = body.get("reply_models")
         return Calibration(
             identity=body["identity"],
             judge=dict(body["judge"]),
@@ -137,7 +142,14 @@ class Calibration:
             disagreements=tuple(body.get("disagreements", ())),
             labels=dict(body.get("labels", {})),
             missing_reasons=dict(body.get("missing_reasons", {})),
+            reply_models=None if models is None else tuple(models),
         )
+
+
+def sorted_models(models: Iterable[str | None]) -> tuple[str | None, ...]:
+    """The distinct model names ``models`` holds, sorted, None (a reply that named none)
+    first."""
+    return tuple(sorted(set(models), key=lambda m: (m is not None, m or "")))
 
 
 # --- may the judge gate? -----------------------------------------------------------------------

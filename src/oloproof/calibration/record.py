@@ -13,13 +13,19 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oloproof.calibration.measure import Calibration, requirement_check, shown_above_chance
+from oloproof.calibration.measure import (
+    Calibration,
+    requirement_check,
+    shown_above_chance,
+    sorted_models,
+)
 from oloproof.errors import ConfigError, UnknownIdError
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable, Iterator, Sequence
 
     from ledger import Ledger
+    from oloproof.bodies import CaseResultBody
     from oloproof.config import CompareRule, Rule
     from oloproof.policy import JudgeCheck
 
@@ -203,8 +209,56 @@ def judge_identities(evaluators: Iterable[Any]) -> dict[str, tuple[str, Mapping[
     return found
 
 
+def reply_models_of_run(
+    ledger: Ledger, run_id: str, criteria: Collection[str], cases: int
+) -> dict[str, set[str | None]]:
+    """``reply_models_in`` the run's first ``cases`` cases as they were written (the first
+    result of each case, as a run's tally counts them, so a decision made midway re-derives
+    from what it saw)."""
+    from oloproof.metrics import SeenCases, case_result_body
+
+    def first_results() -> Iterator[CaseResultBody]:
+        seen = SeenCases()
+        for _, event in ledger.lookup_events("run_cases", run_id):
+            if seen.count >= cases:
+                return
+            body = case_result_body(event)
+            if seen.add(body):
+                yield body
+
+    return reply_models_in(ledger, first_results(), criteria)
+
+
+def reply_models_in(
+    ledger: Ledger, results: Iterable[Mapping[str, Any]], criteria: Collection[str]
+) -> dict[str, set[str | None]]:
+    """Criterion -> the models the server said it ran (each reply's ``model``, None where a
+    reply named none) in the pass and fail judgments of the judges ``criteria`` names, in the
+    case ``results``: what ``judge_check`` holds a calibration's ``reply_models`` to."""
+    from oloproof.bodies import judgment_body
+
+    found: dict[str, set[str | None]] = {}
+    if not criteria:
+        return found
+    for body in results:
+        groups: Sequence[Mapping[str, Any]] = body.get("repeats") or [body]
+        for group in groups:
+            for criterion, address in group["judgments"].items():
+                if criterion not in criteria:
+                    continue
+                judgment = judgment_body(ledger.get(address))
+                if judgment["status"] in ("pass", "fail") and "reply_model" in judgment["detail"]:
+                    found.setdefault(criterion, set()).add(judgment["detail"]["reply_model"])
+    return found
+
+
 def judge_check(
-    ledger: Ledger | None, evaluators: Iterable[Any], level: float, *, beats_chance: bool = True
+    ledger: Ledger | None,
+    evaluators: Iterable[Any],
+    level: float,
+    *,
+    beats_chance: bool = True,
+    served: Mapping[str, Collection[str | None]] | None = None,
 ) -> JudgeCheck:
     """The policy's per-rule judge check over the run's ``evaluators``.
 
@@ -219,6 +273,13 @@ def judge_check(
     rule on any other metric. Without a ``ledger`` no judge has a calibration.
     ``beats_chance``: the judge must also be shown better than chance (``requirement_check``),
     and the detail of a calibrated judge says whether it is (``beats_chance``).
+
+    ``served``: criterion -> the models the run's replies named (``reply_models_of_run``). A
+    calibration that recorded the models its replies named (``reply_models``) does not count
+    when the run's replies name one it did not: the server now runs another model under the
+    judge's name, and the measurement is of the one it ran then. The rule is then
+    ``judge_not_calibrated`` and the detail names that calibration as ``other_model``:
+    ``{"calibration", "calibrated", "judging"}`` (the two lists of models).
     """
     from oloproof.policy import JudgeStanding
 
@@ -240,6 +301,9 @@ def judge_check(
                 else None
             )
         recorded = found[identity]
+        other = _other_model(recorded, (served or {}).get(rule.metric))
+        if other is not None:
+            recorded = None
         calibration = recorded[1] if recorded is not None else None
         requirement = rule.judge
         minimums = (
@@ -256,6 +320,8 @@ def judge_check(
             "min_specificity": minimums[1],
             "level": level,
         }
+        if other is not None:
+            detail["other_model"] = other
         outdated = older[identity]
         if outdated is not None:
             detail["older_code"] = {"version": outdated[0], "calibration": outdated[1]}
@@ -273,3 +339,21 @@ def judge_check(
         return JudgeStanding(outcome, reason, detail)
 
     return check
+
+
+def _other_model(
+    recorded: tuple[str, Calibration] | None, judging: Collection[str | None] | None
+) -> dict[str, Any] | None:
+    """The ``other_model`` of a judge rule's detail when the calibration ``recorded`` saw replies
+    of other models than ``judging`` (the run's); None when it covers them, or when either side
+    is not known (a calibration recorded before it kept the models, a run with no reply)."""
+    if recorded is None or recorded[1].reply_models is None or not judging:
+        return None
+    calibrated = recorded[1].reply_models
+    if set(judging) <= set(calibrated):
+        return None
+    return {
+        "calibration": recorded[0],
+        "calibrated": list(calibrated),
+        "judging": list(sorted_models(judging)),
+    }

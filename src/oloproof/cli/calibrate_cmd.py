@@ -19,6 +19,7 @@ from oloproof.cli.arguments import a_number, check_input_file
 from oloproof.cli.inspect_cmd import RENDERERS
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path
+from oloproof.cli.render import model_names
 from oloproof.display import first_few, fmt_percent, fmt_percent_interval
 from oloproof.results import Interval
 from oloproof.stats import clopper_pearson
@@ -127,6 +128,9 @@ def calibration_lines(address: str, body: Mapping[str, Any]) -> list[str]:
         ids = list(body.get(label, []))
         if ids:
             lines.append(f"  {label}: {first_few(ids, SHOWN_IDS)}")
+    models = body.get("reply_models")
+    if models is not None:  # a run whose replies name another model cannot rely on it
+        lines.append(f"  replies from: {model_names(models) or 'no reply'}")
     lines.append(f"Judge identity: {body['identity']}")
     lines.append(f"Calibration event: {address}")
     return lines

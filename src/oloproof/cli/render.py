@@ -279,6 +279,15 @@ def cache_counts(counts: Sequence[int]) -> str:
 def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
     """One line under the rules table: the calibration a judge rule relied on, or its absence."""
     address = judge.get("calibration")
+    other = judge.get("other_model")
+    if not isinstance(address, str) and isinstance(other, Mapping):
+        return (
+            f"Judge of {rule_id}: calibration {short_address(str(other['calibration']))} was "
+            f"made with replies from {model_names(other['calibrated'])} (as the server named it), "
+            f"and this run's came from {model_names(other['judging'])}, so it does not count for "
+            f"this judge; record a new one with: oloproof calibrate --evaluator {metric} "
+            "--labels FILE"
+        )
     if not isinstance(address, str):
         older = older_code_text(judge.get("older_code"))
         if older is not None:
@@ -314,6 +323,11 @@ def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
             "say nothing of the answers"
         )
     return f"Judge of {rule_id}: calibration {short_address(address)}: " + "; ".join(parts)
+
+
+def model_names(names: Any) -> str:
+    """Model names as the server gave them, quoted; a reply that named none is said so."""
+    return ", ".join("no model named" if n is None else json.dumps(n) for n in names)
 
 
 def older_code_text(older: Any) -> str | None:
