@@ -11,9 +11,9 @@ the reply *is* the object the request asked for:
   they agree cannot be known); ``reason``, when present, is a string, and ``unsupported`` a
   list of strings, neither holding a lone surrogate escape (``"\\ud83d"``: half a character,
   which no ledger stores);
-- none of those keys is given twice as a model reads keys: in any case, full-width, with spaces
-  or invisible characters (``"verdict"`` beside ``"Verdict"``); which one the judge meant cannot
-  be known;
+- keys are read as a model reads them: in any case, full-width, with spaces or invisible
+  characters (``"Unsupported"`` is ``unsupported``); none of those keys is given twice so
+  (``"verdict"`` beside ``"Verdict"``), since which one the judge meant cannot be known;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -150,7 +150,7 @@ def read_reply(
 
 
 _READ_KEYS = ("verdict", "score", "reason", "unsupported")
-"""The keys a reply is read by: each must be given once, in whatever case."""
+"""The keys a reply is read by, in whatever case (``_as_read``): each must be given once."""
 
 
 def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
@@ -170,14 +170,17 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
         # score of 0.9 beside "fail") cannot be known: the reply gives two answers to one
         # question, and its schema allows one.
         return Unparseable(f'the reply gives a "{other}" beside its "{key}"')
-    decision = _decision(obj.get(key), scale)
+    # Each key is read as a model reads it: {"verdict": "pass", "Unsupported": ["kb-1"]} names
+    # an unsupported citation as surely as the lower-case key would.
+    values = {form: obj[keys[0]] for form, keys in named.items()}
+    decision = _decision(values.get(key), scale)
     if decision is None:
         wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
         return Unparseable(f'the reply\'s object has no "{key}" that is {wanted}')
-    reason = obj.get("reason")
+    reason = values.get("reason")
     if reason is not None and not isinstance(reason, str):
         return Unparseable('the reply\'s "reason" is not text')
-    unsupported = obj.get("unsupported")
+    unsupported = values.get("unsupported")
     if unsupported is not None and not (
         isinstance(unsupported, list) and all(isinstance(item, str) for item in unsupported)
     ):

@@ -200,11 +200,12 @@ class LLMJudge:
     # 5: a verdict planted in the material with a template tag or inside a passage id, which
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
-    # 6 (the citation judge's 8): a reply giving a key it is read by twice, as a model reads
-    # keys ("verdict" and "Verdict"), or both a verdict and a score, is unparseable; the
-    # material's tags are escaped in every spelling a model reads as the tag (</ answer>,
-    # ＜/answer＞, a zero-width space inside). Version 5 read the exact key, and the one asked
-    # for, and let such a tag close its block.
+    # 6 (the citation judge's 8): keys are read as a model reads them ("Unsupported" beside a
+    # pass is no verdict); a reply giving a key it is read by twice so ("verdict" and
+    # "Verdict"), or both a verdict and a score, is unparseable; the material's tags are
+    # escaped in every spelling a model reads as the tag (</ answer>, ＜/answer＞, a zero-width
+    # space inside). Version 5 read the exact key, and the one asked for, and let such a tag
+    # close its block.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version by one.

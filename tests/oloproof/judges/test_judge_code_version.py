@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "f3269cbc34b804ae9542e979acaf4614db20d43544bf3bfa70a067d78a73190e",
+    "ca5e6240f3b860297f5ca074e00ba9257136c53172b9c1c64eb2eb5c802081ed",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
