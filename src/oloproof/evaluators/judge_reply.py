@@ -13,7 +13,8 @@ the reply *is* the object the request asked for:
   which no ledger stores);
 - keys are read as a model reads them: in any case, full-width, with spaces or invisible
   characters (``"Unsupported"`` is ``unsupported``); none of those keys is given twice so
-  (``"verdict"`` beside ``"Verdict"``), since which one the judge meant cannot be known;
+  (``"verdict"`` beside ``"Verdict"``), and no other key's value is another decision
+  (``"final_verdict": "fail"`` beside a pass), since which one the judge meant cannot be known;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -177,6 +178,16 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
     if decision is None:
         wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
         return Unparseable(f'the reply\'s object has no "{key}" that is {wanted}')
+    for name, value in obj.items():
+        # {"verdict": "pass", "final_verdict": "fail"}: the reply gives another decision under
+        # a key of its own; which one the model meant cannot be known (beside a score, whether
+        # they agree cannot be known either).
+        said = value.strip().casefold() if isinstance(value, str) else None
+        if said in ("pass", "fail") and said != decision and _as_read(name) != key:
+            return Unparseable(
+                f'the reply gives "{said}" under {json.dumps(name, ensure_ascii=False)} '
+                f'beside its "{key}"'
+            )
     reason = values.get("reason")
     if reason is not None and not isinstance(reason, str):
         return Unparseable('the reply\'s "reason" is not text')

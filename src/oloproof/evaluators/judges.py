@@ -202,7 +202,8 @@ class LLMJudge:
     # copies it back unescaped is unparseable. Version 4 passed it.
     # 6 (the citation judge's 8): keys are read as a model reads them ("Unsupported" beside a
     # pass is no verdict); a reply giving a key it is read by twice so ("verdict" and
-    # "Verdict"), or both a verdict and a score, is unparseable; the material's tags are
+    # "Verdict"), both a verdict and a score, or another decision under a key of its own
+    # ("final_verdict": "fail"), is unparseable; the material's tags are
     # escaped in every spelling a model reads as the tag (</ answer>, ＜/answer＞, a zero-width
     # space inside). Version 5 read the exact key, and the one asked for, and let such a tag
     # close its block.

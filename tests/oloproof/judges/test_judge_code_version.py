@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "ca5e6240f3b860297f5ca074e00ba9257136c53172b9c1c64eb2eb5c802081ed",
+    "2d94888319823739298ce823b84ce8fe8c1a838885fcac4d754bf9faa82e1c71",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
