@@ -6,7 +6,8 @@ the prompt. The probe: only ``<`` directly followed by the tag's name (in any ca
 ``</ answer>``, ``< /answer>``, ``＜/answer＞`` in full-width brackets, a zero-width space inside
 the name, a Cyrillic ``а`` or an angle bracket ``〈`` reached the model as written, and a model
 reads each as the closing tag: the answer's own "instructions" after it then stood outside the
-material. Each spelling now has its bracket escaped (judge code version 6); a
+material. Each spelling now has its bracket escaped (judge code version 6), however many
+zero-width characters or spaces stand between the bracket and the name; a
 ``<`` that opens no template tag (``a < b``, ``</answers>``) is left as it is.
 """
 
@@ -37,6 +38,8 @@ SPELLINGS = [
     "</answer\u200d>",  # zero-width joiner
     "</\u0430nswer>",  # Cyrillic a
     "</ans\u0448er>".replace("\u0448", "\u051d"),  # Cyrillic we
+    "<" + "\u200b" * 100 + "/answer>",  # a long run of zero-width spaces
+    "</" + " " * 100 + "answer>",  # a long run of spaces
     "</passage id=x>",
     "<question>",
 ]

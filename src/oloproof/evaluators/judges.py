@@ -46,6 +46,7 @@ changes no verdict); calibrations are bound to that key.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import unicodedata
@@ -114,10 +115,20 @@ CALL_FAILURES: dict[str, str] = {
 # with the brackets and slashes that look alike, the Cyrillic and Greek letters that look like
 # the tags' own, invisible characters (format characters such as U+200B, variation selectors)
 # left out, and spaces around the slash.
-_TAG = re.compile(
-    r"\s*/?\s*(?:question|passages|passage|cited_passages|cited_ids|answer|reference|rubric)"
-    r"(?![a-z0-9_])"
+_TAG_NAMES = (
+    "question",
+    "passages",
+    "passage",
+    "cited_passages",
+    "cited_ids",
+    "answer",
+    "reference",
+    "rubric",
 )
+_TAG = re.compile(rf"\s*/?\s*(?:{'|'.join(_TAG_NAMES)})(?![a-z0-9_])")
+_TAG_CHARS = frozenset("".join(_TAG_NAMES) + " /")
+"""What a tag's reading holds before its end: past any other character, no tag is read."""
+
 # The brackets that look like "<" (full-width, small, angle quotation marks and brackets).
 _OPENERS = re.compile("[<\u2039\u2329\u27e8\u276e\u3008\u1438\ufe64\uff1c]")
 _LOOK_ALIKE = str.maketrans(
@@ -135,9 +146,11 @@ _LOOK_ALIKE = str.maketrans(
     }
 )
 _INVISIBLE = frozenset("\u034f\u115f\u1160\u3164\uffa0")
-_TAG_SPAN = 64
-"""How many characters after a bracket are read for a tag: more than the longest tag with
-spaces and invisible characters around its letters, as a model would still read it."""
+_TAG_SPAN = 24
+"""How many characters after a bracket are read for a tag, invisible ones and all but the first
+of a run of spaces not counted: more than the longest tag with a slash and spaces around it.
+Counted so, no run of zero-width characters or spaces between the bracket and the name hides
+the tag, and each character of the text is read for at most this many brackets."""
 
 
 def escape_material(text: str) -> str:
@@ -154,18 +167,28 @@ def escape_material(text: str) -> str:
 
 
 def _seen(text: str, start: int) -> str:
-    """What a model reads of ``text`` from ``start`` on, for ``_TAG``: at most ``_TAG_SPAN``
-    characters, each in its NFKC form, casefolded and with look-alikes made the letter they
-    look like; invisible characters are left out and a run of spaces is one."""
+    """What a model reads of ``text`` from ``start`` on, for ``_TAG``: up to ``_TAG_SPAN``
+    characters (and no further than the first that no tag holds), each as ``_read`` reads it;
+    invisible characters are left out and a run of spaces is one."""
     seen: list[str] = []
-    for char in text[start : start + _TAG_SPAN]:
-        if char in _INVISIBLE or unicodedata.category(char) == "Cf" or _variation(char):
+    for at in range(start, len(text)):
+        read = _read(text[at])
+        if read is None or (read == " " and seen and seen[-1] == " "):
             continue
-        read = unicodedata.normalize("NFKC", char).casefold().translate(_LOOK_ALIKE)
-        if read.isspace() and seen and seen[-1] == " ":
-            continue
-        seen.append(" " if read.isspace() else read)
+        seen.append(read)
+        if len(seen) == _TAG_SPAN or not _TAG_CHARS.issuperset(read):
+            break
     return "".join(seen)
+
+
+@functools.cache
+def _read(char: str) -> str | None:
+    """``char`` as a model reads it in a tag: its NFKC form, casefolded, a look-alike as the
+    letter or slash it looks like, any space as " "; None for an invisible character."""
+    if char in _INVISIBLE or unicodedata.category(char) == "Cf" or _variation(char):
+        return None
+    read = unicodedata.normalize("NFKC", char).casefold().translate(_LOOK_ALIKE)
+    return " " if read.isspace() else read
 
 
 def _variation(char: str) -> bool:

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "2d94888319823739298ce823b84ce8fe8c1a838885fcac4d754bf9faa82e1c71",
+    "7f8182517bf10346c8b0d8bc22746b5555a44bfb725fc0b0062412a1341d234f",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
