@@ -6,7 +6,7 @@ the prompt. The probe: only ``<`` directly followed by the tag's name (in any ca
 ``</ answer>``, ``< /answer>``, ``＜/answer＞`` in full-width brackets, a zero-width space inside
 the name, a Cyrillic ``а`` or an angle bracket ``〈`` reached the model as written, and a model
 reads each as the closing tag: the answer's own "instructions" after it then stood outside the
-material. Each spelling now has its bracket escaped (judge code version 6), however many
+material. Each spelling now has its bracket escaped (judge code version 8), however many
 zero-width characters or spaces stand between the bracket and the name; a
 ``<`` that opens no template tag (``a < b``, ``</answers>``) is left as it is.
 """

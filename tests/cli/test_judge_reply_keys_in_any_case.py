@@ -6,7 +6,7 @@ names a citation the model found unsupported, under a capitalised key. Only the 
 reply in lower case is no verdict (it says both that the citations hold and that one does not).
 Keys are now read as a model reads them (any case, full-width, invisible characters left out):
 the reply is ``unparseable_reply``, and ``{"Verdict": "fail", ...}`` reads as the fail it gives
-(judge code version 6).
+(judge code version 8).
 """
 
 from __future__ import annotations

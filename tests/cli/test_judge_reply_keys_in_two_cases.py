@@ -5,7 +5,7 @@ The probe: a reply ``{"verdict": "fail", "Verdict": "pass", ...}`` was read by i
 so was one whose second key was full-width (``ｖerdict``) or held a zero-width space.
 Which one the judge meant cannot be known, so the judgment is missing (``unparseable_reply``,
 counted against the system) whichever comes first and whatever the values; the reason and the
-score are read so too. A reply giving each key once reads as before (judge code version 6).
+score are read so too. A reply giving each key once reads as before (judge code version 8).
 """
 
 from __future__ import annotations

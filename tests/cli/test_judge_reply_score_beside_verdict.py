@@ -6,7 +6,7 @@ asked for was taken and the other answer, which may say the opposite, ignored. N
 says where a score becomes a pass (the rubric's score is "in proportion", and a pass/fail judge
 has no score at all), so whether the two agree cannot be known, and the reply's schema allows
 only one of them: the judgment is missing (``unparseable_reply``, counted against the system),
-in agreement or not (judge code version 6).
+in agreement or not (judge code version 8).
 """
 
 from __future__ import annotations

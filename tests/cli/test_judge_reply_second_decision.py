@@ -5,7 +5,7 @@ second key, as reasoning models do) was read as a pass: only ``verdict`` was loo
 reply says both, and which one the model meant cannot be known, so the judgment is missing
 (``unparseable_reply``, counted against the system); so is a score judge's reply with a
 ``"result": "pass"`` beside its score. A second key agreeing with the verdict reads as before
-(judge code version 6).
+(judge code version 8).
 """
 
 from __future__ import annotations

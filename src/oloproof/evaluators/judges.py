@@ -223,17 +223,17 @@ class LLMJudge:
     # 5: a verdict planted in the material with a template tag or inside a passage id, which
     # the prompt shows escaped (&lt;answer>, &quot;), is found unescaped too, so a reply that
     # copies it back unescaped is unparseable. Version 4 passed it.
-    # 6 (the citation judge's 8): keys are read as a model reads them ("Unsupported" beside a
-    # pass is no verdict); a reply giving a key it is read by twice so ("verdict" and
-    # "Verdict"), both a verdict and a score, or another decision under a key of its own
-    # ("final_verdict": "fail"), is unparseable; the material's tags are
-    # escaped in every spelling a model reads as the tag (</ answer>, ＜/answer＞, a zero-width
-    # space inside). Version 5 read the exact key, and the one asked for, and let such a tag
-    # close its block.
+    # 6 and 7: the citation judge's own (see CitationSupportJudge); the others stayed at 5.
+    # 8: keys are read as a model reads them ("Unsupported" beside a pass is no verdict); a
+    # reply giving a key it is read by twice so ("verdict" and "Verdict"), both a verdict and
+    # a score, or another decision under a key of its own ("final_verdict": "fail"), is
+    # unparseable; the material's tags are escaped in every spelling a model reads as the tag
+    # (</ answer>, ＜/answer＞, a zero-width space inside). Version 5 (the citation judge's 7)
+    # read the exact key, and the one asked for, and let such a tag close its block.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
-    # share moves every judge's version by one.
-    VERSION: ClassVar[int] = 6
+    # share moves every judge's version past the highest, so that a version names one change.
+    VERSION: ClassVar[int] = 8
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
@@ -472,12 +472,11 @@ class CitationSupportJudge(LLMJudge):
     TEMPLATE = "citation_support"
     FAIL_REASON = "citation_not_supported"
     ARTIFACTS = ("citations/v1", "context/v1")
-    # 6: an answer citing ids where no context was recorded, or citing a passage recorded
-    # without its text, is missing, not excluded: its citations claim what nothing recorded can
-    # check. Version 5 left it out of the metric. 7: a reply passing the answer while naming
-    # cited ids it found unsupported is no verdict; version 6 read it as a pass. 8: the shared
-    # code's change of LLMJudge.VERSION 6.
-    VERSION = 8
+    # Its own versions, 6 and 7 (LLMJudge.VERSION since 8): 6: an answer citing ids where no
+    # context was recorded, or citing a passage recorded without its text, is missing, not
+    # excluded: its citations claim what nothing recorded can check. Version 5 left it out of
+    # the metric. 7: a reply passing the answer while naming cited ids it found unsupported is
+    # no verdict; version 6 read it as a pass.
 
     def reply_schema(self) -> dict[str, Any]:
         return reply_schema(self.scale, with_unsupported=True)

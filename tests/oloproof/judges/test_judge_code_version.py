@@ -10,7 +10,7 @@ request, and a provider's body as a verdict) beside the version it was recorded 
 to that code fails here until one of these is done.
 
 - The change can alter a request or a verdict: bump the version of every judge it can alter
-  (every judge's by one for shared code, a judge's own for its ``prepare``),
+  (``LLMJudge.VERSION`` past the highest for shared code, a judge's own for its ``prepare``),
   say what changed in the comment above it and in docs/judges.md, then record the new versions
   and digest below.
 - It cannot (a rename, a refactor, the wording of an error): record the new
@@ -48,8 +48,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 6, "CitationSupportJudge": 8, "AnswerJudge": 6, "RubricJudge": 6},
-    "7f8182517bf10346c8b0d8bc22746b5555a44bfb725fc0b0062412a1341d234f",
+    {"GroundednessJudge": 8, "CitationSupportJudge": 8, "AnswerJudge": 8, "RubricJudge": 8},
+    "4eff0e992ecbe74c71c7c8d7e04939f60cd3a0f78c19c4d66070ba7f95b242b0",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
