@@ -32,7 +32,8 @@ given class), computed once per run:
    imported that act on something else (``random.seed(1)``, ``dspy.configure(lm=lm)``,
    ``Settings.llm = ...``, ``os.environ["K"] = ...``; see ``oloproof.fingerprint._toplevel``);
 7. the version of each installed distribution it imports (and Oloproof's own version), the
-   digest of the files that distribution installed (its ``RECORD``), and the Python version.
+   digest of the files that distribution installed (its ``RECORD``; a file edited in place
+   since, by its content), and the Python version.
 
 The user's own code is everything outside the standard library, the installed packages
 (site-packages) and Oloproof; see ``oloproof.fingerprint._places``.
@@ -40,12 +41,12 @@ The user's own code is everything outside the standard library, the installed pa
 What it cannot see, and what covers it: module state larger than ``DATA_LIMIT`` or held in
 objects of library types (a search index, a model client, the ``random.Random`` object behind
 ``random.random()``: listed in ``unseen``), files, databases and services read at run time,
-environment variables, the clock, and a library's files edited in place. A system's ``version``
-(and a staged system's ``index_version``) is part of every identity for that reason: change it
-when any of those changes. Where the code it reaches calls what reads files, databases,
-services, environment variables or the clock (``open``, ``np.load``, ``glob``,
-``sqlite3.connect``, ``requests``, ``os.environ``, ``datetime.now()``...), ``unseen`` says so,
-by the names it uses.
+environment variables, the clock, and files added to an installed package's folder that its
+``RECORD`` does not list. A system's ``version`` (and a staged system's ``index_version``) is
+part of every identity for that reason: change it when any of those changes. Where the code it
+reaches calls what reads files, databases, services, environment variables or the clock
+(``open``, ``np.load``, ``glob``, ``sqlite3.connect``, ``requests``, ``os.environ``,
+``datetime.now()``...), ``unseen`` says so, by the names it uses.
 
 Being conservative is the rule: a name that might be read is followed, so an edit to something
 the entry point never actually calls can still count as a change; a real change is never missed
@@ -153,7 +154,9 @@ class Fingerprint:
     handed; not part of the record. ``functions``: the user's functions it reaches, for a caller
     to read what they do (``oloproof.systems.context_use.written``); not part of the record.
     ``tools``: the modules of Oloproof it reaches (``oloproof.models``, say), for a caller to
-    ask whether it may call a model through Oloproof; not part of the record.
+    ask whether it may call a model through Oloproof; not part of the record. ``edited_files``:
+    name → the files of that distribution edited in place (their content is in its
+    ``installed_files`` digest already), for ``changes`` to name them.
     """
 
     key: str
@@ -167,6 +170,7 @@ class Fingerprint:
     installed_files: Mapping[str, str] = field(default_factory=dict)
     functions: tuple[FunctionType, ...] = ()
     tools: frozenset[str] = frozenset()
+    edited_files: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def record(self) -> dict[str, Any]:
         """The compact form kept in a run's event, which ``changes`` reads back."""
@@ -180,6 +184,11 @@ class Fingerprint:
             "dists": dict(self.distributions),
             "unseen": list(self.unseen),
             **({"dist_files": dict(self.installed_files)} if self.installed_files else {}),
+            **(
+                {"dist_edited": {k: list(v) for k, v in self.edited_files.items()}}
+                if self.edited_files
+                else {}
+            ),
         }
 
 
@@ -237,6 +246,7 @@ def _finish(walk: Walk, start: Callable[[], bytes], name: str) -> Fingerprint:
         installed_files=files,
         functions=tuple(walk.functions),
         tools=frozenset(walk.tools),
+        edited_files=dict(sorted(walk.dist_edited.items())),
     )
 
 
@@ -324,7 +334,13 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
         elif old_dists[name] != version:
             found.append(f"installed {name} changed ({old_dists[name]} → {version})")
         elif name in old_files and name in new_files and old_files[name] != new_files[name]:
-            found.append(f"installed {name} {version} changed (installed again with other files)")
+            edited = after.get("dist_edited", {}).get(name)
+            how = (
+                f"{', '.join(edited)} edited in place"
+                if edited
+                else "installed again with other files"
+            )
+            found.append(f"installed {name} {version} changed ({how})")
     found += [f"no longer uses installed {name}" for name in old_dists if name not in new_dists]
     if not found and before.get("key") != after.get("key"):
         found.append("the code changed")  # a part the record does not itemise (the class MRO)

@@ -15,17 +15,24 @@ An installed distribution stands for itself by its version and by the digest of 
 ``RECORD`` lists inside site-packages (each file's own hash, as the installer wrote it): a
 package installed again at the same version with other code or data (``pip install .`` of a
 project that never bumps its version) counts as changed, and the same wheel installed in
-another environment does not. A package no distribution claims stands for the files of its
+another environment does not. A file edited in place (patched in site-packages to debug, with
+the version and ``RECORD`` left as they were) counts by its content instead of its recorded
+hash; see ``_as_installed``. A package no distribution claims stands for the files of its
 modules that are loaded.
 """
 
 from __future__ import annotations
 
+import base64
+import csv
+import hashlib
 import importlib.metadata
 import importlib.util
+import os
 import site
 import sys
 import sysconfig
+from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
 from pathlib import Path
@@ -115,29 +122,41 @@ def file_of_module(module_name: str) -> str | None:
     return filename if isinstance(filename, str) else None
 
 
-@lru_cache(maxsize=1024)
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """What stands for an installed (or Oloproof) module: its distribution's ``name`` and
+    ``version``; ``files``, the digest of the files its ``RECORD`` lists inside site-packages
+    as they are (None without a ``RECORD``); ``edited``, those of them edited in place."""
+
+    name: str
+    version: str
+    files: str | None = None
+    edited: tuple[str, ...] = ()
+
+
 def distribution_of(module_name: str) -> tuple[str, str]:
     """``(distribution, version)`` standing for an installed or Oloproof module."""
-    name, version, _ = installed(module_name)
-    return name, version
+    found = installed(module_name)
+    return found.name, found.version
+
+
+def installed(module_name: str) -> Installed:
+    """What stands for an installed or Oloproof module: the distribution of its top-level
+    package (``_installed``)."""
+    return _installed(module_name.partition(".")[0])
 
 
 @lru_cache(maxsize=1024)
-def installed(module_name: str) -> tuple[str, str, str | None]:
-    """``(distribution, version, files)`` standing for an installed or Oloproof module.
-
-    Found by the import name first, then through the ``top_level.txt`` and ``RECORD`` files of
-    the distributions installed beside the module. ``files`` is the digest of what the
-    distribution's ``RECORD`` says it installed into site-packages (None without one). A
-    module no distribution claims stands for itself: the hash of its loaded modules' files, so
-    an edit to any of them still shows.
+def _installed(top: str) -> Installed:
+    """Found by the import name first, then through the ``top_level.txt`` and ``RECORD`` files
+    of the distributions installed beside the module. A module no distribution claims stands
+    for itself: the hash of its loaded modules' files, so an edit to any of them still shows.
     """
-    top = module_name.partition(".")[0]
     if place_of_name(top) is Place.TOOL:
-        return "oloproof", oloproof.__version__, None
+        return Installed("oloproof", oloproof.__version__)
     try:
         dist = importlib.metadata.distribution(top)
-        return dist.metadata["Name"] or top, dist.version, _files_of(dist)
+        return _as_installed(dist, dist.metadata["Name"] or top)
     except importlib.metadata.PackageNotFoundError:
         pass
     filename = file_of_module(top) or _origin(top)
@@ -145,29 +164,88 @@ def installed(module_name: str) -> tuple[str, str, str | None]:
         found = _claimed_by(top, _site_dir_of(Path(filename), top))
         if found is not None:
             return found
-        return top, f"unversioned {_loaded_files_digest(top, filename)}", None
-    return top, "unknown", None
+        return Installed(top, f"unversioned {_loaded_files_digest(top, filename)}")
+    return Installed(top, "unknown")
 
 
-def _files_of(dist: importlib.metadata.Distribution) -> str | None:
-    """The digest of the files ``dist`` installed into site-packages, by their recorded hashes.
+def _as_installed(dist: importlib.metadata.Distribution, name: str) -> Installed:
+    """``dist`` by the files its ``RECORD`` lists inside site-packages, each by its recorded
+    hash unless it was edited in place.
 
     Left out: files outside site-packages (scripts, whose first line names the environment's
     Python), the ``.dist-info`` folder (which installer wrote it, and from where) and files
-    recorded without a hash (bytecode compiled at install)."""
+    recorded without a hash (bytecode compiled at install).
+
+    Installers write ``RECORD`` last, so a file modified after it, or whose size is not the
+    recorded one, may have been edited since: it is hashed again and, when it differs, counts
+    by its content (a file merely touched hashes as recorded and changes nothing). Only the
+    stat of each file is read otherwise: hashing them all took 0.2 to 0.8 s a run for numpy,
+    pyarrow or ray (``benchmarks/installed_files.py``). The status-change time is not used,
+    though it cannot be set back: an image's layers, a copied environment and an installer
+    that hard-links from its cache all set it later than the ``RECORD``'s, which would hash
+    every file on every run. Not seen, so: an edit that keeps both the size and a
+    modification time from before the installation (a copy of the same size made with ``cp
+    -p``).
+    """
     try:
         text = dist.read_text("RECORD")
     except OSError:
-        return None
+        text = None
     if not text:
-        return None
-    kept = []
-    for line in text.splitlines():
-        path, _, digest = line.rpartition(",")[0].rpartition(",")  # path,hash,size
+        return Installed(name, dist.version)
+    rows = [row for row in csv.reader(text.splitlines()) if len(row) == 3]
+    # Paths as strings: a run checks thousands of files (pandas lists 3,000), and a stat is
+    # cheaper than the pathlib objects around it.
+    base = str(dist.locate_file(""))
+    since = _written_at([os.path.join(base, path) for path, _, _ in rows if _is_record(path)])
+    kept, edited = [], []
+    for path, digest, size in rows:
         top = path.partition("/")[0]
-        if digest and not path.startswith(("../", "/")) and not top.endswith(".dist-info"):
-            kept.append(f"{path},{digest}")
-    return blake3("\n".join(sorted(kept)).encode()).hexdigest()[:16]
+        if not digest or path.startswith(("../", "/")) or top.endswith(".dist-info"):
+            continue
+        now = _unless_edited(os.path.join(base, path), digest, size, since)
+        if now != digest:
+            edited.append(path)
+        kept.append(f"{path},{now}")
+    files = blake3("\n".join(sorted(kept)).encode()).hexdigest()[:16]
+    return Installed(name, dist.version, files, tuple(sorted(edited)))
+
+
+def _is_record(path: str) -> bool:
+    head, _, tail = path.rpartition("/")
+    return tail == "RECORD" and head.endswith(".dist-info") and "/" not in head
+
+
+def _written_at(records: list[str]) -> int:
+    """When the ``RECORD`` was written, in ns (0, so every file is hashed, when unknown)."""
+    for record in records:
+        try:
+            return os.stat(record).st_mtime_ns
+        except OSError:
+            pass
+    return 0
+
+
+def _unless_edited(file: str, digest: str, size: str, since: int) -> str:
+    """``digest`` (``sha256=<urlsafe base64>``, as recorded) when ``file`` is as installed, its
+    content's digest in that form when it was edited since the ``RECORD`` was written at
+    ``since``, and ``missing`` when it is gone."""
+    try:
+        status = os.stat(file)
+    except OSError:
+        return "missing"
+    if status.st_mtime_ns < since and (not size.isdigit() or int(size) == status.st_size):
+        return digest
+    try:
+        content = Path(file).read_bytes()
+    except OSError:
+        return "unreadable"
+    algorithm = digest.partition("=")[0]
+    try:
+        hashed = hashlib.new(algorithm, content).digest()
+    except ValueError:  # a hash this Python does not know: the content still counts
+        return f"blake3={blake3(content).hexdigest()}"
+    return f"{algorithm}={base64.urlsafe_b64encode(hashed).rstrip(b'=').decode()}"
 
 
 def _loaded_files_digest(top: str, filename: str) -> str:
@@ -203,7 +281,7 @@ def _site_dir_of(filename: Path, top: str) -> Path:
     return parent.parent if parent.name == top else parent
 
 
-def _claimed_by(top: str, site_dir: Path) -> tuple[str, str, str | None] | None:
+def _claimed_by(top: str, site_dir: Path) -> Installed | None:
     try:
         infos = sorted(site_dir.glob("*.dist-info"))
     except OSError:
@@ -213,5 +291,5 @@ def _claimed_by(top: str, site_dir: Path) -> tuple[str, str, str | None] | None:
         listed = (dist.read_text("top_level.txt") or "").split()
         record = dist.read_text("RECORD") or ""
         if top in listed or f"\n{top}/" in "\n" + record or f"\n{top}." in "\n" + record:
-            return dist.metadata["Name"] or info.name, dist.version, _files_of(dist)
+            return _as_installed(dist, dist.metadata["Name"] or info.name)
     return None

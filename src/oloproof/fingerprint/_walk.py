@@ -114,6 +114,7 @@ class Walk(Values):
         self.stdlib: set[str] = set()  # the standard library's top-level modules it reaches
         self.tools: set[str] = set()  # Oloproof's own modules the code reaches
         self.dist_files: dict[str, str] = {}  # distribution -> digest of its installed files
+        self.dist_edited: dict[str, tuple[str, ...]] = {}  # distribution -> files edited in place
         self.unseen: dict[str, None] = {}
         self.clock: dict[str, None] = {}  # the names by which the code reads the clock
         # Every name the user code reached uses: globals, and the attributes it reads by name.
@@ -447,10 +448,12 @@ class Walk(Values):
             return
         if place is Place.TOOL:
             self.tools.add(module)
-        dist, version, files = installed(module)
-        self.dists[dist] = version
-        if files is not None:
-            self.dist_files[dist] = files
+        found = installed(module)
+        self.dists[found.name] = found.version
+        if found.files is not None:
+            self.dist_files[found.name] = found.files
+        if found.edited:
+            self.dist_edited[found.name] = found.edited
 
     def constant(self, label: str, file: str, material: bytes) -> None:
         self.constants[label] = (file, blake3(material).hexdigest()[:DIGEST])
