@@ -215,9 +215,10 @@ class Walk(Values):
                 self.attribute(owner, name)
         if libraries:
             self._shared_state(fn.__code__, libraries)
-        every_module = _reads_sys_modules(namespace, names)
+        held = [namespace.get(name) for name in names]  # what each name holds, for both
+        every_module = _reads_sys_modules(held, names)
         if every_module or not _BY_NAME.isdisjoint(names):
-            self._looked_up_by_name(namespace, module, owner, names, every_module)
+            self._looked_up_by_name(held, module, owner, names, every_module)
         if "time" in names or "time_ns" in names:
             self._clock(fn.__code__, namespace, names)
         package = namespace.get("__package__")
@@ -480,7 +481,7 @@ class Walk(Values):
 
     def _looked_up_by_name(
         self,
-        namespace: dict[str, Any],
+        held: list[Any],
         module: str,
         owner: type | None,
         names: Iterable[str],
@@ -490,8 +491,8 @@ class Walk(Values):
         ``globals()[name]``, ``getattr(self, name)``): every name of the user's modules it holds
         counts (of its own module's too, when it uses ``globals``, ``vars`` or ``sys.modules``;
         of every one loaded, with ``every_module``: ``sys.modules["plugins"]``) and, for a
-        method, every attribute of its class."""
-        held = [namespace.get(name) for name in names]
+        method, every attribute of its class. ``held``: what each of ``names`` holds in the
+        code's module."""
         modules = [m for m in held if isinstance(m, ModuleType)]
         own = sys.modules.get(module)
         if own is not None and not _OWN_NAMESPACE.isdisjoint(names):
@@ -823,10 +824,9 @@ def _file(module: ModuleType) -> Any:
     return vars(module).get("__file__")
 
 
-def _reads_sys_modules(namespace: dict[str, Any], names: Iterable[str]) -> bool:
-    """Whether code with these ``names`` in ``namespace`` may look a module up in
-    ``sys.modules`` (``sys.modules["plugins"]``, ``from sys import modules``)."""
-    held = [namespace.get(name) for name in names]
+def _reads_sys_modules(held: list[Any], names: Iterable[str]) -> bool:
+    """Whether code with these ``names``, holding ``held`` in its module, may look a module up
+    in ``sys.modules`` (``sys.modules["plugins"]``, ``from sys import modules``)."""
     if any(value is sys.modules for value in held):
         return True
     return "modules" in names and any(value is sys for value in held)
