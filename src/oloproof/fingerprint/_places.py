@@ -17,8 +17,10 @@ package installed again at the same version with other code or data (``pip insta
 project that never bumps its version) counts as changed, and the same wheel installed in
 another environment does not. A file edited in place (patched in site-packages to debug, with
 the version and ``RECORD`` left as they were) counts by its content instead of its recorded
-hash; see ``_as_installed``. A package no distribution claims stands for the files of its
-modules that are loaded.
+hash; see ``_as_installed``. A package inside a namespace package (``google.protobuf``) stands
+for the distribution whose ``RECORD`` lists its files, not for the namespace's name, which no
+distribution owns. A package no distribution claims stands for the files of its modules that
+are loaded.
 """
 
 from __future__ import annotations
@@ -142,8 +144,28 @@ def distribution_of(module_name: str) -> tuple[str, str]:
 
 def installed(module_name: str) -> Installed:
     """What stands for an installed or Oloproof module: the distribution of its top-level
-    package (``_installed``)."""
-    return _installed(module_name.partition(".")[0])
+    package (``_installed``) or, under a namespace package, which many distributions share
+    (``google.protobuf``, ``azure.core``), of the package below it."""
+    parts = module_name.split(".")
+    depth = 1
+    while depth < len(parts) and _namespace(".".join(parts[:depth])):
+        depth += 1
+    return _installed(".".join(parts[:depth]))
+
+
+def _namespace(name: str) -> bool:
+    """Whether ``name`` is a namespace package: a package without a file of its own."""
+    module = sys.modules.get(name)
+    if module is not None:
+        held = vars(module)  # not getattr: a module's __getattr__ may run anything
+        return held.get("__file__") is None and held.get("__path__") is not None
+    if "." in name:  # found only by importing its parent: not reached, so not asked
+        return False
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    return spec is not None and spec.origin is None and bool(spec.submodule_search_locations)
 
 
 @lru_cache(maxsize=1024)
@@ -151,14 +173,17 @@ def _installed(top: str) -> Installed:
     """Found by the import name first, then through the ``top_level.txt`` and ``RECORD`` files
     of the distributions installed beside the module. A module no distribution claims stands
     for itself: the hash of its loaded modules' files, so an edit to any of them still shows.
+    ``top`` is dotted under a namespace package (``google.protobuf``): its distribution is the
+    one whose ``RECORD`` lists its files.
     """
     if place_of_name(top) is Place.TOOL:
         return Installed("oloproof", oloproof.__version__)
-    try:
-        dist = importlib.metadata.distribution(top)
-        return _as_installed(dist, dist.metadata["Name"] or top)
-    except importlib.metadata.PackageNotFoundError:
-        pass
+    if "." not in top:
+        try:
+            dist = importlib.metadata.distribution(top)
+            return _as_installed(dist, dist.metadata["Name"] or top)
+        except importlib.metadata.PackageNotFoundError:
+            pass
     filename = file_of_module(top) or _origin(top)
     if filename is not None:
         found = _claimed_by(top, _site_dir_of(Path(filename), top))
@@ -276,9 +301,14 @@ def _origin(top: str) -> str | None:
 
 
 def _site_dir_of(filename: Path, top: str) -> Path:
-    # .../site-packages/top/__init__.py or .../site-packages/top.py or top.cpython-311-x.so
+    # .../site-packages/top/__init__.py or .../site-packages/top.py or top.cpython-311-x.so;
+    # a dotted top (``google.protobuf``) sits one folder deeper for each dot.
+    *outer, last = top.split(".")
     parent = filename.parent
-    return parent.parent if parent.name == top else parent
+    found = parent.parent if parent.name == last else parent
+    for _ in outer:
+        found = found.parent
+    return found
 
 
 def _claimed_by(top: str, site_dir: Path) -> Installed | None:
@@ -288,8 +318,9 @@ def _claimed_by(top: str, site_dir: Path) -> Installed | None:
         return None
     for info in infos:
         dist = importlib.metadata.Distribution.at(info)
-        listed = (dist.read_text("top_level.txt") or "").split()
-        record = dist.read_text("RECORD") or ""
-        if top in listed or f"\n{top}/" in "\n" + record or f"\n{top}." in "\n" + record:
+        # A namespace package's top_level.txt names what many distributions share.
+        listed = (dist.read_text("top_level.txt") or "").split() if "." not in top else []
+        record, path = "\n" + (dist.read_text("RECORD") or ""), top.replace(".", "/")
+        if top in listed or f"\n{path}/" in record or f"\n{path}." in record:
             return _as_installed(dist, dist.metadata["Name"] or info.name)
     return None
