@@ -17,7 +17,8 @@ package installed again at the same version with other code or data (``pip insta
 project that never bumps its version) counts as changed, and the same wheel installed in
 another environment does not. A file edited in place (patched in site-packages to debug, with
 the version and ``RECORD`` left as they were) counts by its content instead of its recorded
-hash; see ``_as_installed``. A package inside a namespace package (``google.protobuf``) stands
+hash; see ``_as_installed``. One installed without a ``RECORD`` stands for its version and the
+files of its loaded modules. A package inside a namespace package (``google.protobuf``) stands
 for the distribution whose ``RECORD`` lists its files, not for the namespace's name, which no
 distribution owns. A package no distribution claims stands for the files of its modules that
 are loaded.
@@ -128,7 +129,8 @@ def file_of_module(module_name: str) -> str | None:
 class Installed:
     """What stands for an installed (or Oloproof) module: its distribution's ``name`` and
     ``version``; ``files``, the digest of the files its ``RECORD`` lists inside site-packages
-    as they are (None without a ``RECORD``); ``edited``, those of them edited in place."""
+    as they are (without a ``RECORD``, ``loaded`` and the digest of its loaded modules' files;
+    None for Oloproof or when no file is found); ``edited``, those edited in place."""
 
     name: str
     version: str
@@ -181,7 +183,7 @@ def _installed(top: str) -> Installed:
     if "." not in top:
         try:
             dist = importlib.metadata.distribution(top)
-            return _as_installed(dist, dist.metadata["Name"] or top)
+            return _as_installed(dist, dist.metadata["Name"] or top, top)
         except importlib.metadata.PackageNotFoundError:
             pass
     filename = file_of_module(top) or _origin(top)
@@ -193,9 +195,9 @@ def _installed(top: str) -> Installed:
     return Installed(top, "unknown")
 
 
-def _as_installed(dist: importlib.metadata.Distribution, name: str) -> Installed:
-    """``dist`` by the files its ``RECORD`` lists inside site-packages, each by its recorded
-    hash unless it was edited in place.
+def _as_installed(dist: importlib.metadata.Distribution, name: str, top: str) -> Installed:
+    """``dist`` (which installed ``top``) by the files its ``RECORD`` lists inside
+    site-packages, each by its recorded hash unless it was edited in place.
 
     Left out: files outside site-packages (scripts, whose first line names the environment's
     Python), the ``.dist-info`` folder (which installer wrote it, and from where) and files
@@ -217,7 +219,12 @@ def _as_installed(dist: importlib.metadata.Distribution, name: str) -> Installed
     except OSError:
         text = None
     if not text:
-        return Installed(name, dist.version)
+        # Installed without one (``setup.py install``, a system package manager): nothing says
+        # what its files held, so the loaded ones count by their content, as an unclaimed
+        # package's do.
+        filename = file_of_module(top) or _origin(top)
+        loaded = None if filename is None else f"loaded {_loaded_files_digest(top, filename)}"
+        return Installed(name, dist.version, loaded)
     rows = [row for row in csv.reader(text.splitlines()) if len(row) == 3]
     # Paths as strings: a run checks thousands of files (pandas lists 3,000), and a stat is
     # cheaper than the pathlib objects around it.
@@ -322,5 +329,5 @@ def _claimed_by(top: str, site_dir: Path) -> Installed | None:
         listed = (dist.read_text("top_level.txt") or "").split() if "." not in top else []
         record, path = "\n" + (dist.read_text("RECORD") or ""), top.replace(".", "/")
         if top in listed or f"\n{path}/" in record or f"\n{path}." in record:
-            return _as_installed(dist, dist.metadata["Name"] or info.name)
+            return _as_installed(dist, dist.metadata["Name"] or info.name, top)
     return None
