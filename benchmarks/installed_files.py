@@ -6,8 +6,9 @@
 For each distribution (by default the largest of numpy, pandas, pyarrow and ray installed here),
 the median time of ``oloproof.fingerprint._places._as_installed`` (read its ``RECORD`` and stat
 every file it lists: what each run pays once per distribution its systems reach), and of the
-worst case, every file hashed again (each one changed after its ``RECORD``: a ``chmod -R`` of
-site-packages, or an installer that hard-links files another environment linked since).
+worst case, every file hashed again (each one modified after its ``RECORD``), and of what a
+distribution installed without a ``RECORD`` costs (``_module_files_digest``: every module file
+in its folder hashed).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 
-from oloproof.fingerprint._places import _as_installed, _unless_edited
+from oloproof.fingerprint._places import _as_installed, _module_files_digest, _unless_edited
 
 CANDIDATES = ("numpy", "pandas", "pyarrow", "ray")
 
@@ -51,12 +52,15 @@ def main() -> None:
     for name in names:
         dist = importlib.metadata.distribution(name)
         files = len(dist.files or ())
-        checked = median_ms(partial(_as_installed, dist, name), 9)
+        checked = median_ms(partial(_as_installed, dist, name, name), 9)
         worst = median_ms(partial(every_file_hashed, dist), 3)
+        init = str(dist.locate_file(f"{name}/__init__.py"))
+        unrecorded = median_ms(partial(_module_files_digest, init), 3)
         print(
             f"{name} {dist.version} ({files} files): checked {checked:.1f} ms "
             f"({checked / start_up:.3f} x start-up); every file hashed {worst:.0f} ms "
-            f"({worst / start_up:.2f} x start-up)"
+            f"({worst / start_up:.2f} x start-up); without a RECORD {unrecorded:.0f} ms "
+            f"({unrecorded / start_up:.2f} x start-up)"
         )
 
 

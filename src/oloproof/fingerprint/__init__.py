@@ -148,8 +148,8 @@ class Fingerprint:
     class, ``m`` whole module file, ``t`` a module's statements run at import; the file; a
     digest). ``constants``: per value read, ``module:name`` (or ``module:Class.attr``) → (file,
     digest). ``distributions``: name → version; ``installed_files``: name → the digest of the
-    files it installed, where its ``RECORD`` lists them (without one, ``loaded`` and the
-    digest of its loaded modules' files). ``unseen``: what was read but cannot
+    files it installed, where its ``RECORD`` lists them (without one, ``modules`` and the
+    digest of its module files). ``unseen``: what was read but cannot
     be part of the fingerprint. ``names``: every name the user code reached uses (globals, and
     attributes read by name), for a caller to ask whether it reads an attribute of what it is
     handed; not part of the record. ``functions``: the user's functions it reaches, for a caller
@@ -338,8 +338,8 @@ def changes(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
             edited = after.get("dist_edited", {}).get(name)
             if edited:
                 how = f"{', '.join(edited)} edited in place"
-            elif str(new_files[name]).startswith("loaded "):  # installed without a RECORD
-                how = "its loaded modules' files changed"
+            elif str(new_files[name]).startswith("modules "):  # installed without a RECORD
+                how = "its module files changed"
             else:
                 how = "installed again with other files"
             found.append(f"installed {name} {version} changed ({how})")

@@ -17,11 +17,10 @@ package installed again at the same version with other code or data (``pip insta
 project that never bumps its version) counts as changed, and the same wheel installed in
 another environment does not. A file edited in place (patched in site-packages to debug, with
 the version and ``RECORD`` left as they were) counts by its content instead of its recorded
-hash; see ``_as_installed``. One installed without a ``RECORD`` stands for its version and the
-files of its loaded modules. A package inside a namespace package (``google.protobuf``) stands
+hash; see ``_as_installed``. A package inside a namespace package (``google.protobuf``) stands
 for the distribution whose ``RECORD`` lists its files, not for the namespace's name, which no
-distribution owns. A package no distribution claims stands for the files of its modules that
-are loaded.
+distribution owns. A package installed without a ``RECORD``, or that no distribution claims,
+stands for the content of its module files, every one in its folder, loaded or not.
 """
 
 from __future__ import annotations
@@ -29,6 +28,7 @@ from __future__ import annotations
 import base64
 import csv
 import hashlib
+import importlib.machinery
 import importlib.metadata
 import importlib.util
 import os
@@ -129,7 +129,7 @@ def file_of_module(module_name: str) -> str | None:
 class Installed:
     """What stands for an installed (or Oloproof) module: its distribution's ``name`` and
     ``version``; ``files``, the digest of the files its ``RECORD`` lists inside site-packages
-    as they are (without a ``RECORD``, ``loaded`` and the digest of its loaded modules' files;
+    as they are (without a ``RECORD``, ``modules`` and the digest of its module files;
     None for Oloproof or when no file is found); ``edited``, those edited in place."""
 
     name: str
@@ -174,7 +174,7 @@ def _namespace(name: str) -> bool:
 def _installed(top: str) -> Installed:
     """Found by the import name first, then through the ``top_level.txt`` and ``RECORD`` files
     of the distributions installed beside the module. A module no distribution claims stands
-    for itself: the hash of its loaded modules' files, so an edit to any of them still shows.
+    for itself: the hash of its module files, so an edit to any of them still shows.
     ``top`` is dotted under a namespace package (``google.protobuf``): its distribution is the
     one whose ``RECORD`` lists its files.
     """
@@ -191,7 +191,7 @@ def _installed(top: str) -> Installed:
         found = _claimed_by(top, _site_dir_of(Path(filename), top))
         if found is not None:
             return found
-        return Installed(top, f"unversioned {_loaded_files_digest(top, filename)}")
+        return Installed(top, f"unversioned {_module_files_digest(filename)}")
     return Installed(top, "unknown")
 
 
@@ -220,11 +220,11 @@ def _as_installed(dist: importlib.metadata.Distribution, name: str, top: str) ->
         text = None
     if not text:
         # Installed without one (``setup.py install``, a system package manager): nothing says
-        # what its files held, so the loaded ones count by their content, as an unclaimed
+        # what its files held, so its module files count by their content, as an unclaimed
         # package's do.
         filename = file_of_module(top) or _origin(top)
-        loaded = None if filename is None else f"loaded {_loaded_files_digest(top, filename)}"
-        return Installed(name, dist.version, loaded)
+        found = None if filename is None else f"modules {_module_files_digest(filename)}"
+        return Installed(name, dist.version, found)
     rows = [row for row in csv.reader(text.splitlines()) if len(row) == 3]
     # Paths as strings: a run checks thousands of files (pandas lists 3,000), and a stat is
     # cheaper than the pathlib objects around it.
@@ -280,22 +280,30 @@ def _unless_edited(file: str, digest: str, size: str, since: int) -> str:
     return f"{algorithm}={base64.urlsafe_b64encode(hashed).rstrip(b'=').decode()}"
 
 
-def _loaded_files_digest(top: str, filename: str) -> str:
-    """The hash of the files of ``top`` and its loaded submodules (of ``filename`` alone when
-    none is loaded)."""
-    files = {filename}
-    for name, module in list(sys.modules.items()):
-        if name == top or name.startswith(top + "."):
-            found = getattr(module, "__file__", None)
-            if isinstance(found, str):
-                files.add(found)
+def _module_files_digest(filename: str) -> str:
+    """The hash of a module's file or, for a package (``filename`` its ``__init__``), of every
+    module file in its folder, by name and content (``__pycache__`` left out): a submodule it
+    imports only when called (``from ragcore import impl`` in a function) counts too, though it
+    is not loaded yet when the fingerprint is made."""
+    path = Path(filename)
+    files = [path]
+    if path.name.startswith("__init__."):
+        files = []
+        for folder, subfolders, names in os.walk(path.parent):
+            subfolders[:] = [d for d in subfolders if d != "__pycache__"]
+            files += [Path(folder, n) for n in names if n.endswith(_MODULE_SUFFIXES)]
     digest = blake3()
     for file in sorted(files):
         try:
-            digest.update(Path(file).read_bytes())
+            content = blake3(file.read_bytes()).digest()
         except OSError:
-            digest.update(b"<unreadable>")
+            content = b"<unreadable>"
+        digest.update(os.path.relpath(file, path.parent).encode(errors="surrogateescape"))
+        digest.update(b"\0" + content)
     return digest.hexdigest()[:16]
+
+
+_MODULE_SUFFIXES = tuple(importlib.machinery.all_suffixes())  # .py, .pyc, .so, .abi3.so...
 
 
 def _origin(top: str) -> str | None:
