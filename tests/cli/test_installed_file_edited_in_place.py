@@ -7,7 +7,8 @@ miss``) made by code that no longer exists, with no ``Not seen`` line. A file th
 lists that was written after it (installers write ``RECORD`` last), or whose size is not the
 recorded one, is now checked against its recorded hash, and one that differs counts by its
 content: ``installed ragcore 1.0 changed (ragcore/core.py edited in place)``. A file touched
-but not changed (``touch``, a ``chmod``) is the same package.
+but not changed (``touch``) is the same package. A module dropped in beside the installed ones
+(which the RECORD does not list) counts by its content too.
 
 The package is installed as a wheel installs it (``tests/cli/test_installed_files.py``) into a
 ``site-packages`` folder on PYTHONPATH. Real CLI runs in a subprocess.
@@ -28,6 +29,7 @@ from tests.cli.test_installed_files import (
     _install,
     _project,
 )
+from tests.cli.test_installed_without_record_edited import LAZY
 from tests.support import oloproof
 
 
@@ -81,3 +83,21 @@ def test_a_file_touched_but_not_changed_is_the_same_package(tmp_path: Path) -> N
     _later(site / "ragcore" / "core.py")
     again = oloproof("run", cwd=root, env=_env(site))
     assert HIT in again.lines, again.out
+
+
+def test_a_module_added_beside_the_installed_ones_counts_by_its_content(tmp_path: Path) -> None:
+    # Dropped in after the installation, so the RECORD does not list it, and imported by the
+    # installed code only when called.
+    root, site = _project(tmp_path / "p"), tmp_path / "env" / "site-packages"
+    _install(site, code=LAZY)
+    added = site / "ragcore" / "impl.py"
+    added.write_text(CODE.replace("WORD", "first"))
+    assert MISS in oloproof("run", cwd=root, env=_env(site)).lines
+    added.write_text(CODE.replace("WORD", "other"))
+
+    planned = oloproof("run", "--dry-run", cwd=root, env=_env(site))
+    said = "  1 executions: installed ragcore 1.0 changed (ragcore/impl.py edited in place)"
+    assert said in planned.lines, planned.out
+    again = oloproof("run", cwd=root, env=_env(site))
+    assert MISS in again.lines, again.out
+    assert _answer(root, again.out) == "q1 other"

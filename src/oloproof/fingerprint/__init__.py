@@ -41,12 +41,12 @@ The user's own code is everything outside the standard library, the installed pa
 What it cannot see, and what covers it: module state larger than ``DATA_LIMIT`` or held in
 objects of library types (a search index, a model client, the ``random.Random`` object behind
 ``random.random()``: listed in ``unseen``), files, databases and services read at run time,
-environment variables, the clock, and files added to an installed package's folder that its
-``RECORD`` does not list. A system's ``version`` (and a staged system's ``index_version``) is
-part of every identity for that reason: change it when any of those changes. Where the code it
-reaches calls what reads files, databases, services, environment variables or the clock
-(``open``, ``np.load``, ``glob``, ``sqlite3.connect``, ``requests``, ``os.environ``,
-``datetime.now()``...), ``unseen`` says so, by the names it uses.
+environment variables, the clock, and files added to an installed package that are not
+module files beside those its ``RECORD`` lists. A system's ``version`` (and a staged system's
+``index_version``) is part of every identity for that reason: change it when any of those
+changes. Where the code it reaches calls what reads files, databases, services, environment
+variables or the clock (``open``, ``np.load``, ``glob``, ``sqlite3.connect``, ``requests``,
+``os.environ``, ``datetime.now()``...), ``unseen`` says so, by the names it uses.
 
 Being conservative is the rule: a name that might be read is followed, so an edit to something
 the entry point never actually calls can still count as a change; a real change is never missed

@@ -213,6 +213,9 @@ def _as_installed(dist: importlib.metadata.Distribution, name: str, top: str) ->
     every file on every run. Not seen, so: an edit that keeps both the size and a
     modification time from before the installation (a copy of the same size made with ``cp
     -p``).
+
+    A module file added beside those it lists (one dropped in to debug, which an edited module
+    imports) counts by its content too; one in a folder it lists nothing in does not.
     """
     try:
         text = dist.read_text("RECORD")
@@ -232,15 +235,35 @@ def _as_installed(dist: importlib.metadata.Distribution, name: str, top: str) ->
     since = _written_at([os.path.join(base, path) for path, _, _ in rows if _is_record(path)])
     kept, edited = [], []
     for path, digest, size in rows:
-        top = path.partition("/")[0]
-        if not digest or path.startswith(("../", "/")) or top.endswith(".dist-info"):
+        first = path.partition("/")[0]
+        if not digest or path.startswith(("../", "/")) or first.endswith(".dist-info"):
             continue
         now = _unless_edited(os.path.join(base, path), digest, size, since)
         if now != digest:
             edited.append(path)
         kept.append(f"{path},{now}")
+    listed = {path for path, _, _ in rows}
+    for path in _added(base, {p.rpartition("/")[0] for p in listed if "/" in p}, listed):
+        edited.append(path)
+        kept.append(f"{path},added {_module_files_digest(os.path.join(base, path))}")
     files = blake3("\n".join(sorted(kept)).encode()).hexdigest()[:16]
     return Installed(name, dist.version, files, tuple(sorted(edited)))
+
+
+def _added(base: str, folders: set[str], listed: set[str]) -> list[str]:
+    """The module files in ``folders`` (under ``base``) that are not ``listed``."""
+    found = []
+    for folder in folders:
+        outside = folder.startswith(("../", "/")) or folder.endswith("__pycache__")
+        if outside or folder.partition("/")[0].endswith(".dist-info"):
+            continue
+        try:
+            names = os.listdir(os.path.join(base, folder))
+        except OSError:
+            continue
+        paths = (f"{folder}/{name}" for name in names if name.endswith(_MODULE_SUFFIXES))
+        found += [path for path in paths if path not in listed]
+    return found
 
 
 def _is_record(path: str) -> bool:
