@@ -24,7 +24,9 @@ as a convenience, these checks re-derive it and report each one that no longer m
    and 1 alone, Clopper-Pearson when its observed values were all 0 or 1;
    ``judge_beats_chance``: a schema 5 decision let a judge that its calibration did not show
    better than chance decide a rule without minimums; ``unobserved_before_judge``: a schema 6
-   decision made a metric its uncalibrated judge never answered MANUAL_REVIEW).
+   decision made a metric its uncalibrated judge never answered MANUAL_REVIEW;
+   ``observed_as_judged``: a schema 7 decision read a repeated run's observed cases alone as
+   a mean whenever a repeat had no verdict).
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -249,6 +251,7 @@ def _check_decision(
             missing_any_value=decision.body["missing_any_value"],
             judge_beats_chance=decision.body["judge_beats_chance"],
             unobserved_before_judge=decision.body["unobserved_before_judge"],
+            observed_as_judged=decision.body["observed_as_judged"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         differences = [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -229,6 +229,10 @@ class DecisionBody(TypedDict):
     # judge's standing; False before schema 7, which made it MANUAL_REVIEW when its judge was
     # not calibrated (a standing block_on could let through).
     unobserved_before_judge: bool
+    # Whether a rule's observed_only reads a repeated case on its judged repeats (a proportion
+    # when they make every case 0 or 1); False before schema 8, which read the observed cases
+    # as a mean whenever a repeat had no verdict.
+    observed_as_judged: bool
     rules: list[Map]
     gate: Gate
 

@@ -111,6 +111,13 @@ Changes so far:
   uncalibrated judge never answered was MANUAL_REVIEW, and ``block_on: [FAIL]`` passed the
   gate. ``False``, and ``verify`` re-derives it as it was made.
 
+- ``oloproof.decision`` 8: in a repeated run, what the observed cases alone give (a rule's
+  ``observed_only``, and so whether its reason is ``missing_cases_decide``) reads each case on
+  its judged repeats: a case that passed both its judged repeats is 1, and cases all 0 or 1
+  are a proportion (Clopper-Pearson) there (``observed_as_judged``). Schema 7 read them by the
+  betting interval whenever a repeat had no verdict, so a rule such a repeat decided could
+  read ``interval_overlaps_threshold``: ``False``, and ``verify`` re-derives it as it was made.
+
 - ``oloproof.comparison`` 2: each run's reference says how many of its case results the
   comparison read (``results``), which is what ``verify`` re-derives it from (a run resumed
   since holds more). Schema 1 did not: ``None``, and it is re-derived from every result.
@@ -186,7 +193,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     JUDGMENT: 2,
     CASE_RESULT: 3,
     RUN_END: 2,
-    DECISION: 7,
+    DECISION: 8,
     DIAGNOSIS: 12,
     COMPARISON: 8,
     CALIBRATION: 1,
@@ -247,6 +254,12 @@ def upcast_decision_v6_v7(body: dict[str, Any]) -> dict[str, Any]:
     uncalibrated judge never answered was MANUAL_REVIEW: ``unobserved_before_judge`` is
     false."""
     return {**body, "unobserved_before_judge": False}
+
+
+def upcast_decision_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 7 read a repeated run's observed cases alone by the betting interval whenever a
+    repeat had no verdict: ``observed_as_judged`` is false."""
+    return {**body, "observed_as_judged": False}
 
 
 def upcast_diagnosis_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
@@ -384,6 +397,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DECISION, 4): upcast_decision_v4_v5,
     (DECISION, 5): upcast_decision_v5_v6,
     (DECISION, 6): upcast_decision_v6_v7,
+    (DECISION, 7): upcast_decision_v7_v8,
     (DIAGNOSIS, 1): upcast_diagnosis_v1_v2,
     (DIAGNOSIS, 2): upcast_diagnosis_v2_v3,
     (DIAGNOSIS, 3): upcast_diagnosis_v3_v4,

@@ -112,8 +112,11 @@ class MetricTally:
     @property
     def is_proportion(self) -> bool:
         # A pass/fail criterion has values only in a repeated run (each a case's pass rate over
-        # its repeats); then, as for graded values, only 0s and 1s make a proportion.
-        return all(v in (0.0, 1.0) for v in self.values) and not self.partial
+        # its repeats); then, as for graded values, only 0s and 1s make a proportion. A case
+        # with repeats without a verdict counts here as its judged repeats say (2 passes of 2
+        # is 1): what the observed cases alone give. Its missing repeats are counted by
+        # ``bounded_interval``, whichever method this chooses.
+        return all(v in (0.0, 1.0) for v in self.values)
 
     @property
     def successes(self) -> int:
@@ -198,15 +201,15 @@ class MetricTally:
         method the observed values choose: exact for a pass/fail metric without repeats (its
         cases are 0 or 1 whatever they said), and how every decision of schema 4 and before
         was made."""
-        n = self.observed
+        if self.partial:
+            # Cases with missing repeats: at their lower bounds for the lower end, upper for
+            # the upper, read as a mean (as decisions of schema 4 and before read them).
+            lower_end = betting_interval_counts(self._completed(missing, at_top=False), level)
+            upper_end = betting_interval_counts(self._completed(missing, at_top=True), level)
+            return Interval(lower_end.lower, upper_end.upper, level, lower_end.method)
         if as_proportion:
-            return bounded_proportion(self.successes, n, missing, level)
-        if not self.partial:
-            return bounded_mean_counts(self._value_counts(), missing, level)
-        # Cases with missing repeats: at their lower bounds for the lower end, upper for upper.
-        lower_end = betting_interval_counts(self._completed(missing, at_top=False), level)
-        upper_end = betting_interval_counts(self._completed(missing, at_top=True), level)
-        return Interval(lower_end.lower, upper_end.upper, level, lower_end.method)
+            return bounded_proportion(self.successes, self.observed, missing, level)
+        return bounded_mean_counts(self._value_counts(), missing, level)
 
     def _completed(self, missing: int, *, at_top: bool) -> Counter[float]:
         """The value counts with every unknown value at the bottom of its range (or, ``at_top``,

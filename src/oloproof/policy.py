@@ -193,6 +193,7 @@ def decide_rule(
     subset: Subset | None = None,
     counts_missing_repeats: bool = True,
     unobserved_before_judge: bool = True,
+    observed_as_judged: bool = True,
 ) -> RuleDecision:
     """Decide one rule. A metric with no observed cases is never a PASS: it is
     INSUFFICIENT_EVIDENCE (``no_observed_cases``), on which the gate blocks whatever
@@ -219,6 +220,10 @@ def decide_rule(
     interval still counts the repeats without a verdict, but the reason and the detail leave
     them out, and a count reads a case on its judged repeats alone.
 
+    ``observed_as_judged`` False reads the observed cases alone as decisions of schema 7 and
+    before did: by the betting interval whenever a case had repeats without a verdict, though
+    its judged repeats made every case 0 or 1 (a proportion, ``MetricTally.is_proportion``).
+
     With ``subset`` (the run may have left cases out), an ``observed_count`` rule its observed
     failures do not FAIL is INSUFFICIENT_EVIDENCE (``subset_of_cases``).
     """
@@ -240,7 +245,9 @@ def decide_rule(
     if rule.kind == "observed_count":
         return _decide_count(rule, tally, missing, judged, subset, counts_missing_repeats)
     unjudged = tally.missing_repeats if counts_missing_repeats else 0
-    observed_iv = tally.interval(level)
+    observed_iv = tally.interval(
+        level, proportion=None if observed_as_judged or not tally.partial else False
+    )
     bounded_iv = tally.bounded_interval(level, not_run=not_run)
     assert observed_iv is not None and bounded_iv is not None  # observed > 0
     outcome, reason = _decide_interval(rule, bounded_iv)
@@ -327,13 +334,15 @@ def decide_policy(
     subset: Subset | None = None,
     counts_missing_repeats: bool = True,
     unobserved_before_judge: bool = True,
+    observed_as_judged: bool = True,
 ) -> list[RuleDecision]:
     """Every rule of ``policy`` decided on ``metrics``, in the policy's order.
 
     ``not_run``: planned cases of the run that never ran; they count as missing for every rule.
     ``subset``: the run may have left cases out; ``counts_missing_repeats``: whether the
     repeats without a verdict count in the reason and in a count; ``unobserved_before_judge``:
-    whether a metric that observed nothing is decided so before its judge (``decide_rule``).
+    whether a metric that observed nothing is decided so before its judge;
+    ``observed_as_judged``: how the observed cases alone are read (``decide_rule``).
     """
     return [
         decide_rule(
@@ -345,6 +354,7 @@ def decide_policy(
             subset=subset,
             counts_missing_repeats=counts_missing_repeats,
             unobserved_before_judge=unobserved_before_judge,
+            observed_as_judged=observed_as_judged,
         )
         for rule in policy.rules
     ]

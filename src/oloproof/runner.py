@@ -972,6 +972,7 @@ def decide_run(
     missing_any_value: bool = True,
     judge_beats_chance: bool = True,
     unobserved_before_judge: bool = True,
+    observed_as_judged: bool = True,
 ) -> dict[str, Any]:
     """The decision body for a run with a policy (derived; ``verify`` can recompute it).
 
@@ -1005,6 +1006,12 @@ def decide_run(
     (``no_observed_cases``), so the gate blocks, whatever its judge's standing. A decision
     recorded before that (schema 6) asked the judge first, and a metric its uncalibrated judge
     never answered was MANUAL_REVIEW, which ``block_on`` could let through; it is re-derived so.
+
+    ``observed_as_judged``: what the observed cases alone give (a rule's ``observed_only``, and
+    so whether ``missing_cases_decide``) reads a repeated case on its judged repeats, so a run
+    whose judged repeats make every case 0 or 1 is a proportion there. A decision recorded
+    before that (schema 7) read the observed cases as a mean whenever a repeat had no verdict,
+    and is re-derived so.
     """
     policy = recorded_policy(run_body["policy"])
     specs = [e["spec"] for e in run_body["evaluators"]]
@@ -1026,6 +1033,7 @@ def decide_run(
         subset=_left_out(run_body) if count_rules_need_suite else None,
         counts_missing_repeats=counts_missing_repeats,
         unobserved_before_judge=unobserved_before_judge,
+        observed_as_judged=observed_as_judged,
     )
     answered = tally.cases - tally.errored
     unevidenced = stands_on_nothing((d.reason for d in decisions), answered)
@@ -1040,6 +1048,7 @@ def decide_run(
         "missing_any_value": missing_any_value,
         "judge_beats_chance": judge_beats_chance,
         "unobserved_before_judge": unobserved_before_judge,
+        "observed_as_judged": observed_as_judged,
         "rules": [d.to_body() for d in decisions],
         "gate": {"blocked": outcome.blocked, "exit_code": outcome.exit_code},
     }
