@@ -228,7 +228,8 @@ class RunReport:
     and ``judges`` leave them out."""
     decided_on: int | None = None
     """The cases the gate shown was decided on, when the run holds more (a ``--resume`` that
-    ended before deciding again: killed); else None."""
+    ended before deciding again: killed); else None. Also set for a run shown undecided because
+    the gate recorded no longer stands for those cases (``outgrown_gate_stands``)."""
     import_unfinished: bool = False
     """The run came by an ``oloproof ledger import`` cut short (``oloproof.latest``): importing
     the archive again finishes it, not ``--resume``."""
@@ -321,6 +322,31 @@ def _decided_before(report: RunReport) -> str | None:
         f"a --resume finished {since} more and ended before deciding again, so the gate counts "
         f"{'it' if since == 1 else 'them'} as missing (which cannot make it more lenient) and "
         "the metrics count all of them; resuming decides on every case"
+    )
+
+
+def outgrown_gate_stands(decision: Mapping[str, Any]) -> bool:
+    """Whether the gate of ``decision``, recorded before a ``--resume`` wrote more cases and
+    ended without deciding again, still stands for the cases the run holds now.
+
+    Each case written since counts against it as missing, which widens every bound as far as
+    any value of that case could: a rule's PASS and FAIL hold whatever the cases said, and a
+    gate that blocked stays blocked. But a rule the missing cases left INSUFFICIENT_EVIDENCE
+    may FAIL on them, so a gate that let one through (``block_on`` without it) does not stand:
+    its reports show no gate (``withdrawn_gate_line``), and resuming decides again."""
+    return bool(decision["gate"]["blocked"]) or all(
+        rule["outcome"] != "INSUFFICIENT_EVIDENCE" for rule in decision["rules"]
+    )
+
+
+def withdrawn_gate_line(decided_on: int, cases: int) -> str:
+    """``No gate: …`` of a run whose gate does not stand (``outgrown_gate_stands``)."""
+    since = cases - decided_on
+    return (
+        f"No gate: the gate decided on {decided_on} of the {cases} cases finished let "
+        "INSUFFICIENT_EVIDENCE through (block_on does not list it), and a --resume finished "
+        f"{since} more and ended before deciding again: {'it' if since == 1 else 'they'} could "
+        "make a rule FAIL; resuming decides on every case"
     )
 
 
@@ -766,12 +792,6 @@ def build_run_report(
                     supported,
                 )
             )
-    rules = [
-        RuleRow(r["id"], r["metric"], r["outcome"], r["reason"], dict(r["detail"]))
-        for r in (decision["rules"] if decision else [])
-    ]
-    gate = decision["gate"] if decision else None
-    decision_state, exit_code = _decision_state(gate, policy, state)
     # A resume killed after writing cases leaves the last end, and the decision made with it,
     # counting fewer cases than the run holds. A resume still running counts its own at its end.
     outgrown = (
@@ -780,6 +800,15 @@ def build_run_report(
         and end["state"] != "complete"
         and tally.cases > end["cases"]
     )
+    withdrawn = outgrown and decision is not None and not outgrown_gate_stands(decision)
+    if withdrawn:
+        decision = None
+    rules = [
+        RuleRow(r["id"], r["metric"], r["outcome"], r["reason"], dict(r["detail"]))
+        for r in (decision["rules"] if decision else [])
+    ]
+    gate = decision["gate"] if decision else None
+    decision_state, exit_code = _decision_state(gate, policy, state)
     cache: RunCache = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )
@@ -822,7 +851,11 @@ def build_run_report(
         block_on=list(policy.get("block_on") or []) if policy else None,
         repeats_errored=tally.repeats_errored,
         repeat_errors=list(repeat_errors),
-        decided_on=int(end["cases"]) if gate is not None and end is not None and outgrown else None,
+        decided_on=(
+            int(end["cases"])
+            if (gate is not None or withdrawn) and end is not None and outgrown
+            else None
+        ),
         # A resume killed after writing cases, and not resumed since: its cases are uncounted
         # too, though no end record says so yet.
         uncounted=(int(end.get("uncounted", 0)) if end else 0)

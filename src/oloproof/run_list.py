@@ -31,7 +31,7 @@ from ledger import Ledger
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import import_unfinished, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
-from oloproof.report import execution_state
+from oloproof.report import execution_state, outgrown_gate_stands
 from oloproof.runlock import writer_of
 from oloproof.stored_runs import check_decided, listed_runs, standing_decision
 
@@ -170,7 +170,8 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
     repeats_errored: int | None = None
     # A run with no run_end (a crash), or one that wrote cases since its last (a resume
     # killed, or still going): its end record does not say what it holds.
-    unsaid = end is None or _outgrown(ledger, run_id, end)
+    outgrown = end is not None and _outgrown(ledger, run_id, end)
+    unsaid = end is None or outgrown
     if end is not None and not unsaid:
         cases, errored = int(end["cases"]), int(end["errored"])
         repeats_errored = end.get("repeats_errored", 0 if repeats == 1 else None)
@@ -187,7 +188,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         state = "running"
     else:
         state = str(end["state"]) if end is not None else "interrupted"
-    decision_state, gate, exit_code = _gate(ledger, body, end, execution)
+    decision_state, gate, exit_code = _gate(ledger, body, end, execution, outgrown)
     parent = body.get("parent") or {}
     return RunRow(
         run_id=run_id,
@@ -229,11 +230,20 @@ def _counted(ledger: Ledger, run_id: str) -> RunTally:
 
 
 def _gate(
-    ledger: Ledger, body: Mapping[str, Any], end: Mapping[str, Any] | None, execution: str
+    ledger: Ledger,
+    body: Mapping[str, Any],
+    end: Mapping[str, Any] | None,
+    execution: str,
+    outgrown: bool,
 ) -> tuple[str, str | None, int | None]:
+    """The decision state, gate and exit code a row shows: the report's
+    (``report.build_run_report``), a gate that does not stand for the cases a killed resume
+    wrote since (``outgrown``) included."""
     decision = standing_decision(ledger.lookup_events("run_meta", body["run_id"]))
     if end is not None:
         check_decided(body["run_id"], body, end, decision)
+    if outgrown and decision is not None and not outgrown_gate_stands(decision.body):
+        decision = None
     if decision is not None and execution not in ("STOPPED", "RUNNING"):
         gate = decision.body["gate"]
         return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])

@@ -36,6 +36,7 @@ from oloproof.report import (
     slices_unrun_line,
     uncounted_text,
     usage_left_out_text,
+    withdrawn_gate_line,
 )
 from oloproof.results import Interval
 
@@ -253,6 +254,8 @@ def _undecided_line(report: RunReport) -> str:
         return "No gate: a stopped run is not decided; fix what stopped it and run again"
     if report.execution_state == "RUNNING":
         return "No gate yet: the run is decided when it ends"
+    if report.decided_on is not None:
+        return withdrawn_gate_line(report.decided_on, report.cases)
     return "No gate: the run ended before its policy was decided"
 
 

@@ -356,6 +356,10 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         # What an earlier go recorded (its stop, its gate, its cache counts) counts fewer cases
         # than are being written now: the run is decided, and counted, when it ends.
         end, decision = None, None
+    elif row.state == "INTERRUPTED" and row.gate is None:
+        # A gate that does not stand for the cases a killed resume wrote since
+        # (``report.outgrown_gate_stands``): the row shows none, nor does the page.
+        decision = None
     problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
     stored_runs = ((a, run_body(e)) for a, e in listed_runs(reader.ledger))
     children = {

@@ -139,6 +139,8 @@ def _environment() -> Environment:
         unpaired_lines=report.unpaired_lines,
         # The line `oloproof run` prints under a gate with nothing under it.
         evidence_line=report.evidence_line,
+        # The line `oloproof run` prints for a gate that does not stand for the cases since.
+        withdrawn_gate_line=report.withdrawn_gate_line,
         # Slice values and what slice rows leave out, in the words `run` and `compare` print.
         slice_text=report.slice_text,
         slices_unrun=report.slices_unrun_line,
