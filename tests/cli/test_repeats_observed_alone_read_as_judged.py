@@ -79,6 +79,11 @@ def test_a_missing_repeat_that_decides_a_floor_says_so(tmp_path: Path) -> None:
     shown = oloproof("inspect", run_id, cwd=root)
     assert FLOOR_ROW in shown.lines and FLOOR_LINE in shown.lines, shown.out
     assert "Gate: BLOCK (exit 3)" in shown.lines
+    # One repeat is said as one (it read "1 repeats ... have no verdict").
+    assert (
+        "answer_correct: 1 repeat of observed cases has no verdict; the interval counts it as "
+        "failing for the lower bound and passing for the upper"
+    ) in shown.lines, shown.out
     verified = oloproof("verify", cwd=root)
     assert verified.code == 0, verified.out + verified.err
 

@@ -16,6 +16,7 @@ from oloproof.display import (
     fmt_percent_interval,
     fmt_percent_lower,
     fmt_written,
+    plural,
     printable,
 )
 from oloproof.events import is_failed
@@ -147,10 +148,12 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         if row.missing:
             lines += missing_metric_lines(row, report.level)
         if row.missing_repeats:
+            n = row.missing_repeats
             lines.append(
-                f"{row.criterion}: {row.missing_repeats} repeats of observed cases have no "
-                "verdict; the interval counts them as failing for the lower bound and passing "
-                "for the upper"
+                f"{row.criterion}: {n} {plural(n, 'repeat')} of observed cases "
+                f"{'has' if n == 1 else 'have'} no verdict; the interval counts "
+                f"{'it' if n == 1 else 'them'} as failing for the lower bound and passing for "
+                "the upper"
             )
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(
