@@ -113,9 +113,10 @@ _BEHIND_BUSY = 0.9
 # for each, where one commit every 2 s shares them.
 _EAGER_EVENTS = 512
 _EAGER_SECONDS = 0.25
-# A run whose every worker waits on its system (a stalled model server) finishes no case to
-# flush on: a timer writes what it finished before once no flush came for this long. Twice
-# the flush time, so that a run whose cases do finish keeps flushing on its own, in place.
+# A run whose every worker waits on its system (a stalled model server), or whose event loop a
+# case holds (a synchronous call made on the loop, an async system's blocking code), finishes
+# no case to flush on: a thread writes what it finished before once no flush came for this
+# long. Twice the flush time, so that a run whose cases do finish keeps flushing on its own.
 _IDLE_FLUSH_SECONDS = 2 * _FLUSH_SECONDS
 # Cases that never wait (an async system that awaits nothing, a fully cached run) would keep
 # the event loop from running anything else, Ctrl-C's handler included: a worker hands it a
@@ -226,6 +227,11 @@ class EventWriter:
         # used of it since (``writes_behind`` asks what the run itself used).
         self._last_cpu = time.process_time()
         self._writer_cpu = 0.0
+        # Taken by the run's thread as it hands what is pending to a write or takes a write's
+        # items back, and by ``flush_idle``'s thread as it copies what is pending: never as
+        # an event is added.
+        self._handing = threading.Lock()
+        self._idle_last: Prepared | None = None  # the last event ``flush_idle`` wrote
 
     def add(self, event: Event) -> str:
         """Buffer ``event``; return its address."""
@@ -299,17 +305,30 @@ class EventWriter:
     def _write_behind(self, memory: RunMemory, now: float, cpu: float) -> None:
         """Hand what is pending to a write on a thread of its own (``_Behind``); ``now`` and
         ``cpu`` are the clock and the process's CPU time when it was asked for."""
-        self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
-        self._pending, self._pending_bytes, self._stages = [], 0, {}
+        with self._handing:
+            self._behind = _Behind(self._ledger, self._pending, self._stages, memory)
+            self._pending, self._pending_bytes, self._stages = [], 0, {}
         self._last_flush, self._last_cpu, self._writer_cpu = now, cpu, 0.0
 
-    def flush_idle(self, memory: RunMemory) -> None:
-        """Start writing, on a thread of its own, what waited longer than
-        ``_IDLE_FLUSH_SECONDS`` since the last flush, unless a write is under way (a timer's
-        call). What that write raises, the next ``maybe_flush`` or ``flush`` raises."""
-        now = time.monotonic()
-        if self._behind is None and self._pending and now - self._last_flush > _IDLE_FLUSH_SECONDS:
-            self._write_behind(memory, now, time.process_time())
+    def flush_idle(self) -> None:
+        """Write what waited longer than ``_IDLE_FLUSH_SECONDS`` since the last flush, unless
+        a write is under way (``_IdleFlushes``'s call, on a thread of its own: the run's thread
+        may be held in a case's code, even one that never hands the loop a turn).
+
+        A copy is written, and nothing the run's thread keeps is changed: its next flush
+        writes these events again, which the ledger stores once. The copy is a start of what
+        the run added, in order, so every event in it comes after those it refers to.
+        """
+        if time.monotonic() - self._last_flush <= _IDLE_FLUSH_SECONDS:
+            return
+        with self._handing:
+            behind = self._behind
+            if behind is not None and (behind.thread.is_alive() or behind.error is not None):
+                return  # what is pending may refer to what that write has not stored
+            items = self._pending[:]
+        if items and items[-1] is not self._idle_last:
+            self._ledger.put_all(items)
+            self._idle_last = items[-1]
 
     def _settle(self, memory: RunMemory) -> None:
         """Wait for the write started on its way and raise what it raised; ``memory`` then
@@ -318,14 +337,17 @@ class EventWriter:
         if behind is None:
             return
         behind.thread.join()
-        self._behind = None  # only once joined: a Ctrl-C in the join leaves it to ``flush``
         self._writer_cpu += behind.cpu
+        with self._handing:
+            # Only once joined: a Ctrl-C in the join leaves it to ``flush``.
+            self._behind = None
+            if behind.error is not None:
+                # Written again with what followed them, or not at all: later events refer
+                # to these, and none may be stored without what it refers to.
+                self._pending[:0] = behind.items
+                self._pending_bytes += sum(len(item.data) for item in behind.items)
+                self._stages = {**behind.stages, **self._stages}
         if behind.error is not None:
-            # Written again with what followed them, or not at all: later events refer to
-            # these, and none may be stored without what it refers to.
-            self._pending[:0] = behind.items
-            self._pending_bytes += sum(len(item.data) for item in behind.items)
-            self._stages = {**behind.stages, **self._stages}
             raise behind.error
         memory.forget(behind.written)
 
@@ -357,6 +379,30 @@ def writes_behind(cpu_s: float, wall_s: float) -> bool:
     keep it up to the 5 ms switch interval.
     """
     return cpu_s < _BEHIND_BUSY * wall_s
+
+
+class _IdleFlushes:
+    """The thread that calls ``EventWriter.flush_idle`` every ``_FLUSH_SECONDS`` while a run
+    goes: a thread, not a task, so that it writes even while a case holds the event loop."""
+
+    def __init__(self, writer: EventWriter) -> None:
+        self._writer = writer
+        self._stopped = threading.Event()
+        self.error: BaseException | None = None  # what a write raised; it stopped there
+        self._thread = threading.Thread(target=self._flushes, name="oloproof-idle-flush")
+        self._thread.start()
+
+    def _flushes(self) -> None:
+        try:
+            while not self._stopped.wait(_FLUSH_SECONDS):
+                self._writer.flush_idle()
+        except BaseException as exc:  # raised in the run's thread by ``execute_cases``
+            self.error = exc
+
+    def stop(self) -> None:
+        """Stop it, once the write under way (if any) is done."""
+        self._stopped.set()
+        self._thread.join()
 
 
 class _Behind:
@@ -502,17 +548,12 @@ async def execute_cases(
                 turn = now
                 await asyncio.sleep(0)
 
-    async def idle_flushes() -> None:
-        while True:
-            await asyncio.sleep(_FLUSH_SECONDS)
-            writer.flush_idle(run.memory)
-
     # Tasks a case starts are watched: what they record after it returned must not be lost.
     with watching_late_records() as late:
         workers = [
             asyncio.create_task(worker()) for _ in range(max(1, min(spec.concurrency, total)))
         ]
-        timer = asyncio.create_task(idle_flushes())
+        idle = _IdleFlushes(writer)
         # Everything alive now (the dataset above all) outlives the run: frozen, the collector's
         # full passes skip it (at 100,000 cases each pass walked it for ~0.1 s).
         gc.freeze()
@@ -520,8 +561,9 @@ async def execute_cases(
             await asyncio.gather(*workers)
             await late.settle(spec.timeout_s)
             await run.engine.settle()  # and where the engine ran them (a Ray replica)
-            if timer.done():  # it stopped on an error of its own: the run reports it
-                timer.result()
+            idle.stop()
+            if idle.error is not None:  # it stopped on an error of its own: the run reports it
+                raise idle.error
         except BaseException:
             for task in workers:
                 task.cancel()
@@ -529,7 +571,7 @@ async def execute_cases(
             raise
         finally:
             gc.unfreeze()
-            timer.cancel()
+            idle.stop()  # before the last flush, which the ledger may be closed after
             writer.flush(run.memory)
 
 
