@@ -29,6 +29,7 @@ from oloproof.audit import application_checks
 from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
 from oloproof.latest import LATEST, resolve_latest
 from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger
+from oloproof.stored_runs import listed_runs
 
 COUNTED = (
     ("run", ev.RUN),
@@ -102,7 +103,9 @@ def _roots(ledger: Ledger, keep: list[str], keep_last: int | None) -> list[str]:
     calibrations kept with them (see the module)."""
     roots = [_resolve(ledger, text) for text in keep]
     if keep_last:
-        top = [(a, e) for a, e in ledger.events(ev.RUN) if e.body.get("parent") is None]
+        # Through ``listed_runs``: a run a damaged index page hides would not be among the
+        # newest, and compaction would drop its events for good.
+        top = [(a, e) for a, e in listed_runs(ledger) if e.body.get("parent") is None]
         roots += [a for a, _ in reversed(top[-keep_last:])]
     runs: set[str] = set()
     for event in ledger.get_many(roots):

@@ -15,6 +15,7 @@ from typing import Any
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.fingerprint import changes as code_changes
+from oloproof.stored_runs import listed_runs
 from oloproof.systems.base import System
 
 # How each setting of a system's identity is named to the user.
@@ -40,10 +41,14 @@ RETRIEVE_SETTINGS = ("version", "index_version", "depth")
 
 
 def latest_run_of(ledger: Ledger, system: System) -> Mapping[str, Any] | None:
-    """The body of the newest top-level run of a system of this kind and name."""
+    """The body of the newest top-level run of a system of this kind and name.
+
+    Read through ``listed_runs``: a run a damaged index page hides would leave an older run
+    (or none) to compare with, and the reasons given would be about the wrong run.
+    """
     identity = system.identity()
     found: Mapping[str, Any] | None = None
-    for _, event in ledger.events(ev.RUN):
+    for _, event in listed_runs(ledger):
         body = event.body
         theirs = body.get("system", {})
         if body.get("parent") is None and (theirs.get("kind"), theirs.get("name")) == (
