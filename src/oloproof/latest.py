@@ -168,7 +168,7 @@ def resolve_latest(ledger: Ledger) -> str:
     if address is not None:
         return address
     newest = _newest_top_level(ledger)
-    why = f"; the newest run, {_unfinished_text(ledger, newest)}" if newest is not None else ""
+    why = f"; the newest run, {_unfinished_text(ledger, newest[1])}" if newest is not None else ""
     raise UnknownIdError(f"no run has finished yet, so `latest` names no run{why}")
 
 
@@ -182,9 +182,18 @@ def latest_note(ledger: Ledger) -> str | None:
         return None
     chosen_id = ledger.get(chosen).body["run_id"]
     return (
-        f"note: the newest run, {_unfinished_text(ledger, newest)}; `latest` is {chosen_id}, "
+        f"note: the newest run, {_unfinished_text(ledger, newest[1])}; `latest` is {chosen_id}, "
         "the newest run that finished"
     )
+
+
+def unfinished_text(ledger: Ledger, body: Mapping[str, Any]) -> str | None:
+    """``run_…, did not finish (k of n cases; …)`` or ``run_…, stopped: why`` for a run that
+    ended (or was killed) before all its planned cases ran; None for one that finished or that
+    another process is still writing (``still_running`` says that)."""
+    if _finished(ledger, body) or still_running(ledger, body) is not None:
+        return None
+    return _unfinished_text(ledger, body)
 
 
 def _newest_top_level(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
@@ -195,10 +204,9 @@ def _newest_top_level(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
     return None
 
 
-def _unfinished_text(ledger: Ledger, run: tuple[str, Mapping[str, Any]]) -> str:
+def _unfinished_text(ledger: Ledger, body: Mapping[str, Any]) -> str:
     """``run_… is still running (…)``, ``run_… stopped: why`` or ``run_… did not finish (k of n
     cases; …)``."""
-    body = run[1]
     run_id = body["run_id"]
     # A run another process writes has not stopped, whatever an earlier go of it recorded, and
     # the resume the other sentences offer would be refused while it runs.

@@ -99,6 +99,12 @@ def compare_command(
             sys.stderr.write(
                 f"note: {run.text()}; this comparison reads the cases written so far\n"
             )
+        for role, text in _unfinished(ledger, body):
+            # A run that ended before all its cases ran pairs only those it holds: the rest
+            # read as "only in" the other run, which alone would not say why.
+            sys.stderr.write(
+                f"note: the {role}, {text}; the cases it did not run count as missing\n"
+            )
         flips = flipped_cases(ledger, body) if (as_json or cases or summary) else []
         if junit is not None or summary is not None:
             from oloproof.cli.ci_compare import comparison_junit, comparison_summary
@@ -129,6 +135,21 @@ def _still_running(ledger: Ledger, body: Mapping[str, Any]) -> list[StillRunning
         if run is not None and run not in found:
             found.append(run)
     return found
+
+
+def _unfinished(ledger: Ledger, body: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(role, what)`` for each compared run that ended before all its cases ran and that no
+    process is writing now (``latest.unfinished_text``)."""
+    from oloproof.latest import unfinished_text
+    from oloproof.stored_runs import load_run
+
+    found: dict[str, tuple[str, str]] = {}
+    for role in ("candidate", "baseline"):
+        run = load_run(ledger, body[role]["run_id"])
+        text = unfinished_text(ledger, run.body)
+        if text is not None:
+            found.setdefault(run.run_id, (role, text))
+    return list(found.values())
 
 
 def _with_flips(lines: list[str], flips: Sequence[Flip]) -> list[str]:
