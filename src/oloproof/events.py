@@ -528,7 +528,7 @@ def index_entries(address: str, event: Event) -> Iterable[tuple[str, str]]:
             execution = event.refs[execution]
         if isinstance(execution, str):
             yield (LINKED_FROM, execution)
-        yield from _failure_entries(body)
+        yield from failure_entries(body)
     elif kind in (RUN_END, DECISION):
         yield ("run_meta", body["run_id"])
     elif kind == DIAGNOSIS:
@@ -583,7 +583,9 @@ def failed_repeats(repeats: Sequence[Mapping[str, Any]] | None, criterion: str) 
     )
 
 
-def _failure_entries(body: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+def failure_entries(body: Mapping[str, Any]) -> Iterable[tuple[str, str]]:
+    """The failures indexes' ``(index, key)`` entries a case result is filed under (none for
+    a case with no problem): the viewer counts them to check what those indexes find."""
     run_id = body["run_id"]
     kinds, failed, missing = problem_kinds(body)
     if not kinds:

@@ -26,6 +26,7 @@ Requirements this module meets:
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,7 @@ class Reader:
         self._lock = threading.Lock()
         self._reports: dict[str, tuple[tuple[str | bool | None, ...], RunReport]] = {}
         self._flips: dict[str, list[Flip]] = {}
+        self._filed: dict[str, tuple[tuple[str | bool | None, ...], Counter[tuple[str, str]]]] = {}
         # A static export lists only the runs it was asked for, all on one page.
         self.only_runs: set[str] | None = None
 
@@ -360,7 +362,7 @@ def run_page(reader: Reader, run_id: str) -> RunPage:
         # A gate that does not stand for the cases a killed resume wrote since
         # (``report.outgrown_gate_stands``): the row shows none, nor does the page.
         decision = None
-    problems = len(reader.ledger.lookup(ev.FAILURES, run_id))
+    problems = len(_filed_cases(reader, run_id, ev.FAILURES, run_id))
     stored_runs = ((a, run_body(e)) for a, e in listed_runs(reader.ledger))
     children = {
         b["run_id"]: (a, b)
@@ -533,7 +535,9 @@ def _shown_repeats(result: CaseResultBody) -> Shown:
 
 
 def _problems(reader: Reader, run_id: str, criterion: str | None, kind: str | None) -> list[str]:
-    lookup = reader.ledger.lookup
+    def lookup(index: str, key: str) -> list[str]:
+        return _filed_cases(reader, run_id, index, key)
+
     everything = lookup(ev.FAILURES, run_id)
     wanted: set[str] | None = None
     if kind is not None:
@@ -546,6 +550,40 @@ def _problems(reader: Reader, run_id: str, criterion: str | None, kind: str | No
         chosen = set(on if on is not None else failed + missing)
         wanted = chosen if wanted is None else wanted & chosen
     return everything if wanted is None else [a for a in everything if a in wanted]
+
+
+def _filed_cases(reader: Reader, run_id: str, index: str, key: str) -> list[str]:
+    """The case results a failures index files under ``key``, refused when it finds fewer
+    than the run's cases are filed under there (``events.failure_entries``): a damaged index
+    page hides some, and a page of them (or a comparison's flips) without those would look
+    whole. More is no damage: a run being written files cases after they were counted."""
+    held = _filed_counts(reader, run_id)[(index, key)]  # first: a run being written adds more
+    found = reader.ledger.lookup(index, key)
+    if len(found) < held:
+        # The key after the run id: "", "KIND", or "failed/CRITERION" or "missing/CRITERION".
+        kind, _, criterion = key.removeprefix(run_id).strip("/").partition("/")
+        which = f"cases {kind} on {criterion}" if criterion else f"{kind or 'problem'} cases"
+        raise index_disagreement(
+            run_id, f"its failures index finds {len(found)} of its {held} {which}"
+        )
+    return found
+
+
+def _filed_counts(reader: Reader, run_id: str) -> Counter[tuple[str, str]]:
+    """How many of the run's case results each failures index files under each key, counted
+    over its cases one at a time (bounded memory), and kept while the run is unchanged (as
+    its report is)."""
+    key = _report_key(reader, run_id)
+    with reader._lock:
+        cached = reader._filed.get(run_id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    counts: Counter[tuple[str, str]] = Counter()
+    for body in stream_case_results(reader.ledger, run_id):
+        counts.update(ev.failure_entries(body))
+    with reader._lock:
+        reader._filed[run_id] = (key, counts)
+    return counts
 
 
 def _in_slice(reader: Reader, addresses: Sequence[str], slice_: str) -> list[str]:
@@ -828,7 +866,7 @@ def _flips(reader: Reader, body: ComparisonBody, metrics: Sequence[str]) -> list
 
 def _failing_on(reader: Reader, run_id: str, metric: str) -> Iterator[tuple[str, CaseResultBody]]:
     """The cases of a run that failed ``metric``, or failed it in some of their repeats."""
-    addresses = reader.ledger.lookup(ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
+    addresses = _filed_cases(reader, run_id, ev.FAILURES_CRITERION, f"{run_id}/failed/{metric}")
     for start in range(0, len(addresses), 1024):
         chunk = addresses[start : start + 1024]
         for address, event in zip(chunk, reader.ledger.get_many(chunk), strict=True):
