@@ -12,8 +12,11 @@ What is kept, from the selectors given (``--keep`` and ``--keep-last``):
   standing in the gates of runs still to come;
 - the refs that point at kept events (a dropped run's id goes with it).
 
-The ledger then verifies the new store with Oloproof's own checks before it replaces the old
-one (``ledger.compact``).
+What is kept is found through the ledger's indexes and its events' links, and what is not kept
+is gone for good: so a ledger whose indexes disagree with its events (a damaged page hiding a
+run, its decision, a comparison or a calibration from them) is refused before anything is
+chosen, naming ``oloproof ledger rebuild-indexes``. The ledger then verifies the new store with
+Oloproof's own checks before it replaces the old one (``ledger.compact``).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ledger import CompactSummary, Event, Ledger, LedgerError, Problem, compact_ledger
+from ledger.verify import STALE_INDEX
 from oloproof import events as ev
 from oloproof.archiving import LINKS
 from oloproof.audit import application_checks
@@ -62,6 +66,7 @@ def compact_project(
         before = _kinds(ledger)
         for text in keep:  # every selector names something, before anything is done
             _resolve(ledger, text)
+        _indexes_whole(ledger)
 
     def choose(ledger: Ledger) -> list[str]:
         return _roots(ledger, keep, keep_last)
@@ -83,6 +88,19 @@ def compact_project(
     with open_project_ledger(root, create=False) as ledger:
         after = _kinds(ledger)
     return Compaction(summary, {k: (before[k], after[k]) for k in before})
+
+
+def _indexes_whole(ledger: Ledger) -> None:
+    """Refuse a ledger whose indexes disagree with its events (see the module). Its other
+    problems (a corrupt event, a broken chain, a damaged store) are refused as compaction
+    meets them, each in a sentence of its own."""
+    stale = [p for p in ledger.verify().problems if p.kind == STALE_INDEX]
+    if stale:
+        raise LedgerAccessError(
+            f"the ledger at {ledger.path} was not compacted: its indexes disagree with its "
+            f"events ({stale[0]}), so what it would keep cannot be told from them; rebuild "
+            "them with: oloproof ledger rebuild-indexes, then compact it"
+        )
 
 
 def _kinds(ledger: Ledger) -> dict[str, int]:

@@ -3,7 +3,9 @@ ledger's index by type unchecked. With one flipped byte hiding the older of two 
 there, ``compact --keep-last 2`` kept the newest alone and dropped every event of the other,
 and ``run --dry-run`` of a system whose code changed said its cases would execute because of
 "no earlier run of this system" of a ledger holding one. Both now
-refuse, naming the run and ``oloproof ledger rebuild-indexes``, and nothing is dropped."""
+refuse, naming ``oloproof ledger rebuild-indexes``, and nothing is dropped. Compaction refuses
+any index that disagrees with the events before it chooses anything: a comparison or a run's
+decision hidden from its index was dropped for good as well (``0 of 0 comparisons``, exit 0)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,28 @@ def _runs(root: Path) -> int:
         return len(ledger.lookup("type", ev.RUN))
 
 
+def _not_compacted(root: Path) -> str:
+    return (
+        f"error: the ledger at {root / '.oloproof'} was not compacted: its indexes disagree with "
+        "its events (stale index "
+    )
+
+
+def _compact_refused(root: Path) -> None:
+    """``compact --keep-last 2`` refuses, naming ``rebuild-indexes``, and leaves the ledger
+    as it was; after a rebuild it compacts."""
+    before = (root / ".oloproof" / "ledger" / "data.mdb").read_bytes()
+    refused = oloproof("ledger", "compact", "--keep-last", "2", cwd=root)
+    assert (refused.code, refused.out) == (2, ""), refused.out + refused.err
+    assert refused.err.startswith(_not_compacted(root)), refused.err
+    assert refused.err.endswith(
+        "rebuild them with: oloproof ledger rebuild-indexes, then compact it\n"
+    ), refused.err
+    assert (root / ".oloproof" / "ledger" / "data.mdb").read_bytes() == before
+    assert oloproof("ledger", "rebuild-indexes", cwd=root).code == 0
+    assert oloproof("ledger", "compact", "--keep-last", "2", cwd=root).code == 0
+
+
 def _refusal(run_id: str) -> str:
     return (
         f"error: the ledger's indexes disagree with run {run_id}: its run event is missing "
@@ -38,12 +62,7 @@ def test_compact_refuses_rather_than_drop_a_run_hidden_from_the_index(tmp_path: 
     assert oloproof("run", "--no-cache", cwd=root).code in (0, 3)
     hide_index_entry(root / ".oloproof", "type", ev.RUN, lambda: _runs(root) == 1)
 
-    refused = oloproof("ledger", "compact", "--keep-last", "2", cwd=root)
-    assert (refused.code, refused.out) == (2, ""), refused.out + refused.err
-    assert refused.err.startswith(_refusal(run_id)), refused.err
-    assert oloproof("ledger", "rebuild-indexes", cwd=root).code == 0
-    assert oloproof("inspect", run_id, cwd=root).code in (0, 3)
-    assert oloproof("ledger", "compact", "--keep-last", "2", cwd=root).code == 0
+    _compact_refused(root)
     assert oloproof("inspect", run_id, cwd=root).code in (0, 3)
 
 
@@ -58,12 +77,7 @@ def test_compact_refuses_another_event_filed_as_a_run(tmp_path: Path) -> None:
     with tables(root / ".oloproof") as (txn, dbs):
         file_entries(txn, dbs, seq, digest, [type_prefix(ev.RUN)])
 
-    refused = oloproof("ledger", "compact", "--keep-last", "1", cwd=root)
-    assert (refused.code, refused.out) == (2, ""), refused.out + refused.err
-    assert refused.err == (
-        f"error: the ledger's index of runs lists sha256:{digest.hex()}, which is an "
-        "oloproof.case_result event: rebuild the indexes with: oloproof ledger rebuild-indexes\n"
-    )
+    _compact_refused(root)
 
 
 def test_dry_run_refuses_rather_than_forget_a_run_hidden_from_the_index(tmp_path: Path) -> None:
@@ -81,3 +95,42 @@ def test_dry_run_refuses_rather_than_forget_a_run_hidden_from_the_index(tmp_path
     assert oloproof("ledger", "rebuild-indexes", cwd=root).code == 0
     dry = oloproof("run", "--dry-run", cwd=root)
     assert dry.code == 0 and "code of run() in app.py changed" in dry.out, dry.out
+
+
+def _held(root: Path, kind: str) -> int:
+    with open_project_ledger(root, create=False) as ledger:
+        return len(ledger.lookup("type", kind))
+
+
+def test_compact_refuses_rather_than_drop_a_comparison_hidden_from_the_index(
+    tmp_path: Path,
+) -> None:
+    root = toy_project(tmp_path / "p", cases=2)
+    runs = [oloproof("run", "--no-cache", cwd=root) for _ in range(2)]
+    base, cand = (run.lines[0].split()[1] for run in runs)
+    assert oloproof("compare", cand, base, cwd=root).code == 0
+    assert _held(root, ev.COMPARISON) == 1
+    hide_index_entry(
+        root / ".oloproof", "type", ev.COMPARISON, lambda: _held(root, ev.COMPARISON) == 0
+    )
+
+    _compact_refused(root)  # was: "0 of 0 comparisons", exit 0, the comparison gone
+    assert _held(root, ev.COMPARISON) == 1
+
+
+def test_compact_refuses_rather_than_drop_a_decision_hidden_from_the_index(
+    tmp_path: Path,
+) -> None:
+    root = toy_project(tmp_path / "p", cases=2)
+    run = oloproof("run", cwd=root)
+    run_id = run.lines[0].split()[1]
+
+    def undecided() -> bool:
+        with open_project_ledger(root, create=False) as ledger:
+            kinds = [event.type for _, event in ledger.lookup_events("run_meta", run_id)]
+        return ev.DECISION not in kinds
+
+    hide_index_entry(root / ".oloproof", "run_meta", run_id, undecided, 1)
+
+    _compact_refused(root)  # was: the decision not kept, the run kept without its gate
+    assert _held(root, ev.DECISION) == 1
