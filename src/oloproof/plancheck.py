@@ -3,6 +3,7 @@
 Each refuses input that would otherwise be accepted and then quietly mean something else, or
 fail once cases are already recorded: a slice no case can fill (a misspelt key is an empty
 slice), an ``expected_field`` no case has (a misspelt one excludes every case from its metric),
+a retrieval metric with no case labelled in ``expected.relevant`` (the same, for its labels),
 an HTTP header that reads an environment variable which is not set, or that resolves to
 a name or value HTTP cannot carry (every case would fail at its first call), a staged system's
 top_k above its depth (a cut that never cuts), a truncation slice with no budget to truncate.
@@ -26,6 +27,7 @@ from oloproof.dataset import Case, Dataset, lookalike_key, lookalike_refusal
 from oloproof.errors import ConfigError
 from oloproof.evaluators.fields import MISSING, parse_path, read_path
 from oloproof.metrics import slice_datum, slice_value
+from oloproof.relevance import RANKING_EVALUATORS
 from oloproof.subset import dotted_problem
 from oloproof.suggest import did_you_mean
 from oloproof.systems.base import System
@@ -110,15 +112,40 @@ def check_expected_fields(config: ProjectConfig, config_path: Path, dataset: Dat
             return
     index = min(missing)
     name = named[index]
-    depth = name.count(".") + 1
-    held = sorted({p for case in dataset.cases for p in _key_paths(case.expected, depth)})
-    found = f"the cases' expected fields: {', '.join(held)}" if held else "no case has any"
+    held = _held_fields(dataset, name.count(".") + 1)
     where = config.location("evaluators", index, "expected_field", path=config_path)
     raise ConfigError(
         f"{where}: evaluators.{index}: expected_field {name!r} of "
         f"{config.evaluators[index].criterion!r}: no case has it in expected, so every case "
-        f"would be excluded from the metric ({found}){did_you_mean(name, held)}"
+        f"would be excluded from the metric ({_found(held)}){did_you_mean(name, held)}"
     )
+
+
+def check_relevance_labels(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:
+    """Refuse a retrieval metric when no case labels a passage in ``expected.relevant`` (absent,
+    null or empty in every case): each case would be excluded (``no_relevance_labels``) and a
+    rule on the metric blocked for want of evidence, as with an ``expected_field`` no case has;
+    labels under a misspelt key (``relevent``) read so. Some cases labelled stay accepted."""
+    ranking = [i for i, e in enumerate(config.evaluators) if e.type in RANKING_EVALUATORS]
+    if not ranking or any(case.expected.get("relevant") for case in dataset.cases):
+        return
+    index = ranking[0]
+    entry = config.evaluators[index]
+    where = config.location("evaluators", index, path=config_path)
+    raise ConfigError(
+        f"{where}: evaluators.{index}: {entry.criterion!r} ({entry.type}) reads the relevance "
+        "labels in expected.relevant, and no case has any there, so every case would be "
+        f"excluded from the metric ({_found(_held_fields(dataset, 1))})"
+    )
+
+
+def _held_fields(dataset: Dataset, depth: int) -> list[str]:
+    """The dotted paths ``depth`` keys deep that some case's ``expected`` holds, sorted."""
+    return sorted({p for case in dataset.cases for p in _key_paths(case.expected, depth)})
+
+
+def _found(held: list[str]) -> str:
+    return f"the cases' expected fields: {', '.join(held)}" if held else "no case has any"
 
 
 def _key_paths(value: Any, depth: int, above: str = "") -> Iterator[str]:

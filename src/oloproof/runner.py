@@ -75,6 +75,7 @@ from oloproof.plancheck import (
     check_cut,
     check_expected_fields,
     check_headers,
+    check_relevance_labels,
     check_slices,
     check_truncation_slice,
 )
@@ -328,6 +329,7 @@ def _plan(
         dataset = load_dataset(base / config.dataset, _case_check(config.evaluators))
         check_slices(config, config_path, dataset)
         check_expected_fields(config, config_path, dataset)
+        check_relevance_labels(config, config_path, dataset)
     else:
         dataset = recorded
     if config.engine.kind == "local":  # on Ray each replica reads (and checks) them itself
