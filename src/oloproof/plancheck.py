@@ -13,7 +13,6 @@ leaves out included.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,7 +27,7 @@ from oloproof.errors import ConfigError
 from oloproof.evaluators.fields import MISSING, parse_path, read_path
 from oloproof.metrics import slice_datum, slice_value
 from oloproof.relevance import RANKING_EVALUATORS
-from oloproof.subset import dotted_problem
+from oloproof.subset import dotted_problem, held_as
 from oloproof.suggest import did_you_mean
 from oloproof.systems.base import System
 
@@ -92,7 +91,7 @@ def _one_kind_per_row(name: str, where: str, dataset: Dataset) -> None:
 def _held(kind: str, case: Case, name: str) -> str:
     """``the number 1``, ``the string "1"``, ``no value``: a slice value as a case holds it."""
     datum = slice_datum(name, {"metadata": case.metadata})
-    return kind if datum is None else f"the {kind.split(' ', 1)[1]} {json.dumps(datum)}"
+    return kind if datum is None else held_as(datum)
 
 
 def check_expected_fields(config: ProjectConfig, config_path: Path, dataset: Dataset) -> None:

@@ -13,7 +13,9 @@ Requirements (``docs/running.md``, "Running a subset"):
    the cases it draws from are mistakes (exit 2, before anything is written); the key's message
    suggests the closest metadata key, and the sample's names both numbers. So is a filter whose
    key a case's metadata key holding a dot would stand for (``dotted_problem``): the dot reads as
-   nesting, so the filter could not match that case. Each message names
+   nesting, so the filter could not match that case. So is a filter whose value matches cases
+   holding it as two kinds that read as one text (the number 1 and the string "1"), which the
+   text typed cannot tell apart. Each message names
    the options as its caller spelled them (``oloproof.callargs.Spelling``): ``--sample 5`` for
    the command line, ``evaluate(): sample=5`` for the Python API.
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
@@ -28,11 +30,13 @@ Requirements (``docs/running.md``, "Running a subset"):
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from oloproof import strictjson
 from oloproof.callargs import INT_MAX, OPTIONS, Spelling, shown, whole
 from oloproof.dataset import Case, dotted_key, dotted_refusal
 from oloproof.errors import ConfigError
@@ -193,11 +197,21 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
-def _metadata_value(case: Case, key: str) -> str | None:
+def _metadata_datum(case: Case, key: str) -> Any:
     value: Any = case.metadata
     for part in key[len(_PREFIX) :].split("."):
         value = value.get(part) if isinstance(value, Mapping) else None
-    return _text(value)
+    return value
+
+
+def _metadata_value(case: Case, key: str) -> str | None:
+    return _text(_metadata_datum(case, key))
+
+
+def held_as(datum: Any) -> str:
+    """``the number 1``, ``the string "1"``: a metadata value as a case holds it, for an error
+    about values of two kinds that read as one text."""
+    return f"the {strictjson.kind(datum).split(' ', 1)[1]} {json.dumps(datum)}"
 
 
 def dotted_problem(cases: Iterable[Case], name: str) -> str | None:
@@ -240,6 +254,8 @@ def select(
         if not recorded:  # a recorded run chose its cases by it: its resume chooses them again
             _refuse_dotted(kept, selection.filters, spelled)
         kept = _filtered(kept, selection.filters, spelled)
+        if not recorded:
+            _refuse_two_kinds(kept, selection.filters, spelled)
     if selection.sample is not None:
         if selection.sample > len(kept) and not recorded:
             raise ConfigError(_oversized(selection, len(kept), spelled), where=where)
@@ -274,6 +290,32 @@ def _refuse_dotted(
         problem = dotted_problem(cases, key)
         if problem is not None:
             raise ConfigError(f"{spelled.item('filters', key)}: {problem}", where=spelled.function)
+
+
+def _refuse_two_kinds(
+    kept: list[Case], filters: Sequence[tuple[str, str]], spelled: Spelling
+) -> None:
+    """Refuse a filter that kept cases holding its value as two kinds of one text (the number
+    1 and the string "1"): its value is text, so whether it meant one kind or both cannot be
+    known, as a slice cannot tell them apart in one row (``plancheck``)."""
+    for key, value in filters:
+        first: tuple[str, Case] | None = None  # the first kept case's kind, and the case
+        for case in kept:
+            datum = _metadata_datum(case, key)
+            if _text(datum) != value:
+                continue
+            if first is None:
+                first = strictjson.kind(datum), case
+            elif first[0] != strictjson.kind(datum):
+                seen = first[1]
+                datum_seen = _metadata_datum(seen, key)
+                raise ConfigError(
+                    f"{spelled.item('filters', f'{key}={value}')}: matches case {seen.id!r} "
+                    f"(line {seen.line}), holding {held_as(datum_seen)}, and case {case.id!r} "
+                    f"(line {case.line}), holding {held_as(datum)}: values of two kinds that "
+                    "the filter's text cannot tell apart; write the value one way in both",
+                    where=spelled.function,
+                )
 
 
 def _filtered(
