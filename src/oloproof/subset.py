@@ -15,7 +15,8 @@ Requirements (``docs/running.md``, "Running a subset"):
    key a case's metadata key holding a dot would stand for (``dotted_problem``): the dot reads as
    nesting, so the filter could not match that case. So is a filter whose value matches cases
    holding it as two kinds that read as one text (the number 1 and the string "1"), which the
-   text typed cannot tell apart. Each message names
+   text typed cannot tell apart, or whose key a case writes with other code points. Each
+   message names
    the options as its caller spelled them (``oloproof.callargs.Spelling``): ``--sample 5`` for
    the command line, ``evaluate(): sample=5`` for the Python API.
 4. The run records what chose its cases (``to_body``): a resumed run re-applies it, and the
@@ -38,7 +39,7 @@ from typing import Any
 
 from oloproof import strictjson
 from oloproof.callargs import INT_MAX, OPTIONS, Spelling, shown, whole
-from oloproof.dataset import Case, dotted_key, dotted_refusal
+from oloproof.dataset import Case, dotted_key, dotted_refusal, lookalike_key, lookalike_refusal
 from oloproof.errors import ConfigError
 from oloproof.suggest import did_you_mean
 
@@ -226,6 +227,16 @@ def dotted_problem(cases: Iterable[Case], name: str) -> str | None:
     return None
 
 
+def _lookalike_problem(cases: Iterable[Case], name: str) -> str | None:
+    parts = name[len(_PREFIX) :].split(".")
+    for case in cases:
+        alike = lookalike_key(case.metadata, parts)
+        if alike is not None:
+            holder = f"case {case.id!r} (line {case.line}) has the metadata key"
+            return lookalike_refusal(holder, alike, "the filter")
+    return None
+
+
 def select(
     cases: Sequence[Case],
     selection: Selection,
@@ -252,7 +263,7 @@ def select(
     kept = list(cases)
     if selection.filters:
         if not recorded:  # a recorded run chose its cases by it: its resume chooses them again
-            _refuse_dotted(kept, selection.filters, spelled)
+            _refuse_unreadable_keys(kept, selection.filters, spelled)
         kept = _filtered(kept, selection.filters, spelled)
         if not recorded:
             _refuse_two_kinds(kept, selection.filters, spelled)
@@ -283,11 +294,14 @@ def _oversized(selection: Selection, kept: int, spelled: Spelling) -> str:
     )
 
 
-def _refuse_dotted(
+def _refuse_unreadable_keys(
     cases: list[Case], filters: Sequence[tuple[str, str]], spelled: Spelling
 ) -> None:
+    """Refuse a filter's key that a case holds in a way the filter cannot read: holding a dot
+    (``dotted_problem``), or written with other code points (``dataset.lookalike_key``). The
+    filter would leave the case out, though its key prints as the filter's does."""
     for key in dict(filters):
-        problem = dotted_problem(cases, key)
+        problem = dotted_problem(cases, key) or _lookalike_problem(cases, key)
         if problem is not None:
             raise ConfigError(f"{spelled.item('filters', key)}: {problem}", where=spelled.function)
 
