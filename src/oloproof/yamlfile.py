@@ -30,7 +30,8 @@ Here each of those is one sentence naming the file and the line:
 7. no value holds a NUL (``"\\0"``): no setting can, and a path holding one cannot be opened.
 8. a value YAML types by its form is one PyYAML can read as that type: a tag on text not
    written as what it names (``!!int 0.5``, ``!!null 0.9``, which PyYAML reads as null) and a
-   bare word of a number's form that is none (``0b_``) are refused.
+   bare word of a number's form that is none (``0b_``) are refused, and so is a bare ``=``,
+   which YAML 1.1 types as its "value" key and PyYAML cannot read (its error named the tag).
 9. the file holds no U+0085 (NEL), U+2028 (LINE SEPARATOR) or U+2029 (PARAGRAPH SEPARATOR)
    as it is: YAML 1.1 (PyYAML) breaks a line at each, YAML 1.2 and most editors at none, so
    ``# off<U+2028>max_failures: 5`` is a comment to one and a setting to the other, and a
@@ -68,6 +69,8 @@ _CORE_NUMBER = re.compile(
 _CORE_SPECIAL = re.compile(r"[-+]?\.(inf|Inf|INF)|\.(nan|NaN|NAN)")
 _LEADING_ZERO = re.compile(r"[-+]?0[0-9]+")  # decimal to YAML 1.2, octal to YAML 1.1
 _MERGE = "tag:yaml.org,2002:merge"
+# A bare ``=``: YAML 1.1's "value" key type (``!!value``), which PyYAML resolves but cannot read.
+_VALUE = "tag:yaml.org,2002:value"
 _INT = "tag:yaml.org,2002:int"
 _FLOAT = "tag:yaml.org,2002:float"
 # The tags YAML also gives a bare word by its form, each named for a sentence (``_unreadable``).
@@ -339,6 +342,12 @@ class _Walk:
         if tagged:
             quote = node.style or ""
             shown = f"{quote}{word}{quote} tagged !!{node.tag.rsplit(':', 1)[-1]}"
+        if node.tag == _VALUE:  # PyYAML has no constructor for it: its error named only the tag
+            fix = "remove the tag" if tagged else f'write "{word}" for the text'
+            raise ConfigError(
+                f"{where}: {shown} is read by YAML 1.1 as its 'value' key, which no setting "
+                f"can hold; {fix}"
+            )
         problem = _unreadable(node.tag, word, tagged, shown)
         # A bare word's type is read from how it looks; a number's tag (!!int '017') reads
         # the quoted text as each YAML reads a bare one.
