@@ -53,6 +53,12 @@ def syntax_problem(exc: json.JSONDecodeError) -> str:
     """``not valid JSON (Unterminated string starting at column 30)``: what is wrong with a
     line of JSON and where; a line that goes on after a carriage return says so (a file whose
     lines end in ``\\r`` alone is one line to JSON Lines, its second value extra data)."""
+    if exc.doc.startswith("\ufeff"):
+        # Python's own words ("decode using utf-8-sig") speak to a programmer, not to the file.
+        return (
+            "not valid JSON: the line starts with a byte-order mark (U+FEFF), which some "
+            "editors write at the start of a file; save the file as UTF-8 without it"
+        )
     problem = f"not valid JSON ({unparsed(exc)} at column {exc.colno})"
     before = exc.doc[: exc.pos]
     if exc.msg == "Extra data" and "\r" in before[len(before.rstrip(JSON_SPACE)) :]:
