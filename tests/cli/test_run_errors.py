@@ -193,7 +193,8 @@ def test_bad_inputs_write_nothing(tmp_path: Path) -> None:
         == f"error: {root / 'cases.jsonl'}, line 2: duplicate case id 'a' (first on line 1)\n"
     )
     (root / "cases.jsonl").write_text(
-        '{"id": "a", "input": {"q": "x"}, "expected": {"answer": "X"}}\n'
+        '{"id": "a", "input": {"q": "x"}, "expected": {"answer": "X", "relevant": '
+        '[{"doc_id": "d1"}]}}\n'
     )
     (root / "oloproof.yaml").write_text(CONFIG.replace("app:run", "nowhere:run"))
     result = oloproof("run", cwd=root)
