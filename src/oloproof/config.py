@@ -746,6 +746,11 @@ def validation_error(
         # `version: 1.10` is the number 1.1: the quotes keep what was written.
         value = f"boolean {str(found).lower()}" if isinstance(found, bool) else f"number {found!r}"
         message = f"expected text, found the {value} (quote it to keep it as written)"
+    elif err["type"] == "extra_forbidden" and (unseen := id_problem(str(loc[-1]), "key")):
+        # A key holding what does not show (a byte-order mark) would print as a known key:
+        # named at what holds it, the key itself escaped, with what it looks like.
+        key = ".".join(str(p) for p in loc[:-1]) or "(top level)"
+        message = f"unknown key {unseen}"
     elif err["type"] == "extra_forbidden":
         message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
     elif err["type"] == "union_tag_invalid":
