@@ -106,12 +106,22 @@ def test_a_rule_on_a_judge_metric_waits_for_the_judge_calibration(tmp_path: Path
             and "judge_not_calibrated" in line
             for line in before.lines
         ), before.out
+        # Said under the rule, as a run says it under its rules table (compare said nothing).
+        assert (
+            "    Judge of grounded-not-worse: no calibration of this exact judge; record one with: "
+            "oloproof calibrate --evaluator groundedness --labels FILE"
+        ) in before.lines, before.out
         calibrate_judge_gate(root, env)
         after = oloproof("compare", *ids, "--policy", "compare.yaml", cwd=root, env=env)
         assert after.code == 0, after.out + after.err
         assert any("grounded-not-worse" in line and " PASS " in line for line in after.lines), (
             after.out
         )
+        assert any(
+            line.startswith("    Judge of grounded-not-worse: calibration sha256:")
+            and "sensitivity ≥ 75.1% (19/20)" in line
+            for line in after.lines
+        ), after.out
         assert oloproof("verify", cwd=root).code == 0
         judged = json.loads(
             oloproof("compare", *ids, "--policy", "compare.yaml", "--json", cwd=root).out

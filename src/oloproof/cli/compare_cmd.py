@@ -20,7 +20,7 @@ from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
 from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
-from oloproof.cli.render import fitted, gate_line
+from oloproof.cli.render import fitted, gate_line, judge_rule_line
 from oloproof.display import fmt_points, fmt_points_interval, fmt_written, plural, printable
 from oloproof.flips import Flip, changed_cases_line, flipped_cases
 from oloproof.report import (
@@ -305,4 +305,8 @@ def _decision_lines(decision: Mapping[str, Any]) -> list[str]:
     note = comparison_rule_note(decision)
     if note is not None:
         lines.append("    " + note)
+    judge = decision["detail"].get("judge")
+    if isinstance(judge, Mapping):  # as under a run's rules: the calibration, or why none counts
+        rule, metric = decision["id"], decision["metric"]
+        lines.append("    " + judge_rule_line(rule, metric, judge, "the compared runs'"))
     return lines

@@ -282,15 +282,18 @@ def cache_counts(counts: Sequence[int]) -> str:
     return text + f"/{shared} shared" if shared else text
 
 
-def judge_rule_line(rule_id: str, metric: str, judge: Mapping[str, Any]) -> str:
-    """One line under the rules table: the calibration a judge rule relied on, or its absence."""
+def judge_rule_line(
+    rule_id: str, metric: str, judge: Mapping[str, Any], judged: str = "this run's"
+) -> str:
+    """One line under the rules table: the calibration a judge rule relied on, or its absence;
+    ``judged`` names whose replies the rule read (a comparison's: both runs')."""
     address = judge.get("calibration")
     other = judge.get("other_model")
     if not isinstance(address, str) and isinstance(other, Mapping):
         return (
             f"Judge of {rule_id}: calibration {short_address(str(other['calibration']))} was "
             f"made with replies from {model_names(other['calibrated'])} (as the server named it), "
-            f"and this run's came from {model_names(other['judging'])}, so it does not count for "
+            f"and {judged} came from {model_names(other['judging'])}, so it does not count for "
             f"this judge; record a new one with: oloproof calibrate --evaluator {metric} "
             "--labels FILE"
         )
