@@ -34,7 +34,9 @@ for overrides in (
 
 def test_overrides_meet_the_checks_the_file_meets(tmp_path: Path) -> None:
     (tmp_path / "oloproof.yaml").write_text(CONFIG)
-    (tmp_path / "cases.jsonl").write_text('{"id": "c1", "input": {"q": "x"}}\n')
+    (tmp_path / "cases.jsonl").write_text(
+        '{"id": "c1", "input": {"q": "x"}, "expected": {"answer": "x"}}\n'
+    )
     assert api_said(SCRIPT, tmp_path) == [
         [
             "ConfigError",
