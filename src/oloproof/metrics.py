@@ -325,7 +325,11 @@ class RunTally:
 def slice_value(name: str, body: Mapping[str, Any]) -> str:
     """The value of slice ``name`` for one case result (``(none)`` when it has none), as text:
     the row it counts in."""
-    value = slice_datum(name, body)
+    return slice_text(slice_datum(name, body))
+
+
+def slice_text(value: Any) -> str:
+    """The row a slice's value (``slice_datum``) counts in, as text."""
     if value is None:
         return "(none)"
     if isinstance(value, bool):

@@ -25,7 +25,7 @@ from oloproof.config import ProjectConfig, SystemConfig
 from oloproof.dataset import Case, Dataset, lookalike_key, lookalike_refusal
 from oloproof.errors import ConfigError
 from oloproof.evaluators.fields import MISSING, parse_path, read_path
-from oloproof.metrics import slice_datum, slice_value
+from oloproof.metrics import slice_datum, slice_text, slice_value
 from oloproof.relevance import RANKING_EVALUATORS
 from oloproof.subset import dotted_problem, held_as
 from oloproof.suggest import did_you_mean
@@ -76,7 +76,7 @@ def _one_kind_per_row(name: str, where: str, dataset: Dataset) -> None:
         body = {"metadata": case.metadata}
         datum = slice_datum(name, body)
         kind = "no value" if datum is None else strictjson.kind(datum)
-        row = slice_value(name, body)
+        row = slice_text(datum)
         seen_kind, seen_at = first.setdefault(row, (kind, index))
         if seen_kind != kind:
             seen = dataset.cases[seen_at]
@@ -104,9 +104,10 @@ def check_expected_fields(config: ProjectConfig, config_path: Path, dataset: Dat
         for index, entry in enumerate(config.evaluators)
         if (name := getattr(entry, "expected_field", None)) is not None
     }
+    paths = {index: parse_path(name) for index, name in named.items()}
     missing = set(named)
     for case in dataset.cases:  # the first case holds them all, as a rule
-        missing = {i for i in missing if read_path(case.expected, parse_path(named[i])) is MISSING}
+        missing = {i for i in missing if read_path(case.expected, paths[i]) is MISSING}
         if not missing:
             return
     index = min(missing)
