@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from ledger import Ledger, RefConflictError
+from ledger import Event, Ledger, RefConflictError
 from oloproof import events as ev
 from oloproof.bodies import planned_cases
 from oloproof.errors import UnknownIdError
@@ -121,11 +121,19 @@ def latest_run(ledger: Ledger) -> str | None:
         event = ledger.get(address)
         if event.type == ev.RUN and _top_level(event.body) and _finished(ledger, event.body):
             return address
-    for candidate in reversed(ledger.lookup("type", ev.RUN)):
-        body = ledger.get(candidate).body
-        if _top_level(body) and _finished(ledger, body):
+    for candidate, event in _newest_first(ledger):
+        if _top_level(event.body) and _finished(ledger, event.body):
             return candidate
     return None
+
+
+def _newest_first(ledger: Ledger) -> list[tuple[str, Event]]:
+    """Every run, newest first, through the checked list of runs: read through the index by
+    type alone, a run one damaged page hid there was passed over, and ``latest`` (or the note
+    on a newer run that did not finish) named an older run without a word."""
+    from oloproof.stored_runs import listed_runs  # it reads this module's LATEST
+
+    return listed_runs(ledger)[::-1]
 
 
 def move_latest(ledger: Ledger, address: str, body: Mapping[str, Any]) -> None:
@@ -197,10 +205,9 @@ def unfinished_text(ledger: Ledger, body: Mapping[str, Any]) -> str | None:
 
 
 def _newest_top_level(ledger: Ledger) -> tuple[str, Mapping[str, Any]] | None:
-    for address in reversed(ledger.lookup("type", ev.RUN)):
-        body = ledger.get(address).body
-        if _top_level(body):
-            return address, body
+    for address, event in _newest_first(ledger):
+        if _top_level(event.body):
+            return address, event.body
     return None
 
 

@@ -41,29 +41,35 @@ def hide_index_entry(
 
     The byte is the last of the digest head the entry holds: the first entry's record (tag,
     prefix, sequence number) is followed in the page by the head, and each later one is
-    stored in that record as its sequence number then its head. The data file may also hold
+    stored in that record as its sequence number then its head, or heads a record of its own
+    (the first of a later commit's run). The data file may also hold
     stale copies of the record (pages LMDB has since rewritten); the copy that counts is the
     one whose flip hides the event, so each copy is tried in turn. The ledger must be closed.
     """
     with open_ledger(project_ledger) as ledger, ledger.snapshot() as snapshot:
         entries = list(snapshot.index_entries(index_prefix(index, key)))
-    record = INDEX_TAG + entries[0][0] + entries[0][1]
     entry, digest = entries[which]
-    # A later entry is looked for inside the record alone (its 12 bytes each), not in another
-    # table's page that holds the same sequence number and digest head.
-    needle, within = (record, 0) if which == 0 else (entry[-8:] + digest, 12 * len(entries))
+    # An entry heads a record of its own (the first under the prefix in its run), or is
+    # stored inside the first entry's record as its sequence number then its head (its 12
+    # bytes, looked for there alone, not in another table's page holding the same bytes).
+    own = INDEX_TAG + entry + digest
+    first = INDEX_TAG + entries[0][0] + entries[0][1]
+    places = [(own, own, 0)]
+    if which:
+        places.append((first, entry[-8:] + digest, 12 * len(entries)))
     path = data_file(project_ledger)
     data = bytearray(path.read_bytes())
-    at = data.find(record)
-    while at >= 0:
-        found = data.find(needle, at, at + len(record) + within)
-        if found >= 0:
-            spot = found + len(needle) - 1
-            data[spot] ^= 0x01
-            path.write_bytes(bytes(data))
-            if hidden():
-                return
-            data[spot] ^= 0x01  # a stale copy: put it back and try the next
-            path.write_bytes(bytes(data))
-        at = data.find(record, at + 1)
+    for record, needle, within in places:
+        at = data.find(record)
+        while at >= 0:
+            found = data.find(needle, at, at + len(record) + within)
+            if found >= 0:
+                spot = found + len(needle) - 1
+                data[spot] ^= 0x01
+                path.write_bytes(bytes(data))
+                if hidden():
+                    return
+                data[spot] ^= 0x01  # a stale copy: put it back and try the next
+                path.write_bytes(bytes(data))
+            at = data.find(record, at + 1)
     raise AssertionError("no live copy of the index entry was found")
