@@ -39,7 +39,9 @@ def test_the_note_on_a_stopped_run_hidden_from_the_index_is_not_left_out(tmp_pat
     good = oloproof("run", cwd=root)
     assert good.code == 0, good.err
     stopped = stopped_run(root)
-    assert f"note: the newest run, {stopped}, stopped" in oloproof("inspect", "latest", cwd=root).err
+    assert (
+        f"note: the newest run, {stopped}, stopped" in oloproof("inspect", "latest", cwd=root).err
+    )
     hide_index_entry(root / ".oloproof", "type", ev.RUN, lambda: _listed(root) == 1, which=1)
 
     _refused(root, stopped)
