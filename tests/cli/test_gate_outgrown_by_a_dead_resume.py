@@ -21,7 +21,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import interrupted_while_held, oloproof, runs_fields, write_project
+from tests.support import (
+    HELD_TOY_CONFIG,
+    interrupted_while_held,
+    oloproof,
+    runs_fields,
+    write_project,
+)
 from tests.view.support import fetch, serving
 
 # HOLD: the case held (saying "holding" on stderr) until a file `release` appears; EXIT: the
@@ -54,14 +60,6 @@ def run(case):
         ctypes.CDLL(None)._exit(0)
     return {"answer": "wrong" if os.environ.get("WRONG") else case["q"]}
 """
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nblock_on: [FAIL]\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 NO_GATE = (
     "No gate: the gate decided on {decided_on} of the 35 cases finished let INSUFFICIENT_EVIDENCE "
@@ -79,7 +77,9 @@ def test_a_passing_gate_a_dead_resume_outgrew_is_not_shown(tmp_path: Path) -> No
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(40)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     run_id = interrupted_while_held(root, "holding\n", {"HOLD": "q5"})
     # Decided on what it had, the cases not run counted as missing (as designed). The held
     # case may be recorded as errored by the interruption, or not at all.

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import oloproof, run_in_progress, write_project
+from tests.support import HELD_TOY_CONFIG, oloproof, run_in_progress, write_project
 
 # A system that holds the case whose `q` is the environment's HOLD (saying "holding" on stderr) until a file `release`
 # appears beside it, and answers with the time: the same code answering otherwise in another
@@ -38,20 +38,12 @@ def run(case):
             time.sleep(0.05)
     return {"answer": f"{case['q']} at {time.time_ns()}"}
 """
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 CASES = [{"id": f"c{i}", "input": {"q": f"x{i}"}, "expected": {"answer": "x"}} for i in range(4)]
 
 
 def project(root: Path) -> Path:
-    return write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    return write_project(root, app=APP, config=HELD_TOY_CONFIG, policy=POLICY, cases=CASES)
 
 
 def test_an_import_says_which_results_no_report_will_count(tmp_path: Path) -> None:

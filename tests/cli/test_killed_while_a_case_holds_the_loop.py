@@ -17,16 +17,15 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support import HOLDING_APP, oloproof, runs_fields, start_run, write_project
+from tests.support import (
+    HELD_TOY_CONFIG,
+    HOLDING_APP,
+    oloproof,
+    runs_fields,
+    start_run,
+    write_project,
+)
 
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-policy: policy.yaml
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 
 # Case q20 holds the loop until a file `release` appears (or a minute passed): spinning in
@@ -65,7 +64,11 @@ def test_finished_cases_are_written_while_a_case_holds_the_loop(
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(30)
     )
     root = write_project(
-        tmp_path / "p", app=HOLDING_APP + SYSTEMS[system], config=CONFIG, policy=POLICY, cases=cases
+        tmp_path / "p",
+        app=HOLDING_APP + SYSTEMS[system],
+        config=HELD_TOY_CONFIG,
+        policy=POLICY,
+        cases=cases,
     )
     proc = start_run(root, "holding\n")
     try:
