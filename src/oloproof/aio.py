@@ -16,7 +16,8 @@ Both signals are handled by the loop (never as a ``KeyboardInterrupt`` raised wh
 thread happens to be), and noted in ``oloproof.usercode``: while a run executes, a
 ``KeyboardInterrupt`` that reaches the engine was raised by user code, and the cancellation of
 a signal shows as the task being cancelled. A second signal during the shutdown raises
-``KeyboardInterrupt`` at once, for a user who will not wait.
+``KeyboardInterrupt`` at once (``Terminated`` when a SIGTERM stopped the work), for a user who
+will not wait.
 
 Code that blocks the loop (an ``async def`` system calling ``time.sleep`` or a blocking client,
 or spinning, or a judgment's regular expression backtracking over a hostile output) would keep
@@ -514,7 +515,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
     def act(signum: int) -> None:
         note_signal(signum)
         if caught:  # a second signal: stop waiting for the shutdown
-            raise KeyboardInterrupt
+            raise _interruption(caught[0])  # exit 143 still when SIGTERM stopped the work
         caught.append(signum)
         if task is not None:
             task.cancel()

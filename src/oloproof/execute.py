@@ -393,8 +393,12 @@ class _IdleFlushes:
         self._thread.start()
 
     def _flushes(self) -> None:
+        main = threading.main_thread()
         try:
-            while not self._stopped.wait(_FLUSH_SECONDS):
+            # Also ends once the main thread has: a second Ctrl-C or SIGTERM ends the command
+            # at once, skipping the ``stop`` in its cleanup, and the process would then wait
+            # for this thread for ever.
+            while not self._stopped.wait(_FLUSH_SECONDS) and main.is_alive():
                 self._writer.flush_idle()
         except BaseException as exc:  # raised in the run's thread by ``execute_cases``
             self.error = exc
