@@ -194,7 +194,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 8,
-    DIAGNOSIS: 12,
+    DIAGNOSIS: 13,
     COMPARISON: 8,
     CALIBRATION: 1,
     TEXT: 1,
@@ -339,6 +339,13 @@ def upcast_diagnosis_v11_v12(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v12_v13(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 12 did not count a replay's cases whose context under the intervention is
+    unknown (``budget_not_observed``), which is there only when it counts a case: the body is
+    the same, and it is re-derived without it (``diagnosis.derive.BUDGET_UNOBSERVED_COUNTED``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -409,6 +416,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 9): upcast_diagnosis_v9_v10,
     (DIAGNOSIS, 10): upcast_diagnosis_v10_v11,
     (DIAGNOSIS, 11): upcast_diagnosis_v11_v12,
+    (DIAGNOSIS, 12): upcast_diagnosis_v12_v13,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

@@ -133,6 +133,8 @@ def test_the_count_comes_before_the_carried_labels_and_verifies(
         event = ledger.get(address)
         old_body = ev.plain(event.body)
         del old_body["summary"]["unresolved"]
+        # Nor the count of cases whose context is unknown, which came with schema 13.
+        del old_body["summary"]["budget_not_observed"]
         old = ledger.put(Event(ev.DIAGNOSIS, 3, old_body, event.refs))
         # The same body claimed at today's schema leaves out what verify re-derives.
         forged = ledger.put(Event(ev.DIAGNOSIS, ev.SCHEMAS[ev.DIAGNOSIS], old_body, event.refs))

@@ -224,6 +224,11 @@ PARENT_REPEATS_READ: Final = 12
 ran to the end, and a gold-context control is compared with every such repeat; before, both
 read the parent's first repeat alone, even one that errored."""
 
+BUDGET_UNOBSERVED_COUNTED: Final = 13
+"""The diagnosis schema from which a replay counts the cases whose context under the
+intervention is unknown, no execution of theirs having run to the end
+(``budget_not_observed``): the budget count cannot have looked at them."""
+
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
 verdict on (``ranked_out_not_observed``)."""
@@ -449,6 +454,8 @@ class _Inputs:
     compares_context: bool = False
     # Whether a control is compared with every repeat of the parent (PARENT_REPEATS_READ).
     compares_parent_repeats: bool = False
+    # Whether the cases the budget count could not read are counted (BUDGET_UNOBSERVED_COUNTED).
+    counts_budget_unobserved: bool = False
 
 
 class Derivation:
@@ -537,6 +544,7 @@ def derive_diagnosis(
         schema >= REPEATS_COMPARED,
         schema >= CONTEXT_DRIFT_READ,
         schema >= PARENT_REPEATS_READ,
+        schema >= BUDGET_UNOBSERVED_COUNTED,
     )
     tally: _Tally
     if not staged:
@@ -922,6 +930,12 @@ def _replay_summary(inputs: _Inputs, cases: Iterable[Map], carried: bool, counte
         if not carried or inputs.ranking_only
         else sum(c["budget_dropped"] for c in ranked_out()),
     }
+    # The budget count reads the context a case's intervention assembled, which the ledger
+    # holds only for an execution that ran to the end: the cases with none are counted, so
+    # that count is never read as covering every case.
+    budget_unobserved = sum(c["intervention_position"] == NOT_OBSERVED for c in cases)
+    if inputs.counts_budget_unobserved and not inputs.ranking_only and budget_unobserved:
+        summary["budget_not_observed"] = budget_unobserved  # only when it counts a case
     if counted:
         # A case the control passed, or a role gave no verdict on, neither recovered nor failed
         # to: counted apart, so "0 of N recovered" cannot stand for "nothing ran". One the

@@ -241,10 +241,17 @@ def budget_lines(body: Mapping[str, Any], label: str) -> list[str]:
     count = summary.get("budget_dropped") or 0
     if not count:
         return []
-    lines = [
+    line = (
         f"Undone by the token budget: {count} of {summary['selected']}, a relevant passage "
         f"admitted under {label} was dropped by token_budget ({dg.BUDGET_DROPPED})"
-    ]
+    )
+    unobserved = summary.get("budget_not_observed") or 0
+    if unobserved:
+        line += (
+            f"; {unobserved} more not observed (no execution of theirs under the intervention "
+            "ran to the end), so whether the budget undid it there is unknown"
+        )
+    lines = [line]
     intervention = body["intervention"]
     if intervention["kind"] == dg.TOP_K:
         lines.append(
