@@ -38,7 +38,9 @@ as a convenience, these checks re-derive it and report each one that no longer m
    comparison let a judge at chance decide; ``unobserved_before_judge`` and
    ``output_exclusions_missing``: a schema 7 comparison made a metric its uncalibrated judge
    never answered MANUAL_REVIEW, left out a pair one run's output alone excluded, and counted
-   missing an errored case its labels exclude: ``errored_case_exclusions``).
+   missing an errored case its labels exclude: ``errored_case_exclusions``;
+   ``repeat_exclusions_missing``: a schema 8 comparison left out of its case a repeat its
+   output alone excluded).
 6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -496,6 +498,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             unobserved_before_judge=body["unobserved_before_judge"],
             output_exclusions_missing=body["output_exclusions_missing"],
             errored_case_exclusions=body["errored_case_exclusions"],
+            repeat_exclusions_missing=body["repeat_exclusions_missing"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

@@ -321,6 +321,9 @@ class ComparisonBody(TypedDict):
     # Whether a case not paired because it errored is excluded for a metric its labels or
     # expected values exclude it from (schema 8), rather than missing.
     errored_case_exclusions: bool
+    # Whether a repeat one run's output alone excluded, in a case the other run observed,
+    # counts as a repeat without a verdict (schema 9) rather than being left out of its case.
+    repeat_exclusions_missing: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool

@@ -47,6 +47,12 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    estimate and the paired-only interval read its judged repeats. Such a case is not 0/1 data:
    no ``b``, ``c`` or planning while one is paired. (A comparison recorded at schema 3 read it
    as its judged repeats' mean, and is re-derived so: ``counts_missing_repeats``.)
+3c. In a paired case both runs observed, a repeat that its output alone excluded (it recorded
+   no citations, say: ``repeats.combine`` leaves it out of its case) counts as a repeat without
+   a verdict, as 3b counts it (``repeats.with_excluded_repeats``): a pair one run's output
+   excluded is missing (2a), and a repeat must not drop what its case could not. (A comparison
+   recorded at schema 8 left such repeats out, and is re-derived so:
+   ``repeat_exclusions_missing``.)
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
    never gated.
 5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
@@ -95,7 +101,7 @@ from oloproof.policy import (
     gate,
     refuse_rules_on_score_judges,
 )
-from oloproof.repeats import CASE_EXCLUSIONS
+from oloproof.repeats import CASE_EXCLUSIONS, with_excluded_repeats
 from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -228,13 +234,15 @@ def derive_comparison(
     unobserved_before_judge: bool = True,
     output_exclusions_missing: bool = True,
     errored_case_exclusions: bool = True,
+    repeat_exclusions_missing: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
     comparison that read that many is re-derived; ``like_for_like``,
     ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once``,
     ``no_evidence_blocks``, ``judge_beats_chance``, ``unobserved_before_judge``,
-    ``output_exclusions_missing`` and ``errored_case_exclusions`` as a comparison recorded with
+    ``output_exclusions_missing``, ``errored_case_exclusions`` and
+    ``repeat_exclusions_missing`` as a comparison recorded with
     them is re-derived (one recorded before planned cases that never ran were counted says
     none).
 
@@ -258,6 +266,7 @@ def derive_comparison(
         unobserved_before_judge=unobserved_before_judge,
         output_exclusions_missing=output_exclusions_missing,
         errored_case_exclusions=errored_case_exclusions,
+        repeat_exclusions_missing=repeat_exclusions_missing,
         calibrations=ledger,
     )
 
@@ -295,6 +304,7 @@ def build_comparison(
         unobserved_before_judge=True,
         output_exclusions_missing=True,
         errored_case_exclusions=True,
+        repeat_exclusions_missing=True,
         calibrations=None,
     )
 
@@ -316,6 +326,7 @@ def _comparison(
     unobserved_before_judge: bool,
     output_exclusions_missing: bool,
     errored_case_exclusions: bool,
+    repeat_exclusions_missing: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -332,7 +343,7 @@ def _comparison(
         slices,
         like_for_like,
         counts_missing_repeats,
-        (output_exclusions_missing, errored_case_exclusions),
+        (output_exclusions_missing, errored_case_exclusions, repeat_exclusions_missing),
     )
     _check_found_both_ways(candidate.run_id, baseline.run_id, pairing)
     unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
@@ -367,6 +378,7 @@ def _comparison(
         "unobserved_before_judge": unobserved_before_judge,
         "output_exclusions_missing": output_exclusions_missing,
         "errored_case_exclusions": errored_case_exclusions,
+        "repeat_exclusions_missing": repeat_exclusions_missing,
         "paired_cases": pairing.paired,
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
@@ -563,12 +575,13 @@ def _pair(
     slices: Sequence[str],
     like_for_like: bool,
     repeats: bool,
-    exclusions: tuple[bool, bool],
+    exclusions: tuple[bool, bool, bool],
 ) -> _Pairing:
     """Pair by case id (candidate order, then the baseline's own cases), one case at a time;
-    ``exclusions``: whether a pair one run's output alone excluded is missing (2a), and whether
-    an errored case its labels exclude is excluded (2b)."""
-    output_exclusions, errored_exclusions = exclusions
+    ``exclusions``: whether a pair one run's output alone excluded is missing (2a), whether
+    an errored case its labels exclude is excluded (2b), and whether a repeat its output alone
+    excluded counts as one without a verdict (3c)."""
+    output_exclusions, errored_exclusions, repeat_exclusions = exclusions
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
     pairing.slices = {name: {} for name in slices}
     for cand in candidate:
@@ -583,7 +596,7 @@ def _pair(
         if reason is None:
             assert base is not None
             pairing.paired += 1
-            _add_paired(pairing, cand, base, repeats, output_exclusions)
+            _add_paired(pairing, cand, base, repeats, (output_exclusions, repeat_exclusions))
         else:
             pairing.unpaired[reason].append(case_id)
             _add_unpaired(pairing, reason, cand, base, repeats, errored_exclusions)
@@ -662,8 +675,9 @@ def _add_not_run(pairing: _Pairing, count: int) -> None:
 
 
 def _add_paired(
-    pairing: _Pairing, cand: _Body, base: _Body, repeats: bool, output_exclusions: bool
+    pairing: _Pairing, cand: _Body, base: _Body, repeats: bool, exclusions: tuple[bool, bool]
 ) -> None:
+    output_exclusions, repeat_exclusions = exclusions
     for metric, out in pairing.metrics.items():
         cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
         if cv is None or bv is None:
@@ -680,6 +694,9 @@ def _add_paired(
             source = cv if cv["s"] == "excluded" else bv
             out.excluded[source.get("r", "excluded")] += 1
         else:
+            if repeats and repeat_exclusions:
+                cv = with_excluded_repeats(cv, _executed(cand))
+                bv = with_excluded_repeats(bv, _executed(base))
             x, y = _number(cv), _number(bv)
             unjudged = (_unjudged(cv), _unjudged(bv)) if repeats else (0, 0)
             if any(unjudged):
@@ -757,7 +774,8 @@ def _add_missing(
 
 
 # What a comparison given case results as an iterable holds of each: not their expected values
-# (gold passages among them; a key of them instead), addresses and cache notes.
+# (gold passages among them; a key of them instead), addresses, cache notes and repeats (how
+# many instead).
 _COMPARED = ("case_id", "input_key", "status", "verdicts", "metadata", "labels")
 
 
@@ -765,7 +783,15 @@ def _compared(body: _Body) -> _Body:
     return {
         **{key: body[key] for key in _COMPARED if key in body},
         "expected_key": expected_key(body),
+        "executed": _executed(body),
     }
+
+
+def _executed(body: _Body) -> int:
+    """How many times a case result's case was executed: its repeats (1 without)."""
+    if "executed" in body:  # held by ``_compared``
+        return int(body["executed"])
+    return len(body.get("repeats") or ()) or 1
 
 
 def _side(body: _Body | None, metric: str, repeats: bool) -> tuple[float, float]:

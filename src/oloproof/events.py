@@ -158,6 +158,13 @@ Changes so far:
   from (``errored_case_exclusions``): no answer could have made it count. Schema 7: all three
   ``False``.
 
+- ``oloproof.comparison`` 9: in a paired case both runs observed, a repeat that its output
+  alone excluded (it recorded no citations, say) counts as a repeat without a verdict
+  (``repeat_exclusions_missing``), as a pair one run's output excluded counts as missing since
+  schema 8: a candidate whose repeats record nothing where they would fail no longer passes on
+  the repeats that recorded something. Schema 8 left such repeats out of their case:
+  ``False``, and ``verify`` re-derives it as it was made.
+
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
 """
@@ -195,7 +202,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 8,
     DIAGNOSIS: 13,
-    COMPARISON: 8,
+    COMPARISON: 9,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -390,6 +397,12 @@ def upcast_comparison_v7_v8(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, **dict.fromkeys(later, False)}
 
 
+def upcast_comparison_v8_v9(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 8 left a repeat its output alone excluded out of its case, the other run
+    observing it: ``repeat_exclusions_missing`` is false."""
+    return {**body, "repeat_exclusions_missing": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -424,6 +437,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 5): upcast_comparison_v5_v6,
     (COMPARISON, 6): upcast_comparison_v6_v7,
     (COMPARISON, 7): upcast_comparison_v7_v8,
+    (COMPARISON, 8): upcast_comparison_v8_v9,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (JUDGMENT, 1): unchanged,

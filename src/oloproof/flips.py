@@ -10,7 +10,9 @@ Requirements (``docs/comparing-runs.md``, "Which cases changed"):
 1a. A case of a repeated run some of whose repeats have no verdict is never called improved
    or regressed on its judged repeats alone: only when every way its missing repeats could
    have come out moves it the same way (``oloproof.repeats.bounds``); its verdict says how
-   many of its repeats were judged.
+   many of its repeats were judged. A repeat its output alone excluded (it recorded no
+   citations) counts as one without a verdict, as the comparison counts it
+   (``repeats.with_excluded_repeats``).
 1b. A case is listed as moved, and counted so, only for what the system did. A flip on a
    metric the two runs judged with different evaluators (``same_evaluator`` false, the rule's
    ``evaluator_changed``) measures the change of judge as much as the system's; a repeated case
@@ -37,14 +39,14 @@ import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
 from oloproof.display import fmt_means_apart
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
-from oloproof.repeats import bounds, value_of
+from oloproof.repeats import bounds, value_of, with_excluded_repeats
 from oloproof.stored_runs import index_disagreement
 
 IMPROVED: Final = "improved"
@@ -201,6 +203,8 @@ def _flip(
     cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
     if cv is None or bv is None:
         return None
+    cv = cast(VerdictCopy, with_excluded_repeats(cv, len(cand.get("repeats") or ()) or 1))
+    bv = cast(VerdictCopy, with_excluded_repeats(bv, len(base.get("repeats") or ()) or 1))
     x, y = _span(cv), _span(bv)
     if x is None or y is None:
         return None

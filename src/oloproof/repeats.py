@@ -102,6 +102,22 @@ def _combine_before(summaries: Sequence[Summary]) -> VerdictCopy:
     return cast(VerdictCopy, dict(excluded[0])) if excluded else combine(summaries)
 
 
+def with_excluded_repeats(summary: Summary, executed: int) -> Summary:
+    """An observed case-level summary of a case executed ``executed`` times, with the repeats
+    one output alone excluded (``combine`` leaves them out: neither observed nor missing)
+    counted as repeats without a verdict (``m``).
+
+    How a comparison reads a case the other run observed (``compare`` 3c, ``flips`` 1a): a
+    repeat that recorded nothing for the metric (no citations, say) may be exactly one that
+    would have failed, as a case of a run without repeats may, whose pair is then missing.
+    """
+    if "n" not in summary:
+        return summary  # executed once, or not observed: nothing was combined
+    missing = int(summary.get("m", 0))
+    excluded = executed - int(summary["n"]) - missing
+    return {**summary, "m": missing + excluded} if excluded > 0 else summary
+
+
 def bounds(summary: Summary) -> tuple[float, float]:
     """A combined summary's value with its missing repeats failing, and with them passing."""
     value, observed, missing = float(summary["v"]), int(summary["n"]), int(summary.get("m", 0))

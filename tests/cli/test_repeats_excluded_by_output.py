@@ -217,9 +217,13 @@ def test_a_comparison_pairs_the_combined_verdicts(project: tuple[Path, str, str,
     assert row["excluded_reasons"] == {}
     diff = row["difference"]
     assert diff["estimate"] == pytest.approx(-1 / 5)
-    # Worst for the candidate: c4 at 2/3 against 1, c5 and c6 at 0 against 1; best: all at 1.
-    lower, _ = paired([0, 0, 0, -1, -1 / 3, -1, -1])
-    _, upper = paired([0, 0, 0, -1, 0, 0, 0])
+    # A repeat the candidate's output alone excluded counts as one without a verdict, as c4's
+    # errored one does: c2, c3 and c4 each have one (they were c2 at 1 and c3 at 0 both ways).
+    assert (row["partial"], row["missing_repeats"]) == (3, {"candidate": 3, "baseline": 0})
+    # Worst for the candidate: c2 and c4 at 2/3 against 1, c3 at 0, c5 and c6 at 0 against 1;
+    # best: c3 at 1/3, the others at 1.
+    lower, _ = paired([0, 0, -1 / 3, -1, -1 / 3, -1, -1])
+    _, upper = paired([0, 0, 0, -2 / 3, 0, 0, 0])
     assert diff["lower"] == pytest.approx(lower, abs=1e-7)
     assert diff["upper"] == pytest.approx(upper, abs=1e-7)
     alone = paired([0, 0, 0, -1, 0])
@@ -228,9 +232,10 @@ def test_a_comparison_pairs_the_combined_verdicts(project: tuple[Path, str, str,
     margin = -0.05
     outcome = "PASS" if lower > margin else "FAIL" if upper < margin else "INSUFFICIENT_EVIDENCE"
     assert decision["outcome"] == outcome
-    # c3 is the regression its exclusion hid: pass in the baseline, 0 of 2 in the candidate.
+    # c3 is the regression its exclusion hid: pass in the baseline, 0 of 2 in the candidate,
+    # and at most 1/3 whatever its third repeat would have said.
     flips = [(f["metric"], f["case_id"], f["baseline"], f["candidate"]) for f in body["flipped"]]
-    assert flips == [("citations_valid", "c3", "pass", "0.000")]
+    assert flips == [("citations_valid", "c3", "pass", "0.000 (2 of 3 repeats judged)")]
 
 
 # An earlier release, which excluded a case for any repeat's exclusion: its rule put back in
