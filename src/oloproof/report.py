@@ -494,6 +494,27 @@ def rule_margins(body: Mapping[str, Any], metric: str) -> list[float]:
     return margins
 
 
+JUDGED_DIFFERENTLY = (
+    "judged differently: the evaluator differs between the runs (its settings, or the version "
+    "of its code)"
+)
+"""What a comparison says under a metric its two runs judged with different evaluators
+(``same_evaluator`` false), in the terminal and in the Markdown summary alike: its difference
+mixes the change to the system with the change to the measurement. The spec may differ only
+in the version of Oloproof's code behind it, which a user would look for in vain in a file."""
+
+
+def compared_apart_lines(body: Mapping[str, Any]) -> list[str]:
+    """The lines of a comparison's metrics that were not compared alike: each judged
+    differently (``metric: judged differently: …``), then each only one run measures
+    (``not compared: metric (only in candidate)``)."""
+    judged = [r["metric"] for r in body["metrics"] if not r["same_evaluator"]]
+    return [
+        *(f"{metric}: {JUDGED_DIFFERENTLY}" for metric in judged),
+        *(f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]),
+    ]
+
+
 def counted_text(row: Mapping[str, Any], margins: Sequence[float] = ()) -> str | None:
     """For a comparison's metric row with missing pairs or repeats without a verdict, how its
     interval counts them and what the paired cases alone give (beside the rules' ``margins``,

@@ -26,6 +26,7 @@ from oloproof.cli.ci import (
 from oloproof.display import fmt_points, fmt_points_interval, fmt_written, plural
 from oloproof.flips import Flip, changed_cases_line
 from oloproof.report import (
+    compared_apart_lines,
     comparison_evidence_line,
     comparison_rule_note,
     counted_text,
@@ -135,6 +136,10 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
     for metric, text in counted:
         if text is not None:
             lines += [md_text(f"{metric}: {text}"), ""]
+    # As the terminal says them: a row judged differently reads as the system's doing without
+    # it, and a metric one run lacks is in no row at all.
+    for line in compared_apart_lines(body):
+        lines += [md_text(line), ""]
     if body["decisions"]:
         lines += md_table(
             ["rule", "metric", "test", "decision", "reason"],

@@ -24,6 +24,7 @@ from oloproof.cli.render import fitted, gate_line, judge_rule_line
 from oloproof.display import fmt_points, fmt_points_interval, fmt_written, plural, printable
 from oloproof.flips import Flip, changed_cases_line, flipped_cases
 from oloproof.report import (
+    JUDGED_DIFFERENTLY,
     comparison_evidence_line,
     comparison_rule_note,
     counted_text,
@@ -257,12 +258,7 @@ def _metric_lines(row: Mapping[str, Any], margins: Sequence[float]) -> list[str]
         )
     lines += [f"  excluded {n}: {r}" for r, n in sorted(row["excluded_reasons"].items())]
     if not row["same_evaluator"]:
-        # Its spec differs: a setting, or the version of Oloproof's code behind it (an upgrade
-        # that changed how the evaluator reads), which a user would look for in vain in a file.
-        lines.append(
-            "  judged differently: the evaluator differs between the runs (its settings, or the "
-            "version of its code)"
-        )
+        lines.append(f"  {JUDGED_DIFFERENTLY}")
     return lines
 
 

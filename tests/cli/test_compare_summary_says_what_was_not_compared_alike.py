@@ -1,0 +1,72 @@
+"""A comparison's Markdown summary says, as the terminal does, which metrics were judged
+differently in the two runs and which were not compared at all.
+
+The probe: a baseline that answered 6 of 30 cases wrong, and a candidate that answered every
+one right but was judged by a changed evaluator (`case_sensitive: true`) and measured one more
+metric. The terminal printed `judged differently: the evaluator differs between the runs …`
+under the metric and `not compared: exact (only in candidate)`; the `--summary` written for the
+pull request showed `| echo | +20.0 points | [-3.6, +46.5] | 30 | 0 | 0 |` with neither line, so a
+gain the change of evaluator may have made read as the system's, and a metric the baseline
+never measured vanished. The summary now carries both lines, in the terminal's words.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.support import oloproof, write_project
+
+APP = """
+from oloproof import system
+
+
+@system(name="toy", version="1")
+def base(case):
+    return {"answer": "y" if case["hard"] else case["q"]}
+
+
+@system(name="toy", version="2")
+def cand(case):
+    return {"answer": case["q"]}
+"""
+CONFIG = """\
+system: {{name: toy, version: "{version}", callable: "app:{callable}"}}
+dataset: cases.jsonl
+policy: policy.yaml
+evaluators:
+  - {{type: contains, criterion: echo, field: answer, expected_field: answer{more}}}
+"""
+JUDGED = (
+    "echo: judged differently: the evaluator differs between the runs (its settings, or the "
+    "version of its code)"
+)
+
+
+def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "p",
+        app=APP,
+        config=CONFIG.format(version="1", callable="base", more=""),
+        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
+        cases=(
+            {"id": f"c{n}", "input": {"q": "x", "hard": n < 6}, "expected": {"answer": "x"}}
+            for n in range(30)
+        ),
+    )
+    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    changed = CONFIG.format(version="2", callable="cand", more=", case_sensitive: true")
+    (root / "oloproof.yaml").write_text(
+        changed + "  - {type: equals, criterion: exact, field: answer, expected_field: answer}\n"
+    )
+    candidate = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    done = oloproof("compare", candidate, baseline, "--summary", "s.md", cwd=root)
+    assert done.code == 0, done.err
+    # The terminal says both.
+    assert "  " + JUDGED.removeprefix("echo: ") in done.lines
+    assert "not compared: exact (only in candidate)" in done.lines
+    summary = (root / "s.md").read_text().splitlines()
+    assert "| echo | +20.0 points | [-3.6, +46.5] | 30 | 0 | 0 |" in summary
+    # Were absent: the gain read as the system's, and the metric the baseline lacks vanished.
+    assert JUDGED in summary
+    assert "not compared: exact (only in candidate)" in summary
