@@ -47,10 +47,11 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    estimate and the paired-only interval read its judged repeats. Such a case is not 0/1 data:
    no ``b``, ``c`` or planning while one is paired. (A comparison recorded at schema 3 read it
    as its judged repeats' mean, and is re-derived so: ``counts_missing_repeats``.)
-3c. In a paired case both runs observed, a repeat that its output alone excluded (it recorded
-   no citations, say: ``repeats.combine`` leaves it out of its case) counts as a repeat without
-   a verdict, as 3b counts it (``repeats.with_excluded_repeats``): a pair one run's output
-   excluded is missing (2a), and a repeat must not drop what its case could not. (A comparison
+3c. A repeat that its output alone excluded (it recorded no citations, say:
+   ``repeats.combine`` leaves it out of its case) counts as a repeat without a verdict, as 3b
+   counts it, in a paired case both runs observed and in the side one run observed of a
+   missing pair (``repeats.with_excluded_repeats``): a pair one run's output excluded is
+   missing (2a), and a repeat must not drop what its case could not. (A comparison
    recorded at schema 8 left such repeats out, and is re-derived so:
    ``repeat_exclusions_missing``.)
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
@@ -582,11 +583,13 @@ def _pair(
     an errored case its labels exclude is excluded (2b), and whether a repeat its output alone
     excluded counts as one without a verdict (3c)."""
     output_exclusions, errored_exclusions, repeat_exclusions = exclusions
+    widen = repeats and repeat_exclusions
     pairing = _Pairing({m: _MetricPairs(m) for m in compared})
     pairing.slices = {name: {} for name in slices}
-    for cand in candidate:
-        case_id = cand["case_id"]
-        base = baseline.get(case_id)
+    for held in candidate:
+        case_id = held["case_id"]
+        cand, found = _as_counted(held, widen), baseline.get(case_id)
+        base = None if found is None else _as_counted(found, widen)
         pairing.in_baseline += base is not None
         reason = (
             "only_in_candidate"
@@ -596,7 +599,7 @@ def _pair(
         if reason is None:
             assert base is not None
             pairing.paired += 1
-            _add_paired(pairing, cand, base, repeats, (output_exclusions, repeat_exclusions))
+            _add_paired(pairing, cand, base, repeats, output_exclusions)
         else:
             pairing.unpaired[reason].append(case_id)
             _add_unpaired(pairing, reason, cand, base, repeats, errored_exclusions)
@@ -605,7 +608,8 @@ def _pair(
             pairing.in_candidate += 1
         else:
             pairing.unpaired["only_in_baseline"].append(base["case_id"])
-            _add_unpaired(pairing, "only_in_baseline", None, base, repeats, errored_exclusions)
+            counted = _as_counted(base, widen)
+            _add_unpaired(pairing, "only_in_baseline", None, counted, repeats, errored_exclusions)
     for pairs in pairing.metrics.values():
         unpaired = {r: len(ids) - pairs.unpaired_excluded[r] for r, ids in pairing.unpaired.items()}
         pairs.missing.update({r: n for r, n in unpaired.items() if n})
@@ -674,10 +678,20 @@ def _add_not_run(pairing: _Pairing, count: int) -> None:
         out.missing["not_run"] += count
 
 
+def _as_counted(body: _Body, widen: bool) -> _Body:
+    """A case result with, when ``widen``, every repeat its output alone excluded counted as a
+    repeat without a verdict (3c): what pairing reads of a repeated case, whether the pair is
+    observed or missing (a side one run observed keeps only what its repeats show)."""
+    executed = _executed(body)
+    if not widen or executed == 1:
+        return body
+    verdicts = {m: with_excluded_repeats(v, executed) for m, v in body["verdicts"].items()}
+    return {**body, "verdicts": verdicts}
+
+
 def _add_paired(
-    pairing: _Pairing, cand: _Body, base: _Body, repeats: bool, exclusions: tuple[bool, bool]
+    pairing: _Pairing, cand: _Body, base: _Body, repeats: bool, output_exclusions: bool
 ) -> None:
-    output_exclusions, repeat_exclusions = exclusions
     for metric, out in pairing.metrics.items():
         cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
         if cv is None or bv is None:
@@ -694,9 +708,6 @@ def _add_paired(
             source = cv if cv["s"] == "excluded" else bv
             out.excluded[source.get("r", "excluded")] += 1
         else:
-            if repeats and repeat_exclusions:
-                cv = with_excluded_repeats(cv, _executed(cand))
-                bv = with_excluded_repeats(bv, _executed(base))
             x, y = _number(cv), _number(bv)
             unjudged = (_unjudged(cv), _unjudged(bv)) if repeats else (0, 0)
             if any(unjudged):

@@ -158,12 +158,13 @@ Changes so far:
   from (``errored_case_exclusions``): no answer could have made it count. Schema 7: all three
   ``False``.
 
-- ``oloproof.comparison`` 9: in a paired case both runs observed, a repeat that its output
-  alone excluded (it recorded no citations, say) counts as a repeat without a verdict
-  (``repeat_exclusions_missing``), as a pair one run's output excluded counts as missing since
-  schema 8: a candidate whose repeats record nothing where they would fail no longer passes on
-  the repeats that recorded something. Schema 8 left such repeats out of their case:
-  ``False``, and ``verify`` re-derives it as it was made.
+- ``oloproof.comparison`` 9: in a paired case both runs observed, and on the side one run
+  observed of a missing pair, a repeat that its output alone excluded (it recorded no
+  citations, say) counts as a repeat without a verdict (``repeat_exclusions_missing``), as a
+  pair one run's output excluded counts as missing since schema 8: a candidate whose repeats
+  record nothing where they would fail no longer passes on the repeats that recorded
+  something. Schema 8 left such repeats out of their case: ``False``, and ``verify``
+  re-derives it as it was made.
 
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
