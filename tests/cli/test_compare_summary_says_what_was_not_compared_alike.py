@@ -7,7 +7,9 @@ metric. The terminal printed `judged differently: the evaluator differs between 
 under the metric and `not compared: exact (only in candidate)`; the `--summary` written for the
 pull request showed `| echo | +20.0 points | [-3.6, +46.5] | 30 | 0 | 0 |` with neither line, so a
 gain the change of evaluator may have made read as the system's, and a metric the baseline
-never measured vanished. The summary now carries both lines, in the terminal's words.
+never measured vanished. The summary now carries both lines, in the terminal's words, and the `not paired` lines that
+say why cases count as missing (`not paired 6: errored in candidate (c0, …)`), which it left
+to a bare count.
 """
 
 from __future__ import annotations
@@ -28,6 +30,13 @@ def base(case):
 
 @system(name="toy", version="2")
 def cand(case):
+    if case["hard"]:
+        raise RuntimeError("upstream timeout")
+    return {"answer": case["q"]}
+
+
+@system(name="toy", version="3")
+def fixed(case):
     return {"answer": case["q"]}
 """
 CONFIG = """\
@@ -55,7 +64,7 @@ def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) ->
         ),
     )
     baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
-    changed = CONFIG.format(version="2", callable="cand", more=", case_sensitive: true")
+    changed = CONFIG.format(version="3", callable="fixed", more=", case_sensitive: true")
     (root / "oloproof.yaml").write_text(
         changed + "  - {type: equals, criterion: exact, field: answer, expected_field: answer}\n"
     )
@@ -70,3 +79,26 @@ def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) ->
     # Were absent: the gain read as the system's, and the metric the baseline lacks vanished.
     assert JUDGED in summary
     assert "not compared: exact (only in candidate)" in summary
+
+
+def test_the_summary_says_why_cases_were_not_paired(tmp_path: Path) -> None:
+    root = write_project(
+        tmp_path / "p",
+        app=APP,
+        config=CONFIG.format(version="1", callable="base", more=""),
+        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
+        cases=(
+            {"id": f"c{n}", "input": {"q": "x", "hard": n < 6}, "expected": {"answer": "x"}}
+            for n in range(30)
+        ),
+    )
+    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    (root / "oloproof.yaml").write_text(CONFIG.format(version="2", callable="cand", more=""))
+    candidate = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    done = oloproof("compare", candidate, baseline, "--summary", "s.md", cwd=root)
+    assert done.code == 0, done.err
+    said = "not paired 6: errored in candidate (c0, c1, c2, c3, c4 and 1 more)"
+    assert said in done.lines
+    summary = (root / "s.md").read_text().splitlines()
+    assert "| echo | +0.0 points | [-16.5, +46.5] | 24 | 6 | 0 |" in summary
+    assert said in summary  # was only the count of 6 missing

@@ -31,6 +31,7 @@ from oloproof.report import (
     comparison_rule_note,
     counted_text,
     rule_margins,
+    unpaired_lines,
 )
 from oloproof.results import Interval
 
@@ -114,6 +115,10 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
     evidence = comparison_evidence_line(body)
     if evidence is not None:
         lines += [md_text(evidence), ""]
+    # Why cases count as missing, as the terminal says it under its head: a count alone hides
+    # a candidate that errored.
+    for line in unpaired_lines(body):
+        lines += [md_text(line), ""]
     lines += [
         *md_table(
             ["metric", "difference", "interval", "paired", "missing", "excluded"],
