@@ -405,16 +405,19 @@ SHOWN_IDS = 5
 """How many case ids a ``not paired`` line names before it says how many more."""
 
 
-def unpaired_lines(body: Mapping[str, Any]) -> list[str]:
+def unpaired_lines(body: Mapping[str, Any], ids: bool = True) -> list[str]:
     """The comparison's ``not paired`` lines, one per reason (``not paired 2: errored in
-    candidate (q0, q1)``), as ``compare`` and the viewer print them. The planned cases no run
-    executed count as missing for every metric (``not_run``), so they get one too, by number
-    only: a case that never ran left no id in the ledger."""
+    candidate (q0, q1)``), as ``compare`` and the viewer print them; without ``ids``, by number
+    alone (a summary that long ids would make too long for a comment). The planned cases no
+    run executed count as missing for every metric (``not_run``), so they get one too, by
+    number only: a case that never ran left no id in the ledger."""
     lines = []
     for unpaired in body["unpaired"]:
-        shown = first_few(unpaired["case_ids"], SHOWN_IDS, printable)
         reason = str(unpaired["reason"]).replace("_", " ")
-        lines.append(f"not paired {unpaired['count']}: {reason} ({shown})")
+        line = f"not paired {unpaired['count']}: {reason}"
+        if ids:
+            line += f" ({first_few(unpaired['case_ids'], SHOWN_IDS, printable)})"
+        lines.append(line)
     unrun = int(body.get("not_run", 0))
     if unrun:
         lines.append(

@@ -19,6 +19,8 @@ from pathlib import Path
 
 from tests.support import oloproof, write_project
 
+from oloproof.cli.ci_compare import COMMENT_CHARS
+
 APP = """
 from oloproof import system
 
@@ -102,3 +104,30 @@ def test_the_summary_says_why_cases_were_not_paired(tmp_path: Path) -> None:
     summary = (root / "s.md").read_text().splitlines()
     assert "| echo | +0.0 points | [-16.5, +46.5] | 24 | 6 | 0 |" in summary
     assert said in summary  # was only the count of 6 missing
+
+
+def test_not_paired_lines_of_long_ids_keep_the_summary_within_a_comment(tmp_path: Path) -> None:
+    # Five ids of 20,000 characters on one not paired line made a summary of 100,445 characters,
+    # which GitHub refuses whole: the line then counts its cases without naming them.
+    root = write_project(
+        tmp_path / "p",
+        app=APP,
+        config=CONFIG.format(version="1", callable="base", more=""),
+        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
+        cases=(
+            {
+                "id": f"c{n}-" + "x" * 20_000,
+                "input": {"q": "x", "hard": True},
+                "expected": {"answer": "x"},
+            }
+            for n in range(6)
+        ),
+    )
+    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    (root / "oloproof.yaml").write_text(CONFIG.format(version="2", callable="cand", more=""))
+    candidate = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    done = oloproof("compare", candidate, baseline, "--summary", "s.md", cwd=root)
+    assert done.lines[1].startswith("not paired 6: errored in candidate (c0-xxx")
+    text = (root / "s.md").read_text()
+    assert len(text) <= COMMENT_CHARS
+    assert "not paired 6: errored in candidate" in text.splitlines()

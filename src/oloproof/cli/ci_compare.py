@@ -88,21 +88,26 @@ def _difference(row: Mapping[str, Any], margins: Sequence[float]) -> list[str]:
 
 def comparison_summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip]) -> str:
     """The comparison as Markdown: with the first ``SUMMARY_FLIPS`` changed cases, or as many
-    of them as keep it within ``COMMENT_CHARS``."""
+    of them as keep it within ``COMMENT_CHARS``; its ``not paired`` lines name their first
+    cases unless those ids alone would make it longer."""
     listed = min(len(flips), SUMMARY_FLIPS)
-    text = _summary(address, body, flips, listed)
+    ids = len(_summary(address, body, flips, 0, ids=True)) <= COMMENT_CHARS
+    text = _summary(address, body, flips, listed, ids)
     if len(text) <= COMMENT_CHARS:
         return text
     # With fewer listed than there are, each row listed makes the text longer (the count of
     # those not listed loses a digit at most): the most that fit is found by bisection.
     fit = bisect.bisect_right(
-        range(listed), COMMENT_CHARS, key=lambda n: len(_summary(address, body, flips, n))
+        range(listed), COMMENT_CHARS, key=lambda n: len(_summary(address, body, flips, n, ids))
     )
-    return _summary(address, body, flips, max(fit - 1, 0))
+    return _summary(address, body, flips, max(fit - 1, 0), ids)
 
 
-def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], listed: int) -> str:
-    """The comparison as Markdown, listing the first ``listed`` changed cases."""
+def _summary(
+    address: str, body: Mapping[str, Any], flips: Sequence[Flip], listed: int, ids: bool
+) -> str:
+    """The comparison as Markdown, listing the first ``listed`` changed cases, and with
+    ``ids`` the first ids of each ``not paired`` line."""
     label, code = _label(body)
     gate = "no policy" if label is None else f"**Gate: {label} (exit {code})**"
     cand, base = body["candidate"]["run_id"], body["baseline"]["run_id"]
@@ -117,7 +122,7 @@ def _summary(address: str, body: Mapping[str, Any], flips: Sequence[Flip], liste
         lines += [md_text(evidence), ""]
     # Why cases count as missing, as the terminal says it under its head: a count alone hides
     # a candidate that errored.
-    for line in unpaired_lines(body):
+    for line in unpaired_lines(body, ids):
         lines += [md_text(line), ""]
     lines += [
         *md_table(
