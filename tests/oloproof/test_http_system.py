@@ -529,9 +529,9 @@ def test_env_header_is_read_at_call_time(
 ) -> None:
     monkeypatch.delenv("SUPPORT_API_TOKEN", raising=False)
     system = adapter(server.url, headers={"Authorization": "Bearer ${SUPPORT_API_TOKEN}"})
-    monkeypatch.setenv("SUPPORT_API_TOKEN", "later")
+    monkeypatch.setenv("SUPPORT_API_TOKEN", "later-token")
     run(system)
-    assert server.seen[0].headers["Authorization"] == "Bearer later"
+    assert server.seen[0].headers["Authorization"] == "Bearer later-token"
 
 
 def test_missing_env_var_is_a_config_error_naming_header_and_variable(

@@ -298,6 +298,17 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
         what = unsendable(environ[name])
         if what is not None:
             return HeaderFault(f"{field} environment variable {name} holds {what}{_CANNOT}", name)
+    for name in names:
+        if 0 < len(environ[name]) < redaction.MIN_LENGTH:
+            # Registered, it would not be searched for: an endpoint that echoes the header
+            # would have it stored and printed as it is, where the value is promised kept out.
+            return HeaderFault(
+                f"{field} environment variable {name} holds fewer than {redaction.MIN_LENGTH} "
+                "characters, too short to be kept out of what a run stores and prints (so short "
+                "a text occurs in ordinary text); give it a longer value, or write a value that "
+                "is no secret in the header itself",
+                name,
+            )
     configured = ENV_REFERENCE.sub("", template)
     what = unsendable(configured)
     if what is not None:
