@@ -65,7 +65,7 @@ def test_a_labels_line_not_json_is_named_with_its_column(tmp_path: Path, name: s
         "--labels",
         "mine.jsonl",
         cwd=root,
-        env={"JUDGE_GATE_KEY": "k"},
+        env={"JUDGE_GATE_KEY": "test-key"},
     )
     said = LABELS[name][1]
     assert (result.code, result.out, result.err) == (

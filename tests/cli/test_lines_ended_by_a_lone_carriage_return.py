@@ -59,7 +59,7 @@ def test_a_labels_file_of_lone_carriage_returns_is_refused_saying_so(tmp_path: P
         "--labels",
         "mine.jsonl",
         cwd=root,
-        env={"JUDGE_GATE_KEY": "k"},
+        env={"JUDGE_GATE_KEY": "test-key"},
     )
     column = len(lines[0]) + 2
     assert (result.code, result.out, result.err) == (

@@ -315,10 +315,10 @@ class HttpProvider:
         self._client: httpx.AsyncClient | None = None
         self._entered = 0
         key = os.environ.get(api_key_env) if api_key_env is not None else None
-        fault = None if key is None else _key_fault(key)
-        if fault is not None:
+        refused = None if key is None else self._refused_key(key)
+        if refused is not None:
             # Every call would fail the same way: refused before the first, as bad input.
-            raise ConfigError(self._unsendable_key(fault))
+            raise ConfigError(refused)
         if key:
             # Kept out from now on, not from the first call: a system run before it may repeat
             # the key (in an answer, a passage), and what it made is stored, then judged.
@@ -434,17 +434,28 @@ class HttpProvider:
                 kind="missing_key",
                 attempts=0,
             )
-        fault = _key_fault(key)
-        if fault is not None:  # set since the client was made, to a value no header can carry
-            raise ProviderError(self._unsendable_key(fault), kind="request", attempts=0)
+        refused = self._refused_key(key)
+        if refused is not None:  # set since the client was made, to a value it cannot send
+            raise ProviderError(refused, kind="request", attempts=0)
         redaction.register(key)  # kept out of everything stored or printed
         return key
 
-    def _unsendable_key(self, fault: str) -> str:
-        return (
-            f"{self._what()}: the environment variable {self.api_key_env}, which should hold "
-            f"the key, holds {fault}, which an HTTP header cannot carry"
-        )
+    def _refused_key(self, key: str) -> str | None:
+        """Why ``key`` is not sent (the error, which never holds it), or None."""
+        env = self.api_key_env
+        held = f"{self._what()}: the environment variable {env}, which should hold the key, holds"
+        fault = _key_fault(key)
+        if fault is not None:
+            return f"{held} {fault}, which an HTTP header cannot carry"
+        if 0 < len(key) < redaction.MIN_LENGTH:
+            # Registered, it would not be searched for: a server that repeats the key it was
+            # sent (an error naming the key it refused) would have it stored and printed.
+            return (
+                f"{held} fewer than {redaction.MIN_LENGTH} characters, too short to be kept out "
+                "of what a run stores and prints (so short a text occurs in ordinary text); give "
+                "it a longer value, or api_key_env: null for a server that takes no key"
+            )
+        return None
 
     async def _attempt(
         self, headers: dict[str, str], body: dict[str, Any], attempt: int

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 8, "CitationSupportJudge": 8, "AnswerJudge": 8, "RubricJudge": 8},
-    "4eff0e992ecbe74c71c7c8d7e04939f60cd3a0f78c19c4d66070ba7f95b242b0",
+    "a35685c4005b9dedd1813c45694da2cf0889891f11ea91959824c7a03fbbd462",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
