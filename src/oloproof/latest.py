@@ -33,6 +33,7 @@ from ledger import Event, Ledger, RefConflictError
 from oloproof import events as ev
 from oloproof.bodies import planned_cases
 from oloproof.errors import UnknownIdError
+from oloproof.redaction import redact_text
 from oloproof.runlock import writer_of
 
 LATEST = "latest"
@@ -222,7 +223,9 @@ def _unfinished_text(ledger: Ledger, body: Mapping[str, Any]) -> str:
         return f"{run_id}, {running.state()}"
     end = run_end(ledger, run_id)
     if end is not None and end.get("state") == "stopped":
-        reason = str(end.get("reason") or "no reason recorded")
+        # Redacted before it is cut: a secret declared after the run was stored whole, and a
+        # cut through it would leave a part the redaction of what is printed cannot find.
+        reason = redact_text(str(end.get("reason") or "no reason recorded"))
         if len(reason) > _REASON_LIMIT:
             reason = reason[: _REASON_LIMIT - 1] + "…"
         return f"{run_id}, stopped: {reason}"
