@@ -58,3 +58,31 @@ def find_project(start: Path) -> Project | None:
                 )
         return Project(folder)
     return None
+
+
+def declared_secrets(path: Path) -> list[str]:
+    """The names ``path`` lists under ``secrets:``. A list of names is taken as it is; anything
+    else is checked by the project's own model, for the error a run gives (loading that model
+    takes longer than the rest of a read command's start)."""
+    from oloproof.envnames import variable_name
+    from oloproof.yamlfile import read_yaml
+
+    data, lines = read_yaml(path)
+    given = data.get("secrets", []) if isinstance(data, dict) else []
+    if isinstance(given, list) and all(isinstance(name, str) for name in given):
+        try:
+            return [variable_name(name, "the secret") for name in given]
+        except ValueError:
+            pass
+    from pydantic import BaseModel, ConfigDict, ValidationError
+
+    from oloproof.config import SecretName, validation_error
+
+    class Declared(BaseModel):
+        model_config = ConfigDict(extra="ignore", strict=True)  # the rest is the run's to check
+        secrets: list[SecretName] = []
+
+    try:
+        return Declared.model_validate(data).secrets
+    except ValidationError as exc:
+        raise validation_error(path, exc, lines) from None

@@ -275,6 +275,7 @@ def replay_plan(
     """
     config_path = Path(run_body["config_path"])
     config = _with_engine(ProjectConfig.model_validate(run_body["config"]), engine)
+    _keep_out_declared_since(config_path)
     block = run_body["dataset"]
     recorded = RecordedDataset(Path(block["path"]), block["sha256"], int(block["cases"]))
     plan = _plan(config, config_path, None, None, recorded)
@@ -299,6 +300,21 @@ def keep_out_secrets(config: ProjectConfig, config_path: Path) -> None:
             where = config.location("secrets", index, path=config_path)
             raise ConfigError(f"{where}: secrets: {problem}")
     redaction.register_environment(config.secrets)
+
+
+def _keep_out_declared_since(config_path: Path) -> None:
+    """Register the secrets the project file lists now, besides those the recorded config does:
+    the cases execute again now, and what they store is kept out as a run now would keep it
+    out, a secret declared after the recorded run included. One too short to search for is
+    refused, as a run refuses it."""
+    from oloproof.project import declared_secrets
+
+    declared = declared_secrets(config_path) if config_path.is_file() else []
+    for name in declared:
+        problem = redaction.too_short(name, os.environ.get(name, ""))
+        if problem is not None:
+            raise ConfigError(f"{config_path}: secrets: {problem}")
+    redaction.register_environment(declared)
 
 
 def _plan(

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from oloproof.project import PROJECT_FILE, find_project
+from oloproof.project import PROJECT_FILE, declared_secrets, find_project
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -55,35 +55,7 @@ def keep_out_declared() -> None:
     from oloproof import redaction
 
     path = project_root() / PROJECT_FILE
-    redaction.register_environment(_declared(path) if path.exists() else [], shown_only=True)
-
-
-def _declared(path: Path) -> list[str]:
-    """The names ``path`` lists under ``secrets:``. A list of names is taken as it is; anything
-    else is checked by the project's own model, for the error a run gives (loading that model
-    takes longer than the rest of a read command's start)."""
-    from oloproof.envnames import variable_name
-    from oloproof.yamlfile import read_yaml
-
-    data, lines = read_yaml(path)
-    given = data.get("secrets", []) if isinstance(data, dict) else []
-    if isinstance(given, list) and all(isinstance(name, str) for name in given):
-        try:
-            return [variable_name(name, "the secret") for name in given]
-        except ValueError:
-            pass
-    from pydantic import BaseModel, ConfigDict, ValidationError
-
-    from oloproof.config import SecretName, validation_error
-
-    class Declared(BaseModel):
-        model_config = ConfigDict(extra="ignore", strict=True)  # the rest is the run's to check
-        secrets: list[SecretName] = []
-
-    try:
-        return Declared.model_validate(data).secrets
-    except ValidationError as exc:
-        raise validation_error(path, exc, lines) from None
+    redaction.register_environment(declared_secrets(path) if path.exists() else [], shown_only=True)
 
 
 def config_path(given: Path | None) -> Path:
