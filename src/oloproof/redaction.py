@@ -57,7 +57,11 @@ Requirements:
    atomic group), and a run of backslashes is taken whole (a possessive repeat), so that it
    never tries the ways of splitting a text among the characters one after another. So a
    character's forms are tried longest first where one can open another (``&amp;`` before
-   ``&``, ``\u002525`` before ``\u0025``).
+   ``&``, ``\u002525`` before ``\u0025``). Where the end of one value is the start of another
+   (or of itself), occurrences may overlap, and each overlapping run of them is replaced whole:
+   either alone would leave part of the other. A search then goes on from inside what it found,
+   so a text packed with occurrences of a value that repeats itself (``abababab``) takes longer
+   in proportion to the value's length; values that share no such part are searched as before.
 8. A value registered because a project declared it is a secret of that project alone: inside
    a ``project_scope`` (``oloproof.evaluate``, ``oloproof.diagnose``) it is held until the
    scope ends, then released, so that a project evaluated next in the same process, whose
@@ -153,6 +157,10 @@ class _Patterns:
     shortest: int  # the fewest characters an occurrence can take: the shortest value as it is
     longest: int  # the most characters one occurrence can take, in any form
     values: tuple[str, ...]  # the values, as they are
+    # How many characters of text the end of one occurrence may share with the start of
+    # another (the end of one value is the start of another, or of itself), in any form; 0
+    # when none can. Each search goes on that far back from the end of what it found.
+    overlap: int
 
 
 _lock = threading.Lock()
@@ -300,6 +308,8 @@ def _patterns_of(values: set[str]) -> _Patterns | None:
         shortest=len(ordered[-1]),
         longest=max(_compiled[v][1] for v in ordered),
         values=tuple(ordered),
+        overlap=max(_opening_at_end(v, ordered) for v in ordered)
+        * max(-(-_compiled[v][1] // len(v)) for v in ordered),  # the widest a character is
     )
 
 
@@ -557,13 +567,16 @@ def _searches(text: str, patterns: _Patterns) -> tuple[re.Pattern[str], ...]:
     return (patterns.plain,)
 
 
-def _occurrences(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
+def _occurrences(
+    pattern: re.Pattern[str], text: str, overlap: int = 0
+) -> Iterator[tuple[int, int]]:
     """Where ``pattern`` finds an occurrence (its group 1) in ``text``, from the start, each
-    after the one before."""
+    after the one before starts, and ending at most ``overlap`` characters into it."""
     at = 0
     while (found := pattern.search(text, at)) is not None:
-        start, at = found.span(1)
-        yield start, at
+        start, end = found.span(1)
+        at = max(start + 1, end - overlap)
+        yield start, end
 
 
 def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
@@ -573,14 +586,15 @@ def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
         return text, 0
     found: list[tuple[int, int]] = []  # in order, none overlapping another
     for pattern in _searches(text, patterns):
-        kept, i = [], 0
-        for start, end in _occurrences(pattern, text):
-            while i < len(found) and found[i][1] <= start:
-                kept.append(found[i])
-                i += 1
-            if i == len(found) or found[i][0] >= end:  # not inside one found before
-                kept.append((start, end))
-        found = kept + found[i:]
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted([*found, *_occurrences(pattern, text, patterns.overlap)]):
+            if merged and start < merged[-1][1]:
+                # Inside one found before, or overlapping it (the end of one value the start
+                # of another): replaced as one, since either alone would leave part of the other.
+                merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            else:
+                merged.append((start, end))
+        found = merged
     if not found:
         return text, 0
     pieces, at = [], 0
@@ -621,7 +635,7 @@ def cut(text: str, limit: int) -> str:
     while moved:  # a cut moved back to before one secret may fall inside another
         moved = False
         for pattern in searches:
-            for start, stop in _occurrences(pattern, window):
+            for start, stop in _occurrences(pattern, window, patterns.overlap):
                 if start >= end:
                     break
                 if stop > end:
@@ -638,7 +652,9 @@ def one_line(text: str) -> str:
     if patterns is None:
         return " ".join(text.split())
     spans = sorted(
-        span for pattern in _searches(text, patterns) for span in _occurrences(pattern, text)
+        span
+        for pattern in _searches(text, patterns)
+        for span in _occurrences(pattern, text, patterns.overlap)
     )
     pieces, at = [], 0
     for start, end in spans:
