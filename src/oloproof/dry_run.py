@@ -166,7 +166,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
     seen: set[str] = set()
     shared = 0
     for case, repeat in _executions(plan):
-        identity = execution_identity(system_key, ev.identity_key(case.input), repeat)
+        identity = execution_identity(system_key, ev.input_key(case.input), repeat)
         if identity in seen:  # a repeated input shares its first occurrence's execution
             shared += 1
             continue

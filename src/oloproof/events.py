@@ -176,7 +176,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ledger import Event, FormatError, UnsupportedFormatError, encode, internal_key
-from oloproof.redaction import redact
+from oloproof.redaction import kept_out_all, redact
 from oloproof.repeats import repeat_counts
 
 RUN = "oloproof.run"
@@ -477,6 +477,13 @@ def plain(value: Any) -> Any:
 def identity_key(material: Any) -> str:
     """A fast internal key (blake3) of CBOR-able ``material``: cache identities, fingerprints."""
     return internal_key(encode(material))
+
+
+def input_key(case_input: Any) -> str:
+    """The key of a case's input, as it is stored: with the secrets the run keeps out replaced,
+    so that the ledger holds nothing a guess at one could be checked against (the input's key
+    is stored beside it), and a rotated secret leaves the key, and the cache, as it was."""
+    return identity_key(kept_out_all(case_input))
 
 
 JUDGE_TYPES: Final[frozenset[str]] = frozenset(

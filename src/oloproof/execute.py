@@ -60,6 +60,7 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
+from oloproof.redaction import kept_out_all
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
 from oloproof.sdk import watching_late_records
@@ -612,7 +613,7 @@ async def _one_case(
 ) -> CaseResultBody:
     """Execute (or reuse) and judge one repeat of ``case``, counting where its results came
     from in ``counts``."""
-    input_key = ev.identity_key(case.input)
+    input_key = ev.input_key(case.input)
     identity = execution_identity(run.system_key, _given_key(run.spec, case, input_key), repeat)
     waiting = run.memory.executions.get(identity)
     if waiting is not None:  # a repeat of an input this run is executing or has just executed
@@ -651,7 +652,8 @@ def _given_key(spec: RunSpec, case: Case, input_key: str) -> str:
     (the second would be handed the first's passages)."""
     if (spec.intervention or {}).get("kind") != "gold-context":
         return input_key
-    return ev.identity_key({"input": input_key, "gold": case.expected.get("gold_context", [])})
+    gold = kept_out_all(case.expected.get("gold_context", []))  # stored redacted, as the input
+    return ev.identity_key({"input": input_key, "gold": gold})
 
 
 def _made_earlier(run: _Run, identity: str) -> Made | None:

@@ -121,6 +121,7 @@ __all__ = [
     "forget_all",
     "holds_secret",
     "kept_out",
+    "kept_out_all",
     "one_line",
     "project_scope",
     "redact",
@@ -621,6 +622,16 @@ def kept_out(text: str) -> str:
     if patterns is None:
         return text
     return _replaced(text, patterns)[0]
+
+
+def kept_out_all(value: Any) -> Any:
+    """``value`` with every secret kept out of what is stored replaced in every string inside
+    it, as ``kept_out`` replaces them in one text: for the key of a value stored redacted (a
+    case's input), which must be the key of what is stored."""
+    patterns = _patterns
+    if patterns is None:
+        return value
+    return _walk(value, patterns, [0])
 
 
 def cut(text: str, limit: int) -> str:
