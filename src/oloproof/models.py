@@ -123,11 +123,14 @@ class ModelClient:
         return self.settings
 
     def request_key(self, prompt: str, system: str = "") -> str:
-        """The blake3 key of the exact request a call with ``prompt`` and ``system`` sends."""
+        """The blake3 key of the exact request a call with ``prompt`` and ``system`` sends, with
+        the secrets the run keeps out replaced: it is stored, and must not let a guess at one be
+        checked against it."""
         from oloproof.events import identity_key
+        from oloproof.redaction import kept_out_all
 
         body = self.provider.payload(system, prompt)
-        return identity_key({"url": self.provider.url, "body": body})
+        return identity_key(kept_out_all({"url": self.provider.url, "body": body}))
 
     async def acomplete(self, prompt: str, *, system: str = "") -> ModelReply:
         """Ask the model; record the call on the case being executed (if one is), a call
