@@ -62,6 +62,7 @@ from oloproof.errors import ArtifactError, ConfigError
 from oloproof.events import identity_key
 from oloproof.fingerprint import Fingerprint, of_method
 from oloproof.models import reading, recording_model_calls
+from oloproof.redaction import kept_out_all
 from oloproof.relevance import first_relevant, relevant_units
 from oloproof.sdk import (
     Context,
@@ -325,7 +326,9 @@ class RagSystem:
                 "version": self.version,
                 "index_version": self.index_version,
                 "depth": self.depth,
-                "input": case_input,
+                # As stored, each secret kept out: the key is stored, and must not let a guess
+                # at one be checked against it.
+                "input": kept_out_all(case_input),
                 "code": self._fingerprints["retrieve"].key,
                 **self._readings["retrieve"],
                 **self._declared,
@@ -539,10 +542,12 @@ class RagSystem:
         identity = identity_key(
             {
                 "stage": "generate",
-                "input": case.input,
+                "input": kept_out_all(case.input),  # as stored, as retrieve's key has it
                 # What generate is given: the kept passages. The budget and the dropped passages
                 # are how the context was made, not what the model sees.
-                "context": [i.model_dump(mode="json", exclude_none=True) for i in context.items],
+                "context": kept_out_all(
+                    [i.model_dump(mode="json", exclude_none=True) for i in context.items]
+                ),
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
                 **self._readings["generate"],
