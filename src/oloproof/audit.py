@@ -79,7 +79,7 @@ from oloproof.policy import calibrations_relied_on
 from oloproof.relevance import DOCUMENT, retrieval_units, run_unit
 from oloproof.repeats import combine_verdicts
 from oloproof.runner import decide_run
-from oloproof.store import RUN_ID_PREFIX, misnamed_run
+from oloproof.store import misnamed_run
 from oloproof.stored_runs import StoredRun, load_run
 from oloproof.systems.rag import staged_labels
 
@@ -145,7 +145,7 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
 
 
 def _check_refs(ledger: Ledger) -> Iterator[Problem]:
-    for name, address in ledger.refs(RUN_ID_PREFIX):
+    for name, address in ledger.refs(ev.RUN_ID_PREFIX):
         event = _read(ledger, address)  # None: the ledger's own check names a missing one
         wrong = None if event is None else misnamed_run(name, event)
         if wrong is not None:

@@ -31,9 +31,8 @@ from oloproof import events as ev
 from oloproof.archiving import LINKS
 from oloproof.audit import application_checks
 from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
-from oloproof.latest import LATEST, resolve_latest
+from oloproof.latest import LATEST, listed_runs, resolve_latest
 from oloproof.store import APPLICATION, LEDGER_DIR, open_project_ledger
-from oloproof.stored_runs import listed_runs
 
 COUNTED = (
     ("run", ev.RUN),

@@ -86,6 +86,7 @@ from oloproof.calibration import judge_check, judge_identities, reply_models_in
 from oloproof.callargs import path
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
+from oloproof.latest import index_disagreement
 from oloproof.metrics import RecordedCases, slice_value
 from oloproof.pairing import (
     EVALUATOR_CHANGED,
@@ -116,7 +117,7 @@ from oloproof.stats import (
     planning_total,
 )
 from oloproof.store import load_event
-from oloproof.stored_runs import StoredRun, check_run_indexes, index_disagreement, load_run
+from oloproof.stored_runs import StoredRun, check_run_indexes, load_run
 from oloproof.subset import Selection
 from oloproof.yamlfile import recorded_file
 

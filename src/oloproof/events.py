@@ -194,6 +194,8 @@ CASE = "oloproof.case"
 EVALUATOR = "oloproof.evaluator"
 DIAGNOSIS_PAGE = "oloproof.diagnosis_page"
 
+RUN_ID_PREFIX: Final = "run_"  # every run id's, and no address's or other ref's
+
 SCHEMAS: Final[Mapping[str, int]] = {
     RUN: 2,
     EXECUTION: 2,

@@ -44,10 +44,10 @@ from typing import Any, Final, cast
 from ledger import Ledger
 from oloproof.bodies import CaseResultBody, VerdictCopy
 from oloproof.display import fmt_means_apart
+from oloproof.latest import index_disagreement
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
 from oloproof.repeats import bounds, value_of, with_excluded_repeats
-from oloproof.stored_runs import index_disagreement
 
 IMPROVED: Final = "improved"
 REGRESSED: Final = "regressed"

@@ -32,7 +32,8 @@ from typing import Any
 from ledger import Event, Ledger, RefConflictError
 from oloproof import events as ev
 from oloproof.bodies import planned_cases
-from oloproof.errors import UnknownIdError
+from oloproof.display import an_event
+from oloproof.errors import LedgerAccessError, UnknownIdError
 from oloproof.redaction import redact_text
 from oloproof.runlock import writer_of
 
@@ -132,9 +133,44 @@ def _newest_first(ledger: Ledger) -> list[tuple[str, Event]]:
     """Every run, newest first, through the checked list of runs: read through the index by
     type alone, a run one damaged page hid there was passed over, and ``latest`` (or the note
     on a newer run that did not finish) named an older run without a word."""
-    from oloproof.stored_runs import listed_runs  # it reads this module's LATEST
-
     return listed_runs(ledger)[::-1]
+
+
+def listed_runs(ledger: Ledger) -> list[tuple[str, Event]]:
+    """Every ``(address, run event)``, in append order, read through the ledger's index by
+    type; refused (``index_disagreement``) when that index misses a run the ledger holds.
+
+    Each run's id is a ref to its run event, written with it: a run event an id names that
+    the index does not list is hidden by a damaged index page, and a list of runs without it
+    would look whole ("no runs yet"). A ref to an event the ledger lacks, or to another kind
+    of event, is ``verify``'s to name. An entry of a damaged page may file another kind of
+    event under runs, which is no run to list.
+    """
+    runs = list(ledger.events(ev.RUN))
+    for address, event in runs:
+        if event.type != ev.RUN:
+            raise LedgerAccessError(
+                f"the ledger's index of runs lists {address}, which is {an_event(event.type)}: "
+                "rebuild the indexes with: oloproof ledger rebuild-indexes"
+            )
+    listed = {address for address, _ in runs}
+    for run_id, address in ledger.refs(ev.RUN_ID_PREFIX):
+        if address in listed or not ledger.has(address) or ledger.get(address).type != ev.RUN:
+            continue
+        raise index_disagreement(run_id, "its run event is missing from the index of runs")
+    return runs
+
+
+def index_disagreement(run_id: str, problem: str) -> LedgerAccessError:
+    """The refusal of a read that found ``run_id``'s indexes disagreeing (``problem`` says
+    how), naming ``oloproof ledger rebuild-indexes``."""
+    # Rebuilt indexes still miss a case result the ledger does not hold (an archive imported
+    # without it): verify lists those, so the hint names it too.
+    return LedgerAccessError(
+        f"the ledger's indexes disagree with run {run_id}: {problem}; "
+        "rebuild them with: oloproof ledger rebuild-indexes (if they still disagree, the "
+        "ledger lacks some of the run's events: oloproof verify lists them)"
+    )
 
 
 def move_latest(ledger: Ledger, address: str, body: Mapping[str, Any]) -> None:

@@ -29,11 +29,11 @@ from typing import Any, TypeVar
 
 from ledger import Ledger
 from oloproof.bodies import not_run, planned_cases
-from oloproof.latest import import_unfinished, run_end, started_at
+from oloproof.latest import import_unfinished, listed_runs, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
 from oloproof.report import execution_state, outgrown_gate_stands
 from oloproof.runlock import writer_of
-from oloproof.stored_runs import check_decided, listed_runs, standing_decision
+from oloproof.stored_runs import check_decided, standing_decision
 
 SHORT = 8
 """Hex digits of a code fingerprint a row shows."""

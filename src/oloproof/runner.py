@@ -92,7 +92,6 @@ from oloproof.relevance import described, retrieval_units, run_unit
 from oloproof.report import RunReport
 from oloproof.results import stands_on_nothing
 from oloproof.runlock import run_writer
-from oloproof.store import RUN_ID_PREFIX
 from oloproof.stored_runs import is_complete, latest_meta, report_of, require_ledger
 from oloproof.subset import Selection, select
 from oloproof.systems import build_system
@@ -100,7 +99,7 @@ from oloproof.systems.base import System, identity_changes
 from oloproof.yamlfile import recorded_file
 
 # What ``new_ulid`` makes: 26 characters of Crockford's base32.
-_NEW_RUN_ID = re.compile(RUN_ID_PREFIX + "[0-9A-HJKMNP-TV-Z]{26}")
+_NEW_RUN_ID = re.compile(ev.RUN_ID_PREFIX + "[0-9A-HJKMNP-TV-Z]{26}")
 # A plan restricted from Python names the fields of its ``Selection`` (the CLI, its options).
 _RESTRICT = Spelling("plan.restrict()")
 RELEVANT_POSITION = "relevant_position"

@@ -27,7 +27,7 @@ from oloproof.callargs import flag
 from oloproof.callargs import path as path_argument
 from oloproof.display import an_event
 from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
-from oloproof.events import INDEXES, RUN, SCHEMAS, index_entries, upcast
+from oloproof.events import INDEXES, RUN, RUN_ID_PREFIX, SCHEMAS, index_entries, upcast
 from oloproof.filekinds import lookup_fault
 from oloproof.idhints import malformed_id_message, unknown_id_message
 from oloproof.stored_form import expand
@@ -46,7 +46,6 @@ APPLICATION: Final = Application(
 )
 
 DAMAGE_HINT: Final = "`oloproof verify` lists what is damaged"
-RUN_ID_PREFIX: Final = "run_"  # every run id's, and no address's or other ref's
 # A read-only command meeting indexes an older version filed: any command that writes refiles them.
 STALE_HINT: Final = "`oloproof ledger rebuild-indexes` rebuilds them now"
 # On a read-only file system no opening can refile them, that one included.

@@ -25,9 +25,8 @@ from oloproof.bodies import (
     run_end_body,
 )
 from oloproof.calibration import calibration_at, find_calibration, judge_identities
-from oloproof.display import an_event
-from oloproof.errors import ConfigError, LedgerAccessError, UnknownIdError
-from oloproof.latest import LATEST, import_unfinished, resolve_latest
+from oloproof.errors import ConfigError, UnknownIdError
+from oloproof.latest import LATEST, import_unfinished, index_disagreement, resolve_latest
 from oloproof.metrics import (
     RunTally,
     case_result_of,
@@ -44,7 +43,7 @@ from oloproof.report import (
     error_groups,
 )
 from oloproof.runlock import names_a_file, writer_of
-from oloproof.store import RUN_ID_PREFIX, load_event
+from oloproof.store import load_event
 
 
 def _latest_meta_event(ledger: Ledger, run_id: str, kind: str) -> Event | None:
@@ -133,31 +132,6 @@ def load_run(ledger: Ledger, text: str) -> StoredRun:
     return StoredRun(body["run_id"], address, body)
 
 
-def listed_runs(ledger: Ledger) -> list[tuple[str, Event]]:
-    """Every ``(address, run event)``, in append order, read through the ledger's index by
-    type; refused (``index_disagreement``) when that index misses a run the ledger holds.
-
-    Each run's id is a ref to its run event, written with it: a run event an id names that
-    the index does not list is hidden by a damaged index page, and a list of runs without it
-    would look whole ("no runs yet"). A ref to an event the ledger lacks, or to another kind
-    of event, is ``verify``'s to name. An entry of a damaged page may file another kind of
-    event under runs, which is no run to list.
-    """
-    runs = list(ledger.events(ev.RUN))
-    for address, event in runs:
-        if event.type != ev.RUN:
-            raise LedgerAccessError(
-                f"the ledger's index of runs lists {address}, which is {an_event(event.type)}: "
-                "rebuild the indexes with: oloproof ledger rebuild-indexes"
-            )
-    listed = {address for address, _ in runs}
-    for run_id, address in ledger.refs(RUN_ID_PREFIX):
-        if address in listed or not ledger.has(address) or ledger.get(address).type != ev.RUN:
-            continue
-        raise index_disagreement(run_id, "its run event is missing from the index of runs")
-    return runs
-
-
 def check_run_indexes(ledger: Ledger, run: StoredRun, tally: RunTally | None = None) -> None:
     """Refuse to read a run whose index disagrees with what the run recorded.
 
@@ -222,18 +196,6 @@ def check_case_index(ledger: Ledger, run: StoredRun) -> None:
         raise index_disagreement(
             run.run_id, f"its index by case id misses {missed} of its {held} cases"
         )
-
-
-def index_disagreement(run_id: str, problem: str) -> LedgerAccessError:
-    """The refusal of a read that found ``run_id``'s indexes disagreeing (``problem`` says
-    how), naming ``oloproof ledger rebuild-indexes``."""
-    # Rebuilt indexes still miss a case result the ledger does not hold (an archive imported
-    # without it): verify lists those, so the hint names it too.
-    return LedgerAccessError(
-        f"the ledger's indexes disagree with run {run_id}: {problem}; "
-        "rebuild them with: oloproof ledger rebuild-indexes (if they still disagree, the "
-        "ledger lacks some of the run's events: oloproof verify lists them)"
-    )
 
 
 def _count(ledger: Ledger, run_id: str) -> tuple[int, int]:

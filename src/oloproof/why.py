@@ -15,7 +15,7 @@ from typing import Any
 from ledger import Ledger
 from oloproof import events as ev
 from oloproof.fingerprint import changes as code_changes
-from oloproof.stored_runs import listed_runs
+from oloproof.latest import listed_runs
 from oloproof.systems.base import System
 
 # How each setting of a system's identity is named to the user.

@@ -61,6 +61,7 @@ from oloproof.display import an_event
 from oloproof.errors import UnknownIdError
 from oloproof.flips import Flip, case_flips, in_listed_order
 from oloproof.inspect import CaseDetail, case_detail, unfinished_case
+from oloproof.latest import index_disagreement, listed_runs
 from oloproof.metrics import (
     RecordedCases,
     case_result_body,
@@ -80,13 +81,7 @@ from oloproof.report import rule_note as report_rule_note
 from oloproof.run_list import newest_first, run_row
 from oloproof.runlock import writer_of
 from oloproof.store import LEDGER_DIR, open_read_only
-from oloproof.stored_runs import (
-    StoredRun,
-    check_case_index,
-    index_disagreement,
-    listed_runs,
-    standing_decision,
-)
+from oloproof.stored_runs import StoredRun, check_case_index, standing_decision
 from oloproof.subset import Selection
 
 if TYPE_CHECKING:
