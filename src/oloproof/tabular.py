@@ -7,8 +7,10 @@ Requirements (``docs/export.md``):
    judgment``). ``cases``: one row per case (``run_id, case_id, line, status, input, expected,
    output, error_type, error_message, repeats, errored_repeats, execution, case_result``, then
    one ``metadata.KEY`` column per metadata key and one ``verdict.CRITERION`` column holding
-   the case's value: 1 pass, 0 fail, a graded value, empty when missing or excluded). Nested
-   values are JSON text. The repeat columns are empty in a run without ``--repeats``; in one
+   the case's value: 1 pass, 0 fail, a graded value, empty when missing or excluded).
+   ``input``, ``expected`` and ``output`` are JSON text; a metadata list or object is itself in
+   JSON Lines and JSON text in CSV and Parquet, never confused with a text that reads the
+   same. The repeat columns are empty in a run without ``--repeats``; in one
    with, they count what ``oloproof.repeats.repeat_counts`` and the verdicts' ``m`` count, so
    an errored repeat never hides behind its case's ``ok``. A planned case the run holds no
    result for (interrupted, or still running) has its rows too: status ``not_run``, its
@@ -161,7 +163,9 @@ def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], li
         }
         for key, value in detail.metadata.items():
             metadata_keys[key] = None
-            row[f"metadata.{key}"] = value if _is_scalar(value) else _json(value)
+            # As recorded: a list or an object made text here could not be told, in any
+            # table, from a text that reads the same (``_encode`` writes each as it can).
+            row[f"metadata.{key}"] = value
         for criterion in criteria:
             row[f"verdict.{criterion}"] = value_of(body["verdicts"].get(criterion, {"s": "-"}))
         cases.append(row)
@@ -268,9 +272,14 @@ def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> 
         # started a new row at a bare "\r" in a system's text.
         writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\r\n")
         writer.writeheader()
-        writer.writerows({k: _spreadsheet_text(v) for k, v in r.items()} for r in rows)
+        writer.writerows({k: _spreadsheet_text(_cell(v)) for k, v in r.items()} for r in rows)
         return buffer.getvalue().encode()
     return _parquet(rows, columns)
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell: a metadata list or object as its JSON text (csv would write Python's)."""
+    return value if _is_scalar(value) else _json(value)
 
 
 # What makes a spreadsheet read a cell as a formula (OWASP's list), after any white space
@@ -312,11 +321,13 @@ def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
 def _parquet_column(values: list[Any]) -> Any:
     """``values`` as one typed Arrow column, or as JSON text when Arrow cannot hold each of
     them exactly in one type: a metadata key whose values mix types, an integer beyond 64-bit
-    signed, or one beyond 2**53 beside fractions (Arrow refuses each, as it should)."""
+    signed, or one beyond 2**53 beside fractions (Arrow refuses each, as it should), and one
+    holding a list or an object (a struct column would give every object the keys of all)."""
     import pyarrow as pa
 
     kinds = {type(v) for v in values if v is not None}
-    if len(kinds) <= 1 or kinds == {int, float}:  # Arrow holds ints among floats as floats
+    nested = not all(_is_scalar(v) for v in values)
+    if not nested and (len(kinds) <= 1 or kinds == {int, float}):  # ints among floats: floats
         try:
             return pa.array(values)
         except (pa.ArrowInvalid, OverflowError):
