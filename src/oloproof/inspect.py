@@ -21,6 +21,7 @@ from oloproof.bodies import (
 )
 from oloproof.errors import ConfigError, DatasetError, UnknownIdError
 from oloproof.events import plain, problem_kinds
+from oloproof.idtext import same_text
 from oloproof.metrics import SeenCases, case_results
 from oloproof.redaction import redact_shown
 from oloproof.stored_runs import StoredRun
@@ -130,11 +131,20 @@ def _check_verdicts(ledger: Ledger, body: CaseResultBody) -> None:
 
 
 def find_case(ledger: Ledger, run: StoredRun, case_id: str) -> CaseDetail:
+    """The case of ``run`` whose id reads as ``case_id``: an id typed back from where it was
+    printed may encode its accents the other way (``idtext.same_text``), and a cases file
+    refuses two ids that read alike, so it names one case."""
+    typed = same_text(case_id)
     seen = SeenCases()
+    alike: tuple[str, CaseResultBody] | None = None
     for address, body in case_results(ledger, run.run_id):
         if body["case_id"] == case_id:
             return case_detail(ledger, address, body, repeats=True)
+        if alike is None and same_text(body["case_id"]) == typed:
+            alike = address, body
         seen.add(body)
+    if alike is not None:
+        return case_detail(ledger, *alike, repeats=True)
     unfinished = unfinished_case(run, case_id) if not_run(run.body, seen.count) else None
     raise UnknownIdError(unfinished or f"run {run.run_id} has no case {case_id!r}")
 
@@ -144,7 +154,8 @@ def unfinished_case(run: StoredRun, case_id: str) -> str | None:
     finish it (one ``--failures`` lists as not finished), else None: not an id the run does
     not know, which would read as mistyped or never planned."""
     chosen, _ = read_planned_cases(run)
-    if chosen is None or all(case.id != case_id for case in chosen):
+    typed = same_text(case_id)
+    if chosen is None or all(same_text(case.id) != typed for case in chosen):
         return None
     return (
         f"run {run.run_id} holds no result for case {case_id!r}: the run did not finish it (it "
