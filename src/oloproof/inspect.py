@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -278,9 +279,26 @@ def _write_bundle(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> 
 
 
 def _write_bundle_files(ledger: Ledger, run: StoredRun, row: RunRow, folder: Path) -> None:
+    """Both files written beside their places, then renamed in: a failed write (a full
+    device) leaves the bundle that was there, and no temporary file taking the room that the
+    ledger and the next export need."""
+    tmp, written = folder / "cases.jsonl.tmp", folder / "manifest.json.tmp"
+    try:
+        manifest = _write_bundle_cases(ledger, run, row, tmp)
+        written.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    except BaseException:
+        for leftover in (tmp, written):
+            with contextlib.suppress(OSError):  # the error that stopped the write is the one said
+                leftover.unlink(missing_ok=True)
+        raise
+    tmp.replace(folder / "cases.jsonl")
+    written.replace(folder / "manifest.json")  # a reader sees the whole manifest or the last
+
+
+def _write_bundle_cases(ledger: Ledger, run: StoredRun, row: RunRow, tmp: Path) -> dict[str, Any]:
+    """Write the bundle's cases into ``tmp``; return the manifest that describes them."""
     import hashlib
 
-    tmp = folder / "cases.jsonl.tmp"
     digest = hashlib.sha256()
     count = 0
     with tmp.open("wb") as out:  # a case at a time: the bundle is never whole in memory
@@ -294,8 +312,7 @@ def _write_bundle_files(ledger: Ledger, run: StoredRun, row: RunRow, folder: Pat
         if count == 0:  # an empty bundle is one empty line, as it always was
             digest.update(b"\n")
             out.write(b"\n")
-    tmp.replace(folder / "cases.jsonl")
-    manifest = {
+    return {
         "run_id": run.run_id,
         "run": run.address,
         "cases": count,
@@ -304,9 +321,6 @@ def _write_bundle_files(ledger: Ledger, run: StoredRun, row: RunRow, folder: Pat
         "planned_cases": row.planned,
         "not_run": row.not_run,
     }
-    written = folder / "manifest.json.tmp"
-    written.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    written.replace(folder / "manifest.json")  # a reader sees the whole manifest or the last
 
 
 # Python's str.splitlines (and every reader built on it) ends a line at U+0085, U+2028 and
