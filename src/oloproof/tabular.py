@@ -312,19 +312,39 @@ def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.table({c: _parquet_column([r.get(c) for r in rows]) for c in columns})
+    table = pa.table({c: _parquet_column([r.get(c) for r in rows], c) for c in columns})
     buffer = io.BytesIO()
     pq.write_table(table, buffer)
     return buffer.getvalue()
 
 
-def _parquet_column(values: list[Any]) -> Any:
-    """``values`` as one typed Arrow column, or as JSON text when Arrow cannot hold each of
-    them exactly in one type: a metadata key whose values mix types, an integer beyond 64-bit
-    signed, or one beyond 2**53 beside fractions (Arrow refuses each, as it should), and one
-    holding a list or an object (a struct column would give every object the keys of all)."""
+# The type of each column the tables always have. Inferred from the values, a column every
+# row leaves empty (``reason`` in a run with no verdict missing, the repeat columns in a run
+# without ``--repeats``) was of Arrow's type null: no type of those the tables promise, and
+# one that made the tables of two runs differ in schema (``pyarrow.concat_tables`` refused
+# them).
+_PARQUET_TYPES: dict[str, str] = {
+    **dict.fromkeys({*VERDICT_COLUMNS, *CASE_COLUMNS}, "string"),
+    **dict.fromkeys(
+        ("line", "observed_repeats", "missing_repeats", "repeats", "errored_repeats"), "int64"
+    ),
+    "passed": "bool",
+    "value": "double",
+}
+
+
+def _parquet_column(values: list[Any], column: str) -> Any:
+    """``values`` as one typed Arrow column: a column the tables always have (and each
+    ``verdict.CRITERION``, a number) of its own type; a metadata key's typed from its values,
+    or as JSON text when Arrow cannot hold each of them exactly in one type: values that mix
+    types, an integer beyond 64-bit signed, or one beyond 2**53 beside fractions (Arrow
+    refuses each, as it should), and a list or an object (a struct column would give every
+    object the keys of all)."""
     import pyarrow as pa
 
+    known = "double" if column.startswith("verdict.") else _PARQUET_TYPES.get(column)
+    if known is not None:
+        return pa.array(values, type=pa.type_for_alias(known))
     kinds = {type(v) for v in values if v is not None}
     nested = not all(_is_scalar(v) for v in values)
     if not nested and (len(kinds) <= 1 or kinds == {int, float}):  # ints among floats: floats
