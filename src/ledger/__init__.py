@@ -25,7 +25,7 @@ from ledger.archive import (
     import_archive,
     open_archive,
 )
-from ledger.codec import decode, encode
+from ledger.codec import decode, encode, in_stored_order
 from ledger.compact import CompactSummary, compact_ledger
 from ledger.errors import (
     AddressError,
@@ -91,6 +91,7 @@ __all__ = [
     "export_archive",
     "fold",
     "import_archive",
+    "in_stored_order",
     "internal_key",
     "new_ulid",
     "on_read_only_file_system",

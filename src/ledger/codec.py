@@ -35,7 +35,15 @@ import cbor2
 
 from ledger.errors import CodecError
 
-__all__ = ["INT_MAX", "INT_MIN", "decode", "encode", "encode_event", "loads_trusted"]
+__all__ = [
+    "INT_MAX",
+    "INT_MIN",
+    "decode",
+    "encode",
+    "encode_event",
+    "in_stored_order",
+    "loads_trusted",
+]
 
 INT_MIN: Final = -(1 << 64)  # the integers CBOR holds without bignum tags
 INT_MAX: Final = (1 << 64) - 1
@@ -139,6 +147,27 @@ def _learn_order(shape: tuple[Any, ...]) -> list[Any] | None:
         _ORDER_CACHE.clear()
     _ORDER_CACHE[shape] = order
     return order
+
+
+def in_stored_order(value: Any) -> Any:
+    """``value`` (JSON data: maps with text keys, lists, scalars) with every map's keys in the
+    order this encoding writes them, so in the order ``decode`` reads the value back: code
+    handed the value sees it as it is stored, whatever order it was parsed in. A map or list
+    already so is returned as it is, not copied."""
+    if type(value) is dict:
+        shape = tuple(value)
+        order = _ORDER_CACHE.get(shape, _MISS)
+        if order is _MISS:
+            order = _learn_order(shape)
+        keys = shape if order is None else order
+        items = [(key, in_stored_order(value[key])) for key in keys]
+        if order is None and all(item is value[key] for key, item in items):
+            return value
+        return dict(items)
+    if type(value) is list:
+        ordered = [in_stored_order(item) for item in value]
+        return value if all(a is b for a, b in zip(ordered, value, strict=True)) else ordered
+    return value
 
 
 def _too_deep() -> CodecError:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
-from ledger import CodecError, encode
+from ledger import CodecError, encode, in_stored_order
 from oloproof import redaction, strictjson
 from oloproof.callargs import path as path_argument
 from oloproof.errors import DatasetError
@@ -269,10 +269,19 @@ class Cases(LazySequence[Case]):
 
 def _checked_line(number: int, line: bytes) -> Case:
     """A case from a line ``_parse_line`` accepted: its checks only refuse, they change no
-    value, so the plain parse gives the same case at a fraction of the cost."""
+    value, so the plain parse gives the same case at a fraction of the cost.
+
+    Its maps are put in the order the ledger stores them: an execution (and a judgment) is
+    keyed on the case as stored, so code handed the file's order (a prompt built from
+    ``case.items()``) would be served, from the cache or by a case that repeats the input, an
+    answer made from another order."""
     data = json.loads(line.decode("utf-8"))
     return Case(
-        data["id"], data["input"], data.get("expected", {}), data.get("metadata", {}), number
+        data["id"],
+        in_stored_order(data["input"]),
+        in_stored_order(data.get("expected", {})),
+        in_stored_order(data.get("metadata", {})),
+        number,
     )
 
 
