@@ -103,7 +103,7 @@ from oloproof.policy import (
     gate,
     refuse_rules_on_score_judges,
 )
-from oloproof.repeats import CASE_EXCLUSIONS, with_excluded_repeats
+from oloproof.repeats import CASE_EXCLUSIONS, executions, with_excluded_repeats
 from oloproof.repeats import bounds as repeat_bounds
 from oloproof.results import Interval, with_observed_only
 from oloproof.stats import (
@@ -803,7 +803,7 @@ def _executed(body: _Body) -> int:
     """How many times a case result's case was executed: its repeats (1 without)."""
     if "executed" in body:  # held by ``_compared``
         return int(body["executed"])
-    return len(body.get("repeats") or ()) or 1
+    return executions(body)
 
 
 def _side(body: _Body | None, metric: str, repeats: bool) -> tuple[float, float]:

@@ -47,7 +47,7 @@ from oloproof.display import fmt_means_apart
 from oloproof.latest import index_disagreement
 from oloproof.metrics import RecordedCases
 from oloproof.pairing import EVALUATOR_CHANGED, unpaired_reason
-from oloproof.repeats import bounds, value_of, with_excluded_repeats
+from oloproof.repeats import bounds, executions, value_of, with_excluded_repeats
 
 IMPROVED: Final = "improved"
 REGRESSED: Final = "regressed"
@@ -203,8 +203,8 @@ def _flip(
     cv, bv = cand["verdicts"].get(metric), base["verdicts"].get(metric)
     if cv is None or bv is None:
         return None
-    cv = cast(VerdictCopy, with_excluded_repeats(cv, len(cand.get("repeats") or ()) or 1))
-    bv = cast(VerdictCopy, with_excluded_repeats(bv, len(base.get("repeats") or ()) or 1))
+    cv = cast(VerdictCopy, with_excluded_repeats(cv, executions(cand)))
+    bv = cast(VerdictCopy, with_excluded_repeats(bv, executions(base)))
     x, y = _span(cv), _span(bv)
     if x is None or y is None:
         return None

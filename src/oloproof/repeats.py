@@ -102,6 +102,11 @@ def _combine_before(summaries: Sequence[Summary]) -> VerdictCopy:
     return cast(VerdictCopy, dict(excluded[0])) if excluded else combine(summaries)
 
 
+def executions(body: Mapping[str, Any]) -> int:
+    """How many times a case result's case was executed: its repeats, or 1 without."""
+    return len(body.get("repeats") or ()) or 1
+
+
 def with_excluded_repeats(summary: Summary, executed: int) -> Summary:
     """An observed case-level summary of a case executed ``executed`` times, with the repeats
     one output alone excluded (``combine`` leaves them out: neither observed nor missing)

@@ -293,12 +293,17 @@ def keep_out_secrets(config: ProjectConfig, config_path: Path) -> None:
     named like credentials) before anything of its is read, run or judged. A declared secret
     whose value is too short to search for (``redaction.MIN_LENGTH``) would be stored as it is:
     it is refused rather than kept out less than the project says."""
-    for index, name in enumerate(config.secrets):
+    _register_secrets(config.secrets, lambda i: config.location("secrets", i, path=config_path))
+
+
+def _register_secrets(names: Sequence[str], where: Callable[[int], str]) -> None:
+    """Register the values of the variables ``names`` to be kept out, refusing at
+    ``where(index)`` the first one too short to search for (see ``keep_out_secrets``)."""
+    for index, name in enumerate(names):
         problem = redaction.too_short(name, os.environ.get(name, ""))
         if problem is not None:
-            where = config.location("secrets", index, path=config_path)
-            raise ConfigError(f"{where}: secrets: {problem}")
-    redaction.register_environment(config.secrets)
+            raise ConfigError(f"{where(index)}: secrets: {problem}")
+    redaction.register_environment(names)
 
 
 def _keep_out_declared_since(config_path: Path) -> None:
@@ -309,11 +314,7 @@ def _keep_out_declared_since(config_path: Path) -> None:
     from oloproof.project import declared_secrets
 
     declared = declared_secrets(config_path) if config_path.is_file() else []
-    for name in declared:
-        problem = redaction.too_short(name, os.environ.get(name, ""))
-        if problem is not None:
-            raise ConfigError(f"{config_path}: secrets: {problem}")
-    redaction.register_environment(declared)
+    _register_secrets(declared, lambda _: str(config_path))
 
 
 def _plan(
