@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from tests.support import oloproof, write_project
 
@@ -54,18 +55,27 @@ JUDGED = (
 )
 
 
-def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) -> None:
+# Thirty cases, the first six hard (the candidate systems treat them otherwise).
+_THIRTY = [
+    {"id": f"c{n}", "input": {"q": "x", "hard": n < 6}, "expected": {"answer": "x"}}
+    for n in range(30)
+]
+
+
+def _baseline(tmp_path: Path, cases: list[dict[str, Any]]) -> tuple[Path, str]:
+    """The project of ``cases`` run by the base system (version 1): its folder and the run's id."""
     root = write_project(
         tmp_path / "p",
         app=APP,
         config=CONFIG.format(version="1", callable="base", more=""),
         policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
-        cases=(
-            {"id": f"c{n}", "input": {"q": "x", "hard": n < 6}, "expected": {"answer": "x"}}
-            for n in range(30)
-        ),
+        cases=cases,
     )
-    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    return root, json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+
+
+def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) -> None:
+    root, baseline = _baseline(tmp_path, _THIRTY)
     changed = CONFIG.format(version="3", callable="fixed", more=", case_sensitive: true")
     (root / "oloproof.yaml").write_text(
         changed + "  - {type: equals, criterion: exact, field: answer, expected_field: answer}\n"
@@ -84,17 +94,7 @@ def test_the_summary_says_judged_differently_and_not_compared(tmp_path: Path) ->
 
 
 def test_the_summary_says_why_cases_were_not_paired(tmp_path: Path) -> None:
-    root = write_project(
-        tmp_path / "p",
-        app=APP,
-        config=CONFIG.format(version="1", callable="base", more=""),
-        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
-        cases=(
-            {"id": f"c{n}", "input": {"q": "x", "hard": n < 6}, "expected": {"answer": "x"}}
-            for n in range(30)
-        ),
-    )
-    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    root, baseline = _baseline(tmp_path, _THIRTY)
     (root / "oloproof.yaml").write_text(CONFIG.format(version="2", callable="cand", more=""))
     candidate = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
     done = oloproof("compare", candidate, baseline, "--summary", "s.md", cwd=root)
@@ -109,21 +109,15 @@ def test_the_summary_says_why_cases_were_not_paired(tmp_path: Path) -> None:
 def test_not_paired_lines_of_long_ids_keep_the_summary_within_a_comment(tmp_path: Path) -> None:
     # Five ids of 20,000 characters on one not paired line made a summary of 100,445 characters,
     # which GitHub refuses whole: the line then counts its cases without naming them.
-    root = write_project(
-        tmp_path / "p",
-        app=APP,
-        config=CONFIG.format(version="1", callable="base", more=""),
-        policy="version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n",
-        cases=(
-            {
-                "id": f"c{n}-" + "x" * 20_000,
-                "input": {"q": "x", "hard": True},
-                "expected": {"answer": "x"},
-            }
-            for n in range(6)
-        ),
-    )
-    baseline = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
+    cases = [
+        {
+            "id": f"c{n}-" + "x" * 20_000,
+            "input": {"q": "x", "hard": True},
+            "expected": {"answer": "x"},
+        }
+        for n in range(6)
+    ]
+    root, baseline = _baseline(tmp_path, cases)
     (root / "oloproof.yaml").write_text(CONFIG.format(version="2", callable="cand", more=""))
     candidate = json.loads(oloproof("run", "--json", cwd=root).out)["run_id"]
     done = oloproof("compare", candidate, baseline, "--summary", "s.md", cwd=root)

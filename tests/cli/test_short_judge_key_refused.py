@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tests.cli.test_judge_failures import case, write_project
 from tests.cli.test_judge_key_in_the_first_output import stored_bodies
-from tests.support import oloproof
+from tests.support import Result, oloproof
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, fail
 
@@ -24,7 +24,9 @@ def refusing(request: RecordedRequest) -> Reply:
     return fail(401, f"Incorrect API key provided: {sent}")
 
 
-def test_a_short_judge_key_stops_the_run_before_anything_is_written(tmp_path: Path) -> None:
+def _run_with_key(tmp_path: Path, key: str) -> tuple[Path, Result, int]:
+    """A one-case project judged by a server that refuses every key, run with JUDGE_KEY=key:
+    the project, the run and how many requests the server was sent."""
     with ScriptedJudgeServer(default=refusing) as server:
         root = write_project(
             tmp_path / "p",
@@ -33,8 +35,12 @@ def test_a_short_judge_key_stops_the_run_before_anything_is_written(tmp_path: Pa
             api_key_env="JUDGE_KEY",
             max_retries=0,
         )
-        done = oloproof("run", cwd=root, env={"JUDGE_KEY": "abc12"})
-        asked = len(server.requests)
+        done = oloproof("run", cwd=root, env={"JUDGE_KEY": key})
+        return root, done, len(server.requests)
+
+
+def test_a_short_judge_key_stops_the_run_before_anything_is_written(tmp_path: Path) -> None:
+    root, done, asked = _run_with_key(tmp_path, "abc12")
     assert (done.code, done.out, asked) == (2, "", 0)
     assert "abc12" not in done.err
     assert done.err.startswith("error: "), done.err
@@ -48,15 +54,7 @@ def test_a_short_judge_key_stops_the_run_before_anything_is_written(tmp_path: Pa
 
 
 def test_a_judge_key_long_enough_is_kept_out_of_the_refusal_stored(tmp_path: Path) -> None:
-    with ScriptedJudgeServer(default=refusing) as server:
-        root = write_project(
-            tmp_path / "p",
-            server.openai_base_url,
-            [case("c0", "Every five minutes.")],
-            api_key_env="JUDGE_KEY",
-            max_retries=0,
-        )
-        done = oloproof("run", cwd=root, env={"JUDGE_KEY": "abc123"})
+    root, done, _ = _run_with_key(tmp_path, "abc123")
     assert done.code == 0, done.err
     stored = stored_bodies(root)
     assert "Incorrect API key provided: [redacted]" in stored
