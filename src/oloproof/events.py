@@ -204,7 +204,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     CASE_RESULT: 3,
     RUN_END: 2,
     DECISION: 8,
-    DIAGNOSIS: 13,
+    DIAGNOSIS: 14,
     COMPARISON: 9,
     CALIBRATION: 1,
     TEXT: 1,
@@ -356,6 +356,14 @@ def upcast_diagnosis_v12_v13(body: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
+def upcast_diagnosis_v13_v14(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 13 did not count, with repeats, each role's repeats without a verdict
+    (``intervention_unjudged``, ``control_unjudged``, there only when they count one): the body
+    is the same, and it is re-derived without them
+    (``diagnosis.derive.REPEATS_UNJUDGED_COUNTED``)."""
+    return body
+
+
 def upcast_comparison_v1_v2(body: dict[str, Any]) -> dict[str, Any]:
     """Schema 1 did not say how many case results of each run it read: ``None`` (all)."""
     runs = {role: {**body[role], "results": None} for role in ("candidate", "baseline")}
@@ -433,6 +441,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (DIAGNOSIS, 10): upcast_diagnosis_v10_v11,
     (DIAGNOSIS, 11): upcast_diagnosis_v11_v12,
     (DIAGNOSIS, 12): upcast_diagnosis_v12_v13,
+    (DIAGNOSIS, 13): upcast_diagnosis_v13_v14,
     (COMPARISON, 1): upcast_comparison_v1_v2,
     (COMPARISON, 2): upcast_comparison_v2_v3,
     (COMPARISON, 3): upcast_comparison_v3_v4,

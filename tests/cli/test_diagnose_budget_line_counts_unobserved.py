@@ -112,7 +112,7 @@ def test_the_cases_the_budget_line_could_not_read_are_counted(tmp_path: Path) ->
         "intervention ran to the end), so whether the budget undid it there is unknown"
     ), line
     stored = json.loads(oloproof("inspect", address, "--json", cwd=raising).out)
-    assert stored["schema"] == 13
+    assert stored["schema"] == 14
     assert stored["body"]["summary"]["budget_not_observed"] == partly["unobserved"]
     assert oloproof("diagnose", "--verify", address, cwd=raising).code == 0
 

@@ -172,7 +172,7 @@ def test_the_diagnosis_labels_what_the_metric_measured(
     assert shown.code == 0, shown.err
     assert shown.lines == CASE_LINES
     stored = as_json(root, "inspect", address)
-    assert (stored["schema"], stored["body"]["relevance_unit"]) == (13, "chunk")
+    assert (stored["schema"], stored["body"]["relevance_unit"]) == (14, "chunk")
     verified = oloproof("diagnose", "--verify", address, cwd=root)
     assert verified.code == 0, verified.out
     everything = oloproof("verify", cwd=root)

@@ -123,7 +123,7 @@ def test_an_errored_case_is_excluded_and_named_not_dropped(
         f"{run_id} --failures shows why",
     ]
     stored = as_json(root, "inspect", address)
-    assert stored["schema"] == 13
+    assert stored["schema"] == 14
     summary = stored["body"]["summary"]
     assert (summary["selected"], summary["excluded"]) == (3, 0)
     assert (summary["no_verdict"], summary["unfinished"]) == ({"execution_errored": 1}, 0)

@@ -25,7 +25,7 @@ from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.diagnosis import labels as dg
 from oloproof.diagnosis import scope
-from oloproof.diagnosis.lines import count_lines, stopped_lines
+from oloproof.diagnosis.lines import count_lines, stopped_lines, unjudged
 from oloproof.display import printable
 from oloproof.errors import ConfigError, Terminated
 
@@ -107,10 +107,12 @@ def _passes(case: Mapping[str, Any], repeats: int) -> str:
     if repeats == 1 or "intervention_passes" not in case:
         return ""
     if case["strength"] == dg.INTERVENTION_RECOVERY:
-        return f"recovered in {case['intervention_passes']} of {repeats}"
-    if case["strength"] == dg.CONTROL_RECOVERY:
-        return f"the control passed in {case['control_passes']} of {repeats}"
-    return ""
+        passes, role = f"recovered in {case['intervention_passes']}", "intervention"
+    elif case["strength"] == dg.CONTROL_RECOVERY:
+        passes, role = f"the control passed in {case['control_passes']}", "control"
+    else:
+        return ""
+    return f"{passes} of {repeats}{unjudged(case.get(f'{role}_unjudged'))}"
 
 
 def excluded_lines(ledger: Ledger, address: str, body: DiagnosisBody) -> Iterator[str]:

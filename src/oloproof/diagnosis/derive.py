@@ -229,6 +229,11 @@ BUDGET_UNOBSERVED_COUNTED: Final = 13
 intervention is unknown, no execution of theirs having run to the end
 (``budget_not_observed``): the budget count cannot have looked at them."""
 
+REPEATS_UNJUDGED_COUNTED: Final = 14
+"""The diagnosis schema from which, with repeats, a case counts the repeats of each role that
+gave no verdict (``intervention_unjudged``, ``control_unjudged``), so that a recovery "in k of
+K" is not read as K - k failures when some of them errored."""
+
 NO_VERDICT_APART: Final = 9
 """The diagnosis schema from which a replay counts the RANKED_OUT cases that a role gave no
 verdict on (``ranked_out_not_observed``)."""
@@ -456,6 +461,8 @@ class _Inputs:
     compares_parent_repeats: bool = False
     # Whether the cases the budget count could not read are counted (BUDGET_UNOBSERVED_COUNTED).
     counts_budget_unobserved: bool = False
+    # Whether the repeats without a verdict are counted per role (REPEATS_UNJUDGED_COUNTED).
+    counts_unjudged_repeats: bool = False
 
 
 class Derivation:
@@ -545,6 +552,7 @@ def derive_diagnosis(
         schema >= CONTEXT_DRIFT_READ,
         schema >= PARENT_REPEATS_READ,
         schema >= BUDGET_UNOBSERVED_COUNTED,
+        schema >= REPEATS_UNJUDGED_COUNTED,
     )
     tally: _Tally
     if not staged:
@@ -626,6 +634,7 @@ class _Tally:
         "intervention",
         "result",
         "intervention_passes",
+        "intervention_unjudged",
         "control_drifted",
         "intervention_position",
     )
@@ -735,6 +744,11 @@ class _Observed:
     def passes(self) -> int:
         return self.outcomes.count(PASSED)
 
+    @property
+    def unjudged(self) -> int:
+        """The repeats without a verdict: errored, excluded, or never run."""
+        return self.outcomes.count(NOT_OBSERVED)
+
 
 class _Outcomes:
     """Each child run's verdict on the criterion for a case, read from its index when asked."""
@@ -773,14 +787,25 @@ def _repeat_counts(
     if inputs.repeats > 1:
         record["control_passes"] = control.passes
         record["intervention_passes"] = treated.passes
+        if inputs.counts_unjudged_repeats:  # each only when it counts a repeat
+            for role, observed in (("control", control), ("intervention", treated)):
+                if observed.unjudged:
+                    record[f"{role}_unjudged"] = observed.unjudged
 
 
 def _recovered_in(cases: Iterable[Map]) -> list[dict[str, int]]:
-    """How many recovered cases passed in each number of intervention repeats, most first."""
+    """How many recovered cases passed in each number of intervention repeats (and had no
+    verdict in how many, where any), most passes first."""
     counts = Counter(
-        c["intervention_passes"] for c in cases if c["strength"] == INTERVENTION_RECOVERY
+        (c["intervention_passes"], c.get("intervention_unjudged") or 0)
+        for c in cases
+        if c["strength"] == INTERVENTION_RECOVERY
     )
-    return [{"passes": k, "cases": counts[k]} for k in sorted(counts, reverse=True)]
+    return [
+        {"passes": passes, "cases": counts[passes, unjudged]}
+        | ({"unjudged": unjudged} if unjudged else {})
+        for passes, unjudged in sorted(counts, key=lambda k: (-k[0], k[1]))
+    ]
 
 
 def _gold(inputs: _Inputs, child_runs: Sequence[ChildRun]) -> Iterator[Map]:

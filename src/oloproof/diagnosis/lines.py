@@ -230,9 +230,15 @@ def recovered_line(body: Mapping[str, Any], label: str) -> str:
     spread = summary.get("recovered_in") or []
     if repeats > 1 and spread:
         line += "; " + ", ".join(
-            f"{s['cases']} recovered in {s['passes']} of {repeats}" for s in spread
+            f"{s['cases']} recovered in {s['passes']} of {repeats}{unjudged(s.get('unjudged'))}"
+            for s in spread
         )
     return line
+
+
+def unjudged(count: int | None) -> str:
+    """`` (k without a verdict)`` after a count of repeats, when some repeats had none."""
+    return f" ({count} without a verdict)" if count else ""
 
 
 def budget_lines(body: Mapping[str, Any], label: str) -> list[str]:
