@@ -90,7 +90,9 @@ is for tests.
 
 Not recognised: a value an endpoint transformed rather than escaped (base64 of
 ``user:secret``, a hash, a change of case, a part of it), or escaped through more than three
-layers. Oloproof's adapters send each value as it was read, so an endpoint that repeats what
+layers. The error of user code is the exception for a part: ``redact_pieces`` replaces the runs
+of at least ``PIECE`` characters of a value there, which libraries leave when they shorten what
+they echo. Oloproof's adapters send each value as it was read, so an endpoint that repeats what
 it got repeats that, in one of the forms above; and a pattern for a transform would miss part
 of the value (base64 writes each character differently at each of three offsets, mixed with
 its neighbours') or match ordinary text. A value whose own characters spell the start of an
@@ -125,6 +127,7 @@ __all__ = [
     "one_line",
     "project_scope",
     "redact",
+    "redact_pieces",
     "redact_raised",
     "redact_shown",
     "redact_text",
@@ -583,9 +586,21 @@ def _occurrences(
 def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
     """``text`` with every occurrence replaced, and how many were. All are found in ``text``
     as it came, so that a replacement never makes another (a value such as "redacted")."""
-    if len(text) < patterns.shortest:  # most strings stored are names and ids
+    found = _found(text, patterns)
+    if not found:
         return text, 0
-    found: list[tuple[int, int]] = []  # in order, none overlapping another
+    pieces, at = [], 0
+    for start, end in found:
+        pieces += [text[at:start], REDACTED]
+        at = end
+    return "".join(pieces) + text[at:], len(found)
+
+
+def _found(text: str, patterns: _Patterns) -> list[tuple[int, int]]:
+    """Where the occurrences in ``text`` are, in order, none overlapping another."""
+    if len(text) < patterns.shortest:  # most strings stored are names and ids
+        return []
+    found: list[tuple[int, int]] = []
     for pattern in _searches(text, patterns):
         merged: list[tuple[int, int]] = []
         for start, end in sorted([*found, *_occurrences(pattern, text, patterns.overlap)]):
@@ -596,13 +611,7 @@ def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
             else:
                 merged.append((start, end))
         found = merged
-    if not found:
-        return text, 0
-    pieces, at = [], 0
-    for start, end in found:
-        pieces += [text[at:start], REDACTED]
-        at = end
-    return "".join(pieces) + text[at:], len(found)
+    return found
 
 
 def redact_text(text: str) -> str:
@@ -710,6 +719,77 @@ def _walk(value: Any, patterns: _Patterns, found: list[int]) -> Any:
         found[0] += n
         return text.encode("utf-8", "surrogateescape") if n else value
     return value
+
+
+# The fewest characters of a secret that ``redact_pieces`` takes for a piece of it: at twice
+# the shortest secret, no shorter than 12, a piece of a key is more than a word of prose.
+PIECE: Final = 12
+_BLOCK: Final = PIECE // 2  # every piece holds one of a value's blocks, cut at multiples of it
+# Each value's blocks, searched at every position, and where in the value each one starts.
+_blocks: dict[str, tuple[re.Pattern[str], dict[str, list[int]]]] = {}
+
+
+def redact_pieces(text: str) -> str:
+    """``text`` (an error of user code, to be stored) with every run of at least ``PIECE``
+    characters of a secret kept out of what is stored replaced, counted as ``redact`` counts
+    them. Libraries shorten the long values their errors echo (pydantic keeps the first and
+    last 24 characters of one over 48, ``reprlib`` 13 and 14), so that no piece is the whole
+    secret, yet most of it is there. Pieces are recognised as they are, not escaped; a whole
+    occurrence, in any form, is left for ``redact`` to replace (and count) where it is stored,
+    as everywhere."""
+    patterns = _patterns
+    if patterns is None:
+        return text
+    whole = _found(text, patterns)
+    spans = sorted(
+        (start, end)
+        for value in patterns.values
+        if len(value) > PIECE
+        for start, end in _pieces(text, value)
+        if not any(start < w_end and w_start < end for w_start, w_end in whole)
+    )
+    if not spans:
+        return text
+    pieces, at, count = [], 0, 0
+    for start, end in spans:
+        if end <= at:  # inside one already replaced
+            continue
+        if start >= at:
+            pieces += [text[at:start], REDACTED]
+            count += 1
+        at = end
+    add_stored(count)
+    return "".join(pieces) + text[at:]
+
+
+def _pieces(text: str, value: str) -> Iterator[tuple[int, int]]:
+    """The spans of ``text`` that are runs of at least ``PIECE`` characters of ``value``."""
+    if value not in _blocks:
+        where: dict[str, list[int]] = {}
+        for offset in range(0, len(value) - _BLOCK + 1, _BLOCK):
+            where.setdefault(value[offset : offset + _BLOCK], []).append(offset)
+        # A lookahead finds every occurrence, overlapping ones included.
+        search = re.compile("(?=(" + "|".join(re.escape(b) for b in where) + "))")
+        _blocks[value] = (search, where)
+    search, where = _blocks[value]
+    if not any(block in text for block in where):  # the common case, far faster than search
+        return
+    for found in search.finditer(text):
+        block, at = found.group(1), found.start()
+        for offset in where[block]:
+            before = _common(text, at - 1, value, offset - 1, -1)
+            after = _common(text, at + _BLOCK, value, offset + _BLOCK, 1)
+            if before + _BLOCK + after >= PIECE:
+                yield at - before, at + _BLOCK + after
+
+
+def _common(text: str, at: int, value: str, offset: int, step: int) -> int:
+    """How many characters ``text`` and ``value`` share from ``at`` and ``offset`` on, going
+    by ``step``."""
+    n = 0
+    while 0 <= at < len(text) and 0 <= offset < len(value) and text[at] == value[offset]:
+        at, offset, n = at + step, offset + step, n + 1
+    return n
 
 
 def redact_shown(value: Any) -> Any:

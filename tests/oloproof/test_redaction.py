@@ -345,3 +345,40 @@ def test_a_near_miss_costs_one_pass(secret: str, near: str) -> None:
     text = near * 3
     assert redact_text(text) == text
     assert redaction.cut(text, 50) == text[:50]
+
+
+KEY = "sk-svc-7d41c2f09b3e8a6f7d41c2f09b3e8a6fQx9Tz4LmW8rNp2Va5"
+
+
+@given(
+    start=st.integers(0, len(KEY) - redaction.PIECE),
+    length=st.integers(redaction.PIECE, len(KEY)),
+    before=st.text(max_size=20),
+    after=st.text(max_size=20),
+)
+def test_every_piece_of_a_secret_in_an_error_is_replaced(
+    start: int, length: int, before: str, after: str
+) -> None:
+    """What is stored of an error (``redact`` after ``redact_pieces``) holds no piece of 12 or
+    more characters of the secret, wherever the library cut it."""
+    redaction.forget_all()
+    register(KEY)
+    piece = KEY[start : start + length]
+    stored = redact(redaction.redact_pieces(f"{before}'{piece}...'{after}"))
+    assert piece not in stored
+    assert REDACTED in stored
+
+
+def test_pieces_as_libraries_cut_them_and_what_is_left() -> None:
+    register(KEY)
+    pydantic = f"input_value='{KEY[:24]}...{KEY[-24:]}', input_type=str"
+    assert (
+        redaction.redact_pieces(pydantic) == "input_value='[redacted]...[redacted]', input_type=str"
+    )
+    before = redaction.stored_count()
+    # reprlib keeps 13 and 14; a run of 11 is not taken for a piece
+    assert redaction.redact_pieces(f"'{KEY[:13]}...{KEY[-14:]}'") == "'[redacted]...[redacted]'"
+    assert redaction.stored_count() == before + 2
+    assert redaction.redact_pieces(f"x {KEY[5:16]} y") == f"x {KEY[5:16]} y"
+    # A whole occurrence is left for redact, which counts it where it is stored
+    assert redaction.redact_pieces(f"key {KEY} here") == f"key {KEY} here"

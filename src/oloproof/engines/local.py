@@ -37,6 +37,7 @@ from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.models import recording_model_calls
+from oloproof.redaction import redact_pieces
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import (
@@ -180,8 +181,9 @@ def interrupts_the_run(exc: BaseException) -> bool:
 def error_record(exc: BaseException) -> dict[str, Any]:
     """What an error of user code is recorded as: its type, message and portable traceback
     (none when its text, the user's ``__str__``, calls ``sys.exit`` as Python's traceback
-    module makes it: see ``own_exit``)."""
-    message = message_of(exc)
+    module makes it: see ``own_exit``), with the pieces of secrets that a library cut short
+    in its message kept out (``redaction.redact_pieces``)."""
+    message = redact_pieces(message_of(exc))
     try:
         shown = portable_traceback(exc)
     except BaseException as failed:
@@ -191,7 +193,7 @@ def error_record(exc: BaseException) -> dict[str, Any]:
     return {
         "type": type(exc).__name__,  # no lone surrogate: Python refuses one in a class name
         "message": message,
-        "traceback": shown,
+        "traceback": redact_pieces(shown),
     }
 
 
