@@ -30,7 +30,19 @@ wait, and while it is held:
   process's interval timer, kept armed for the earliest deadline (and armed again when the
   loop finds its alarm lost to a case's code), raises ``Overran`` in that case's code, which
   records the case as timed out; the run goes on. A case whose code swallowed ``Overran``
-  still times out.
+  still times out;
+- the time the loop was held is not counted against the other cases: while it is held, none of
+  them can run, be answered or record an answer, and each would otherwise time out where its
+  deadline fell in the hold, charged with what another case's code did. So when the timer finds
+  the loop held by code computing on the loop's own thread (since the loop woke, that thread
+  used the CPU for at least a quarter of the time, and the process's other threads no more
+  than it, give or take a tenth of the time), the task running it is noted as holding it, and
+  once the hold ends every other case's deadline is moved on by how long the loop was held.
+  The holder's own deadline stays where it was: its hold is its own time. A loop whose thread
+  used little CPU is not credited: it may have been kept from the GIL by another thread (a
+  plain function's C code, computing or blocked in a call that keeps the GIL), whose case
+  cannot be told from the others and must not be credited for its own hold. So the cases
+  beside code that blocks the loop in a sleep or a socket read are charged as before.
 
 The kernel sends that signal whoever holds the GIL (a thread could not look while a regular
 expression holds it), and Python runs the handler between bytecodes, or inside ``re``, which
@@ -117,6 +129,11 @@ class _Watch:
     expired: set[asyncio.Task[Any]] = field(default_factory=set)
     sweep: asyncio.TimerHandle | None = None  # the loop's call of ``_sweep``, at ``sweep_at``
     sweep_at: float = math.inf
+    # The CPU time of the loop's thread, and of the whole process, when the loop last woke.
+    woke_cpu: tuple[float, float] = (0.0, 0.0)
+    # The tasks the timer found holding the loop since it woke (None: a callback, not a task);
+    # the others' deadlines are moved on by the hold once it ends (``_credit_holds``).
+    holders: set[asyncio.Task[Any] | None] = field(default_factory=set)
 
     def held(self) -> bool:
         return time.monotonic() - self.woke > _HELD_S
@@ -156,6 +173,8 @@ def _sweep() -> None:
     """
     _watch.sweep, _watch.sweep_at = None, math.inf
     now = time.monotonic()
+    if _watch.holders:  # called after a hold: the cases that waited through it are not due
+        _credit_holds(now)
     soonest = math.inf
     for task, due in _watch.sweeps.items():
         if task in _watch.expired:
@@ -170,6 +189,19 @@ def _sweep() -> None:
 
 
 _watch = _Watch()
+
+
+def _credit_holds(now: float) -> None:
+    """The loop, held by ``_watch.holders`` since it woke, is free again: move every other
+    case's deadline on by how long it was held (see the module)."""
+    holders, _watch.holders = _watch.holders, set()
+    held = now - _watch.woke
+    if held <= 0 or _watch.deadlines is None:
+        return
+    for deadlines in (_watch.deadlines, _watch.sweeps):
+        for task in deadlines:
+            if task not in holders:
+                deadlines[task] += held
 
 
 class Deadline:
@@ -379,7 +411,11 @@ def kept_deadline() -> float | None:
     if deadlines is None or threading.current_thread() is not threading.main_thread():
         return None
     task = _current_task()
-    return None if task is None else deadlines.get(task)
+    if task is None:
+        return None
+    if _watch.holders and task not in _watch.holders:  # a hold ended: this case waited in it
+        _credit_holds(time.monotonic())
+    return deadlines.get(task)
 
 
 def overdue(due: float) -> bool:
@@ -394,6 +430,13 @@ def overdue(due: float) -> bool:
     return stopped or time.monotonic() >= due
 
 
+def _cpu_since_woke() -> tuple[float, float]:
+    """The CPU time the loop's thread (the caller) used since the loop woke, and that the
+    process's other threads used."""
+    mine = time.thread_time() - _watch.woke_cpu[0]
+    return mine, time.process_time() - _watch.woke_cpu[1] - mine
+
+
 def _on_alarm(signum: int, frame: FrameType | None) -> None:
     """The interval timer's SIGALRM: stop the current case's code if it holds the loop past its
     deadline, and arm the timer for the next."""
@@ -402,8 +445,16 @@ def _on_alarm(signum: int, frame: FrameType | None) -> None:
         return
     now = time.monotonic()
     _watch.rearm(now)
+    if not _watch.held():
+        return
     task = _current_task()
-    if task is None or _ours(frame) or not _watch.held():
+    mine, others = _cpu_since_woke()
+    held = now - _watch.woke
+    if mine >= held / 4 and others <= mine + held / 10:
+        # The loop's thread computed, and no other thread kept it from the GIL: the code
+        # running here holds the loop (ours too, or a callback's: task None).
+        _watch.holders.add(task)
+    if task is None or _ours(frame):
         return
     due = deadlines.get(task)
     if due is None or now < due:
@@ -417,11 +468,15 @@ class PreciseEpollSelector(selectors.EpollSelector):
     that notes when the loop woke (``_Watch.woke``) and re-arms a timer that was lost."""
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if _watch.holders:
+            _credit_holds(time.monotonic())
         _watch.woke = math.inf
         try:
             return self._wait(timeout)
         finally:
             now = _watch.woke = time.monotonic()
+            if _watch.deadlines is not None:
+                _watch.woke_cpu = (time.thread_time(), time.process_time())
             if now - _watch.alarm > _HELD_S:
                 # Its alarm never came: code of a case disarmed the timer or took SIGALRM over
                 # for a while (a library's own signal-based timeout).
@@ -564,6 +619,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
             signal.setitimer(signal.ITIMER_REAL, 0)
             _watch.alarm = math.inf
         _watch.overran.clear()
+        _watch.holders.clear()
         signal.signal(signal.SIGALRM, previous_alarm or signal.SIG_DFL)
         for signum in _SIGNALS:
             loop.remove_signal_handler(signum)
