@@ -102,6 +102,9 @@ _OURS = (
     selectors.__file__,
 )
 _EVALUATORS = os.path.join(os.path.dirname(__file__), "evaluators") + os.sep
+# The standard library, but not the packages installed under it: its frames act for their caller.
+_STDLIB = os.path.dirname(threading.__file__) + os.sep
+_INSTALLED = tuple(os.sep + name + os.sep for name in ("site-packages", "dist-packages"))
 
 
 class Overran(BaseException):
@@ -389,10 +392,17 @@ _steps = _Steps()
 
 
 def _ours(frame: FrameType | None) -> bool:
-    if frame is None:
-        return True
-    name = frame.f_code.co_filename
-    return name.startswith(_OURS) and not name.startswith(_EVALUATORS)
+    # A frame of the standard library counts as its caller's: Oloproof's own code waiting in
+    # ``threading`` (for a thread it starts, which another thread keeps from the GIL) is not a
+    # case's code, and was taken for one that held up the loop; a case's code waiting there is.
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith(_OURS):
+            return not name.startswith(_EVALUATORS)
+        if not name.startswith(_STDLIB) or any(part in name for part in _INSTALLED):
+            return False
+        frame = frame.f_back
+    return True
 
 
 def _current_task() -> asyncio.Task[Any] | None:
