@@ -104,6 +104,15 @@ def stored_event(root: Path, kind: str) -> tuple[int, dict[str, Any]]:
         return decode(ledger.get_bytes(address))["schema"], json.loads(json.dumps(event.body))
 
 
+def stored_bytes(root: Path) -> bytes:
+    """Every event of the project ledger in ``root``, as its canonical bytes, end to end: what
+    a search for a value stored must read (the ledger's file may hold the events compressed)."""
+    from ledger import open_ledger
+
+    with open_ledger(root / ".oloproof") as ledger:
+        return b"".join(event.to_bytes() for _, event in ledger.events())
+
+
 # Where today's code derives each gate's body, with a keyword for each check added since its
 # first schema: the flags a body of that kind states.
 _DERIVED_IN = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import oloproof, serving_judge_gate
+from tests.support import oloproof, serving_judge_gate, stored_bytes
 
 from oloproof.testing import RecordedRequest, Reply, answer
 
@@ -36,10 +36,6 @@ def _declared_and_labelled(root: Path) -> None:
     (root / "labels.jsonl").write_text("".join(json.dumps(e) + "\n" for e in labels))
 
 
-def _stored(root: Path) -> bytes:
-    return (root / ".oloproof" / "ledger" / "data.mdb").read_bytes()
-
-
 def test_a_calibration_keeps_the_declared_value_out(tmp_path: Path) -> None:
     with serving_judge_gate(tmp_path) as (root, _):
         _declared_and_labelled(root)
@@ -51,7 +47,7 @@ def test_a_calibration_keeps_the_declared_value_out(tmp_path: Path) -> None:
     (line,) = (line for line in done.lines if line.startswith("  disagreements: "))
     assert line.startswith("  disagreements: grounded-01-[redacted], "), done.out
     assert SECRET not in done.out + done.err
-    assert SECRET.encode() not in _stored(root)
+    assert SECRET.encode() not in stored_bytes(root)
 
 
 def test_a_judge_that_answers_none_is_reported_without_it(tmp_path: Path) -> None:

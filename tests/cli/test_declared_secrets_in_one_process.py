@@ -16,9 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import copy_example, oloproof, write_project
-
-from ledger import open_ledger
+from tests.support import copy_example, oloproof, stored_bytes, write_project
 
 CITY = "Amsterdam"  # a word, long enough to be a secret (six characters or more)
 ANSWER = f"The capital is {CITY}."
@@ -85,12 +83,6 @@ def _python(script: str, cwd: Path, env: dict[str, str]) -> list[dict[str, objec
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
-def _stored(root: Path) -> bytes:
-    """Every event of the project's ledger, as its canonical bytes, end to end."""
-    with open_ledger(root / ".oloproof") as ledger:
-        return b"".join(event.to_bytes() for _, event in ledger.events())
-
-
 def test_a_word_one_project_declares_is_left_alone_in_the_next(tmp_path: Path) -> None:
     a = _project(tmp_path / "a", declares="CITY")
     b = _project(tmp_path / "b", declares=None)
@@ -100,10 +92,10 @@ def test_a_word_one_project_declares_is_left_alone_in_the_next(tmp_path: Path) -
     # again when it runs after B.
     assert first_a == {"project": "a", "passed": 0, "redacted": 6}
     assert again_a == {"project": "a", "passed": 0, "redacted": 6}
-    assert CITY.encode() not in _stored(a)
+    assert CITY.encode() not in stored_bytes(a)
     # B declared nothing: its answers are stored as written and judged on what they say.
     assert then_b == {"project": "b", "passed": 3, "redacted": 0}
-    stored = _stored(b)
+    stored = stored_bytes(b)
     assert ANSWER.encode() in stored
     assert b"[redacted]" not in stored
     shown = oloproof("inspect", "latest", "--case", "c0", cwd=b)
@@ -130,7 +122,7 @@ def test_a_declared_value_also_named_as_a_credential_stays_kept_out(tmp_path: Pa
         {"project": "a", "passed": 0, "redacted": 6},
         {"project": "b", "passed": 0, "redacted": 6},
     ]
-    assert value.encode() not in _stored(a) + _stored(b)
+    assert value.encode() not in stored_bytes(a) + stored_bytes(b)
 
 
 def test_a_project_running_beside_another_keeps_its_secret_out_to_the_end(
@@ -160,9 +152,9 @@ def test_a_project_running_beside_another_keeps_its_secret_out_to_the_end(
     assert first_a["project"] == "a" and first_a["passed"] == 0
     assert int(first_a["redacted"]) >= 6  # type: ignore[call-overload]
     assert last_c == {"project": "c", "passed": 3, "redacted": 0}
-    assert CITY.encode() not in _stored(a)
-    assert CITY.encode() not in _stored(b)
-    assert ANSWER.encode() in _stored(c)
+    assert CITY.encode() not in stored_bytes(a)
+    assert CITY.encode() not in stored_bytes(b)
+    assert ANSWER.encode() in stored_bytes(c)
 
 
 def test_a_word_a_diagnosed_project_declares_is_left_alone_in_the_next(tmp_path: Path) -> None:
@@ -184,4 +176,4 @@ def test_a_word_a_diagnosed_project_declares_is_left_alone_in_the_next(tmp_path:
         "evaluate('b')\n"
     )
     assert _python(script, tmp_path, env) == [{"project": "b", "passed": 3, "redacted": 0}]
-    assert b"[redacted]" not in _stored(b)
+    assert b"[redacted]" not in stored_bytes(b)

@@ -14,9 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import oloproof
-
-from ledger import open_ledger
+from tests.support import oloproof, stored_bytes
 
 SECRET = "sk-svc-" + "7d41c2f09b3e8a6f" * 3 + "Qx9Tz4LmW8rNp2Va5"
 
@@ -48,12 +46,6 @@ evaluators:
 """
 
 
-def _stored(root: Path) -> bytes:
-    """Every event of the project's ledger, as its canonical bytes, end to end."""
-    with open_ledger(root / ".oloproof") as ledger:
-        return b"".join(event.to_bytes() for _, event in ledger.events())
-
-
 def test_the_pieces_of_a_secret_a_library_cut_are_kept_out(tmp_path: Path) -> None:
     root = tmp_path / "p"
     root.mkdir()
@@ -73,7 +65,7 @@ def test_the_pieces_of_a_secret_a_library_cut_are_kept_out(tmp_path: Path) -> No
     shown = oloproof("inspect", "latest", "--case", "misconfigured", cwd=root, env=env)
     assert shown.code == 0, shown.out + shown.err
     assert "input_value='[redacted]...[redacted]', input_type=str" in shown.out, shown.out
-    stored = _stored(root)
+    stored = stored_bytes(root)
     for piece in (SECRET[:24], SECRET[-24:], SECRET[20:32]):
         assert piece not in shown.out + run.out + run.err, piece
         assert piece.encode() not in stored, piece

@@ -17,11 +17,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.support import oloproof, write_project
+from tests.support import oloproof, stored_bytes, write_project
 from tests.terminal import on_terminal
 from tests.view.support import fetch, serving
-
-from ledger import open_ledger
 
 SECRET = "svc-Q7x9-hidden"
 ENV = {"SEARCH_SERVICE": SECRET}
@@ -55,11 +53,6 @@ CASES = [
 ]
 
 
-def _stored(root: Path) -> bytes:
-    with open_ledger(root / ".oloproof") as ledger:
-        return b"".join(event.to_bytes() for _, event in ledger.events())
-
-
 def _run_id(root: Path, more: str = "") -> str:
     # Not the baseline's executions again: the variable MORE is no part of the system's code
     done = oloproof("run", "--json", "--no-cache", cwd=root, env={**ENV, "MORE": more})
@@ -81,7 +74,7 @@ def declared_late(tmp_path: Path) -> Iterator[tuple[Path, str, str]]:
         cases=CASES,
     )
     baseline, candidate = _run_id(root, more="missing"), _run_id(root)
-    assert SECRET.encode() in _stored(root)  # stored as it was: nothing declared it yet
+    assert SECRET.encode() in stored_bytes(root)  # stored as it was: nothing declared it yet
     with (root / "oloproof.yaml").open("a") as config:
         config.write("secrets: [SEARCH_SERVICE]\n")
     yield root, baseline, candidate
@@ -89,7 +82,7 @@ def declared_late(tmp_path: Path) -> Iterator[tuple[Path, str, str]]:
 
 def test_inspect_and_runs_print_it_redacted(declared_late: tuple[Path, str, str]) -> None:
     root, _, run_id = declared_late
-    before = _stored(root)
+    before = stored_bytes(root)
     shown = {
         "case": oloproof("inspect", run_id, "--case", "plain", cwd=root, env=ENV),
         "error": oloproof("inspect", run_id, "--case", "boom", cwd=root, env=ENV),
@@ -109,7 +102,7 @@ def test_inspect_and_runs_print_it_redacted(declared_late: tuple[Path, str, str]
     assert "named-[redacted]" in shown["failures"].lines
     assert shown["by id"].lines[0] == "case named-[redacted] (ok)", shown["by id"].out
     assert json.loads(shown["json"].out)["error"]["message"] == "could not reach [redacted]"
-    assert _stored(root) == before  # the events are as they were
+    assert stored_bytes(root) == before  # the events are as they were
 
 
 def test_exports_write_it_redacted(declared_late: tuple[Path, str, str]) -> None:
@@ -239,7 +232,7 @@ def test_ledger_import_refuses_an_event_holding_it(
     if into == "a project with a ledger":
         ran = oloproof("run", cwd=other, env=ENV)
         assert "[DECIDED/COMPLETE]" in ran.out, ran.out + ran.err  # one case: BLOCK, exit 3
-    before = _stored(other) if into == "a project with a ledger" else None
+    before = stored_bytes(other) if into == "a project with a ledger" else None
     refused = oloproof("ledger", "import", str(archive), cwd=other, env=ENV)
     assert refused.code == 2, refused.out + refused.err
     assert refused.out == ""
@@ -254,8 +247,8 @@ def test_ledger_import_refuses_an_event_holding_it(
     if before is None:
         assert not (other / ".oloproof").exists()
     else:
-        assert _stored(other) == before
+        assert stored_bytes(other) == before
     # Without the variable there is nothing to keep out: the events come as recorded.
     done = oloproof("ledger", "import", str(archive), cwd=other, env={})
     assert done.code == 0, done.err
-    assert SECRET.encode() in _stored(other)
+    assert SECRET.encode() in stored_bytes(other)

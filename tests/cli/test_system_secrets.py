@@ -20,9 +20,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from tests.support import QuietHandler, http_server, oloproof
-
-from ledger import open_ledger
+from tests.support import QuietHandler, http_server, oloproof, stored_bytes
 
 KEY = "AIzaSy-search-KEY-7d41c2f09b"
 PASSWORD = "hunter2-db-Pa55w0rd"
@@ -80,12 +78,6 @@ def _project(root: Path, name: str, more: str = "") -> Path:
     return root
 
 
-def _stored(root: Path) -> bytes:
-    """Every event of the project's ledger, as its canonical bytes, end to end."""
-    with open_ledger(root / ".oloproof") as ledger:
-        return b"".join(event.to_bytes() for _, event in ledger.events())
-
-
 @pytest.mark.parametrize(
     ("name", "secret", "more"),
     [
@@ -112,7 +104,7 @@ def test_the_system_s_own_key_is_kept_out(
     assert "echo [redacted]" in leaky.out, leaky.out
     printed = "".join(r.out + r.err for r in (run, failures, leaky, exported))
     assert secret not in printed
-    assert secret.encode() not in _stored(root)
+    assert secret.encode() not in stored_bytes(root)
     for path in (root / "out").iterdir():
         assert secret not in path.read_text(), path
 
@@ -187,5 +179,5 @@ def test_a_long_credential_is_kept_out_as_it_is(tmp_path: Path) -> None:
     assert run.code == 0, run.out + run.err
     shown = oloproof("inspect", "latest", "--case", "plain", cwd=root)
     assert "signed with [redacted]" in shown.out, shown.out
-    assert PRIVATE_KEY.encode() not in _stored(root)
+    assert PRIVATE_KEY.encode() not in stored_bytes(root)
     assert "Redacted: 3 occurrences of configured secrets" in run.lines, run.out
