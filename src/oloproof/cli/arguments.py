@@ -29,6 +29,7 @@ they say of themselves (``param_type_name``, a type's ``name``), not by click's 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -47,15 +48,29 @@ def checked_command(command: Any) -> Any:
     original = command.parse_args
 
     def parse_args(ctx: typer.Context, args: list[str]) -> list[str]:
-        if args and not ctx.resilient_parsing:
-            _refuse_ambiguous(command, ctx, list(args))
-        result: list[str] = original(ctx, args)
+        try:
+            if args and not ctx.resilient_parsing:
+                _refuse_ambiguous(command, ctx, list(args))
+            result: list[str] = original(ctx, args)
+        except Exception as exc:
+            _refused_reports(exc)
+            raise
         return result
 
     command.parse_args = parse_args  # one instance, wrapped
     for sub in getattr(command, "commands", {}).values():
         checked_command(sub)
     return command
+
+
+def _refused_reports(exc: Exception) -> None:
+    """A usage error (not ``--help``'s exit 0) refuses the command line before the command
+    runs: the reports it names say so (``oloproof.cli.ci.refused_command_line``)."""
+    message = getattr(exc, "format_message", None)
+    if getattr(exc, "exit_code", 0) != 0 and callable(message):
+        from oloproof.cli.ci import refused_command_line
+
+        refused_command_line(sys.argv[1:], str(message()))
 
 
 def _refuse_ambiguous(command: Any, ctx: typer.Context, args: list[str]) -> None:

@@ -88,6 +88,52 @@ def check_paths(junit: Path | None, summary: Path | None) -> None:
             raise refused[0]
 
 
+# The commands that write reports, and the options naming their paths (``refused_command_line``).
+_REPORTING = frozenset({"run", "compare"})
+_REPORT_OPTIONS = {"--junit": outfiles.JUNIT, "--summary": outfiles.SUMMARY}
+
+
+def refused_command_line(argv: Sequence[str], why: str) -> None:
+    """The reports of a command line refused before its command ran (a usage error, a closed
+    standard output): each path it names for a report gets the report of a command stopped by
+    ``why``, as a refusal inside the command gives it (``reports_if_stopped``), so that an
+    earlier run's report, a green one too, is not left there to be read as this one's.
+
+    The words are read as given, since they did not parse. A path the command would refuse
+    (``check_paths``: a cases file, one file named for both reports) is left as it is."""
+    command = command_of(list(argv))
+    if command not in _REPORTING:
+        return
+    named = _named_reports(argv[argv.index(command) + 1 :])
+    for path, kind in named:
+        if any(other == path and other_kind != kind for other, other_kind in named):
+            continue
+        try:
+            outfiles.check(path, kind)
+        except (ConfigError, OSError, RuntimeError):  # RuntimeError: a loop, before 3.13
+            continue
+        try:
+            junit = path if kind is outfiles.JUNIT else None
+            write_stopped(junit, None if junit else path, command, why, 2)
+        except ConfigError as failed:
+            sys.stderr.write(f"warning: {failed}\n")
+
+
+def _named_reports(args: Sequence[str]) -> list[tuple[Path, outfiles.Kind]]:
+    """The report paths ``args`` name (``--junit FILE``, ``--summary=FILE``), up to ``--``."""
+    named = []
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            break
+        option, equals, value = word.partition("=")
+        kind = _REPORT_OPTIONS.get(option)
+        given = (value if equals else next(words, "")) if kind is not None else ""
+        if kind is not None and given not in ("", "-"):  # paths refused as no file's name
+            named.append((Path(given), kind))
+    return named
+
+
 def write_file(path: Path, text: str) -> None:
     """Write a report to ``path`` (``oloproof.outfiles.write``)."""
     # A run recorded before a secret was declared holds it (``keep_out_declared``).

@@ -122,8 +122,8 @@ def _working_folder() -> None:
 
 
 _CLOSED_STDOUT = (
-    "error: standard output is closed, so nothing this command prints could be read; "
-    "redirect it instead (> /dev/null discards it)\n"
+    "standard output is closed, so nothing this command prints could be read; "
+    "redirect it instead (> /dev/null discards it)"
 )
 
 
@@ -133,8 +133,8 @@ def _standard_streams() -> None:
     A closed one is held by /dev/null: the next file opened would otherwise take its number,
     and what is printed (or what the user's code writes to descriptor 1) would land in it, a
     ledger file among them. A closed standard output is refused (nothing printed could be
-    read; exit 2); a closed standard error or input leaves the command working, its errors
-    unseen but its exit code as ever.
+    read; exit 2), and the reports a ``run`` or ``compare`` names say so; a closed standard
+    error or input leaves the command working, its errors unseen but its exit code as ever.
     """
     closed = []
     for fd in (0, 1, 2):
@@ -154,8 +154,12 @@ def _standard_streams() -> None:
     if 0 in closed:
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     if 1 in closed:
-        sys.stderr.write(_CLOSED_STDOUT)
+        sys.stderr.write(f"error: {_CLOSED_STDOUT}\n")
         sys.stderr.flush()
+        from oloproof.cli.ci import refused_command_line
+
+        # Refused before the command reads its arguments: the reports it names say so.
+        refused_command_line(sys.argv[1:], _CLOSED_STDOUT)
         raise SystemExit(2)
 
 
