@@ -832,7 +832,7 @@ def build_run_report(
         for r in (decision["rules"] if decision else [])
     ]
     gate = decision["gate"] if decision else None
-    decision_state, exit_code = _decision_state(gate, policy, state)
+    decision_state, exit_code = gate_state(gate, policy, state)
     cache: RunCache = (
         end["cache"] if end else {"execution": [0, 0], "judgment": [0, 0], "stages": {}}
     )
@@ -887,10 +887,12 @@ def build_run_report(
     )
 
 
-def _decision_state(
+def gate_state(
     gate: Mapping[str, Any] | None, policy: Mapping[str, Any] | None, state: str
 ) -> tuple[str, int]:
-    """DECIDED, NO_POLICY or UNDECIDED, and the exit code that goes with it."""
+    """DECIDED, NO_POLICY or UNDECIDED, and the exit code that goes with it, for a run in
+    execution ``state`` whose standing decision's gate is ``gate``: what its report and its
+    row in ``oloproof runs`` both say."""
     if gate is not None:
         return "DECIDED", int(gate["exit_code"])
     if state == "STOPPED":

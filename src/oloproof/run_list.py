@@ -31,7 +31,7 @@ from ledger import Ledger
 from oloproof.bodies import not_run, planned_cases
 from oloproof.latest import import_unfinished, listed_runs, run_end, started_at
 from oloproof.metrics import RunTally, result_entries, stream_case_results
-from oloproof.report import execution_state, outgrown_gate_stands
+from oloproof.report import execution_state, gate_state, outgrown_gate_stands
 from oloproof.runlock import writer_of
 from oloproof.stored_runs import check_decided, standing_decision
 
@@ -47,9 +47,10 @@ class RunRow:
     or ``running`` while a live process writes the run (a first go, or a ``--resume``);
     ``execution_state`` the report's (COMPLETE, PARTIAL, INTERRUPTED, STOPPED).
     ``decision_state`` is DECIDED, UNDECIDED or NO_POLICY; ``gate`` the decided gate's label
-    and ``exit_code`` its exit code (None unless DECIDED). ``observed`` cases ran without
-    error; ``missing`` = ``errored`` + ``not_run`` of ``planned``. ``code`` is the system's
-    code fingerprints, shortened (None for a system whose code runs elsewhere, over HTTP).
+    (None unless DECIDED) and ``exit_code`` the run's exit code, as its report gives it.
+    ``observed`` cases ran without error; ``missing`` = ``errored`` + ``not_run`` of
+    ``planned``. ``code`` is the system's code fingerprints, shortened (None for a system whose
+    code runs elsewhere, over HTTP).
     ``repeats`` is K of ``--repeats K``; ``repeats_errored`` how many of the ``cases`` x K
     executions errored (0 without repeats, and then neither is in ``to_json``). ``subset`` is
     what chose a subset's cases, with the file's ``total`` (``oloproof.subset``); None for a
@@ -66,7 +67,7 @@ class RunRow:
     execution_state: str
     decision_state: str
     gate: str | None
-    exit_code: int | None
+    exit_code: int
     planned: int
     cases: int
     observed: int
@@ -235,7 +236,7 @@ def _gate(
     end: Mapping[str, Any] | None,
     execution: str,
     outgrown: bool,
-) -> tuple[str, str | None, int | None]:
+) -> tuple[str, str | None, int]:
     """The decision state, gate and exit code a row shows: the report's
     (``report.build_run_report``), a gate that does not stand for the cases a killed resume
     wrote since (``outgrown``) included."""
@@ -244,10 +245,13 @@ def _gate(
         check_decided(body["run_id"], body, end, decision)
     if outgrown and decision is not None and not outgrown_gate_stands(decision.body):
         decision = None
-    if decision is not None and execution not in ("STOPPED", "RUNNING"):
-        gate = decision.body["gate"]
-        return "DECIDED", "BLOCK" if gate["blocked"] else "PASS", int(gate["exit_code"])
-    return ("UNDECIDED" if body.get("policy") else "NO_POLICY"), None, None
+    standing = decision is not None and execution not in ("STOPPED", "RUNNING")
+    gate = decision.body["gate"] if decision is not None and standing else None
+    # The exit code as the run's report gives it (``inspect --json``): 3 for a run with a
+    # policy and no decision, 2 for one bad input stopped, 0 without a policy.
+    decision_state, exit_code = gate_state(gate, body.get("policy"), execution)
+    label = None if gate is None else "BLOCK" if gate["blocked"] else "PASS"
+    return decision_state, label, exit_code
 
 
 def code_fingerprint(system: Mapping[str, Any]) -> str | None:

@@ -176,7 +176,7 @@ class RunRow:
     fingerprint: str | None
     state: str
     gate: str | None
-    exit_code: int | None
+    exit_code: int
     observed: int
     missing: int
     planned: int
