@@ -12,6 +12,10 @@ Requirements:
    device was.
 3. A regular file is written whole: a temporary file beside it, renamed into place. The file
    that ``$GITHUB_STEP_SUMMARY`` names is appended to instead, as every step of a job shares it.
+4. A path that is a symbolic link is written through, as a shell's ``>`` writes through it:
+   the file it points at (one a CI job uploads, say) is checked and written, made if it is not
+   there yet, and the link stays. Renaming over the link would put a file in its place and
+   leave an earlier report where it points, to be read as this one.
 """
 
 from __future__ import annotations
@@ -149,7 +153,7 @@ def check(path: Path, kind: Kind) -> None:
         raise ConfigError(f"cannot write {path}: it is a folder")
     if _LEDGER_FOLDER in path.resolve().parts:
         raise ConfigError(f"will not write the {kind.name} to {path}: it is inside a ledger")
-    folder = path.parent
+    folder = _followed(path).parent  # where the file is made (requirement 4)
     while not folder.exists() and folder != folder.parent:  # write makes the rest
         folder = folder.parent
     if not folder.is_dir():
@@ -161,6 +165,12 @@ def check(path: Path, kind: Kind) -> None:
             pass
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _followed(path: Path) -> Path:
+    """The file ``path`` names when written through (requirement 4): the end of the symbolic
+    links at it, or ``path`` itself."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
 
 
 def _check_existing(path: Path, kind: Kind) -> None:
@@ -202,7 +212,7 @@ def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
     beside its place first, and only once every one is do they take their places. An export's
     tables are then never one of this export and one of an earlier, and a full device (or
     Ctrl-C) leaves no hidden half file behind, taking its room."""
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[Path, Path, Path]] = []  # the file written, its place, the path given
     path = files[0][0] if files else Path()
     try:
         try:
@@ -215,14 +225,16 @@ def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
                     with path.open("wb") as handle:
                         handle.write(data)
                 else:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = path.with_name(f".{path.name}.partial")
-                    staged.append((tmp, path))
+                    target = _followed(path)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    tmp = target.with_name(f".{target.name}.partial")
+                    staged.append((tmp, target, path))
                     tmp.write_bytes(data)
-            for tmp, path in staged:
-                tmp.replace(path)
+            for tmp, target, given in staged:
+                path = given  # named should the rename fail
+                tmp.replace(target)
         except BaseException:
-            for tmp, _ in staged:
+            for tmp, _, _ in staged:
                 with contextlib.suppress(OSError):
                     tmp.unlink()
             raise
