@@ -8,7 +8,8 @@ Requirements (``docs/export.md``):
    output, error_type, error_message, repeats, errored_repeats, execution, case_result``, then
    one ``metadata.KEY`` column per metadata key and one ``verdict.CRITERION`` column holding
    the case's value: 1 pass, 0 fail, a graded value, empty when missing or excluded).
-   ``input``, ``expected`` and ``output`` are JSON text; a metadata list or object is itself in
+   ``input``, ``expected`` and ``output`` are JSON text (``output`` empty for an errored
+   execution, which returned nothing); a metadata list or object is itself in
    JSON Lines and JSON text in CSV and Parquet, never confused with a text that reads the
    same. The repeat columns are empty in a run without ``--repeats``; in one
    with, they count what ``oloproof.repeats.repeat_counts`` and the verdicts' ``m`` count, so
@@ -153,7 +154,9 @@ def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], li
             "status": detail.status,
             "input": _json(detail.input),
             "expected": _json(detail.expected),
-            "output": _json(detail.output),
+            # An execution that raised returned nothing: empty, as a case not run is, where
+            # "null" is the JSON text of a system that returned None.
+            "output": None if detail.error is not None else _json(detail.output),
             "error_type": error.get("type"),
             "error_message": error.get("message"),
             "repeats": counts.executed if counts else None,
