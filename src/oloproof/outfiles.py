@@ -201,6 +201,16 @@ def _unended(path: Path) -> bool:
         return handle.read(1) != b"\n"
 
 
+def remove(path: Path) -> bool:
+    """Remove the file at ``path`` (through a link, requirement 4), for a report that could not
+    be written in its place; whether it was removed."""
+    try:
+        _followed(path).unlink()
+    except OSError:
+        return False
+    return True
+
+
 def write(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` as the module says: whole, into a device or pipe, or
     appended to the job's step summary."""

@@ -112,11 +112,8 @@ def refused_command_line(argv: Sequence[str], why: str) -> None:
             outfiles.check(path, kind)
         except (ConfigError, OSError, RuntimeError):  # RuntimeError: a loop, before 3.13
             continue
-        try:
-            junit = path if kind is outfiles.JUNIT else None
-            write_stopped(junit, None if junit else path, command, why, 2)
-        except ConfigError as failed:
-            sys.stderr.write(f"warning: {failed}\n")
+        junit = path if kind is outfiles.JUNIT else None
+        write_stopped(junit, None if junit else path, command, why, 2)
 
 
 def _named_reports(args: Sequence[str]) -> list[tuple[Path, outfiles.Kind]]:
@@ -155,19 +152,13 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
         p if p is not None and _holds_a_report(p) else None for p in (junit, summary)
     )
     if earlier_junit is not None or earlier_summary is not None:
-        try:
-            write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
-        except ConfigError as failed:
-            sys.stderr.write(f"warning: {failed}\n")
+        write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
     try:
         yield
     except BaseException as exc:
         if junit is not None or summary is not None:
             code, why = _stopped(exc)
-            try:
-                write_stopped(junit, summary, command, why, code)
-            except ConfigError as failed:
-                sys.stderr.write(f"warning: {failed}\n")
+            write_stopped(junit, summary, command, why, code)
         raise
 
 
@@ -198,17 +189,27 @@ def write_stopped(
     junit: Path | None, summary: Path | None, command: str, why: str, exit_code: int | None
 ) -> None:
     """The reports of a command that decided nothing, saying why; ``exit_code`` None for one
-    that has not ended."""
+    that has not ended. Each is written on its own: one that cannot be written (a full device)
+    takes the earlier report at its path away, which would otherwise be read as this command's,
+    and a warning says so; removing a file needs no room."""
     reason = redact_text(why)
     status = "not ended" if exit_code is None else f"exit {exit_code}"
+    reports: list[tuple[Path, str]] = []
     if junit is not None:
         case = ET.Element("testcase", classname="oloproof.gate", name="gate")
         ET.SubElement(case, "error", message=f"no gate ({status})", type="NO_GATE").text = reason
         document = junit_document([junit_suite(f"{command}: rules", [case])], {"gate": "none"})
-        write_file(junit, document)
+        reports.append((junit, document))
     if summary is not None:
         text = f"### Oloproof {command}\n\n**No gate** ({status}): {md_text(reason)}\n"
-        write_file(summary, text)
+        reports.append((summary, text))
+    for path, report in reports:
+        try:
+            write_file(path, report)
+        except ConfigError as failed:
+            removed = _holds_a_report(path) and outfiles.remove(path)
+            gone = "; the earlier report there is removed" if removed else ""
+            sys.stderr.write(f"warning: {failed}{gone}\n")
 
 
 # ---------------------------------------------------------------------------------- JUnit
