@@ -68,7 +68,17 @@ def check_paths(junit: Path | None, summary: Path | None) -> None:
     is refused, the other gets the report of a command stopped by that (``reports_if_stopped``):
     an earlier command's report left there would be read as this one's, a green one too."""
     if junit is not None and summary is not None and junit.resolve() == summary.resolve():
-        raise ConfigError(f"--junit and --summary both name {junit}: give each its own file")
+        both = ConfigError(f"--junit and --summary both name {junit}: give each its own file")
+        # A report of either kind there is an earlier command's: it says so, as that kind.
+        earlier = _holds_a_report(junit)
+        was_junit = earlier and _is_ours(junit, outfiles.JUNIT)
+        was_summary = earlier and not was_junit and _is_ours(summary, outfiles.SUMMARY)
+        with reports_if_stopped(
+            junit if was_junit else None,
+            summary if was_summary else None,
+            command_of(sys.argv[1:]) or "oloproof",
+        ):
+            raise both
     refused: list[ConfigError] = []
 
     def checked(path: Path | None, kind: outfiles.Kind) -> Path | None:
@@ -108,9 +118,7 @@ def refused_command_line(argv: Sequence[str], why: str) -> None:
     for path, kind in named:
         if any(other == path and other_kind != kind for other, other_kind in named):
             continue
-        try:
-            outfiles.check(path, kind)
-        except (ConfigError, OSError, RuntimeError):  # RuntimeError: a loop, before 3.13
+        if not _is_ours(path, kind):
             continue
         junit = path if kind is outfiles.JUNIT else None
         write_stopped(junit, None if junit else path, command, why, 2)
@@ -129,6 +137,15 @@ def _named_reports(args: Sequence[str]) -> list[tuple[Path, outfiles.Kind]]:
         if kind is not None and given not in ("", "-"):  # paths refused as no file's name
             named.append((Path(given), kind))
     return named
+
+
+def _is_ours(path: Path, kind: outfiles.Kind) -> bool:
+    """Whether ``path`` may be written as ``kind`` (``oloproof.outfiles.check``)."""
+    try:
+        outfiles.check(path, kind)
+    except (ConfigError, OSError, RuntimeError):  # RuntimeError: a loop, before Python 3.13
+        return False
+    return True
 
 
 def write_file(path: Path, text: str) -> None:
