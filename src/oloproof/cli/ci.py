@@ -121,7 +121,7 @@ def refused_command_line(argv: Sequence[str], why: str) -> None:
         if not _is_ours(path, kind):
             continue
         junit = path if kind is outfiles.JUNIT else None
-        write_stopped(junit, None if junit else path, command, why, 2)
+        _warn(write_stopped(junit, None if junit else path, command, why, 2))
 
 
 def _named_reports(args: Sequence[str]) -> list[tuple[Path, outfiles.Kind]]:
@@ -169,13 +169,28 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
         p if p is not None and _holds_a_report(p) else None for p in (junit, summary)
     )
     if earlier_junit is not None or earlier_summary is not None:
-        write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
+        unwritten = write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
+        if unwritten:
+            # A report that cannot take the earlier one's place now could not at the end
+            # either: refused before any work, as a bad path is, and the other report says why.
+            failed = unwritten[0][1]
+            left = [p for p, _ in unwritten]
+            _warn(
+                write_stopped(
+                    None if junit in left else junit,
+                    None if summary in left else summary,
+                    command,
+                    str(failed),
+                    2,
+                )
+            )
+            raise failed
     try:
         yield
     except BaseException as exc:
         if junit is not None or summary is not None:
             code, why = _stopped(exc)
-            write_stopped(junit, summary, command, why, code)
+            _warn(write_stopped(junit, summary, command, why, code))
         raise
 
 
@@ -204,11 +219,12 @@ def _stopped(exc: BaseException) -> tuple[int, str]:
 
 def write_stopped(
     junit: Path | None, summary: Path | None, command: str, why: str, exit_code: int | None
-) -> None:
+) -> list[tuple[Path, ConfigError]]:
     """The reports of a command that decided nothing, saying why; ``exit_code`` None for one
     that has not ended. Each is written on its own: one that cannot be written (a full device)
-    takes the earlier report at its path away, which would otherwise be read as this command's,
-    and a warning says so; removing a file needs no room."""
+    takes the earlier report at its path away where it can (removing a file needs no room),
+    which would otherwise be read as this command's. Returns the paths not written, with why
+    (saying when the earlier report was removed)."""
     reason = redact_text(why)
     status = "not ended" if exit_code is None else f"exit {exit_code}"
     reports: list[tuple[Path, str]] = []
@@ -220,13 +236,21 @@ def write_stopped(
     if summary is not None:
         text = f"### Oloproof {command}\n\n**No gate** ({status}): {md_text(reason)}\n"
         reports.append((summary, text))
+    unwritten = []
     for path, report in reports:
         try:
             write_file(path, report)
         except ConfigError as failed:
             removed = _holds_a_report(path) and outfiles.remove(path)
             gone = "; the earlier report there is removed" if removed else ""
-            sys.stderr.write(f"warning: {failed}{gone}\n")
+            unwritten.append((path, ConfigError(f"{failed}{gone}")))
+    return unwritten
+
+
+def _warn(unwritten: Sequence[tuple[Path, ConfigError]]) -> None:
+    """Say which reports ``write_stopped`` could not write, and why."""
+    for _, failed in unwritten:
+        sys.stderr.write(f"warning: {failed}\n")
 
 
 # ---------------------------------------------------------------------------------- JUnit
