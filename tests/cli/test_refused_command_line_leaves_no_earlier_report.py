@@ -3,7 +3,7 @@
 The probe: `oloproof run --junit report.xml --summary summary.md` passed (exit 0), and then
 the same command with its standard output closed (`>&-`) was refused, exit 2, before it read
 its arguments, and so was one with a usage error (`--repeats 0`, an unknown option, `compare`
-without its runs): `report.xml` and `summary.md` were still the passing run's, `Gate: PASS (exit
+without its runs) and one started in a working folder since deleted: `report.xml` and `summary.md` were still the passing run's, `Gate: PASS (exit
 0)` and a passing `gate` test, where docs/ci.md says an earlier run's reports are never left at
 those paths to be read as this command's. Now the report paths such a command line names get
 the reports of a command stopped by the refusal, saying why, as a refusal inside the command
@@ -105,3 +105,28 @@ def test_a_path_the_command_would_refuse_is_left_as_it_is(passed: tuple[Path, st
     assert done.returncode == 2
     assert (root / "cases.jsonl").read_text() == cases
     assert "**No gate** (exit 2)" in (root / "summary.md").read_text()
+
+
+def test_a_deleted_working_folder_replaces_an_earlier_run_s_reports(
+    passed: tuple[Path, str, str], tmp_path: Path
+) -> None:
+    """Refused as it starts too (exit 2), the command left the reports it named by their full
+    paths as the passing run wrote them; those paths now say why there is no gate."""
+    root = _fresh(passed)
+    gone = tmp_path / "gone"
+    reports = f"--junit {root / 'report.xml'} --summary {root / 'summary.md'}"
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f'mkdir {gone} && cd {gone} && rmdir {gone} && exec "{sys.executable}" '
+            f"-m oloproof run {reports}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith("error: the working folder no longer exists")
+    _says_no_gate(root, "run", "the working folder no longer exists")

@@ -113,12 +113,19 @@ def _working_folder() -> None:
     try:
         os.getcwd()
     except FileNotFoundError:
-        sys.stderr.write(
-            "error: the working folder no longer exists (it was deleted or moved after this "
-            "shell entered it); change to an existing folder and run the command again\n"
-        )
+        sys.stderr.write(f"error: {_NO_WORKING_FOLDER}\n")
         sys.stderr.flush()
+        from oloproof.cli.ci import refused_command_line
+
+        # The reports a run or compare names by their full paths say so.
+        refused_command_line(sys.argv[1:], _NO_WORKING_FOLDER)
         raise SystemExit(2) from None
+
+
+_NO_WORKING_FOLDER = (
+    "the working folder no longer exists (it was deleted or moved after this shell entered "
+    "it); change to an existing folder and run the command again"
+)
 
 
 _CLOSED_STDOUT = (
