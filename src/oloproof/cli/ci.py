@@ -161,15 +161,18 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
     earlier command left at the same paths, which would be read as this one's (a green one
     too). The error itself goes on as it would.
 
-    A command killed outright (SIGKILL: an out-of-memory kill, a CI job's timeout) runs no
-    handler, so a report file already at a path is first replaced by one saying the command has
-    not ended; this command's own reports replace it in turn. A pipe, a device and the step
-    summary (appended to) hold no earlier report to replace, and get nothing more."""
-    earlier_junit, earlier_summary = (
-        p if p is not None and _holds_a_report(p) else None for p in (junit, summary)
+    A command killed outright (SIGKILL: an out-of-memory kill, a CI job's timeout), or ended by
+    its system's code from C (``_exit(0)``: exit 0, and no Python code runs after it), runs no
+    handler, so each path that is a file of its own, or no file yet, first gets a report saying
+    the command has not ended, in place of an earlier report or of none (a missing file some
+    test reporters let pass); this command's own reports replace it in turn. A pipe, a device
+    and the step summary (appended to) hold no earlier report to replace, and get nothing
+    more."""
+    first_junit, first_summary = (
+        p if p is not None and _written_whole(p) else None for p in (junit, summary)
     )
-    if earlier_junit is not None or earlier_summary is not None:
-        unwritten = write_stopped(earlier_junit, earlier_summary, command, NOT_ENDED, None)
+    if first_junit is not None or first_summary is not None:
+        unwritten = write_stopped(first_junit, first_summary, command, NOT_ENDED, None)
         if unwritten:
             # A report that cannot take the earlier one's place now could not at the end
             # either: refused before any work, as a bad path is, and the other report says why.
@@ -192,6 +195,12 @@ def reports_if_stopped(junit: Path | None, summary: Path | None, command: str) -
             code, why = _stopped(exc)
             _warn(write_stopped(junit, summary, command, why, code))
         raise
+
+
+def _written_whole(path: Path) -> bool:
+    """Whether ``path`` is a regular file, or none yet, and not the step summary: a report
+    written there replaces what is there whole (``oloproof.outfiles``)."""
+    return (path.is_file() or not path.exists()) and not outfiles.is_step_summary(path)
 
 
 def _holds_a_report(path: Path) -> bool:
