@@ -130,3 +130,15 @@ def test_a_deleted_working_folder_replaces_an_earlier_run_s_reports(
     assert done.returncode == 2, done.stderr
     assert done.stderr.startswith("error: the working folder no longer exists")
     _says_no_gate(root, "run", "the working folder no longer exists")
+
+
+def test_one_file_named_for_both_reports_says_so_as_the_kind_it_was(
+    passed: tuple[Path, str, str],
+) -> None:
+    """Named for both reports on a refused command line, the file was left as the passing run
+    wrote it; a JUnit report there now says there is no gate, as a JUnit report."""
+    root = _fresh(passed)
+    done = oloproof("run", "--junit", "report.xml", "--summary", "report.xml", "--bogus", cwd=root)
+    assert done.code == 2
+    gate = ET.parse(root / "report.xml").getroot().find(".//testcase[@name='gate']/error")
+    assert gate is not None and gate.get("type") == "NO_GATE", (root / "report.xml").read_text()

@@ -69,13 +69,10 @@ def check_paths(junit: Path | None, summary: Path | None) -> None:
     an earlier command's report left there would be read as this one's, a green one too."""
     if junit is not None and summary is not None and junit.resolve() == summary.resolve():
         both = ConfigError(f"--junit and --summary both name {junit}: give each its own file")
-        # A report of either kind there is an earlier command's: it says so, as that kind.
-        earlier = _holds_a_report(junit)
-        was_junit = earlier and _is_ours(junit, outfiles.JUNIT)
-        was_summary = earlier and not was_junit and _is_ours(summary, outfiles.SUMMARY)
+        was = _earlier_kind(junit)
         with reports_if_stopped(
-            junit if was_junit else None,
-            summary if was_summary else None,
+            junit if was is outfiles.JUNIT else None,
+            summary if was is outfiles.SUMMARY else None,
             command_of(sys.argv[1:]) or "oloproof",
         ):
             raise both
@@ -110,15 +107,17 @@ def refused_command_line(argv: Sequence[str], why: str) -> None:
     earlier run's report, a green one too, is not left there to be read as this one's.
 
     The words are read as given, since they did not parse. A path the command would refuse
-    (``check_paths``: a cases file, one file named for both reports) is left as it is."""
+    (``check_paths``: a cases file) is left as it is, and one named for both reports gets the
+    report of the kind it holds, as there."""
     command = command_of(list(argv))
     if command not in _REPORTING:
         return
     named = _named_reports(argv[argv.index(command) + 1 :])
     for path, kind in named:
         if any(other == path and other_kind != kind for other, other_kind in named):
-            continue
-        if not _is_ours(path, kind):
+            if _earlier_kind(path) is not kind:
+                continue
+        elif not _is_ours(path, kind):
             continue
         junit = path if kind is outfiles.JUNIT else None
         _warn(write_stopped(junit, None if junit else path, command, why, 2))
@@ -137,6 +136,14 @@ def _named_reports(args: Sequence[str]) -> list[tuple[Path, outfiles.Kind]]:
         if kind is not None and given not in ("", "-"):  # paths refused as no file's name
             named.append((Path(given), kind))
     return named
+
+
+def _earlier_kind(path: Path) -> outfiles.Kind | None:
+    """The kind of report an earlier command left at ``path``, named for both reports: the
+    report saying there is no gate is written there as that kind; None when there is none."""
+    if not _holds_a_report(path):
+        return None
+    return next((k for k in (outfiles.JUNIT, outfiles.SUMMARY) if _is_ours(path, k)), None)
 
 
 def _is_ours(path: Path, kind: outfiles.Kind) -> bool:
