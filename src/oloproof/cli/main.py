@@ -113,13 +113,7 @@ def _working_folder() -> None:
     try:
         os.getcwd()
     except FileNotFoundError:
-        sys.stderr.write(f"error: {_NO_WORKING_FOLDER}\n")
-        sys.stderr.flush()
-        from oloproof.cli.ci import refused_command_line
-
-        # The reports a run or compare names by their full paths say so.
-        refused_command_line(sys.argv[1:], _NO_WORKING_FOLDER)
-        raise SystemExit(2) from None
+        _refused_at_start(_NO_WORKING_FOLDER)  # reports named by their full paths say so
 
 
 _NO_WORKING_FOLDER = (
@@ -161,13 +155,18 @@ def _standard_streams() -> None:
     if 0 in closed:
         sys.stdin = io.TextIOWrapper(io.FileIO(0, "r", closefd=False))
     if 1 in closed:
-        sys.stderr.write(f"error: {_CLOSED_STDOUT}\n")
-        sys.stderr.flush()
-        from oloproof.cli.ci import refused_command_line
+        _refused_at_start(_CLOSED_STDOUT)
 
-        # Refused before the command reads its arguments: the reports it names say so.
-        refused_command_line(sys.argv[1:], _CLOSED_STDOUT)
-        raise SystemExit(2)
+
+def _refused_at_start(why: str) -> NoReturn:
+    """Refuse the command before it reads its arguments (exit 2), saying ``why``; the reports a
+    ``run`` or ``compare`` names say so too (``ci.refused_command_line``)."""
+    sys.stderr.write(f"error: {why}\n")
+    sys.stderr.flush()
+    from oloproof.cli.ci import refused_command_line
+
+    refused_command_line(sys.argv[1:], why)
+    raise SystemExit(2) from None
 
 
 def main() -> None:
