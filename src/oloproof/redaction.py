@@ -587,13 +587,18 @@ def _replaced(text: str, patterns: _Patterns) -> tuple[str, int]:
     """``text`` with every occurrence replaced, and how many were. All are found in ``text``
     as it came, so that a replacement never makes another (a value such as "redacted")."""
     found = _found(text, patterns)
-    if not found:
-        return text, 0
+    return _replaced_at(text, found) if found else (text, 0)
+
+
+def _replaced_at(text: str, spans: list[tuple[int, int]]) -> tuple[str, int]:
+    """``text`` with each of ``spans`` (in order) replaced, those that overlap as one, and how
+    many replacements were made."""
     pieces, at = [], 0
-    for start, end in found:
-        pieces += [text[at:start], REDACTED]
-        at = end
-    return "".join(pieces) + text[at:], len(found)
+    for start, end in spans:
+        if start >= at:
+            pieces += [text[at:start], REDACTED]
+        at = max(at, end)  # one inside or overlapping the one before joins it
+    return "".join(pieces) + text[at:], len(pieces) // 2
 
 
 def _found(text: str, patterns: _Patterns) -> list[tuple[int, int]]:
@@ -721,9 +726,9 @@ def _walk(value: Any, patterns: _Patterns, found: list[int]) -> Any:
     return value
 
 
-# The fewest characters of a secret that ``redact_pieces`` takes for a piece of it: at twice
-# the shortest secret, no shorter than 12, a piece of a key is more than a word of prose.
-PIECE: Final = 12
+# The fewest characters of a secret that ``redact_pieces`` takes for a piece of it: twice the
+# shortest secret, so that a piece of a key is more than a word of prose.
+PIECE: Final = 2 * MIN_LENGTH
 _BLOCK: Final = PIECE // 2  # every piece holds one of a value's blocks, cut at multiples of it
 # Each value's blocks, searched at every position, and where in the value each one starts.
 _blocks: dict[str, tuple[re.Pattern[str], dict[str, list[int]]]] = {}
@@ -750,16 +755,9 @@ def redact_pieces(text: str) -> str:
     )
     if not spans:
         return text
-    pieces, at, count = [], 0, 0
-    for start, end in spans:
-        if end <= at:  # inside one already replaced
-            continue
-        if start >= at:
-            pieces += [text[at:start], REDACTED]
-            count += 1
-        at = end
+    replaced, count = _replaced_at(text, spans)
     add_stored(count)
-    return "".join(pieces) + text[at:]
+    return replaced
 
 
 def _pieces(text: str, value: str) -> Iterator[tuple[int, int]]:
