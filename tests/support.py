@@ -310,14 +310,15 @@ def run(case):
             time.sleep(0.05)
     return {"answer": case["q"]}
 """
-HELD_TOY_CONFIG = """\
+# A toy system run one case at a time, over cases.jsonl
+SERIAL_TOY_CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl
-policy: policy.yaml
 concurrency: 1
 evaluators:
   - {type: contains, criterion: echo, field: answer, expected_field: answer}
 """
+HELD_TOY_CONFIG = SERIAL_TOY_CONFIG + "policy: policy.yaml\n"
 
 
 def interrupted_while_held(

@@ -21,6 +21,7 @@ import pytest
 from tests.betting_reference import paired
 from tests.support import (
     HOLDING_APP,
+    SERIAL_TOY_CONFIG,
     earlier_release,
     interrupted_while_held,
     oloproof,
@@ -40,13 +41,6 @@ def run(case):
     return {"answer": case["q"]}
 """
 )
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 CASES = 30
 
@@ -70,7 +64,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
         for i in range(CASES)
     )
     root = tmp_path_factory.mktemp("limited") / "p"
-    write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    write_project(root, app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases)
     runs = {
         "full": _run_id(root),
         "limited": _run_id(root, "--limit", "20"),

@@ -14,7 +14,13 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
+from tests.support import (
+    HOLDING_APP,
+    SERIAL_TOY_CONFIG,
+    interrupted_while_held,
+    oloproof,
+    write_project,
+)
 from tests.view.support import fetch, serving
 
 PLANNED, STOP = 30, 15
@@ -35,13 +41,6 @@ def run(case):
     return {"answer": q}
 """
 )
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 COMPARE = (
     "version: 1\nrules:\n  - id: not-worse\n    metric: echo\n    non_inferiority: {margin: 15}\n"
@@ -61,7 +60,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
     ]
     cases[3]["expected"] = {}  # excluded: nothing to compare its answer with
     root = tmp_path_factory.mktemp("listed") / "p"
-    write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    write_project(root, app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases)
     (root / "compare.yaml").write_text(COMPARE)
     return root, _interrupted(root, "2"), _interrupted(root, "1")
 
@@ -122,7 +121,9 @@ def test_finished_runs_print_no_not_run_line(tmp_path: Path) -> None:
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(4)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     first = oloproof("run", cwd=root, env={"TOY_VERSION": "1"})
     second = oloproof("run", cwd=root, env={"TOY_VERSION": "3"})
     ids = [r.lines[0].split()[1] for r in (second, first)]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import oloproof, write_project
+from tests.support import SERIAL_TOY_CONFIG, oloproof, write_project
 from tests.view.support import fetch, serving
 
 from ledger import Event
@@ -43,13 +43,6 @@ def run(case):
         return {"answer": "no"}
     return {"answer": case["q"]}
 """
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.1}\n"
 COMPARE = (
     "version: 1\nrules:\n  - id: not-worse\n    metric: echo\n    non_inferiority: {margin: 5}\n"
@@ -68,7 +61,9 @@ def test_a_comparison_of_an_interrupted_run_still_verifies_once_the_run_is_resum
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(10)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     (root / "compare.yaml").write_text(COMPARE)
     baseline = oloproof("run", cwd=root)
     assert baseline.code == 0, baseline.err

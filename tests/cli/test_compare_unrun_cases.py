@@ -23,6 +23,7 @@ import pytest
 from tests.betting_reference import paired
 from tests.support import (
     HOLDING_APP,
+    SERIAL_TOY_CONFIG,
     interrupted_while_held,
     oloproof,
     run_in_progress,
@@ -42,13 +43,6 @@ def run(case):
     return {"answer": case["q"]}
 """
 )
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.5}\n"
 COMPARE = (
     "version: 1\nrules:\n  - id: not-worse\n    metric: echo\n    non_inferiority: {margin: 15}\n"
@@ -67,7 +61,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
         for i in range(PLANNED)
     )
     root = tmp_path_factory.mktemp("unrun") / "p"
-    write_project(root, app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    write_project(root, app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases)
     (root / "compare.yaml").write_text(COMPARE)
     # Two system versions, so the candidate executes every case again.
     return root, _interrupted(root, "2"), _interrupted(root, "1")
@@ -151,7 +145,9 @@ def test_finished_runs_keep_their_comparison(tmp_path: Path) -> None:
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(4)
     )
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy=POLICY, cases=cases)
+    root = write_project(
+        tmp_path / "p", app=APP, config=SERIAL_TOY_CONFIG, policy=POLICY, cases=cases
+    )
     first = oloproof("run", cwd=root)
     second = oloproof("run", "--no-cache", cwd=root)
     ids = [r.lines[0].split()[1] for r in (second, first)]

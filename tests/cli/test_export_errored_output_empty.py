@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
-from tests.support import oloproof, write_project
+from tests.support import SERIAL_TOY_CONFIG, oloproof, write_project
 
 APP = """
 from oloproof import system
@@ -29,13 +29,6 @@ def run(case):
         return None
     return {"answer": case["q"]}
 """
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 WANTED = {"a": '{"answer": "a"}', "raised": None, "returned_none": "null"}
 
 
@@ -44,7 +37,7 @@ def _project(tmp_path: Path, *args: str) -> Path:
         {"id": case_id, "input": {"q": q}, "expected": {"answer": "a"}}
         for case_id, q in (("a", "a"), ("raised", "boom"), ("returned_none", "none"))
     ]
-    root = write_project(tmp_path / "p", app=APP, config=CONFIG, policy="", cases=cases)
+    root = write_project(tmp_path / "p", app=APP, config=SERIAL_TOY_CONFIG, policy="", cases=cases)
     done = oloproof("run", *args, cwd=root)
     assert done.code == 0, done.out + done.err
     return root

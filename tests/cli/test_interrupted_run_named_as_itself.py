@@ -13,7 +13,7 @@ import signal
 import time
 from pathlib import Path
 
-from tests.support import HOLDING_APP, oloproof, start_run, write_project
+from tests.support import HOLDING_APP, SERIAL_TOY_CONFIG, oloproof, start_run, write_project
 
 APP = (
     HOLDING_APP
@@ -27,20 +27,13 @@ def run(case):
     return {"answer": case["q"]}
 """
 )
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 
 
 def test_the_resume_hint_names_the_interrupted_run(tmp_path: Path) -> None:
     root = write_project(
         tmp_path / "p",
         app=APP,
-        config=CONFIG,
+        config=SERIAL_TOY_CONFIG,
         policy="version: 1\nrules: []\n",
         cases=[
             {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}}

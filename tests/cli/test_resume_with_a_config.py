@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support import interrupted_while_held, oloproof, write_project
+from tests.support import SERIAL_TOY_CONFIG, interrupted_while_held, oloproof, write_project
 
 APP = """
 import os
@@ -38,20 +38,13 @@ def run(case):
         raise RuntimeError("released")
     return {"answer": case["q"]}
 """
-CONFIG = """\
-system: {name: toy, version: "1", callable: "app:run"}
-dataset: cases.jsonl
-concurrency: 1
-evaluators:
-  - {type: contains, criterion: echo, field: answer, expected_field: answer}
-"""
 
 
 def _interrupted(root: Path) -> str:
     cases = (
         {"id": f"c{i}", "input": {"q": f"q{i}"}, "expected": {"answer": f"q{i}"}} for i in range(4)
     )
-    write_project(root, app=APP, config=CONFIG, policy="", cases=cases)
+    write_project(root, app=APP, config=SERIAL_TOY_CONFIG, policy="", cases=cases)
     (root / "armed").touch()
     run_id = interrupted_while_held(root, "holding\n")
     (root / "armed").unlink()
@@ -72,7 +65,7 @@ def test_a_resume_reads_the_project_its_config_names(tmp_path: Path) -> None:
 def test_a_resume_refuses_a_config_other_than_the_runs(tmp_path: Path) -> None:
     root = tmp_path / "project"
     run_id = _interrupted(root)
-    (root / "candidate.yaml").write_text(CONFIG.replace('version: "1"', 'version: "2"'))
+    (root / "candidate.yaml").write_text(SERIAL_TOY_CONFIG.replace('version: "1"', 'version: "2"'))
     resumed = oloproof("run", "--resume", run_id, "--config", "candidate.yaml", cwd=root)
     assert (resumed.code, resumed.err) == (
         2,
