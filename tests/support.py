@@ -147,6 +147,26 @@ main()
 """
 
 
+_DIAGNOSIS_RELEASE = """
+import sys
+
+import oloproof.events as ev
+
+ev.SCHEMAS[ev.DIAGNOSIS] = {schema}
+from oloproof.cli.main import command
+
+sys.argv = ["oloproof", *sys.argv[1:]]
+command()
+"""
+
+
+def diagnosis_release(schema: int) -> tuple[str, str]:
+    """The ``command`` (for ``oloproof``) that stands for the release that recorded diagnoses
+    at ``schema``: today's CLI storing them at that schema, which ``diagnosis.derive`` derives
+    as that release did."""
+    return "-c", _DIAGNOSIS_RELEASE.format(schema=schema)
+
+
 def added_since(kind: str, schema: int) -> tuple[str, ...]:
     """The keys the upcasters of ``kind`` from ``schema`` on add to a body: the flags of the
     checks a release that recorded ``kind`` at ``schema`` did not make. An upcaster that reads

@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.support import REPO, oloproof, stored_event
+from tests.support import REPO, diagnosis_release, oloproof, stored_event
 
 FIXTURE = REPO / "tests" / "fixtures" / "pydocs_rag"
 
@@ -42,20 +42,6 @@ TOP_K_20 = ("--intervention", "top-k", "--top-k", "20", "--criterion", "answer_c
 UNDONE = re.compile(
     r"Undone by the token budget: (\d+) of (\d+), .*?(?:; (\d+) more not observed|$)"
 )
-
-
-# The release before this count, which wrote diagnoses of schema 12.
-SCHEMA_12 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 12
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
 
 
 def project(dest: Path, system: str = "") -> Path:
@@ -119,7 +105,7 @@ def test_the_cases_the_budget_line_could_not_read_are_counted(tmp_path: Path) ->
 
 def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -> None:
     raising = project(tmp_path / "raising", RAISES_PAST_THE_CUT)
-    line, partly, address = diagnosed(raising, command=("-c", SCHEMA_12))
+    line, partly, address = diagnosed(raising, command=diagnosis_release(12))
     assert partly["errored"] > 0 and partly["unobserved"] == 0, line
     schema, body = stored_event(raising, "oloproof.diagnosis")
     assert schema == 12

@@ -15,7 +15,6 @@ import json
 from pathlib import Path
 
 from tests.cli.test_diagnose_stdlib_corpus import (
-    EARLIER_RELEASE,
     diagnosis_address,
     line,
     loaded,
@@ -27,10 +26,7 @@ from tests.cli.test_diagnose_stdlib_corpus import (
     verified,
     write_cases,
 )
-from tests.support import oloproof
-
-# The release before this check, which wrote diagnoses of schema 7.
-SCHEMA_7 = EARLIER_RELEASE.replace("= 6", "= 7")
+from tests.support import diagnosis_release, oloproof
 
 __all__ = ["loaded"]  # the fixture, used by name
 
@@ -51,7 +47,7 @@ class Knows(Extractive):
 
 def earlier(root: Path, *args: str) -> list[str]:
     """``oloproof ARGS`` as the release before this check runs it."""
-    done = oloproof(*args, cwd=root, timeout=300, command=("-c", SCHEMA_7))
+    done = oloproof(*args, cwd=root, timeout=300, command=diagnosis_release(7))
     assert done.code == 0, done.out + done.err
     return done.lines
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.test_diagnose_errored_first_repeat import SCHEMA_8
 from tests.cli.test_diagnose_unchanged_context_replays import CASE, CONFIG, DETERMINISTIC_APP
-from tests.support import GOLD_DIAGNOSIS, normalise, oloproof
+from tests.support import GOLD_DIAGNOSIS, diagnosis_release, normalise, oloproof
 
 RERANK = """
 from oloproof import Passage
@@ -70,7 +69,7 @@ def test_ranked_out_cases_without_a_verdict_are_counted_apart(tmp_path: Path) ->
 
 def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    earlier = ("-c", SCHEMA_8)
+    earlier = diagnosis_release(8)
     run_id = ranked_out_project(root, earlier)
     done = oloproof("diagnose", run_id, *RERANKER, *CRITERION, cwd=root, command=earlier)
     assert done.code == 0, done.out + done.err

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import assert_diagnosis_verified, normalise, oloproof
+from tests.support import assert_diagnosis_verified, diagnosis_release, normalise, oloproof
 
 A = ["kb-A", "Refunds are reviewed within two business days."]  # 7 words
 B = ["kb-B", "Refunds reviewed by billing are paid to the card."]  # 9 words
@@ -53,19 +53,6 @@ system: {name: tokens, version: "1", rag: {object: app:Tokens}}
 dataset: cases.jsonl
 evaluators:
   - {type: contains, criterion: answer_correct, field: answer, expected_field: answer}
-"""
-
-# The release before this check, which wrote diagnoses of schema 10.
-SCHEMA_10 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 10
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
 """
 
 CASE = {
@@ -146,7 +133,7 @@ def test_a_control_given_the_same_passages_did_not_drift(tmp_path: Path, per_wor
 
 
 def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -> None:
-    lines = diagnosed(tmp_path / "p", 0.5, command=("-c", SCHEMA_10))
+    lines = diagnosed(tmp_path / "p", 0.5, command=diagnosis_release(10))
     assert lines[2:4] == [
         "Recovered under gold context: 1 of 1",
         "CONTEXT_ASSEMBLY_LOSS: 1 of 1, recovered; relevant evidence within top-k was left out "

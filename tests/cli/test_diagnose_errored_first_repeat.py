@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_diagnose_unchanged_context_replays import CASE, CONFIG
-from tests.support import normalise, oloproof
+from tests.support import diagnosis_release, normalise, oloproof
 
 HANGING_APP = """
 import time
@@ -43,19 +43,6 @@ class Hanging:
         given = " ".join(item.text or "" for item in context.items)
         right = n == 4 and "two business days" in given
         return {"answer": "two business days" if right else "I am not sure."}
-"""
-
-# The release before this check, which wrote diagnoses of schema 8.
-SCHEMA_8 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 8
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
 """
 
 TOP_K_3 = ("--intervention", "top-k", "--top-k", "3", "--repeats", "2")
@@ -99,7 +86,7 @@ def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -
         "--criterion",
         "answer_correct",
         cwd=root,
-        command=("-c", SCHEMA_8),
+        command=diagnosis_release(8),
     )
     assert done.code == 0, done.out + done.err
     assert done.lines[2] == "Recovered under top-k 3: 1 of 1; 1 recovered in 1 of 2"

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 
 from tests.cli.test_diagnose_control_drift_context import DRIFTED_AND_RECOVERED
-from tests.support import assert_diagnosis_verified, normalise, oloproof
+from tests.support import assert_diagnosis_verified, diagnosis_release, normalise, oloproof
 
 CORPUS = [
     ["warranty", "c0", "The warranty covers manufacturing defects for two years from purchase."],
@@ -99,19 +99,6 @@ CASE = {
     },
 }
 
-# The release before this check, which wrote diagnoses of schema 11.
-SCHEMA_11 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 11
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
-
 
 def diagnosed(root: Path, command: tuple[str, ...] = ("-m", "oloproof")) -> list[str]:
     """The gold-context diagnosis (made by ``command``) of a run of two repeats whose first
@@ -147,7 +134,7 @@ def test_a_control_that_retrieved_as_only_one_repeat_of_the_run_did_drifted(
 
 
 def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -> None:
-    lines = diagnosed(tmp_path / "p", command=("-c", SCHEMA_11))
+    lines = diagnosed(tmp_path / "p", command=diagnosis_release(11))
     assert lines[2:4] == [
         "Recovered under gold context: 1 of 1",
         "RANKED_OUT: 1 of 1, recovered; relevant evidence was retrieved below the top-k cut",

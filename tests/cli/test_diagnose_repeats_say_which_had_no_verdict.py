@@ -15,7 +15,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.support import assert_diagnosis_verified, oloproof
+from tests.cli.test_diagnose_parent_repeats_retrieved_differently import CASE, CORPUS
+from tests.support import assert_diagnosis_verified, diagnosis_release, oloproof
 
 APP = """
 from pathlib import Path
@@ -23,10 +24,7 @@ from pathlib import Path
 from oloproof import Passage, Retrieval, rag_system
 
 HERE = Path(__file__).parent
-CORPUS = [
-    ["warranty", "c0", "The warranty covers manufacturing defects for two years."],
-    ["warranty", "c1", "Accidental damage is not covered by the warranty at all."],
-]
+CORPUS = CORPUS_TWO
 
 
 def calls(name):
@@ -73,34 +71,6 @@ evaluators:
   - {type: hit_rate, k: 1, relevance_unit: chunk}
 """
 
-CASE = {
-    "id": "damage",
-    "input": {"question": "warranty damage"},
-    "expected": {
-        "answer": "Accidental damage",
-        "relevant": [{"doc_id": "warranty", "chunk_id": "c1"}],
-        "gold_context": [
-            {
-                "doc_id": "warranty",
-                "chunk_id": "c1",
-                "text": "Accidental damage is not covered by the warranty at all.",
-            }
-        ],
-    },
-}
-
-# The release before this count, which wrote diagnoses of schema 13.
-SCHEMA_13 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 13
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
 
 GOLD = ("--intervention", "gold-context", "--criterion", "answer_correct", "--repeats", "3")
 
@@ -108,7 +78,9 @@ GOLD = ("--intervention", "gold-context", "--criterion", "answer_correct", "--re
 def project(root: Path, twist: str) -> Path:
     """The project, its one case run once (and failed: its relevant chunk is ranked second)."""
     root.mkdir()
-    (root / "app.py").write_text(APP.replace("TWIST", twist))
+    # The warranty document's two chunks, the relevant one second
+    app = APP.replace("CORPUS_TWO", repr(CORPUS[:2])).replace("TWIST", twist)
+    (root / "app.py").write_text(app)
     (root / "oloproof.yaml").write_text(CONFIG)
     (root / "cases.jsonl").write_text(json.dumps(CASE) + "\n")
     done = oloproof("run", cwd=root)
@@ -157,6 +129,6 @@ def test_an_unstable_case_says_how_many_control_repeats_had_no_verdict(
 
 def test_a_diagnosis_recorded_before_the_count_reads_as_it_was_made(tmp_path: Path) -> None:
     root = project(tmp_path / "p", GOLD_TIMES_OUT)
-    lines, case = diagnosed(root, ("-c", SCHEMA_13))
+    lines, case = diagnosed(root, diagnosis_release(13))
     assert lines[2] == "Recovered under gold context: 1 of 1; 1 recovered in 1 of 3"
     assert "recovered in 1 of 3, strength" in case

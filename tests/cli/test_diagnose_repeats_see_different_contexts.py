@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import assert_diagnosis_verified, normalise, oloproof
+from tests.support import assert_diagnosis_verified, diagnosis_release, normalise, oloproof
 
 APP = """
 from pathlib import Path
@@ -84,19 +84,6 @@ GOLD_2 = (
     "2",
 )
 
-# The release before this check, which wrote diagnoses of schema 9.
-SCHEMA_9 = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 9
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
-
 
 def unsteady_project(root: Path, gold_on: int) -> Path:
     """The project run once, its retriever to rank the gold passage first on call ``gold_on``
@@ -140,7 +127,7 @@ def test_a_control_whose_repeats_saw_different_contexts_decides_nothing(
 
 def test_a_diagnosis_recorded_before_re_derives_as_it_was_made(tmp_path: Path) -> None:
     root = unsteady_project(tmp_path / "before", 3)
-    done = oloproof("diagnose", "latest", *GOLD_2, cwd=root, command=("-c", SCHEMA_9))
+    done = oloproof("diagnose", "latest", *GOLD_2, cwd=root, command=diagnosis_release(9))
     assert done.code == 0, done.out + done.err
     assert done.lines[3] == "Recovered under gold context: 1 of 1; 1 recovered in 2 of 2"
     address = done.lines[-1].split()[-1]

@@ -31,7 +31,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from tests.support import oloproof
+from tests.support import diagnosis_release, oloproof
 
 CORPUS = '''
 """The docstrings of standard-library modules, each module a document cut into chunks."""
@@ -234,25 +234,11 @@ def run(root: Path, *args: str) -> str:
     return done.lines[0].split()[1]
 
 
-# An earlier release, which wrote diagnoses of schema 6 and made none of the checks these tests
-# are about: the schema it wrote put back in place of today's before the diagnosis code loads.
-EARLIER_RELEASE = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 6
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
-
-
 def earlier(root: Path, *args: str) -> list[str]:
-    """``oloproof ARGS`` as the earlier release runs it."""
+    """``oloproof ARGS`` as an earlier release runs it: one that wrote diagnoses of schema 6 and
+    made none of the checks these tests are about."""
     done = subprocess.run(
-        [sys.executable, "-c", EARLIER_RELEASE, *args],
+        [sys.executable, *diagnosis_release(6), *args],
         cwd=root,
         capture_output=True,
         text=True,

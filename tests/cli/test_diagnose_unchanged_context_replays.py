@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from tests.support import copy_example, normalise, oloproof
+from tests.support import copy_example, diagnosis_release, normalise, oloproof
 
 ADDRESS_LINE = "Diagnosis sha256:…"
 
@@ -221,22 +221,6 @@ def test_a_wider_cut_that_reaches_the_passage_still_recovers(tmp_path: Path) -> 
     ]
 
 
-# An earlier release, which wrote diagnoses of schema 5 and compared no contexts: the schema it
-# wrote put back in place of today's before the diagnosis code loads, then the command run as
-# the console script runs it.
-EARLIER_RELEASE = """
-import sys
-
-import oloproof.events as ev
-
-ev.SCHEMAS[ev.DIAGNOSIS] = 5
-from oloproof.cli.main import command
-
-sys.argv = ["oloproof", *sys.argv[1:]]
-command()
-"""
-
-
 def test_a_replay_an_earlier_release_recorded_verifies_as_it_was_made(tmp_path: Path) -> None:
     import subprocess
     import sys
@@ -247,8 +231,10 @@ def test_a_replay_an_earlier_release_recorded_verifies_as_it_was_made(tmp_path: 
     run_id = done.lines[0].split()[1]
 
     def earlier(*intervention: str) -> str:
+        """``diagnose`` as a release that wrote diagnoses of schema 5, comparing no contexts,
+        ran it."""
         made = subprocess.run(
-            [sys.executable, "-c", EARLIER_RELEASE, "diagnose", run_id, *intervention],
+            [sys.executable, *diagnosis_release(5), "diagnose", run_id, *intervention],
             cwd=root,
             capture_output=True,
             text=True,
