@@ -10,8 +10,11 @@ Requirements:
 2. A path that is there and is not a regular file (``/dev/null``, ``/dev/stdout``, a named
    pipe) is written into, never replaced: renaming a file over it would put a file where the
    device was.
-3. A regular file is written whole: a temporary file beside it, renamed into place. The file
-   that ``$GITHUB_STEP_SUMMARY`` names is appended to instead, as every step of a job shares it.
+3. A regular file is written whole: a temporary file beside it, renamed into place. The
+   temporary file is created new under a name of its own (``.NAME.XXXXXXXX.partial``): a file
+   or link already at a fixed name would be written through, and two commands writing one
+   path at once would share it. The file that ``$GITHUB_STEP_SUMMARY`` names is appended to
+   instead, as every step of a job shares it.
 4. A path that is a symbolic link is written through, as a shell's ``>`` writes through it:
    the file it points at (one a CI job uploads, say) is checked and written, made if it is not
    there yet, and the link stays. Renaming over the link would put a file in its place and
@@ -24,11 +27,13 @@ import contextlib
 import errno
 import json
 import os
+import secrets
 import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from oloproof.errors import ConfigError
 
@@ -217,6 +222,18 @@ def write(path: Path, data: bytes) -> None:
     write_all([(path, data)])
 
 
+def _staging_file(target: Path) -> tuple[Path, BinaryIO]:
+    """A new file beside ``target``, under a name no file held (requirement 3), open for
+    writing. Made as ``open`` makes a file (its mode from the umask, which ``mkstemp`` would
+    not honour), but never opening one that is there, a link least of all."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(8):
+        tmp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.partial")
+        with contextlib.suppress(FileExistsError):  # one in 4 billion: another name
+            return tmp, os.fdopen(os.open(tmp, flags, 0o666), "wb")
+    raise FileExistsError(errno.EEXIST, "no free name for a temporary file", str(target.parent))
+
+
 def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
     """``write`` each of ``files``, all or none of the regular ones: each is written whole
     beside its place first, and only once every one is do they take their places. An export's
@@ -237,9 +254,10 @@ def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
                 else:
                     target = _followed(path)
                     target.parent.mkdir(parents=True, exist_ok=True)
-                    tmp = target.with_name(f".{target.name}.partial")
+                    tmp, staging = _staging_file(target)
                     staged.append((tmp, target, path))
-                    tmp.write_bytes(data)
+                    with staging:
+                        staging.write(data)
             for tmp, target, given in staged:
                 path = given  # named should the rename fail
                 tmp.replace(target)
