@@ -166,7 +166,7 @@ def test_the_specs_name_the_new_rule_and_so_key_other_judgments() -> None:
         "field": "answer",
         "expected_field": "answer",
         "case_sensitive": False,
-        "version": 4,
+        "version": 5,
     }
     assert equals == {
         "type": "equals",
@@ -175,7 +175,7 @@ def test_the_specs_name_the_new_rule_and_so_key_other_judgments() -> None:
         "expected_field": "answer",
         "case_sensitive": True,
         "strip": True,
-        "version": 3,
+        "version": 4,
     }
     # The specs the code-point rule judged under, which its cached judgments are keyed by.
     assert events.identity_key(contains) != events.identity_key({**contains, "version": 2})

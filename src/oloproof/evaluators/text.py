@@ -41,12 +41,17 @@ if TYPE_CHECKING:
 
 
 def _output_text(view: CaseView, path: tuple[str, ...] | None, name: str | None) -> str | Verdict:
-    """The output text, or the failing verdict that says why there is none."""
+    """The output text, or the missing verdict that says why there is none.
+
+    No verdict, not a fail: a fail is good news to a rule that caps its metric (``max:`` on
+    a refusal or leak rate), so an output whose text sits under another name (a renamed
+    field) would pass such a gate on replies nobody read. Missing, the case counts at its
+    worst for every rule."""
     value = read_output(view.output, path)
     if value is MISSING:
-        return Verdict.failed("field_missing", field=name)
+        return Verdict.missing("field_missing", field=name)
     if not isinstance(value, str):
-        return Verdict.failed("field_not_text", field=name, type=type(value).__name__)
+        return Verdict.missing("field_not_text", field=name, type=type(value).__name__)
     return value
 
 
@@ -120,17 +125,18 @@ class Contains:
     without an expected value is excluded with ``no_expected_value``, or
     ``empty_expected_value`` when it is empty (or only spaces and invisible characters),
     whatever the output holds; every output contains an empty text, so passing would say
-    nothing. Otherwise fails with ``field_missing`` or ``field_not_text``.
+    nothing. An output without text there is missing (``field_missing``, ``field_not_text``).
 
-    Version 4 reads every space separator as a space and passes over invisible characters
-    (version 3 failed ``14<U+00A0>days`` against ``14 days``); version 3 compares in NFC and
+    Version 5 leaves an output without text missing (version 4 failed it); version 4 reads
+    every space separator as a space and passes over invisible characters (version 3 failed
+    ``14<U+00A0>days`` against ``14 days``); version 3 compares in NFC and
     excludes an unlabelled case whatever its output (version 2 compared code points and failed
     such a case whose output lacked the field); version 2 excluded an empty expected text,
     which version 1 passed.
     """
 
     config: ContainsConfig
-    VERSION: ClassVar[int] = 4
+    VERSION: ClassVar[int] = 5
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _expected: tuple[str, ...] | None = field(init=False, repr=False)
 
@@ -186,17 +192,18 @@ class Equals:
     Both sides are read as ``contains`` reads them (spaces alike, invisible characters gone,
     NFC and, without ``case_sensitive``, casefolded); then, with ``strip`` (default),
     surrounding whitespace is removed. The label is read first, as by ``contains``: excluded
-    with ``no_expected_value`` whatever the output holds; otherwise fails with ``not_equal``,
-    ``field_missing`` or ``field_not_text``.
+    with ``no_expected_value`` whatever the output holds; otherwise fails with ``not_equal``, or
+    is missing (``field_missing``, ``field_not_text``) for an output without text there.
 
-    Version 3 reads spaces alike and passes over invisible characters (version 2 failed
-    ``Paris<U+200B>`` against ``Paris``); version 2 compares in NFC and excludes an unlabelled
+    Version 4 leaves an output without text missing (version 3 failed it); version 3 reads
+    spaces alike and passes over invisible characters (version 2 failed ``Paris<U+200B>``
+    against ``Paris``); version 2 compares in NFC and excludes an unlabelled
     case whatever its output (version 1 compared code points and failed such a case whose
     output lacked the field).
     """
 
     config: EqualsConfig
-    VERSION: ClassVar[int] = 3
+    VERSION: ClassVar[int] = 4
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _expected: tuple[str, ...] | None = field(init=False, repr=False)
 
@@ -246,11 +253,13 @@ class Regex:
     """Pass when ``re.search(pattern, text)`` finds a match anywhere in the output text.
 
     The pattern was compiled when the config was validated; a bad pattern never reaches here.
-    Fails with ``no_match``, ``field_missing`` or ``field_not_text``; never excluded.
+    Fails with ``no_match``; missing (``field_missing``, ``field_not_text``) for an output
+    without text there; never excluded. Version 2 leaves such an output missing (version 1
+    failed it).
     """
 
     config: RegexConfig
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _pattern: re.Pattern[str] = field(init=False, repr=False)
 
@@ -287,8 +296,9 @@ class JsonSchema:
     The schema's own ``$schema`` picks the dialect (Draft 2020-12 when absent); ``format`` is
     not asserted. A failure carries reason ``schema_violation`` and, in its detail, the error
     ``jsonschema`` ranks most relevant (``best_match``, the one ``jsonschema.validate`` raises):
-    its message, the path into the instance and the failing keyword. Fails with
-    ``field_missing`` when the field is absent; never excluded.
+    its message, the path into the instance and the failing keyword. Missing
+    (``field_missing``) when the field is absent, as for the text checks; never excluded.
+    Version 2 leaves such an output missing (version 1 failed it).
 
     ``schema_path`` is resolved against ``base_dir`` (the configuration file's directory) and
     read once, here; ``spec()`` carries the schema itself, so editing the file changes the
@@ -299,7 +309,7 @@ class JsonSchema:
 
     config: JsonSchemaConfig
     base_dir: Path
-    VERSION: ClassVar[int] = 1
+    VERSION: ClassVar[int] = 2
     _field: tuple[str, ...] | None = field(init=False, repr=False)
     _schema: dict[str, Any] = field(init=False, repr=False)
     _validator: Any = field(init=False, repr=False)
@@ -338,8 +348,8 @@ class JsonSchema:
 
     def judge(self, view: CaseView) -> Verdict:
         value = read_output(view.output, self._field)
-        if value is MISSING:
-            return Verdict.failed("field_missing", field=self.config.field)
+        if value is MISSING:  # as ``_output_text`` says why
+            return Verdict.missing("field_missing", field=self.config.field)
         error = self._best_match(self._validator.iter_errors(value))
         if error is None:
             return Verdict.passed()

@@ -52,10 +52,18 @@ def test_every_type_builds_an_evaluator_with_a_json_able_spec() -> None:
         spec = evaluator.spec()
         assert json.loads(json.dumps(spec)) == spec
         assert spec["type"] == data["type"]
-        # contains is at version 4, equals (exact) and citation_validity at 3, the retrieval
-        # metrics at 2: see docs/evaluators.md.
+        # contains is at version 5, equals (exact) at 4, citation_validity at 3, regex,
+        # json_schema and the retrieval metrics at 2: see docs/evaluators.md.
         retrieval = dict.fromkeys(("hit_rate", "recall", "precision", "mrr", "ndcg"), 2)
-        versions = {"contains": 4, "equals": 3, "exact": 3, "citation_validity": 3, **retrieval}
+        versions = {
+            "contains": 5,
+            "equals": 4,
+            "exact": 4,
+            "citation_validity": 3,
+            "regex": 2,
+            "json_schema": 2,
+            **retrieval,
+        }
         assert spec["version"] == versions.get(data["type"], 1)
         assert spec["criterion"] == evaluator.criterion
     assert [e.kind for e in evaluators].count("mean") == 4  # recall, precision, mrr, ndcg

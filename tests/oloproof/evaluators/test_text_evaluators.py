@@ -76,20 +76,22 @@ def test_a_plain_string_output_is_read_whole() -> None:
         assert ev.judge(view("Refunds take 14 days.", {"answer": "14 days"})).status == "pass"
     other = build({"type": "contains", "criterion": "c", "field": "text"})
     verdict = other.judge(view("Refunds take 14 days.", {"answer": "14 days"}))
-    assert (verdict.status, verdict.reason) == ("fail", "field_missing")
+    assert (verdict.status, verdict.reason) == ("missing", "field_missing")
 
 
-def test_a_missing_output_field_fails() -> None:
+# An output without text where the evaluator reads is no verdict (a fail would pass a `max:`
+# rule on replies nobody read: tests/cli/test_output_without_the_field_is_no_verdict.py).
+def test_a_missing_output_field_is_no_verdict() -> None:
     ev = build({"type": "contains", "criterion": "c"})
     verdict = ev.judge(view({"text": "14 days"}, {"answer": "14 days"}))
-    assert (verdict.status, verdict.reason) == ("fail", "field_missing")
+    assert (verdict.status, verdict.reason) == ("missing", "field_missing")
     assert verdict.detail == {"field": "answer"}
 
 
-def test_an_output_field_that_is_not_text_fails() -> None:
+def test_an_output_field_that_is_not_text_is_no_verdict() -> None:
     ev = build({"type": "contains", "criterion": "c"})
     verdict = ev.judge(view({"answer": 14}, {"answer": "14"}))
-    assert (verdict.status, verdict.reason) == ("fail", "field_not_text")
+    assert (verdict.status, verdict.reason) == ("missing", "field_not_text")
 
 
 def test_a_case_without_the_expected_value_is_excluded() -> None:
