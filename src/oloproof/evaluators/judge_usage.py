@@ -69,7 +69,8 @@ class UsageMeter:
     judge criterion: ``calls`` (replies carrying usage, as ``usage_totals`` counts them),
     ``calls_without_usage``, ``input_tokens``, ``output_tokens``, ``cost`` (None unless priced),
     ``failed`` (missing judgments: the call failed or the reply was not the protocol's; the
-    tokens such a reply reported are counted all the same) and ``reused``. ``prior`` continues
+    tokens such a reply reported are counted all the same; a verdict given without a call, such
+    as that of an output without answer text, is no failed call) and ``reused``. ``prior`` continues
     totals recorded earlier (a resumed run).
     """
 
@@ -78,7 +79,7 @@ class UsageMeter:
     ) -> None:
         self._totals = {c: {**_empty_totals(), **dict((prior or {}).get(c, {}))} for c in criteria}
         # The verdicts given for a case, one per repeat judged, until the case is done.
-        self._seen: dict[tuple[str, str], list[Verdict]] = {}
+        self._seen: dict[tuple[str, str], list[tuple[Verdict, bool]]] = {}
 
     def watch(self, judge: AsyncEvaluator) -> AsyncEvaluator:
         """``judge``, reporting each verdict it gives to this meter (others pass unchanged)."""
@@ -93,8 +94,9 @@ class UsageMeter:
             totals["cost"] = 0.0  # priced: a run that makes no call costs nothing
         return _Watched(judge, self)
 
-    def seen(self, case_id: str, criterion: str, verdict: Verdict) -> None:
-        self._seen.setdefault((case_id, criterion), []).append(verdict)
+    def seen(self, case_id: str, criterion: str, verdict: Verdict, *, called: bool = True) -> None:
+        """Note a verdict the judge gave for ``case_id``; ``called``: it asked its model."""
+        self._seen.setdefault((case_id, criterion), []).append((verdict, called))
 
     def case_done(self, case_id: str, judged: Iterable[str]) -> None:
         """Count one finished case whose result holds a judgment for each of ``judged`` (a
@@ -107,16 +109,18 @@ class UsageMeter:
             if not held[criterion]:
                 continue
             totals["reused"] += max(0, held[criterion] - len(verdicts))
-            for verdict in verdicts:
-                self._count(totals, verdict)
+            for verdict, called in verdicts:
+                self._count(totals, verdict, called)
 
     @staticmethod
-    def _count(totals: dict[str, Any], verdict: Verdict) -> None:
+    def _count(totals: dict[str, Any], verdict: Verdict, called: bool) -> None:
         """Add one judgment this run made to its judge's ``totals``."""
         # A call that failed (error_kind) may still have had a reply reporting the tokens it
         # used: counted as failed, its tokens and cost added all the same.
-        failed = verdict.status == "missing" and (
-            "error_kind" in verdict.detail or "usage" not in verdict.detail
+        failed = (
+            called
+            and verdict.status == "missing"
+            and ("error_kind" in verdict.detail or "usage" not in verdict.detail)
         )
         if "usage" in verdict.detail:
             once = usage_totals([verdict.detail])
@@ -159,11 +163,15 @@ class _Watched:
 
     async def ajudge(self, view: CaseView) -> Verdict:
         try:
+            # A verdict given without asking the model (an exclusion, an output without answer
+            # text) is no call, and so no failed one.
+            decided = getattr(self._judge, "decided_without_call", None)
+            called = decided is None or decided(view) is None
             verdict = await self._judge.ajudge(view)
         except Exception:
             # The run records the judgment as missing (evaluator_raised): a failure of this
             # run's, never a judgment "reused" from the cache, which is what an unseen one means.
             self._meter.seen(view.case_id, self.criterion, Verdict.missing("evaluator_raised"))
             raise
-        self._meter.seen(view.case_id, self.criterion, verdict)
+        self._meter.seen(view.case_id, self.criterion, verdict, called=called)
         return verdict

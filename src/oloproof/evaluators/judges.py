@@ -32,9 +32,10 @@ What can happen:
 - ``missing: no_context_recorded`` / ``no_context_text`` (citation support): the answer cites
   ids and no context was recorded, or a cited passage was recorded without its text, so its
   citations cannot be checked; it counts against the system.
-- ``fail: field_missing`` / ``fail: field_not_text``: the output has no answer text where
-  ``field`` points, decided without a call, as the text checks decide it. It is the system's
-  fail, not the model's: a calibration refuses a labels example that would get it.
+- ``missing: field_missing`` / ``missing: field_not_text``: the output has no answer text
+  where ``field`` points, decided without a call, as the text checks decide it: no judge read
+  it, so it counts at its worst for every rule. A calibration refuses a labels example that
+  would get it.
 
 ``spec()`` is the judge's identity: everything that can change a verdict (type, criterion,
 provider, model, base URL, API version, template name/version/SHA-256, the request's shape:
@@ -230,10 +231,13 @@ class LLMJudge:
     # unparseable; the material's tags are escaped in every spelling a model reads as the tag
     # (</ answer>, ＜/answer＞, a zero-width space inside). Version 5 (the citation judge's 7)
     # read the exact key, and the one asked for, and let such a tag close its block.
+    # 9: an output without answer text where ``field`` points is missing (field_missing,
+    # field_not_text), as the text checks make it; version 8 failed it, which a rule capping a
+    # judge's metric (max: on a leak rate) read as good news about replies no judge read.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.
-    VERSION: ClassVar[int] = 8
+    VERSION: ClassVar[int] = 9
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 
@@ -349,8 +353,8 @@ class LLMJudge:
     # --- shared steps ------------------------------------------------------------------------
 
     def decided_without_call(self, view: CaseView) -> Verdict | None:
-        """The verdict ``view`` gets without asking the model (an exclusion, or the fail of an
-        output without answer text), or None when judging it needs a call."""
+        """The verdict ``view`` gets without asking the model (an exclusion, or the missing
+        verdict of an output without answer text), or None when judging it needs a call."""
         values = self.prepare(view)
         return values if isinstance(values, Verdict) else None
 
@@ -406,12 +410,13 @@ class LLMJudge:
         return detail
 
     def answer(self, view: CaseView) -> str | Verdict:
-        """The answer text, or the fail that says the output has none."""
+        """The answer text, or the missing verdict that says the output has none (see
+        ``VERSION``)."""
         value = read_output(view.output, self._field)
         if value is MISSING:
-            return Verdict.failed("field_missing", field=self.config.field)
+            return Verdict.missing("field_missing", field=self.config.field)
         if not isinstance(value, str):
-            return Verdict.failed(
+            return Verdict.missing(
                 "field_not_text", field=self.config.field, type=type(value).__name__
             )
         return value

@@ -48,8 +48,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 8, "CitationSupportJudge": 8, "AnswerJudge": 8, "RubricJudge": 8},
-    "a35685c4005b9dedd1813c45694da2cf0889891f11ea91959824c7a03fbbd462",
+    {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
+    "87d6cad4600ce94f270ac153b5af0ce93ec81fbfde227bebfd772538b3829d54",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 

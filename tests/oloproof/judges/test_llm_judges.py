@@ -192,14 +192,15 @@ def test_verdicts_decided_without_a_call(
 
 
 @pytest.mark.parametrize("judge_type", JUDGES)
-def test_an_output_without_answer_text_fails_without_a_call(
+def test_an_output_without_answer_text_is_no_verdict_and_no_call(
     server: ScriptedJudgeServer, secret: str, judge_type: str
 ) -> None:
+    # Missing, not failed (judge code version 9): a fail is good news to a max: rule.
     judge = judge_for(server, judge_type)
     missing = run(judge, make_view(answer={"text": "wrong key"}, context=[KB03], citations=["x"]))
-    assert (missing.status, missing.reason) == ("fail", "field_missing")
+    assert (missing.status, missing.reason) == ("missing", "field_missing")
     not_text = run(judge, make_view(answer={"answer": 5}, context=[KB03], citations=["x"]))
-    assert (not_text.status, not_text.reason) == ("fail", "field_not_text")
+    assert (not_text.status, not_text.reason) == ("missing", "field_not_text")
     assert server.requests == []
 
 
