@@ -98,7 +98,9 @@ def test_inspect_case_lists_every_repeat_with_its_error(tmp_path: Path) -> None:
     judged = oloproof("inspect", run_id, "--case", "c5", cwd=root).lines
     assert "  1 of 3 repeats without a verdict" in judged
     second = judged.index("  repeat 2 (ok):")
-    assert judged[second + 5].startswith("      shaped: missing (evaluator_raised)  sha256:")
+    assert judged[second + 4].startswith("      answer_correct: missing (field_not_text)  sha256:")
+    assert judged[second + 5] == "        the output's 'answer' is a number, not text"
+    assert judged[second + 6].startswith("      shaped: missing (evaluator_raised)  sha256:")
 
 
 def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Path) -> None:
@@ -107,7 +109,7 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
     listed = oloproof("inspect", run_id, "--failures", cwd=root)
     assert listed.code == 0, listed.err
     blocks = listed.out.rstrip("\n").split("\n\n")
-    assert blocks[0] == "5 of 6 cases failed, errored or did not finish"
+    assert blocks[0] == "5 of 6 cases failed, errored, are missing a verdict or did not finish"
     by_case = {block.splitlines()[0]: block.splitlines()[1:] for block in blocks[1:]}
     # c2 passed in every repeat; c6 failed one of three, which a count of failures counts.
     assert list(by_case) == ["c1", "c3", "c4", "c5", "c6"]
@@ -122,10 +124,11 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
         "  1 of 3 repeats errored; repeat 1: RuntimeError: the model timed out on q4 (call 1)",
         '  output (repeat 2): {"answer": "yes"}',
     ]
+    # c5's second answer is a number: no text for contains to read, so no verdict there either.
     assert by_case["c5"] == [
         "  1 of 3 repeats without a verdict",
         '  output (repeat 1): {"answer": "yes"}',
-        "  answer_correct: failed in 1 of 3 repeats",
+        "  answer_correct: missing in 1 of 3 repeats",
         "  shaped: missing in 1 of 3 repeats",
     ]
     assert by_case["c6"] == [
@@ -135,7 +138,9 @@ def test_failures_list_the_cases_with_an_errored_or_unjudged_repeat(tmp_path: Pa
     ]
     # An errored repeat has no verdict on any criterion: its case counts on each of them.
     on = oloproof("inspect", run_id, "--failures", "--criterion", "answer_correct", cwd=root)
-    assert on.lines[0] == "5 of 6 cases failed, errored or did not finish on answer_correct"
+    assert on.lines[0] == (
+        "5 of 6 cases failed, errored, are missing a verdict or did not finish on answer_correct"
+    )
     data = json.loads(oloproof("inspect", run_id, "--failures", "--json", cwd=root).out)
     c1 = next(d for d in data["failed"] if d["case_id"] == "c1")
     assert [r["status"] for r in c1["repeats"]] == ["ok", "errored", "ok"]
@@ -157,7 +162,7 @@ def test_junit_counts_a_case_with_an_errored_repeat_as_an_error(tmp_path: Path) 
     c5 = suite.find("testcase[@name='c5']/failure")
     assert c5 is not None
     assert c5.get("message") == (
-        "answer_correct: failed in 1 of 3 repeats; shaped: missing in 1 of 3 repeats"
+        "answer_correct: missing in 1 of 3 repeats; shaped: missing in 1 of 3 repeats"
     )
     c6 = suite.find("testcase[@name='c6']/failure")
     assert c6 is not None and c6.get("message") == "answer_correct: failed in 1 of 3 repeats"

@@ -40,6 +40,7 @@ from oloproof.report import (
     withdrawn_gate_line,
 )
 from oloproof.results import Interval
+from oloproof.strictjson import kind_named
 
 if TYPE_CHECKING:
     from oloproof.dry_run import DryRun, JudgeCalls
@@ -502,6 +503,8 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
     lines = []
     if isinstance(detail.get("error"), str):
         lines.append(f"error: {detail['error']}")
+    elif "field" in detail and "message" not in detail:  # an output without text where read
+        lines.append(_no_text(detail["field"], detail.get("type")))
     elif isinstance(detail.get("type"), str):  # an evaluator that raised, or ran out of time
         message = str(detail.get("message") or "")
         lines.append(f"error: {detail['type']}" + (f": {message}" if message else ""))
@@ -520,6 +523,14 @@ def judgment_lines(detail: Mapping[str, Any]) -> list[str]:
         lines.append(f"reply{size}: {preview(detail['raw_reply'], REPLY_PREVIEW)}")
     # A judge's error or parse error is its service's text: one line each, as errors print.
     return [printable(line) for line in lines]
+
+
+def _no_text(field: object, kind: object) -> str:
+    """``the output has no 'answer'`` or ``the output's 'answer' is a number, not text``."""
+    if not isinstance(kind, str):
+        return f"the output has no {field!r}"
+    where = "the output" if field is None else f"the output's {field!r}"
+    return f"{where} is {kind_named(kind)}, not text"
 
 
 def preview(value: Any, limit: int = OUTPUT_PREVIEW) -> str:
