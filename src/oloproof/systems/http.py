@@ -169,9 +169,9 @@ class HttpSystemAdapter:
     def _get_client(self) -> httpx.AsyncClient:
         # Created on first use so that it belongs to the event loop that runs the cases.
         if self._client is None:
-            limits = httpx.Limits(
-                max_connections=self._concurrency, max_keepalive_connections=self._concurrency
-            )
+            # No connection is kept for a later request: a reply a server sent beyond the one
+            # asked for would wait on it and be read as the next case's answer.
+            limits = httpx.Limits(max_connections=self._concurrency, max_keepalive_connections=0)
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(self._settings.timeout_s),
                 limits=limits,
