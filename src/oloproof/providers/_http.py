@@ -48,8 +48,10 @@ the key replaced by ``[redacted]`` in case a server echoes it. Errors are raised
 
 Concurrency: at most ``concurrency`` calls of one provider instance are in flight at once (one
 ``asyncio.Semaphore`` per event loop); a call gives up its slot while it waits to retry.
-Connections: inside ``async with provider:`` calls share one pooled ``httpx.AsyncClient``;
-outside it each call opens and closes its own, so nothing is left open if nobody closes it.
+Connections: inside ``async with provider:`` calls share one ``httpx.AsyncClient``, which keeps
+no connection once its reply is read (a spare reply a server sent would be read as the next
+call's); outside it each call opens and closes its own, so nothing is left open if nobody
+closes it.
 """
 
 from __future__ import annotations
@@ -576,7 +578,12 @@ class HttpProvider:
         import httpx
 
         if self._client is None:
-            self._client = httpx.AsyncClient(timeout=httpx.Timeout(self.timeout_s))
+            # No connection is kept for a later call: a reply a server sent beyond the one asked
+            # for would wait on it and be read as the next call's.
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(self.timeout_s),
+                limits=httpx.Limits(max_keepalive_connections=0),
+            )
         self._entered += 1
         return self
 

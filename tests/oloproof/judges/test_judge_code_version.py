@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
-    "87d6cad4600ce94f270ac153b5af0ce93ec81fbfde227bebfd772538b3829d54",
+    "1265beda3954b1532a07a3a707050bd8c1646acd545b0c957253160a9a93de1f",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
