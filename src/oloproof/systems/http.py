@@ -19,10 +19,11 @@ characters, never cut inside a secret.
 Header values may hold ``${NAME}``: the variable is read from the environment at call time.
 Header values are never part of the identity; a value read from the environment is registered
 with ``oloproof.redaction``, so it is never stored or printed, even when the endpoint echoes it.
-A header that cannot be sent as it resolves (``header_fault``: a name that is not a token; a
-value holding a line break, a control character, a character outside ASCII, bytes that are not
-text, or white space at an end) is a ``ConfigError`` naming the header and the variable at
-fault, never the value; a run is refused for it when planned, before any case calls.
+A header that cannot be sent as it resolves (``header_fault``: a name that is not a token, or
+one that frames the body, ``Content-Length`` or ``Transfer-Encoding``; a value holding a line
+break, a control character, a character outside ASCII, bytes that are not text, or white space
+at an end) is a ``ConfigError`` naming the header and the variable at fault, never the value; a
+run is refused for it when planned, before any case calls.
 
 Oloproof cannot see the code behind an endpoint, so by default no run reuses another's
 executions: every case calls the endpoint on every run (judgments of an unchanged output are
@@ -69,6 +70,8 @@ if TYPE_CHECKING:
 # RFC 9110's token, the only header names h11 sends.
 _HEADER_NAME = re.compile(r"[-!#$%&'*+.^_`|~0-9A-Za-z]+")
 _CANNOT = ", which an HTTP header cannot carry"
+# The headers that say where the request body ends: httpx writes them for the JSON it sends.
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
 _RETRY_STATUS = 429
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
@@ -290,6 +293,13 @@ def header_fault(header: str, template: str, environ: Mapping[str, str]) -> Head
             "!#$%&'*+-.^_`|~ only)"
         )
     field = f"system.http.headers.{header}:"
+    if header.lower() in _FRAMING:
+        # Sent in place of the body's own framing, it cuts the case's input short or has the
+        # endpoint read the chunk sizes as part of it.
+        return HeaderFault(
+            f"{field} Oloproof sends the case's input as the body and frames it itself; leave "
+            "the header out"
+        )
     names = header_variables(template)
     for name in names:
         if name not in environ:
