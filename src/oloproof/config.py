@@ -919,8 +919,7 @@ def load_policy(path: Path, *, as_recorded: bool = False) -> Policy:
     on its choices an earlier release may not have made, to hold it to what a run recorded.
     """
     data, lines = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a policy mapping at the top level")
+    _a_policy_mapping(path, data, lines)
     _repeated_rule_id(path, data, lines)
     try:
         policy = Policy.model_validate(data, context={_RECORDED: True} if as_recorded else None)
@@ -982,12 +981,7 @@ def _repeated_rule_id(path: Path, data: dict[str, Any], lines: dict[tuple[Any, .
 def load_compare_policy(path: Path) -> ComparePolicy:
     """Read and validate a comparison policy file."""
     data, lines = read_yaml(path)
-    if not isinstance(data, dict):
-        # An empty file (or one of comments) has no node: its mapping would start on line 1.
-        raise ConfigError(
-            f"{path}, line {lines.get((), 1)}: (top level): expected a policy mapping "
-            f"(version, rules), found {_found(data)}"
-        )
+    _a_policy_mapping(path, data, lines)
     _repeated_rule_id(path, data, lines)
     try:
         policy = ComparePolicy.model_validate(data)
@@ -998,6 +992,18 @@ def load_compare_policy(path: Path) -> ComparePolicy:
         raise validation_error(path, exc, lines, ComparePolicy, data) from None
     policy._lines = lines
     return policy
+
+
+def _a_policy_mapping(path: Path, data: Any, lines: dict[tuple[Any, ...], int]) -> None:
+    """Refuse a policy file (a release's or a comparison's) that holds no mapping at its top
+    level, at the line its value starts on and with what it holds instead, as every other
+    fault of the file is named: an empty file, or one of comments (a policy still to be
+    written), has no node, so its mapping would start on line 1."""
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{path}, line {lines.get((), 1)}: (top level): expected a policy mapping "
+            f"(version, rules), found {_found(data)}"
+        )
 
 
 def _found(data: Any) -> str:
