@@ -391,11 +391,28 @@ class ProjectConfig(_Model):
         return value
 
 
+def _not_a_percentage(value: Any, what: str) -> Any:
+    """``value`` unless it reads as a percentage of what is a fraction of 1 (``what``: a bound,
+    a rate): checked before the field's own bounds, which would say only "less than or equal
+    to 1", with no word of what was meant, as ``confidence_level`` is (``_Gate``). Above 100
+    it is no percentage either, and the bounds say so."""
+    if type(value) in (int, float) and 1 < value <= 100:
+        raise ValueError(
+            f"{value:g} reads as a percentage: {what} is a fraction of 1, so write {value / 100:g}"
+        )
+    return value
+
+
 class JudgeRequirement(_Model):
     """What a judge must have shown in calibration before its metric may decide."""
 
     min_sensitivity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
     min_specificity: float | None = Field(default=None, ge=0, le=1, description="Lower bound.")
+
+    @field_validator("min_sensitivity", "min_specificity", mode="before")
+    @classmethod
+    def _rate_not_a_percentage(cls, rate: Any) -> Any:
+        return _not_a_percentage(rate, "a rate")
 
     @field_validator("min_sensitivity", "min_specificity")
     @classmethod
@@ -432,6 +449,11 @@ class Rule(_Model):
     @classmethod
     def _id_shown(cls, value: str, info: ValidationInfo) -> str:
         return value if _recorded(info) else _shown_as_written(value, "rule id")
+
+    @field_validator("min", "max", mode="before")
+    @classmethod
+    def _bound_not_a_percentage(cls, bound: Any) -> Any:
+        return _not_a_percentage(bound, "a bound")
 
     @model_validator(mode="after")
     def _shape(self, info: ValidationInfo) -> Rule:
