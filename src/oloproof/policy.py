@@ -161,20 +161,36 @@ def refuse_rules_on_score_judges(
         )
 
 
-def refuse_counts_that_cannot_fail(policy: Policy, cases: int, path: Path, chosen: str) -> None:
+def refuse_counts_that_cannot_fail(
+    policy: Policy, cases: int, judged: Mapping[str, int], path: Path, chosen: str
+) -> None:
     """Refuse an ``observed_count`` rule that allows as many failures as the run has cases
-    (``cases``; ``chosen``: which cases those are, as a sentence's end), as a ``ConfigError``
-    naming the rule's file and line.
+    (``cases``; ``chosen``: which cases those are, as a sentence's end), or as its metric can
+    judge of them (``judged``: per criterion, the cases its evaluator does not exclude by their
+    own expected values, whatever the system answers), as a ``ConfigError`` naming the rule's
+    file and line.
 
     Why: such a rule passes however many cases fail (and on a subset, where a count is
     INSUFFICIENT_EVIDENCE, a ``block_on`` without it lets it through): a check that cannot
-    fail, as ``min: 0`` is, which the policy file refuses.
+    fail, as ``min: 0`` is, which the policy file refuses. A metric that can judge no case is
+    left alone: its rule observes nothing, and the gate blocks on that.
     """
     for index, rule in enumerate(policy.rules):
         limit = rule.max_failures
-        if rule.kind != "observed_count" or limit is None or limit < cases:
+        if rule.kind != "observed_count" or limit is None:
+            continue
+        can_judge = judged.get(rule.metric, cases)
+        if limit < cases and (limit < can_judge or can_judge == 0):
             continue
         where = policy.location("rules", index, "max_failures", path=path)
+        if limit < cases:
+            raise ConfigError(
+                f"{where}: rule {rule.id!r} allows {limit} failures of {rule.metric} "
+                f"(max_failures: {limit}), and only {can_judge} of the run's {cases} cases"
+                f"{chosen} can be judged on {rule.metric} (the others' expected values exclude "
+                "them from it): however many fail, the rule passes; give max_failures below "
+                f"{can_judge} (max_failures: 0 allows none)"
+            )
         raise ConfigError(
             f"{where}: rule {rule.id!r} allows {limit} failures of {rule.metric} (max_failures: "
             f"{limit}), and the run has {cases} {'case' if cases == 1 else 'cases'}{chosen}: "

@@ -47,7 +47,7 @@ from oloproof.dataset import Case, Dataset, RecordedDataset, load_dataset
 from oloproof.engines import Engine, engine_from_option, open_engine, require_engine
 from oloproof.errors import ConfigError, LedgerAccessError, OloproofError
 from oloproof.evaluators import build_evaluator, refuse_repeated_criterion
-from oloproof.evaluators.base import Evaluator
+from oloproof.evaluators.base import Evaluator, ExcludesByCase
 from oloproof.evaluators.fields import dotted_expected_check
 from oloproof.evaluators.judges import UsageMeter, build_judge
 from oloproof.evaluators.retrieval import chunk_label_check
@@ -191,6 +191,7 @@ class RunPlan:
             refuse_counts_that_cannot_fail(
                 self.policy,
                 len(chosen),
+                judged_cases(self.evaluators, chosen),
                 self.policy_path,
                 f" of the {len(self.loaded.cases)} the cases file holds",
             )
@@ -382,7 +383,13 @@ def _plan(
         if not policy_as_recorded:  # a resumed run is decided by the rules it recorded
             _refuse_undecidable(policy, evaluators, policy_path)
             if isinstance(dataset, Dataset):  # a replay's plan is decided by no policy file
-                refuse_counts_that_cannot_fail(policy, len(dataset.cases), policy_path, "")
+                refuse_counts_that_cannot_fail(
+                    policy,
+                    len(dataset.cases),
+                    judged_cases(evaluators, dataset.cases),
+                    policy_path,
+                    "",
+                )
     if concurrency is not None:
         config = config.model_copy(update={"concurrency": concurrency})
     kind = next(
@@ -1082,6 +1089,19 @@ def _left_out(run_body: Mapping[str, Any]) -> Subset | None:
     if not Selection.from_body(recorded).left_out(planned, total):
         return None
     return Subset(planned, total)
+
+
+def judged_cases(evaluators: Sequence[AnyEvaluator], cases: Sequence[Case]) -> dict[str, int]:
+    """Per criterion, how many of ``cases`` its evaluator can judge: those it does not exclude
+    by their own expected values whatever the system answers (``ExcludesByCase``; an evaluator
+    without that can judge every case). A count allowing that many failures cannot fail."""
+    judged: dict[str, int] = {}
+    for evaluator in evaluators:
+        if isinstance(evaluator, ExcludesByCase):
+            judged[evaluator.criterion] = sum(
+                evaluator.case_exclusion(case.id, case.expected) is None for case in cases
+            )
+    return judged
 
 
 def refused_policy(plan: RunPlan) -> str | None:
