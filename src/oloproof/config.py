@@ -39,7 +39,7 @@ from oloproof.judge_config import (
     capped_backoff,
     literal_url,
 )
-from oloproof.suggest import allowed_keys, did_you_mean, wrong_kind
+from oloproof.suggest import allowed_keys, closest, did_you_mean, wrong_kind
 from oloproof.yamlfile import input_fault, line_for, read_yaml
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
@@ -745,7 +745,7 @@ def validation_error(
     With the ``model`` and the ``data`` it validated, an unknown key names the closest allowed
     one, and an unknown ``type:`` tag the closest known type (``oloproof.suggest``).
     """
-    err = exc.errors()[0]
+    err = _first_fault(exc.errors())
     loc = _data_loc(err["loc"], lines, missing=err["type"] == "missing")
     problem = (err.get("ctx") or {}).get("error")
     if isinstance(problem, SchemaProblem):
@@ -781,6 +781,23 @@ def validation_error(
         message = "required key is missing"
     message = message.removeprefix("Value error, ")
     return ConfigError(f"{where}: {key}: {message}")
+
+
+def _first_fault(errors: list[Any]) -> Any:
+    """The first of pydantic's ``errors``, but for a required key reported missing beside an
+    unknown key like it in the same mapping (``rule:`` for ``rules:``, ``metric`` holding a
+    byte-order mark that shows as nothing): that unknown key. The file does give the key,
+    written otherwise, and "required key is missing" named a key the reader sees written, at
+    the line of the mapping that holds it rather than its own."""
+    first = errors[0]
+    if first["type"] != "missing":
+        return first
+    *holder, name = first["loc"]
+    for err in errors:
+        *at, key = err["loc"]
+        if err["type"] == "extra_forbidden" and at == holder and closest(str(key), [str(name)]):
+            return err
+    return first
 
 
 def _unknown_tag(loc: tuple[Any, ...], ctx: dict[str, Any]) -> str:

@@ -92,9 +92,11 @@ REFUSALS = {
         "line 3: rules.0: superiority with margin 100 can never pass: two metrics between 0 and "
         "1 never differ by more than 100 points; give the gain you need (margin: 0 asks for any)",
     ),
+    # Was "rules.0.non_inferiority.margin: required key is missing", beside the key written
+    # misspelt (test_misspelt_required_key_named).
     "unknown key": (
         "version: 1\nrules:\n  - {id: a, metric: echo, non_inferiority: {margn: 5}}\n",
-        "line 3: rules.0.non_inferiority.margin: required key is missing",
+        "line 3: rules.0.non_inferiority.margn: unknown key; did you mean 'margin'?",
     ),
     "repeated id": (
         "version: 1\nrules:\n" + RULE + RULE,
