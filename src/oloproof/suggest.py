@@ -60,7 +60,10 @@ def kind_of(data: Mapping[str, Any]) -> FileKind | None:
         if isinstance(rule, Mapping):
             keys |= set(rule)
     if keys & _COMPARISON_TESTS:
-        return "compare_policy"
+        # Beside a release rule's bounds (`judge:` both kinds take), it is neither: a release
+        # policy with one comparison rule is not to be sent to `compare`, which would refuse
+        # its other rules in turn; its first fault, with its line, says more.
+        return None if keys & (_RELEASE_KEYS - {"judge"}) else "compare_policy"
     if keys & _RELEASE_KEYS:
         return "policy"
     return None
