@@ -283,6 +283,20 @@ def rule_note(rule_id: str, reason: str, detail: Mapping[str, Any]) -> str | Non
     return f"{rule_id}: {said}"
 
 
+def level_line(level: float) -> str | None:
+    """The line said beside a run's metrics when its intervals are at a ``level`` other than
+    ``DEFAULT_LEVEL``, or None. An interval printed as ``[95.4%, 100.0%]`` is read as one at
+    95%, and a rule it PASSes as shown at 95%: at 0.5 the same cases give that interval, and
+    at 95% one that does not clear the rule. The terminal report and the Markdown summary say
+    this one; the viewer's run page names the level above its metrics."""
+    if level == DEFAULT_LEVEL:
+        return None
+    return (
+        f"Intervals at {level * 100:g}% confidence (the policy's confidence_level: {level:g}), "
+        f"not the usual {DEFAULT_LEVEL * 100:g}%"
+    )
+
+
 def evidence_line(report: RunReport) -> str | None:
     """The line said under a decided gate that stands on nothing (``stands_on_nothing``): a run
     none of whose cases was answered, or rules whose metric observed no case. It says why the

@@ -49,7 +49,7 @@ from oloproof.cli.render import (
 from oloproof.display import unreordered
 from oloproof.errors import ConfigError, OloproofError, Terminated
 from oloproof.redaction import redact_text
-from oloproof.report import evidence_line, rule_note
+from oloproof.report import evidence_line, level_line, rule_note
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -544,6 +544,9 @@ def run_summary(report: RunReport) -> str:
             note = rule_note(rule.rule_id, rule.reason, rule.detail)
             if note is not None:
                 lines += [md_text(note), ""]
+    level = level_line(report.level)
+    if level is not None:
+        lines += [md_text(level), ""]
     lines += md_table(
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],

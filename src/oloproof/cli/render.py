@@ -30,6 +30,7 @@ from oloproof.report import (
     RunReport,
     errored_summary,
     evidence_line,
+    level_line,
     missing_metric_lines,
     repeats_errored_summary,
     rule_note,
@@ -141,6 +142,9 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
         notes = (rule_note(r.rule_id, r.reason, r.detail) for r in report.rules)
         lines += [note for note in notes if note is not None]
         lines.append("")
+    level = level_line(report.level)
+    if level is not None:
+        lines.append(level)
     lines += table(
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
