@@ -30,6 +30,7 @@ from oloproof.report import (
     comparison_evidence_line,
     comparison_rule_note,
     counted_text,
+    level_line,
     rule_margins,
     unpaired_lines,
 )
@@ -124,6 +125,9 @@ def _summary(
     # a candidate that errored.
     for line in unpaired_lines(body, ids):
         lines += [md_text(line), ""]
+    level = level_line(float(body["level"]))
+    if level is not None:
+        lines += [md_text(level), ""]
     lines += [
         *md_table(
             ["metric", "difference", "interval", "paired", "missing", "excluded"],

@@ -29,6 +29,7 @@ from oloproof.report import (
     comparison_rule_note,
     counted_text,
     left_out_of_slices,
+    level_line,
     planning_text,
     rule_margins,
     slice_text,
@@ -210,6 +211,9 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         f"{body['baseline']['run_id']} · {paired} paired {plural(paired, 'case')}"
     ]
     lines += unpaired_lines(body)
+    level = level_line(float(body["level"]))
+    if level is not None:
+        lines.append(level)
     for row in body["metrics"]:
         lines += _metric_lines(row, rule_margins(body, row["metric"]))
     lines += [f"not compared: {n['metric']} (only in {n['only_in']})" for n in body["not_compared"]]
