@@ -162,24 +162,35 @@ def refuse_rules_on_score_judges(
 
 
 def refuse_counts_that_cannot_fail(
-    policy: Policy, cases: int, judged: Mapping[str, int], path: Path, chosen: str
+    policy: Policy,
+    cases: int,
+    judged: Callable[[int], Mapping[str, int]],
+    path: Path,
+    chosen: str,
 ) -> None:
     """Refuse an ``observed_count`` rule that allows as many failures as the run has cases
     (``cases``; ``chosen``: which cases those are, as a sentence's end), or as its metric can
-    judge of them (``judged``: per criterion, the cases its evaluator does not exclude by their
-    own expected values, whatever the system answers), as a ``ConfigError`` naming the rule's
-    file and line.
+    judge of them (``judged(limit)``: per criterion, the cases its evaluator does not exclude by
+    their own expected values, whatever the system answers, counted at least to ``limit + 1``;
+    asked only of a policy with such a rule, as it reads the cases), as a ``ConfigError``
+    naming the rule's file and line.
 
     Why: such a rule passes however many cases fail (and on a subset, where a count is
     INSUFFICIENT_EVIDENCE, a ``block_on`` without it lets it through): a check that cannot
     fail, as ``min: 0`` is, which the policy file refuses. A metric that can judge no case is
     left alone: its rule observes nothing, and the gate blocks on that.
     """
+    limits = [
+        rule.max_failures
+        for rule in policy.rules
+        if rule.kind == "observed_count" and rule.max_failures is not None
+    ]
+    counted = judged(max(limits)) if limits else {}
     for index, rule in enumerate(policy.rules):
         limit = rule.max_failures
         if rule.kind != "observed_count" or limit is None:
             continue
-        can_judge = judged.get(rule.metric, cases)
+        can_judge = counted.get(rule.metric, cases)
         if limit < cases and (limit < can_judge or can_judge == 0):
             continue
         where = policy.location("rules", index, "max_failures", path=path)

@@ -14,7 +14,7 @@ import functools
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
@@ -191,7 +191,7 @@ class RunPlan:
             refuse_counts_that_cannot_fail(
                 self.policy,
                 len(chosen),
-                judged_cases(self.evaluators, chosen),
+                functools.partial(judged_cases, self.evaluators, chosen),
                 self.policy_path,
                 f" of the {len(self.loaded.cases)} the cases file holds",
             )
@@ -386,7 +386,7 @@ def _plan(
                 refuse_counts_that_cannot_fail(
                     policy,
                     len(dataset.cases),
-                    judged_cases(evaluators, dataset.cases),
+                    functools.partial(judged_cases, evaluators, dataset.cases),
                     policy_path,
                     "",
                 )
@@ -1091,16 +1091,28 @@ def _left_out(run_body: Mapping[str, Any]) -> Subset | None:
     return Subset(planned, total)
 
 
-def judged_cases(evaluators: Sequence[AnyEvaluator], cases: Sequence[Case]) -> dict[str, int]:
+def judged_cases(
+    evaluators: Sequence[AnyEvaluator], cases: Iterable[Case], limit: int
+) -> dict[str, int]:
     """Per criterion, how many of ``cases`` its evaluator can judge: those it does not exclude
     by their own expected values whatever the system answers (``ExcludesByCase``; an evaluator
-    without that can judge every case). A count allowing that many failures cannot fail."""
-    judged: dict[str, int] = {}
-    for evaluator in evaluators:
-        if isinstance(evaluator, ExcludesByCase):
-            judged[evaluator.criterion] = sum(
-                evaluator.case_exclusion(case.id, case.expected) is None for case in cases
-            )
+    without that can judge every case). A count allowing that many failures cannot fail.
+
+    Counted only until each passes ``limit``, the highest ``max_failures`` of the policy: a
+    case file read once more, in full, would cost every run with a count rule a pass over a
+    million cases to learn that more than a handful can be judged."""
+    excluding = [e for e in evaluators if isinstance(e, ExcludesByCase)]
+    judged = {e.criterion: 0 for e in excluding}
+    for case in cases if excluding else ():
+        for evaluator in excluding:
+            criterion = evaluator.criterion
+            if (
+                judged[criterion] <= limit
+                and evaluator.case_exclusion(case.id, case.expected) is None
+            ):
+                judged[criterion] += 1
+        if all(count > limit for count in judged.values()):
+            break
     return judged
 
 
