@@ -13,8 +13,9 @@ the reply *is* the object the request asked for:
   which no ledger stores);
 - keys are read as a model reads them: in any case, full-width, with spaces or invisible
   characters (``"Unsupported"`` is ``unsupported``); none of those keys is given twice so
-  (``"verdict"`` beside ``"Verdict"``), and no other key's value is another decision
-  (``"final_verdict": "fail"`` beside a pass), since which one the judge meant cannot be known;
+  (``"verdict"`` beside ``"Verdict"``), and no other member, at any depth, is another decision
+  (``"final_verdict": "fail"`` or ``"claims": [{"verdict": "fail"}]`` beside a pass, a
+  ``"final_score"`` beside a score), since which one the judge meant cannot be known;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -178,16 +179,9 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
     if decision is None:
         wanted = "a number from 0 to 1" if scale == "score" else '"pass" or "fail"'
         return Unparseable(f'the reply\'s object has no "{key}" that is {wanted}')
-    for name, value in obj.items():
-        # {"verdict": "pass", "final_verdict": "fail"}: the reply gives another decision under
-        # a key of its own; which one the model meant cannot be known (beside a score, whether
-        # they agree cannot be known either).
-        said = value.strip().casefold() if isinstance(value, str) else None
-        if said in ("pass", "fail") and said != decision and _as_read(name) != key:
-            return Unparseable(
-                f'the reply gives "{said}" under {json.dumps(name, ensure_ascii=False)} '
-                f'beside its "{key}"'
-            )
+    second = _second_decision(obj, decision, key, scale)
+    if second is not None:
+        return Unparseable(second)
     reason = values.get("reason")
     if reason is not None and not isinstance(reason, str):
         return Unparseable('the reply\'s "reason" is not text')
@@ -204,6 +198,48 @@ def _judgment(obj: Mapping[str, Any], scale: Scale) -> Judgment | Unparseable:
             "pair), which is not text"
         )
     return Judgment(decision, reason, None if unsupported is None else tuple(unsupported))
+
+
+def _second_decision(
+    obj: Mapping[str, Any], decision: str | float, key: str, scale: Scale
+) -> str | None:
+    """Where ``obj`` gives a decision other than ``decision``, in one sentence; None if nowhere.
+
+    {"verdict": "pass", "final_verdict": "fail"}, or a "fail" inside a member of its own
+    ({"claims": [{"verdict": "fail"}]}), or a score judge's {"final_score": 0.1} beside its
+    0.9: the reply says two things, and which one the model meant cannot be known. Every depth
+    is searched, since a model grading parts states a decision as surely there as at the top.
+    A text reading "pass" or "fail" is a decision wherever it is; for a score judge, so is a
+    number from 0 to 1 under a key naming a score. The decision's own key is not searched, nor
+    ``unsupported``, whose items are the ids a citation judge names (an id may read "pass").
+    """
+    skipped = (key, "unsupported")
+    # (where, the key naming the value as read, the value): a list's items are named by its key.
+    pending: list[tuple[str, str, Any]] = [
+        (json.dumps(name, ensure_ascii=False), _as_read(name), value)
+        for name, value in obj.items()
+        if _as_read(name) not in skipped
+    ]
+    pending.reverse()  # so the first in the reply is found first
+    while pending:  # a stack, not recursion: a reply may nest as deep as the parser reads
+        where, named, value = pending.pop()
+        if isinstance(value, dict):
+            inner = [
+                (f"{where}.{json.dumps(name, ensure_ascii=False)}", _as_read(name), item)
+                for name, item in value.items()
+            ]
+        elif isinstance(value, list):
+            inner = [(f"{where}[{at}]", named, item) for at, item in enumerate(value)]
+        else:
+            said = value.strip().casefold() if isinstance(value, str) else None
+            if said in ("pass", "fail") and said != decision:
+                return f'the reply gives "{said}" under {where} beside its "{key}"'
+            other = _decision(value, "score") if scale == "score" and "score" in named else None
+            if other is not None and other != decision:
+                return f'the reply gives {json.dumps(value)} under {where} beside its "{key}"'
+            continue
+        pending.extend(reversed(inner))  # so the first in the reply is found first
+    return None
 
 
 def _as_read(key: str) -> str:

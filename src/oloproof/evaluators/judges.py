@@ -231,7 +231,10 @@ class LLMJudge:
     # unparseable; the material's tags are escaped in every spelling a model reads as the tag
     # (</ answer>, ＜/answer＞, a zero-width space inside). Version 5 (the citation judge's 7)
     # read the exact key, and the one asked for, and let such a tag close its block.
-    # 9: an output without answer text where ``field`` points is missing (field_missing,
+    # 9: a second decision anywhere inside the reply ({"claims": [{"verdict": "fail"}]} beside
+    # a pass), and for a score judge a second score under a key naming one ("final_score"),
+    # is unparseable. Version 8 looked only at the reply's top-level texts.
+    # Also 9: an output without answer text where ``field`` points is missing (field_missing,
     # field_not_text), as the text checks make it; version 8 failed it, which a rule capping a
     # judge's metric (max: on a leak rate) read as good news about replies no judge read.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version

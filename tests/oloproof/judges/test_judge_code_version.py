@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
-    "1265beda3954b1532a07a3a707050bd8c1646acd545b0c957253160a9a93de1f",
+    "ca2111d12a23d3b405f07bc5ddfced53892ebe6337e72ad173e766a07d3165e6",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
