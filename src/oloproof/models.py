@@ -49,8 +49,9 @@ __all__ = ["REPLIES", "ModelClient", "ModelReply", "reading", "recording_model_c
 # How replies are read into an answer, counted up when that changes what counts as one: the
 # executions an earlier reading stored (a reply cut at the token limit, taken whole before 2;
 # one beside the server's error, or beside a tool call its finish reason did not name, before
-# 3) are then made again rather than served from the cache.
-REPLIES = 3
+# 3; one cut where the model's context ends, finish_reason model_length, before 4) are then
+# made again rather than served from the cache.
+REPLIES = 4
 
 # The modules through which code reaches ModelClient: this one, or the package that exports it
 # (``oloproof.ModelClient``, ``from oloproof import ...`` inside a function).

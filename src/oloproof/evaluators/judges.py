@@ -233,7 +233,9 @@ class LLMJudge:
     # read the exact key, and the one asked for, and let such a tag close its block.
     # 9: a second decision anywhere inside the reply ({"claims": [{"verdict": "fail"}]} beside
     # a pass), and for a score judge a second score under a key naming one ("final_score"),
-    # is unparseable. Version 8 looked only at the reply's top-level texts.
+    # is unparseable. Version 8 looked only at the reply's top-level texts. A reply cut where
+    # the model's context ends (finish_reason model_length) is judge_reply_incomplete;
+    # version 8 read its verdict.
     # Also 9: an output without answer text where ``field`` points is missing (field_missing,
     # field_not_text), as the text checks make it; version 8 failed it, which a rule capping a
     # judge's metric (max: on a leak rate) read as good news about replies no judge read.

@@ -128,6 +128,11 @@ _TOOL_CALL = "the model asked to call a tool instead of answering"
 # or a server's own word for it, such as TGI's ``eos_token``) is taken as a finished reply.
 _INCOMPLETE = {
     "length": "the reply was cut at the token limit (finish_reason length; max_tokens sets it)",
+    # Mistral's: the reply ran into the model's context length (Anthropic's
+    # model_context_window_exceeded).
+    "model_length": (
+        "the reply was cut where the model's context ends (finish_reason model_length)"
+    ),
     "content_filter": (
         "the server's content filter cut or withheld the reply (finish_reason content_filter)"
     ),

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
-    "ca2111d12a23d3b405f07bc5ddfced53892ebe6337e72ad173e766a07d3165e6",
+    "3eb58a97e835fce25fdb4a230732855c35266104001b002016b36877d2665d20",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
