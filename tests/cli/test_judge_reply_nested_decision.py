@@ -5,10 +5,10 @@ The probe, through ``oloproof run --json`` against a scripted server on 127.0.0.
 grading each claim, failing one, and passing the answer) was read as a pass, 2 / 2 observed;
 so was ``{"verdict": "pass", "review": {"final_verdict": "fail"}}``. Only the reply's top-level
 members were looked at for a second decision. A score judge's ``{"score": 0.9, "final_score":
-0.1}`` read as 0.9, and ``{"score": 0.9, "parts": [{"score": 0.1}]}`` too: a second score was
-not a decision at all. The reply says two things and which one the model meant cannot be
-known, so each is now missing (``unparseable_reply``, counted against the system), wherever the
-second decision sits. A nested decision agreeing with the reply's own reads as before, and so
+0.1}`` read as 0.9, and ``{"score": 0.9, "parts": [{"score": 0.1}]}`` or ``"subscores":
+{"tone": 0.1}`` too: a second score was not a decision at all. The reply says two things and
+which one the model meant cannot be known, so each is now missing (``unparseable_reply``,
+counted against the system), wherever the second decision sits. A nested decision agreeing with the reply's own reads as before, and so
 does a citation judge's fail naming an id spelled ``pass`` among those it found unsupported: an
 id is no decision (judge code version 9).
 """
@@ -59,6 +59,12 @@ SCORE = {**RUBRIC, "scale": "score"}
             SCORE,
             "on_point",
             'the reply gives 0.1 under "parts"[0]."score" beside its "score"',
+        ),
+        (
+            {"score": 0.9, "reason": "r", "subscores": {"tone": 0.1}},
+            SCORE,
+            "on_point",
+            'the reply gives 0.1 under "subscores"."tone" beside its "score"',
         ),
     ],
 )

@@ -210,31 +210,37 @@ def _second_decision(
     0.9: the reply says two things, and which one the model meant cannot be known. Every depth
     is searched, since a model grading parts states a decision as surely there as at the top.
     A text reading "pass" or "fail" is a decision wherever it is; for a score judge, so is a
-    number from 0 to 1 under a key naming a score. The decision's own key is not searched, nor
-    ``unsupported``, whose items are the ids a citation judge names (an id may read "pass").
+    number from 0 to 1 under a key naming a score, at any depth. The decision's own key is not
+    searched, nor ``unsupported``, whose items are the ids a citation judge names (an id may
+    read "pass").
     """
     skipped = (key, "unsupported")
-    # (where, the key naming the value as read, the value): a list's items are named by its key.
-    pending: list[tuple[str, str, Any]] = [
-        (json.dumps(name, ensure_ascii=False), _as_read(name), value)
+    # (where, whether a key on the way to it names a score, the value): the numbers of
+    # "subscores": [0.2] and "scores": {"tone": 0.2} are scores as surely as "score": 0.2.
+    pending: list[tuple[str, bool, Any]] = [
+        (json.dumps(name, ensure_ascii=False), "score" in _as_read(name), value)
         for name, value in obj.items()
         if _as_read(name) not in skipped
     ]
     pending.reverse()  # so the first in the reply is found first
     while pending:  # a stack, not recursion: a reply may nest as deep as the parser reads
-        where, named, value = pending.pop()
+        where, scored, value = pending.pop()
         if isinstance(value, dict):
             inner = [
-                (f"{where}.{json.dumps(name, ensure_ascii=False)}", _as_read(name), item)
+                (
+                    f"{where}.{json.dumps(name, ensure_ascii=False)}",
+                    scored or "score" in _as_read(name),
+                    item,
+                )
                 for name, item in value.items()
             ]
         elif isinstance(value, list):
-            inner = [(f"{where}[{at}]", named, item) for at, item in enumerate(value)]
+            inner = [(f"{where}[{at}]", scored, item) for at, item in enumerate(value)]
         else:
             said = value.strip().casefold() if isinstance(value, str) else None
             if said in ("pass", "fail") and said != decision:
                 return f'the reply gives "{said}" under {where} beside its "{key}"'
-            other = _decision(value, "score") if scale == "score" and "score" in named else None
+            other = _decision(value, "score") if scale == "score" and scored else None
             if other is not None and other != decision:
                 return f'the reply gives {json.dumps(value)} under {where} beside its "{key}"'
             continue

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
-    "3eb58a97e835fce25fdb4a230732855c35266104001b002016b36877d2665d20",
+    "2ede1ecc4a66784e0ba3b26b5087e56eef84d2e2241cffe6c11be5b05a70d7aa",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
