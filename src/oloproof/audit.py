@@ -141,6 +141,15 @@ def application_checks(ledger: Ledger, counts: AuditCounts | None = None) -> Ite
             yield from stale_summary(address, "comparison", verify_comparison(ledger, event))
 
 
+def run_problems(ledger: Ledger, address: str) -> list[Problem]:
+    """The ``StaleSummary`` problems ``verify`` finds in the run whose run event is stored at
+    ``address`` (its case results' copies and labels, a second result for a case, its
+    decisions), in the order it prints them: what ``ledger import`` says of a run it brought."""
+    body = run_body(ledger.get(address))
+    run = StoredRun(body["run_id"], address, body)
+    return list(_check_run(ledger, run, _Judgments(ledger), AuditCounts()))
+
+
 # -- refs: each run id's names its run ----------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """What ``oloproof ledger import`` says of an archive beyond what the ledger itself checks: the
-runs it gives a second result for one of their cases.
+runs it gives a second result for one of their cases, and the summaries of its runs that their
+events do not give.
 
 A run writes each case once. The same run holds two different results for a case only when it
 went on in two places: two copies of a project each resumed it, or an archive made while it
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ledger import Ledger, LedgerError, open_archive
+from ledger import Ledger, LedgerError, Problem, open_archive
 from oloproof import events as ev
+from oloproof.audit import run_problems
+from oloproof.display import plural
 from oloproof.metrics import SeenCases, case_result_body
 from oloproof.store import APPLICATION
 
@@ -60,3 +63,58 @@ def second_results_warning(found: dict[str, list[str]]) -> str:
             "others"
         )
     return "\n".join(lines)
+
+
+def held_runs(archive: Path) -> dict[str, str]:
+    """The run id of each run event ``archive`` holds, by its address. Empty when the archive
+    does not open (the import's own checks say why)."""
+    try:
+        reader = open_archive(archive, APPLICATION)
+    except LedgerError:
+        return {}
+    with reader:
+        return {address: event.body["run_id"] for address, event in reader.events(ev.RUN)}
+
+
+def unsound_summaries(ledger: Ledger, runs: dict[str, str]) -> dict[str, list[Problem]]:
+    """The problems ``verify`` would find, by run id, in each of ``runs`` (an address: run id
+    mapping, as ``held_runs`` gives) once imported into ``ledger``. A decision or a verdict
+    copy changed in an archive hashes right and links right, so only re-deriving it shows it,
+    and ``runs`` and ``inspect`` would otherwise show what it claims, a forged PASS included.
+    Every run the archive holds is checked, not only those it brought new events for: importing
+    the archive again must not read as sound. A run that holds a second result for one of its
+    cases went on in two places (``second_results``): the decision made where the archive was
+    made counted other results than this ledger's, as ``verify`` says, so it is left out."""
+    found: dict[str, list[Problem]] = {}
+    for address, run_id in runs.items():
+        if _went_on_twice(ledger, run_id):
+            continue
+        problems = run_problems(ledger, address)
+        if problems:
+            found[run_id] = problems
+    return found
+
+
+def _went_on_twice(ledger: Ledger, run_id: str) -> bool:
+    """Whether ``run_id`` holds a second result for one of its cases."""
+    seen = SeenCases()
+    for address in ledger.iter_lookup("run_cases", run_id):
+        body = case_result_body(ledger.get(address))
+        if body in seen:
+            return True
+        seen.add(body)
+    return False
+
+
+def unsound_summaries_error(found: dict[str, list[Problem]]) -> str:
+    """Each problem of ``unsound_summaries`` as ``verify`` prints it, then one sentence."""
+    problems = [str(problem) for problems in found.values() for problem in problems]
+    runs = len(found)
+    return "\n".join(problems) + (
+        f"\nerror: {runs} {plural(runs, 'run')} this archive holds ({', '.join(found)}) "
+        f"{'carries' if runs == 1 else 'carry'} {len(problems)} summary(ies) that its events "
+        "do not give (above: a decision, or a case result's copy of a verdict, made or changed "
+        "outside the run): "
+        f"{'its' if runs == 1 else 'their'} gate and metrics as `runs` and `inspect` show them "
+        "cannot be trusted. The events are kept, as evidence; `oloproof verify` names them"
+    )

@@ -308,13 +308,21 @@ def import_command(
     Nothing is written until the whole archive has been checked: a damaged archive, a
     missing link, an event this version cannot read or a ref that would move is refused
     first. Importing the same archive twice changes nothing. Into an empty project an archive
-    of a whole ledger replays its commits, so the chain's head is the source's.
+    of a whole ledger replays its commits, so the chain's head is the source's. A run whose
+    decision or verdict copies its events do not give (forged, or changed outside the run) is
+    named once imported, and the command exits 1, as `oloproof verify` does.
 
     Example: oloproof ledger import run.oloarchive
     """
     from oloproof.cli.arguments import check_input_file
     from oloproof.cli.project import project_root
-    from oloproof.import_check import second_results, second_results_warning
+    from oloproof.import_check import (
+        held_runs,
+        second_results,
+        second_results_warning,
+        unsound_summaries,
+        unsound_summaries_error,
+    )
     from oloproof.store import APPLICATION, LEDGER_DIR
 
     check_input_file(file)
@@ -327,6 +335,7 @@ def import_command(
         twice = second_results(ledger, file)
         done = import_archive(ledger, file, check)
         commits, head = ledger.head()
+        unsound = unsound_summaries(ledger, held_runs(file))
     typer.echo(
         f"imported {done.new} {plural(done.new, 'new event')} from {file} "
         f"({done.present} already present, {done.refs} ref(s))"
@@ -335,6 +344,9 @@ def import_command(
         typer.echo(second_results_warning(twice), err=True)
     how = f", {done.replayed} replayed from the archive" if done.replayed else ""
     typer.echo(f"chain: {commits} commit(s) ({commits - before} new{how}), head {head or '(none)'}")
+    if unsound:
+        typer.echo(unsound_summaries_error(unsound), err=True)
+        raise typer.Exit(1)
 
 
 @ledger_app.command("compact")

@@ -1,0 +1,115 @@
+"""An archive whose run carries a summary that its events do not give is said so on import:
+the real CLI.
+
+The probe: a run whose gate blocks (half its cases fail a floor of 80%), copied event by event
+into another ledger with (a) its decision rewritten to PASS, exit 0, or (b) each case result's
+verdict copy rewritten to pass while the judgment it points at still says fail, and that
+ledger exported. Imported into a new project, each archive printed "imported 123 new events"
+and exited 0; `runs` then showed the forged run `PASS (exit 0)` (or, for the copies, `inspect`
+counted 40 of 40 passes and `--failures` no failed case), and only `verify`, if anyone ran
+it, said the decision or the copies do not re-derive. Now the import checks the summaries of
+every run the archive holds once it is written: each one that does not re-derive is printed
+as `verify` prints it, the closing sentence says the run's gate and metrics cannot be trusted
+(the events stay, as evidence), and the command exits 1, as `verify` does on finding them.
+An archive of a sound run still imports with exit 0 and nothing on stderr.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.support import oloproof, write_project
+
+APP = """
+from oloproof import system
+
+@system(name="toy", version="1")
+def run(case):
+    return {"answer": case["q"]}
+"""
+CONFIG = """\
+system: {name: toy, version: "1", callable: "app:run"}
+dataset: cases.jsonl
+evaluators:
+  - {type: contains, criterion: echo, field: answer, expected_field: answer}
+policy: policy.yaml
+"""
+POLICY = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.8}\n"
+CASES = [
+    {"id": f"c{i}", "input": {"q": f"x{i}" if i % 2 else f"y{i}"}, "expected": {"answer": "x"}}
+    for i in range(40)
+]
+
+
+def forged_decision(event: Any) -> dict[str, Any] | None:
+    if event.type != "oloproof.decision":
+        return None
+    rules = [
+        dict(r, outcome="PASS", reason="interval_above_threshold") for r in event.body["rules"]
+    ]
+    return {**event.body, "gate": {"blocked": False, "exit_code": 0}, "rules": rules}
+
+
+def forged_verdicts(event: Any) -> dict[str, Any] | None:
+    if event.type != "oloproof.case_result":
+        return None
+    verdicts = {name: {**v, "s": "pass"} for name, v in event.body["verdicts"].items()}
+    return {**event.body, "verdicts": verdicts}
+
+
+def copied_with(source: Path, dest: Path, forge: Any) -> None:
+    """``source``'s ledger written into a new one in ``dest``, event by event in order, each
+    body ``forge`` gives replaced (and every link to it moved to the copy), refs likewise."""
+    from ledger import Event
+    from oloproof.store import open_project_ledger
+
+    moved: dict[str, str] = {}
+    dest.mkdir()
+    with open_project_ledger(source, create=False) as held, open_project_ledger(dest) as made:
+        with made.batch():
+            for address, event in held.events():
+                body = forge(event) or event.body
+                refs = tuple(moved.get(r, r) for r in event.refs)
+                moved[address] = made.put(Event(event.type, event.schema, body, refs))
+        for name, address in held.refs():
+            made.set_ref(name, moved[address])
+
+
+@pytest.mark.parametrize("forge", [forged_decision, forged_verdicts])
+def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge: Any) -> None:
+    source = write_project(tmp_path / "source", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    ran = oloproof("run", cwd=source)
+    assert ran.code == 1 and "Gate: BLOCK (exit 1)" in ran.out, ran
+    sound = tmp_path / "sound.oloarchive"
+    assert oloproof("ledger", "export", "--all", "--to", str(sound), cwd=source).code == 0
+
+    copied_with(source, tmp_path / "forged", forge)
+    archive = tmp_path / "forged.oloarchive"
+    exported = oloproof("ledger", "export", "--all", "--to", str(archive), cwd=tmp_path / "forged")
+    assert exported.code == 0, exported
+
+    here = write_project(tmp_path / "here", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    imported = oloproof("ledger", "import", str(archive), cwd=here)
+    (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
+    assert imported.code == 1, imported
+    assert imported.out.startswith("imported 123 new events"), imported.out
+    *problems, last = imported.err.splitlines()
+    checked = oloproof("verify", cwd=here)
+    assert checked.code == 1
+    assert problems == [line for line in checked.out.splitlines() if "StaleSummary" in line]
+    assert problems and last == (
+        f"error: 1 run this archive holds ({row['run_id']}) carries {len(problems)} "
+        "summary(ies) that its events do not give (above: a decision, or a case result's "
+        "copy of a verdict, made or changed outside the run): its gate and metrics as "
+        "`runs` and `inspect` show them cannot be trusted. The events are kept, as "
+        "evidence; `oloproof verify` names them"
+    )
+    again = oloproof("ledger", "import", str(archive), cwd=here)
+    assert again.code == 1 and again.err == imported.err, again  # a retry is not green
+
+    clean = write_project(tmp_path / "clean", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    taken = oloproof("ledger", "import", str(sound), cwd=clean)
+    assert (taken.code, taken.err) == (0, ""), taken
