@@ -1,3 +1,22 @@
-from oloproof.cli.main import command
+"""``python -m oloproof`` and the ``oloproof`` script.
 
-command()
+Loading the command's modules takes a good part of a second on a busy machine; a Ctrl-C then
+ends the command as one a moment later does (``interrupted``, exit 130), not with Python's
+traceback of the import it stopped.
+"""
+
+import sys
+
+
+def command() -> None:
+    """Load the CLI and run it."""
+    try:
+        from oloproof.cli.main import command as run
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(130) from None
+    run()
+
+
+if __name__ == "__main__":
+    command()

@@ -103,6 +103,11 @@ def command() -> None:
     style.stop_workflow_commands()
     try:
         main()
+    except KeyboardInterrupt as exc:
+        # A Ctrl-C before the command itself runs (while ``_register`` loads the commands'
+        # modules): the command's own handler (``_run``) is not there yet to say so.
+        sys.stderr.write("interrupted\n")
+        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
     finally:
         style.resume_workflow_commands()
 
