@@ -568,9 +568,14 @@ def _replay_sizes(ledger: Ledger, info: ArchiveInfo) -> list[int] | None:
 # -- reading without importing ------------------------------------------------------------
 
 
-def open_archive(path: str | os.PathLike[str], app: Application | None = None) -> ArchiveReader:
-    """Open an archive read-only, after checking all of it."""
-    return ArchiveReader(Path(path), app)
+def open_archive(
+    path: str | os.PathLike[str],
+    app: Application | None = None,
+    known: Callable[[bytes], bool] | None = None,
+) -> ArchiveReader:
+    """Open an archive read-only, after checking all of it. ``known`` is as for
+    ``check_archive``: an archive meant for a ledger may link to events that ledger holds."""
+    return ArchiveReader(Path(path), app, known)
 
 
 class ArchiveReader:
@@ -579,11 +584,16 @@ class ArchiveReader:
     It keeps each event's place in the file (a few dozen bytes an event), not the events.
     """
 
-    def __init__(self, path: Path, app: Application | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        app: Application | None = None,
+        known: Callable[[bytes], bool] | None = None,
+    ) -> None:
         self.path = path
         self._app = app or Application()
         self._offsets: dict[bytes, tuple[int, int]] = {}
-        self.info = check_archive(path, self._app, offsets=self._offsets)
+        self.info = check_archive(path, self._app, known=known, offsets=self._offsets)
         self._refs = self.info.refs
         self._sorted_hex = sorted(d.hex() for d in self._offsets)
 

@@ -13,9 +13,11 @@ report them as imported like any other.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from ledger import Ledger, LedgerError, Problem, open_archive
+from ledger.address import format_address
 from oloproof import events as ev
 from oloproof.audit import run_problems
 from oloproof.display import plural
@@ -33,7 +35,7 @@ def second_results(ledger: Ledger, archive: Path) -> dict[str, list[str]]:
     held: dict[str, SeenCases] = {}
     found: dict[str, list[str]] = {}
     try:
-        reader = open_archive(archive, APPLICATION)
+        reader = open_archive(archive, APPLICATION, _held_by(ledger))
     except LedgerError:
         return {}
     with reader:
@@ -65,11 +67,20 @@ def second_results_warning(found: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
-def held_runs(archive: Path) -> dict[str, str]:
-    """The run id of each run event ``archive`` holds, by its address. Empty when the archive
-    does not open (the import's own checks say why)."""
+def _held_by(ledger: Ledger) -> Callable[[bytes], bool]:
+    """Whether ``ledger`` holds the event of a digest: an archive meant for it may link to its
+    events rather than carry them, and would otherwise not open, leaving what it brings
+    unread (a result linked to a second run event of a run's id, filling a run's missing
+    cases, imported without a word)."""
+    return lambda digest: ledger.has(format_address(digest))
+
+
+def held_runs(ledger: Ledger, archive: Path) -> dict[str, str]:
+    """The run id of each run event ``archive`` holds, by its address, read before it is
+    imported into ``ledger``. Empty when the archive does not open (the import's own checks
+    say why)."""
     try:
-        reader = open_archive(archive, APPLICATION)
+        reader = open_archive(archive, APPLICATION, _held_by(ledger))
     except LedgerError:
         return {}
     with reader:

@@ -113,3 +113,53 @@ def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge:
     clean = write_project(tmp_path / "clean", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
     taken = oloproof("ledger", "import", str(sound), cwd=clean)
     assert (taken.code, taken.err) == (0, ""), taken
+
+
+def test_an_import_names_results_linked_to_a_twin_of_the_run(tmp_path: Path) -> None:
+    """The probe: a run interrupted after 20 of its 40 cases, and an archive holding a second
+    run event of the same run id (its start time changed, no ref naming it) with a result for
+    each of the other 20 cases linked to that twin, its links resolved by the ledger it is
+    imported into. The archive opened only with that ledger, so what the import says of an
+    archive read nothing (an archive not whole on its own was taken as unreadable); it
+    imported with exit 0 and the interrupted run then read `40 of 40 answered` in `runs`. Now
+    the archive is read with the ledger's events at hand, and the import names each result
+    of the run whose links do not name the run event it brings, exit 1."""
+    from ledger import Event
+    from oloproof.store import open_project_ledger
+
+    source = write_project(tmp_path / "source", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    assert oloproof("run", cwd=source).code == 1
+    here = write_project(tmp_path / "here", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    twin = write_project(tmp_path / "twin", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    late = {f"c{i}" for i in range(20, 40)}
+    with (
+        open_project_ledger(source, create=False) as held,
+        open_project_ledger(here) as cut,
+        open_project_ledger(twin) as forged,
+    ):
+        ((run_address, run),) = held.events("oloproof.run")
+        with cut.batch():
+            for _, event in held.events():
+                ended = event.type in ("oloproof.run_end", "oloproof.decision")
+                if not ended and event.body.get("case_id") not in late:
+                    cut.put(event)
+        cut.set_ref(run.body["run_id"], run_address)
+        with forged.batch():
+            body = {**run.body, "created_at": "2026-01-01T00:00:00+00:00"}
+            other = forged.put(Event(run.type, run.schema, body, run.refs))
+            for _, event in held.events("oloproof.case_result"):
+                if event.body["case_id"] in late:
+                    refs = tuple(other if r == run_address else r for r in event.refs)
+                    forged.put(Event(event.type, event.schema, event.body, refs))
+    (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
+    assert (row["execution_state"], row["cases"]) == ("INTERRUPTED", 20), row
+    archive = tmp_path / "twin.oloarchive"
+    assert oloproof("ledger", "export", "--all", "--to", str(archive), cwd=twin).code == 0
+
+    imported = oloproof("ledger", "import", str(archive), cwd=here)
+    assert imported.code == 1, imported
+    *problems, last = imported.err.splitlines()
+    # Against the run event the archive holds, the twin: the 20 results the run held here.
+    assert len(problems) == 20, problems
+    assert all("its links do not name run" in line for line in problems), problems
+    assert last.startswith(f"error: 1 run this archive holds ({row['run_id']}) carries 20 ")

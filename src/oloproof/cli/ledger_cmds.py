@@ -333,9 +333,10 @@ def import_command(
     with _open(create=True) as ledger:
         before, _ = ledger.head()
         twice = second_results(ledger, file)
+        runs = held_runs(ledger, file)
         done = import_archive(ledger, file, check)
         commits, head = ledger.head()
-        unsound = unsound_summaries(ledger, held_runs(file))
+        unsound = unsound_summaries(ledger, runs)
     typer.echo(
         f"imported {done.new} {plural(done.new, 'new event')} from {file} "
         f"({done.present} already present, {done.refs} ref(s))"
