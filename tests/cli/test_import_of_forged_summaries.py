@@ -21,15 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.support import oloproof, write_project
+from tests.support import TOY_APP, oloproof, write_project
 
-APP = """
-from oloproof import system
-
-@system(name="toy", version="1")
-def run(case):
-    return {"answer": case["q"]}
-"""
 CONFIG = """\
 system: {name: toy, version: "1", callable: "app:run"}
 dataset: cases.jsonl
@@ -42,6 +35,10 @@ CASES = [
     {"id": f"c{i}", "input": {"q": f"x{i}" if i % 2 else f"y{i}"}, "expected": {"answer": "x"}}
     for i in range(40)
 ]
+
+
+def _project(root: Path) -> Path:
+    return write_project(root, app=TOY_APP, config=CONFIG, policy=POLICY, cases=CASES)
 
 
 def forged_decision(event: Any) -> dict[str, Any] | None:
@@ -80,7 +77,7 @@ def copied_with(source: Path, dest: Path, forge: Any) -> None:
 
 @pytest.mark.parametrize("forge", [forged_decision, forged_verdicts])
 def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge: Any) -> None:
-    source = write_project(tmp_path / "source", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    source = _project(tmp_path / "source")
     ran = oloproof("run", cwd=source)
     assert ran.code == 1 and "Gate: BLOCK (exit 1)" in ran.out, ran
     sound = tmp_path / "sound.oloarchive"
@@ -91,7 +88,7 @@ def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge:
     exported = oloproof("ledger", "export", "--all", "--to", str(archive), cwd=tmp_path / "forged")
     assert exported.code == 0, exported
 
-    here = write_project(tmp_path / "here", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    here = _project(tmp_path / "here")
     imported = oloproof("ledger", "import", str(archive), cwd=here)
     (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
     assert imported.code == 1, imported
@@ -110,7 +107,7 @@ def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge:
     again = oloproof("ledger", "import", str(archive), cwd=here)
     assert again.code == 1 and again.err == imported.err, again  # a retry is not green
 
-    clean = write_project(tmp_path / "clean", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    clean = _project(tmp_path / "clean")
     taken = oloproof("ledger", "import", str(sound), cwd=clean)
     assert (taken.code, taken.err) == (0, ""), taken
 
@@ -127,10 +124,10 @@ def test_an_import_names_results_linked_to_a_twin_of_the_run(tmp_path: Path) -> 
     from ledger import Event
     from oloproof.store import open_project_ledger
 
-    source = write_project(tmp_path / "source", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    source = _project(tmp_path / "source")
     assert oloproof("run", cwd=source).code == 1
-    here = write_project(tmp_path / "here", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
-    twin = write_project(tmp_path / "twin", app=APP, config=CONFIG, policy=POLICY, cases=CASES)
+    here = _project(tmp_path / "here")
+    twin = _project(tmp_path / "twin")
     late = {f"c{i}" for i in range(20, 40)}
     with (
         open_project_ledger(source, create=False) as held,
