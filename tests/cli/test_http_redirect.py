@@ -63,3 +63,33 @@ def test_a_redirect_errors_the_case_and_the_gate_does_not_pass(tmp_path: Path, u
     assert "answered HTTP 302, a redirect to http://example.com/x, which is not followed" in (
         " ".join(shown.out.split())
     ), shown.out
+
+
+class NoAnswer(BaseHTTPRequestHandler):
+    """``300``, ``304`` or ``305`` (the status the path names), with no body: no redirect to
+    follow, and no answer either."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        self.send_response(int(self.path.strip("/")))
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", [300, 304, 305])
+def test_a_3xx_that_is_no_redirect_is_not_called_one(tmp_path: Path, status: int) -> None:
+    # Was: "answered HTTP 304, a redirect, which is not followed: set url to the endpoint
+    # itself", advice that fits no such reply (304 answers a conditional GET, 305 is obsolete).
+    with http_server(NoAnswer) as base:
+        (tmp_path / "oloproof.yaml").write_text(CONFIG.format(url=f"{base}/{status}"))
+        (tmp_path / "policy.yaml").write_text(POLICY)
+        case = {"id": "capital", "input": {"q": "?"}, "expected": {"answer": "Paris"}}
+        (tmp_path / "cases.jsonl").write_text(json.dumps(case) + "\n")
+        done = oloproof("run", cwd=tmp_path)
+    assert done.code == 3, done.out + done.err
+    shown = " ".join(oloproof("inspect", "latest", "--case", "capital", cwd=tmp_path).out.split())
+    assert f"answered HTTP {status}, which is no answer to a POST" in shown, shown
+    assert "redirect" not in shown

@@ -73,6 +73,7 @@ _CANNOT = ", which an HTTP header cannot carry"
 # The headers that say where the request body ends: httpx writes them for the JSON it sends.
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 _RETRY_STATUS = 429
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})  # the 3xx that send a request elsewhere
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
 # only exhaust memory before it failed, so reading stops here.
@@ -241,13 +242,19 @@ class HttpSystemAdapter:
                         f"case {case.id!r}: POST {settings.url} was refused: "
                         f"HTTP {status}{_excerpt(content)}"
                     )
-                elif status >= 300:
+                elif status in _REDIRECTS:
                     # Not followed: a body sent beside a redirect is not the system's answer.
                     where = response.headers.get("location")
                     to = f" to {where}" if where else ""
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status}, a "
                         f"redirect{to}, which is not followed: set url to the endpoint itself"
+                    )
+                elif status >= 300:
+                    # 300, 304, 305: nothing to follow, and no answer either.
+                    raise HttpSystemError(
+                        f"case {case.id!r}: POST {settings.url} answered HTTP {status}, which "
+                        "is no answer to a POST: only a 2xx reply carries the system's output"
                     )
                 elif not content:
                     raise HttpSystemError(
