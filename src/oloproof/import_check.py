@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ledger import Ledger, LedgerError, Problem, open_archive
+from ledger import ArchiveReader, Ledger, LedgerError, Problem, open_archive
 from ledger.address import format_address
 from oloproof import events as ev
 from oloproof.audit import run_problems
@@ -25,31 +25,41 @@ from oloproof.metrics import SeenCases, case_result_body
 from oloproof.store import APPLICATION
 
 
-def second_results(ledger: Ledger, archive: Path) -> dict[str, list[str]]:
-    """The case ids, by run id, of the case results ``archive`` holds and ``ledger`` does not,
-    for cases the ledger already holds another result for in that run. Empty when the archive
-    does not open: the import's own checks, which know what the ledger holds, then say what
-    is wrong with it."""
+def read_before_import(
+    ledger: Ledger, archive: Path
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """What the import says of ``archive`` that is read before it is written into ``ledger``:
+    its second results (``second_results``) and the run id of each run event it holds, by
+    address (for ``unsound_summaries``). The archive is opened, and so checked whole, once for
+    both. Both empty when it does not open: the import's own checks, which know what the
+    ledger holds, then say what is wrong with it."""
+    try:
+        reader = open_archive(archive, APPLICATION, _held_by(ledger))
+    except LedgerError:
+        return {}, {}
+    with reader:
+        runs = {address: event.body["run_id"] for address, event in reader.events(ev.RUN)}
+        return second_results(ledger, reader), runs
+
+
+def second_results(ledger: Ledger, reader: ArchiveReader) -> dict[str, list[str]]:
+    """The case ids, by run id, of the case results the archive open in ``reader`` holds and
+    ``ledger`` does not, for cases the ledger already holds another result for in that run."""
     if next(ledger.events(ev.RUN), None) is None:  # no run here: no case to hold twice
         return {}
     held: dict[str, SeenCases] = {}
     found: dict[str, list[str]] = {}
-    try:
-        reader = open_archive(archive, APPLICATION, _held_by(ledger))
-    except LedgerError:
-        return {}
-    with reader:
-        for address, event in reader.events(ev.CASE_RESULT):
-            if ledger.has(address):
-                continue
-            body = case_result_body(event)
-            run_id = body["run_id"]
-            if run_id not in held:
-                held[run_id] = seen = SeenCases()
-                for own in ledger.iter_lookup("run_cases", run_id):
-                    seen.add(case_result_body(ledger.get(own)))
-            if body in held[run_id]:
-                found.setdefault(run_id, []).append(body["case_id"])
+    for address, event in reader.events(ev.CASE_RESULT):
+        if ledger.has(address):
+            continue
+        body = case_result_body(event)
+        run_id = body["run_id"]
+        if run_id not in held:
+            held[run_id] = seen = SeenCases()
+            for own in ledger.iter_lookup("run_cases", run_id):
+                seen.add(case_result_body(ledger.get(own)))
+        if body in held[run_id]:
+            found.setdefault(run_id, []).append(body["case_id"])
     return found
 
 
@@ -75,21 +85,9 @@ def _held_by(ledger: Ledger) -> Callable[[bytes], bool]:
     return lambda digest: ledger.has(format_address(digest))
 
 
-def held_runs(ledger: Ledger, archive: Path) -> dict[str, str]:
-    """The run id of each run event ``archive`` holds, by its address, read before it is
-    imported into ``ledger``. Empty when the archive does not open (the import's own checks
-    say why)."""
-    try:
-        reader = open_archive(archive, APPLICATION, _held_by(ledger))
-    except LedgerError:
-        return {}
-    with reader:
-        return {address: event.body["run_id"] for address, event in reader.events(ev.RUN)}
-
-
 def unsound_summaries(ledger: Ledger, runs: dict[str, str]) -> dict[str, list[Problem]]:
     """The problems ``verify`` would find, by run id, in each of ``runs`` (an address: run id
-    mapping, as ``held_runs`` gives) once imported into ``ledger``. A decision or a verdict
+    mapping, as ``read_before_import`` gives) once imported into ``ledger``. A decision or a verdict
     copy changed in an archive hashes right and links right, so only re-deriving it shows it,
     and ``runs`` and ``inspect`` would otherwise show what it claims, a forged PASS included.
     Every run the archive holds is checked, not only those it brought new events for: importing

@@ -317,8 +317,7 @@ def import_command(
     from oloproof.cli.arguments import check_input_file
     from oloproof.cli.project import project_root
     from oloproof.import_check import (
-        held_runs,
-        second_results,
+        read_before_import,
         second_results_warning,
         unsound_summaries,
         unsound_summaries_error,
@@ -332,8 +331,7 @@ def import_command(
         check_archive(file, APPLICATION, check=check)  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
-        twice = second_results(ledger, file)
-        runs = held_runs(ledger, file)
+        twice, runs = read_before_import(ledger, file)
         done = import_archive(ledger, file, check)
         commits, head = ledger.head()
         unsound = unsound_summaries(ledger, runs)
