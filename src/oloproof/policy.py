@@ -180,16 +180,13 @@ def refuse_counts_that_cannot_fail(
     fail, as ``min: 0`` is, which the policy file refuses. A metric that can judge no case is
     left alone: its rule observes nothing, and the gate blocks on that.
     """
-    limits = [
-        rule.max_failures
-        for rule in policy.rules
+    counts = [
+        (index, rule, rule.max_failures)
+        for index, rule in enumerate(policy.rules)
         if rule.kind == "observed_count" and rule.max_failures is not None
     ]
-    counted = judged(max(limits)) if limits else {}
-    for index, rule in enumerate(policy.rules):
-        limit = rule.max_failures
-        if rule.kind != "observed_count" or limit is None:
-            continue
+    counted = judged(max(limit for _, _, limit in counts)) if counts else {}
+    for index, rule, limit in counts:
         can_judge = counted.get(rule.metric, cases)
         if limit < cases and (limit < can_judge or can_judge == 0):
             continue
