@@ -39,7 +39,7 @@ from oloproof.judge_config import (
     capped_backoff,
     literal_url,
 )
-from oloproof.suggest import allowed_keys, closest, did_you_mean, wrong_kind
+from oloproof.suggest import allowed_keys, closest, did_you_mean, kind_naming_a_test, wrong_kind
 from oloproof.yamlfile import input_fault, line_for, read_yaml
 
 Outcome = Literal["PASS", "FAIL", "INSUFFICIENT_EVIDENCE", "MANUAL_REVIEW"]
@@ -773,6 +773,16 @@ def validation_error(
         # named at what holds it, the key itself escaped, with what it looks like.
         key = ".".join(str(p) for p in loc[:-1]) or "(top level)"
         message = f"unknown key {unseen}"
+    elif err["type"] == "extra_forbidden" and (test := kind_naming_a_test(loc[-1], found)):
+        message = (
+            f"unknown key; a comparison rule gives its test as a key of its own, "
+            f"{test}: {{margin: POINTS}}"
+        )
+    elif err["type"] == "literal_error" and (test := kind_naming_a_test(loc[-1], found)):
+        message = (
+            f"{test} is a comparison test, for a rule `oloproof compare --policy` reads; "
+            "a release rule's kind is interval or observed_count"
+        )
     elif err["type"] == "extra_forbidden":
         message = "unknown key" + did_you_mean(str(loc[-1]), allowed_keys(model, loc, data))
     elif err["type"] == "union_tag_invalid":

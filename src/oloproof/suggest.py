@@ -59,6 +59,11 @@ def kind_of(data: Mapping[str, Any]) -> FileKind | None:
     for rule in rules:
         if isinstance(rule, Mapping):
             keys |= set(rule)
+            # `kind: non_inferiority` is a comparison rule written as a release rule names
+            # its kind: the file is not recognisably a release policy, whatever `kind` is.
+            test = kind_naming_a_test("kind", rule.get("kind"))
+            if test is not None:
+                keys.add(test)
     if keys & _COMPARISON_TESTS:
         # Beside a release rule's bounds (`judge:` both kinds take), it is neither: a release
         # policy with one comparison rule is not to be sent to `compare`, which would refuse
@@ -66,6 +71,14 @@ def kind_of(data: Mapping[str, Any]) -> FileKind | None:
         return None if keys & (_RELEASE_KEYS - {"judge"}) else "compare_policy"
     if keys & _RELEASE_KEYS:
         return "policy"
+    return None
+
+
+def kind_naming_a_test(key: object, value: object) -> str | None:
+    """The comparison test a rule's ``kind: non_inferiority`` names (a comparison rule
+    written as a release rule names its kind), else None."""
+    if key == "kind" and isinstance(value, str) and value in _COMPARISON_TESTS:
+        return value
     return None
 
 
