@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol
 from oloproof.dataset import MAX_NESTING, Case
 from oloproof.display import printable
 from oloproof.errors import ArtifactError, ConfigError, OloproofError
+from oloproof.suggest import did_you_mean
 from oloproof.usercode import describe, lone_surrogate, message_of, received, user_failed
 
 # The attribute of a case's cancellation that holds what its system last failed on.
@@ -167,9 +168,21 @@ def load_object(reference: str, *, base_dir: Path, key: str, where: str) -> Any:
     obj: Any = module
     for part in attr.split("."):
         if not hasattr(obj, part):
-            raise ConfigError(f"{where}: {key}: module {module_name!r} has no {attr!r}")
+            # The names of the module (or class) where the lookup stopped: a misspelt
+            # function is then named, as a misspelt key of a file is.
+            names = [n for n in vars(obj) if not n.startswith("_")] if _holds_names(obj) else []
+            raise ConfigError(
+                f"{where}: {key}: module {module_name!r} has no {attr!r}"
+                + did_you_mean(part, names)
+            )
         obj = getattr(obj, part)
     return obj
+
+
+def _holds_names(obj: Any) -> bool:
+    """Whether ``obj``'s names can be read without running user code: a module or a class
+    (``vars`` of anything else may be a property, or refused)."""
+    return isinstance(obj, ModuleType | type)
 
 
 def load_reranker(reference: str, *, base_dir: Path, key: str, where: str) -> Callable[..., Any]:
