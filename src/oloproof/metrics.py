@@ -2,7 +2,8 @@
 
 A metric is tallied from the verdict summaries of a run's case_result events (each a copy of a
 judgment event's verdict, which ``verify`` checks). Memory grows with the number of distinct
-values, not with the number of cases.
+values, not with the number of cases, but for 8 bytes a case answered that count the cases
+repeating an earlier one (``RunTally.repeated``).
 
 A pass/fail metric is a proportion (k passes of n observed, Clopper-Pearson). A graded metric
 is a mean (betting interval), except that one whose observed values are all exactly 0 or 1 is
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -286,6 +288,8 @@ class RunTally:
     of a case whose every repeat errored too; the case is also counted in ``errored``)."""
     errored_repeat_cases: list[tuple[int, str, str]] = field(default_factory=list)
     """(line, case id, execution address) of each errored repeat, to say why they errored."""
+    judged: array[int] = field(default_factory=lambda: array("Q"))
+    """64 bits of the judgment addresses of each case answered and judged (``judged_key``)."""
 
     def __post_init__(self) -> None:
         for criterion, kind in self.criteria.items():
@@ -301,6 +305,9 @@ class RunTally:
         repeats = body.get("repeats")
         if repeats:
             self._add_repeats(body, repeats)
+        judgments: Mapping[str, str] = body["judgments"]
+        if judgments and body["status"] != "errored":
+            self.judged.append(judged_key(judgments.values()))
         verdicts: Mapping[str, Any] = body["verdicts"]
         executed = len(repeats) if repeats else 1
         for criterion, tally in self.metrics.items():
@@ -314,12 +321,47 @@ class RunTally:
             for criterion, tally in per_metric.items():
                 tally.add(verdicts.get(criterion, _NO_VERDICT), repeats=executed)
 
+    @property
+    def repeated(self) -> int:
+        """How many cases answered repeat an earlier case's input and the expected values its
+        evaluators read: those whose judgments are all an earlier case's (``judged_key``).
+
+        Each such case shares that case's execution and its verdicts, found by identity in the
+        run's memory or cache (``oloproof.identities``): the intervals count it once more,
+        though it holds nothing the first did not. Counted from the addresses the case results
+        already hold, without a second look at the cases, so a run read back from the ledger
+        counts what the run counted; a cached run as well as a first one. The keys take 8 bytes
+        a case; they are counted at the end, as the cases file's duplicate ids are found."""
+        keys = self.judged
+        if len(keys) <= _COUNTED_IN_A_SET:
+            return len(keys) - len(set(keys))
+        import numpy as np
+
+        return len(keys) - len(np.unique(np.frombuffer(keys, dtype=np.uint64)))
+
     def _add_repeats(self, body: Mapping[str, Any], repeats: list[Mapping[str, Any]]) -> None:
         errored = errored_repeats(repeats)
         if errored:
             self.repeats_errored += len(errored)
             line = int(body.get("line", 0))
             self.errored_repeat_cases += [(line, body["case_id"], e) for _, e in errored]
+
+
+_COUNTED_IN_A_SET = 1 << 14
+"""Up to this many keys are counted in a set of ints (about 1 MB at most, for a moment), so that
+reading a small run (``inspect``, ``runs``) does not import numpy, a tenth of a second; more are
+sorted by numpy, in 8 bytes a key, where a set would take about ten times that."""
+
+
+def judged_key(addresses: Iterable[str]) -> int:
+    """64 bits standing for a case's judgment addresses: equal for two cases only when (but for
+    a 1 in 2**64 chance) every judgment of one is the other's. A judgment's address covers the
+    execution it judged (a ref), its evaluator and the digests of what it read: the same
+    output, and the same expected values as far as any evaluator reads them."""
+    key = 0
+    for address in addresses:
+        key ^= int(address.removeprefix("sha256:")[:16], 16)
+    return key
 
 
 def slice_value(name: str, body: Mapping[str, Any]) -> str:

@@ -239,6 +239,9 @@ class RunReport:
     model_calls: CallTotals | None = None
     """What the system's own model calls cost the run (``oloproof.call_totals``); None when
     it made and reused none, or was recorded before they were counted."""
+    repeated_cases: int = 0
+    """Cases answered that repeat an earlier case's input and the expected values its
+    evaluators read (``RunTally.repeated``): each interval counts them as independent."""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -281,6 +284,25 @@ def rule_note(rule_id: str, reason: str, detail: Mapping[str, Any]) -> str | Non
         (missing, "case"), unjudged, "the observed cases alone", detail.get("observed_only")
     )
     return f"{rule_id}: {said}"
+
+
+def repeated_cases_line(report: RunReport) -> str | None:
+    """The line said under a run's metrics when cases repeat an earlier one
+    (``repeated_cases``), else None. Such a case shares the earlier one's execution and
+    verdicts, and every interval counts it as one more independent observation: 30 cases
+    asking one question give [88.4%, 100.0%] from one answer. Repeats may be a sample drawn with
+    replacement, so they are said, not refused. The terminal report, the Markdown summary and
+    the viewer say this one; ``--json`` carries the count."""
+    repeated = report.repeated_cases
+    if not repeated:
+        return None
+    one = repeated == 1
+    return (
+        f"{repeated} of the {report.cases - report.errored} cases answered "
+        f"{'repeats' if one else 'repeat'} an earlier case's input and the expected values its "
+        f"evaluators read, and {'shares' if one else 'share'} its execution and verdicts; the "
+        "intervals count each as an independent observation"
+    )
 
 
 def level_line(level: float) -> str | None:
@@ -881,6 +903,7 @@ def build_run_report(
         if end and "model_calls" in end
         else None,
         errors=list(errors),
+        repeated_cases=tally.repeated,
         redacted=end.get("redacted") if end else None,
         # A run of the first ledger format recorded no fingerprints: nothing to say of them.
         unseen=unseen_state(run_body.get("fingerprints") or {}),

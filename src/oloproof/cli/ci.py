@@ -49,7 +49,7 @@ from oloproof.cli.render import (
 from oloproof.display import unreordered
 from oloproof.errors import ConfigError, OloproofError, Terminated
 from oloproof.redaction import redact_text
-from oloproof.report import evidence_line, level_line, rule_note
+from oloproof.report import evidence_line, level_line, repeated_cases_line, rule_note
 
 if TYPE_CHECKING:
     from ledger import Ledger
@@ -551,6 +551,9 @@ def run_summary(report: RunReport) -> str:
         ["metric", "estimate", "interval", "evidence"],
         [[m.criterion, *metric_cells(m, report.level)] for m in report.metrics],
     )
+    repeated = repeated_cases_line(report)
+    if repeated is not None:
+        lines += ["", md_text(repeated)]
     lines += [
         "",
         f"Failures: `oloproof inspect {report.run_id} --failures`",

@@ -32,6 +32,7 @@ from oloproof.report import (
     evidence_line,
     level_line,
     missing_metric_lines,
+    repeated_cases_line,
     repeats_errored_summary,
     rule_note,
     slice_text,
@@ -160,6 +161,9 @@ def run_report_lines(report: RunReport, show_slices: bool = False) -> list[str]:
                 f"{'it' if n == 1 else 'them'} as failing for the lower bound and passing for "
                 "the upper"
             )
+    repeated = repeated_cases_line(report)
+    if repeated is not None:
+        lines.append(repeated)
     ex, jd = report.cache["execution"], report.cache["judgment"]
     lines.append(
         f"Cache: execution {cache_counts(ex)}; judgment {cache_counts(jd)}"

@@ -153,6 +153,8 @@ def _environment() -> Environment:
         model_calls_text=totals_text,
         # How a metric's interval counts its missing cases, as `run` prints under the table.
         missing_lines=report.missing_metric_lines,
+        # The line `run` prints under its metrics when cases repeat an earlier one.
+        repeated_cases=report.repeated_cases_line,
         kinds=data.KINDS,
         # The report's own words for what errored, as `oloproof run` and `inspect` print them.
         errored_count=report.errored_count,
