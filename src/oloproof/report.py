@@ -325,13 +325,16 @@ def evidence_line(report: RunReport) -> str | None:
     gate blocks when nothing else would have (``block_on`` lets every rule's outcome through),
     and, for a gate an earlier release let pass (decision schema 3 and before), that
     ``block_on`` alone let it, so a green gate over no evidence is never read as a checked
-    release. The terminal report, the Markdown summary, JUnit and the viewer all say this one."""
+    release. Under any other gate that passed with rules ``block_on`` let through, it names
+    them (``let_through_text``). The terminal report, the Markdown summary, JUnit and the
+    viewer all say this one."""
     if report.gate_label is None:
         return None
     later = _decided_before(report)
     answered = report.cases - report.errored
     if not stands_on_nothing((r.reason for r in report.rules), answered):
-        return later
+        let = let_through_text([(r.rule_id, r.outcome) for r in report.rules], report.gate_label)
+        return let if later is None else (later if let is None else f"{let}. {later}")
     if answered == 0:
         why = {0: "no case ran", 1: "the 1 case errored"}.get(
             report.cases, f"all {report.cases} cases errored"
@@ -343,6 +346,42 @@ def evidence_line(report: RunReport) -> str | None:
     outcomes = [r.outcome for r in report.rules]
     why = _why_gate(said, report.gate_label == "PASS", outcomes, report.block_on or [])
     return why if later is None else f"{why}. {later}"
+
+
+_LET_THROUGH_SAID = {
+    "INSUFFICIENT_EVIDENCE": "{shown} did not show {} met",
+    "MANUAL_REVIEW": "{} waits for a person's review",
+}
+
+
+def let_through_text(
+    rules: Sequence[tuple[str, str]], gate_label: str, shown: str = "the run"
+) -> str | None:
+    """What a passed gate leaned on, when ``block_on`` let rules' outcomes other than PASS
+    through (``rules``: each rule's id and outcome), else None: ``The gate passed only because
+    block_on does not list INSUFFICIENT_EVIDENCE: the run did not show rule floor met``
+    (``shown``: what decided the rules, the run or the comparison).
+
+    Letting INSUFFICIENT_EVIDENCE through is the policy's documented choice, and the exit code
+    stays 0; but a green gate over 3 cases answered of 30 reads as a release that was checked
+    unless it says which rules it passed without."""
+    if gate_label != "PASS":
+        return None
+    held: dict[str, list[str]] = {}
+    for rule_id, outcome in rules:
+        if outcome != "PASS":
+            held.setdefault(outcome, []).append(rule_id)
+    if not held:
+        return None
+    said = [
+        _LET_THROUGH_SAID.get(outcome, "{} is " + outcome).format(
+            f"rule {ids[0]}" if len(ids) == 1 else f"rules {', '.join(ids)}", shown=shown
+        )
+        for outcome, ids in held.items()
+    ]
+    return f"The gate passed only because block_on does not list {' or '.join(held)}: " + "; ".join(
+        said
+    )
 
 
 def _decided_before(report: RunReport) -> str | None:
@@ -392,14 +431,17 @@ def comparison_evidence_line(body: Mapping[str, Any]) -> str | None:
     metric. Worded as a run's (``evidence_line``): it says why the gate blocks when nothing
     else would have (``block_on`` lets every rule's outcome through), and, for a gate an
     earlier release let pass (comparison schema 4 and before), that ``block_on`` alone let
-    it. The terminal output, ``inspect``, the Markdown summary, JUnit and the viewer all say
-    this one; ``body`` is the comparison's, as read."""
+    it. Under any other gate that passed with rules ``block_on`` let through, it names them
+    (``let_through_text``). The terminal output, ``inspect``, the Markdown summary, JUnit and
+    the viewer all say this one; ``body`` is the comparison's, as read."""
     decisions: Sequence[Mapping[str, Any]] = body["decisions"]
     paired = int(body["paired_cases"])
-    if body.get("gate") is None or not compared_on_nothing(
-        (d["reason"] for d in decisions), paired
-    ):
+    if body.get("gate") is None:
         return None
+    if not compared_on_nothing((d["reason"] for d in decisions), paired):
+        label = "BLOCK" if body["gate"]["blocked"] else "PASS"
+        rules = [(str(d["id"]), str(d["outcome"])) for d in decisions]
+        return let_through_text(rules, label, "the comparison")
     if paired == 0:
         said = f"No case was paired: {_unpaired_text(body)}, so no rule had a pair to decide on"
     else:

@@ -174,11 +174,20 @@ def test_a_rule_that_observed_no_case_blocks_beside_answered_cases(tmp_path: Pat
     ]
 
 
-def test_a_run_with_answered_cases_has_no_such_line(tmp_path: Path) -> None:
+def test_a_run_with_answered_cases_says_only_what_block_on_let_through(tmp_path: Path) -> None:
+    """Not a gate with nothing under it: it passes (exit 0), as block_on chose, and the line
+    under it names the rules it let through (tests/cli/test_gate_passed_on_rules_let_through_said.py),
+    where it once said nothing."""
     root = project(tmp_path / "p", ["a", "raise1", "c"], block_on="[FAIL]")
     done = oloproof("run", cwd=root)
     assert done.code == 0, done.out + done.err
-    assert _under_gate(done)[1].startswith("┌")  # the rules table follows the gate
+    assert _under_gate(done) == [
+        "Gate: PASS (exit 0)",
+        "The gate passed only because block_on does not list INSUFFICIENT_EVIDENCE: the run did "
+        "not show rules floor, never met",
+    ]
+    at = done.lines.index("Gate: PASS (exit 0)")
+    assert done.lines[at + 2].startswith("┌")  # the rules table follows
 
 
 # An earlier release (decision schema 3), whose gate block_on let pass however little was
