@@ -1,6 +1,6 @@
 """A run whose cases repeat an earlier case's input and expected values says so under its
-metrics, through the real CLI: in the report `run` and `inspect` print, in `--json`, and in the
-Markdown summary.
+metrics, through the real CLI: in the report `run` and `inspect` print, in `--json`, in the
+Markdown summary and on the viewer's run page.
 
 The probe: 30 cases that all ask `x` and expect `x`, under `min: 0.85`, gave
 `echo │ 100.0% │ [88.4%, 100.0%] │ 30 / 30 observed` and `Gate: PASS (exit 0)`, from one
@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from tests.support import oloproof, toy_project
+from tests.view.support import fetch, page_text, serving
 
 FLOOR = "version: 1\nrules:\n  - {id: floor, metric: echo, min: 0.85}\n"
 SAID = (
@@ -37,6 +38,9 @@ def test_repeated_cases_are_said_on_a_first_run_and_a_cached_one(tmp_path: Path)
     assert SAID in (root / "summary.md").read_text().splitlines()
     run_id = first.lines[0].split()[1]
     assert SAID in oloproof("inspect", run_id, cwd=root).lines
+    with serving(root) as url:
+        status, page = fetch(f"{url}/runs/{run_id}")
+    assert status == 200 and SAID in page_text(page)
     again = oloproof("run", "--json", cwd=root)
     assert again.code == 0, again.out + again.err
     report = json.loads(again.out)
