@@ -40,7 +40,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    never answered MANUAL_REVIEW, left out a pair one run's output alone excluded, and counted
    missing an errored case its labels exclude: ``errored_case_exclusions``;
    ``repeat_exclusions_missing``: a schema 8 comparison left out of its case a repeat its
-   output alone excluded).
+   output alone excluded; ``counts_repeated_pairs``: a schema 9 comparison did not count the
+   pairs that repeat an earlier one).
 6. Refs (``MisnamedRef``): each run id's ref names that run's run event.
 7. Streaming: runs are visited one at a time, so memory grows with the largest run, never with
    the ledger. An event whose bytes are corrupt is skipped: the ledger's own check names it.
@@ -508,6 +509,7 @@ def verify_comparison(ledger: Ledger, event: Event) -> list[str]:
             output_exclusions_missing=body["output_exclusions_missing"],
             errored_case_exclusions=body["errored_case_exclusions"],
             repeat_exclusions_missing=body["repeat_exclusions_missing"],
+            counts_repeated_pairs=body["counts_repeated_pairs"],
         )
     except (LedgerError, OloproofError, KeyError, TypeError, ValueError) as exc:
         return [f"cannot re-derive it: {type(exc).__name__}: {exc}"]

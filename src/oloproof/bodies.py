@@ -324,10 +324,14 @@ class ComparisonBody(TypedDict):
     # Whether a repeat one run's output alone excluded, in a case the other run observed,
     # counts as a repeat without a verdict (schema 9) rather than being left out of its case.
     repeat_exclusions_missing: bool
+    # Whether the paired cases that repeat an earlier pair's judgments in both runs are counted
+    # (schema 10): ``repeated_pairs``, given only when some are.
+    counts_repeated_pairs: bool
     # Whether a gate with nothing under it (no case paired, or a rule that read no pair)
     # blocks whatever block_on says; False before schema 5, which let block_on pass it.
     no_evidence_blocks: bool
     paired_cases: int
+    repeated_pairs: NotRequired[int]
     unpaired: list[Map]
     metrics: list[Map]
     not_compared: list[Map]

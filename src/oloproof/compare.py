@@ -54,6 +54,12 @@ Requirements (``docs/comparing-runs.md``, ``docs/comparison-rules.md``):
    missing (2a), and a repeat must not drop what its case could not. (A comparison
    recorded at schema 8 left such repeats out, and is re-derived so:
    ``repeat_exclusions_missing``.)
+3d. A paired case whose judgments in both runs are those of an earlier paired case (the same
+   input and the expected values its evaluators read, so the same executions and verdicts) is
+   counted (``repeated_pairs``, only when some are) and said under the comparison: every
+   interval counts it as one more independent pair, though it holds nothing the first did not.
+   It is said, not refused (a sample drawn with replacement holds such cases). (A comparison
+   recorded at schema 9 did not count them, and is re-derived so: ``counts_repeated_pairs``.)
 4. Slice differences are exploratory: computed for every slice of the candidate run, recorded,
    never gated.
 5. Comparison rules (non-inferiority, superiority, equivalence by a margin in points) are decided
@@ -87,7 +93,7 @@ from oloproof.callargs import path
 from oloproof.config import ComparePolicy, CompareRule, Margin, load_compare_policy
 from oloproof.errors import ConfigError
 from oloproof.latest import index_disagreement
-from oloproof.metrics import RecordedCases, slice_value
+from oloproof.metrics import RecordedCases, pair_key, repeats_among, slice_value
 from oloproof.pairing import (
     EVALUATOR_CHANGED,
     METRIC_NOT_COMPARED,
@@ -237,6 +243,7 @@ def derive_comparison(
     output_exclusions_missing: bool = True,
     errored_case_exclusions: bool = True,
     repeat_exclusions_missing: bool = True,
+    counts_repeated_pairs: bool = True,
 ) -> dict[str, Any]:
     """The comparison body of two stored runs, from their case results in the ledger: of each
     run, its first ``results`` case result entries (all it has, for ``None``), as a
@@ -244,7 +251,7 @@ def derive_comparison(
     ``counts_missing_repeats``, ``counts_not_run``, ``counts_unrun_once``,
     ``no_evidence_blocks``, ``judge_beats_chance``, ``unobserved_before_judge``,
     ``output_exclusions_missing``, ``errored_case_exclusions`` and
-    ``repeat_exclusions_missing`` as a comparison recorded with
+    ``repeat_exclusions_missing`` and ``counts_repeated_pairs`` as a comparison recorded with
     them is re-derived (one recorded before planned cases that never ran were counted says
     none).
 
@@ -269,6 +276,7 @@ def derive_comparison(
         output_exclusions_missing=output_exclusions_missing,
         errored_case_exclusions=errored_case_exclusions,
         repeat_exclusions_missing=repeat_exclusions_missing,
+        counts_repeated_pairs=counts_repeated_pairs,
         calibrations=ledger,
     )
 
@@ -307,6 +315,7 @@ def build_comparison(
         output_exclusions_missing=True,
         errored_case_exclusions=True,
         repeat_exclusions_missing=True,
+        counts_repeated_pairs=True,
         calibrations=None,
     )
 
@@ -329,6 +338,7 @@ def _comparison(
     output_exclusions_missing: bool,
     errored_case_exclusions: bool,
     repeat_exclusions_missing: bool,
+    counts_repeated_pairs: bool,
     calibrations: Ledger | None,
 ) -> dict[str, Any]:
     cand_metrics = [e["criterion"] for e in candidate.body["evaluators"]]
@@ -351,6 +361,7 @@ def _comparison(
     unrun = _not_run(candidate.body, baseline.body, pairing, counts_unrun_once)
     unrun = unrun if counts_not_run else 0
     _add_not_run(pairing, unrun)
+    repeated = repeats_among(pairing.judged) if counts_repeated_pairs else 0
     collected = pairing.metrics
     support = int(candidate.body.get("min_slice_support", 1))
     served: dict[str, set[str | None]] = {}
@@ -381,7 +392,10 @@ def _comparison(
         "output_exclusions_missing": output_exclusions_missing,
         "errored_case_exclusions": errored_case_exclusions,
         "repeat_exclusions_missing": repeat_exclusions_missing,
+        "counts_repeated_pairs": counts_repeated_pairs,
         "paired_cases": pairing.paired,
+        # Only when some are, as not_run: most comparisons pair no case twice.
+        **({"repeated_pairs": repeated} if repeated else {}),
         "unpaired": [
             {"reason": r, "count": len(ids), "case_ids": ids}
             for r, ids in pairing.unpaired.items()
@@ -568,6 +582,9 @@ class _Pairing:
     # candidate: each asked of the other run by case id (``_check_found_both_ways``).
     in_baseline: int = 0
     in_candidate: int = 0
+    # 64 bits of each paired case's judgment addresses in both runs (``metrics.pair_key``):
+    # 8 bytes a pair, to count the pairs that repeat an earlier one (3d).
+    judged: array[int] = field(default_factory=lambda: array("Q"))
 
 
 def _pair(
@@ -600,6 +617,10 @@ def _pair(
         if reason is None:
             assert base is not None
             pairing.paired += 1
+            # Bodies built by hand for ``build_comparison`` may hold no judgments: no key.
+            judged = cand.get("judgments"), base.get("judgments")
+            if judged[0] and judged[1]:
+                pairing.judged.append(pair_key(judged[0].values(), judged[1].values()))
             _add_paired(pairing, cand, base, repeats, output_exclusions)
         else:
             pairing.unpaired[reason].append(case_id)

@@ -166,6 +166,12 @@ Changes so far:
   something. Schema 8 left such repeats out of their case: ``False``, and ``verify``
   re-derives it as it was made.
 
+- ``oloproof.comparison`` 10: the paired cases whose judgments in both runs are an earlier
+  paired case's (the same input and the expected values its evaluators read) are counted,
+  ``repeated_pairs`` (given only when some are), and said under the comparison: the intervals
+  count each as an independent pair (``counts_repeated_pairs``). Schema 9 did not count them:
+  ``False``, and ``verify`` re-derives it as it was made.
+
 ``make`` passes every body through ``oloproof.redaction.redact`` (the chokepoint that keeps
 configured secrets out of the ledger).
 """
@@ -205,7 +211,7 @@ SCHEMAS: Final[Mapping[str, int]] = {
     RUN_END: 2,
     DECISION: 8,
     DIAGNOSIS: 14,
-    COMPARISON: 9,
+    COMPARISON: 10,
     CALIBRATION: 1,
     TEXT: 1,
     CASE: 1,
@@ -414,6 +420,12 @@ def upcast_comparison_v8_v9(body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "repeat_exclusions_missing": False}
 
 
+def upcast_comparison_v9_v10(body: dict[str, Any]) -> dict[str, Any]:
+    """Schema 9 did not count the pairs that repeat an earlier one: ``counts_repeated_pairs``
+    is false."""
+    return {**body, "counts_repeated_pairs": False}
+
+
 def unchanged(body: dict[str, Any]) -> dict[str, Any]:
     """A step whose change is in how the body is stored, not in how it reads."""
     return body
@@ -450,6 +462,7 @@ UPCASTERS: Final[Mapping[tuple[str, int], Upcaster]] = {
     (COMPARISON, 6): upcast_comparison_v6_v7,
     (COMPARISON, 7): upcast_comparison_v7_v8,
     (COMPARISON, 8): upcast_comparison_v8_v9,
+    (COMPARISON, 9): upcast_comparison_v9_v10,
     (EXECUTION, 1): unchanged,
     (STAGE, 1): unchanged,
     (JUDGMENT, 1): unchanged,

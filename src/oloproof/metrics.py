@@ -305,7 +305,8 @@ class RunTally:
         repeats = body.get("repeats")
         if repeats:
             self._add_repeats(body, repeats)
-        judgments: Mapping[str, str] = body["judgments"]
+        # A body built by hand for a report (no ledger behind it) may hold no judgments.
+        judgments: Mapping[str, str] | None = body.get("judgments")
         if judgments and body["status"] != "errored":
             self.judged.append(judged_key(judgments.values()))
         verdicts: Mapping[str, Any] = body["verdicts"]
@@ -332,12 +333,7 @@ class RunTally:
         already hold, without a second look at the cases, so a run read back from the ledger
         counts what the run counted; a cached run as well as a first one. The keys take 8 bytes
         a case; they are counted at the end, as the cases file's duplicate ids are found."""
-        keys = self.judged
-        if len(keys) <= _COUNTED_IN_A_SET:
-            return len(keys) - len(set(keys))
-        import numpy as np
-
-        return len(keys) - len(np.unique(np.frombuffer(keys, dtype=np.uint64)))
+        return repeats_among(self.judged)
 
     def _add_repeats(self, body: Mapping[str, Any], repeats: list[Mapping[str, Any]]) -> None:
         errored = errored_repeats(repeats)
@@ -351,6 +347,27 @@ _COUNTED_IN_A_SET = 1 << 14
 """Up to this many keys are counted in a set of ints (about 1 MB at most, for a moment), so that
 reading a small run (``inspect``, ``runs``) does not import numpy, a tenth of a second; more are
 sorted by numpy, in 8 bytes a key, where a set would take about ten times that."""
+
+
+def repeats_among(keys: array[int]) -> int:
+    """How many of ``keys`` (``judged_key``s) equal an earlier one."""
+    if len(keys) <= _COUNTED_IN_A_SET:
+        return len(keys) - len(set(keys))
+    import numpy as np
+
+    return len(keys) - len(np.unique(np.frombuffer(keys, dtype=np.uint64)))
+
+
+def pair_key(candidate: Iterable[str], baseline: Iterable[str]) -> int:
+    """64 bits standing for a compared pair's judgment addresses, the candidate's and the
+    baseline's (``judged_key`` of each): the baseline's are turned by a bit first, so a pair
+    whose two runs share their judgments (a candidate that reused the baseline's) does not
+    cancel out to the key of every other such pair."""
+    base = judged_key(baseline)
+    return judged_key(candidate) ^ ((base << 1 | base >> 63) & _KEY_BITS)
+
+
+_KEY_BITS = (1 << 64) - 1
 
 
 def judged_key(addresses: Iterable[str]) -> int:

@@ -305,6 +305,23 @@ def repeated_cases_line(report: RunReport) -> str | None:
     )
 
 
+def repeated_pairs_line(body: Mapping[str, Any]) -> str | None:
+    """The line said under a comparison's pairing when paired cases repeat an earlier pair
+    (its body's ``repeated_pairs``, ``compare`` 3d), else None: 200 paired cases asking one
+    question give a narrow interval from one pair. The terminal, the Markdown summary and the
+    viewer say this one."""
+    repeated = int(body.get("repeated_pairs") or 0)
+    if not repeated:
+        return None
+    one = repeated == 1
+    return (
+        f"{repeated} of the {body['paired_cases']} paired cases "
+        f"{'repeats' if one else 'repeat'} an earlier pair's input and the expected values its "
+        f"evaluators read in both runs, and {'shares' if one else 'share'} its executions and "
+        "verdicts; the intervals count each as an independent pair"
+    )
+
+
 def level_line(level: float) -> str | None:
     """The line said beside a run's metrics when its intervals are at a ``level`` other than
     ``DEFAULT_LEVEL``, or None. An interval printed as ``[95.4%, 100.0%]`` is read as one at

@@ -31,6 +31,7 @@ from oloproof.report import (
     comparison_rule_note,
     counted_text,
     level_line,
+    repeated_pairs_line,
     rule_margins,
     unpaired_lines,
 )
@@ -125,6 +126,9 @@ def _summary(
     # a candidate that errored.
     for line in unpaired_lines(body, ids):
         lines += [md_text(line), ""]
+    repeated = repeated_pairs_line(body)
+    if repeated is not None:
+        lines += [md_text(repeated), ""]
     level = level_line(float(body["level"]))
     if level is not None:
         lines += [md_text(level), ""]

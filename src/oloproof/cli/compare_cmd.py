@@ -31,6 +31,7 @@ from oloproof.report import (
     left_out_of_slices,
     level_line,
     planning_text,
+    repeated_pairs_line,
     rule_margins,
     slice_text,
     unpaired_lines,
@@ -211,6 +212,9 @@ def comparison_lines(address: str, body: Mapping[str, Any], show_slices: bool = 
         f"{body['baseline']['run_id']} · {paired} paired {plural(paired, 'case')}"
     ]
     lines += unpaired_lines(body)
+    repeated = repeated_pairs_line(body)
+    if repeated is not None:
+        lines.append(repeated)
     level = level_line(float(body["level"]))
     if level is not None:
         lines.append(level)

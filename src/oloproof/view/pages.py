@@ -137,6 +137,8 @@ def _environment() -> Environment:
         comparison_evidence=report.comparison_evidence_line,
         # Why cases were not paired, in the lines `oloproof compare` prints.
         unpaired_lines=report.unpaired_lines,
+        # The line `oloproof compare` prints when paired cases repeat an earlier pair.
+        repeated_pairs=report.repeated_pairs_line,
         # The line `oloproof run` prints under a gate with nothing under it.
         evidence_line=report.evidence_line,
         # The line `oloproof run` prints for a gate that does not stand for the cases since.
