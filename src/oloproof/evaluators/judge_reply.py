@@ -15,7 +15,9 @@ the reply *is* the object the request asked for:
   characters (``"Unsupported"`` is ``unsupported``); none of those keys is given twice so
   (``"verdict"`` beside ``"Verdict"``), and no other member, at any depth, is another decision
   (``"final_verdict": "fail"`` or ``"claims": [{"verdict": "fail"}]`` beside a pass, a
-  ``"final_score"`` beside a score), since which one the judge meant cannot be known;
+  ``"final_score"`` beside a score, ``"result": "failed"``, a yes or no such as
+  ``"grounded": false`` or ``"supported": "no"``, any number under a key naming a score beside
+  a verdict), since which one the judge meant cannot be known;
 - the reply does not repeat the material under test: its text is not found in the material, and
   no object with a ``verdict`` or ``score`` found in the material gives the same reason, or,
   where the reply gives none, the same bare decision. The material is searched as loosely as a
@@ -44,6 +46,7 @@ import html
 import json
 import math
 import re
+import string
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -209,10 +212,12 @@ def _second_decision(
     ({"claims": [{"verdict": "fail"}]}), or a score judge's {"final_score": 0.1} beside its
     0.9: the reply says two things, and which one the model meant cannot be known. Every depth
     is searched, since a model grading parts states a decision as surely there as at the top.
-    A text reading "pass" or "fail" is a decision wherever it is; for a score judge, so is a
-    number from 0 to 1 under a key naming a score, at any depth. The decision's own key is not
-    searched, nor ``unsupported``, whose items are the ids a citation judge names (an id may
-    read "pass").
+    A text reading "pass" or "fail" (or "failed", "Passed.": ``_DECISION_WORDS``) is a decision
+    wherever it is, and a yes or no (``false``, ``"no"``) is one whose direction cannot be
+    known, so it never agrees (but for the reason's own text, prose however short); so is a
+    number under a key naming a score, at any depth, unless it is a score judge's own score
+    again. The decision's own key is not searched, nor ``unsupported``, whose items are the ids
+    a citation judge names (an id may read "pass").
     """
     skipped = (key, "unsupported")
     # (where, whether a key on the way to it names a score, the value): the numbers of
@@ -223,6 +228,8 @@ def _second_decision(
         if _as_read(name) not in skipped
     ]
     pending.reverse()  # so the first in the reply is found first
+    # The reason is the model's prose: a one-word reason "No" explains, it does not decide.
+    reasons = {json.dumps(name, ensure_ascii=False) for name in obj if _as_read(name) == "reason"}
     while pending:  # a stack, not recursion: a reply may nest as deep as the parser reads
         where, scored, value = pending.pop()
         if isinstance(value, dict):
@@ -237,15 +244,51 @@ def _second_decision(
         elif isinstance(value, list):
             inner = [(f"{where}[{at}]", scored, item) for at, item in enumerate(value)]
         else:
-            said = value.strip().casefold() if isinstance(value, str) else None
-            if said in ("pass", "fail") and said != decision:
+            said = _word(value)
+            if isinstance(value, bool) or (said in _YES_NO and where not in reasons):
+                # {"verdict": "pass", "grounded": false}: whether the key asks "grounded?" or
+                # "hallucinated?" is the model's own wording, so no yes or no can be told to
+                # agree with the decision or not.
+                shown = json.dumps(value if isinstance(value, bool) else said)
+                return (
+                    f'the reply gives {shown} under {where} beside its "{key}", and a yes or '
+                    "no says nothing of which way it leans"
+                )
+            word = _DECISION_WORDS.get(said or "")
+            if word is not None and word != decision:
                 return f'the reply gives "{said}" under {where} beside its "{key}"'
-            other = _decision(value, "score") if scale == "score" and scored else None
-            if other is not None and other != decision:
-                return f'the reply gives {json.dumps(value)} under {where} beside its "{key}"'
+            number = isinstance(value, int | float) and not isinstance(value, bool)
+            if scored and number and value != decision:
+                # A score judge's "final_score": 0.1 beside its 0.9; for a verdict judge, any
+                # score at all: nothing says where a score becomes a pass.
+                said_of = (
+                    "" if scale == "score" else ", and nothing says where a score becomes a pass"
+                )
+                return (
+                    f'the reply gives {json.dumps(value)} under {where} beside its "{key}"{said_of}'
+                )
             continue
         pending.extend(reversed(inner))  # so the first in the reply is found first
     return None
+
+
+_DECISION_WORDS = {
+    **dict.fromkeys(("pass", "passed", "passes", "passing"), "pass"),
+    **dict.fromkeys(("fail", "failed", "fails", "failing", "failure"), "fail"),
+}
+"""The words a text is read as a decision by (``_word``): a model that writes "failed" under
+a key of its own decides as surely as one writing "fail"."""
+
+_YES_NO = frozenset(("yes", "no", "true", "false"))
+"""The texts read as a yes or no, as a JSON ``true`` or ``false`` is."""
+
+
+def _word(value: Any) -> str | None:
+    """A text as a decision word is read: casefolded, without the spaces and punctuation around
+    it (``"FAIL."`` is ``fail``); None for any other value."""
+    if not isinstance(value, str):
+        return None
+    return value.casefold().strip(string.whitespace + string.punctuation)
 
 
 def _as_read(key: str) -> str:

@@ -239,10 +239,14 @@ class LLMJudge:
     # Also 9: an output without answer text where ``field`` points is missing (field_missing,
     # field_not_text), as the text checks make it; version 8 failed it, which a rule capping a
     # judge's metric (max: on a leak rate) read as good news about replies no judge read.
+    # 10: a second decision written as a yes or no ("grounded": false, "supported": "no") or
+    # in another form of the word ("failed", "FAIL."), and beside a verdict a number under a
+    # key naming a score, is unparseable. Version 9 read only "pass" and "fail" and took the
+    # verdict.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.
-    VERSION: ClassVar[int] = 9
+    VERSION: ClassVar[int] = 10
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 

@@ -48,8 +48,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 9, "CitationSupportJudge": 9, "AnswerJudge": 9, "RubricJudge": 9},
-    "2ede1ecc4a66784e0ba3b26b5087e56eef84d2e2241cffe6c11be5b05a70d7aa",
+    {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
+    "8b4db7234a374e8c8d5f745438fd6a8c562991149d31eb59938b17c948fb0390",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
