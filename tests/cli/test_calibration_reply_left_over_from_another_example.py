@@ -29,7 +29,12 @@ MARKED = "<answer>\nNotes sync across devices every five minutes.\n</answer>"
 def completion(verdict: str) -> bytes:
     content = json.dumps({"verdict": verdict, "reason": f"the server says {verdict}"})
     body = json.dumps(
-        {"id": "c", "model": "m", "choices": [{"message": {"content": content}}]}
+        {
+            "id": "c",
+            "model": "m",
+            # A whole reply says why it ended: one that does not is not read as a verdict.
+            "choices": [{"message": {"content": content}, "finish_reason": "stop"}],
+        }
     ).encode()
     head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}"
     return f"{head}\r\n\r\n".encode() + body

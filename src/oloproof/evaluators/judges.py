@@ -242,7 +242,9 @@ class LLMJudge:
     # 10: a second decision written as a yes or no ("grounded": false, "supported": "no") or
     # in another form of the word ("failed", "FAIL."), and beside a verdict a number under a
     # key naming a score, is unparseable. Version 9 read only "pass" and "fail" and took the
-    # verdict.
+    # verdict. A reply that does not say why it ended (finish_reason or stop_reason null,
+    # absent or empty: a stream joined before its end) is judge_reply_incomplete; version 9
+    # read its verdict.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.

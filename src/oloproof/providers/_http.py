@@ -32,7 +32,8 @@ So is a reply beside a non-null ``error`` (a proxy passing on what came before a
 failure): the server says the text is not what it meant to send.
 
 A reply the protocol reads can still say its text is not the model's whole answer (cut at the
-token limit, refused, a tool call, several choices): ``Completion.incomplete`` says so, and
+token limit, refused, a tool call, several choices), or fail to say it is (no finish reason:
+``unfinished``): ``Completion.incomplete`` says so, and
 ``HttpProvider.answer`` turns it into an ``incomplete`` ``ProviderError`` where the text would
 be taken as an answer; a judge reads no verdict from such a reply (``judge_reply_incomplete``).
 
@@ -760,6 +761,21 @@ def optional_text(data: Mapping[str, Any], key: str, where: str = "") -> str | N
         # hide a reply in the wrong shape (a finish_reason of {"type": "length"} hides a cut).
         raise MalformedReply(f"{where}{key} is not text")
     return value or None
+
+
+def unfinished(key: str, data: Mapping[str, Any]) -> str:
+    """Why a reply whose ``data`` gives no ``key`` (the finish or stop reason: absent, null or
+    empty) is not the model's whole answer.
+
+    A non-streaming reply always says why it ended (OpenAI's, vLLM's, llama.cpp's and Ollama's
+    servers, Anthropic's API, which documents it as non-null there); only a stream's chunks
+    carry null until the last, so a body without one is a stream a proxy joined before its end.
+    """
+    said = json.dumps(data[key]) if key in data else "absent"
+    return (
+        f"the reply does not say why it ended ({key} {said}), as a non-streaming reply does: "
+        "it is a stream joined before its end, not the model's whole answer"
+    )
 
 
 def _key_fault(key: str) -> str | None:

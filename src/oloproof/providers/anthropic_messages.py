@@ -22,6 +22,7 @@ from oloproof.providers._http import (
     Usage,
     optional_text,
     token_count,
+    unfinished,
     usage_object,
 )
 
@@ -74,7 +75,9 @@ class AnthropicMessagesProvider(HttpProvider):
             tool_use = tool_use or block.get("type") == "tool_use"
         stop_reason = optional_text(data, "stop_reason")
         if not texts or not all(isinstance(text, str) for text in texts):
-            why = _INCOMPLETE.get(stop_reason or "")
+            why = _INCOMPLETE.get(stop_reason or "") or (
+                None if stop_reason else unfinished("stop_reason", data)
+            )
             said = "the reply has no text content" + (f": {why}" if why else "")
             raise self.unanswered(said, data, stop_reason)
         return Completion(
@@ -84,7 +87,8 @@ class AnthropicMessagesProvider(HttpProvider):
             model=optional_text(data, "model"),
             finish_reason=stop_reason,
             incomplete=_INCOMPLETE.get(stop_reason or "")
-            or (_TOOL_USE_BLOCK if tool_use else None),
+            or (_TOOL_USE_BLOCK if tool_use else None)
+            or (None if stop_reason else unfinished("stop_reason", data)),
         )
 
     def usage(self, data: Mapping[str, Any]) -> Usage:

@@ -29,6 +29,7 @@ from oloproof.providers._http import (
     optional_text,
     quoted,
     token_count,
+    unfinished,
     usage_object,
 )
 
@@ -101,7 +102,9 @@ class OpenAIChatProvider(HttpProvider):
             elif message.get("tool_calls"):
                 why = _TOOL_CALL
             else:
-                why = _INCOMPLETE.get(finish_reason or "", "")
+                why = _INCOMPLETE.get(finish_reason or "", "") or (
+                    "" if finish_reason else unfinished("finish_reason", choice)
+                )
             said = "the reply has no text content" + (f": {why}" if why else "")
             raise self.unanswered(said, data, finish_reason)
         return Completion(
@@ -111,7 +114,8 @@ class OpenAIChatProvider(HttpProvider):
             fingerprint=optional_text(data, "system_fingerprint"),
             model=optional_text(data, "model"),
             finish_reason=finish_reason,
-            incomplete=_incomplete(len(choices), message, finish_reason),
+            incomplete=_incomplete(len(choices), message, finish_reason)
+            or (None if finish_reason else unfinished("finish_reason", choice)),
         )
 
     def usage(self, data: Mapping[str, Any]) -> Usage:
@@ -125,7 +129,8 @@ class OpenAIChatProvider(HttpProvider):
 _TOOL_CALL = "the model asked to call a tool instead of answering"
 
 # The finish reasons that say the text is not the model's whole answer. Any other (``stop``,
-# or a server's own word for it, such as TGI's ``eos_token``) is taken as a finished reply.
+# or a server's own word for it, such as TGI's ``eos_token``) is taken as a finished reply;
+# none at all is not (``unfinished``).
 _INCOMPLETE = {
     "length": "the reply was cut at the token limit (finish_reason length; max_tokens sets it)",
     # Mistral's: the reply ran into the model's context length (Anthropic's

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "8b4db7234a374e8c8d5f745438fd6a8c562991149d31eb59938b17c948fb0390",
+    "f927bd8b1916a0ec9beaaf9b0e0ad1aad03f2c2bf6c380f66c03f48665f556b9",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
