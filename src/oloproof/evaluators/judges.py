@@ -243,8 +243,9 @@ class LLMJudge:
     # in another form of the word ("failed", "FAIL."), and beside a verdict a number under a
     # key naming a score, is unparseable. Version 9 read only "pass" and "fail" and took the
     # verdict. A reply that does not say why it ended (finish_reason or stop_reason null,
-    # absent or empty: a stream joined before its end) is judge_reply_incomplete; version 9
-    # read its verdict.
+    # absent or empty: a stream joined before its end) is judge_reply_incomplete, and one that
+    # says it is not the model's reply ("type": "error", a message of role "user")
+    # judge_malformed_response; version 9 read their verdicts.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.

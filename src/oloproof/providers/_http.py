@@ -29,7 +29,8 @@ negative count, ``"id": 7``, a body 100,000 brackets deep) is a ``malformed_resp
 body, never an exception of the parser's; its message says what is wrong where it can (a body
 that is not JSON, a streamed one, one holding the protocol's error object instead of a reply).
 So is a reply beside a non-null ``error`` (a proxy passing on what came before an upstream
-failure): the server says the text is not what it meant to send.
+failure): the server says the text is not what it meant to send; and a body that says it is no
+reply of the model's (``said_to_be``: a ``type`` or message ``role`` other than the protocol's).
 
 A reply the protocol reads can still say its text is not the model's whole answer (cut at the
 token limit, refused, a tool call, several choices), or fail to say it is (no finish reason:
@@ -761,6 +762,24 @@ def optional_text(data: Mapping[str, Any], key: str, where: str = "") -> str | N
         # hide a reply in the wrong shape (a finish_reason of {"type": "length"} hides a cut).
         raise MalformedReply(f"{where}{key} is not text")
     return value or None
+
+
+def said_to_be(data: Mapping[str, Any], key: str, expected: str, where: str = "") -> None:
+    """Raise ``MalformedReply`` when ``data`` gives ``key`` (``role``, ``type``) as anything but
+    ``expected``: a body that says it is not the model's reply (a message in the ``user`` role,
+    as a proxy echoing the request's turn sends; Anthropic's ``"type": "error"``) is none,
+    whatever text it holds. ``where`` names the object that holds it (``choices[0].message.``).
+    """
+    value = data.get(key)
+    if value is None or value == expected:
+        return
+    what = (
+        "the body holds no reply of the model's"
+        if key == "role"
+        else "the body says it is not a reply"
+    )
+    shown = json.dumps(value, ensure_ascii=False) if isinstance(value, str) else "not text"
+    raise MalformedReply(f'{where}{key} is {shown}, not "{expected}": {what}')
 
 
 def unfinished(key: str, data: Mapping[str, Any]) -> str:

@@ -21,6 +21,7 @@ from oloproof.providers._http import (
     MalformedReply,
     Usage,
     optional_text,
+    said_to_be,
     token_count,
     unfinished,
     usage_object,
@@ -62,6 +63,8 @@ class AnthropicMessagesProvider(HttpProvider):
         return {**body, **self.extra_body}
 
     def parse(self, data: dict[str, Any]) -> Completion:
+        said_to_be(data, "type", "message")
+        said_to_be(data, "role", "assistant")
         blocks = data["content"]
         if not isinstance(blocks, list):
             raise MalformedReply("content is not a list")

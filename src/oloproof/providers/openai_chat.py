@@ -28,6 +28,7 @@ from oloproof.providers._http import (
     error_said,
     optional_text,
     quoted,
+    said_to_be,
     token_count,
     unfinished,
     usage_object,
@@ -93,6 +94,7 @@ class OpenAIChatProvider(HttpProvider):
         message = choice["message"]
         if not isinstance(message, dict):
             raise MalformedReply("choices[0].message is not an object")
+        said_to_be(message, "role", "assistant", "choices[0].message.")
         refusal = message.get("refusal")
         text = message["content"]
         finish_reason = optional_text(choice, "finish_reason", "choices[0].")

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "f927bd8b1916a0ec9beaaf9b0e0ad1aad03f2c2bf6c380f66c03f48665f556b9",
+    "54ae20c4e94d2503db5256bf6919da9d40811ada53525d1a6d3a7fb2f187dd58",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
