@@ -9,7 +9,8 @@ its end. The real HTTP server on 127.0.0.1 below sends such bodies, each holding
 pass verdict (or an answer "Paris") as its text. Before: the verdicts were read, 5 / 5 passed,
 and each model system's answer recorded and passed its check. Now the judgment is missing
 (``judge_reply_incomplete``) and the case errored, with a sentence saying the reply does not
-say it finished.
+say it finished; an execution a release reading such a reply as finished cached is made again,
+not served (``REPLIES`` 5).
 """
 
 from __future__ import annotations
@@ -127,3 +128,26 @@ def test_a_model_reply_that_does_not_say_it_finished_errors_its_case(
     assert done.code == 3, done.out + done.err
     what = f"anthropic model m at {base}/v1/messages: "
     assert errors(root) == {"a_null": f"{what}{SAID['a_null']}{taken}"}
+
+
+# A release that read a reply without a finish reason as finished.
+EARLIER_RELEASE = """
+from oloproof import models
+from oloproof.providers import openai_chat
+
+models.REPLIES = 4
+openai_chat.unfinished = lambda key, data: None
+from oloproof.cli.main import main
+
+main()
+"""
+
+
+def test_an_execution_an_earlier_reading_cached_is_made_again(tmp_path: Path, base: str) -> None:
+    root = project(tmp_path / "p", base, "openai", ["good", "null", "absent", "empty"])
+    earlier = oloproof("run", cwd=root, command=("-c", EARLIER_RELEASE))
+    assert "4 / 4 observed · 0 missing" in earlier.out, earlier.out + earlier.err
+    done = oloproof("run", cwd=root)
+    # Not "Cache: execution 4 hit/0 miss", the unfinished answers served and passed again.
+    assert "Cache: execution 0 hit/4 miss" in done.out, done.out
+    assert "1 / 1 observed · 3 missing" in done.out, done.out
