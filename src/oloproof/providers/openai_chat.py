@@ -146,6 +146,9 @@ _INCOMPLETE = {
     "tool_calls": f"{_TOOL_CALL} (finish_reason tool_calls)",
     "function_call": f"{_TOOL_CALL} (finish_reason function_call)",
     "error": "the server stopped the reply on an error (finish_reason error)",
+    # vLLM's, for a request its engine aborted (a shutdown, a pause, an abort request): the
+    # text is what was made by then, sent with HTTP 200.
+    "abort": "the server aborted the reply before the model finished it (finish_reason abort)",
     "insufficient_system_resource": (
         "the server interrupted the reply for want of resources "
         "(finish_reason insufficient_system_resource)"

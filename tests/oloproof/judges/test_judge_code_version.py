@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "54ae20c4e94d2503db5256bf6919da9d40811ada53525d1a6d3a7fb2f187dd58",
+    "f88564e597572883bc9e823cac3cc85bc5583a5076a1ce108d05e6a043556fc6",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
