@@ -50,9 +50,9 @@ __all__ = ["REPLIES", "ModelClient", "ModelReply", "reading", "recording_model_c
 # executions an earlier reading stored (a reply cut at the token limit, taken whole before 2;
 # one beside the server's error, or beside a tool call its finish reason did not name, before
 # 3; one cut where the model's context ends, finish_reason model_length, before 4; one that
-# does not say why it ended, or that vLLM aborted, or says it is not the model's reply, a
-# "user" role or Anthropic's "type": "error", before 5) are then made again rather than
-# served from the cache.
+# does not say why it ended, that vLLM aborted, cut in another API's words (Gemini's
+# MAX_TOKENS), or that says it is not the model's reply (a "user" role, Anthropic's "type":
+# "error"), before 5) are then made again rather than served from the cache.
 REPLIES = 5
 
 # The modules through which code reaches ModelClient: this one, or the package that exports it

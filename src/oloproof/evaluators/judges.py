@@ -244,7 +244,8 @@ class LLMJudge:
     # key naming a score, is unparseable. Version 9 read only "pass" and "fail" and took the
     # verdict. A reply that does not say why it ended (finish_reason or stop_reason null,
     # absent or empty: a stream joined before its end) or aborted by the server (vLLM's
-    # finish_reason abort) is judge_reply_incomplete, and one that
+    # finish_reason abort), or whose finish reason says it was cut or filtered in capitals or
+    # another API's words (MAX_TOKENS, SAFETY), is judge_reply_incomplete, and one that
     # says it is not the model's reply ("type": "error", a message of role "user")
     # judge_malformed_response; version 9 read their verdicts.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version

@@ -104,7 +104,7 @@ class OpenAIChatProvider(HttpProvider):
             elif message.get("tool_calls"):
                 why = _TOOL_CALL
             else:
-                why = _INCOMPLETE.get(finish_reason or "", "") or (
+                why = _said(finish_reason) or (
                     "" if finish_reason else unfinished("finish_reason", choice)
                 )
             said = "the reply has no text content" + (f": {why}" if why else "")
@@ -130,30 +130,41 @@ class OpenAIChatProvider(HttpProvider):
 
 _TOOL_CALL = "the model asked to call a tool instead of answering"
 
-# The finish reasons that say the text is not the model's whole answer. Any other (``stop``,
-# or a server's own word for it, such as TGI's ``eos_token``) is taken as a finished reply;
-# none at all is not (``unfinished``).
+# The finish reasons that say the text is not the model's whole answer, each with what it
+# says ({} is the reason as the server wrote it). Any other (``stop``, or a server's own word
+# for it, such as TGI's ``eos_token``) is taken as a finished reply; none at all is not
+# (``unfinished``). They are read in any case, and in other APIs' words too: gateways serving
+# Gemini models here pass Gemini's own reasons through (STOP, MAX_TOKENS, SAFETY), and proxies
+# in front of Anthropic's API its max_tokens.
+_CUT = "the reply was cut at the token limit (finish_reason {}; max_tokens sets it)"
+_FILTERED = "the server's content filter cut or withheld the reply (finish_reason {})"
 _INCOMPLETE = {
-    "length": "the reply was cut at the token limit (finish_reason length; max_tokens sets it)",
+    "length": _CUT,
+    "max_tokens": _CUT,
     # Mistral's: the reply ran into the model's context length (Anthropic's
     # model_context_window_exceeded).
-    "model_length": (
-        "the reply was cut where the model's context ends (finish_reason model_length)"
-    ),
-    "content_filter": (
-        "the server's content filter cut or withheld the reply (finish_reason content_filter)"
-    ),
-    "tool_calls": f"{_TOOL_CALL} (finish_reason tool_calls)",
-    "function_call": f"{_TOOL_CALL} (finish_reason function_call)",
-    "error": "the server stopped the reply on an error (finish_reason error)",
+    "model_length": "the reply was cut where the model's context ends (finish_reason {})",
+    "content_filter": _FILTERED,
+    **dict.fromkeys(("safety", "recitation", "blocklist", "prohibited_content", "spii"), _FILTERED),
+    "tool_calls": f"{_TOOL_CALL} (finish_reason {{}})",
+    "function_call": f"{_TOOL_CALL} (finish_reason {{}})",
+    "malformed_function_call": f"{_TOOL_CALL} (finish_reason {{}})",
+    "error": "the server stopped the reply on an error (finish_reason {})",
     # vLLM's, for a request its engine aborted (a shutdown, a pause, an abort request): the
     # text is what was made by then, sent with HTTP 200.
-    "abort": "the server aborted the reply before the model finished it (finish_reason abort)",
+    "abort": "the server aborted the reply before the model finished it (finish_reason {})",
     "insufficient_system_resource": (
-        "the server interrupted the reply for want of resources "
-        "(finish_reason insufficient_system_resource)"
+        "the server interrupted the reply for want of resources (finish_reason {})"
     ),
 }
+
+
+def _said(finish_reason: str | None) -> str | None:
+    """What ``finish_reason`` says of a reply that is not the model's whole answer, or None."""
+    if finish_reason is None:
+        return None
+    said = _INCOMPLETE.get(finish_reason.casefold())
+    return None if said is None else said.format(finish_reason)
 
 
 def _incomplete(choices: int, message: dict[str, Any], finish_reason: str | None) -> str | None:
@@ -166,7 +177,7 @@ def _incomplete(choices: int, message: dict[str, Any], finish_reason: str | None
             f"the reply holds {choices} choices (is n set in extra_body?), and Oloproof "
             "records one answer"
         )
-    said = _INCOMPLETE.get(finish_reason or "")
+    said = _said(finish_reason)
     if said is None and (message.get("tool_calls") or message.get("function_call")):
         # Some servers finish a tool call with "stop": the call itself says the text is not
         # the answer, only what the model wrote before asking for it.

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "f88564e597572883bc9e823cac3cc85bc5583a5076a1ce108d05e6a043556fc6",
+    "64e92b96120ae17b1dd38df8d26d81b88dec30886294966fe72f2331a9aabc01",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
