@@ -245,9 +245,9 @@ class LLMJudge:
     # verdict. A reply that does not say why it ended (finish_reason or stop_reason null,
     # absent or empty: a stream joined before its end) or aborted by the server (vLLM's
     # finish_reason abort), or whose finish reason says it was cut or filtered in capitals or
-    # another API's words (MAX_TOKENS, SAFETY), is judge_reply_incomplete, and one that
-    # says it is not the model's reply ("type": "error", a message of role "user")
-    # judge_malformed_response; version 9 read their verdicts.
+    # another API's words (MAX_TOKENS, SAFETY), is judge_reply_incomplete, and one giving a
+    # refusal that is not text, or saying it is not the model's reply ("type": "error", a
+    # message of role "user"), judge_malformed_response; version 9 read their verdicts.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.

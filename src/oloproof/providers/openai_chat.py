@@ -95,11 +95,13 @@ class OpenAIChatProvider(HttpProvider):
         if not isinstance(message, dict):
             raise MalformedReply("choices[0].message is not an object")
         said_to_be(message, "role", "assistant", "choices[0].message.")
-        refusal = message.get("refusal")
+        # Read as text or not given: a refusal in another shape (a list, an object) skipped
+        # as absent would let the text beside it stand as the answer.
+        refusal = optional_text(message, "refusal", "choices[0].message.")
         text = message["content"]
         finish_reason = optional_text(choice, "finish_reason", "choices[0].")
         if not isinstance(text, str):
-            if isinstance(refusal, str) and refusal:
+            if refusal is not None:
                 why = _refused(refusal)
             elif message.get("tool_calls"):
                 why = _TOOL_CALL
@@ -116,7 +118,7 @@ class OpenAIChatProvider(HttpProvider):
             fingerprint=optional_text(data, "system_fingerprint"),
             model=optional_text(data, "model"),
             finish_reason=finish_reason,
-            incomplete=_incomplete(len(choices), message, finish_reason)
+            incomplete=_incomplete(len(choices), message, refusal, finish_reason)
             or (None if finish_reason else unfinished("finish_reason", choice)),
         )
 
@@ -167,10 +169,11 @@ def _said(finish_reason: str | None) -> str | None:
     return None if said is None else said.format(finish_reason)
 
 
-def _incomplete(choices: int, message: dict[str, Any], finish_reason: str | None) -> str | None:
+def _incomplete(
+    choices: int, message: dict[str, Any], refusal: str | None, finish_reason: str | None
+) -> str | None:
     """Why a reply with text does not hold the model's one whole answer, or None."""
-    refusal = message.get("refusal")
-    if isinstance(refusal, str) and refusal:
+    if refusal is not None:
         return _refused(refusal)
     if choices > 1:
         return (

@@ -49,7 +49,7 @@ JUDGE_CODE = (
 
 RECORDED = (
     {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "64e92b96120ae17b1dd38df8d26d81b88dec30886294966fe72f2331a9aabc01",
+    "1d9a77059d2b72691729ca7cb8749fbd79e52df8bc6ca645c30b0b70a25aeec7",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
