@@ -56,6 +56,7 @@ from ledger.application import Application, Links
 from ledger.chain import ChainRecord, head_of
 from ledger.errors import (
     AddressError,
+    ArchiveRefConflictError,
     CorruptEventError,
     FormatError,
     IntegrityError,
@@ -472,13 +473,13 @@ def import_archive(
         raise StoreError("cannot import an archive inside a batch: import it outside")
     source = path.path if isinstance(path, ArchiveReader) else Path(path)
     info = check_archive(source, ledger.app, known=ledger._committed, check=check)
-    _ref_ops(ledger, info)  # a ref that would move is refused before anything is written
+    _ref_ops(ledger, info, written=False)  # a ref that would move: refused before any write
     new = 0
     sizes = _replay_sizes(ledger, info)
     for items in _chunks(ledger, source, info, sizes):
         new += ledger._commit_imported(items, [])
     while True:
-        ref_ops = _ref_ops(ledger, info)
+        ref_ops = _ref_ops(ledger, info, written=True)
         try:
             ledger._commit_imported([], ref_ops)
             break
@@ -491,16 +492,17 @@ def import_archive(
     return ImportSummary(new, info.events, carried, len(ref_ops), replayed)
 
 
-def _ref_ops(ledger: Ledger, info: ArchiveInfo) -> list[tuple[str, str]]:
-    """The archive's refs the ledger lacks; ``RefConflictError`` for one it holds pointing
-    elsewhere. A default ref the ledger has already is left as it is."""
+def _ref_ops(ledger: Ledger, info: ArchiveInfo, written: bool) -> list[tuple[str, str]]:
+    """The archive's refs the ledger lacks; ``ArchiveRefConflictError`` for one it holds
+    pointing elsewhere (``written``: once the archive's events are in). A default ref the
+    ledger has already is left as it is."""
     ref_ops: list[tuple[str, str]] = []
     for name, address in sorted(info.refs.items()):
         current = ledger.get_ref(name)
         if current is None:
             ref_ops.append((name, address))
         elif current != address:
-            raise RefConflictError(name, address, current)
+            raise ArchiveRefConflictError(info.where, name, address, current, written)
     for name, address in sorted(info.default_refs.items()):
         if ledger.get_ref(name) is None:  # a default: never moves a ref that exists
             ref_ops.append((name, address))

@@ -15,6 +15,7 @@ names the address, ref or path concerned, so a shell can print ``str(exc)`` as i
     │   ├── UnknownAddressError     a well-formed address, prefix or ref name that names nothing
     │   └── AmbiguousAddressError   a prefix shared by several stored events
     ├── RefConflictError            a compare-and-swap on a ref lost to another writer
+    │   └── ArchiveRefConflictError an archive's ref that the importing ledger holds elsewhere
     ├── StoreError                  the storage below failed (LMDB, the file system)
     │   ├── ReadOnlyFileSystemError opened for writing on a file system mounted read-only
     │   └── StaleIndexesError       read-only, with indexes filed by the program's older rules
@@ -100,6 +101,24 @@ class RefConflictError(LedgerError):
         self.name = name
         self.expected = expected
         self.actual = actual
+
+
+class ArchiveRefConflictError(RefConflictError):
+    """An archive's ref that the importing ledger holds pointing at another event: an import
+    never moves a ref. Its sentence names the archive and both events, which a compare-and-swap's
+    own sentence (what the swap expected, what it found) does not."""
+
+    def __init__(self, archive: str, name: str, carried: str, held: str, written: bool) -> None:
+        super().__init__(name, carried, held)
+        done = (
+            "its events were imported, none of its refs were set"
+            if written
+            else "nothing was imported"
+        )
+        self.args = (
+            f"will not import the archive {archive}: it sets ref {name!r} to {carried}, but "
+            f"this ledger's ref {name!r} names {held}, and an import never moves a ref; {done}",
+        )
 
 
 class StoreError(LedgerError):
