@@ -18,9 +18,11 @@ from pathlib import Path
 
 from ledger import ArchiveReader, Ledger, LedgerError, Problem, open_archive
 from ledger.address import format_address
+from ledger.event import event_from_trusted
 from oloproof import events as ev
 from oloproof.audit import run_problems
 from oloproof.display import plural
+from oloproof.errors import ConfigError
 from oloproof.metrics import SeenCases, case_result_body
 from oloproof.store import APPLICATION
 
@@ -40,6 +42,52 @@ def read_before_import(
     with reader:
         runs = {address: event.body["run_id"] for address, event in reader.events(ev.RUN)}
         return second_results(ledger, reader), runs
+
+
+def one_run_event_a_run(ledger: Ledger | None, archive: Path) -> Callable[[str, bytes], None]:
+    """A check of each event the import of ``archive`` is to write (``import_archive``'s
+    ``check``, so it runs over the archive as it is streamed, before anything is written): a
+    run event of a run id that ``ledger`` (None: none yet) or the archive already holds another
+    run event of is refused. A run writes one run event, under its id's ref; a second of the
+    same id (forged, or a run id made twice) was imported with every result linked to it, and
+    `runs` listed the id twice while `inspect` counted those results as the run's. Memory: the
+    run ids of the archive's new run events, and of the ledger's runs once one is met."""
+    seen: dict[str, str] = {}
+    held: dict[str, str] | None = None
+
+    def check(address: str, data: bytes) -> None:
+        nonlocal held
+        event = event_from_trusted(data)
+        if event.type != ev.RUN:
+            return
+        run_id = ev.upcast(address, event).body.get("run_id")
+        if not isinstance(run_id, str):
+            return  # a body the run's own reading refuses; not a second of anything
+        if held is None:
+            held = _runs_held(ledger)
+        other, where = held.get(run_id), "this ledger"
+        if other is None:
+            other, where = seen.setdefault(run_id, address), "the archive"
+        if other != address:
+            raise ConfigError(
+                f"will not import {archive}: it holds run event {address} of {run_id}, and "
+                f"{where} already holds that run's run event {other}; a run has one run "
+                "event, and the results linked to a second would be read as the run's; "
+                "nothing was imported"
+            )
+
+    return check
+
+
+def _runs_held(ledger: Ledger | None) -> dict[str, str]:
+    """The address of each run event ``ledger`` holds, by run id (the first, for an id a ledger
+    written before imports refused a second holds twice)."""
+    found: dict[str, str] = {}
+    for address, event in ledger.events(ev.RUN) if ledger is not None else ():
+        run_id = event.body.get("run_id")
+        if isinstance(run_id, str):
+            found.setdefault(run_id, address)
+    return found
 
 
 def second_results(ledger: Ledger, reader: ArchiveReader) -> dict[str, list[str]]:

@@ -112,15 +112,17 @@ def test_an_import_names_summaries_its_events_do_not_give(tmp_path: Path, forge:
     assert (taken.code, taken.err) == (0, ""), taken
 
 
-def test_an_import_names_results_linked_to_a_twin_of_the_run(tmp_path: Path) -> None:
+def test_an_import_refuses_a_twin_of_a_run_it_holds(tmp_path: Path) -> None:
     """The probe: a run interrupted after 20 of its 40 cases, and an archive holding a second
     run event of the same run id (its start time changed, no ref naming it) with a result for
     each of the other 20 cases linked to that twin, its links resolved by the ledger it is
-    imported into. The archive opened only with that ledger, so what the import says of an
-    archive read nothing (an archive not whole on its own was taken as unreadable); it
-    imported with exit 0 and the interrupted run then read `40 of 40 answered` in `runs`. Now
-    the archive is read with the ledger's events at hand, and the import names each result
-    of the run whose links do not name the run event it brings, exit 1."""
+    imported into. First it imported with exit 0 and the run read `40 of 40 answered`; then
+    the import named the 20 results the run held here (`its links do not name run`) and
+    exited 1, but it had written the twin and its results: `runs` listed the run's id twice,
+    each row `40 of 40 answered · 0 missing`, and `inspect` counted 40 cases finished. Now the
+    twin is refused as the archive is read, before anything is written (exit 2, one sentence
+    naming the archive, the run and both run events), and the run reads as it did: once, 20
+    of 40 answered."""
     from ledger import Event
     from oloproof.store import open_project_ledger
 
@@ -148,15 +150,24 @@ def test_an_import_names_results_linked_to_a_twin_of_the_run(tmp_path: Path) -> 
                 if event.body["case_id"] in late:
                     refs = tuple(other if r == run_address else r for r in event.refs)
                     forged.put(Event(event.type, event.schema, event.body, refs))
+        size = len(cut)
+    runs_before = oloproof("runs", cwd=here).out
     (row,) = json.loads(oloproof("runs", "--json", cwd=here).out)
     assert (row["execution_state"], row["cases"]) == ("INTERRUPTED", 20), row
     archive = tmp_path / "twin.oloarchive"
     assert oloproof("ledger", "export", "--all", "--to", str(archive), cwd=twin).code == 0
 
     imported = oloproof("ledger", "import", str(archive), cwd=here)
-    assert imported.code == 1, imported
-    *problems, last = imported.err.splitlines()
-    # Against the run event the archive holds, the twin: the 20 results the run held here.
-    assert len(problems) == 20, problems
-    assert all("its links do not name run" in line for line in problems), problems
-    assert last.startswith(f"error: 1 run this archive holds ({row['run_id']}) carries 20 ")
+    assert (imported.code, imported.out) == (2, ""), imported
+    assert imported.err == (
+        f"error: will not import {archive}: it holds run event {other} of {row['run_id']}, and "
+        f"this ledger already holds that run's run event {run_address}; a run has one run "
+        "event, and the results linked to a second would be read as the run's; nothing was "
+        "imported\n"
+    )
+    with open_project_ledger(here, create=False) as ledger:
+        assert len(ledger) == size
+    assert oloproof("runs", cwd=here).out == runs_before
+    shown = oloproof("inspect", row["run_id"], cwd=here)
+    assert "20 of 40 cases finished" in shown.out, shown
+    assert oloproof("verify", cwd=here).code == 0

@@ -306,17 +306,19 @@ def import_command(
     """Import an archive into this project's ledger, checking every event first.
 
     Nothing is written until the whole archive has been checked: a damaged archive, a
-    missing link, an event this version cannot read or a ref that would move is refused
-    first. Importing the same archive twice changes nothing. Into an empty project an archive
-    of a whole ledger replays its commits, so the chain's head is the source's. A run whose
-    decision or verdict copies its events do not give (forged, or changed outside the run) is
-    named once imported, and the command exits 1, as `oloproof verify` does.
+    missing link, an event this version cannot read, a ref that would move or a second run
+    event of a run is refused first. Importing the same archive twice changes nothing. Into
+    an empty project an archive of a whole ledger replays its commits, so the chain's head is
+    the source's. A run whose decision or verdict copies its events do not give (forged, or
+    changed outside the run) is named once imported, and the command exits 1, as `oloproof
+    verify` does.
 
     Example: oloproof ledger import run.oloarchive
     """
     from oloproof.cli.arguments import check_input_file
     from oloproof.cli.project import project_root
     from oloproof.import_check import (
+        one_run_event_a_run,
         read_before_import,
         second_results_warning,
         unsound_summaries,
@@ -326,13 +328,23 @@ def import_command(
 
     check_input_file(file)
     keep_out_declared()
-    check = _no_secret_imported(file)
+    secret = _no_secret_imported(file)
+
+    def check(ledger: Ledger | None) -> Callable[[str, bytes], None]:
+        one_run_event = one_run_event_a_run(ledger, file)
+
+        def both(address: str, data: bytes) -> None:
+            secret(address, data)
+            one_run_event(address, data)
+
+        return both
+
     if not (project_root() / LEDGER_DIR).exists():
-        check_archive(file, APPLICATION, check=check)  # before a ledger is made for it
+        check_archive(file, APPLICATION, check=check(None))  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
         twice, runs = read_before_import(ledger, file)
-        done = import_archive(ledger, file, check)
+        done = import_archive(ledger, file, check(ledger))
         commits, head = ledger.head()
         unsound = unsound_summaries(ledger, runs)
     typer.echo(
