@@ -1,6 +1,6 @@
 """What ``oloproof ledger import`` says of an archive beyond what the ledger itself checks: the
-runs it gives a second result for one of their cases, and the summaries of its runs that their
-events do not give.
+runs it gives a second result for one of their cases, a second run event of a run, and the
+summaries of its runs, diagnoses and comparisons that their events do not give.
 
 A run writes each case once. The same run holds two different results for a case only when it
 went on in two places: two copies of a project each resumed it, or an archive made while it
@@ -14,34 +14,52 @@ report them as imported like any other.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ledger import ArchiveReader, Ledger, LedgerError, Problem, open_archive
 from ledger.address import format_address
 from ledger.event import event_from_trusted
 from oloproof import events as ev
-from oloproof.audit import run_problems
+from oloproof.audit import run_problems, verify_comparison
+from oloproof.diagnosis.audit import stale_summary, verify_diagnosis
 from oloproof.display import plural
 from oloproof.errors import ConfigError
 from oloproof.metrics import SeenCases, case_result_body
 from oloproof.store import APPLICATION
 
 
-def read_before_import(
-    ledger: Ledger, archive: Path
-) -> tuple[dict[str, list[str]], dict[str, str]]:
+@dataclass
+class Summaries:
+    """The events of an archive that hold a summary ``verify`` re-derives: its runs (the run id
+    of each run event, by address), its diagnoses and its comparisons (their addresses). As
+    many as the archive holds runs, diagnoses and comparisons, not cases."""
+
+    runs: dict[str, str] = field(default_factory=dict)
+    diagnoses: list[str] = field(default_factory=list)
+    comparisons: list[str] = field(default_factory=list)
+
+
+def read_before_import(ledger: Ledger, archive: Path) -> tuple[dict[str, list[str]], Summaries]:
     """What the import says of ``archive`` that is read before it is written into ``ledger``:
-    its second results (``second_results``) and the run id of each run event it holds, by
-    address (for ``unsound_summaries``). The archive is opened, and so checked whole, once for
-    both. Both empty when it does not open: the import's own checks, which know what the
-    ledger holds, then say what is wrong with it."""
+    its second results (``second_results``) and the summaries it holds (for
+    ``unsound_summaries``). The archive is opened, and so checked whole, once for both. Both
+    empty when it does not open: the import's own checks, which know what the ledger holds,
+    then say what is wrong with it."""
+    held = Summaries()
     try:
         reader = open_archive(archive, APPLICATION, _held_by(ledger))
     except LedgerError:
-        return {}, {}
+        return {}, held
     with reader:
-        runs = {address: event.body["run_id"] for address, event in reader.events(ev.RUN)}
-        return second_results(ledger, reader), runs
+        for address, event in reader.events():  # one pass: each reads every event
+            if event.type == ev.RUN:
+                held.runs[address] = event.body["run_id"]
+            elif event.type == ev.DIAGNOSIS:
+                held.diagnoses.append(address)
+            elif event.type == ev.COMPARISON:
+                held.comparisons.append(address)
+        return second_results(ledger, reader), held
 
 
 def one_run_event_a_run(ledger: Ledger | None, archive: Path) -> Callable[[str, bytes], None]:
@@ -133,22 +151,42 @@ def _held_by(ledger: Ledger) -> Callable[[bytes], bool]:
     return lambda digest: ledger.has(format_address(digest))
 
 
-def unsound_summaries(ledger: Ledger, runs: dict[str, str]) -> dict[str, list[Problem]]:
-    """The problems ``verify`` would find, by run id, in each of ``runs`` (an address: run id
-    mapping, as ``read_before_import`` gives) once imported into ``ledger``. A decision or a verdict
-    copy changed in an archive hashes right and links right, so only re-deriving it shows it,
-    and ``runs`` and ``inspect`` would otherwise show what it claims, a forged PASS included.
-    Every run the archive holds is checked, not only those it brought new events for: importing
-    the archive again must not read as sound. A run that holds a second result for one of its
-    cases went on in two places (``second_results``): the decision made where the archive was
-    made counted other results than this ledger's, as ``verify`` says, so it is left out."""
-    found: dict[str, list[Problem]] = {}
-    for address, run_id in runs.items():
+@dataclass
+class Unsound:
+    """What ``unsound_summaries`` found: the problems of each run, by run id, and the one
+    problem of each diagnosis and each comparison."""
+
+    runs: dict[str, list[Problem]] = field(default_factory=dict)
+    diagnoses: list[Problem] = field(default_factory=list)
+    comparisons: list[Problem] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.runs or self.diagnoses or self.comparisons)
+
+
+def unsound_summaries(ledger: Ledger, held: Summaries) -> Unsound:
+    """The problems ``verify`` would find in the summaries of ``held`` (as
+    ``read_before_import`` gives) once imported into ``ledger``. A decision, a verdict copy, a
+    diagnosis or a comparison changed in an archive hashes right and links right, so only
+    re-deriving it shows it, and ``runs`` and ``inspect`` would otherwise show what it claims,
+    a forged PASS included. Every summary the archive holds is checked, not only those it
+    brought new events for: importing the archive again must not read as sound. A run that
+    holds a second result for one of its cases went on in two places (``second_results``): the
+    decision made where the archive was made counted other results than this ledger's, as
+    ``verify`` says, so it is left out. Diagnoses and comparisons are checked as ``verify``
+    checks them (they were not: a comparison's gate rewritten to pass imported with exit 0)."""
+    found = Unsound()
+    for address, run_id in held.runs.items():
         if _went_on_twice(ledger, run_id):
             continue
         problems = run_problems(ledger, address)
         if problems:
-            found[run_id] = problems
+            found.runs[run_id] = problems
+    for address in held.diagnoses:
+        found.diagnoses += stale_summary(address, "diagnosis", verify_diagnosis(ledger, address))
+    for address in held.comparisons:
+        differences = verify_comparison(ledger, ledger.get(address))
+        found.comparisons += stale_summary(address, "comparison", differences)
     return found
 
 
@@ -163,15 +201,36 @@ def _went_on_twice(ledger: Ledger, run_id: str) -> bool:
     return False
 
 
-def unsound_summaries_error(found: dict[str, list[Problem]]) -> str:
-    """Each problem of ``unsound_summaries`` as ``verify`` prints it, then one sentence."""
-    problems = [str(problem) for problems in found.values() for problem in problems]
-    runs = len(found)
-    return "\n".join(problems) + (
-        f"\nerror: {runs} {plural(runs, 'run')} this archive holds ({', '.join(found)}) "
-        f"{'carries' if runs == 1 else 'carry'} {len(problems)} summary(ies) that its events "
-        "do not give (above: a decision, or a case result's copy of a verdict, made or changed "
-        "outside the run): "
-        f"{'its' if runs == 1 else 'their'} gate and metrics as `runs` and `inspect` show them "
-        "cannot be trusted. The events are kept, as evidence; `oloproof verify` names them"
-    )
+def unsound_summaries_error(found: Unsound) -> str:
+    """Each problem of ``unsound_summaries`` as ``verify`` prints it, then one sentence for the
+    runs and one for the diagnoses and comparisons."""
+    others = found.diagnoses + found.comparisons
+    lines = [str(problem) for problems in found.runs.values() for problem in problems]
+    lines += [str(problem) for problem in others]
+    runs = len(found.runs)
+    if runs:
+        count = sum(len(problems) for problems in found.runs.values())
+        lines.append(
+            f"error: {runs} {plural(runs, 'run')} this archive holds ({', '.join(found.runs)}) "
+            f"{'carries' if runs == 1 else 'carry'} {count} summary(ies) that its events "
+            "do not give (above: a decision, or a case result's copy of a verdict, made or "
+            "changed outside the run): "
+            f"{'its' if runs == 1 else 'their'} gate and metrics as `runs` and `inspect` show "
+            "them cannot be trusted. The events are kept, as evidence; `oloproof verify` names "
+            "them"
+        )
+    if others:
+        diagnoses, comparisons = len(found.diagnoses), len(found.comparisons)
+        kinds = [f"{diagnoses} {'diagnosis' if diagnoses == 1 else 'diagnoses'}"] * bool(diagnoses)
+        kinds += [f"{comparisons} {plural(comparisons, 'comparison')}"] * bool(comparisons)
+        one = len(others) == 1
+        it = "it" if one else "them"
+        lines.append(
+            f"error: {' and '.join(kinds)} this archive holds "
+            f"({', '.join(str(problem.address) for problem in others)}) "
+            f"{'carries a summary' if one else 'carry summaries'} that "
+            f"{'its' if one else 'their'} runs do not give (above: a label, a count, a gate or "
+            f"an interval made or changed outside {it}): what `inspect` shows of {it} cannot "
+            "be trusted. The events are kept, as evidence; `oloproof verify` names them"
+        )
+    return "\n".join(lines)

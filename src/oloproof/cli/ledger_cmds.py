@@ -309,9 +309,9 @@ def import_command(
     missing link, an event this version cannot read, a ref that would move or a second run
     event of a run is refused first. Importing the same archive twice changes nothing. Into
     an empty project an archive of a whole ledger replays its commits, so the chain's head is
-    the source's. A run whose decision or verdict copies its events do not give (forged, or
-    changed outside the run) is named once imported, and the command exits 1, as `oloproof
-    verify` does.
+    the source's. A run whose decision or verdict copies its events do not give, or a diagnosis
+    or comparison its runs do not give (forged, or changed outside the run), is named once
+    imported, and the command exits 1, as `oloproof verify` does.
 
     Example: oloproof ledger import run.oloarchive
     """
@@ -343,10 +343,10 @@ def import_command(
         check_archive(file, APPLICATION, check=check(None))  # before a ledger is made for it
     with _open(create=True) as ledger:
         before, _ = ledger.head()
-        twice, runs = read_before_import(ledger, file)
+        twice, held = read_before_import(ledger, file)
         done = import_archive(ledger, file, check(ledger))
         commits, head = ledger.head()
-        unsound = unsound_summaries(ledger, runs)
+        unsound = unsound_summaries(ledger, held)
     typer.echo(
         f"imported {done.new} {plural(done.new, 'new event')} from {file} "
         f"({done.present} already present, {done.refs} ref(s))"
