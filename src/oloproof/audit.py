@@ -26,7 +26,8 @@ as a convenience, these checks re-derive it and report each one that no longer m
    better than chance decide a rule without minimums; ``unobserved_before_judge``: a schema 6
    decision made a metric its uncalibrated judge never answered MANUAL_REVIEW;
    ``observed_as_judged``: a schema 7 decision read a repeated run's observed cases alone as
-   a mean whenever a repeat had no verdict).
+   a mean whenever a repeat had no verdict). A run with a policy whose last run_end was not
+   ``stopped`` has a decision: it is written in the commit of that end.
 3. Intervals: every interval a run_end stored for its report (``stats.remembered``)
    recomputes to the same bounds.
 4. Diagnoses: every diagnosis re-derives equal from its parent and child runs
@@ -221,12 +222,16 @@ def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Pr
     """The run's decisions, ordered by how many cases they were made on; and broken ones."""
     found: list[_Decision] = []
     problems: list[Problem] = []
+    last_end: tuple[str, RunEndBody] | None = None
+    decided = False
     for address in ledger.lookup("run_meta", run.run_id):
         event = _read(ledger, address)
         if event is not None and event.type == ev.RUN_END:
-            problems.extend(_interval_problems(address, run_end_body(event)))
+            last_end = address, run_end_body(event)
+            problems.extend(_interval_problems(address, last_end[1]))
         if event is None or event.type != ev.DECISION:
             continue
+        decided = True
         linked = _read(ledger, event.refs[1]) if len(event.refs) >= 2 else None
         end = run_end_body(linked) if linked is not None and linked.type == ev.RUN_END else None
         if event.refs[:1] != (run.address,) or end is None or end["run_id"] != run.run_id:
@@ -235,7 +240,25 @@ def _decisions(ledger: Ledger, run: StoredRun) -> tuple[list[_Decision], list[Pr
             continue
         found.append(_Decision(address, decision_body(event), int(end["cases"]), event.refs))
     found.sort(key=lambda d: d.cases)
+    if last_end is not None and not decided:
+        problems.extend(_undecided_end(run, *last_end))
     return found, problems
+
+
+def _undecided_end(run: StoredRun, address: str, end: RunEndBody) -> list[Problem]:
+    """The run's last run_end, when it has a policy and no decision, though the run was not
+    stopped: it writes its decision in the commit of that end (``runner._finish``), so a
+    ledger holding the end alone lacks its decision (an archive imported without it), and
+    every read of the run refuses it (``stored_runs.check_decided``). Nothing said so: the
+    import exited 0 and ``verify`` found the ledger ok, while ``runs`` blamed the indexes."""
+    if run.body.get("policy") is None or end["state"] == "stopped":
+        return []
+    detail = (
+        f"run_end: {run.run_id} has a policy and this end record ({end['state']}), but no "
+        "decision, which a run writes with its end: the ledger lacks it, and the run's gate "
+        "cannot be read"
+    )
+    return [Problem(STALE_SUMMARY, address, detail)]
 
 
 def _interval_problems(address: str, end: RunEndBody) -> list[Problem]:
