@@ -13,7 +13,7 @@ report them as imported like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,17 +59,23 @@ def read_before_import(ledger: Ledger, archive: Path) -> tuple[dict[str, list[st
                 held.diagnoses.append(address)
             elif event.type == ev.COMPARISON:
                 held.comparisons.append(address)
+        # Before anything is written: an archive's refs name events it holds.
+        refs = [*reader.info.refs.items(), *reader.info.default_refs.items()]
+        refuse_misnamed_refs(archive, refs, held.runs)
         return second_results(ledger, reader), held
 
 
-def one_run_event_a_run(ledger: Ledger | None, archive: Path) -> Callable[[str, bytes], None]:
+def one_run_event_a_run(
+    ledger: Ledger | None, archive: Path
+) -> tuple[Callable[[str, bytes], None], dict[str, str]]:
     """A check of each event the import of ``archive`` is to write (``import_archive``'s
     ``check``, so it runs over the archive as it is streamed, before anything is written): a
     run event of a run id that ``ledger`` (None: none yet) or the archive already holds another
     run event of is refused. A run writes one run event, under its id's ref; a second of the
     same id (forged, or a run id made twice) was imported with every result linked to it, and
     `runs` listed the id twice while `inspect` counted those results as the run's. Memory: the
-    run ids of the archive's new run events, and of the ledger's runs once one is met."""
+    run ids of the archive's new run events, and of the ledger's runs once one is met. Also
+    the address of each new run event, by run id, filled in as the check runs."""
     seen: dict[str, str] = {}
     held: dict[str, str] | None = None
 
@@ -94,7 +100,31 @@ def one_run_event_a_run(ledger: Ledger | None, archive: Path) -> Callable[[str, 
                 "nothing was imported"
             )
 
-    return check
+    return check, seen
+
+
+def refuse_misnamed_refs(
+    archive: Path, refs: Iterable[tuple[str, str]], runs: Mapping[str, str]
+) -> None:
+    """Refuse an archive whose ref named by a run id names anything but that run's run event
+    (``runs``: the run id of each run event it holds, by address). Such a ref imported with
+    exit 0, and every command that read the run by its id then refused it (``verify``'s
+    ``MisnamedRef``), while the run it did name read as an import cut short."""
+    for name, address in refs:
+        if not name.startswith(ev.RUN_ID_PREFIX):
+            continue
+        run_id = runs.get(address)
+        if run_id == name:
+            continue
+        wrong = (
+            "an event that is not a run event"
+            if run_id is None
+            else f"the run event of {run_id}, not of {name}"
+        )
+        raise ConfigError(
+            f"will not import {archive}: its ref {name!r} names {wrong} ({address}); nothing "
+            "was imported"
+        )
 
 
 def _runs_held(ledger: Ledger | None) -> dict[str, str]:
