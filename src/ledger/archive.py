@@ -432,7 +432,10 @@ def _check_links(
 
 def _check_refs(refs: dict[str, str], seen: DigestSet, where: str) -> None:
     for name, address in refs.items():
-        check_ref_name(name)
+        try:
+            check_ref_name(name)
+        except AddressError as exc:  # its sentence alone named no archive
+            raise FormatError(f"the archive {where} holds a ref no ledger can: {exc}") from None
         if not is_address(address) or parse_address(address) not in seen:
             raise FormatError(f"the archive {where} has ref {name!r} to an event it lacks")
 
