@@ -13,7 +13,7 @@ report them as imported like any other.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from oloproof.diagnosis.audit import stale_summary, verify_diagnosis
 from oloproof.display import plural
 from oloproof.errors import ConfigError
 from oloproof.metrics import SeenCases, case_result_body
-from oloproof.store import APPLICATION
+from oloproof.store import APPLICATION, misnamed_run
 
 
 @dataclass
@@ -40,12 +40,15 @@ class Summaries:
     comparisons: list[str] = field(default_factory=list)
 
 
-def read_before_import(ledger: Ledger, archive: Path) -> tuple[dict[str, list[str]], Summaries]:
-    """What the import says of ``archive`` that is read before it is written into ``ledger``:
-    its second results (``second_results``) and the summaries it holds (for
-    ``unsound_summaries``). The archive is opened, and so checked whole, once for both. Both
-    empty when it does not open: the import's own checks, which know what the ledger holds,
-    then say what is wrong with it."""
+def read_before_import(
+    ledger: Ledger | None, archive: Path
+) -> tuple[dict[str, list[str]], Summaries]:
+    """What the import says of ``archive`` that is read before it is written into ``ledger``
+    (None: there is none yet, and it is made only if this passes): its second results
+    (``second_results``) and the summaries it holds (for ``unsound_summaries``); a misnamed run
+    ref is refused (``refuse_misnamed_refs``). The archive is opened, and so checked whole,
+    once for all three. Both empty when it does not open: the import's own checks, which know
+    what the ledger holds, then say what is wrong with it."""
     held = Summaries()
     try:
         reader = open_archive(archive, APPLICATION, _held_by(ledger))
@@ -59,23 +62,18 @@ def read_before_import(ledger: Ledger, archive: Path) -> tuple[dict[str, list[st
                 held.diagnoses.append(address)
             elif event.type == ev.COMPARISON:
                 held.comparisons.append(address)
-        # Before anything is written: an archive's refs name events it holds.
-        refs = [*reader.info.refs.items(), *reader.info.default_refs.items()]
-        refuse_misnamed_refs(archive, refs, held.runs)
-        return second_results(ledger, reader), held
+        refuse_misnamed_refs(archive, reader)  # before anything is written
+        return (second_results(ledger, reader) if ledger is not None else {}), held
 
 
-def one_run_event_a_run(
-    ledger: Ledger | None, archive: Path
-) -> tuple[Callable[[str, bytes], None], dict[str, str]]:
+def one_run_event_a_run(ledger: Ledger | None, archive: Path) -> Callable[[str, bytes], None]:
     """A check of each event the import of ``archive`` is to write (``import_archive``'s
     ``check``, so it runs over the archive as it is streamed, before anything is written): a
     run event of a run id that ``ledger`` (None: none yet) or the archive already holds another
     run event of is refused. A run writes one run event, under its id's ref; a second of the
     same id (forged, or a run id made twice) was imported with every result linked to it, and
     `runs` listed the id twice while `inspect` counted those results as the run's. Memory: the
-    run ids of the archive's new run events, and of the ledger's runs once one is met. Also
-    the address of each new run event, by run id, filled in as the check runs."""
+    run ids of the archive's new run events, and of the ledger's runs once one is met."""
     seen: dict[str, str] = {}
     held: dict[str, str] | None = None
 
@@ -100,31 +98,24 @@ def one_run_event_a_run(
                 "nothing was imported"
             )
 
-    return check, seen
+    return check
 
 
-def refuse_misnamed_refs(
-    archive: Path, refs: Iterable[tuple[str, str]], runs: Mapping[str, str]
-) -> None:
-    """Refuse an archive whose ref named by a run id names anything but that run's run event
-    (``runs``: the run id of each run event it holds, by address). Such a ref imported with
-    exit 0, and every command that read the run by its id then refused it (``verify``'s
-    ``MisnamedRef``), while the run it did name read as an import cut short."""
-    for name, address in refs:
+def refuse_misnamed_refs(archive: Path, reader: ArchiveReader) -> None:
+    """Refuse an archive (open in ``reader``) whose ref named by a run id names one of
+    Oloproof's events other than that run's run event (``store.misnamed_run``; its refs name
+    events it holds). Such a ref imported with exit 0, and every command that read the run by
+    its id then refused it (``verify``'s ``MisnamedRef``), while the run it did name read as an
+    import cut short."""
+    for name, address in [*reader.info.refs.items(), *reader.info.default_refs.items()]:
         if not name.startswith(ev.RUN_ID_PREFIX):
             continue
-        run_id = runs.get(address)
-        if run_id == name:
-            continue
-        wrong = (
-            "an event that is not a run event"
-            if run_id is None
-            else f"the run event of {run_id}, not of {name}"
-        )
-        raise ConfigError(
-            f"will not import {archive}: its ref {name!r} names {wrong} ({address}); nothing "
-            "was imported"
-        )
+        wrong = misnamed_run(name, reader.get(address))
+        if wrong is not None:
+            raise ConfigError(
+                f"will not import {archive}: its ref {name!r} {wrong} ({address}); nothing "
+                "was imported"
+            )
 
 
 def _runs_held(ledger: Ledger | None) -> dict[str, str]:
@@ -173,11 +164,13 @@ def second_results_warning(found: dict[str, list[str]]) -> str:
     return "\n".join(lines)
 
 
-def _held_by(ledger: Ledger) -> Callable[[bytes], bool]:
+def _held_by(ledger: Ledger | None) -> Callable[[bytes], bool] | None:
     """Whether ``ledger`` holds the event of a digest: an archive meant for it may link to its
     events rather than carry them, and would otherwise not open, leaving what it brings
     unread (a result linked to a second run event of a run's id, filling a run's missing
     cases, imported without a word)."""
+    if ledger is None:
+        return None
     return lambda digest: ledger.has(format_address(digest))
 
 

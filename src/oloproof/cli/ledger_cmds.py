@@ -320,7 +320,6 @@ def import_command(
     from oloproof.import_check import (
         one_run_event_a_run,
         read_before_import,
-        refuse_misnamed_refs,
         second_results_warning,
         unsound_summaries,
         unsound_summaries_error,
@@ -331,25 +330,25 @@ def import_command(
     keep_out_declared()
     secret = _no_secret_imported(file)
 
-    def check(ledger: Ledger | None) -> tuple[Callable[[str, bytes], None], dict[str, str]]:
-        one_run_event, runs = one_run_event_a_run(ledger, file)
+    def check(ledger: Ledger | None) -> Callable[[str, bytes], None]:
+        one_run_event = one_run_event_a_run(ledger, file)
 
         def both(address: str, data: bytes) -> None:
             secret(address, data)
             one_run_event(address, data)
 
-        return both, runs
+        return both
 
-    if not (project_root() / LEDGER_DIR).exists():
+    fresh = not (project_root() / LEDGER_DIR).exists()
+    if fresh:
         # Before a ledger is made for it: with none, each event is new, and so checked.
-        each, runs = check(None)
-        info = check_archive(file, APPLICATION, check=each)
-        refs = [*info.refs.items(), *info.default_refs.items()]
-        refuse_misnamed_refs(file, refs, {address: run_id for run_id, address in runs.items()})
+        check_archive(file, APPLICATION, check=check(None))
+        twice, held = read_before_import(None, file)
     with _open(create=True) as ledger:
         before, _ = ledger.head()
-        twice, held = read_before_import(ledger, file)
-        done = import_archive(ledger, file, check(ledger)[0])
+        if not fresh or len(ledger):  # another process made it meanwhile: read it again
+            twice, held = read_before_import(ledger, file)
+        done = import_archive(ledger, file, check(ledger))
         commits, head = ledger.head()
         unsound = unsound_summaries(ledger, held)
     typer.echo(
