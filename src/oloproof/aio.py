@@ -557,7 +557,7 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     caught: list[int] = []
     with asyncio.Runner(loop_factory=_new_loop) as runner:
         try:
-            return runner.run(_until_signalled(main, caught))
+            done = runner.run(_until_signalled(main, caught))
         except asyncio.CancelledError:
             if caught:
                 raise _interruption(caught[0]) from None
@@ -568,6 +568,12 @@ def run(main: Coroutine[Any, Any, T]) -> T:
                 "had not started; what had finished is recorded (a run is left interrupted: "
                 "oloproof run --resume RUN_ID finishes it)"
             ) from None
+        if caught:
+            # A signal ``main`` had no wait left to be cancelled at (it came while a run wrote
+            # its decision): what ``main`` did is kept, and the command still ends interrupted,
+            # not with what ``main`` returned (a passing gate's exit 0).
+            raise _interruption(caught[0])
+        return done
 
 
 def _interruption(signum: int) -> KeyboardInterrupt:
@@ -579,6 +585,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     direct: list[int] = []  # signals acted on where the held loop was, not yet seen by it
+    arrived: list[int] = []  # every signal that reached ``on_held``, acted on or not
 
     def act(signum: int) -> None:
         note_signal(signum)
@@ -597,6 +604,7 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
     def on_held(signum: int, frame: FrameType | None) -> None:
         # Python calls this between bytecodes; the loop gets the signal through its wake-up
         # descriptor as well, and acts on it itself unless something holds it.
+        arrived.append(signum)
         if not _watch.held() or _ours(frame):
             return
         direct.append(signum)
@@ -637,3 +645,8 @@ async def _until_signalled(main: Coroutine[Any, Any, T], caught: list[int]) -> T
         for signum in _SIGNALS:
             loop.remove_signal_handler(signum)
             signal.signal(signum, previous[signum] or signal.SIG_DFL)
+        if arrived and not caught:
+            # Left to the loop, which never ran again: ``main`` ended without a wait after it
+            # came (a run writing its end and decision). Taken now, so ``run`` raises it.
+            note_signal(arrived[0])
+            caught.append(arrived[0])

@@ -22,6 +22,7 @@ from oloproof.errors import ConfigError
 from oloproof.report import RunReport
 from oloproof.runner import execute_run, plan_run
 from oloproof.store import open_project_ledger
+from oloproof.stored_runs import is_complete, latest_end
 from oloproof.subset import Selection, parse_filter
 from oloproof.systems.base import import_path_kept
 from oloproof.yamlfile import refuse_unreadable
@@ -74,7 +75,9 @@ def evaluate(
             try:
                 outcome = aio.run(run)
             except KeyboardInterrupt as exc:
-                if ledger.get_ref(run_id) is not None:  # else stopped before the run started
+                if is_complete(latest_end(ledger, run_id)):  # it came as the run ended
+                    exc.add_note(f"{run_id} is complete; its report is stored")
+                elif ledger.get_ref(run_id) is not None:  # else stopped before the run started
                     exc.add_note(
                         f"{run_id} was interrupted; its finished cases are kept. Finish it with: "
                         f"oloproof run --resume {run_id} (in {plan.base_dir})"

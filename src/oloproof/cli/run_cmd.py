@@ -311,10 +311,21 @@ def _execute(
         with progress_line(len(plan.cases)) as tally:
             return execute(tally)
     except KeyboardInterrupt as exc:
+        from oloproof.stored_runs import is_complete, latest_decision, latest_end
+
         if ledger.get_ref(run_id) is None:  # stopped while the engine started
             sys.stderr.write("interrupted before the run started; nothing was recorded\n")
-            raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
-        sys.stderr.write(
-            f"interrupted: finished cases are kept; finish with: oloproof run --resume {run_id}\n"
-        )
+        elif is_complete(latest_end(ledger, run_id)):
+            # The signal came as the run wrote its end: nothing is left to resume (and
+            # ``--resume`` would refuse it), but the command still ends interrupted.
+            decided = " and decided" if latest_decision(ledger, run_id) is not None else ""
+            sys.stderr.write(
+                f"interrupted: run {run_id} is complete{decided} "
+                f"(oloproof inspect {run_id} shows it)\n"
+            )
+        else:
+            sys.stderr.write(
+                "interrupted: finished cases are kept; "
+                f"finish with: oloproof run --resume {run_id}\n"
+            )
         raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
