@@ -5,16 +5,15 @@ ends the command as one a moment later does (``interrupted``, exit 130), not wit
 traceback of the import it stopped.
 """
 
-import sys
+from oloproof.cli.interrupted import exit_interrupted
 
 
 def command() -> None:
     """Load the CLI and run it."""
     try:
         from oloproof.cli.main import command as run
-    except KeyboardInterrupt:
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(130) from None
+    except KeyboardInterrupt as exc:
+        exit_interrupted(exc)
     run()
 
 

@@ -41,13 +41,14 @@ import click
 from ledger import LedgerError
 from oloproof import outfiles
 from oloproof.cli.guard import command_of
+from oloproof.cli.interrupted import interrupted_status
 from oloproof.cli.render import (
     metric_cells,
     problem_word,
     subset_text,
 )
 from oloproof.display import unreordered
-from oloproof.errors import ConfigError, OloproofError, Terminated
+from oloproof.errors import ConfigError, OloproofError
 from oloproof.redaction import redact_text
 from oloproof.report import evidence_line, level_line, repeated_cases_line, rule_note
 
@@ -223,7 +224,7 @@ def _stopped(exc: BaseException) -> tuple[int, str]:
     if isinstance(exc, OloproofError | LedgerError):
         return 2, error_sentence(exc)
     if isinstance(exc, KeyboardInterrupt):
-        return (143 if isinstance(exc, Terminated) else 130), "interrupted"
+        return interrupted_status(exc), "interrupted"
     # typer raises its own Exit (a copy of click's, not a subclass): told by its exit_code.
     exit_code = getattr(exc, "exit_code", None)
     if isinstance(exc, click.exceptions.Exit | SystemExit) or isinstance(exit_code, int):

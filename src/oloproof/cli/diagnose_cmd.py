@@ -21,13 +21,14 @@ from ledger import Event, Ledger
 from oloproof import events as ev
 from oloproof.cli import style
 from oloproof.cli.inspect_cmd import RENDERERS, note_latest
+from oloproof.cli.interrupted import interrupted_status
 from oloproof.cli.main import app
 from oloproof.cli.project import keep_out_declared, project_ledger
 from oloproof.diagnosis import labels as dg
 from oloproof.diagnosis import scope
 from oloproof.diagnosis.lines import count_lines, stopped_lines, unjudged
 from oloproof.display import printable
-from oloproof.errors import ConfigError, Terminated
+from oloproof.errors import ConfigError
 
 if TYPE_CHECKING:
     from oloproof.bodies import DiagnosisBody
@@ -272,7 +273,7 @@ def diagnose_command(
         # 'interrupted').
         left = "; ".join(getattr(exc, "__notes__", ())) or "no diagnosis was recorded"
         sys.stderr.write(f"interrupted: {left}; diagnose the run again for a complete one\n")
-        raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
+        raise typer.Exit(interrupted_status(exc)) from None
     running = _still_running(ledger, diagnosis.body)
     if running is not None:
         # Its unwritten cases count as never finished, as a crashed run's do: said, since the

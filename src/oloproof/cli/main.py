@@ -18,8 +18,9 @@ import typer
 from ledger import DamagedIndexesError, DamagedStoreError, LedgerError
 from oloproof.cli import style
 from oloproof.cli.guard import GUARDED, command_of, run_guarded
+from oloproof.cli.interrupted import exit_interrupted
 from oloproof.display import printable
-from oloproof.errors import OloproofError, Terminated
+from oloproof.errors import OloproofError
 from oloproof.project import find_project
 from oloproof.redaction import RedactingStream
 from oloproof.store import DAMAGE_HINT, LEDGER_DIR, STALE_HINT
@@ -106,8 +107,7 @@ def command() -> None:
     except KeyboardInterrupt as exc:
         # A Ctrl-C before the command itself runs (while ``_register`` loads the commands'
         # modules): the command's own handler (``_run``) is not there yet to say so.
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
+        exit_interrupted(exc)
     finally:
         style.resume_workflow_commands()
 
@@ -262,9 +262,7 @@ def _run() -> None:
     try:
         command()
     except _Interrupted as carried_out:  # Ctrl-C, or SIGTERM during a run (oloproof.aio)
-        exc = carried_out.args[0]
-        sys.stderr.write("interrupted\n")
-        raise SystemExit(143 if isinstance(exc, Terminated) else 130) from None
+        exit_interrupted(carried_out.args[0])
     except style.PipeClosed:  # `oloproof inspect RUN | head -1`: the reader has what it wanted
         style.closed_pipe_exit()
     except style.OutputFailed as exc:  # `oloproof runs > /dev/full`

@@ -13,10 +13,11 @@ import typer
 from ledger import Ledger, new_ulid
 from oloproof.callargs import MAX_REPEATS, OPTIONS
 from oloproof.cli import style
+from oloproof.cli.interrupted import interrupted_status
 from oloproof.cli.main import app
 from oloproof.cli.project import config_path, project_ledger
 from oloproof.cli.render import dry_run_lines, fitted, run_report_lines
-from oloproof.errors import ConfigError, Terminated
+from oloproof.errors import ConfigError
 from oloproof.store import open_project_ledger
 
 if TYPE_CHECKING:
@@ -328,4 +329,4 @@ def _execute(
                 "interrupted: finished cases are kept; "
                 f"finish with: oloproof run --resume {run_id}\n"
             )
-        raise typer.Exit(143 if isinstance(exc, Terminated) else 130) from None
+        raise typer.Exit(interrupted_status(exc)) from None
