@@ -8,7 +8,8 @@ ones a callable system records. A missing field or malformed artifact is an ``Ar
 (connection errors, timeouts, 429, 5xx after every retry; the wait between tries doubles up to
 ``providers.MAX_BACKOFF_S``, and a case stopped at its timeout while retrying keeps the last
 failure in its record), refuses the request (another 4xx),
-redirects, answers with no body or with more than ``MAX_RESPONSE_BYTES``, with a body it cannot
+redirects, answers with a 2xx other than 200, 201 or 203 (a ``202 Accepted`` has not done
+the work), answers with no body or with more than ``MAX_RESPONSE_BYTES``, with a body it cannot
 read whole (``oloproof.providers.read_body``: in a coding not asked for, a gzip stream cut
 short), or with a body that is not a JSON object the ledger can record as it reads (cut off
 part way, not UTF-8, not JSON, another JSON value, a key named twice, nested deeper than
@@ -74,6 +75,19 @@ _CANNOT = ", which an HTTP header cannot carry"
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 _RETRY_STATUS = 429
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})  # the 3xx that send a request elsewhere
+# The 2xx whose body is the finished result of the request: 200, 201 (it made something; the
+# body describes what) and 203 (a 200 a proxy rewrote). Any other says, by its own definition,
+# that its body is not that: what each means, for the case's error.
+_ANSWERED = frozenset({200, 201, 203})
+_NOT_ANSWERED = {
+    202: "Accepted: the work was queued, not done",
+    204: "No Content",
+    205: "Reset Content",
+    206: "Partial Content: a part of a body",
+    207: "Multi-Status: the statuses of several operations",
+    208: "Already Reported",
+    226: "IM Used: changes to an earlier body",
+}
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
 # only exhaust memory before it failed, so reading stops here.
@@ -254,12 +268,22 @@ class HttpSystemAdapter:
                     # 300, 304, 305: nothing to follow, and no answer either.
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status}, which "
-                        "is no answer to a POST: only a 2xx reply carries the system's output"
+                        "is no answer to a POST: only a 200, 201 or 203 reply carries the "
+                        "system's output"
                     )
                 elif not content:
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status} with no "
                         "body, so there is no output"
+                    )
+                elif status not in _ANSWERED:
+                    # A 202's body is a ticket to poll, a 206's a part: read as the answer, a
+                    # queued job's "accepted" passed the case. Unregistered ones are refused too.
+                    meaning = _NOT_ANSWERED.get(status, "a status with no registered meaning")
+                    raise HttpSystemError(
+                        f"case {case.id!r}: POST {settings.url} answered HTTP {status} "
+                        f"({meaning}), which carries no output: only a 200, 201 or 203 reply "
+                        "does"
                     )
                 else:
                     return _json_object(response, content, case.id, settings.url, self._nesting)
