@@ -15,9 +15,9 @@ and exits 2. LMDB writes its assertion to the C-level stderr just before it stop
 C-level stderr goes through the parent, which keeps that line back and folds it into its
 sentence, and passes everything else through as it comes.
 
-The parent ignores Ctrl-C (the child, in the same process group, gets it and stops as usual),
-passes SIGTERM and SIGHUP on to the child, and exits as the child did: with its exit code, or,
-when the child died of a signal the parent passed on, by that signal. A child killed by any
+The parent passes SIGINT, SIGTERM and SIGHUP on to the child (which a terminal's Ctrl-C reaches
+too, in the same process group: it stops once), and exits as the child did: with its exit code,
+or, when the child died of a signal the parent passed on, by that signal. A child killed by any
 other signal (the kernel's out-of-memory killer, a ``kill -9`` of the child alone) is not the
 parent's to copy: SIGKILL cannot even be raised again through a handler, and a bare death by a
 signal no one sent the command would leave its user guessing. The parent prints
@@ -39,9 +39,11 @@ import re
 import signal
 import sys
 from collections.abc import Callable
+from types import FrameType
 from typing import IO, NoReturn, cast
 
 from oloproof.cli.style import resume_workflow_commands
+from oloproof.usercode import on_sigint
 
 GUARDED = frozenset({"inspect", "runs", "export", "compare", "verify", "ledger"})
 _CRASHES = {signal.SIGABRT, signal.SIGBUS, signal.SIGSEGV}
@@ -77,6 +79,7 @@ def run_guarded(body: Callable[[], None], where: str) -> None:
 
 
 def _child(body: Callable[[], None], c_stderr: int, parent: int) -> NoReturn:
+    signal.signal(signal.SIGINT, _interrupted_once)
     _die_with(parent)
     python_stderr = os.dup(2)
     os.dup2(c_stderr, 2)  # only what C code writes to fd 2 goes through the parent now
@@ -95,6 +98,14 @@ def _child(body: Callable[[], None], c_stderr: int, parent: int) -> NoReturn:
             with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing to do
                 stream.flush()
     os._exit(code)
+
+
+def _interrupted_once(signum: int, frame: FrameType | None) -> NoReturn:
+    """The child's Ctrl-C: a ``KeyboardInterrupt`` once, then none. A terminal's Ctrl-C reaches
+    it both from the terminal and passed on by the parent, and a second ``KeyboardInterrupt``
+    raised while the first is handled would end the command in a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    on_sigint(signum, frame)
 
 
 def _wrapped_like(stream: object, fd: int) -> IO[str]:
@@ -135,7 +146,6 @@ def _die_with(parent: int) -> None:
 
 
 def _parent(pid: int, read_end: int, where: str) -> NoReturn:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the child gets Ctrl-C and stops as usual
     passed_on: set[int] = set()
 
     def pass_on(signum: int, _frame: object) -> None:
@@ -143,7 +153,10 @@ def _parent(pid: int, read_end: int, where: str) -> NoReturn:
         with contextlib.suppress(ProcessLookupError):  # the child already reaped
             os.kill(pid, signum)
 
-    for forwarded in _FORWARDED:
+    # SIGINT too: one sent to this process alone (``kill -INT``, a supervisor) reached no one
+    # while it was ignored here, and the command finished with exit 0. A terminal's Ctrl-C
+    # reaches the child twice so: it stops on the first (``_interrupted_once``).
+    for forwarded in (signal.SIGINT, *_FORWARDED):
         signal.signal(forwarded, pass_on)
     held = _relay(read_end)
     status = _wait(pid)
