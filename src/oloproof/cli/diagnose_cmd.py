@@ -245,7 +245,8 @@ def diagnose_command(
     if criterion is None:
         raise ConfigError("--criterion is required: the criterion whose failures to diagnose")
     from oloproof.cli.arguments import check_recordable, check_repeats
-    from oloproof.diagnosis.run import Asked, diagnose_asked
+    from oloproof.diagnosis.labels import COMPLETE
+    from oloproof.diagnosis.run import RECORDED_AS, Asked, diagnose_asked
 
     check_repeats(repeats)
     for option, value in (("--top-k", top_k), ("--token-budget", token_budget)):
@@ -271,8 +272,15 @@ def diagnose_command(
     except KeyboardInterrupt as exc:
         # Said here, with what the diagnosis left recorded (the CLI's own handler says only
         # 'interrupted').
-        left = "; ".join(getattr(exc, "__notes__", ())) or "no diagnosis was recorded"
-        sys.stderr.write(f"interrupted: {left}; diagnose the run again for a complete one\n")
+        notes: list[str] = getattr(exc, "__notes__", [])
+        left = "; ".join(notes) or "no diagnosis was recorded"
+        complete = f"{RECORDED_AS}{COMPLETE}:"
+        again = (
+            ""  # a signal after the diagnosis was recorded complete: nothing to do again
+            if any(note.startswith(complete) for note in notes)
+            else "; diagnose the run again for a complete one"
+        )
+        sys.stderr.write(f"interrupted: {left}{again}\n")
         raise typer.Exit(interrupted_status(exc)) from None
     running = _still_running(ledger, diagnosis.body)
     if running is not None:

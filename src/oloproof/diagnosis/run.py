@@ -268,7 +268,8 @@ def diagnose_asked(ledger: Ledger, asked: Asked, spelled: Spelling = OPTIONS) ->
     """``diagnose`` as ``oloproof diagnose`` asks it: its errors name the command's options.
 
     An interruption (``KeyboardInterrupt``, ``Terminated``) is raised with a note naming the
-    diagnosis it left recorded as interrupted, when it left one: what the CLI says of it.
+    diagnosis it left recorded, and as what (interrupted; complete, for a signal that came
+    after), when it left one: what the CLI says of it.
     """
     left: list[Diagnosis] = []
     try:
@@ -276,8 +277,12 @@ def diagnose_asked(ledger: Ledger, asked: Asked, spelled: Spelling = OPTIONS) ->
     except KeyboardInterrupt as exc:
         # The exception that reaches the caller: aio.run raises its own once the loop ends.
         for recorded in left:
-            exc.add_note(f"the diagnosis is recorded as interrupted: {recorded.address}")
+            exc.add_note(f"{RECORDED_AS}{recorded.state}: {recorded.address}")
         raise
+
+
+# How the note an interruption carries names the diagnosis recorded (``diagnose_asked``).
+RECORDED_AS = "the diagnosis is recorded as "
 
 
 async def _diagnose(
@@ -331,8 +336,8 @@ async def _diagnose(
 async def _run_children(
     ledger: Ledger, request: _Request, engine: Engine | None, left: list[Diagnosis]
 ) -> Diagnosis:
-    """The diagnosis of ``request``'s child runs, run one after another; one interrupted is
-    recorded as such, added to ``left``, and the interruption raised on."""
+    """The diagnosis of ``request``'s child runs, run one after another, added to ``left``; one
+    interrupted is recorded as such, and the interruption raised on."""
     child_runs: list[ChildRun] = []
     for spec in request.specs:
         # Named here, so a child that stops is known as this diagnosis's own: the newest run in
@@ -347,7 +352,11 @@ async def _run_children(
             _note_started(ledger, spec, run_id, child_runs)
             left.append(_record(ledger, request, child_runs))
             raise
-    return _record(ledger, request, child_runs)
+    recorded = _record(ledger, request, child_runs)
+    # A signal may yet stop the command (the engine closing, or honoured once the work has
+    # returned): its note then names this diagnosis, complete, not none at all.
+    left.append(recorded)
+    return recorded
 
 
 def _prepare(
