@@ -11,6 +11,7 @@ import importlib
 import inspect
 import os
 import re
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -285,9 +286,11 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
         if _loaded_elsewhere(module_name, base_dir):
             del sys.modules[module_name]
         limit = sys.getrecursionlimit()
+        handlers = {signum: signal.getsignal(signum) for signum in _STOPS}
         try:
             return importlib.import_module(module_name)
         finally:
+            _give_back_handlers(handlers)
             lowered = sys.getrecursionlimit()
             # Given back first: what follows, and every call oloproof makes around the
             # system's, runs beneath frames of its own that a lowered limit leaves no room for
@@ -300,6 +303,21 @@ def _import_fresh(module_name: str, base_dir: Path) -> ModuleType:
                     "(sys.setrecursionlimit), which oloproof's own calls around the system's "
                     f"need; leave it at {limit} or more"
                 )
+
+
+# The signals that stop a command, whose handlers the module's import may not keep.
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _give_back_handlers(handlers: Mapping[signal.Signals, Any]) -> None:
+    """Put back the handlers of ``_STOPS`` that an import replaced. A system's module that ends
+    quietly on SIGTERM (``sys.exit(0)``, as servers do) would otherwise act outside the run's
+    event loop, which handles both while cases run: in Oloproof's own code as it writes the
+    reports, turning a failed gate and the interruption into exit 0."""
+    for signum, handler in handlers.items():
+        if signal.getsignal(signum) is not handler and handler is not None:
+            # Changed, so this is the main thread: only it can set a handler.
+            signal.signal(signum, handler)
 
 
 @contextlib.contextmanager
