@@ -84,7 +84,7 @@ from types import FrameType
 from typing import Any, Final, TypeVar, cast
 
 from oloproof.errors import ConfigError, OloproofError, Terminated
-from oloproof.usercode import note_signal
+from oloproof.usercode import describe, note_signal
 
 T = TypeVar("T")
 
@@ -567,6 +567,16 @@ def run(main: Coroutine[Any, Any, T]) -> T:
                 "the work was cancelled by the code it runs, which cancelled asyncio tasks it "
                 "had not started; what had finished is recorded (a run is left interrupted: "
                 "oloproof run --resume RUN_ID finishes it)"
+            ) from None
+        except SystemExit as exc:
+            # Oloproof's own work raises none, and a case's code that exits errors only its
+            # case: this is the code the work runs ending it from outside any case (a signal
+            # handler it set, a callback it scheduled). Taken as the end it asks for, the
+            # command would exit with the status that code chose: 0 for a run whose gate failed.
+            raise OloproofError(
+                f"the code the work runs ended it outside any case: {describe(exc)} (in a "
+                "signal handler it set, or a callback it scheduled); what had finished is "
+                "recorded (a run is left interrupted: oloproof run --resume RUN_ID finishes it)"
             ) from None
         if caught:
             # A signal ``main`` had no wait left to be cancelled at (it came while a run wrote
