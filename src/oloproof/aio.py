@@ -552,7 +552,9 @@ def run(main: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(main)`` on a loop with precise timers, stopped by SIGTERM as by Ctrl-C.
 
     Raises ``KeyboardInterrupt`` after a SIGINT and ``Terminated`` after a SIGTERM, once ``main``
-    has finished handling the cancellation.
+    has finished handling the cancellation (or has returned, the signal having come once it had
+    no wait left); an ``OloproofError`` for a ``SystemExit`` the code it runs raised outside any
+    case.
     """
     caught: list[int] = []
     with asyncio.Runner(loop_factory=_new_loop) as runner:
