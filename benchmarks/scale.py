@@ -17,9 +17,10 @@ Every figure is printed beside its target, as a ratio measured in this run where
    process: ``run`` (a first run, and a second of a new version to compare with), ``verify``,
    ``export`` (the bundle), ``inspect``, ``compare`` and ``diagnose`` (a top-k replay of the
    failed third of the cases: the half that declares gold context is re-executed twice and
-   diagnosed, the other half excluded). Printed: peak anonymous memory (RSS without the
-   mapped ledger) and peak RSS, the 10 N figure as a ratio of the N one (target at most 1.2);
-   the run's time per case at N and 10 N (target 10 N within 1.1 of N), beside the floor:
+   diagnosed, the other half excluded), ``ledger export --all`` (``archive``) and its
+   ``ledger import`` into an empty project (``import``). Printed: peak anonymous memory (RSS
+   without the mapped ledger) and peak RSS, the 10 N figure as a ratio of the N one (target at
+   most 1.2); the run's time per case at N and 10 N (target 10 N within 1.1 of N), beside the floor:
    encoding, hashing and putting the same events into a bare LMDB table, measured on the
    events the run stored. The ratio to the floor is printed for the whole run and per case at
    a size (target at most 3), as in section 3: the time beyond a run a tenth the size (one more
@@ -285,6 +286,13 @@ def commands(base: Path, n: int) -> tuple[dict[str, Measured], float]:
         "10",
         "--criterion",
         "answer_correct",
+    )
+    # The archive of the whole ledger, and its import into an empty project (which checks it,
+    # re-derives its runs' summaries as verify does, and writes it).
+    found["archive"] = oloproof(root, "ledger", "export", "--all", "--to", "all.oloarchive")
+    (base / f"n{n}-imported").mkdir()
+    found["import"] = oloproof(
+        base / f"n{n}-imported", "ledger", "import", str(root / "all.oloarchive")
     )
     floor = floor_seconds(root) / 2  # the ledger holds two runs' events
     print(
