@@ -17,7 +17,7 @@ import json
 import re
 from pathlib import Path
 
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import case, judgment_of, run, said_of, write_project
 from tests.cli.test_judge_replies_not_whole import chat
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, raw
@@ -37,14 +37,7 @@ def test_a_finish_reason_in_another_apis_words_is_read(tmp_path: Path) -> None:
         root = write_project(tmp_path / "p", server.openai_base_url, cases, max_retries=0)
         done = run(root, "run")
         assert done.code == 0, done.out + done.err
-        said = {}
-        for word in FINISH:
-            shown = json.loads(run(root, "inspect", "latest", "--case", word, "--json").out)
-            address = shown["judgments"]["groundedness"]
-            body = json.loads(run(root, "inspect", address, "--json").out)["body"]
-            said[word] = body["status"]
-            if body["status"] == "missing":
-                said[word] = f"{body['reason']}: {body['detail']['error']}"
+        said = {word: said_of(judgment_of(root, word)) for word in FINISH}
     cut = "judge_reply_incomplete: the reply was cut at the token limit (finish_reason {}; "
     no_verdict = ", so no verdict is read from it"
     # Before: all five passed.

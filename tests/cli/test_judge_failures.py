@@ -76,6 +76,22 @@ def run(root: Path, *args: str) -> Result:
     return oloproof(*args, cwd=root)
 
 
+def judgment_of(root: Path, case_id: str, criterion: str = "groundedness") -> dict[str, Any]:
+    """The body of the judgment of ``criterion`` on ``case_id`` in the latest run."""
+    shown = json.loads(run(root, "inspect", "latest", "--case", case_id, "--json").out)
+    address = shown["judgments"][criterion]
+    body: dict[str, Any] = json.loads(run(root, "inspect", address, "--json").out)["body"]
+    return body
+
+
+def said_of(body: dict[str, Any]) -> str:
+    """A judgment as the reply tests compare it: its status, or a missing one's reason and
+    error."""
+    if body["status"] == "missing":
+        return f"{body['reason']}: {body['detail']['error']}"
+    return str(body["status"])
+
+
 @pytest.fixture
 def echoing() -> Iterator[ScriptedJudgeServer]:
     with ScriptedJudgeServer(default=echo("answer")) as server:

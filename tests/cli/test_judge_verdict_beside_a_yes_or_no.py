@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import case, judgment_of, run, write_project
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, answer
 
@@ -50,9 +50,7 @@ def test_a_second_decision_in_another_word_gives_no_verdict(tmp_path: Path) -> N
         assert done.code == 0, done.out + done.err
         said: dict[str, str] = {}
         for kind in REPLIES:
-            shown = json.loads(run(root, "inspect", "latest", "--case", kind, "--json").out)
-            address = shown["judgments"]["groundedness"]
-            body = json.loads(run(root, "inspect", address, "--json").out)["body"]
+            body = judgment_of(root, kind)
             said[kind] = body["detail"].get("parse_error") or body["status"]
     # Before: every one a pass.
     assert said == {

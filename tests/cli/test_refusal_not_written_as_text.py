@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import case, judgment_of, run, said_of, write_project
 from tests.cli.test_judge_replies_not_whole import chat
 
 from oloproof.testing import RecordedRequest, Reply, ScriptedJudgeServer, raw
@@ -40,14 +40,7 @@ def test_a_refusal_not_written_as_text_gives_no_verdict(tmp_path: Path) -> None:
         root = write_project(tmp_path / "p", server.openai_base_url, cases, max_retries=0)
         done = run(root, "run")
         assert done.code == 0, done.out + done.err
-        said = {}
-        for kind in REPLIES:
-            shown = json.loads(run(root, "inspect", "latest", "--case", kind, "--json").out)
-            address = shown["judgments"]["groundedness"]
-            body = json.loads(run(root, "inspect", address, "--json").out)["body"]
-            said[kind] = body["status"]
-            if body["status"] == "missing":
-                said[kind] = f"{body['reason']}: {body['detail']['error']}"
+        said = {kind: said_of(judgment_of(root, kind)) for kind in REPLIES}
     not_text = (
         f"judge_malformed_response: openai model small-local-model at {url}: the reply is not "
         "a chat-completions response (choices[0].message.refusal is not text)"

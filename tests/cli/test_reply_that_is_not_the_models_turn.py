@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import case, judgment_of, run, said_of, write_project
 from tests.cli.test_judge_replies_not_whole import chat, messages
 from tests.cli.test_model_replies_not_whole import errors, project
 from tests.support import QuietHandler, http_server, oloproof
@@ -66,14 +66,7 @@ def test_a_judge_reply_that_is_not_the_models_turn_gives_no_verdict(
         root = write_project(tmp_path / "p", base, cases, provider=provider, max_retries=0)
         done = run(root, "run")
         assert done.code == 0, done.out + done.err
-        said = {}
-        for kind in kinds:
-            shown = json.loads(run(root, "inspect", "latest", "--case", kind, "--json").out)
-            address = shown["judgments"]["groundedness"]
-            body = json.loads(run(root, "inspect", address, "--json").out)["body"]
-            said[kind] = body["status"]
-            if body["status"] == "missing":
-                said[kind] = f"{body['reason']}: {body['detail']['error']}"
+        said = {kind: said_of(judgment_of(root, kind)) for kind in kinds}
     # Before: every one a pass.
     expected = {
         kind: "judge_malformed_response: " + not_read(provider, url, kind, "small-local-model")

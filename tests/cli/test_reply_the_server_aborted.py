@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tests.cli.test_judge_failures import case, run, write_project
+from tests.cli.test_judge_failures import case, judgment_of, run, write_project
 from tests.cli.test_judge_replies_not_whole import chat
 from tests.cli.test_model_replies_not_whole import errors, project
 from tests.support import QuietHandler, http_server, metric_of, oloproof
@@ -37,9 +37,7 @@ def test_a_judge_reply_the_server_aborted_gives_no_verdict(tmp_path: Path) -> No
         # Was: 2 / 2 observed, both passed.
         assert (found["observed"], found["missing"]) == (0, 2), found
         assert found["missing_reasons"] == {"judge_reply_incomplete": 2}, found
-        shown = json.loads(run(root, "inspect", "latest", "--case", "c0", "--json").out)
-        address = shown["judgments"]["groundedness"]
-        body = json.loads(run(root, "inspect", address, "--json").out)["body"]
+        body = judgment_of(root, "c0")
     assert body["detail"]["error"] == f"{ABORTED}, so no verdict is read from it"
 
 
