@@ -134,7 +134,8 @@ class Reader:
     def header(self) -> Header:
         magic = self._in.read(len(self._magic))
         if magic != self._magic:
-            raise FormatError(f"{self.where} is not a {self._name} archive")
+            article = "an" if self._name[:1].lower() in "aeiou" else "a"
+            raise FormatError(f"{self.where} is not {article} {self._name} archive")
         self._hash.update(magic)
         self.position = len(magic)
         try:
