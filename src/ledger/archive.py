@@ -577,10 +577,11 @@ def open_archive(
     path: str | os.PathLike[str],
     app: Application | None = None,
     known: Callable[[bytes], bool] | None = None,
+    check: Callable[[str, bytes], None] | None = None,
 ) -> ArchiveReader:
-    """Open an archive read-only, after checking all of it. ``known`` is as for
+    """Open an archive read-only, after checking all of it. ``known`` and ``check`` are as for
     ``check_archive``: an archive meant for a ledger may link to events that ledger holds."""
-    return ArchiveReader(Path(path), app, known)
+    return ArchiveReader(Path(path), app, known, check)
 
 
 class ArchiveReader:
@@ -595,11 +596,12 @@ class ArchiveReader:
         path: Path,
         app: Application | None = None,
         known: Callable[[bytes], bool] | None = None,
+        check: Callable[[str, bytes], None] | None = None,
     ) -> None:
         self.path = path
         self._app = app or Application()
         self._places = _Places()
-        self.info = check_archive(path, self._app, known=known, places=self._places)
+        self.info = check_archive(path, self._app, known=known, places=self._places, check=check)
         self._places.seal()
         self._refs = self.info.refs
 

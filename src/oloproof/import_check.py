@@ -41,18 +41,24 @@ class Summaries:
 
 
 def read_before_import(
-    ledger: Ledger | None, archive: Path
+    ledger: Ledger | None,
+    archive: Path,
+    check: Callable[[str, bytes], None] | None = None,
 ) -> tuple[dict[str, list[str]], Summaries]:
     """What the import says of ``archive`` that is read before it is written into ``ledger``
     (None: there is none yet, and it is made only if this passes): its second results
     (``second_results``) and the summaries it holds (for ``unsound_summaries``); a misnamed run
-    ref is refused (``refuse_misnamed_refs``). The archive is opened, and so checked whole,
-    once for all three. Both empty when it does not open: the import's own checks, which know
-    what the ledger holds, then say what is wrong with it."""
+    ref is refused (``refuse_misnamed_refs``). The archive is opened, and so checked whole
+    (``check`` given each event the ledger does not hold, as ``check_archive`` gives it),
+    once for all three. Into a ledger, both empty when it does not open: the import's own
+    checks, which know what the ledger holds, then say what is wrong with it; with none, what
+    is wrong is raised here, before a ledger is made for it."""
     held = Summaries()
     try:
-        reader = open_archive(archive, APPLICATION, _held_by(ledger))
+        reader = open_archive(archive, APPLICATION, _held_by(ledger), check)
     except LedgerError:
+        if ledger is None:
+            raise
         return {}, held
     with reader:
         for address, event in reader.events():  # one pass: each reads every event

@@ -30,7 +30,6 @@ from ledger import (
     Problem,
     UnsupportedFormatError,
     VerifyReport,
-    check_archive,
     export_archive,
     import_archive,
 )
@@ -324,7 +323,7 @@ def import_command(
         unsound_summaries,
         unsound_summaries_error,
     )
-    from oloproof.store import APPLICATION, LEDGER_DIR
+    from oloproof.store import LEDGER_DIR
 
     check_input_file(file)
     keep_out_declared()
@@ -342,8 +341,7 @@ def import_command(
     fresh = not (project_root() / LEDGER_DIR).exists()
     if fresh:
         # Before a ledger is made for it: with none, each event is new, and so checked.
-        check_archive(file, APPLICATION, check=check(None))
-        twice, held = read_before_import(None, file)
+        twice, held = read_before_import(None, file, check(None))
     with _open(create=True) as ledger:
         before, _ = ledger.head()
         if not fresh or len(ledger):  # another process made it meanwhile: read it again
