@@ -43,6 +43,7 @@ from ledger.codec import decode
 from ledger.errors import AddressError, DamagedIndexesError, LedgerError
 from ledger.event import Event
 from ledger.format import _SEQ, TYPE_INDEX
+from ledger.memo import Recent
 
 if TYPE_CHECKING:
     from ledger.store import Ledger
@@ -79,7 +80,7 @@ UNKNOWN_HEAD = "UnknownHead"
 CHECK_FAILED = "CheckFailed"
 
 _PROGRESS_EVERY = 1024
-_REACHED_KEPT = 65_536  # ref targets whose existence is remembered (_check_events)
+_KEPT = 4096  # ref targets, and index prefixes, whose answers _check_events remembers
 
 
 @dataclass(frozen=True)
@@ -289,11 +290,11 @@ def _check_events(
     addr_present = 0
     expected: Counter[str] = Counter()  # index name -> entries a rebuild would write
     present: Counter[str] = Counter()  # index name -> of those, entries found as expected
-    names: dict[bytes, str] = {}  # index entry prefix -> index name
+    names: Recent[bytes, str] = Recent(_KEPT)  # index entry prefix -> index name
     # Whether each ref target lately asked for exists: refs recur (every case result links its
     # run, every judgment its execution, every retrieval a corpus's passages), and within one
     # snapshot the answer cannot change.
-    reached: dict[bytes, bool] = {}
+    reached: Recent[bytes, bool] = Recent(_KEPT)
     done = 0
     for seq_key, digest, data in snap.records():
         done += 1
@@ -320,13 +321,7 @@ def _check_events(
             continue
         if runs_readable:
             for ref in event.refs:
-                target = parse_address(ref)
-                found = reached.get(target)
-                if found is None:
-                    if len(reached) >= _REACHED_KEPT:
-                        reached.clear()
-                    found = reached[target] = snap.exists(target)
-                if not found:
+                if not reached.get(parse_address(ref), snap.exists):
                     problems.append(Problem(MISSING_REF, address, target=ref))
         try:
             prefixes = ledger.derive_prefixes(address, event)
@@ -340,11 +335,7 @@ def _check_events(
             problems.append(Problem(MALFORMED_EVENT, address, detail))
             continue
         for prefix in prefixes:
-            name = names.get(prefix)
-            if name is None:
-                if len(names) > 65536:
-                    names.clear()
-                name = names[prefix] = snap.index_name(prefix)
+            name = names.get(prefix, snap.index_name)
             expected[name] += 1
             if runs_readable and snap.index_at(prefix + seq_key) == snap.entry_value(digest):
                 present[name] += 1

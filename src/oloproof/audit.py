@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from ledger import CorruptEventError, Event, Ledger, LedgerError, Problem
+from ledger.memo import Recent
 from oloproof import events as ev
 from oloproof import stats
 from oloproof.bodies import (
@@ -87,7 +88,9 @@ from oloproof.systems.rag import staged_labels
 
 __all__ = ["STALE_SUMMARY", "AuditCounts", "application_checks"]
 
-_JUDGMENT_CACHE = 65536  # judgments remembered between case results (cached ones recur)
+# Judgments remembered between case results: cached ones recur (a repeated case, a resumed
+# run), mostly close together; a judge's reason can be long, so the memo stays small.
+_JUDGMENTS_KEPT = 4096
 _OBSERVED = ("pass", "fail", "value")
 _CALIBRATION_INDEX = "calibration"  # events.index_entries files calibrations by judge identity
 MISNAMED_REF = "MisnamedRef"  # a run id's ref that names another event
@@ -465,24 +468,19 @@ class _Judgments:
 
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
-        self._seen: dict[str, _Judgment | None] = {}
+        self._seen: Recent[str, _Judgment | None] = Recent(_JUDGMENTS_KEPT)
 
     def get(self, address: str) -> _Judgment | None:
-        if address in self._seen:
-            return self._seen[address]
-        if len(self._seen) >= _JUDGMENT_CACHE:
-            self._seen.clear()
-        found: _Judgment | None
+        return self._seen.get(address, self._read)
+
+    def _read(self, address: str) -> _Judgment | None:
         try:
             event = self._ledger.get(address)
         except CorruptEventError:
-            found = _CORRUPT
+            return _CORRUPT
         except LedgerError:
-            found = None
-        else:
-            found = _judgment_of(event)
-        self._seen[address] = found
-        return found
+            return None
+        return _judgment_of(event)
 
 
 def _judgment_of(event: Event) -> _Judgment:
