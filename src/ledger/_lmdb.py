@@ -800,37 +800,43 @@ class _Tables:
             self._end(txn)
 
 
-class DigestSet:
-    """A set of digests that keeps memory flat: held in memory up to ``limit`` members, then
-    in a scratch LMDB file of its own (in a temporary folder, removed by ``close``).
+class DigestMap:
+    """Digests, each with a few bytes of its own (empty for a set), that keep memory flat:
+    held in memory up to ``limit`` members, then in a scratch LMDB file of its own (in a
+    temporary folder, removed by ``close``).
 
-    For streaming through an archive, which must know which events it holds without holding
-    them; the scratch file is never part of a ledger.
+    For streaming through an archive, which must know which events it holds, and where, without
+    holding them; the scratch file is never part of a ledger.
     """
 
     _FLUSH = 8192
 
-    def __init__(self, limit: int = 200_000) -> None:
+    def __init__(self, limit: int) -> None:
         self._limit = limit
-        self._memory: set[bytes] = set()
+        self._memory: dict[bytes, bytes] = {}
         self._scratch: tuple[lmdb.Environment, str] | None = None
         self._count = 0
 
-    def add(self, digest: bytes) -> None:
+    def add(self, digest: bytes, value: bytes = b"") -> None:
+        """Keep ``digest`` (with ``value``); one already kept keeps its first value."""
         if digest in self:
             return
         self._count += 1
-        self._memory.add(digest)
+        self._memory[digest] = value
         if len(self._memory) >= (self._FLUSH if self._scratch else self._limit):
             self._spill()
 
-    def __contains__(self, digest: object) -> bool:
-        if digest in self._memory:
-            return True
-        if self._scratch is None or not isinstance(digest, bytes):
-            return False
+    def get(self, digest: bytes) -> bytes | None:
+        """The value kept with ``digest``, or None when it is not kept."""
+        found = self._memory.get(digest)
+        if found is not None or self._scratch is None:
+            return found
         with self._scratch[0].begin() as txn:
-            return txn.get(digest) is not None
+            value: bytes | None = txn.get(digest)
+            return value
+
+    def __contains__(self, digest: object) -> bool:
+        return isinstance(digest, bytes) and self.get(digest) is not None
 
     def __len__(self) -> int:
         return self._count
@@ -841,6 +847,21 @@ class DigestSet:
                 yield from txn.cursor().iternext(keys=True, values=False)
         yield from list(self._memory)
 
+    def starting_with(self, hexpart: str) -> list[bytes]:
+        """The digests kept whose hex begins with ``hexpart``, sorted."""
+        low = bytes.fromhex(hexpart[: len(hexpart) // 2 * 2])
+        found = [d for d in self._memory if d.hex().startswith(hexpart)]
+        if self._scratch is not None:
+            with self._scratch[0].begin() as txn:
+                cursor = txn.cursor()
+                if cursor.set_range(low):
+                    for digest in cursor.iternext(keys=True, values=False):
+                        if not digest.startswith(low):
+                            break
+                        if digest.hex().startswith(hexpart):
+                            found.append(digest)
+        return sorted(found)
+
     def _spill(self) -> None:
         import tempfile
 
@@ -849,8 +870,8 @@ class DigestSet:
             env = lmdb.open(folder, map_size=1 << 40, sync=False, metasync=False, lock=False)
             self._scratch = (env, folder)
         with self._scratch[0].begin(write=True) as txn:
-            txn.cursor().putmulti((d, b"") for d in sorted(self._memory))
-        self._memory = set()
+            txn.cursor().putmulti(sorted(self._memory.items()))
+        self._memory = {}
 
     def close(self) -> None:
         import shutil
@@ -860,9 +881,9 @@ class DigestSet:
             self._scratch = None
             env.close()
             shutil.rmtree(folder, ignore_errors=True)
-        self._memory = set()
+        self._memory = {}
 
-    def __enter__(self) -> DigestSet:
+    def __enter__(self) -> DigestMap:
         return self
 
     def __exit__(self, *exc: object) -> None:

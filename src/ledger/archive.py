@@ -23,8 +23,8 @@ whole-ledger archive, say), the import replays the commits one for one, so the l
 with the same chain, and the same head, as the source. Otherwise the archive's new events
 arrive as new commits of this ledger's own history.
 
-Memory stays flat: the digests an archive holds are kept in a ``DigestSet`` (a scratch file
-beyond a limit), never its events.
+Memory stays flat: the digests an archive holds, and where its reader finds them, are kept in a
+``DigestMap`` (a scratch file beyond a limit), never its events.
 """
 
 from __future__ import annotations
@@ -33,16 +33,17 @@ import fcntl
 import hashlib
 import os
 import re
+import struct
 import tempfile
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from ledger._archive_file import ARCHIVE_FORMAT, Commit, Header, Reader, Writer
 from ledger._closure import Selection, select_all, select_closure
-from ledger._lmdb import DigestSet, Snapshot
+from ledger._lmdb import DigestMap, Snapshot
 from ledger._writes import CHUNK_BYTES, CHUNK_EVENTS
 from ledger.address import (
     check_ref_name,
@@ -82,7 +83,8 @@ __all__ = [
 ]
 
 
-_IN_MEMORY = 200_000  # digests an archive check keeps in memory before a scratch file
+_IN_MEMORY = 32_768  # digests an archive check keeps in memory before a scratch file
+_PLACE = struct.Struct(">QI")  # where an event's bytes start in an archive file, and how many
 
 # -- export -------------------------------------------------------------------------------
 
@@ -317,16 +319,16 @@ def check_archive(
     app: Application | None = None,
     *,
     known: Callable[[bytes], bool] | None = None,
-    places: _Places | None = None,
+    places: DigestMap | None = None,
     check: Callable[[str, bytes], None] | None = None,
 ) -> ArchiveInfo:
     """Check the whole archive at ``path`` without writing anything (see the module).
 
     ``known(digest)`` says whether the ledger it is meant for holds an event; a link to one
     that neither the archive nor ``known`` has is a ``MissingEventError``. ``places`` is
-    given each event's place in the file. Every failure is one ``LedgerError``, but
-    for what ``check`` raises: it is given the address and bytes of each event the ledger
-    does not hold yet.
+    given each event's digest and place in the file (``_PLACE``). Every failure is one
+    ``LedgerError``, but for what ``check`` raises: it is given the address and bytes of each
+    event the ledger does not hold yet.
     """
     app = app or Application()
     where = str(path)
@@ -334,7 +336,9 @@ def check_archive(
         stream = open(path, "rb")  # noqa: SIM115 - closed below, after the whole read
     except OSError as exc:
         raise StoreError(f"cannot read the archive {where}: {exc.strerror}") from exc
-    with stream, DigestSet(_IN_MEMORY) as seen, DigestSet(_IN_MEMORY) as unresolved:
+    # The places, when asked for, are the digests met: one scratch file, not two.
+    kept = nullcontext(places) if places is not None else DigestMap(_IN_MEMORY)
+    with stream, kept as seen, DigestMap(_IN_MEMORY) as unresolved:
         reader = Reader(stream, where, app.archive_magic, app.name)
         header = reader.header()
         order = hashlib.sha256()
@@ -343,10 +347,8 @@ def check_archive(
             event = _checked_event(digest, data, where, app)
             if digest in seen:
                 raise FormatError(f"the archive {where} holds {format_address(digest)} twice")
-            seen.add(digest)
+            seen.add(digest, _PLACE.pack(reader.position - len(data), len(data)))
             order.update(digest)
-            if places is not None:
-                places.add(digest, reader.position - len(data), len(data))
             if known is not None and known(digest):
                 present += 1
             elif check is not None:
@@ -385,7 +387,7 @@ def _checked_event(digest: bytes, data: bytes, where: str, app: Application) -> 
 
 
 def _checked_segment(
-    reader: Reader, header: Header, seen: DigestSet, order: hashlib._Hash, where: str
+    reader: Reader, header: Header, seen: DigestMap, order: hashlib._Hash, where: str
 ) -> tuple[list[tuple[int, bytes, bytes, int]], bool]:
     """Check the chain segment: every head, the links between consecutive commits, and that
     the archive's events are the ones its commits added, in order."""
@@ -420,7 +422,7 @@ def _checked_segment(
 
 
 def _check_links(
-    unresolved: DigestSet, seen: DigestSet, known: Callable[[bytes], bool] | None, where: str
+    unresolved: DigestMap, seen: DigestMap, known: Callable[[bytes], bool] | None, where: str
 ) -> None:
     for digest in unresolved:
         if digest not in seen and not (known is not None and known(digest)):
@@ -430,7 +432,7 @@ def _check_links(
             )
 
 
-def _check_refs(refs: dict[str, str], seen: DigestSet, where: str) -> None:
+def _check_refs(refs: dict[str, str], seen: DigestMap, where: str) -> None:
     for name, address in refs.items():
         try:
             check_ref_name(name)
@@ -587,8 +589,8 @@ def open_archive(
 class ArchiveReader:
     """A read-only store over one archive: checked when opened; events read from the file.
 
-    It keeps each event's place in the file (``_Places``: about 24 bytes an event), not the
-    events.
+    It keeps each event's digest and place in the file (a ``DigestMap``: memory stays flat,
+    a scratch file holds the rest), not the events; ``close`` removes the scratch file.
     """
 
     def __init__(
@@ -600,13 +602,18 @@ class ArchiveReader:
     ) -> None:
         self.path = path
         self._app = app or Application()
-        self._places = _Places()
-        self.info = check_archive(path, self._app, known=known, places=self._places, check=check)
-        self._places.seal()
+        self._places = DigestMap(_IN_MEMORY)
+        try:
+            self.info = check_archive(
+                path, self._app, known=known, places=self._places, check=check
+            )
+        except BaseException:
+            self._places.close()
+            raise
         self._refs = self.info.refs
 
     def close(self) -> None:
-        """Nothing to release (each read opens the file); kept for symmetry with ``Ledger``."""
+        self._places.close()
 
     def __enter__(self) -> ArchiveReader:
         return self
@@ -615,58 +622,36 @@ class ArchiveReader:
         self.close()
 
     def __len__(self) -> int:
-        return len(self._places)
+        return self.info.events
 
     def __contains__(self, address: object) -> bool:
         return isinstance(address, str) and self.has(address)
 
     def has(self, address: str) -> bool:
-        return self._find(parse_address(address)) is not None
+        return parse_address(address) in self._places
 
     def get_bytes(self, address: str) -> bytes:
-        data = self._find(parse_address(address))
-        if data is None:
+        digest = parse_address(address)
+        place = self._places.get(digest)
+        if place is None:
             raise UnknownAddressError(address, f"no event with address {address} is in {self.path}")
-        return data
-
-    def _find(self, digest: bytes) -> bytes | None:
-        """The bytes of the event of ``digest``, or None: read from each place whose digest
-        begins as it does (one, but for a 1 in 2**64 chance) until one hashes to it."""
-        head = _head(digest)
+        start, length = _PLACE.unpack(place)
         with self._open() as stream:
-            for index in self._places.starting(head, head):
-                found, data = self._read(stream, index, digest)
-                if found == digest:
-                    return data
-        return None
+            try:
+                stream.seek(start)
+                data = stream.read(length)
+            except OSError as exc:
+                raise StoreError(f"cannot read the archive {self.path}: {exc.strerror}") from exc
+        if digest_of(data) != digest:
+            # Checked whole when it was opened: the file has changed since.
+            raise CorruptEventError(address, f"in the archive {self.path}")
+        return data
 
     def _open(self) -> IO[bytes]:
         try:
             return open(self.path, "rb")
         except OSError as exc:
             raise StoreError(f"cannot read the archive {self.path}: {exc.strerror}") from exc
-
-    def _read(
-        self, stream: IO[bytes], index: int, sought: bytes | None = None
-    ) -> tuple[bytes, bytes]:
-        """The digest and bytes of the event at ``index`` in the file's order (``sought``:
-        the digest a lookup expects there, named if the file no longer holds it)."""
-        start, length = self._places.place(index)
-        try:
-            stream.seek(start)
-            data = stream.read(length)
-        except OSError as exc:
-            raise StoreError(f"cannot read the archive {self.path}: {exc.strerror}") from exc
-        digest = digest_of(data)
-        if _head(digest) != self._places.head(index):
-            # Checked whole when it was opened: the file has changed since.
-            if sought is not None:
-                raise CorruptEventError(format_address(sought), f"in the archive {self.path}")
-            raise StoreError(
-                f"the archive {self.path} changed since it was opened and checked: the event "
-                f"at byte {start} is not the one checked there"
-            )
-        return digest, data
 
     def get(self, address: str) -> Event:
         return self._event(address, self.get_bytes(address))
@@ -687,14 +672,28 @@ class ArchiveReader:
         return found
 
     def events(self, type: str | None = None) -> Iterator[tuple[str, Event]]:
-        """Every event, in the archive's order (one open file for the whole pass)."""
+        """Every event, in the archive's order: the file read front to back again, each event
+        confirmed to be the one checked at that place when the archive was opened."""
         with self._open() as stream:
-            for index in range(len(self._places)):
-                digest, data = self._read(stream, index)
+            reader = Reader(stream, str(self.path), self._app.archive_magic, self._app.name)
+            count = reader.header().events
+            if count != self.info.events:
+                raise self._changed(f"it now holds {count} events, not {self.info.events}")
+            for digest, data in reader.events(count):
+                start = reader.position - len(data)
+                if self._places.get(digest) != _PLACE.pack(start, len(data)) or (
+                    digest_of(data) != digest
+                ):
+                    raise self._changed(f"the event at byte {start} is not the one checked there")
                 address = format_address(digest)
                 event = self._event(address, data)
                 if type is None or event.type == type:
                     yield address, event
+
+    def _changed(self, detail: str) -> StoreError:
+        return StoreError(
+            f"the archive {self.path} changed since it was opened and checked: {detail}"
+        )
 
     def get_ref(self, name: str) -> str | None:
         return self._refs.get(check_ref_name(name))
@@ -705,70 +704,10 @@ class ArchiveReader:
     def resolve(self, text: str) -> str:
         return resolve_with(
             text,
-            exact=lambda d: self._find(d) is not None,
+            exact=self._places.__contains__,
             ref=self.get_ref,
             by_prefix=self._by_prefix,
         )
 
     def _by_prefix(self, hexpart: str, limit: int) -> list[str]:
-        found: list[str] = []
-        first = hexpart[:16]
-        low, high = int(first.ljust(16, "0"), 16), int(first.ljust(16, "f"), 16)
-        with self._open() as stream:
-            for index in self._places.starting(low, high):
-                hexed = self._read(stream, index)[0].hex()
-                if hexed.startswith(hexpart):
-                    found.append("sha256:" + hexed)
-                    if len(found) == limit:
-                        break
-        return sorted(found)
-
-
-def _head(digest: bytes) -> int:
-    """The first 8 bytes of a digest, as the number ``_Places`` sorts by."""
-    return int.from_bytes(digest[:8], "big")
-
-
-class _Places:
-    """Where each event of an archive is in its file: its start and length, in the file's
-    order, and the first 8 bytes of its digest (``_head``), sorted for lookups, in about 24
-    bytes an event. A dict from digests to places took about 350, with the digests' hex
-    sorted for prefixes: 1 GB for the archive of a run of a million cases."""
-
-    def __init__(self) -> None:
-        self._starts = array("Q")
-        self._lengths = array("Q")
-        self._heads = array("Q")
-        self._order: Any = None  # file indexes of the heads, sorted by head (``seal``)
-        self._sorted: Any = None
-
-    def add(self, digest: bytes, start: int, length: int) -> None:
-        self._starts.append(start)
-        self._lengths.append(length)
-        self._heads.append(_head(digest))
-
-    def seal(self) -> None:
-        """Sort the heads for lookups, once every event is added."""
-        import numpy as np
-
-        heads = np.frombuffer(self._heads, dtype=np.uint64)
-        self._order = np.argsort(heads, kind="stable").astype(np.uint32)
-        self._sorted = heads[self._order]
-
-    def __len__(self) -> int:
-        return len(self._starts)
-
-    def place(self, index: int) -> tuple[int, int]:
-        return self._starts[index], self._lengths[index]
-
-    def head(self, index: int) -> int:
-        return self._heads[index]
-
-    def starting(self, low: int, high: int) -> Iterator[int]:
-        """The file indexes of the events whose head is from ``low`` to ``high``, by head."""
-        import numpy as np
-
-        first = int(np.searchsorted(self._sorted, np.uint64(low), side="left"))
-        last = int(np.searchsorted(self._sorted, np.uint64(high), side="right"))
-        for position in range(first, last):
-            yield int(self._order[position])
+        return [format_address(d) for d in self._places.starting_with(hexpart)[:limit]]

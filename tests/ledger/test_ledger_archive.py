@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,7 @@ from ledger import (
     open_archive,
     open_ledger,
 )
+from ledger import archive as archive_module
 from ledger.application import DEFAULT_ARCHIVE_MAGIC as MAGIC
 
 
@@ -234,11 +236,17 @@ def test_import_from_an_open_reader_checks_the_file_again(tmp_path: Path) -> Non
             assert len(other) == 0
 
 
-def test_an_open_reader_finds_every_event_by_address_and_prefix(tmp_path: Path) -> None:
-    """A reader keeps each event's place and the first 8 bytes of its digest, not a dict of
-    digests (about 350 bytes an event, 1 GB for a million-case run's archive): every event is
-    still found by its address, by a prefix shorter or longer than those 8 bytes, and listed
-    once by ``events``; an address it does not hold is not found."""
+@pytest.mark.parametrize("in_memory", [32_768, 16], ids=["in-memory", "scratch-file"])
+def test_an_open_reader_finds_every_event_by_address_and_prefix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_memory: int
+) -> None:
+    """A reader keeps each event's digest and place, in memory up to a limit and in a scratch
+    file beyond it (a dict of them grew without bound: 1 GB for a million-case run's archive):
+    either way every event is found by its address and by a prefix, and listed once by
+    ``events``; an address it does not hold is not found; ``close`` removes the scratch."""
+    monkeypatch.setattr(archive_module, "_IN_MEMORY", in_memory)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
+    (tmp_path / "scratch").mkdir()
     with open_ledger(tmp_path / "src") as source, source.batch():
         put = [source.put(Event("note", 1, {"n": n})) for n in range(300)]
         put.append(source.put(Event("case", 1, {"n": -1}, [put[0]])))
@@ -260,3 +268,20 @@ def test_an_open_reader_finds_every_event_by_address_and_prefix(tmp_path: Path) 
             archive.get_bytes(missing)
         with pytest.raises(UnknownAddressError):
             archive.resolve(missing[:27])
+        assert bool(list((tmp_path / "scratch").iterdir())) == (in_memory < 301)
+    assert not list((tmp_path / "scratch").iterdir())
+
+
+def test_a_reader_refuses_to_list_a_file_changed_since_it_was_opened(tmp_path: Path) -> None:
+    """``events`` reads the file again: an event that is not the one checked at its place
+    when the archive was opened stops the pass with an error naming the archive."""
+    with open_ledger(tmp_path / "src") as source:
+        ids = chain(source)
+        export_archive(source, ["run_B"], tmp_path / "x")
+        victim = source.get_bytes(ids["a"])
+    with open_archive(tmp_path / "x") as archive:
+        data = bytearray((tmp_path / "x").read_bytes())
+        data[data.find(victim) + 5] ^= 0x01
+        (tmp_path / "x").write_bytes(bytes(data))
+        with pytest.raises(StoreError, match="changed since it was opened and checked"):
+            list(archive.events())
