@@ -30,7 +30,7 @@ import os
 import secrets
 import stat
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -235,29 +235,50 @@ def _staging_file(target: Path) -> tuple[Path, BinaryIO]:
 
 
 def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
-    """``write`` each of ``files``, all or none of the regular ones: each is written whole
-    beside its place first, and only once every one is do they take their places. An export's
+    """``write`` each of ``files``, all or none of the regular ones (``open_all``)."""
+    with open_all([path for path, _ in files]) as handles:
+        for (path, data), handle in zip(files, handles, strict=True):
+            written(path, handle.write, data)
+
+
+def written(path: Path, write: Callable[[bytes], object], data: bytes) -> None:
+    """``write(data)`` into the file at ``path``: a failure (a full device) is one sentence
+    naming the path."""
+    try:
+        write(data)
+    except OSError as exc:
+        raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+@contextlib.contextmanager
+def open_all(paths: Sequence[Path]) -> Iterator[list[BinaryIO]]:
+    """Handles to write each of ``paths`` into, so that an export streams its tables, all or
+    none of the regular files taking their places: each is written beside its place first,
+    and only once the block ends without an error do they take their places. An export's
     tables are then never one of this export and one of an earlier, and a full device (or
-    Ctrl-C) leaves no hidden half file behind, taking its room."""
+    Ctrl-C) leaves no hidden half file behind, taking its room. A device or pipe is written
+    into, and the job's step summary appended to (requirements 2 and 3)."""
     staged: list[tuple[Path, Path, Path]] = []  # the file written, its place, the path given
-    path = files[0][0] if files else Path()
+    handles: list[BinaryIO] = []
+    path = paths[0] if paths else Path()
     try:
         try:
-            for path, data in files:
-                if is_step_summary(path):
-                    with path.open("ab") as handle:
-                        # An earlier step's text left without a line end would run into ours.
-                        handle.write(b"\n" + data if _unended(path) else data)
-                elif path.exists() and not stat.S_ISREG(path.stat().st_mode):
-                    with path.open("wb") as handle:
-                        handle.write(data)
-                else:
-                    target = _followed(path)
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    tmp, staging = _staging_file(target)
-                    staged.append((tmp, target, path))
-                    with staging:
-                        staging.write(data)
+            with contextlib.ExitStack() as stack:
+                for path in paths:
+                    if is_step_summary(path):
+                        unended = _unended(path)
+                        handles.append(stack.enter_context(path.open("ab")))
+                        if unended:  # an earlier step's text would run into ours
+                            handles[-1].write(b"\n")
+                    elif path.exists() and not stat.S_ISREG(path.stat().st_mode):
+                        handles.append(stack.enter_context(path.open("wb")))
+                    else:
+                        target = _followed(path)
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        tmp, staging = _staging_file(target)
+                        staged.append((tmp, target, path))
+                        handles.append(stack.enter_context(staging))
+                yield handles
             for tmp, target, given in staged:
                 path = given  # named should the rename fail
                 tmp.replace(target)

@@ -42,13 +42,14 @@ from __future__ import annotations
 
 import codecs
 import csv
+import heapq
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
 
 from ledger import Ledger
 from oloproof import outfiles, redaction
@@ -59,6 +60,8 @@ from oloproof.inspect import case_detail, json_line, read_planned_cases
 from oloproof.metrics import SeenCases, case_results
 from oloproof.repeats import repeat_counts, value_of
 from oloproof.stored_runs import StoredRun
+
+_T = TypeVar("_T")
 
 FORMATS = ("jsonl", "csv", "parquet", "trec")
 VERDICT_COLUMNS = (
@@ -133,61 +136,105 @@ def _verdict_row(run_id: str, body: CaseResultBody, criterion: str) -> dict[str,
     }
 
 
-def table_rows(ledger: Ledger, run: StoredRun) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The ``verdicts`` and ``cases`` rows of a run, in the dataset's order, with a row for
-    each planned case that did not run."""
-    criteria = [e["criterion"] for e in run.body["evaluators"]]
-    verdicts: list[dict[str, Any]] = []
-    cases: list[dict[str, Any]] = []
-    metadata_keys: dict[str, None] = {}
+def _case_row(
+    ledger: Ledger, run: StoredRun, criteria: Sequence[str], address: str, body: CaseResultBody
+) -> dict[str, Any]:
+    detail = case_detail(ledger, address, body)
+    error = detail.error or {}
+    counts = repeat_counts(body.get("repeats"))
+    row: dict[str, Any] = {
+        "run_id": run.run_id,
+        "case_id": detail.case_id,
+        "line": int(body.get("line", 0)),
+        "status": detail.status,
+        "input": _json(detail.input),
+        "expected": _json(detail.expected),
+        # An execution that raised returned nothing: empty, as a case not run is, where
+        # "null" is the JSON text of a system that returned None.
+        "output": None if detail.error is not None else _json(detail.output),
+        "error_type": error.get("type"),
+        "error_message": error.get("message"),
+        "repeats": counts.executed if counts else None,
+        "errored_repeats": counts.errored if counts else None,
+        "execution": detail.execution,
+        "case_result": address,
+    }
+    for key, value in detail.metadata.items():
+        # As recorded: a list or an object made text here could not be told, in any
+        # table, from a text that reads the same (each writer writes each as it can).
+        row[f"metadata.{key}"] = value
+    for criterion in criteria:
+        row[f"verdict.{criterion}"] = value_of(body["verdicts"].get(criterion, {"s": "-"}))
+    return row
+
+
+@dataclass
+class _Values:
+    """What one metadata column's values are, as far as its Parquet type depends on them."""
+
+    kinds: set[type] = field(default_factory=set)
+    nested: bool = False
+    low: int = 0  # the least and greatest integer met: Arrow refuses some beside others
+    high: int = 0
+
+    def add(self, value: Any) -> None:
+        if value is None:
+            return
+        self.kinds.add(type(value))
+        if not _is_scalar(value):
+            self.nested = True
+        elif type(value) is int:
+            self.low, self.high = min(self.low, value), max(self.high, value)
+
+
+@dataclass
+class _Shape:
+    """What a first pass over a run's case results finds before any row is written: the
+    tables' columns (metadata keys in the order first met), each metadata column's values, the
+    planned cases that did not run, and whether there is any case row at all."""
+
+    metadata: dict[str, _Values]
+    unrun: list[tuple[str | None, int | None]]
+    rows: int
+
+
+def _shape(ledger: Ledger, run: StoredRun) -> _Shape:
+    metadata: dict[str, _Values] = {}
     seen = SeenCases()
-    for address, body in case_results(ledger, run.run_id):
+    for _, body in case_results(ledger, run.run_id):
         seen.add(body)
-        detail = case_detail(ledger, address, body)
-        verdicts += [_verdict_row(run.run_id, body, c) for c in criteria]
-        error = detail.error or {}
-        counts = repeat_counts(body.get("repeats"))
-        row: dict[str, Any] = {
-            "run_id": run.run_id,
-            "case_id": detail.case_id,
-            "line": int(body.get("line", 0)),
-            "status": detail.status,
-            "input": _json(detail.input),
-            "expected": _json(detail.expected),
-            # An execution that raised returned nothing: empty, as a case not run is, where
-            # "null" is the JSON text of a system that returned None.
-            "output": None if detail.error is not None else _json(detail.output),
-            "error_type": error.get("type"),
-            "error_message": error.get("message"),
-            "repeats": counts.executed if counts else None,
-            "errored_repeats": counts.errored if counts else None,
-            "execution": detail.execution,
-            "case_result": address,
-        }
-        for key, value in detail.metadata.items():
-            metadata_keys[key] = None
-            # As recorded: a list or an object made text here could not be told, in any
-            # table, from a text that reads the same (``_encode`` writes each as it can).
-            row[f"metadata.{key}"] = value
-        for criterion in criteria:
-            row[f"verdict.{criterion}"] = value_of(body["verdicts"].get(criterion, {"s": "-"}))
-        cases.append(row)
+        for key, value in body["metadata"].items():
+            metadata.setdefault(key, _Values()).add(value)
     unrun = _not_run_cases(run, seen)
-    if unrun:
-        repeats = run.body.get("repeats")
-        for case_id, line in unrun:
-            verdicts += [_not_run_verdict(run.run_id, case_id, line, c, repeats) for c in criteria]
-            cases.append(
-                {"run_id": run.run_id, "case_id": case_id, "line": line, "status": NOT_RUN}
-            )
-        verdicts.sort(key=_file_order)  # stable: a case's criteria keep their order
-        cases.sort(key=_file_order)
-    columns = [
-        *CASE_COLUMNS,
-        *(f"metadata.{k}" for k in metadata_keys),
-        *(f"verdict.{c}" for c in criteria),
-    ]
-    return verdicts, [{c: row.get(c) for c in columns} for row in cases]
+    return _Shape(metadata, unrun, seen.count + len(unrun))
+
+
+def _rows(
+    ledger: Ledger, run: StoredRun, criteria: Sequence[str], unrun: Sequence[Any]
+) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
+    """Each case's verdict rows and case row, in the dataset's order, with rows for each planned
+    case that did not run merged in by line (those that cannot be named last)."""
+    ran = (
+        (
+            [_verdict_row(run.run_id, body, c) for c in criteria],
+            _case_row(ledger, run, criteria, a, body),
+        )
+        for a, body in case_results(ledger, run.run_id)
+    )
+    if not unrun:
+        yield from ran
+        return
+    repeats = run.body.get("repeats")
+    not_ran = (
+        (
+            [_not_run_verdict(run.run_id, case_id, line, c, repeats) for c in criteria],
+            {"run_id": run.run_id, "case_id": case_id, "line": line, "status": NOT_RUN},
+        )
+        for case_id, line in unrun
+    )
+    # Case results come in line order, as do the cases not run: merged, as a stable sort of
+    # the two after one another would put them.
+    yield from heapq.merge(ran, not_ran, key=lambda rows: _file_order(rows[1]))
 
 
 def _not_run_cases(run: StoredRun, seen: SeenCases) -> list[tuple[str | None, int | None]]:
@@ -231,7 +278,10 @@ def export_tables(
     ledger: Ledger, run: StoredRun, fmt: str, folder: Path
 ) -> tuple[list[Path], list[str]]:
     """Write the run's tables (or TREC files) in ``fmt`` into ``folder``: the paths written,
-    and the ids of the labelled cases the TREC run file holds no ranking for (``trec_files``)."""
+    and the ids of the labelled cases the TREC run file holds no ranking for (``trec_files``).
+
+    Tables are streamed, a case at a time, after a first pass over the case results that
+    finds their columns: memory stays flat in the number of cases."""
     if fmt not in FORMATS:
         raise ConfigError(f"unknown export format {fmt!r} (formats: {', '.join(FORMATS)})")
     if fmt == "parquet":
@@ -251,33 +301,73 @@ def export_tables(
             (folder / "run.trec", run_text.encode()),
             (folder / "qrels.trec", qrels_text.encode()),
         ]
-    else:
-        unranked = []
-        verdicts, cases = redaction.redact_shown(table_rows(ledger, run))
-        files = [
-            (folder / f"{name}.{fmt}", _encode(fmt, rows, columns))
-            for name, rows, columns in (
-                ("verdicts", verdicts, list(VERDICT_COLUMNS)),
-                ("cases", cases, list(cases[0]) if cases else list(CASE_COLUMNS)),
-            )
-        ]
-    outfiles.write_all(files)  # the tables of one export, or none of them
-    return [path for path, _ in files], unranked
+        outfiles.write_all(files)  # both files, or neither
+        return [path for path, _ in files], unranked
+    criteria = [e["criterion"] for e in run.body["evaluators"]]
+    shape = _shape(ledger, run)
+    columns = [
+        *CASE_COLUMNS,
+        *(f"metadata.{k}" for k in shape.metadata),
+        *(f"verdict.{c}" for c in criteria),
+    ]
+    # Secrets are kept out of the rows' keys too: the columns are named as the rows' keys.
+    shown = {c: redaction.redact_shown(c) for c in columns}
+    metadata = {shown[f"metadata.{k}"]: values for k, values in shape.metadata.items()}
+    case_columns = list(dict.fromkeys(shown.values())) if shape.rows else list(CASE_COLUMNS)
+    paths = [folder / f"verdicts.{fmt}", folder / f"cases.{fmt}"]
+    with outfiles.open_all(paths) as (verdicts_out, cases_out):
+        tables = (
+            _table(fmt, paths[0], verdicts_out, list(VERDICT_COLUMNS), {}),
+            _table(fmt, paths[1], cases_out, case_columns, metadata),
+        )
+        for verdicts, case in _rows(ledger, run, criteria, shape.unrun):
+            verdicts, case = redaction.redact_shown((verdicts, {c: case.get(c) for c in columns}))
+            for row in verdicts:
+                tables[0].add(row)
+            tables[1].add(case)
+        for table in tables:
+            table.close()
+    return paths, []
 
 
-def _encode(fmt: str, rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
-    if fmt == "jsonl":
-        return "".join(json_line(r) for r in rows).encode()
-    if fmt == "csv":
-        buffer = io.StringIO()
+class _Jsonl:
+    def __init__(self, path: Path, out: BinaryIO) -> None:
+        self._path, self._out = path, out
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        outfiles.written(self._path, self._out.write, json_line(row).encode())
+
+    def close(self) -> None:
+        outfiles.written(self._path, lambda _: self._out.flush(), b"")
+
+
+class _Csv:
+    def __init__(self, path: Path, out: BinaryIO, columns: list[str]) -> None:
+        self._path = path
         # CRLF ends a row, as RFC 4180 has it. It also makes the writer quote a cell holding a
-        # carriage return: with "\n" it quoted only cells holding a line feed, and every reader
-        # started a new row at a bare "\r" in a system's text.
-        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\r\n")
-        writer.writeheader()
-        writer.writerows({k: _spreadsheet_text(_cell(v)) for k, v in r.items()} for r in rows)
-        return buffer.getvalue().encode()
-    return _parquet(rows, columns)
+        # carriage return: with "\n" it quoted only cells holding a line feed, and every
+        # reader started a new row at a bare "\r" in a system's text.
+        self._text = io.TextIOWrapper(out, encoding="utf-8", newline="")
+        self._writer = csv.DictWriter(self._text, fieldnames=columns, lineterminator="\r\n")
+        outfiles.written(path, lambda _: self._writer.writeheader(), b"")
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        cells = {k: _spreadsheet_text(_cell(v)) for k, v in row.items()}
+        outfiles.written(self._path, lambda _: self._writer.writerow(cells), b"")
+
+    def close(self) -> None:
+        outfiles.written(self._path, lambda _: self._text.flush(), b"")
+        self._text.detach()  # the handle is the caller's to close
+
+
+def _table(
+    fmt: str, path: Path, out: BinaryIO, columns: list[str], metadata: Mapping[str, _Values]
+) -> _Jsonl | _Csv | _Parquet:
+    if fmt == "jsonl":
+        return _Jsonl(path, out)
+    if fmt == "csv":
+        return _Csv(path, out, columns)
+    return _Parquet(path, out, columns, metadata)
 
 
 def _cell(value: Any) -> Any:
@@ -311,16 +401,6 @@ def _pyarrow() -> None:
         ) from None
 
 
-def _parquet(rows: Sequence[Mapping[str, Any]], columns: list[str]) -> bytes:
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    table = pa.table({c: _parquet_column([r.get(c) for r in rows], c) for c in columns})
-    buffer = io.BytesIO()
-    pq.write_table(table, buffer)
-    return buffer.getvalue()
-
-
 # The type of each column the tables always have. Inferred from the values, a column every
 # row leaves empty (``reason`` in a run with no verdict missing, the repeat columns in a run
 # without ``--repeats``) was of Arrow's type null: no type of those the tables promise, and
@@ -336,26 +416,95 @@ _PARQUET_TYPES: dict[str, str] = {
 }
 
 
-def _parquet_column(values: list[Any], column: str) -> Any:
-    """``values`` as one typed Arrow column: a column the tables always have (and each
-    ``verdict.CRITERION``, a number) of its own type; a metadata key's typed from its values,
-    or as JSON text when Arrow cannot hold each of them exactly in one type: values that mix
-    types, an integer beyond 64-bit signed, or one beyond 2**53 beside fractions (Arrow
-    refuses each, as it should), and a list or an object (a struct column would give every
-    object the keys of all)."""
+_ROW_GROUP = 16_384  # Parquet rows held before they are written as one row group
+
+
+class _Parquet:
+    """A Parquet table written a row group at a time, its schema fixed before the first row:
+    each column of its own type (``_PARQUET_TYPES``), each ``verdict.CRITERION`` a number, and
+    each metadata column typed by what the first pass found of its values
+    (``_metadata_type``)."""
+
+    def __init__(
+        self, path: Path, out: BinaryIO, columns: list[str], metadata: Mapping[str, _Values]
+    ) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        self._path = path
+        self._types = {c: _column_type(c, metadata.get(c)) for c in columns}
+        schema = pa.schema([(c, pa.string() if t is None else t) for c, t in self._types.items()])
+        self._schema = schema
+        self._rows: list[Mapping[str, Any]] = []
+        self._writer = self._written(lambda: pq.ParquetWriter(out, schema))
+
+    def _written(self, step: Callable[[], _T]) -> _T:
+        try:
+            return step()
+        except OSError as exc:
+            raise ConfigError(f"cannot write {self._path}: {exc.strerror or exc}") from None
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self._rows.append(row)
+        if len(self._rows) == _ROW_GROUP:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+
+        arrays = [
+            _parquet_column([r.get(c) for r in self._rows], t) for c, t in self._types.items()
+        ]
+        self._rows = []
+        table = pa.Table.from_arrays(arrays, schema=self._schema)
+        self._written(lambda: self._writer.write_table(table))
+
+    def close(self) -> None:
+        if self._rows:
+            self._flush()
+        self._written(self._writer.close)
+
+
+def _column_type(column: str, values: _Values | None) -> Any:
+    """The Arrow type of a column, None for one written as JSON text."""
     import pyarrow as pa
 
     known = "double" if column.startswith("verdict.") else _PARQUET_TYPES.get(column)
     if known is not None:
-        return pa.array(values, type=pa.type_for_alias(known))
-    kinds = {type(v) for v in values if v is not None}
-    nested = not all(_is_scalar(v) for v in values)
-    if not nested and (len(kinds) <= 1 or kinds == {int, float}):  # ints among floats: floats
-        try:
-            return pa.array(values)
-        except (pa.ArrowInvalid, OverflowError):
-            pass
-    return pa.array([None if v is None else _json(v) for v in values], pa.string())
+        return pa.type_for_alias(known)
+    return _metadata_type(values or _Values())
+
+
+def _metadata_type(values: _Values) -> Any:
+    """A metadata column's Arrow type, typed from its values, or None (JSON text) when Arrow
+    cannot hold each of them exactly in one type: values that mix types, an integer beyond
+    64-bit signed, or one beyond 2**53 beside fractions (Arrow refuses each, as it should), and
+    a list or an object (a struct column would give every object the keys of all). Arrow is
+    asked about the values that decide it: the least and greatest integer, and one value of
+    each other kind."""
+    import pyarrow as pa
+
+    kinds = values.kinds
+    if values.nested or not (len(kinds) <= 1 or kinds == {int, float}):
+        return None
+    deciding: list[Any] = [values.low, values.high] if int in kinds else []
+    deciding += [_OF_KIND[kind] for kind in kinds - {int}]
+    try:
+        return pa.array(deciding).type
+    except (pa.ArrowInvalid, OverflowError):
+        return None
+
+
+_OF_KIND: dict[type, Any] = {str: "", float: 0.5, bool: True}
+
+
+def _parquet_column(values: list[Any], kind: Any) -> Any:
+    """``values`` as one Arrow column of type ``kind`` (None: as JSON text)."""
+    import pyarrow as pa
+
+    if kind is None:
+        return pa.array([None if v is None else _json(v) for v in values], pa.string())
+    return pa.array(values, type=kind)
 
 
 # ------------------------------------------------------------------------------------ TREC
