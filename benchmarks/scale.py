@@ -15,10 +15,11 @@ Every figure is printed beside its target, as a ratio measured in this run where
    for its next commits; bytes the run process wrote (``wchar``) per byte its store grew.
 2. Every command at N and 10 N staged cases (10,000 and 100,000 by default), each in a fresh
    process: ``run`` (a first run, and a second of a new version to compare with), ``verify``,
-   ``export`` (the bundle), ``inspect``, ``compare`` and ``diagnose`` (a top-k replay of the
-   failed third of the cases: the half that declares gold context is re-executed twice and
-   diagnosed, the other half excluded), ``ledger export --all`` (``archive``) and its
-   ``ledger import`` into an empty project (``import``). Printed: peak anonymous memory (RSS
+   ``export`` (the bundle), ``tables`` (``export --format jsonl``), ``inspect``, ``compare``
+   and ``diagnose`` (a top-k replay of the failed third of the cases: the half that declares
+   gold context is re-executed twice and diagnosed, the other half excluded), ``ledger
+   export --all`` (``archive``) and its ``ledger import`` into an empty project
+   (``import``). Printed: peak anonymous memory (RSS
    without the mapped ledger) and peak RSS, the 10 N figure as a ratio of the N one (target at
    most 1.2); the run's time per case at N and 10 N (target 10 N within 1.1 of N), beside the floor:
    encoding, hashing and putting the same events into a bare LMDB table, measured on the
@@ -274,6 +275,7 @@ def commands(base: Path, n: int) -> tuple[dict[str, Measured], float]:
     _, candidate = run(root)
     found["verify"] = oloproof(root, "verify")
     found["export"] = oloproof(root, "export", candidate)
+    found["tables"] = oloproof(root, "export", candidate, "--format", "jsonl", "--output", "tables")
     found["inspect"] = oloproof(root, "inspect", candidate)
     found["compare"] = oloproof(root, "compare", candidate, baseline, "--policy", "compare.yaml")
     found["diagnose"] = oloproof(
