@@ -278,7 +278,7 @@ def export_tables(
     ledger: Ledger, run: StoredRun, fmt: str, folder: Path
 ) -> tuple[list[Path], list[str]]:
     """Write the run's tables (or TREC files) in ``fmt`` into ``folder``: the paths written,
-    and the ids of the labelled cases the TREC run file holds no ranking for (``trec_files``).
+    and the ids of the labelled cases the TREC run file holds no ranking for (``_write_trec``).
 
     Tables are streamed, a case at a time, after a first pass over the case results that
     finds their columns: memory stays flat in the number of cases."""
@@ -294,15 +294,10 @@ def export_tables(
     for name, kind in kinds.items():  # before any is written: all of them, or none
         outfiles.check(folder / name, kind)
     if fmt == "trec":
-        # A run recorded before a secret was declared holds it (``keep_out_declared``).
-        run_text, qrels_text, unranked = trec_files(ledger, run)
-        run_text, qrels_text = redaction.redact_text(run_text), redaction.redact_text(qrels_text)
-        files = [
-            (folder / "run.trec", run_text.encode()),
-            (folder / "qrels.trec", qrels_text.encode()),
-        ]
-        outfiles.write_all(files)  # both files, or neither
-        return [path for path, _ in files], unranked
+        paths = [folder / "run.trec", folder / "qrels.trec"]
+        with outfiles.open_all(paths) as handles:  # both files, or neither
+            unranked = _write_trec(ledger, run, list(zip(paths, handles, strict=True)))
+        return paths, unranked
     criteria = [e["criterion"] for e in run.body["evaluators"]]
     shape = _shape(ledger, run)
     columns = [
@@ -510,28 +505,31 @@ def _parquet_column(values: list[Any], kind: Any) -> Any:
 # ------------------------------------------------------------------------------------ TREC
 
 
-def trec_files(ledger: Ledger, run: StoredRun) -> tuple[str, str, list[str]]:
-    """The run file and the qrels file of a run (see requirement 3), and the ids of the
-    labelled cases the run file has no line for (they errored, recorded no retrieval or an
-    empty one): trec_eval averages over the run file's queries alone unless given ``-c``, so
-    it leaves them out where Oloproof counts them."""
+def _write_trec(
+    ledger: Ledger, run: StoredRun, files: Sequence[tuple[Path, BinaryIO]]
+) -> list[str]:
+    """Write the run file and the qrels file of a run (see requirement 3), a case at a time,
+    into ``files``; return the ids of the labelled cases the run file has no line for (they
+    errored, recorded no retrieval or an empty one): trec_eval averages over the run file's
+    queries alone unless given ``-c``, so it leaves them out where Oloproof counts them."""
     tag = run.run_id
-    run_lines: list[str] = []
-    qrels_lines: list[str] = []
     unranked: list[str] = []
     for address, body in case_results(ledger, run.run_id):
         detail = case_detail(ledger, address, body)
         qid = _trec_word(detail.case_id, "case id")
         labels = list(_qrels_lines(qid, detail.expected))
-        qrels_lines += labels
         ranking = _ranking(detail.artifacts)
         if labels and not ranking:
             unranked.append(detail.case_id)
-        for rank, doc in enumerate(ranking, start=1):
-            score = len(ranking) - rank + 1
-            run_lines.append(f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {score} {tag}")
-    run_text = "".join(line + "\n" for line in run_lines)
-    return run_text, "".join(q + "\n" for q in qrels_lines), unranked
+        ranked = [
+            f"{qid} Q0 {_trec_word(doc, 'doc_id')} {rank} {len(ranking) - rank + 1} {tag}"
+            for rank, doc in enumerate(ranking, start=1)
+        ]
+        for (path, out), lines in zip(files, (ranked, labels), strict=True):
+            # A run recorded before a secret was declared holds it (``keep_out_declared``).
+            text = redaction.redact_text("".join(line + "\n" for line in lines))
+            outfiles.written(path, out.write, text.encode())
+    return unranked
 
 
 def _ranking(artifacts: Mapping[str, list[Any]]) -> list[str]:
