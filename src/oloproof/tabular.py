@@ -57,7 +57,7 @@ from oloproof.bodies import CaseResultBody, not_run
 from oloproof.display import first_few
 from oloproof.errors import ConfigError, DatasetError
 from oloproof.inspect import case_detail, json_line, read_planned_cases
-from oloproof.metrics import SeenCases, case_results
+from oloproof.metrics import SeenCases, case_results, result_entries
 from oloproof.repeats import repeat_counts, value_of
 from oloproof.stored_runs import StoredRun
 
@@ -198,10 +198,10 @@ class _Shape:
     rows: int
 
 
-def _shape(ledger: Ledger, run: StoredRun) -> _Shape:
+def _shape(ledger: Ledger, run: StoredRun, upto: int) -> _Shape:
     metadata: dict[str, _Values] = {}
     seen = SeenCases()
-    for _, body in case_results(ledger, run.run_id):
+    for _, body in case_results(ledger, run.run_id, upto):
         seen.add(body)
         for key, value in body["metadata"].items():
             metadata.setdefault(key, _Values()).add(value)
@@ -210,7 +210,7 @@ def _shape(ledger: Ledger, run: StoredRun) -> _Shape:
 
 
 def _rows(
-    ledger: Ledger, run: StoredRun, criteria: Sequence[str], unrun: Sequence[Any]
+    ledger: Ledger, run: StoredRun, criteria: Sequence[str], upto: int, unrun: Sequence[Any]
 ) -> Iterator[tuple[list[dict[str, Any]], dict[str, Any]]]:
     """Each case's verdict rows and case row, in the dataset's order, with rows for each planned
     case that did not run merged in by line (those that cannot be named last)."""
@@ -219,7 +219,7 @@ def _rows(
             [_verdict_row(run.run_id, body, c) for c in criteria],
             _case_row(ledger, run, criteria, a, body),
         )
-        for a, body in case_results(ledger, run.run_id)
+        for a, body in case_results(ledger, run.run_id, upto)
     )
     if not unrun:
         yield from ran
@@ -299,7 +299,10 @@ def export_tables(
             unranked = _write_trec(ledger, run, list(zip(paths, handles, strict=True)))
         return paths, unranked
     criteria = [e["criterion"] for e in run.body["evaluators"]]
-    shape = _shape(ledger, run)
+    # Both passes read the results the run held when the export began: a running run's later
+    # ones would be rows without their columns, or cases listed both as run and as not run.
+    upto = result_entries(ledger, run.run_id)
+    shape = _shape(ledger, run, upto)
     columns = [
         *CASE_COLUMNS,
         *(f"metadata.{k}" for k in shape.metadata),
@@ -315,7 +318,7 @@ def export_tables(
             _table(fmt, paths[0], verdicts_out, list(VERDICT_COLUMNS), {}),
             _table(fmt, paths[1], cases_out, case_columns, metadata),
         )
-        for verdicts, case in _rows(ledger, run, criteria, shape.unrun):
+        for verdicts, case in _rows(ledger, run, criteria, upto, shape.unrun):
             verdicts, case = redaction.redact_shown((verdicts, {c: case.get(c) for c in columns}))
             for row in verdicts:
                 tables[0].add(row)
