@@ -32,11 +32,13 @@ import stat
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, TypeVar
 
 from oloproof.errors import ConfigError
 
+_T = TypeVar("_T")
 _HEAD = 4096  # what is read of a file to tell whether Oloproof wrote it
 # A project's ledger folder (``store.LEDGER_DIR``, above this module): its files, its lock file
 # (empty) among them, are the ledger's alone.
@@ -238,14 +240,14 @@ def write_all(files: Sequence[tuple[Path, bytes]]) -> None:
     """``write`` each of ``files``, all or none of the regular ones (``open_all``)."""
     with open_all([path for path, _ in files]) as handles:
         for (path, data), handle in zip(files, handles, strict=True):
-            written(path, handle.write, data)
+            written(path, partial(handle.write, data))
 
 
-def written(path: Path, write: Callable[[bytes], object], data: bytes) -> None:
-    """``write(data)`` into the file at ``path``: a failure (a full device) is one sentence
+def written(path: Path, step: Callable[[], _T]) -> _T:
+    """``step()``, a write into the file at ``path``: a failure (a full device) is one sentence
     naming the path."""
     try:
-        write(data)
+        return step()
     except OSError as exc:
         raise ConfigError(f"cannot write {path}: {exc.strerror or exc}") from None
 

@@ -46,10 +46,11 @@ import heapq
 import io
 import json
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO
 
 from ledger import Ledger
 from oloproof import outfiles, redaction
@@ -60,8 +61,6 @@ from oloproof.inspect import case_detail, json_line, read_planned_cases
 from oloproof.metrics import SeenCases, case_results, result_entries
 from oloproof.repeats import repeat_counts, value_of
 from oloproof.stored_runs import StoredRun
-
-_T = TypeVar("_T")
 
 FORMATS = ("jsonl", "csv", "parquet", "trec")
 VERDICT_COLUMNS = (
@@ -333,10 +332,10 @@ class _Jsonl:
         self._path, self._out = path, out
 
     def add(self, row: Mapping[str, Any]) -> None:
-        outfiles.written(self._path, self._out.write, json_line(row).encode())
+        outfiles.written(self._path, lambda: self._out.write(json_line(row).encode()))
 
     def close(self) -> None:
-        outfiles.written(self._path, lambda _: self._out.flush(), b"")
+        outfiles.written(self._path, self._out.flush)
 
 
 class _Csv:
@@ -347,14 +346,14 @@ class _Csv:
         # reader started a new row at a bare "\r" in a system's text.
         self._text = io.TextIOWrapper(out, encoding="utf-8", newline="")
         self._writer = csv.DictWriter(self._text, fieldnames=columns, lineterminator="\r\n")
-        outfiles.written(path, lambda _: self._writer.writeheader(), b"")
+        outfiles.written(path, self._writer.writeheader)
 
     def add(self, row: Mapping[str, Any]) -> None:
         cells = {k: _spreadsheet_text(_cell(v)) for k, v in row.items()}
-        outfiles.written(self._path, lambda _: self._writer.writerow(cells), b"")
+        outfiles.written(self._path, lambda: self._writer.writerow(cells))
 
     def close(self) -> None:
-        outfiles.written(self._path, lambda _: self._text.flush(), b"")
+        outfiles.written(self._path, self._text.flush)
         self._text.detach()  # the handle is the caller's to close
 
 
@@ -434,13 +433,7 @@ class _Parquet:
         schema = pa.schema([(c, pa.string() if t is None else t) for c, t in self._types.items()])
         self._schema = schema
         self._rows: list[Mapping[str, Any]] = []
-        self._writer = self._written(lambda: pq.ParquetWriter(out, schema))
-
-    def _written(self, step: Callable[[], _T]) -> _T:
-        try:
-            return step()
-        except OSError as exc:
-            raise ConfigError(f"cannot write {self._path}: {exc.strerror or exc}") from None
+        self._writer = outfiles.written(path, lambda: pq.ParquetWriter(out, schema))
 
     def add(self, row: Mapping[str, Any]) -> None:
         self._rows.append(row)
@@ -455,12 +448,12 @@ class _Parquet:
         ]
         self._rows = []
         table = pa.Table.from_arrays(arrays, schema=self._schema)
-        self._written(lambda: self._writer.write_table(table))
+        outfiles.written(self._path, lambda: self._writer.write_table(table))
 
     def close(self) -> None:
         if self._rows:
             self._flush()
-        self._written(self._writer.close)
+        outfiles.written(self._path, self._writer.close)
 
 
 def _column_type(column: str, values: _Values | None) -> Any:
@@ -531,7 +524,7 @@ def _write_trec(
         for (path, out), lines in zip(files, (ranked, labels), strict=True):
             # A run recorded before a secret was declared holds it (``keep_out_declared``).
             text = redaction.redact_text("".join(line + "\n" for line in lines))
-            outfiles.written(path, out.write, text.encode())
+            outfiles.written(path, partial(out.write, text.encode()))
     return unranked
 
 
