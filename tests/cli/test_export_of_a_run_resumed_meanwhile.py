@@ -13,29 +13,22 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
-from tests.support import interrupted_while_held, write_project
+from tests.support import HOLDING_APP, interrupted_while_held, write_project
 
 from oloproof import tabular
 from oloproof.store import open_project_ledger
 from oloproof.stored_runs import load_run
 
-APP = """
-import sys
-import time
-from pathlib import Path
-
-HERE = Path(__file__).parent
-
+APP = (
+    HOLDING_APP
+    + """
 
 def answer(case):
     if case["q"] == "q3" and not (HERE / "resumed").exists():  # interrupted here
-        sys.stderr.write("sleeping\\n")
-        sys.stderr.flush()
-        while not (HERE / "release").exists():
-            time.sleep(0.05)
-        raise RuntimeError("released")
+        hold("sleeping")
     return {"answer": case["q"]}
 """
+)
 
 
 @pytest.fixture
