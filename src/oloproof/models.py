@@ -52,8 +52,9 @@ __all__ = ["REPLIES", "ModelClient", "ModelReply", "reading", "recording_model_c
 # 3; one cut where the model's context ends, finish_reason model_length, before 4; one that
 # does not say why it ended, that vLLM aborted, cut in another API's words (Gemini's
 # MAX_TOKENS), or that says it is not the model's reply (a "user" role, Anthropic's "type":
-# "error"), before 5) are then made again rather than served from the cache.
-REPLIES = 5
+# "error"), before 5; one under a 2xx that says its body is no finished answer, a 202 or a
+# 206, before 6) are then made again rather than served from the cache.
+REPLIES = 6
 
 # The modules through which code reaches ModelClient: this one, or the package that exports it
 # (``oloproof.ModelClient``, ``from oloproof import ...`` inside a function).

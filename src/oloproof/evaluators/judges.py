@@ -248,10 +248,13 @@ class LLMJudge:
     # another API's words (MAX_TOKENS, SAFETY), is judge_reply_incomplete, and one giving a
     # refusal that is not text, or saying it is not the model's reply ("type": "error", a
     # message of role "user"), judge_malformed_response; version 9 read their verdicts.
+    # 11: a reply under a 2xx that says its body is no finished answer (202 Accepted, 206
+    # Partial Content: any but 200, 201 and 203) is judge_http_error; version 10 read its
+    # verdict.
     # A change to one judge's own reading of a case (its ``prepare``) moves that judge's version
     # alone, so the others keep their judgments and calibrations; a change to the code they
     # share moves every judge's version past the highest, so that a version names one change.
-    VERSION: ClassVar[int] = 10
+    VERSION: ClassVar[int] = 11
     # The artifact kinds its prompt shows (besides the answer and the question).
     ARTIFACTS: ClassVar[tuple[str, ...]] = ()
 

@@ -9,8 +9,10 @@ client's own ``concurrency`` slots does not. The wait doubles each try from ``ba
 most ``backoff_max_s``, plus up to a quarter more at random so parallel callers spread out); a
 ``Retry-After`` (or ``retry-after-ms``) header is honoured instead when it asks for at most
 ``max_retry_after_s``. Any other status, and
-a 2xx whose body is not the protocol's reply, fails at once. After the last try a
-``ProviderError`` says what went wrong.
+a 2xx whose body is not the protocol's reply, fails at once. So does a 2xx whose status says
+its body is not a finished answer (a ``202 Accepted``, a ``206 Partial Content``: only 200, 201
+and 203 carry one, ``oloproof.answering_statuses``), whatever the body holds. After the last
+try a ``ProviderError`` says what went wrong.
 
 A body is read through ``read_body``: at most ``MAX_BODY_BYTES`` of it, in a coding the client
 asked for, within the call's timeout. A 2xx body it does not read whole (larger than that, in
@@ -74,6 +76,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Self, runtime_checkable
 
 from oloproof import redaction
+from oloproof.answering_statuses import ANSWERED, meaning
 from oloproof.errors import ConfigError
 from oloproof.header_text import unsendable
 from oloproof.jsonkeys import DuplicateKey, unique_keys
@@ -498,7 +501,14 @@ class HttpProvider:
     def _read(self, reply: _Reply, attempt: int) -> Completion | tuple[ProviderError, float | None]:
         status = reply.status
         raw = reply.text
-        if 200 <= status < 300:
+        if 200 <= status < 300 and status not in ANSWERED:
+            # Its status says the body is not the finished reply (a 206's is a part of one):
+            # read, its pass verdict was taken. Sent again, the same request is answered the
+            # same way, so it is not tried again.
+            message = f"{self._what()}: HTTP {status} ({meaning(status)}), which is not a reply"
+            raw_kept = redaction.cut(raw, _RAW_LIMIT)
+            return self._error(message, "http_status", attempt, status=status, raw=raw_kept), None
+        if status in ANSWERED:
             if reply.content is None:
                 message = f"{self._what()}: the reply's body {reply.unread}"
                 return self._error(message, "malformed_response", attempt), None

@@ -47,6 +47,7 @@ import httpx
 
 from ledger import CodecError, encode
 from oloproof import redaction, strictjson
+from oloproof.answering_statuses import ANSWERED, meaning
 from oloproof.dataset import MAX_NESTING, Case, nesting
 from oloproof.envnames import ENV_REFERENCE, UNREAD_REFERENCE
 from oloproof.errors import ArtifactError, ConfigError
@@ -75,19 +76,6 @@ _CANNOT = ", which an HTTP header cannot carry"
 _FRAMING = frozenset({"content-length", "transfer-encoding"})
 _RETRY_STATUS = 429
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})  # the 3xx that send a request elsewhere
-# The 2xx whose body is the finished result of the request: 200, 201 (it made something; the
-# body describes what) and 203 (a 200 a proxy rewrote). Any other says, by its own definition,
-# that its body is not that: what each means, for the case's error.
-_ANSWERED = frozenset({200, 201, 203})
-_NOT_ANSWERED = {
-    202: "Accepted: the work was queued, not done",
-    204: "No Content",
-    205: "Reset Content",
-    206: "Partial Content: a part of a body",
-    207: "Multi-Status: the statuses of several operations",
-    208: "Already Reported",
-    226: "IM Used: changes to an earlier body",
-}
 _EXCERPT_CHARS = 200
 # A case's answer is recorded whole; a reply far beyond any answer (a runaway stream) would
 # only exhaust memory before it failed, so reading stops here.
@@ -276,14 +264,13 @@ class HttpSystemAdapter:
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status} with no "
                         "body, so there is no output"
                     )
-                elif status not in _ANSWERED:
-                    # A 202's body is a ticket to poll, a 206's a part: read as the answer, a
-                    # queued job's "accepted" passed the case. Unregistered ones are refused too.
-                    meaning = _NOT_ANSWERED.get(status, "a status with no registered meaning")
+                elif status not in ANSWERED:
+                    # Read as the answer, a queued job's "accepted" passed the case.
+                    # Unregistered ones are refused too.
                     raise HttpSystemError(
                         f"case {case.id!r}: POST {settings.url} answered HTTP {status} "
-                        f"({meaning}), which carries no output: only a 200, 201 or 203 reply "
-                        "does"
+                        f"({meaning(status)}), which carries no output: only a 200, 201 or 203 "
+                        "reply does"
                     )
                 else:
                     return _json_object(response, content, case.id, settings.url, self._nesting)

@@ -34,6 +34,7 @@ from oloproof.evaluators.judges import LLMJudge
 SRC = Path(oloproof.__file__).resolve().parent
 
 JUDGE_CODE = (
+    "answering_statuses.py",
     "evaluators/judges.py",
     "evaluators/judge_reply.py",
     "evaluators/loose_objects.py",
@@ -48,8 +49,8 @@ JUDGE_CODE = (
 """The code between a case and a judge's verdict: building the request, reading the reply."""
 
 RECORDED = (
-    {"GroundednessJudge": 10, "CitationSupportJudge": 10, "AnswerJudge": 10, "RubricJudge": 10},
-    "1d9a77059d2b72691729ca7cb8749fbd79e52df8bc6ca645c30b0b70a25aeec7",
+    {"GroundednessJudge": 11, "CitationSupportJudge": 11, "AnswerJudge": 11, "RubricJudge": 11},
+    "bbef543be8e308f438e880551edbce12761332a8d745d27a99af1739a8da8477",
 )
 """(each judge's ``VERSION``, the digest of ``JUDGE_CODE``) when the code was last reviewed."""
 
