@@ -166,7 +166,7 @@ def dry_run(ledger: Ledger | None, plan: RunPlan, *, use_cache: bool = True) -> 
     seen: set[str] = set()
     shared = 0
     for case, repeat in _executions(plan):
-        identity = execution_identity(system_key, ev.input_key(case.input), repeat)
+        identity = execution_identity(system_key, ev.input_keys(case.id, case.input)[1], repeat)
         if identity in seen:  # a repeated input shares its first occurrence's execution
             shared += 1
             continue
@@ -274,7 +274,7 @@ class _Why:
         if self.ledger is None:
             self.retrievals += 1
             return
-        identity = self.system.retrieve_identity(case.input)  # type: ignore[attr-defined]
+        identity = self.system.retrieve_identity(case)  # type: ignore[attr-defined]
         if self.use_cache and self.ledger.latest("stage", identity) is not None:
             return
         self.retrievals += 1

@@ -182,7 +182,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from ledger import Event, FormatError, UnsupportedFormatError, encode, internal_key
-from oloproof.redaction import kept_out_all, redact
+from oloproof.redaction import kept_out_all, kept_out_found, redact
 from oloproof.repeats import repeat_counts
 
 RUN = "oloproof.run"
@@ -508,6 +508,24 @@ def input_key(case_input: Any) -> str:
     so that the ledger holds nothing a guess at one could be checked against (the input's key
     is stored beside it), and a rotated secret leaves the key, and the cache, as it was."""
     return identity_key(kept_out_all(case_input))
+
+
+def input_keys(case_id: str, case_input: Any) -> tuple[str, str]:
+    """A case's ``input_key``, and the key its executions are found by (``kept_apart``)."""
+    kept, found = kept_out_found(case_input)
+    key = identity_key(kept)
+    return key, identity_key({"input": key, "case": case_id}) if found else key
+
+
+def kept_apart(case_id: str, material: Any) -> Any:
+    """``material`` (what a case's execution or stage is given) as the key of its execution
+    or stage takes it: as stored, each secret the run keeps out replaced, and then, if any was,
+    beside its case's id. Two cases whose material differs only in which secret it holds are
+    stored alike, and would otherwise share one execution: the second given the first's answer.
+    A later run of the same case still finds it (a rotated secret keeps the cache), as does
+    any case whose material holds no secret."""
+    kept, found = kept_out_found(material)
+    return {"case": case_id, "kept_out": kept} if found else kept
 
 
 JUDGE_TYPES: Final[frozenset[str]] = frozenset(

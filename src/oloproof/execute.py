@@ -60,7 +60,6 @@ from oloproof.identities import (
     reuses_executions,
     system_identity,
 )
-from oloproof.redaction import kept_out_all
 from oloproof.repeats import combine_verdicts
 from oloproof.results import Verdict
 from oloproof.sdk import watching_late_records
@@ -613,8 +612,8 @@ async def _one_case(
 ) -> CaseResultBody:
     """Execute (or reuse) and judge one repeat of ``case``, counting where its results came
     from in ``counts``."""
-    input_key = ev.input_key(case.input)
-    identity = execution_identity(run.system_key, _given_key(run.spec, case, input_key), repeat)
+    input_key, executed_key = ev.input_keys(case.id, case.input)
+    identity = execution_identity(run.system_key, _given_key(run.spec, case, executed_key), repeat)
     waiting = run.memory.executions.get(identity)
     if waiting is not None:  # a repeat of an input this run is executing or has just executed
         made = await waiting
@@ -645,15 +644,16 @@ async def _one_case(
     return body
 
 
-def _given_key(spec: RunSpec, case: Case, input_key: str) -> str:
-    """The key of what an execution of ``case`` is given: its input's key and, under a
-    gold-context intervention, its gold passages, which replace the retrieved context. Two cases
-    asking the same question with other gold passages are then two executions, never one shared
-    (the second would be handed the first's passages)."""
+def _given_key(spec: RunSpec, case: Case, executed_key: str) -> str:
+    """The key of what an execution of ``case`` is given: its input's (``ev.input_keys``) and,
+    under a gold-context intervention, its gold passages, which replace the retrieved context.
+    Two cases asking the same question with other gold passages are then two executions, never
+    one shared (the second would be handed the first's passages)."""
     if (spec.intervention or {}).get("kind") != "gold-context":
-        return input_key
-    gold = kept_out_all(case.expected.get("gold_context", []))  # stored redacted, as the input
-    return ev.identity_key({"input": input_key, "gold": gold})
+        return executed_key
+    # Stored redacted, as the input, and so kept apart by case where that replaced a secret.
+    gold = ev.kept_apart(case.id, case.expected.get("gold_context", []))
+    return ev.identity_key({"input": executed_key, "gold": gold})
 
 
 def _made_earlier(run: _Run, identity: str) -> Made | None:

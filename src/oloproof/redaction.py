@@ -124,6 +124,7 @@ __all__ = [
     "holds_secret",
     "kept_out",
     "kept_out_all",
+    "kept_out_found",
     "one_line",
     "project_scope",
     "redact",
@@ -646,6 +647,17 @@ def kept_out_all(value: Any) -> Any:
     if patterns is None:
         return value
     return _walk(value, patterns, [0])
+
+
+def kept_out_found(value: Any) -> tuple[Any, bool]:
+    """``kept_out_all(value)``, and whether it replaced any secret: two values it makes equal
+    are then not known to be equal (each secret is ``[redacted]`` alike)."""
+    patterns = _patterns
+    if patterns is None:
+        return value, False
+    found = [0]
+    kept = _walk(value, patterns, found)
+    return kept, bool(found[0])
 
 
 def cut(text: str, limit: int) -> str:

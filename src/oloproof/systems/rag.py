@@ -59,10 +59,9 @@ from ledger import CodecError
 from oloproof.config import RagSettings
 from oloproof.dataset import Case, own_copy
 from oloproof.errors import ArtifactError, ConfigError
-from oloproof.events import identity_key
+from oloproof.events import identity_key, kept_apart
 from oloproof.fingerprint import Fingerprint, of_method
 from oloproof.models import reading, recording_model_calls
-from oloproof.redaction import kept_out_all
 from oloproof.relevance import first_relevant, relevant_units
 from oloproof.sdk import (
     Context,
@@ -318,8 +317,8 @@ class RagSystem:
     def fingerprints(self) -> dict[str, dict[str, Any]]:
         return {method: fp.record() for method, fp in self._fingerprints.items()}
 
-    def retrieve_identity(self, case_input: Mapping[str, Any]) -> str:
-        """The retrieve stage's cache key for one input."""
+    def retrieve_identity(self, case: Case) -> str:
+        """The retrieve stage's cache key for one case."""
         return identity_key(
             {
                 "stage": "retrieve",
@@ -327,8 +326,8 @@ class RagSystem:
                 "index_version": self.index_version,
                 "depth": self.depth,
                 # As stored, each secret kept out: the key is stored, and must not let a guess
-                # at one be checked against it.
-                "input": kept_out_all(case_input),
+                # at one be checked against it (and so apart by case where one was).
+                "input": kept_apart(case.id, case.input),
                 "code": self._fingerprints["retrieve"].key,
                 **self._readings["retrieve"],
                 **self._declared,
@@ -421,7 +420,7 @@ class RagSystem:
         measured 5 to 10% of a staged case. What assembling raises (``count_tokens`` failed)
         fails the case before the retrieval is stored: a later run retrieves it again.
         """
-        identity = self.retrieve_identity(case.input)
+        identity = self.retrieve_identity(case)
         reuse = ctx.use_stage_cache and not self._coupled
         cached = await ctx.stage_cache.lookup(identity) if reuse else None
         if cached is not None:
@@ -542,11 +541,11 @@ class RagSystem:
         identity = identity_key(
             {
                 "stage": "generate",
-                "input": kept_out_all(case.input),  # as stored, as retrieve's key has it
+                "input": kept_apart(case.id, case.input),  # as retrieve's key has it
                 # What generate is given: the kept passages. The budget and the dropped passages
                 # are how the context was made, not what the model sees.
-                "context": kept_out_all(
-                    [i.model_dump(mode="json", exclude_none=True) for i in context.items]
+                "context": kept_apart(
+                    case.id, [i.model_dump(mode="json", exclude_none=True) for i in context.items]
                 ),
                 "version": self.version,
                 "code": self._fingerprints["generate"].key,
