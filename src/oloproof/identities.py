@@ -3,8 +3,9 @@
 - An execution's identity: the system's identity (its kind, name, ``version``, settings and code
   fingerprint), any intervention, and the case input's key.
 - A judgment's identity: the evaluator's spec and the digests of exactly the parts of the case it
-  declares it reads (``oloproof.evaluators.reads``). It is looked up among the judgments of the
-  execution judged.
+  declares it reads (``oloproof.evaluators.reads``), each as stored (every secret the run keeps
+  out replaced, and then beside the case's id: ``ev.kept_apart``). It is looked up among the
+  judgments of the execution judged.
 - ``RunMemory``: what a run has made so far, so a repeated input shares it.
 
 Where a result comes from is one of ``HIT`` (reused from an earlier run), ``MISS`` (made by this
@@ -75,7 +76,9 @@ class ReadKeys:
         for name, value in declaration.parts(self._view):
             digest = self._digests.get(name) if name is not None else None
             if digest is None:
-                digest = blake3(_encoded(value)).digest()
+                # As stored: the identity is stored, and a digest of a secret would let a guess
+                # at it be checked (see ``ev.kept_apart``).
+                digest = blake3(_encoded(ev.kept_apart(self._view.case_id, value))).digest()
                 if name is not None:
                     self._digests[name] = digest
             digests.append(digest)
