@@ -57,6 +57,8 @@ class RunRow:
     run of every case, and then it is not in ``to_json``. ``import_unfinished``: the run came
     by an ``oloproof ledger import`` cut short (``oloproof.latest``), so the cases it lacks
     ran where it was made and are not imported yet (in ``to_json`` only when true).
+    ``let_through``: a passed gate's rules whose decision was not PASS, which ``block_on``
+    let through, as (rule id, decision) (in ``to_json`` only when there are some).
     """
 
     run_id: str
@@ -80,6 +82,7 @@ class RunRow:
     repeats_errored: int = 0
     subset: dict[str, Any] | None = None
     import_unfinished: bool = False
+    let_through: tuple[tuple[str, str], ...] = ()
 
     @property
     def missing(self) -> int:
@@ -97,6 +100,10 @@ class RunRow:
             del data["subset"]
         if not self.import_unfinished:
             del data["import_unfinished"]
+        if self.let_through:
+            data["let_through"] = [{"rule": r, "decision": d} for r, d in self.let_through]
+        else:
+            del data["let_through"]
         return data
 
 
@@ -189,7 +196,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         state = "running"
     else:
         state = str(end["state"]) if end is not None else "interrupted"
-    decision_state, gate, exit_code = _gate(ledger, body, end, execution, outgrown)
+    decision_state, gate, exit_code, let_through = _gate(ledger, body, end, execution, outgrown)
     parent = body.get("parent") or {}
     return RunRow(
         run_id=run_id,
@@ -213,6 +220,7 @@ def run_row(ledger: Ledger, address: str, body: Mapping[str, Any]) -> RunRow:
         repeats_errored=int(repeats_errored),
         subset=dict(body["subset"]) if body.get("subset") else None,
         import_unfinished=import_unfinished(ledger, run_id),
+        let_through=let_through,
     )
 
 
@@ -236,10 +244,10 @@ def _gate(
     end: Mapping[str, Any] | None,
     execution: str,
     outgrown: bool,
-) -> tuple[str, str | None, int]:
+) -> tuple[str, str | None, int, tuple[tuple[str, str], ...]]:
     """The decision state, gate and exit code a row shows: the report's
     (``report.build_run_report``), a gate that does not stand for the cases a killed resume
-    wrote since (``outgrown``) included."""
+    wrote since (``outgrown``) included; and for a passed gate, the rules it let through."""
     decision = standing_decision(ledger.lookup_events("run_meta", body["run_id"]))
     if end is not None:
         check_decided(body["run_id"], body, end, decision)
@@ -251,7 +259,11 @@ def _gate(
     # policy and no decision, 2 for one bad input stopped, 0 without a policy.
     decision_state, exit_code = gate_state(gate, body.get("policy"), execution)
     label = None if gate is None else "BLOCK" if gate["blocked"] else "PASS"
-    return decision_state, label, exit_code
+    let_through: tuple[tuple[str, str], ...] = ()
+    if label == "PASS" and decision is not None:
+        rules = decision.body.get("rules") or []
+        let_through = tuple((r["id"], r["outcome"]) for r in rules if r["outcome"] != "PASS")
+    return decision_state, label, exit_code, let_through
 
 
 def code_fingerprint(system: Mapping[str, Any]) -> str | None:

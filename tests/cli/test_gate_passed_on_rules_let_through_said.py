@@ -98,3 +98,25 @@ def test_a_comparison_passed_on_a_rule_let_through_says_so(tmp_path: Path) -> No
     assert compared.code == 0, compared.out + compared.err
     said = "The gate passed only because block_on does not list INSUFFICIENT_EVIDENCE: the comparison did not show rule nw met"
     assert compared.lines[compared.lines.index("Gate: PASS (exit 0)") + 1] == said, compared.out
+
+
+def test_runs_lists_a_pass_on_rules_let_through_as_such(tmp_path: Path) -> None:
+    """`oloproof runs` listed such a run as `PASS (exit 0)` beside `3 of 30 answered`, like
+    a run whose every rule passed; its row, and `--json`, now name the rules let through."""
+    root = _project(tmp_path / "p")
+    done = oloproof("run", cwd=root)
+    assert done.code == 0, done.out + done.err
+    listed = oloproof("runs", cwd=root)
+    assert listed.code == 0, listed.err
+    assert (
+        "  PASS (exit 0; block_on let through rule floor: INSUFFICIENT_EVIDENCE)  3 of 30 answered"
+        in listed.out
+    ), listed.out
+    (row,) = json.loads(oloproof("runs", "--json", cwd=root).out)
+    assert row["let_through"] == [{"rule": "floor", "decision": "INSUFFICIENT_EVIDENCE"}]
+    (root / "app.py").write_text(APP.replace('("x0", "x1", "x2")', "case['q']"))
+    (root / "policy.yaml").write_text(LET_THROUGH.replace("0.5", "0.01"))
+    assert oloproof("run", cwd=root).code == 0
+    rows = json.loads(oloproof("runs", "--json", cwd=root).out)
+    assert "let_through" not in rows[0] and rows[0]["gate"] == "PASS", rows[0]
+    assert oloproof("runs", cwd=root).lines[0].split("  ")[4] == "PASS (exit 0)"
