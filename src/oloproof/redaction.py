@@ -643,10 +643,7 @@ def kept_out_all(value: Any) -> Any:
     """``value`` with every secret kept out of what is stored replaced in every string inside
     it, as ``kept_out`` replaces them in one text: for the key of a value stored redacted (a
     case's input), which must be the key of what is stored."""
-    patterns = _patterns
-    if patterns is None:
-        return value
-    return _walk(value, patterns, [0])
+    return kept_out_found(value)[0]
 
 
 def kept_out_found(value: Any) -> tuple[Any, bool]:

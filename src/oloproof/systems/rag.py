@@ -26,7 +26,8 @@ with the code fingerprint of its own method (``oloproof.fingerprint.of_method``:
 the rest of the class; what it reaches in the project; the constants and class attributes it
 reads; the class it is called on, so two subclasses never share a stage output):
 
-- retrieve: the system's version, index_version, depth, the case input and retrieve's
+- retrieve: the system's version, index_version, depth, the case input (as stored, and beside
+  the case's id where that replaced a secret: ``events.kept_apart``) and retrieve's
   fingerprint. top_k and token_budget are outside it, so changing them reuses every retrieval;
   editing generate (or anything only generate reads) does too.
 - generate: the system's version, the case input, the exact passages assembled into the context
