@@ -18,6 +18,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from tests.support import oloproof, write_project
+from tests.view.support import fetch, page_text, serving
 
 APP = """
 from oloproof import system
@@ -101,8 +102,9 @@ def test_a_comparison_passed_on_a_rule_let_through_says_so(tmp_path: Path) -> No
 
 
 def test_runs_lists_a_pass_on_rules_let_through_as_such(tmp_path: Path) -> None:
-    """`oloproof runs` listed such a run as `PASS (exit 0)` beside `3 of 30 answered`, like
-    a run whose every rule passed; its row, and `--json`, now name the rules let through."""
+    """`oloproof runs` (and the viewer's list of runs) showed such a run as `PASS (exit 0)`
+    beside `3 of 30 answered`, like a run whose every rule passed; its row, `--json` and the
+    viewer's list now name the rules let through."""
     root = _project(tmp_path / "p")
     done = oloproof("run", cwd=root)
     assert done.code == 0, done.out + done.err
@@ -114,6 +116,10 @@ def test_runs_lists_a_pass_on_rules_let_through_as_such(tmp_path: Path) -> None:
     ), listed.out
     (row,) = json.loads(oloproof("runs", "--json", cwd=root).out)
     assert row["let_through"] == [{"rule": "floor", "decision": "INSUFFICIENT_EVIDENCE"}]
+    with serving(root) as url:
+        status, page = fetch(f"{url}/")
+    assert status == 200, page
+    assert "block_on let through rule floor: INSUFFICIENT_EVIDENCE" in page_text(page)
     (root / "app.py").write_text(APP.replace('("x0", "x1", "x2")', "case['q']"))
     (root / "policy.yaml").write_text(LET_THROUGH.replace("0.5", "0.01"))
     assert oloproof("run", cwd=root).code == 0
