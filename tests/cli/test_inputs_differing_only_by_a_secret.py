@@ -9,6 +9,12 @@ answer is 7, recorded ``10``, its length of the first's). An input holding a kep
 now keyed by its case as well: each case runs on its own input, and a later run of the same
 case still takes its execution from the cache (a rotated key keeps it, as before). The stored
 inputs still hold neither value.
+
+A judgment is cached under digests of the case parts its evaluator reads. Those were digests of
+the raw values, so an expected answer holding a declared secret put a plain digest of it in the
+stored identity, against which a guess could be checked offline (the ledger allows that nowhere
+else); it showed as a rotated secret judging every such case again. The parts are now digested
+as stored, beside the case's id where a secret was replaced.
 """
 
 from __future__ import annotations
@@ -37,14 +43,17 @@ ENV = {"FIRST_SECRET": "alpha12345", "SECOND_SECRET": "beta456"}
 CASES = [("a", "alpha12345", "10"), ("b", "beta456", "7"), ("c", "beta456", "7"), ("d", "x", "1")]
 
 
-def project(root: Path) -> Path:
-    root.mkdir()
-    (root / "app.py").write_text(APP)
-    (root / "oloproof.yaml").write_text(CONFIG)
+def project(
+    root: Path, cases: list[tuple[str, str, str]] = CASES, app: str = APP, config: str = CONFIG
+) -> Path:
+    """``root`` holding ``app``, ``config`` and one case per (id, q, expected answer)."""
+    root.mkdir(exist_ok=True)
+    (root / "app.py").write_text(app)
+    (root / "oloproof.yaml").write_text(config)
     (root / "cases.jsonl").write_text(
         "".join(
             json.dumps({"id": i, "input": {"q": q}, "expected": {"answer": a}}) + "\n"
-            for i, q, a in CASES
+            for i, q, a in cases
         )
     )
     return root
@@ -119,9 +128,7 @@ secrets: [FIRST_SECRET, SECOND_SECRET]
 
 
 def test_a_staged_systems_stages_are_not_shared_across_secrets(tmp_path: Path) -> None:
-    root = project(tmp_path / "p")
-    (root / "app.py").write_text(STAGED)
-    (root / "oloproof.yaml").write_text(STAGED_CONFIG)
+    root = project(tmp_path / "p", app=STAGED, config=STAGED_CONFIG)
     done = oloproof("run", "--json", cwd=root, env=ENV)
     assert done.code == 0, done.out + done.err
     report = json.loads(done.out)
@@ -129,3 +136,25 @@ def test_a_staged_systems_stages_are_not_shared_across_secrets(tmp_path: Path) -
     # Was: b and c given a's retrieval (the retrieve stage was keyed by the stored input).
     assert (right["observed"], right["estimate"]) == (4, 1.0), right
     assert answers(root, report["run_id"])["b"] == ("[redacted]", "7")
+
+
+ECHO = APP.replace('str(len(case["q"]))', 'case["q"]')
+CONTAINS = CONFIG.replace("type: exact", "type: contains")
+
+
+def test_a_rotated_secret_keeps_the_judgments_that_read_it(tmp_path: Path) -> None:
+    cases = [("a", "x alpha12345", "x"), ("b", "x", "alpha12345"), ("c", "x", "beta456")]
+    root = project(tmp_path / "p", cases, ECHO, CONTAINS)
+    first = oloproof("run", "--json", cwd=root, env=ENV)
+    assert first.code == 0, first.out + first.err
+    report = json.loads(first.out)
+    # b and c share one answer, and each expects another secret: each has its own judgment.
+    assert report["cache"] == {"execution": [0, 2, 1], "judgment": [0, 3, 0]}, report["cache"]
+    (said,) = report["metrics"]
+    assert (said["observed"], said["estimate"]) == (3, 1 / 3), said
+    rotated = [("a", "x gamma99xx", "x"), ("b", "x", "gamma99xx"), ("c", "x", "delta77")]
+    project(root, rotated, ECHO, CONTAINS)
+    env = {"FIRST_SECRET": "gamma99xx", "SECOND_SECRET": "delta77"}
+    again = json.loads(oloproof("run", "--json", cwd=root, env=env).out)
+    # Was: judgment [1, 2, 0]: b's and c's identities held a digest of the secret itself.
+    assert again["cache"] == {"execution": [3, 0, 0], "judgment": [3, 0, 0]}, again["cache"]
