@@ -58,9 +58,12 @@ def test_what_a_diagnosis_executes_again_is_stored_without_a_secret_declared_sin
     (root / "oloproof.yaml").write_text(CONFIG + "secrets: [MY_SVC]\n")
     done = oloproof("diagnose", "latest", *GOLD, "--json", cwd=root, env=env)
     assert done.code == 0, done.err
-    assert json.loads(done.out)["diagnosis"]["summary"]["recovered"] == 2, done.out
+    summary = json.loads(done.out)["diagnosis"]["summary"]
+    # Its child runs' answers hold the value now declared: each errors (SecretInAnswer, its
+    # error giving the answer as stored), so none could be judged as given, nor recovered.
+    assert (summary["selected"], summary["recovered"]) == (2, 0), summary
     assert stored_bodies(root).count(SECRET) == before
-    assert "Two business days. [redacted]" in stored_bodies(root)
+    assert "Its start, as stored: {answer: Two business days. [redacted]}" in stored_bodies(root)
     verified = oloproof("diagnose", "--verify", json.loads(done.out)["address"], cwd=root, env=env)
     assert verified.code == 0, verified.out + verified.err
 

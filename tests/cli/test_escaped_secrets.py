@@ -211,7 +211,9 @@ def test_every_escaped_echo_is_redacted_wherever_it_is_kept(
     # The excerpt stops before the escaped token instead of keeping its first characters.
     assert f'HTTP 503: {{"error": "{"p" * CUT_PAD}…' in shown["cut_503"].out
     failures = oloproof("inspect", run_id, "--failures", cwd=echo_project)
-    assert failures.out.count("[redacted]") == 14, failures.out
+    # quoted_json_200's answer held the key: it errors (SecretInAnswer) where it failed its
+    # check, its error saying "[redacted]" in its own words beside the answer's one.
+    assert failures.out.count("[redacted]") == 15, failures.out
     exported = oloproof("export", run_id, "--format", "csv", "--output", "csv", cwd=echo_project)
     archive = tmp_path / "echo.oloarchive"
     archived = oloproof("ledger", "export", "--all", "--to", str(archive), cwd=echo_project)

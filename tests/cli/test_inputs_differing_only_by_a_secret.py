@@ -143,18 +143,17 @@ CONTAINS = CONFIG.replace("type: exact", "type: contains")
 
 
 def test_a_rotated_secret_keeps_the_judgments_that_read_it(tmp_path: Path) -> None:
-    cases = [("a", "x alpha12345", "x"), ("b", "x", "alpha12345"), ("c", "x", "beta456")]
+    cases = [("b", "x", "alpha12345"), ("c", "x", "beta456")]
     root = project(tmp_path / "p", cases, ECHO, CONTAINS)
     first = oloproof("run", "--json", cwd=root, env=ENV)
     assert first.code == 0, first.out + first.err
     report = json.loads(first.out)
     # b and c share one answer, and each expects another secret: each has its own judgment.
-    assert report["cache"] == {"execution": [0, 2, 1], "judgment": [0, 3, 0]}, report["cache"]
+    assert report["cache"] == {"execution": [0, 1, 1], "judgment": [0, 2, 0]}, report["cache"]
     (said,) = report["metrics"]
-    assert (said["observed"], said["estimate"]) == (3, 1 / 3), said
-    rotated = [("a", "x gamma99xx", "x"), ("b", "x", "gamma99xx"), ("c", "x", "delta77")]
-    project(root, rotated, ECHO, CONTAINS)
+    assert (said["observed"], said["estimate"]) == (2, 0.0), said
+    project(root, [("b", "x", "gamma99xx"), ("c", "x", "delta77")], ECHO, CONTAINS)
     env = {"FIRST_SECRET": "gamma99xx", "SECOND_SECRET": "delta77"}
     again = json.loads(oloproof("run", "--json", cwd=root, env=env).out)
-    # Was: judgment [1, 2, 0]: b's and c's identities held a digest of the secret itself.
-    assert again["cache"] == {"execution": [3, 0, 0], "judgment": [3, 0, 0]}, again["cache"]
+    # Was: judgment [0, 2, 0]: their identities held a digest of the secret itself.
+    assert again["cache"] == {"execution": [2, 0, 0], "judgment": [2, 0, 0]}, again["cache"]

@@ -22,7 +22,8 @@ from oloproof.testing import ScriptedJudgeServer, verdict
 
 KEY = "sk-judge-0123456789abcdefXYZ"
 
-# A system that repeats the key it can read, in its answer and in the passage it records.
+# A system that repeats the key it can read in the passage it records. (An answer holding it
+# errors its case, SecretInAnswer: tests/cli/test_answer_holding_a_secret.py.)
 APP = """
 import os
 
@@ -32,9 +33,9 @@ from oloproof import Context, ContextItem, current_case, system
 @system(name="leaky", version="1", records=["context/v1"])
 def answer(case_input):
     key = os.environ["JUDGE_KEY"]
-    passage = ContextItem(doc_id="kb-01", text=f"Notes sync every five minutes. {key}")
+    passage = ContextItem(doc_id="kb-01", text=f"Notes sync every five minutes (key {key}).")
     current_case().context(Context(items=(passage,)))
-    return {"answer": f"{case_input['answer']} (key {key})"}
+    return {"answer": case_input["answer"]}
 """
 
 
@@ -59,7 +60,7 @@ def test_a_judge_key_a_system_repeats_is_never_stored_nor_sent_in_a_prompt(
         prompts = [request.body.decode() for request in server.requests]
     assert result.code == 0, result.out + result.err
     assert len(prompts) == 1
-    # Before: the prompt held the key twice, and the execution and text events held it.
+    # Before: the prompt held the key, and the execution and text events held it.
     assert KEY not in prompts[0]
     assert "(key [redacted])" in prompts[0]
     stored = stored_bodies(root)

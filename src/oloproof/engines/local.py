@@ -16,7 +16,8 @@ out or stops the run the same way wherever it ran:
    and the errored execution links them;
 6. so are the ``model_call/v1`` records of the calls an errored case made through
    ``oloproof.models.ModelClient`` before it errored (the one it errored on included, when a
-   reply came): their tokens were spent, and the errored execution keeps them.
+   reply came): their tokens were spent, and the errored execution keeps them;
+7. an answer that holds a secret the run keeps out errors its case (``secret_held``).
 
 Tracebacks name each file relative to the import path entry it was loaded from (the project
 folder, site-packages, the standard library), so the record of an errored case reads the same
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import os
 import sys
 import traceback
@@ -37,7 +39,7 @@ from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.models import recording_model_calls
-from oloproof.redaction import redact_pieces
+from oloproof.redaction import cut, kept_out_found, one_line, redact_pieces
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import (
@@ -46,7 +48,9 @@ from oloproof.systems.base import (
     StageCache,
     StageRecord,
     System,
+    UnrecordableOutput,
     last_failure,
+    plain_output,
 )
 from oloproof.usercode import message_of, own_exit, received, recordable
 
@@ -120,7 +124,57 @@ async def run_system(system: System, ctx: ExecContext, case: Case, timeout_s: fl
             return None, timed_out(timeout_s, held=True), noted.stages, calls()
         if due.expired():
             return None, timed_out(timeout_s), noted.stages, calls()
+        held = secret_held(execution.output)
+        if held is not None:
+            return None, held, noted.stages, calls()
         return execution, None, execution.stages, []
+
+
+def secret_held(output: Any) -> dict[str, Any] | None:
+    """The error record of an answer holding a secret the run keeps out, else None.
+
+    Stored, such an answer reads ``[redacted]`` where the secret was, and every evaluator would
+    judge that text rather than the answer given: a check that the system never leaks its key
+    passed a system that did. So the case errors (its verdicts are missing, against the
+    release), and as an errored execution it is never served from the cache either, where the
+    secret could no longer be seen.
+    """
+    try:
+        plain = plain_output(output)
+    except UnrecordableOutput:
+        return None  # refused where the output is recorded
+    if not kept_out_found(plain)[1]:
+        return None
+    # The answer as given, its texts unescaped: each secret in it is then one the redactor
+    # recognises as it is, and replaces (and counts) where the record is stored or sent back
+    # by a replica; JSON would escape a long secret's line breaks into a form it does not know.
+    stored = cut(one_line(_unescaped(plain)), _SHOWN_CHARS)
+    return {
+        "type": "SecretInAnswer",
+        "message": (
+            "the answer holds the value of a secret the run keeps out (listed under secrets:, "
+            "or in a variable named like a credential); stored and judged, it would read "
+            "[redacted] there, and no evaluator could judge the answer given. Its start, as "
+            f"stored: {stored}"
+        ),
+        "traceback": "",
+    }
+
+
+_SHOWN_CHARS = 300  # of an answer holding a secret, in its case's error
+
+
+def _unescaped(value: Any) -> str:
+    """A plain value written out with its texts (and bytes) as they are."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_unescaped(k)}: {_unescaped(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_unescaped(item) for item in value) + "]"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return json.dumps(value)
 
 
 class _NotedStages:
