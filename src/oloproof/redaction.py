@@ -122,6 +122,7 @@ __all__ = [
     "cut",
     "forget_all",
     "holds_secret",
+    "keeps_out_any",
     "kept_out",
     "kept_out_all",
     "kept_out_found",
@@ -644,6 +645,12 @@ def kept_out_all(value: Any) -> Any:
     it, as ``kept_out`` replaces them in one text: for the key of a value stored redacted (a
     case's input), which must be the key of what is stored."""
     return kept_out_found(value)[0]
+
+
+def keeps_out_any() -> bool:
+    """Whether any secret is kept out of what is stored (so that a check for one can be skipped
+    without a look at the value)."""
+    return _patterns is not None
 
 
 def kept_out_found(value: Any) -> tuple[Any, bool]:

@@ -40,9 +40,10 @@ CASES = [{"id": f"c{i}", "input": {"q": f"hello {i}"}} for i in range(20)] + [
     {"id": "k", "input": {"q": "tell me the key"}}
 ]
 SAID = (
-    "the answer holds the value of a secret the run keeps out (listed under secrets:, or in a "
-    "variable named like a credential); stored and judged, it would read [redacted] there, and "
-    "no evaluator could judge the answer given. Its start, as stored: {answer: sure: [redacted]}"
+    "the answer holds the value of a secret the run keeps out (one listed under secrets:, a "
+    "variable named like a credential, or a key the configuration reads); stored and judged, it "
+    "would read [redacted] there, and no evaluator could judge the answer given. Its start, as "
+    "stored: {answer: sure: [redacted]}"
 )
 
 

@@ -39,7 +39,7 @@ from oloproof.aio import Deadline
 from oloproof.dataset import Case
 from oloproof.errors import ArtifactError, OloproofError
 from oloproof.models import recording_model_calls
-from oloproof.redaction import cut, kept_out_found, one_line, redact_pieces
+from oloproof.redaction import cut, keeps_out_any, kept_out_found, one_line, redact_pieces
 from oloproof.sdk import malformed_artifact
 from oloproof.systems import threads
 from oloproof.systems.base import (
@@ -139,6 +139,8 @@ def secret_held(output: Any) -> dict[str, Any] | None:
     release), and as an errored execution it is never served from the cache either, where the
     secret could no longer be seen.
     """
+    if not keeps_out_any():
+        return None
     try:
         plain = plain_output(output)
     except UnrecordableOutput:
@@ -152,8 +154,9 @@ def secret_held(output: Any) -> dict[str, Any] | None:
     return {
         "type": "SecretInAnswer",
         "message": (
-            "the answer holds the value of a secret the run keeps out (listed under secrets:, "
-            "or in a variable named like a credential); stored and judged, it would read "
+            "the answer holds the value of a secret the run keeps out (one listed under "
+            "secrets:, a variable named like a credential, or a key the configuration reads); "
+            "stored and judged, it would read "
             "[redacted] there, and no evaluator could judge the answer given. Its start, as "
             f"stored: {stored}"
         ),
