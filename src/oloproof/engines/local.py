@@ -156,9 +156,8 @@ def secret_held(output: Any) -> dict[str, Any] | None:
         "message": (
             "the answer holds the value of a secret the run keeps out (one listed under "
             "secrets:, a variable named like a credential, or a key the configuration reads); "
-            "stored and judged, it would read "
-            "[redacted] there, and no evaluator could judge the answer given. Its start, as "
-            f"stored: {stored}"
+            "stored and judged, it would read [redacted] there, and no evaluator could judge "
+            f"the answer given. Its start, as stored: {stored}"
         ),
         "traceback": "",
     }
