@@ -85,6 +85,15 @@ class RunRow:
     let_through: tuple[tuple[str, str], ...] = ()
 
     @property
+    def let_through_said(self) -> str | None:
+        """``block_on let through rule floor: INSUFFICIENT_EVIDENCE``, beside a passed gate that
+        leaned on ``block_on`` (as the run's report says under its gate); None otherwise."""
+        if not self.let_through:
+            return None
+        rules = ", ".join(f"rule {rule}: {decision}" for rule, decision in self.let_through)
+        return f"block_on let through {rules}"
+
+    @property
     def missing(self) -> int:
         return self.errored + self.not_run
 

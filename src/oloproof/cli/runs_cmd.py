@@ -100,10 +100,8 @@ def run_line(row: RunRow) -> str:
 
 
 def _gate_text(row: RunRow) -> str:
-    if row.gate is not None and row.let_through:
-        # A green gate that leaned on block_on says so, as the run's report does.
-        rules = ", ".join(f"rule {rule}: {decision}" for rule, decision in row.let_through)
-        return f"{row.gate} (exit {row.exit_code}; block_on let through {rules})"
+    if row.gate is not None and row.let_through_said:
+        return f"{row.gate} (exit {row.exit_code}; {row.let_through_said})"
     if row.gate is not None:
         return f"{row.gate} (exit {row.exit_code})"
     if row.decision_state == "NO_POLICY":

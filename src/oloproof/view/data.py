@@ -185,8 +185,8 @@ class RunRow:
     repeats_errored: int = 0
     """With ``--repeats``: how many of the ``repeats_executed`` executions errored."""
     repeats_executed: int = 0
-    let_through: tuple[tuple[str, str], ...] = ()
-    """A passed gate's rules ``block_on`` let through (``run_list.RunRow``)."""
+    let_through: str | None = None
+    """What a passed gate let through (``run_list.RunRow.let_through_said``)."""
 
 
 @dataclass
@@ -216,7 +216,7 @@ def _run_row(reader: Reader, address: str, body: RunBody) -> RunRow:
         parent=body.get("parent"),
         repeats_errored=listed.repeats_errored,
         repeats_executed=listed.repeats_executed,
-        let_through=listed.let_through,
+        let_through=listed.let_through_said,
     )
 
 
